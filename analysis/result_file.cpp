@@ -1,0 +1,510 @@
+#include "analysis/result_file.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <type_traits>
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::analysis {
+
+namespace {
+
+/// Turns HDF5's automatic error printing off for the lifetime of the object and restores
+/// whatever was installed before: we report HDF5 failures as IoError ourselves.
+class SilenceHdf5Errors {
+public:
+    SilenceHdf5Errors()
+    {
+        H5Eget_auto2(H5E_DEFAULT, &old_func_, &old_data_);
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    }
+    ~SilenceHdf5Errors() { H5Eset_auto2(H5E_DEFAULT, old_func_, old_data_); }
+    SilenceHdf5Errors(const SilenceHdf5Errors&) = delete;
+    SilenceHdf5Errors& operator=(const SilenceHdf5Errors&) = delete;
+
+private:
+    H5E_auto2_t old_func_ = nullptr;
+    void* old_data_ = nullptr;
+};
+
+/// The innermost message of HDF5's current error stack (it carries errno and the file
+/// name for I/O failures), or "" when the stack is empty.
+std::string hdf5_reason()
+{
+    std::string reason;
+    H5Ewalk2(
+        H5E_DEFAULT, H5E_WALK_UPWARD,
+        [](unsigned n, const H5E_error2_t* err, void* data) -> herr_t {
+            if (n == 0 && err->desc != nullptr) *static_cast<std::string*>(data) = err->desc;
+            return 0;
+        },
+        &reason);
+    H5Eclear2(H5E_DEFAULT);
+    return reason.empty() ? std::string("HDF5 error") : reason;
+}
+
+[[noreturn]] void throw_hdf5(const std::string& path, const std::string& what)
+{
+    throw IoError(detail::concat("result file '", path, "': ", what, ": ", hdf5_reason()));
+}
+
+/// An HDF5 identifier closed by the matching H5?close on scope exit.
+class Handle {
+public:
+    Handle() = default;
+    Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+    ~Handle() { reset(); }
+    Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
+    Handle& operator=(Handle&& other) noexcept
+    {
+        if (this != &other) {
+            reset();
+            id_ = other.id_;
+            close_ = other.close_;
+            other.id_ = -1;
+        }
+        return *this;
+    }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+
+    hid_t get() const { return id_; }
+    bool valid() const { return id_ >= 0; }
+    /// Closes now and reports whether HDF5 succeeded (needed where closing flushes data).
+    bool close()
+    {
+        if (id_ < 0) return true;
+        const herr_t status = close_(id_);
+        id_ = -1;
+        return status >= 0;
+    }
+    void reset() { close(); }
+
+private:
+    hid_t id_ = -1;
+    herr_t (*close_)(hid_t) = nullptr;
+};
+
+/// Splits "/a/b/c" (or "a/b/c") into {"a", "b", "c"}.
+std::vector<std::string> split_path(const std::string& object)
+{
+    std::vector<std::string> parts;
+    std::string current;
+    for (char ch : object) {
+        if (ch == '/') {
+            if (!current.empty()) parts.push_back(current);
+            current.clear();
+        } else {
+            current += ch;
+        }
+    }
+    if (!current.empty()) parts.push_back(current);
+    return parts;
+}
+
+/// Whether every link on the way to `object` exists (H5Lexists needs existing parents).
+bool link_exists(hid_t file, const std::string& object)
+{
+    std::string prefix;
+    for (const std::string& part : split_path(object)) {
+        prefix += "/" + part;
+        if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    }
+    return true;
+}
+
+/// Throws IoError if a proper prefix of `object` exists but is not a group (e.g. a
+/// dataset), which HDF5 would only report as "message type not found".
+void require_parents_are_groups(hid_t file, const std::string& path, const std::string& object)
+{
+    const std::vector<std::string> parts = split_path(object);
+    std::string prefix;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        prefix += "/" + parts[i];
+        if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return;  // created with the parents
+        const Handle obj(H5Oopen(file, prefix.c_str(), H5P_DEFAULT), H5Oclose);
+        if (!obj.valid() || H5Iget_type(obj.get()) != H5I_GROUP)
+            throw IoError(detail::concat("result file '", path, "': cannot create '", object, "': '",
+                                         prefix, "' exists and is not a group"));
+    }
+}
+
+Handle link_create_plist_with_parents()
+{
+    Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    if (!lcpl.valid() || H5Pset_create_intermediate_group(lcpl.get(), 1) < 0) return Handle();
+    return lcpl;
+}
+
+/// A variable-length UTF-8 string type: h5py reads it as str.
+Handle utf8_string_type()
+{
+    Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    if (!type.valid() || H5Tset_size(type.get(), H5T_VARIABLE) < 0 ||
+        H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0)
+        return Handle();
+    return type;
+}
+
+std::uint64_t product(const std::vector<std::uint64_t>& dims)
+{
+    return std::accumulate(dims.begin(), dims.end(), std::uint64_t{1}, std::multiplies<>());
+}
+
+std::string temporary_path(const std::string& path)
+{
+    return detail::concat(path, ".tmp-", static_cast<long>(::getpid()));
+}
+
+}  // namespace
+
+void check_output_writable(const std::string& path, const std::string& option)
+{
+    const auto fail = [&](int err) {
+        throw IoError(detail::concat(option, ": cannot write output file '", path, "': ",
+                                     std::strerror(err)));
+    };
+    if (path.empty()) fail(ENOENT);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) fail(EISDIR);
+
+    // Probe with a file next to the target: the result is written there (then renamed),
+    // so this tests exactly the directory permission the run will need.
+    static std::atomic<unsigned> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const std::string probe = detail::concat(path, ".probe-", static_cast<long>(::getpid()), "-",
+                                                 counter.fetch_add(1));
+        const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            if (errno == EEXIST) continue;  // not ours: leave it alone and pick another name
+            fail(errno);
+        }
+        ::close(fd);
+        if (std::remove(probe.c_str()) != 0) fail(errno);
+        return;
+    }
+    fail(EEXIST);
+}
+
+// ------------------------------------------------------------------------------------------
+
+struct ResultWriter::Impl {
+    std::string path;
+    std::string temp_path;
+    Handle file;
+    bool committed = false;
+
+    /// Opens `group`, creating it and its parents if needed.
+    Handle group(const std::string& name)
+    {
+        if (split_path(name).empty()) return Handle(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
+        if (link_exists(file.get(), name)) {
+            Handle g(H5Gopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Gclose);
+            if (!g.valid()) throw_hdf5(path, detail::concat("cannot open group '", name, "'"));
+            return g;
+        }
+        require_parents_are_groups(file.get(), path, name);
+        const Handle lcpl = link_create_plist_with_parents();
+        Handle g(H5Gcreate2(file.get(), name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+        if (!lcpl.valid() || !g.valid()) throw_hdf5(path, detail::concat("cannot create group '", name, "'"));
+        return g;
+    }
+
+    template <typename T>
+    void write_dataset(const std::string& name, const std::vector<T>& data,
+                       const std::vector<std::uint64_t>& dims, hid_t mem_type, hid_t file_type)
+    {
+        TOPOKPM_REQUIRE(!split_path(name).empty(), "dataset name '", name, "' is empty");
+        TOPOKPM_REQUIRE(!dims.empty() && product(dims) == data.size(), "dataset '", name, "' of ",
+                        data.size(), " values cannot have the given ", dims.size(), " dimensions");
+        const SilenceHdf5Errors silence;
+        // Writing a name twice replaces the dataset (the later value wins); a group of that
+        // name is never replaced, with everything below it, by accident.
+        if (link_exists(file.get(), name)) {
+            Handle existing(H5Oopen(file.get(), name.c_str(), H5P_DEFAULT), H5Oclose);
+            if (!existing.valid() || H5Iget_type(existing.get()) != H5I_DATASET)
+                throw IoError(detail::concat("result file '", path, "': cannot create dataset '", name,
+                                             "': a group of that name exists"));
+            existing.close();
+            if (H5Ldelete(file.get(), name.c_str(), H5P_DEFAULT) < 0)
+                throw_hdf5(path, detail::concat("cannot replace dataset '", name, "'"));
+        }
+        require_parents_are_groups(file.get(), path, name);
+        std::vector<hsize_t> hdims(dims.begin(), dims.end());
+        const Handle space(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr),
+                           H5Sclose);
+        const Handle lcpl = link_create_plist_with_parents();
+        const Handle dset(space.valid() && lcpl.valid()
+                              ? H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), lcpl.get(),
+                                           H5P_DEFAULT, H5P_DEFAULT)
+                              : -1,
+                          H5Dclose);
+        if (!dset.valid()) throw_hdf5(path, detail::concat("cannot create dataset '", name, "'"));
+        if (!data.empty() &&
+            H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+            throw_hdf5(path, detail::concat("cannot write dataset '", name, "'"));
+    }
+};
+
+ResultWriter::ResultWriter(const std::string& path) : impl_(std::make_unique<Impl>())
+{
+    impl_->path = path;
+    impl_->temp_path = temporary_path(path);
+    const SilenceHdf5Errors silence;
+    // The default (sec2) file driver: one process writes, no MPI-IO.
+    impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                         H5Fclose);
+    if (!impl_->file.valid())
+        throw IoError(detail::concat("cannot write output file '", path, "' (temporary '",
+                                     impl_->temp_path, "'): ", hdf5_reason()));
+}
+
+ResultWriter::~ResultWriter()
+{
+    if (impl_->committed) return;
+    const SilenceHdf5Errors silence;
+    impl_->file.close();
+    std::remove(impl_->temp_path.c_str());
+}
+
+void ResultWriter::write_attributes(const std::string& group, const AttributeList& attributes)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    const SilenceHdf5Errors silence;
+    const Handle g = impl_->group(group);
+    const Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+    const Handle string_type = utf8_string_type();
+    if (!scalar.valid() || !string_type.valid()) throw_hdf5(impl_->path, "cannot create attribute types");
+
+    for (const Attribute& attribute : attributes) {
+        const std::string where = detail::concat("attribute '", attribute.name, "' of '", group, "'");
+        // Writing a name twice replaces the attribute (the later value wins).
+        const htri_t exists = H5Aexists(g.get(), attribute.name.c_str());
+        if (exists < 0 || (exists > 0 && H5Adelete(g.get(), attribute.name.c_str()) < 0))
+            throw_hdf5(impl_->path, "cannot replace " + where);
+
+        hid_t type = -1;
+        const void* buffer = nullptr;
+        const char* text = nullptr;
+        std::visit(
+            [&](const auto& value) {
+                using T = std::decay_t<decltype(value)>;
+                if constexpr (std::is_same_v<T, double>) {
+                    type = H5T_NATIVE_DOUBLE;
+                    buffer = &value;
+                } else if constexpr (std::is_same_v<T, std::int64_t>) {
+                    type = H5T_NATIVE_INT64;
+                    buffer = &value;
+                } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+                    type = H5T_NATIVE_UINT64;
+                    buffer = &value;
+                } else {
+                    type = string_type.get();
+                    text = value.c_str();
+                    buffer = &text;  // a variable-length string is written as a char*
+                }
+            },
+            attribute.value);
+        const Handle attr(
+            H5Acreate2(g.get(), attribute.name.c_str(), type, scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
+            H5Aclose);
+        if (!attr.valid()) throw_hdf5(impl_->path, "cannot create " + where);
+        if (H5Awrite(attr.get(), type, buffer) < 0) throw_hdf5(impl_->path, "cannot write " + where);
+    }
+}
+
+void ResultWriter::write_doubles(const std::string& dataset, const std::vector<double>& data,
+                                 const std::vector<std::uint64_t>& dims)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->write_dataset(dataset, data, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+}
+
+void ResultWriter::write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
+                               const std::vector<std::uint64_t>& dims)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->write_dataset(dataset, data, dims, H5T_NATIVE_INT64, H5T_STD_I64LE);
+}
+
+void ResultWriter::commit()
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "second commit of '", impl_->path, "'");
+    {
+        const SilenceHdf5Errors silence;
+        if (!impl_->file.close()) throw_hdf5(impl_->path, "cannot close (flush) the file");
+    }
+    // rename() within one directory is atomic: readers see the old file or the complete new one.
+    if (std::rename(impl_->temp_path.c_str(), impl_->path.c_str()) != 0)
+        throw IoError(detail::concat("cannot write output file '", impl_->path, "' (rename from '",
+                                     impl_->temp_path, "'): ", std::strerror(errno)));
+    impl_->committed = true;
+}
+
+const std::string& ResultWriter::path() const { return impl_->path; }
+
+// ------------------------------------------------------------------------------------------
+
+struct ResultReader::Impl {
+    std::string path;
+    Handle file;
+
+    Handle dataset(const std::string& name) const
+    {
+        if (!link_exists(file.get(), name))
+            throw IoError(detail::concat("result file '", path, "': no dataset '", name, "'"));
+        Handle d(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+        if (!d.valid()) throw_hdf5(path, detail::concat("cannot open dataset '", name, "'"));
+        return d;
+    }
+
+    /// Reads a whole dataset whose stored type has class `expected_class` (and, for
+    /// integers, the signedness of `mem_type`).
+    template <typename T>
+    std::vector<T> read_dataset(const std::string& name, hid_t mem_type, H5T_class_t expected_class,
+                                const char* expected, std::vector<std::uint64_t>* dims) const
+    {
+        const SilenceHdf5Errors silence;
+        const Handle d = dataset(name);
+        const Handle type(H5Dget_type(d.get()), H5Tclose);
+        if (!type.valid() || H5Tget_class(type.get()) != expected_class ||
+            (expected_class == H5T_INTEGER && H5Tget_sign(type.get()) != H5Tget_sign(mem_type)))
+            throw IoError(detail::concat("result file '", path, "': dataset '", name, "' is not ", expected));
+        const Handle space(H5Dget_space(d.get()), H5Sclose);
+        const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+        if (rank < 0) throw_hdf5(path, detail::concat("cannot read the shape of dataset '", name, "'"));
+        std::vector<hsize_t> hdims(static_cast<std::size_t>(rank));
+        H5Sget_simple_extent_dims(space.get(), hdims.data(), nullptr);
+        std::uint64_t count = 1;
+        for (hsize_t n : hdims) count *= n;
+        std::vector<T> data(count);
+        if (count > 0 && H5Dread(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+            throw_hdf5(path, detail::concat("cannot read dataset '", name, "'"));
+        if (dims != nullptr) dims->assign(hdims.begin(), hdims.end());
+        return data;
+    }
+
+    Handle attribute(const std::string& object, const std::string& name) const
+    {
+        const std::string where = detail::concat("attribute '", name, "' of '", object, "'");
+        const std::string at = split_path(object).empty() ? std::string("/") : object;
+        if (!link_exists(file.get(), object) || H5Aexists_by_name(file.get(), at.c_str(), name.c_str(), H5P_DEFAULT) <= 0)
+            throw IoError(detail::concat("result file '", path, "': no ", where));
+        Handle a(H5Aopen_by_name(file.get(), at.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+        if (!a.valid()) throw_hdf5(path, "cannot open " + where);
+        return a;
+    }
+
+    /// Reads a numeric scalar attribute of class `expected_class` (and sign of `mem_type`).
+    template <typename T>
+    T read_scalar(const std::string& object, const std::string& name, hid_t mem_type,
+                  H5T_class_t expected_class, const char* expected) const
+    {
+        const SilenceHdf5Errors silence;
+        const Handle a = attribute(object, name);
+        const Handle type(H5Aget_type(a.get()), H5Tclose);
+        const Handle space(H5Aget_space(a.get()), H5Sclose);
+        if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != expected_class ||
+            (expected_class == H5T_INTEGER && H5Tget_sign(type.get()) != H5Tget_sign(mem_type)) ||
+            H5Sget_simple_extent_npoints(space.get()) != 1)
+            throw IoError(detail::concat("result file '", path, "': attribute '", name, "' of '", object,
+                                         "' is not a scalar ", expected));
+        T value{};
+        if (H5Aread(a.get(), mem_type, &value) < 0)
+            throw_hdf5(path, detail::concat("cannot read attribute '", name, "' of '", object, "'"));
+        return value;
+    }
+};
+
+ResultReader::ResultReader(const std::string& path) : impl_(std::make_unique<Impl>())
+{
+    impl_->path = path;
+    const SilenceHdf5Errors silence;
+    impl_->file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!impl_->file.valid())
+        throw IoError(detail::concat("cannot read result file '", path, "': ", hdf5_reason()));
+}
+
+ResultReader::~ResultReader() = default;
+
+bool ResultReader::exists(const std::string& object) const
+{
+    const SilenceHdf5Errors silence;
+    return link_exists(impl_->file.get(), object);
+}
+
+std::vector<double> ResultReader::read_doubles(const std::string& dataset,
+                                               std::vector<std::uint64_t>* dims) const
+{
+    return impl_->read_dataset<double>(dataset, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point", dims);
+}
+
+std::vector<std::int64_t> ResultReader::read_int64(const std::string& dataset) const
+{
+    return impl_->read_dataset<std::int64_t>(dataset, H5T_NATIVE_INT64, H5T_INTEGER, "signed integer",
+                                             nullptr);
+}
+
+double ResultReader::read_double_attribute(const std::string& object, const std::string& name) const
+{
+    return impl_->read_scalar<double>(object, name, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point");
+}
+
+std::int64_t ResultReader::read_int64_attribute(const std::string& object, const std::string& name) const
+{
+    return impl_->read_scalar<std::int64_t>(object, name, H5T_NATIVE_INT64, H5T_INTEGER,
+                                            "signed integer");
+}
+
+std::uint64_t ResultReader::read_uint64_attribute(const std::string& object,
+                                                  const std::string& name) const
+{
+    return impl_->read_scalar<std::uint64_t>(object, name, H5T_NATIVE_UINT64, H5T_INTEGER,
+                                             "unsigned integer");
+}
+
+std::string ResultReader::read_string_attribute(const std::string& object, const std::string& name) const
+{
+    const SilenceHdf5Errors silence;
+    const Handle a = impl_->attribute(object, name);
+    const Handle type(H5Aget_type(a.get()), H5Tclose);
+    const std::string where = detail::concat("attribute '", name, "' of '", object, "'");
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING)
+        throw IoError(detail::concat("result file '", impl_->path, "': ", where, " is not a string"));
+
+    const htri_t variable = H5Tis_variable_str(type.get());
+    if (variable < 0) throw_hdf5(impl_->path, "cannot inspect " + where);
+    if (variable > 0) {
+        // Read in the stored character set; HDF5 allocates the text, we free it with its allocator.
+        char* text = nullptr;
+        if (H5Aread(a.get(), type.get(), &text) < 0) throw_hdf5(impl_->path, "cannot read " + where);
+        std::string value = text != nullptr ? std::string(text) : std::string();
+        H5free_memory(text);
+        return value;
+    }
+    // Fixed length (other writers): the text may be null-padded or space-padded.
+    const std::size_t size = H5Tget_size(type.get());
+    std::string value(size, '\0');
+    if (size > 0 && H5Aread(a.get(), type.get(), value.data()) < 0)
+        throw_hdf5(impl_->path, "cannot read " + where);
+    const H5T_str_t pad = H5Tget_strpad(type.get());
+    if (pad == H5T_STR_SPACEPAD) {
+        value.erase(value.find_last_not_of(' ') + 1);
+    } else {
+        const std::size_t end = value.find('\0');
+        if (end != std::string::npos) value.resize(end);
+    }
+    return value;
+}
+
+}  // namespace topokpm::analysis

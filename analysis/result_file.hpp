@@ -1,0 +1,88 @@
+#pragma once
+/// @file result_file.hpp
+/// The HDF5 result file of models.md §5. Only this folder talks to HDF5.
+///
+/// Writing is atomic: everything goes to "<path>.tmp-<pid>" and commit() renames it to
+/// <path>, so a failed run never leaves a partial (or half-overwritten) result file.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "numerics/base/attribute.hpp"
+
+namespace topokpm::analysis {
+
+/// Throws IoError "<option>: cannot write output file '<path>': <reason>" if a file cannot
+/// be created next to `path` (directory missing or not writable, or `path` is a
+/// directory). Leaves nothing behind. Called before a run starts, so a long run never
+/// ends on an unwritable output. `option` names the command-line option that gave `path`.
+void check_output_writable(const std::string& path, const std::string& option = "--output");
+
+class ResultWriter {
+public:
+    /// Creates the temporary file "<path>.tmp-<pid>" next to `path` (one process, default
+    /// file driver); throws IoError naming `path` and HDF5's reason.
+    explicit ResultWriter(const std::string& path);
+    ~ResultWriter();  ///< removes the temporary file unless commit() succeeded
+    ResultWriter(const ResultWriter&) = delete;
+    ResultWriter& operator=(const ResultWriter&) = delete;
+
+    /// Creates `group` (and parents) if needed and writes scalar attributes on it ("/" is
+    /// the root). Types: double -> float64, int64 -> int64, uint64 -> uint64, string ->
+    /// variable-length UTF-8 (h5py reads str). An existing attribute of the same name is
+    /// replaced. Throws IoError (e.g. a parent is a dataset).
+    void write_attributes(const std::string& group, const AttributeList& attributes);
+
+    /// Writes a float64 dataset with the given dimensions (product == data.size(), else
+    /// DimensionMismatch), creating parent groups. Row-major, as HDF5 stores it. An
+    /// existing dataset of the same name is replaced.
+    void write_doubles(const std::string& dataset, const std::vector<double>& data,
+                       const std::vector<std::uint64_t>& dims);
+
+    /// Writes an int64 dataset (e.g. /ldos/rows); otherwise as write_doubles.
+    void write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
+                     const std::vector<std::uint64_t>& dims);
+
+    /// Closes the file and renames it to the final path (replacing an older file there
+    /// atomically); throws IoError. No writes are allowed afterwards.
+    void commit();
+
+    const std::string& path() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Reading back (tests, kpm-plot helpers, restart in later issues). Every accessor throws
+/// IoError naming the file and the object when it is missing or has another type class
+/// (float vs signed vs unsigned integer vs string): no silent conversions.
+class ResultReader {
+public:
+    explicit ResultReader(const std::string& path);  ///< throws IoError
+    ~ResultReader();
+    ResultReader(const ResultReader&) = delete;
+    ResultReader& operator=(const ResultReader&) = delete;
+
+    /// Whether the group or dataset `object` (e.g. "/kpm/moments") exists.
+    bool exists(const std::string& object) const;
+    /// Dataset as doubles, with its dimensions in `dims` if given.
+    std::vector<double> read_doubles(const std::string& dataset,
+                                     std::vector<std::uint64_t>* dims = nullptr) const;
+    /// A signed-integer dataset as int64 (flattened, row-major).
+    std::vector<std::int64_t> read_int64(const std::string& dataset) const;
+    /// Scalar attribute `name` of the group or dataset `object`.
+    double read_double_attribute(const std::string& object, const std::string& name) const;
+    std::int64_t read_int64_attribute(const std::string& object, const std::string& name) const;
+    std::uint64_t read_uint64_attribute(const std::string& object, const std::string& name) const;
+    /// Variable- or fixed-length string attribute (padding removed).
+    std::string read_string_attribute(const std::string& object, const std::string& name) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace topokpm::analysis

@@ -1,0 +1,314 @@
+// Boost.Program_options descriptions of every kpm-dos option, and their translation into
+// a validated RunConfig. Command line and input file share one description, so each key
+// means the same in both (`moments = 2048` <-> `--moments 2048`).
+#include <boost/program_options.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "app/cli/run_config.hpp"
+#include "runtime/base/error.hpp"
+#include "topokpm/config.hpp"
+
+namespace po = boost::program_options;
+
+namespace topokpm::app {
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep)
+{
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, sep)) parts.push_back(part);
+    if (!text.empty() && text.back() == sep) parts.emplace_back();
+    return parts;
+}
+
+/// Whole-string integer parse; throws InputError naming the option.
+long long parse_integer(const std::string& option, const std::string& text)
+{
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    TOPOKPM_USER_REQUIRE(!text.empty() && end && *end == '\0' && errno == 0, "--", option, " '",
+                         text, "': not an integer");
+    return v;
+}
+
+double parse_real(const std::string& option, const std::string& text)
+{
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    TOPOKPM_USER_REQUIRE(!text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(v),
+                         "--", option, " '", text, "': not a finite number");
+    return v;
+}
+
+std::uint64_t parse_seed(const std::string& option, const std::string& text)
+{
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    TOPOKPM_USER_REQUIRE(!text.empty() && text[0] != '-' && end && *end == '\0' && errno == 0,
+                         "--", option, " '", text,
+                         "': seeds are unsigned 64-bit integers (0 .. 18446744073709551615)");
+    return v;
+}
+
+/// "NxxNyxNz" (ti) or "NxxNy" (graphene).
+void parse_lattice(const std::string& text, hamiltonians::ModelParams& model)
+{
+    const std::vector<std::string> parts = split(text, 'x');
+    const size_t want = model.name == "graphene" ? 2 : 3;
+    TOPOKPM_USER_REQUIRE(parts.size() == want, "--lattice '", text, "': model '", model.name,
+                         "' needs ", want == 3 ? "NxxNyxNz (e.g. 64x64x16)" : "NxxNy (e.g. 120x120)");
+    int dims[3] = {1, 1, 1};
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const long long v = parse_integer("lattice", parts[i]);
+        TOPOKPM_USER_REQUIRE(v >= 1 && v <= 1'000'000'000, "--lattice '", text, "': extent ", v,
+                             " out of range (1 .. 10^9)");
+        dims[i] = static_cast<int>(v);
+    }
+    model.nx = dims[0];
+    model.ny = dims[1];
+    model.nz = dims[2];
+}
+
+/// "A:B" -> (A, B) with A < B.
+std::pair<double, double> parse_range(const std::string& option, const std::string& text)
+{
+    const std::vector<std::string> parts = split(text, ':');
+    TOPOKPM_USER_REQUIRE(parts.size() == 2, "--", option, " '", text, "': expected Emin:Emax, e.g. -5.5:5.5");
+    const double lo = parse_real(option, parts[0]), hi = parse_real(option, parts[1]);
+    TOPOKPM_USER_REQUIRE(lo < hi, "--", option, " '", text, "': need Emin < Emax");
+    return {lo, hi};
+}
+
+po::options_description make_options()
+{
+    po::options_description general("General");
+    general.add_options()
+        ("help,h", "print this help and exit")
+        ("version", "print the version and exit")
+        ("config,c", po::value<std::string>(), "input file (INI syntax: `key = value`, keys as the long options below); command-line options override it");
+
+    po::options_description model("Model (models.md §2-3; energies in units of the hopping t)");
+    model.add_options()
+        ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site) or `graphene` (honeycomb, 2 sites/cell)")
+        ("lattice", po::value<std::string>(), "lattice size, required: NxxNyxNz sites for ti (e.g. 64x64x16), NxxNy unit cells for graphene")
+        ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); any finite non-zero value")
+        ("m", po::value<std::string>()->default_value("2"), "ti mass parameter m (units of t); 1 < m < 3 is the strong TI phase")
+        ("dot-potential", po::value<std::string>()->default_value("0"), "on-site potential inside the quantum dots (units of t)")
+        ("dot-radius", po::value<std::string>()->default_value("0"), "dot radius (lattice constants for ti, C-C distances for graphene), >= 0")
+        ("dot-period", po::value<std::string>()->default_value("0"), "dot superlattice period in sites (ti) or cells (graphene); must divide Nx and Ny; 0 = no dots")
+        ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
+        ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
+        ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
+        ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene");
+
+    po::options_description kpm("KPM");
+    kpm.add_options()
+        ("moments", po::value<std::string>()->default_value("1024"), "number of Chebyshev moments M (>= 2); energy resolution ~ pi (Emax - Emin) / M")
+        ("vectors", po::value<std::string>()->default_value("16"), "random vectors R of the stochastic trace (>= 1; relative error ~ 1/sqrt(R N)); block width of the exact trace")
+        ("vector-seed", po::value<std::string>()->default_value("1"), "seed of the random start vectors (unsigned 64-bit)")
+        ("trace", po::value<std::string>()->default_value("stochastic"), "`stochastic` (R random-phase vectors) or `exact` (all N unit vectors: small systems only)")
+        ("bounds", po::value<std::string>()->default_value("lanczos"), "spectral bounds: `lanczos` (extremal Ritz values + residual + margin) or `gershgorin` (rigorous, wider); ignored if --energy-range is given")
+        ("energy-range", po::value<std::string>(), "user spectral bounds Emin:Emax (units of t) used to scale H; must contain the whole spectrum")
+        ("lanczos-steps", po::value<std::string>()->default_value("200"), "maximum Lanczos steps for --bounds lanczos (>= 2)")
+        ("epsilon", po::value<std::string>()->default_value("0.01"), "KPM scaling safety factor, a = (Emax - Emin)/(2 - epsilon), in [0, 1)");
+
+    po::options_description dos("Reconstruction");
+    dos.add_options()
+        ("kernel", po::value<std::string>()->default_value("jackson"), "damping kernel: `jackson`, `lorentz` or `none`")
+        ("lorentz-lambda", po::value<std::string>()->default_value("4"), "lambda of the Lorentz kernel (> 0)")
+        ("energy-points", po::value<std::string>()->default_value("0"), "points K of the Chebyshev energy grid (K >= M; 0 = 2 M), evaluated with FFTW's DCT")
+        ("energy-grid", po::value<std::string>(), "instead of the Chebyshev grid: Emin:Emax:K, K >= 2 equidistant energies (units of t), evaluated by Clenshaw");
+
+    po::options_description storage("Storage and parallelism");
+    storage.add_options()
+        ("matrix", po::value<std::string>()->default_value("sell"), "operator: `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
+        ("sell-C", po::value<std::string>()->default_value("32"), "SELL chunk height C (1 .. 1024)")
+        ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
+        ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
+        ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)");
+
+    po::options_description output("Output");
+    output.add_options()
+        ("output,o", po::value<std::string>(), "HDF5 result file (models.md §5); default `<model>_<lattice>.h5` in the current directory; written atomically")
+        ("export-matrix", po::value<std::string>(), "also write the stored matrix in Matrix Market format to this file (small systems)")
+        ("quiet,q", po::bool_switch(), "print only warnings, errors and the result path")
+        ("progress-interval", po::value<std::string>()->default_value("5"), "seconds between progress lines during the moments (> 0)")
+        ("memory-limit", po::value<std::string>()->default_value("0"), "refuse runs needing more than this many GiB (0 = the memory available on this machine)");
+
+    po::options_description all("kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
+                                "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
+                                "Usage: kpm-dos [--config FILE] [options]\n");
+    all.add(general).add(model).add(kpm).add(dos).add(storage).add(output);
+    return all;
+}
+
+template <typename T>
+T int_option(const po::variables_map& vm, const std::string& key, long long lo, long long hi, const char* range_text)
+{
+    const long long v = parse_integer(key, vm[key].as<std::string>());
+    TOPOKPM_USER_REQUIRE(v >= lo && v <= hi, "--", key, " ", v, ": allowed range is ", range_text);
+    return static_cast<T>(v);
+}
+
+}  // namespace
+
+std::optional<RunConfig> parse_command_line(int argc, char** argv)
+{
+    const po::options_description options = make_options();
+    po::variables_map vm;
+    RunConfig cfg;
+    for (int i = 0; i < argc; ++i) cfg.command_line += (i ? " " : "") + std::string(argv[i]);
+    try {
+        po::store(po::parse_command_line(argc, argv, options), vm);
+        if (vm.count("config")) {
+            cfg.config_path = vm["config"].as<std::string>();
+            std::ifstream in(cfg.config_path);
+            if (!in)
+                throw InputError(detail::concat("--config '", cfg.config_path, "': cannot open (",
+                                                std::strerror(errno), ")"));
+            std::stringstream text;
+            text << in.rdbuf();
+            cfg.config_text = text.str();
+            std::istringstream config_stream(cfg.config_text);
+            // Stored after the command line: po::store keeps the first value, so the command line wins.
+            po::store(po::parse_config_file(config_stream, options), vm);
+        }
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw InputError(detail::concat(e.what(), " (see kpm-dos --help)"));
+    }
+    if (vm.count("help")) {
+        std::cout << options << "\n";
+        return std::nullopt;
+    }
+    if (vm.count("version")) {
+        std::cout << "kpm-dos (topokpm) " << TOPOKPM_VERSION << ", git " << TOPOKPM_GIT_REVISION << "\n";
+        return std::nullopt;
+    }
+
+    auto& m = cfg.model;
+    m.name = vm["model"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(m.name == "ti" || m.name == "graphene", "--model '", m.name,
+                         "': allowed values are ti, graphene");
+    TOPOKPM_USER_REQUIRE(vm.count("lattice"), "--lattice is required (e.g. --lattice 64x64x16 for ti, 120x120 for graphene)");
+    parse_lattice(vm["lattice"].as<std::string>(), m);
+    m.t = parse_real("t", vm["t"].as<std::string>());
+    m.m = parse_real("m", vm["m"].as<std::string>());
+    m.dot_potential = parse_real("dot-potential", vm["dot-potential"].as<std::string>());
+    m.dot_radius = parse_real("dot-radius", vm["dot-radius"].as<std::string>());
+    m.dot_period = int_option<int>(vm, "dot-period", 0, 1'000'000'000, "0 .. 10^9 (and it must divide Nx and Ny)");
+    m.dot_depth = int_option<int>(vm, "dot-depth", 0, 1'000'000'000, "0 .. Nz");
+    m.disorder = parse_real("disorder", vm["disorder"].as<std::string>());
+    m.disorder_seed = parse_seed("disorder-seed", vm["disorder-seed"].as<std::string>());
+    m.boundary = vm["boundary"].as<std::string>();
+
+    cfg.num_moments = int_option<int>(vm, "moments", 2, 1 << 24, "2 .. 16777216");
+    cfg.num_vectors = int_option<int>(vm, "vectors", 1, 1 << 16, "1 .. 65536");
+    cfg.vector_seed = parse_seed("vector-seed", vm["vector-seed"].as<std::string>());
+    const std::string trace = vm["trace"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(trace == "stochastic" || trace == "exact", "--trace '", trace,
+                         "': allowed values are stochastic, exact");
+    cfg.trace = trace == "exact" ? TraceKind::Exact : TraceKind::Stochastic;
+    const std::string bounds = vm["bounds"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(bounds == "lanczos" || bounds == "gershgorin", "--bounds '", bounds,
+                         "': allowed values are lanczos, gershgorin");
+    cfg.bounds_method = bounds == "gershgorin" ? BoundsMethod::Gershgorin : BoundsMethod::Lanczos;
+    if (vm.count("energy-range")) {
+        const auto [lo, hi] = parse_range("energy-range", vm["energy-range"].as<std::string>());
+        cfg.energy_range = {lo, hi};
+        cfg.bounds_method = BoundsMethod::User;
+    }
+    cfg.lanczos_steps = int_option<int>(vm, "lanczos-steps", 2, 100000, "2 .. 100000");
+    cfg.epsilon = parse_real("epsilon", vm["epsilon"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.epsilon >= 0.0 && cfg.epsilon < 1.0, "--epsilon ", cfg.epsilon,
+                         ": allowed range is [0, 1)");
+
+    cfg.kernel = analysis::parse_damping_kernel(vm["kernel"].as<std::string>());
+    cfg.lorentz_lambda = parse_real("lorentz-lambda", vm["lorentz-lambda"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.lorentz_lambda > 0.0, "--lorentz-lambda ", cfg.lorentz_lambda, ": must be > 0");
+    cfg.energy_points = int_option<int>(vm, "energy-points", 0, 1 << 28, "0 (= 2 M) or M .. 2^28");
+    if (cfg.energy_points == 0) cfg.energy_points = 2 * cfg.num_moments;
+    TOPOKPM_USER_REQUIRE(cfg.energy_points >= cfg.num_moments, "--energy-points ", cfg.energy_points,
+                         ": must be >= --moments (", cfg.num_moments, ") or 0 for 2 M");
+    if (vm.count("energy-grid")) {
+        const std::string text = vm["energy-grid"].as<std::string>();
+        const std::vector<std::string> parts = split(text, ':');
+        TOPOKPM_USER_REQUIRE(parts.size() == 3, "--energy-grid '", text, "': expected Emin:Emax:K, e.g. -3:3:601");
+        EnergyGrid grid;
+        grid.lower = parse_real("energy-grid", parts[0]);
+        grid.upper = parse_real("energy-grid", parts[1]);
+        const long long k = parse_integer("energy-grid", parts[2]);
+        TOPOKPM_USER_REQUIRE(grid.lower < grid.upper && k >= 2 && k <= (1 << 28), "--energy-grid '", text,
+                             "': need Emin < Emax and 2 <= K <= 2^28");
+        grid.num_points = static_cast<int>(k);
+        cfg.energy_grid = grid;
+    }
+
+    const std::string matrix = vm["matrix"].as<std::string>();
+    if (matrix == "sell") cfg.matrix = MatrixKind::Sell;
+    else if (matrix == "crs") cfg.matrix = MatrixKind::Crs;
+    else if (matrix == "free") cfg.matrix = MatrixKind::Free;
+    else if (matrix == "naive") cfg.matrix = MatrixKind::Naive;
+    else throw InputError(detail::concat("--matrix '", matrix, "': allowed values are sell, crs, free, naive"));
+    cfg.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024");
+    cfg.sell_sigma = int_option<int>(vm, "sell-sigma", 1, 1 << 30, "1 .. 2^30");
+    cfg.threads = int_option<int>(vm, "threads", 0, 4096, "0 .. 4096");
+    const std::string device = vm["device"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(device == "cpu" || device == "cuda", "--device '", device, "': allowed values are cpu, cuda");
+    cfg.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+    TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu || cfg.matrix != MatrixKind::Naive,
+                         "--matrix naive runs on the CPU only; use --device cpu, or --matrix sell, crs or free");
+
+    if (vm.count("output")) cfg.output = vm["output"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.output.empty(), "--output: empty file name");
+    if (cfg.output.empty()) cfg.output = m.name + "_" + vm["lattice"].as<std::string>() + ".h5";
+    if (vm.count("export-matrix")) {
+        cfg.export_matrix = vm["export-matrix"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.export_matrix.empty(), "--export-matrix: empty file name");
+    }
+    cfg.quiet = vm["quiet"].as<bool>();
+    cfg.progress_interval_s = parse_real("progress-interval", vm["progress-interval"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.progress_interval_s > 0.0, "--progress-interval ", cfg.progress_interval_s, ": must be > 0 seconds");
+    cfg.memory_limit_gib = parse_real("memory-limit", vm["memory-limit"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.memory_limit_gib >= 0.0, "--memory-limit ", cfg.memory_limit_gib, ": must be >= 0 GiB");
+    return cfg;
+}
+
+std::string to_string(MatrixKind kind)
+{
+    switch (kind) {
+    case MatrixKind::Sell: return "sell";
+    case MatrixKind::Crs: return "crs";
+    case MatrixKind::Free: return "free";
+    case MatrixKind::Naive: return "naive";
+    }
+    return "?";
+}
+
+std::string to_string(TraceKind kind) { return kind == TraceKind::Exact ? "exact" : "stochastic"; }
+
+std::string to_string(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
+
+std::string to_string(BoundsMethod method)
+{
+    switch (method) {
+    case BoundsMethod::Lanczos: return "lanczos";
+    case BoundsMethod::Gershgorin: return "gershgorin";
+    case BoundsMethod::User: return "user";
+    }
+    return "?";
+}
+
+}  // namespace topokpm::app

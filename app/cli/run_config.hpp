@@ -1,0 +1,78 @@
+#pragma once
+/// @file run_config.hpp
+/// The validated, typed configuration of one `kpm-dos` run. Built from three layers,
+/// later wins: built-in defaults (models.md §4) <- input file (--config) <- command line.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/reconstruct.hpp"
+#include "hamiltonians/model.hpp"
+#include "numerics/base/row_source.hpp"
+
+namespace topokpm::app {
+
+enum class MatrixKind { Sell, Crs, Free, Naive };
+enum class TraceKind { Stochastic, Exact };
+enum class BoundsMethod { Lanczos, Gershgorin, User };
+enum class DeviceKind { Cpu, Cuda };  ///< where the sweeps run (--device)
+
+/// A user energy grid: `num_points` equidistant energies from `lower` to `upper`.
+struct EnergyGrid {
+    double lower = 0.0, upper = 0.0;
+    int num_points = 0;
+};
+
+struct RunConfig {
+    hamiltonians::ModelParams model;
+
+    // KPM
+    int num_moments = 1024;
+    int num_vectors = 16;
+    std::uint64_t vector_seed = 1;
+    TraceKind trace = TraceKind::Stochastic;
+    BoundsMethod bounds_method = BoundsMethod::Lanczos;
+    SpectralBounds energy_range;       ///< only with BoundsMethod::User
+    int lanczos_steps = 200;
+    double lanczos_margin = 0.005;     ///< relative to the spectral width
+    double epsilon = 0.01;
+
+    // Reconstruction
+    analysis::DampingKernel kernel = analysis::DampingKernel::Jackson;
+    double lorentz_lambda = 4.0;
+    int energy_points = 0;             ///< K; 0 = 2 M
+    std::optional<EnergyGrid> energy_grid;
+
+    // Storage and parallelism
+    MatrixKind matrix = MatrixKind::Sell;
+    int sell_chunk_height = 32;
+    int sell_sigma = 256;
+    int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
+    DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil
+
+    // Output
+    std::string output;                ///< result file; default "<model>_<lattice>.h5"
+    std::string export_matrix;         ///< Matrix Market path, empty = none
+    bool quiet = false;
+    double progress_interval_s = 5.0;
+    double memory_limit_gib = 0.0;     ///< 0 = the machine's available memory
+    std::int64_t per_vector_limit = 10'000'000;  ///< store /kpm/moments_per_vector if R*M <= this
+
+    // Provenance
+    std::string command_line;
+    std::string config_path;
+    std::string config_text;
+};
+
+/// Parses argv (and the --config file it names). Returns nullopt when --help or
+/// --version was printed. Throws InputError naming the option for every bad value.
+std::optional<RunConfig> parse_command_line(int argc, char** argv);
+
+std::string to_string(MatrixKind kind);
+std::string to_string(TraceKind kind);
+std::string to_string(BoundsMethod method);
+std::string to_string(DeviceKind kind);
+
+}  // namespace topokpm::app

@@ -1,0 +1,21 @@
+# Common compile settings for every topokpm target.
+function(topokpm_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(TOPOKPM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(TOPOKPM_NATIVE_ARCH)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+endfunction()
+
+# topokpm_add_test(name SOURCES a.cpp b.cpp LIBS lib1 lib2): one GoogleTest executable,
+# registered test by test with CTest.
+function(topokpm_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  topokpm_target_defaults(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+endfunction()

@@ -1,0 +1,44 @@
+#include "hamiltonians/graphene/graphene_model.hpp"
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::hamiltonians::graphene {
+
+GrapheneModel::GrapheneModel(const ModelParams& params) : params_(params), stencil_(params) {}
+
+int GrapheneModel::row(global_index row, global_index* cols, complex_type* values) const
+{
+    TOPOKPM_REQUIRE(row >= 0 && row < num_rows(), "graphene row ", row, " outside [0, ", num_rows(), ")");
+    return stencil_.row_entries(row, stencil_.potential(row), cols, values);
+}
+
+double GrapheneModel::potential(global_index row) const
+{
+    TOPOKPM_REQUIRE(row >= 0 && row < num_rows(), "graphene row ", row, " outside [0, ", num_rows(), ")");
+    return stencil_.potential(row);
+}
+
+std::unique_ptr<Operator> GrapheneModel::make_matrix_free() const
+{
+    return graphene::make_matrix_free(stencil_, estimated_nonzeros());
+}
+
+AttributeList GrapheneModel::attributes() const
+{
+    const ModelParams& p = params_;
+    return {
+        {"name", std::string("graphene")},
+        {"Nx", std::int64_t(p.nx)},
+        {"Ny", std::int64_t(p.ny)},
+        {"Nz", std::int64_t(1)},
+        {"t", p.t},
+        {"dot_potential", p.dot_potential},
+        {"dot_radius", p.dot_radius},
+        {"dot_period", std::int64_t(p.dot_period)},
+        {"disorder", p.disorder},
+        {"disorder_seed", std::uint64_t(p.disorder_seed)},
+        {"boundary", p.boundary},
+    };
+}
+
+}  // namespace topokpm::hamiltonians::graphene

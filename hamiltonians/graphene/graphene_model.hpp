@@ -1,0 +1,39 @@
+#pragma once
+/// @file graphene_model.hpp
+/// Model `graphene` (models.md §3): a honeycomb lattice of Nx x Ny cells (2 atoms each)
+/// with nearest-neighbour hopping -t, a quantum-dot superlattice on hexagon centres and
+/// Anderson disorder from the counter-based generator (models.md §1).
+
+#include <memory>
+
+#include "hamiltonians/graphene/graphene_stencil.hpp"
+#include "hamiltonians/model.hpp"
+
+namespace topokpm::hamiltonians::graphene {
+
+class GrapheneModel final : public Model {
+public:
+    /// @param params  parameters already validated by make_model() (name "graphene",
+    ///                nz = 1, boundary a 2-letter 'p'/'o' string, periodic extents >= 2,
+    ///                P | Nx and P | Ny).
+    explicit GrapheneModel(const ModelParams& params);
+
+    global_index num_rows() const override { return stencil_.num_rows(); }
+    int max_row_length() const override { return GrapheneStencil::max_row_length; }
+    int row(global_index row, global_index* cols, complex_type* values) const override;
+
+    const ModelParams& params() const override { return params_; }
+    int orbitals_per_site() const override { return GrapheneStencil::atoms_per_cell; }
+    /// V_i of the atom of `row`.
+    double potential(global_index row) const override;
+    std::unique_ptr<Operator> make_matrix_free() const override;
+    BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
+    AttributeList attributes() const override;
+    global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
+
+private:
+    ModelParams params_;
+    GrapheneStencil stencil_;
+};
+
+}  // namespace topokpm::hamiltonians::graphene

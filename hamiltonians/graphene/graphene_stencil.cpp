@@ -1,0 +1,195 @@
+#include "hamiltonians/graphene/graphene_stencil.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "hamiltonians/assembly/stencil_sweep.hpp"
+#include "numerics/base/counter_rng.hpp"
+
+namespace topokpm::hamiltonians::graphene {
+
+namespace {
+
+/// v + delta along a direction of `extent` cells; false if it leaves an open edge.
+bool step(int v, int delta, int extent, bool periodic, int& out)
+{
+    int w = v + delta;
+    if (w < 0 || w >= extent) {
+        if (!periodic) return false;
+        w = (w + extent) % extent;
+    }
+    out = w;
+    return true;
+}
+
+}  // namespace
+
+GrapheneStencil::GrapheneStencil(const ModelParams& p)
+    : extent_{p.nx, p.ny},
+      periodic_{p.boundary[0] == 'p', p.boundary[1] == 'p'},
+      num_cells_(global_index(p.nx) * p.ny),
+      hopping_(-p.t),
+      dot_potential_(p.dot_potential),
+      dot_radius_(p.dot_radius),
+      dot_period_(p.dot_period),
+      disorder_(p.disorder),
+      disorder_stream_(disorder_stream_seed(p.disorder_seed))
+{}
+
+int GrapheneStencil::row_entries(global_index row, double potential, global_index* cols,
+                                 complex_type* vals) const
+{
+    const global_index cell = row / atoms_per_cell;
+    const int s = static_cast<int>(row % atoms_per_cell);
+    const int m = static_cast<int>(cell / extent_[1]);
+    const int n = static_cast<int>(cell % extent_[1]);
+    // Bond partners as cell offsets: A(m,n) -> B(m,n), B(m+1,n-1), B(m,n-1); B(m,n) gets
+    // the same bonds seen from the other end.
+    static constexpr int offsets[2][3][2] = {{{0, 0}, {1, -1}, {0, -1}}, {{0, 0}, {-1, 1}, {0, 1}}};
+
+    int len = 0;
+    cols[len] = row;
+    vals[len++] = complex_type(potential, 0.0);
+    for (const auto& d : offsets[s]) {
+        int mm = 0, nn = 0;
+        if (!step(m, d[0], extent_[0], periodic_[0], mm) || !step(n, d[1], extent_[1], periodic_[1], nn))
+            continue;
+        cols[len] = (1 - s) + atoms_per_cell * (nn + global_index(extent_[1]) * mm);
+        vals[len++] = complex_type(hopping_, 0.0);
+    }
+    // Sort by column (wrap-around decides the order); Nx, Ny >= 2 when periodic keeps
+    // the columns distinct (make_model()).
+    for (int a = 1; a < len; ++a) {
+        const global_index c = cols[a];
+        const complex_type v = vals[a];
+        int k = a;
+        for (; k > 0 && cols[k - 1] > c; --k) {
+            cols[k] = cols[k - 1];
+            vals[k] = vals[k - 1];
+        }
+        cols[k] = c;
+        vals[k] = v;
+    }
+    return len;
+}
+
+bool GrapheneStencil::inside_dot(int m, int n, int s) const
+{
+    if (dot_period_ == 0) return false;
+    // Work in lattice coordinates (along a1, a2) scaled by 3, where every site and dot
+    // centre is an integer point: A sits at (m, n), B at (m - 1/3, n + 2/3) since
+    // (0, 1) = -a1/3 + 2 a2/3, and the centre of supercell (i, j) at
+    // (i P + h + 1/3, j P + h + 1/3), h = floor(P/2). With |a1| = |a2| = sqrt(3) and a
+    // 60 degree angle, |(u a1 + v a2)/3|^2 = (u^2 + u v + v^2) / 3 exactly.
+    const std::int64_t p = dot_period_, h = p / 2, period = 3 * p;
+    std::int64_t u = s == 0 ? 3 * (m - h) - 1 : 3 * (m - h) - 2;
+    std::int64_t v = s == 0 ? 3 * (n - h) - 1 : 3 * (n - h) + 1;
+    // Minimum image over the superlattice of centres (Nx, Ny are multiples of P, so the
+    // periodic copies of the sample add no other centres). Reduce to [-3P/2, 3P/2), then
+    // search nearby images: the nearest one is within |k|, |l| <= 2 for this metric.
+    u = ((u % period) + period) % period;
+    v = ((v % period) + period) % period;
+    if (2 * u >= period) u -= period;
+    if (2 * v >= period) v -= period;
+    std::int64_t q_min = std::numeric_limits<std::int64_t>::max();
+    for (int k = -2; k <= 2; ++k)
+        for (int l = -2; l <= 2; ++l) {
+            const std::int64_t a = u + k * period, b = v + l * period;
+            q_min = std::min(q_min, a * a + a * b + b * b);
+        }
+    return static_cast<double>(q_min) / 3.0 < dot_radius_ * dot_radius_ + 1e-9;
+}
+
+double GrapheneStencil::potential(global_index row) const
+{
+    const global_index cell = row / atoms_per_cell;
+    const int s = static_cast<int>(row % atoms_per_cell);
+    const int m = static_cast<int>(cell / extent_[1]);
+    const int n = static_cast<int>(cell % extent_[1]);
+    const double dot = dot_potential_ * (inside_dot(m, n, s) ? 1.0 : 0.0);
+    return dot + disorder_ * (uniform(disorder_stream_, static_cast<std::uint64_t>(row)) - 0.5);
+}
+
+global_index GrapheneStencil::num_nonzeros() const
+{
+    // Cells whose partner cell exists along each direction (all of them when periodic).
+    const global_index nx = extent_[0], ny = extent_[1];
+    const global_index nx_shift = periodic_[0] ? nx : nx - 1;
+    const global_index ny_shift = periodic_[1] ? ny : ny - 1;
+    const global_index bonds = nx * ny + nx_shift * ny_shift + nx * ny_shift;
+    return num_rows() + 2 * bonds;  // diagonal + both ends of every bond
+}
+
+BlockStencil GrapheneStencil::block_stencil() const
+{
+    BlockStencil s;
+    s.name = "graphene";
+    s.nx = extent_[0];
+    s.ny = extent_[1];
+    s.nz = 1;
+    s.orbitals = atoms_per_cell;
+    s.periodic = {periodic_[0], periodic_[1], false};
+    const complex_type t(hopping_, 0.0), zero(0.0, 0.0);
+    // Row-major 2 x 2 blocks: [A A, A B; B A, B B].
+    s.onsite = {zero, t, t, zero};
+    const std::vector<complex_type> a_to_b{zero, t, zero, zero};  // row A, column B of the neighbour cell
+    const std::vector<complex_type> b_to_a{zero, zero, t, zero};  // row B, column A of the neighbour cell
+    s.terms = {{1, -1, 0, a_to_b}, {0, -1, 0, a_to_b}, {-1, 1, 0, b_to_a}, {0, 1, 0, b_to_a}};
+    s.potential.resize(static_cast<size_t>(num_rows()));
+    const global_index n = num_rows();
+#pragma omp parallel for schedule(static)
+    for (global_index r = 0; r < n; ++r) s.potential[static_cast<size_t>(r)] = potential(r);
+    return s;
+}
+
+namespace {
+
+class GrapheneMatrixFree final : public Operator {
+public:
+    GrapheneMatrixFree(const GrapheneStencil& stencil, global_index num_nonzeros)
+        : stencil_(stencil), potential_(static_cast<size_t>(stencil.num_rows())), num_nonzeros_(num_nonzeros)
+    {
+        const global_index n = stencil_.num_rows();
+#pragma omp parallel for schedule(static)
+        for (global_index r = 0; r < n; ++r) potential_[static_cast<size_t>(r)] = stencil_.potential(r);
+    }
+
+    global_index num_rows() const override { return stencil_.num_rows(); }
+
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        constexpr int atoms = GrapheneStencil::atoms_per_cell;
+        using Rows = detail::SiteRows<atoms, GrapheneStencil::max_row_length>;
+        const auto fill = [this](global_index cell, Rows& rows) {
+            for (int s = 0; s < atoms; ++s) {
+                const global_index r = atoms * cell + s;
+                rows.length[s] = stencil_.row_entries(r, potential_[static_cast<size_t>(r)], rows.cols[s].data(),
+                                                      rows.vals[s].data());
+            }
+        };
+        detail::stencil_apply<atoms, GrapheneStencil::max_row_length>(stencil_.num_cells(), fill, x, y, ops, dots);
+    }
+
+    std::string name() const override { return "free-graphene"; }
+
+    OperatorCost cost() const override
+    {
+        const double bytes = static_cast<double>(potential_.size() * sizeof(double));
+        return {static_cast<double>(num_nonzeros_), bytes, bytes};
+    }
+
+private:
+    GrapheneStencil stencil_;
+    std::vector<double> potential_;  // V_i per row
+    global_index num_nonzeros_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_matrix_free(const GrapheneStencil& stencil, global_index num_nonzeros)
+{
+    return std::make_unique<GrapheneMatrixFree>(stencil, num_nonzeros);
+}
+
+}  // namespace topokpm::hamiltonians::graphene

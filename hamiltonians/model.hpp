@@ -1,0 +1,73 @@
+#pragma once
+/// @file model.hpp
+/// The physical models of models.md (§2 `ti`, §3 `graphene`) behind one interface.
+/// A Model is a RowSource (its stored rows in canonical order, from which SELL-C-σ,
+/// CRS and the Matrix Market export are built) and can make a matrix-free Operator
+/// that applies the same matrix straight from the stencil.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "numerics/base/attribute.hpp"
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/base/operator.hpp"
+#include "numerics/base/row_source.hpp"
+
+namespace topokpm::hamiltonians {
+
+/// Every model parameter, with the defaults of models.md §4.
+struct ModelParams {
+    std::string name = "ti";          ///< "ti" | "graphene"
+    int nx = 0, ny = 0, nz = 1;       ///< sites (ti) or unit cells (graphene; nz = 1)
+    double t = 1.0;                   ///< hopping (energy unit)
+    double m = 2.0;                   ///< ti mass
+    double dot_potential = 0.0;       ///< energy units of t
+    double dot_radius = 0.0;          ///< lattice units (ti) / carbon-carbon distances (graphene)
+    int dot_period = 0;               ///< superlattice period in sites/cells; 0 = no dots
+    int dot_depth = 1;                ///< ti: dots act on layers z < dot_depth
+    double disorder = 0.0;            ///< Anderson disorder width W (energy units of t)
+    std::uint64_t disorder_seed = 1;  ///< user seed; stream seed S_d = splitmix64(seed, 1)
+    std::string boundary;             ///< "ppo"-style per direction ('p' periodic, 'o' open);
+                                      ///< empty = model default ("ppo" ti, "pp" graphene)
+};
+
+class Model : public RowSource {
+public:
+    /// The validated parameters (boundary filled in with the default when it was empty).
+    virtual const ModelParams& params() const = 0;
+
+    /// Orbitals per site or cell: 4 (ti), 2 (graphene). Rows of one site are never split.
+    virtual int orbitals_per_site() const = 0;
+
+    /// On-site potential V of global row `row` (models.md §2/§3), without the mass term.
+    virtual double potential(global_index row) const = 0;
+
+    /// Matrix-free operator applying exactly this matrix from the stencil.
+    virtual std::unique_ptr<Operator> make_matrix_free() const = 0;
+
+    /// The same matrix as a backend-neutral BlockStencil (numerics/base/block_stencil.hpp):
+    /// lattice, per-direction boundaries, the B x B coupling blocks and the on-site
+    /// potential of every site (ti) or row (graphene), for device matrix-free kernels.
+    /// Allocates and fills the potential (8 bytes per entry, OpenMP-parallel).
+    virtual BlockStencil block_stencil() const = 0;
+
+    /// The attributes of /model in the result file (models.md §5), in a fixed order.
+    virtual AttributeList attributes() const = 0;
+
+    /// Stored entries of the whole matrix, computed cheaply (no row generation), so a
+    /// run can be sized before anything is allocated.
+    virtual global_index estimated_nonzeros() const = 0;
+};
+
+/// Validates `params` and builds the model. Throws InputError naming the bad option
+/// (e.g. "--lattice 64x63x16: Ny = 63 is not a multiple of --dot-period 4").
+std::unique_ptr<Model> make_model(const ModelParams& params);
+
+/// Writes the stored matrix in Matrix Market `coordinate complex general`, 1-based,
+/// canonical row order, every stored entry (models.md §5). Throws IoError.
+void export_matrix_market(const RowSource& source, const std::string& path);
+
+}  // namespace topokpm::hamiltonians

@@ -1,0 +1,50 @@
+#include "hamiltonians/ti/ti_model.hpp"
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::hamiltonians::ti {
+
+TiModel::TiModel(const ModelParams& params) : params_(params), stencil_(params) {}
+
+int TiModel::row(global_index row, global_index* cols, complex_type* values) const
+{
+    TOPOKPM_REQUIRE(row >= 0 && row < num_rows(), "ti row ", row, " outside [0, ", num_rows(), ")");
+    const global_index site = row / TiStencil::num_orbitals;
+    const int orbital = static_cast<int>(row % TiStencil::num_orbitals);
+    TiStencil::Block blocks[TiStencil::max_blocks];
+    const int nb = stencil_.blocks(site, blocks);
+    return stencil_.row_entries(blocks, nb, orbital, stencil_.potential(site), cols, values);
+}
+
+double TiModel::potential(global_index row) const
+{
+    TOPOKPM_REQUIRE(row >= 0 && row < num_rows(), "ti row ", row, " outside [0, ", num_rows(), ")");
+    return stencil_.potential(row / TiStencil::num_orbitals);
+}
+
+std::unique_ptr<Operator> TiModel::make_matrix_free() const
+{
+    return ti::make_matrix_free(stencil_, estimated_nonzeros());
+}
+
+AttributeList TiModel::attributes() const
+{
+    const ModelParams& p = params_;
+    return {
+        {"name", std::string("ti")},
+        {"Nx", std::int64_t(p.nx)},
+        {"Ny", std::int64_t(p.ny)},
+        {"Nz", std::int64_t(p.nz)},
+        {"t", p.t},
+        {"m", p.m},
+        {"dot_potential", p.dot_potential},
+        {"dot_radius", p.dot_radius},
+        {"dot_period", std::int64_t(p.dot_period)},
+        {"dot_depth", std::int64_t(p.dot_depth)},
+        {"disorder", p.disorder},
+        {"disorder_seed", std::uint64_t(p.disorder_seed)},
+        {"boundary", p.boundary},
+    };
+}
+
+}  // namespace topokpm::hamiltonians::ti

@@ -1,0 +1,39 @@
+#pragma once
+/// @file ti_model.hpp
+/// Model `ti` (models.md §2): a 3D topological-insulator slab with 4 orbitals per site,
+/// Dirac-matrix hopping T_j = -t (G1 - i G_{j+1}) / 2, mass m, quantum-dot superlattice
+/// and Anderson disorder from the counter-based generator (models.md §1).
+
+#include <memory>
+
+#include "hamiltonians/model.hpp"
+#include "hamiltonians/ti/ti_stencil.hpp"
+
+namespace topokpm::hamiltonians::ti {
+
+class TiModel final : public Model {
+public:
+    /// @param params  parameters already validated by make_model() (name "ti", boundary
+    ///                a 3-letter 'p'/'o' string, periodic extents >= 3, P | Nx and P | Ny).
+    explicit TiModel(const ModelParams& params);
+
+    global_index num_rows() const override { return TiStencil::num_orbitals * stencil_.num_sites(); }
+    int max_row_length() const override { return TiStencil::max_row_length; }
+    /// Row o + 4 site: the blocks of the site in ascending column order (models.md §2).
+    int row(global_index row, global_index* cols, complex_type* values) const override;
+
+    const ModelParams& params() const override { return params_; }
+    int orbitals_per_site() const override { return TiStencil::num_orbitals; }
+    /// V_n of the site of `row` (the same for its 4 orbitals).
+    double potential(global_index row) const override;
+    std::unique_ptr<Operator> make_matrix_free() const override;
+    BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
+    AttributeList attributes() const override;
+    global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
+
+private:
+    ModelParams params_;
+    TiStencil stencil_;
+};
+
+}  // namespace topokpm::hamiltonians::ti

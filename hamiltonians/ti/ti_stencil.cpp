@@ -1,0 +1,260 @@
+#include "hamiltonians/ti/ti_stencil.hpp"
+
+#include <utility>
+
+#include "hamiltonians/assembly/stencil_sweep.hpp"
+#include "numerics/base/counter_rng.hpp"
+
+namespace topokpm::hamiltonians::ti {
+
+namespace {
+
+using Mat2 = std::array<std::array<complex_type, 2>, 2>;
+using Mat4 = std::array<std::array<complex_type, 4>, 4>;
+
+/// (A (x) B)[2 tau + s, 2 tau' + s'] = A[tau, tau'] B[s, s'] (models.md §2).
+Mat4 kron(const Mat2& a, const Mat2& b)
+{
+    Mat4 r{};
+    for (int tau = 0; tau < 2; ++tau)
+        for (int s = 0; s < 2; ++s)
+            for (int taup = 0; taup < 2; ++taup)
+                for (int sp = 0; sp < 2; ++sp) r[2 * tau + s][2 * taup + sp] = a[tau][taup] * b[s][sp];
+    return r;
+}
+
+/// The Dirac matrices G1..G4 of models.md §2 (index 0 = G1).
+std::array<Mat4, 4> dirac_matrices()
+{
+    const complex_type i(0.0, 1.0);
+    const Mat2 s0{{{1.0, 0.0}, {0.0, 1.0}}};
+    const Mat2 sx{{{0.0, 1.0}, {1.0, 0.0}}};
+    const Mat2 sy{{{0.0, -i}, {i, 0.0}}};
+    const Mat2 sz{{{1.0, 0.0}, {0.0, -1.0}}};
+    return {kron(sz, s0), kron(sx, sx), kron(sx, sy), kron(sx, sz)};
+}
+
+/// -0.0 -> +0.0 in both parts, so stored values do not depend on how a zero part arose.
+complex_type canonical_zeros(complex_type v) { return {v.real() + 0.0, v.imag() + 0.0}; }
+
+}  // namespace
+
+TiStencil::TiStencil(const ModelParams& p)
+    : extent_{p.nx, p.ny, p.nz},
+      periodic_{p.boundary[0] == 'p', p.boundary[1] == 'p', p.boundary[2] == 'p'},
+      stride_{global_index(p.ny) * p.nz, global_index(p.nz), 1},
+      num_sites_(global_index(p.nx) * p.ny * p.nz),
+      m_(p.m),
+      dot_potential_(p.dot_potential),
+      dot_radius_(p.dot_radius),
+      dot_period_(p.dot_period),
+      dot_depth_(p.dot_depth),
+      disorder_(p.disorder),
+      disorder_stream_(disorder_stream_seed(p.disorder_seed))
+{
+    const std::array<Mat4, 4> g = dirac_matrices();
+    const complex_type i(0.0, 1.0);
+    for (int o = 0; o < 4; ++o) g1_diag_[o] = g[0][o][o].real();
+
+    // T_j = -t (G1 - i G_{j+1}) / 2. An entry is structurally non-zero when G1 or
+    // G_{j+1} is non-zero there (G1 is diagonal, G2..G4 off-diagonal, so they never
+    // cancel); t != 0 is enforced by make_model().
+    for (int j = 0; j < 3; ++j) {
+        Mat4 tj{};
+        std::array<std::array<bool, 4>, 4> structural{};
+        for (int a = 0; a < 4; ++a)
+            for (int b = 0; b < 4; ++b) {
+                tj[a][b] = canonical_zeros(-p.t * (g[0][a][b] - i * g[j + 1][a][b]) / 2.0);
+                structural[a][b] = g[0][a][b] != 0.0 || g[j + 1][a][b] != 0.0;
+            }
+        auto& forward = block_rows_[1 + 2 * j];   // T_j: row site = column site + e_j
+        auto& backward = block_rows_[2 + 2 * j];  // T_j^dag: row site = column site - e_j
+        for (int o = 0; o < 4; ++o)
+            for (int b = 0; b < 4; ++b) {
+                if (structural[o][b]) {
+                    BlockRow& r = forward[o];
+                    r.col[r.count] = b;
+                    r.val[r.count++] = tj[o][b];
+                }
+                if (structural[b][o]) {
+                    BlockRow& r = backward[o];
+                    r.col[r.count] = b;
+                    r.val[r.count++] = canonical_zeros(std::conj(tj[b][o]));
+                }
+            }
+    }
+}
+
+int TiStencil::blocks(global_index site, Block* out) const
+{
+    const global_index z = site % extent_[2];
+    const global_index rest = site / extent_[2];
+    const std::array<global_index, 3> c{rest / extent_[1], rest % extent_[1], z};
+
+    int count = 0;
+    out[count++] = {site, BlockKind::onsite};
+    for (int d = 0; d < 3; ++d) {
+        const global_index n = extent_[d], s = stride_[d];
+        // Column site n - e_d couples with T_d (this site is its +e_d neighbour).
+        if (c[d] > 0)
+            out[count++] = {site - s, BlockKind(1 + 2 * d)};
+        else if (periodic_[d])
+            out[count++] = {site + (n - 1) * s, BlockKind(1 + 2 * d)};
+        // Column site n + e_d couples with T_d^dag.
+        if (c[d] < n - 1)
+            out[count++] = {site + s, BlockKind(2 + 2 * d)};
+        else if (periodic_[d])
+            out[count++] = {site - (n - 1) * s, BlockKind(2 + 2 * d)};
+    }
+    // Insertion sort by column site: wrap-around makes the order depend on the position.
+    // Periodic extents >= 3 guarantee distinct sites (make_model()).
+    for (int a = 1; a < count; ++a) {
+        const Block b = out[a];
+        int k = a;
+        for (; k > 0 && out[k - 1].site > b.site; --k) out[k] = out[k - 1];
+        out[k] = b;
+    }
+    return count;
+}
+
+int TiStencil::row_entries(const Block* blocks, int num_blocks, int orbital, double potential,
+                           global_index* cols, complex_type* vals) const
+{
+    int len = 0;
+    for (int b = 0; b < num_blocks; ++b) {
+        const global_index first_col = num_orbitals * blocks[b].site;
+        if (blocks[b].kind == BlockKind::onsite) {
+            // V_n G0 + m G1: V_n first, then the mass term (models.md §2 evaluation order).
+            cols[len] = first_col + orbital;
+            vals[len++] = complex_type(potential + m_ * g1_diag_[orbital], 0.0);
+            continue;
+        }
+        const BlockRow& r = block_rows_[static_cast<int>(blocks[b].kind)][orbital];
+        for (int e = 0; e < r.count; ++e) {
+            cols[len] = first_col + r.col[e];
+            vals[len++] = r.val[e];
+        }
+    }
+    return len;
+}
+
+bool TiStencil::inside_dot(int x, int y) const
+{
+    if (dot_period_ == 0) return false;
+    const double centre = (dot_period_ - 1) / 2.0;
+    const double dx = (x % dot_period_) - centre;
+    const double dy = (y % dot_period_) - centre;
+    return dx * dx + dy * dy < dot_radius_ * dot_radius_ + 1e-9;
+}
+
+double TiStencil::potential(global_index site) const
+{
+    const global_index z = site % extent_[2];
+    const global_index rest = site / extent_[2];
+    const int x = static_cast<int>(rest / extent_[1]);
+    const int y = static_cast<int>(rest % extent_[1]);
+    const double dot = dot_potential_ * (inside_dot(x, y) ? 1.0 : 0.0) * (z < dot_depth_ ? 1.0 : 0.0);
+    return dot + disorder_ * (uniform(disorder_stream_, static_cast<std::uint64_t>(site)) - 0.5);
+}
+
+global_index TiStencil::num_nonzeros() const
+{
+    // 4 diagonal entries per site; every neighbour block adds 2 entries to each of the
+    // 4 rows. Along a line of n sites there are 2n neighbour relations (periodic) or
+    // 2(n - 1) (open).
+    global_index total = num_orbitals * num_sites_;
+    for (int d = 0; d < 3; ++d) {
+        const global_index lines = num_sites_ / extent_[d];
+        const global_index per_line = periodic_[d] ? 2 * global_index(extent_[d]) : 2 * global_index(extent_[d] - 1);
+        total += 8 * lines * per_line;
+    }
+    return total;
+}
+
+BlockStencil TiStencil::block_stencil() const
+{
+    constexpr int nb = num_orbitals;
+    BlockStencil s;
+    s.name = "ti";
+    s.nx = extent_[0];
+    s.ny = extent_[1];
+    s.nz = extent_[2];
+    s.orbitals = nb;
+    s.periodic = periodic_;
+    // The potential goes on the diagonal separately, so on-site holds the mass term only;
+    // V_n + m G1[o, o] is then evaluated in the order of row_entries().
+    s.onsite.assign(nb * nb, complex_type(0.0, 0.0));
+    for (int o = 0; o < nb; ++o) s.onsite[o * nb + o] = complex_type(m_ * g1_diag_[o], 0.0);
+    for (int d = 0; d < 3; ++d)
+        for (int dir = 0; dir < 2; ++dir) {
+            // Kind 1 + 2d (T_d) couples column site n - e_d; kind 2 + 2d (T_d^dag) n + e_d.
+            StencilTerm t;
+            int offset[3] = {0, 0, 0};
+            offset[d] = dir == 0 ? -1 : 1;
+            t.dx = offset[0];
+            t.dy = offset[1];
+            t.dz = offset[2];
+            t.block.assign(nb * nb, complex_type(0.0, 0.0));
+            for (int o = 0; o < nb; ++o) {
+                const BlockRow& r = block_rows_[1 + 2 * d + dir][o];
+                for (int e = 0; e < r.count; ++e) t.block[o * nb + r.col[e]] = r.val[e];
+            }
+            s.terms.push_back(std::move(t));
+        }
+    s.potential.resize(static_cast<size_t>(num_sites_));
+    const global_index n = num_sites_;
+#pragma omp parallel for schedule(static)
+    for (global_index site = 0; site < n; ++site) s.potential[static_cast<size_t>(site)] = potential(site);
+    return s;
+}
+
+namespace {
+
+class TiMatrixFree final : public Operator {
+public:
+    TiMatrixFree(const TiStencil& stencil, global_index num_nonzeros)
+        : stencil_(stencil), potential_(static_cast<size_t>(stencil.num_sites())), num_nonzeros_(num_nonzeros)
+    {
+        const global_index n = stencil_.num_sites();
+#pragma omp parallel for schedule(static)
+        for (global_index s = 0; s < n; ++s) potential_[static_cast<size_t>(s)] = stencil_.potential(s);
+    }
+
+    global_index num_rows() const override { return TiStencil::num_orbitals * stencil_.num_sites(); }
+
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        using Rows = detail::SiteRows<TiStencil::num_orbitals, TiStencil::max_row_length>;
+        const auto fill = [this](global_index site, Rows& rows) {
+            TiStencil::Block blocks[TiStencil::max_blocks];
+            const int nb = stencil_.blocks(site, blocks);
+            const double v = potential_[static_cast<size_t>(site)];
+            for (int o = 0; o < TiStencil::num_orbitals; ++o)
+                rows.length[o] = stencil_.row_entries(blocks, nb, o, v, rows.cols[o].data(), rows.vals[o].data());
+        };
+        detail::stencil_apply<TiStencil::num_orbitals, TiStencil::max_row_length>(stencil_.num_sites(), fill, x, y,
+                                                                                 ops, dots);
+    }
+
+    std::string name() const override { return "free-ti"; }
+
+    OperatorCost cost() const override
+    {
+        const double bytes = static_cast<double>(potential_.size() * sizeof(double));
+        return {static_cast<double>(num_nonzeros_), bytes, bytes};
+    }
+
+private:
+    TiStencil stencil_;
+    std::vector<double> potential_;  // V_n per site
+    global_index num_nonzeros_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_matrix_free(const TiStencil& stencil, global_index num_nonzeros)
+{
+    return std::make_unique<TiMatrixFree>(stencil, num_nonzeros);
+}
+
+}  // namespace topokpm::hamiltonians::ti

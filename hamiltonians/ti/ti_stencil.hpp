@@ -1,0 +1,98 @@
+#pragma once
+/// @file ti_stencil.hpp
+/// The lattice, couplings and on-site potential of the `ti` model (models.md §2), shared
+/// by TiModel::row() and the matrix-free operator so that both produce the same entries
+/// in the same (ascending column) order.
+///
+/// Conventions (models.md §2): site(x, y, z) = z + Nz (y + Ny x), row = o + 4 site,
+/// orbital o = 2 tau + s. The block coupling column site n to row site n + e_j is
+/// T_j = -t (G1 - i G_{j+1}) / 2, the block from n + e_j (column) to n (row) is T_j^dag,
+/// and the diagonal block is V_n G0 + m G1. Each T_j has exactly two structurally
+/// non-zero entries per row (a G1 diagonal one and one G_{j+1} off-diagonal one), so a
+/// bulk row stores 1 + 6 x 2 = 13 entries.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/base/operator.hpp"
+#include "numerics/base/types.hpp"
+
+namespace topokpm::hamiltonians::ti {
+
+class TiStencil {
+public:
+    static constexpr int num_orbitals = 4;     ///< orbitals per site
+    static constexpr int max_row_length = 13;  ///< 1 on-site + 6 neighbour blocks x 2
+    static constexpr int max_blocks = 7;       ///< on-site + 6 neighbour blocks per block row
+
+    /// Which 4x4 block couples a row site to a column site.
+    enum class BlockKind : int { onsite = 0, tx, tx_dag, ty, ty_dag, tz, tz_dag };
+
+    /// One non-zero block of a block row: the column site and the block.
+    struct Block {
+        global_index site = 0;
+        BlockKind kind = BlockKind::onsite;
+    };
+
+    /// @param params  validated parameters (make_model()), boundary filled in ("ppo"-style).
+    explicit TiStencil(const ModelParams& params);
+
+    global_index num_sites() const { return num_sites_; }
+
+    /// The non-zero blocks of block row `site`, sorted by ascending column site; returns
+    /// their number (<= max_blocks; fewer at open surfaces).
+    /// @param site  0 <= site < num_sites()
+    int blocks(global_index site, Block* out) const;
+
+    /// The stored entries of row `orbital` (0..3) of a block row, given the block row's
+    /// blocks() and its potential V (without the mass term); columns strictly ascending.
+    /// Returns the count (<= max_row_length).
+    int row_entries(const Block* blocks, int num_blocks, int orbital, double potential,
+                    global_index* cols, complex_type* vals) const;
+
+    /// V_n of models.md §2: dot term, then plus the disorder term, in that order.
+    double potential(global_index site) const;
+
+    /// inside_dot(x, y) of models.md §2 (false when dot_period == 0).
+    bool inside_dot(int x, int y) const;
+
+    /// Exact number of stored entries of the whole matrix (no rows generated).
+    global_index num_nonzeros() const;
+
+    /// The backend-neutral description (B = 4): on-site m G1, the six T_j / T_j^dag blocks
+    /// with the same values as row_entries(), and V_n per site.
+    BlockStencil block_stencil() const;
+
+private:
+    /// Row `o` of one 4x4 block: its structurally non-zero entries, columns ascending.
+    struct BlockRow {
+        int count = 0;
+        std::array<int, 2> col{};
+        std::array<complex_type, 2> val{};
+    };
+
+    std::array<int, 3> extent_{};      // Nx, Ny, Nz
+    std::array<bool, 3> periodic_{};   // per direction
+    std::array<global_index, 3> stride_{};  // site stride of a unit step in x, y, z
+    global_index num_sites_ = 0;
+    double m_ = 0.0;
+    double dot_potential_ = 0.0;
+    double dot_radius_ = 0.0;
+    int dot_period_ = 0;
+    int dot_depth_ = 0;
+    double disorder_ = 0.0;
+    std::uint64_t disorder_stream_ = 0;
+    std::array<double, 4> g1_diag_{};                    // G1[o, o]
+    std::array<std::array<BlockRow, 4>, 7> block_rows_;  // [BlockKind][o]; onsite unused
+};
+
+/// Matrix-free Operator ("free-ti") applying the stencil directly; the potential V_n of
+/// every site is computed once at construction (8 bytes per site).
+/// @param stencil  the model's stencil (copied)
+/// @param num_nonzeros  stored entries of the equivalent matrix, for cost()
+std::unique_ptr<Operator> make_matrix_free(const TiStencil& stencil, global_index num_nonzeros);
+
+}  // namespace topokpm::hamiltonians::ti

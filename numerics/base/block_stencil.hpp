@@ -1,0 +1,70 @@
+#pragma once
+/// @file block_stencil.hpp
+/// A backend-neutral description of a translation-invariant tight-binding Hamiltonian on a
+/// box of nx x ny x nz sites with B orbitals per site: what a matrix-free kernel (CPU
+/// reference, CUDA) needs to apply H without storing it, and nothing model-specific.
+///
+/// Canonical order (models.md §2, §3): site = z + nz (y + ny x), row = o + B site.
+/// Graphene maps onto it with x = m, y = n, nz = 1, B = 2 (row(m, n, s) = s + 2 (n + Ny m)).
+///
+/// The matrix, for a row (site s = (x, y, z), orbital o) and every column orbital b:
+///
+///     H[(s, o), (s, b)]     += onsite[o B + b] + (o == b ? V : 0)
+///     H[(s, o), (s + d, b)] += term.block[o B + b]      for every term with offset d,
+///
+/// where V = potential[s] (one value per site) or potential[o + B s] (one per row), and the
+/// neighbour s + d is taken modulo the extent in periodic directions; a neighbour outside an
+/// open direction is dropped. Terms whose neighbour coincides (tiny periodic extents) add up.
+/// The sum is Hermitian when every term (d, T) has a partner (-d, T^dagger) and onsite is
+/// Hermitian; validate() checks the sizes only.
+///
+/// Bytes of a matrix-free sweep: the potential (8 bytes per site or per row) plus the block
+/// vectors; the blocks themselves are a few hundred bytes.
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "numerics/base/block_vector.hpp"
+#include "numerics/base/operator.hpp"
+#include "numerics/base/types.hpp"
+
+namespace topokpm {
+
+/// One neighbour coupling: the B x B block (row-major, block[o * B + b]) from column site
+/// s + (dx, dy, dz) to row site s.
+struct StencilTerm {
+    int dx = 0, dy = 0, dz = 0;
+    std::vector<complex_type> block;
+};
+
+struct BlockStencil {
+    std::string name;                           ///< model name for operator names ("ti", "graphene")
+    int nx = 1, ny = 1, nz = 1;                 ///< sites per direction (>= 1)
+    int orbitals = 1;                           ///< B, orbitals per site (1 .. 8)
+    std::array<bool, 3> periodic{};             ///< per direction x, y, z
+    std::vector<complex_type> onsite;           ///< B x B, row-major
+    std::vector<StencilTerm> terms;             ///< neighbour blocks, any order
+    std::vector<double> potential;              ///< per site (size num_sites()) or per row (size num_rows())
+
+    global_index num_sites() const { return global_index(nx) * ny * nz; }
+    global_index num_rows() const { return num_sites() * orbitals; }
+    /// True when the potential has one value per row rather than one per site.
+    bool potential_per_row() const { return orbitals > 1 && global_index(potential.size()) == num_rows(); }
+
+    /// Throws InputError unless extents >= 1, 1 <= B <= 8, every block has B x B entries
+    /// and the potential has num_sites() or num_rows() values.
+    void validate() const;
+
+    /// Structurally non-zero entries of the matrix (|value| != 0 in onsite or a term, plus
+    /// the diagonal), counting dropped open-boundary neighbours correctly; the nonzeros
+    /// figure of OperatorCost.
+    global_index num_nonzeros() const;
+};
+
+/// The naive loop over sites, orbitals, terms and columns (the reference backend):
+/// y = scale (H - shift) x + beta y with the DotSums of operator.hpp. Readable, not fast;
+/// the oracle for the CUDA stencil kernel and the models' block_stencil().
+std::unique_ptr<Operator> make_block_stencil_reference_operator(BlockStencil stencil);
+
+}  // namespace topokpm

@@ -1,0 +1,67 @@
+#pragma once
+/// @file operator.hpp
+/// The seam between algorithms (KPM, Lanczos) and kernels: an Operator applies the
+/// augmented SpMMV of seed 004, Fig. 5 to the rows it owns. The CPU SELL-C-σ kernel,
+/// the matrix-free stencils and (later) a CUDA and an MPI-distributed operator are
+/// implementations; KPM never knows which one runs.
+
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "numerics/base/block_vector.hpp"
+#include "numerics/base/types.hpp"
+
+namespace topokpm {
+
+/// y := scale * (A - shift) * x + beta * y, for every column of the blocks, in one sweep.
+/// A KPM step is scale = 2/a, shift = b, beta = -1 (v_{k+1} = 2 Ht v_k - v_{k-1});
+/// the first step is scale = 1/a, shift = b, beta = 0.
+struct AugmentedOps {
+    double scale = 1.0;
+    double shift = 0.0;
+    double beta = 0.0;    ///< 0 means y's old content is ignored (may be uninitialised garbage,
+                          ///< but not NaN-propagating: kernels must not multiply it by 0)
+    bool want_dots = false;  ///< compute DotSums on the fly (the "augmented" part)
+};
+
+/// Column-wise dot products computed during the sweep, from the *input* x and the
+/// *new* y: xx[c] = <x_c|x_c>, yx[c] = <y_c|x_c> = sum_i conj(y_ic) x_ic.
+struct DotSums {
+    std::vector<double> xx;
+    std::vector<complex_type> yx;
+    void reset(int num_cols)
+    {
+        xx.assign(num_cols, 0.0);
+        yx.assign(num_cols, complex_type(0.0, 0.0));
+    }
+};
+
+/// What one application costs, for performance reporting (bytes from the
+/// minimum-traffic model, see docs/performance.md).
+struct OperatorCost {
+    double nonzeros = 0;          ///< stored (or stencil) entries applied per column
+    double matrix_bytes = 0;      ///< bytes of matrix data read per sweep (0 for matrix-free)
+    double storage_bytes = 0;     ///< bytes the operator holds in memory
+};
+
+class Operator {
+public:
+    virtual ~Operator() = default;
+
+    /// Rows = columns of the (square) operator.
+    virtual global_index num_rows() const = 0;
+
+    /// The augmented SpMMV. x and y have num_rows() rows and the same number of columns
+    /// R >= 1; x and y must not alias. If ops.want_dots, dots is reset and filled.
+    virtual void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
+                       DotSums* dots) const = 0;
+
+    /// Short human-readable name of the implementation, e.g. "sell-32-256" or "free-ti".
+    virtual std::string name() const = 0;
+
+    /// Cost figures of one apply() per column.
+    virtual OperatorCost cost() const = 0;
+};
+
+}  // namespace topokpm

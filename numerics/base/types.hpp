@@ -1,0 +1,14 @@
+#pragma once
+/// @file types.hpp
+/// Scalar and index types shared by every layer (GHOST's lidx/gidx).
+
+#include <complex>
+#include <cstdint>
+
+namespace topokpm {
+
+using complex_type = std::complex<double>;  ///< all matrices and vectors (models.md: complex double)
+using local_index = std::int32_t;           ///< row/column index inside one rank's storage
+using global_index = std::int64_t;          ///< canonical global row (models.md §2, §3)
+
+}  // namespace topokpm

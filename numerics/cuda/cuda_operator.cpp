@@ -1,0 +1,226 @@
+// The CUDA operators behind the Operator seam (numerics/spmmv/cuda_operator.hpp): own the
+// device copy of the matrix or stencil, route block vectors through their device mirrors,
+// and call the kernels of spmmv_kernels.hpp.
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "numerics/cuda/spmmv_kernels.hpp"
+#include "numerics/spmmv/cuda_operator.hpp"
+#include "runtime/base/log.hpp"
+#include "runtime/device/device.hpp"
+
+namespace topokpm::numerics {
+namespace {
+
+namespace kc = kernels::cuda;
+
+/// Uploads a host vector into a new device buffer.
+template <typename T>
+device::DeviceBuffer upload(const std::vector<T>& host, int device, const std::string& what)
+{
+    device::DeviceBuffer buffer(host.size() * sizeof(T), device, what);
+    buffer.upload(host.data(), host.size() * sizeof(T));
+    return buffer;
+}
+
+/// Shared by both operators: operand checks, device pointers from the mirrors (x read,
+/// y written; y uploaded only when beta != 0), the perf warning for strip-mined widths.
+class CudaOperatorBase : public Operator {
+protected:
+    explicit CudaOperatorBase(int device) : device_(device), workspace_(device) {}
+
+    template <class Sweep>
+    void apply_with(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots,
+                    const Sweep& sweep) const
+    {
+        const global_index n = num_rows();
+        TOPOKPM_REQUIRE(x.num_rows() == n && y.num_rows() == n, name(), " apply: operator has ", n,
+                        " rows, x has ", x.num_rows(), ", y has ", y.num_rows());
+        TOPOKPM_REQUIRE(x.num_cols() >= 1 && x.num_cols() == y.num_cols(), name(), " apply: x has ",
+                        x.num_cols(), " columns, y has ", y.num_cols());
+        // Compare objects, not data(): a host accessor would download the device copy.
+        TOPOKPM_REQUIRE(&x != &y, name(), " apply: x and y must not alias");
+        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, name(), " apply: want_dots without DotSums");
+        device::set_device(device_);
+        const complex_type* xd = x.device_data_read(device_);
+        complex_type* yd = ops.beta == 0.0 ? y.device_data_overwrite(device_) : y.device_data_read_write(device_);
+        const kc::SweepInfo info = sweep(xd, yd, x.num_cols(), ops.want_dots ? dots : nullptr);
+        if (!info.specialised && warned_widths_.insert(x.num_cols()).second) {
+            std::string strips;
+            for (const int w : info.strip_widths) strips += (strips.empty() ? "" : " + ") + std::to_string(w);
+            log::perf_warning("no specialised CUDA kernel for block width R = ", x.num_cols(), " (", name(),
+                              "); running it as ", strips, ", one sweep over H each. Widths 1, 2, 4, 8, 16, 32 "
+                              "run in one sweep");
+        }
+    }
+
+    int device_;
+    mutable kc::DotWorkspace workspace_;
+    mutable std::set<int> warned_widths_;
+};
+
+class CudaSellOperator final : public CudaOperatorBase {
+public:
+    CudaSellOperator(std::shared_ptr<const SellMatrix> matrix, int device)
+        : CudaOperatorBase(device), matrix_(std::move(matrix))
+    {
+        TOPOKPM_REQUIRE(matrix_ != nullptr, "make_cuda_sell_operator: null matrix");
+        const SellMatrix& m = *matrix_;
+        const std::int64_t slots = static_cast<std::int64_t>(m.num_chunks()) * m.chunk_height();
+        TOPOKPM_USER_REQUIRE(slots < std::numeric_limits<local_index>::max(), "CUDA SELL operator: ", slots,
+                             " row slots exceed the 32-bit row index of the kernels");
+        device::set_device(device);
+        storage_bytes_ = static_cast<double>(m.values().size() * sizeof(complex_type) +
+                                             m.columns().size() * sizeof(local_index) +
+                                             m.chunk_start().size() * sizeof(std::int64_t) +
+                                             m.chunk_length().size() * sizeof(local_index) +
+                                             m.row_of_slot().size() * sizeof(local_index));
+        device::require_device_memory(storage_bytes_, device,
+                                      ::topokpm::detail::concat("the SELL-", m.chunk_height(), "-", m.sigma(), " matrix (",
+                                                     m.num_rows(), " rows, ", m.num_stored(), " stored entries)"));
+        values_ = upload(m.values(), device, "SELL values");
+        columns_ = upload(m.columns(), device, "SELL columns");
+        chunk_start_ = upload(m.chunk_start(), device, "SELL chunk starts");
+        chunk_length_ = upload(m.chunk_length(), device, "SELL chunk lengths");
+        row_of_slot_ = upload(m.row_of_slot(), device, "SELL row permutation");
+        view_.num_rows = m.num_rows();
+        view_.num_chunks = m.num_chunks();
+        view_.chunk_height = m.chunk_height();
+        view_.chunk_start = static_cast<const std::int64_t*>(chunk_start_.data());
+        view_.chunk_length = static_cast<const local_index*>(chunk_length_.data());
+        view_.columns = static_cast<const local_index*>(columns_.data());
+        view_.values = static_cast<const complex_type*>(values_.data());
+        view_.row_of_slot = static_cast<const local_index*>(row_of_slot_.data());
+    }
+
+    global_index num_rows() const override { return matrix_->num_rows(); }
+
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        apply_with(x, y, ops, dots, [&](const complex_type* xd, complex_type* yd, int r, DotSums* d) {
+            return kc::sell_spmmv(view_, xd, yd, r, ops, workspace_, d);
+        });
+    }
+
+    std::string name() const override
+    {
+        return ::topokpm::detail::concat("cuda-sell-", matrix_->chunk_height(), "-", matrix_->sigma());
+    }
+
+    OperatorCost cost() const override
+    {
+        // Minimum traffic: value + column of every stored entry, the row permutation.
+        const double bytes = 20.0 * static_cast<double>(matrix_->num_stored()) +
+                             4.0 * static_cast<double>(matrix_->row_of_slot().size());
+        return {static_cast<double>(matrix_->num_nonzeros()), bytes, storage_bytes_};
+    }
+
+private:
+    std::shared_ptr<const SellMatrix> matrix_;
+    double storage_bytes_ = 0;
+    device::DeviceBuffer values_, columns_, chunk_start_, chunk_length_, row_of_slot_;
+    kc::SellView view_;
+};
+
+class CudaStencilOperator final : public CudaOperatorBase {
+public:
+    CudaStencilOperator(const BlockStencil& stencil, int device)
+        : CudaOperatorBase(device), name_("cuda-free-" + stencil.name), num_rows_(stencil.num_rows()),
+          num_nonzeros_(0)
+    {
+        stencil.validate();
+        TOPOKPM_USER_REQUIRE(num_rows_ < std::numeric_limits<local_index>::max(), "CUDA stencil operator: ",
+                             num_rows_, " rows exceed the 32-bit row index of the kernels");
+        num_nonzeros_ = stencil.num_nonzeros();
+        const int nb = stencil.orbitals;
+        // Term 0 is the on-site block; then the neighbour terms. Only non-zero entries are
+        // kept, grouped by (row orbital, term), so a row loops over its real couplings.
+        std::vector<const std::vector<complex_type>*> blocks{&stencil.onsite};
+        std::vector<int> offsets{0, 0, 0};
+        for (const StencilTerm& t : stencil.terms) {
+            blocks.push_back(&t.block);
+            offsets.insert(offsets.end(), {t.dx, t.dy, t.dz});
+        }
+        const int num_terms = static_cast<int>(blocks.size());
+        std::vector<int> begin{0}, column;
+        std::vector<complex_type> value;
+        for (int o = 0; o < nb; ++o)
+            for (int t = 0; t < num_terms; ++t) {
+                for (int b = 0; b < nb; ++b) {
+                    const complex_type v = (*blocks[t])[o * nb + b];
+                    if (v != complex_type(0.0, 0.0)) {
+                        column.push_back(b);
+                        value.push_back(v);
+                    }
+                }
+                begin.push_back(static_cast<int>(column.size()));
+            }
+        const double table_bytes = 4.0 * (offsets.size() + begin.size() + column.size() + 4) + 16.0 * value.size();
+        TOPOKPM_USER_REQUIRE(table_bytes <= 48.0 * 1024, "CUDA stencil operator: ", num_terms, " terms of ", nb,
+                             "x", nb, " blocks need ", table_bytes,
+                             " bytes of coupling tables; the kernel stages at most 48 KiB in shared memory");
+        device::set_device(device);
+        device::require_device_memory(8.0 * stencil.potential.size() + table_bytes, device,
+                                      ::topokpm::detail::concat("the ", stencil.name, " stencil potential (",
+                                                     stencil.potential.size(), " values)"));
+        potential_ = upload(stencil.potential, device, "stencil potential");
+        offsets_ = upload(offsets, device, "stencil term offsets");
+        begin_ = upload(begin, device, "stencil entry ranges");
+        column_ = upload(column, device, "stencil entry columns");
+        value_ = upload(value, device, "stencil entry values");
+        potential_bytes_ = 8.0 * static_cast<double>(stencil.potential.size());
+        view_.nx = stencil.nx;
+        view_.ny = stencil.ny;
+        view_.nz = stencil.nz;
+        view_.orbitals = nb;
+        for (int k = 0; k < 3; ++k) view_.periodic[k] = stencil.periodic[k] ? 1 : 0;
+        view_.num_terms = num_terms;
+        view_.num_entries = static_cast<int>(column.size());
+        view_.term_offset = static_cast<const int*>(offsets_.data());
+        view_.entry_begin = static_cast<const int*>(begin_.data());
+        view_.entry_column = static_cast<const int*>(column_.data());
+        view_.entry_value = static_cast<const complex_type*>(value_.data());
+        view_.potential = static_cast<const double*>(potential_.data());
+        view_.potential_per_row = stencil.potential_per_row() ? 1 : 0;
+        view_.num_rows = static_cast<local_index>(num_rows_);
+    }
+
+    global_index num_rows() const override { return num_rows_; }
+
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        apply_with(x, y, ops, dots, [&](const complex_type* xd, complex_type* yd, int r, DotSums* d) {
+            return kc::stencil_spmmv(view_, xd, yd, r, ops, workspace_, d);
+        });
+    }
+
+    std::string name() const override { return name_; }
+
+    OperatorCost cost() const override
+    {
+        return {static_cast<double>(num_nonzeros_), potential_bytes_, potential_bytes_};
+    }
+
+private:
+    std::string name_;
+    global_index num_rows_;
+    global_index num_nonzeros_;
+    double potential_bytes_ = 0;
+    device::DeviceBuffer potential_, offsets_, begin_, column_, value_;
+    kc::StencilView view_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const SellMatrix> matrix, int device)
+{
+    return std::make_unique<CudaSellOperator>(std::move(matrix), device);
+}
+
+std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device)
+{
+    return std::make_unique<CudaStencilOperator>(stencil, device);
+}
+
+}  // namespace topokpm::numerics

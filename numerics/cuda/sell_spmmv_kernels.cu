@@ -1,0 +1,108 @@
+// Augmented SpMMV over SELL-C-σ on the GPU:
+//
+//     y[row_of_slot[p], c] = scale * (sum_k val[p, k] x[col[p, k], c] - shift x[row, c]) + beta y[row, c]
+//
+// with p = chunk * C + r a slot of the σ-sorted order, entry k of slot p stored at
+// chunk_start[chunk] + k C + r (column-major inside the chunk), and padding entries of
+// value 0 with a repeated valid column (sell_matrix.hpp), so the inner loop has no branch.
+// Block vectors are row-major, element (i, c) at i R + c. See augmented_common.cuh for the
+// thread mapping and the dot reduction.
+//
+// Minimum traffic per sweep (the project's model): 20 bytes per stored entry (16 value +
+// 4 column) + 4 bytes per row (row_of_slot) + 48 bytes per row and column (x read, y read
+// and written); flops 8 per entry and column + 34 per row and column.
+
+#include "numerics/cuda/augmented_common.cuh"
+#include "numerics/cuda/sweep_driver.cuh"
+
+namespace topokpm::numerics::kernels::cuda {
+namespace {
+
+using detail::block_threads;
+using detail::DotAccumulator;
+using detail::SweepScalars;
+
+template <int W, bool Dots>
+__global__ void __launch_bounds__(block_threads)
+    sell_augmented_kernel(SellView a, const double2* __restrict__ x, double2* __restrict__ y, SweepScalars s,
+                          double* __restrict__ partials)
+{
+    constexpr int rows_per_tile = block_threads / W;
+    const int c = threadIdx.x % W;
+    const int local = threadIdx.x / W;
+    const int chunk_height = a.chunk_height;
+    // Slots fit 32 bits (local_index rows); 32-bit division is several times cheaper.
+    const int num_slots = a.num_chunks * chunk_height;
+    const int num_tiles = (num_slots + rows_per_tile - 1) / rows_per_tile;
+    const double2* __restrict__ values = reinterpret_cast<const double2*>(a.values);
+    const int* __restrict__ columns = a.columns;
+    DotAccumulator dots;
+
+    const detail::TileRange tiles = detail::block_tiles(num_tiles);
+    for (int tile = tiles.begin; tile < tiles.end; ++tile) {
+        const int slot = tile * rows_per_tile + local;
+        if (slot >= num_slots) continue;
+        const int row = __ldg(&a.row_of_slot[slot]);
+        if (row < 0) continue;  // padding row of the last chunk
+        const int chunk = slot / chunk_height;
+        const int r = slot - chunk * chunk_height;
+        const int length = __ldg(&a.chunk_length[chunk]);
+        std::int64_t e = __ldg(&a.chunk_start[chunk]) + r;
+        double acc_re = 0.0, acc_im = 0.0;
+        // Unrolled so several independent x gathers are in flight per thread.
+#pragma unroll 4
+        for (int k = 0; k < length; ++k, e += chunk_height) {
+            const double2 v = __ldg(&values[e]);
+            const int col = __ldg(&columns[e]);
+            const double2 xv = __ldg(&x[static_cast<std::int64_t>(col) * s.ld + s.c0 + c]);
+            detail::complex_fma(v, xv, acc_re, acc_im);
+        }
+        detail::finish_element<Dots>(acc_re, acc_im, static_cast<std::int64_t>(row) * s.ld + s.c0 + c, x, y, s,
+                                     dots);
+    }
+    if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
+}
+
+template <int W, bool Dots>
+int launch(const SellView& a, const complex_type* x, complex_type* y, const SweepScalars& s,
+           DotWorkspace& workspace)
+{
+    auto kernel = sell_augmented_kernel<W, Dots>;
+    const std::int64_t num_slots = static_cast<std::int64_t>(a.num_chunks) * a.chunk_height;
+    const int grid = detail::grid_for(num_slots, W, detail::resident_grid(kernel));
+    double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
+    kernel<<<grid, block_threads>>>(a, reinterpret_cast<const double2*>(x), reinterpret_cast<double2*>(y), s,
+                                    partials);
+    return grid;
+}
+
+template <bool Dots>
+int launch_width(int w, const SellView& a, const complex_type* x, complex_type* y, const SweepScalars& s,
+                 DotWorkspace& workspace)
+{
+    switch (w) {
+    case 1: return launch<1, Dots>(a, x, y, s, workspace);
+    case 2: return launch<2, Dots>(a, x, y, s, workspace);
+    case 4: return launch<4, Dots>(a, x, y, s, workspace);
+    case 8: return launch<8, Dots>(a, x, y, s, workspace);
+    case 16: return launch<16, Dots>(a, x, y, s, workspace);
+    case 32: return launch<32, Dots>(a, x, y, s, workspace);
+    default: TOPOKPM_REQUIRE(false, "no SELL kernel for strip width ", w);
+    }
+    return 0;
+}
+
+}  // namespace
+
+SweepInfo sell_spmmv(const SellView& a, const complex_type* x, complex_type* y, int num_cols,
+                     const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
+{
+    TOPOKPM_REQUIRE(num_cols >= 1 && x != y, "sell_spmmv: ", num_cols, " columns, x ", x, ", y ", y);
+    TOPOKPM_REQUIRE(a.chunk_height >= 1, "sell_spmmv: chunk height ", a.chunk_height);
+    return detail::run_strips(num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, bool want_dots) {
+        return want_dots ? launch_width<true>(w, a, x, y, s, workspace)
+                         : launch_width<false>(w, a, x, y, s, workspace);
+    });
+}
+
+}  // namespace topokpm::numerics::kernels::cuda

@@ -1,0 +1,21 @@
+// The CUDA operators in builds without the CUDA backend (TOPOKPM_CUDA=OFF or no nvcc):
+// the same entry points, so every call site compiles, throwing NotCompiled when reached.
+#include "numerics/spmmv/cuda_operator.hpp"
+#include "runtime/base/error.hpp"
+#include "topokpm/config.hpp"
+
+static_assert(!TOPOKPM_HAVE_CUDA, "numerics/cuda/stubs.cpp is only built without the CUDA backend");
+
+namespace topokpm::numerics {
+
+std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const SellMatrix>, int)
+{
+    throw NotCompiled("cuda", __func__);
+}
+
+std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil&, int)
+{
+    throw NotCompiled("cuda", __func__);
+}
+
+}  // namespace topokpm::numerics

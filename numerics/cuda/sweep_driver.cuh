@@ -1,0 +1,77 @@
+#pragma once
+// Host-side driver shared by the SELL and stencil sweeps: strip-mining over the compiled
+// widths, launch geometry (a grid that fills the GPU once), the second-stage dot reduction
+// and the copy of the sums to the host.
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <vector>
+
+#include "numerics/cuda/augmented_common.cuh"
+#include "numerics/cuda/spmmv_kernels.hpp"
+#include "runtime/device/cuda_check.hpp"
+
+namespace topokpm::numerics::kernels::cuda::detail {
+
+/// Sums partials[(q * grid + b) * w + c] over b in fixed order (CUB BlockReduce) into
+/// results[q * R + c0 + c], for q = 0, 1, 2 and c < w. One block per (c, q).
+void launch_reduce_partials(const double* partials, int grid, int w, double* results, int num_cols, int c0);
+
+/// Resident blocks of `kernel` on the current device at block_threads threads: the grid
+/// of a grid-stride sweep. Cached per kernel (one device per process in this backend).
+template <class Kernel>
+int resident_grid(Kernel kernel)
+{
+    static const int blocks = [kernel] {
+        int device = 0, sms = 0, per_sm = 0;
+        TOPOKPM_CUDA_CHECK(cudaGetDevice(&device));
+        TOPOKPM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        TOPOKPM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
+        return sms * (per_sm > 0 ? per_sm : 1);
+    }();
+    return blocks;
+}
+
+/// Grid for `num_rows` rows at width W: enough blocks to cover the rows once, at most the
+/// resident count.
+inline int grid_for(std::int64_t num_rows, int w, int resident)
+{
+    const std::int64_t rows_per_tile = block_threads / w;
+    const std::int64_t tiles = (num_rows + rows_per_tile - 1) / rows_per_tile;
+    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, resident)));
+}
+
+/// Runs one sweep as strips. `launch(w, scalars, partials_or_null, workspace) -> grid`
+/// launches the width-w kernel for columns [c0, c0 + w) and returns its grid size.
+template <class LaunchStrip>
+SweepInfo run_strips(int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots,
+                     LaunchStrip&& launch)
+{
+    SweepInfo info;
+    info.strip_widths = strip_widths(num_cols);
+    info.specialised = info.strip_widths.size() == 1;
+    const bool want_dots = ops.want_dots && dots != nullptr;
+    double* results = want_dots ? workspace.results(3 * static_cast<std::size_t>(num_cols)) : nullptr;
+    int c0 = 0;
+    for (const int w : info.strip_widths) {
+        const SweepScalars s{ops.scale, ops.shift, ops.beta, num_cols, c0};
+        const int grid = launch(w, s, want_dots);
+        TOPOKPM_CUDA_CHECK(cudaGetLastError());
+        if (want_dots) launch_reduce_partials(workspace.partials(0), grid, w, results, num_cols, c0);
+        c0 += w;
+    }
+    if (want_dots) {
+        std::vector<double> host(3 * static_cast<std::size_t>(num_cols));
+        // cudaMemcpy waits for the sweep: the dots are what KPM needs before the next one.
+        TOPOKPM_CUDA_CHECK(cudaMemcpy(host.data(), results, host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+        dots->reset(num_cols);
+        for (int c = 0; c < num_cols; ++c) {
+            dots->xx[c] = host[c];
+            dots->yx[c] = complex_type(host[num_cols + c], host[2 * num_cols + c]);
+        }
+    }
+    return info;
+}
+
+}  // namespace topokpm::numerics::kernels::cuda::detail

@@ -1,0 +1,72 @@
+#pragma once
+/// @file sell_matrix.hpp
+/// SELL-C-σ storage (seed 000 §3, seed 002: pJDS is the σ = N limit). CRS is SELL-1-1
+/// through the same code.
+///
+/// Rows are grouped in chunks of C consecutive (permuted) rows; within each window of σ
+/// rows, rows are sorted by descending length before chunking, so rows of similar
+/// length share a chunk and padding shrinks. Chunk j stores chunk_length[j] columns
+/// "column-major inside the chunk": entry k of row r of the chunk is at
+/// chunk_start[j] + k*C + r. Short rows are padded with value 0 and a repeated valid
+/// column (the row's last real column, or the row itself for empty rows) so the inner
+/// loop has no branch.
+///
+/// The σ-permutation stays internal: block vectors are always in canonical row order
+/// (models.md §2); the kernel reads x[col] with canonical columns and writes
+/// y[row_of_slot[...]]. Columns are local indices relative to row_begin... for the
+/// single-rank spine row_begin = 0 and columns are global rows stored as 32-bit.
+
+#include <cstdint>
+#include <vector>
+
+#include "numerics/base/row_source.hpp"
+#include "numerics/base/types.hpp"
+
+namespace topokpm::numerics {
+
+struct SellParams {
+    int chunk_height = 32;  ///< C >= 1
+    int sigma = 256;        ///< sorting window σ >= 1 (rounded to a multiple of C); 1 = no sorting
+};
+
+class SellMatrix {
+public:
+    /// Builds rows [row_begin, row_end) of `source`. Throws InputError for C < 1, σ < 1,
+    /// and ResourceError if a column index does not fit 32 bits.
+    static SellMatrix build(const RowSource& source, global_index row_begin,
+                            global_index row_end, const SellParams& params);
+
+    local_index num_rows() const { return num_rows_; }
+    global_index num_cols() const { return num_cols_; }
+    int chunk_height() const { return chunk_height_; }
+    int sigma() const { return sigma_; }
+    local_index num_chunks() const { return static_cast<local_index>(chunk_length_.size()); }
+    std::int64_t num_nonzeros() const { return num_nonzeros_; }  ///< without padding
+    std::int64_t num_stored() const { return static_cast<std::int64_t>(values_.size()); }
+    /// Fill efficiency β = nnz / stored entries (1 = no padding).
+    double fill_efficiency() const;
+    /// Bytes held: values, columns, chunk pointers and the permutation.
+    double storage_bytes() const;
+
+    const std::vector<std::int64_t>& chunk_start() const { return chunk_start_; }  ///< size chunks+1
+    const std::vector<local_index>& chunk_length() const { return chunk_length_; }
+    const std::vector<local_index>& columns() const { return columns_; }
+    const std::vector<complex_type>& values() const { return values_; }
+    /// row_of_slot[p] = local row stored at position p (p = chunk*C + r); -1 for the
+    /// padding rows of the last chunk.
+    const std::vector<local_index>& row_of_slot() const { return row_of_slot_; }
+
+private:
+    local_index num_rows_ = 0;
+    global_index num_cols_ = 0;
+    int chunk_height_ = 1;
+    int sigma_ = 1;
+    std::int64_t num_nonzeros_ = 0;
+    std::vector<std::int64_t> chunk_start_;
+    std::vector<local_index> chunk_length_;
+    std::vector<local_index> columns_;
+    std::vector<complex_type> values_;
+    std::vector<local_index> row_of_slot_;
+};
+
+}  // namespace topokpm::numerics

@@ -1,0 +1,49 @@
+#include "runtime/base/system.hpp"
+
+#include <sys/sysinfo.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm {
+
+std::uint64_t available_memory_bytes()
+{
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::uint64_t value_kib = 0;
+    std::string unit;
+    while (meminfo >> key >> value_kib >> unit) {
+        if (key == "MemAvailable:") return value_kib * 1024ULL;
+    }
+    struct sysinfo info {};
+    if (sysinfo(&info) == 0) return static_cast<std::uint64_t>(info.freeram) * info.mem_unit;
+    return 0;
+}
+
+std::string format_bytes(double bytes)
+{
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 5) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+void require_memory(double needed_bytes, double available_bytes, const std::string& what)
+{
+    if (needed_bytes > available_bytes)
+        throw ResourceError(detail::concat(what, " needs ", format_bytes(needed_bytes), ", have ",
+                                           format_bytes(available_bytes),
+                                           " available on this machine; reduce the lattice, "
+                                           "--vectors, or run on more ranks"));
+}
+
+}  // namespace topokpm

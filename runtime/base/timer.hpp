@@ -1,0 +1,57 @@
+#pragma once
+/// @file timer.hpp
+/// Wall-clock phase timers: each named phase accumulates seconds; the report and
+/// /provenance list them in first-use order.
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace topokpm {
+
+/// Seconds since an arbitrary fixed point (steady clock).
+inline double wall_seconds()
+{
+    using clock = std::chrono::steady_clock;
+    return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+class PhaseTimers {
+public:
+    /// Adds `seconds` to phase `name` (created on first use).
+    void add(const std::string& name, double seconds)
+    {
+        for (auto& p : phases_)
+            if (p.first == name) {
+                p.second += seconds;
+                return;
+            }
+        phases_.emplace_back(name, seconds);
+    }
+    double get(const std::string& name) const
+    {
+        for (const auto& p : phases_)
+            if (p.first == name) return p.second;
+        return 0.0;
+    }
+    const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
+
+    /// Times a callable into phase `name` and returns its result.
+    template <typename F>
+    auto time(const std::string& name, F&& f)
+    {
+        struct Guard {
+            PhaseTimers* self;
+            const std::string* name;
+            double start;
+            ~Guard() { self->add(*name, wall_seconds() - start); }
+        } guard{this, &name, wall_seconds()};
+        return f();
+    }
+
+private:
+    std::vector<std::pair<std::string, double>> phases_;
+};
+
+}  // namespace topokpm

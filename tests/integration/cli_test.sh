@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# kpm-dos as a user runs it: --help documents every option; a quick run writes a file
+# that an independent reader (h5py) finds complete; bad input exits non-zero with a
+# message naming the option and leaves no file.
+set -u
+exe="$1"; src="$2"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+
+help="$("$exe" --help)"
+for opt in model lattice t m dot-potential dot-radius dot-period dot-depth disorder disorder-seed boundary \
+           moments vectors vector-seed trace energy-range kernel lorentz-lambda energy-points matrix \
+           sell-C sell-sigma threads output export-matrix config; do
+  check "--help mentions --$opt" "grep -q -- '--$opt' <<<\"\$help\""
+done
+
+"$exe" --config "$src/inputs/test/ti_tiny.ini" --output "$work/tiny.h5" --export-matrix "$work/tiny.mtx" > "$work/out.txt" 2>&1
+check "quick run exits 0" "[ $? -eq 0 ]"
+check "quick run says where the result went" "grep -q 'result written to $work/tiny.h5' '$work/out.txt'"
+check "summary has Gflop/s and GB/s" "grep -q 'Gflop/s' '$work/out.txt' && grep -q 'GB/s' '$work/out.txt'"
+check "matrix market header" "head -1 '$work/tiny.mtx' | grep -q '%%MatrixMarket matrix coordinate complex general'"
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+  check "h5py reads the schema" "/usr/bin/python3 '$src/tests/integration/check_schema.py' '$work/tiny.h5'"
+else
+  echo "SKIPPED: h5py schema check (/usr/bin/python3 has no h5py)"
+fi
+
+bad() {  # bad NAME MUST_MENTION ARGS...
+  local name="$1" mention="$2"; shift 2
+  "$exe" --output "${out:-$work/bad.h5}" "$@" > "$work/bad.txt" 2>&1
+  local rc=$?
+  check "$name: non-zero exit" "[ $rc -ne 0 ]"
+  check "$name: message names $mention" "grep -q -- '$mention' '$work/bad.txt'"
+  check "$name: no output file" "[ ! -e '$work/bad.h5' ] && [ -z \"\$(ls '$work' | grep tmp)\" ]"
+}
+bad "impossible lattice" "--lattice" --lattice 0x4x4
+bad "dot period" "--dot-period" --lattice 10x10x4 --dot-period 4
+bad "missing input" "--config" --config "$work/none.ini"
+bad "unknown kernel" "--kernel" --lattice 4x4x4 --kernel foo
+out=/nonexistent/bad.h5 bad "unwritable output" "/nonexistent/bad.h5" --lattice 4x4x4
+bad "too big" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32
+exit $fail

@@ -1,0 +1,112 @@
+// The unchanged KPM loop (numerics::kpm_stochastic_trace) through the CUDA operators gives
+// the CPU moments: same seeds, same start vectors, same recurrence; only the summation
+// order of each sweep differs.
+//
+// Tolerance: every moment is |mu_n| <= 1 (the scaled spectrum lies in [-1, 1]); one sweep
+// perturbs the vectors by a few u relative (cuda_spmmv_test.cpp) and the Chebyshev
+// recurrence propagates such perturbations with at most linear growth in n for a
+// spectrum inside [-1, 1], so |mu_gpu - mu_cpu| <~ M * 10 u ~ 1e-13 for M = 128.
+// We require 1e-12 * max(1, |mu_n|).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/cuda_operator.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
+#include "tests/support/backends.hpp"
+
+using namespace topokpm;
+
+namespace {
+
+hamiltonians::ModelParams ti_params()
+{
+    hamiltonians::ModelParams p;
+    p.name = "ti";
+    p.nx = 6;
+    p.ny = 6;
+    p.nz = 7;
+    p.dot_potential = 0.5;
+    p.dot_radius = 1.0;
+    p.dot_period = 3;
+    p.disorder = 0.6;
+    return p;
+}
+
+hamiltonians::ModelParams graphene_params()
+{
+    hamiltonians::ModelParams p;
+    p.name = "graphene";
+    p.nx = 12;
+    p.ny = 9;
+    p.nz = 1;
+    p.disorder = 0.4;
+    p.boundary = "po";
+    return p;
+}
+
+void expect_same_moments(const numerics::KpmMoments& gpu, const numerics::KpmMoments& cpu, const std::string& label)
+{
+    ASSERT_EQ(gpu.moments.size(), cpu.moments.size()) << label;
+    EXPECT_NEAR(cpu.moments[0], 1.0, 1e-12) << label;
+    for (std::size_t k = 0; k < cpu.moments.size(); ++k)
+        EXPECT_NEAR(gpu.moments[k], cpu.moments[k], 1e-12 * std::max(1.0, std::abs(cpu.moments[k])))
+            << label << " mu_" << k;
+    ASSERT_EQ(gpu.per_vector.size(), cpu.per_vector.size()) << label;
+    for (std::size_t k = 0; k < cpu.per_vector.size(); ++k)
+        ASSERT_NEAR(gpu.per_vector[k], cpu.per_vector[k], 1e-12) << label << " per-vector entry " << k;
+}
+
+}  // namespace
+
+TEST(CudaKpm, StochasticTraceMomentsEqualTheCpuMoments)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    for (const auto& params : {ti_params(), graphene_params()}) {
+        const auto model = hamiltonians::make_model(params);
+        const global_index n = model->num_rows();
+        const SpectralBounds bounds = gershgorin_bounds(*model);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(bounds, 0.01);
+        auto sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {32, 256}));
+        const auto cpu_sell = numerics::make_sell_operator(sell);
+        const auto cpu_free = model->make_matrix_free();
+        const auto gpu_sell = numerics::make_cuda_sell_operator(sell, 0);
+        const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+        for (const int r : {1, 3, 8, 32}) {
+            const int m = 128;
+            const auto ref_sell = numerics::kpm_stochastic_trace(*cpu_sell, m, r, 11, scaling);
+            const auto ref_free = numerics::kpm_stochastic_trace(*cpu_free, m, r, 11, scaling);
+            const auto got_sell = numerics::kpm_stochastic_trace(*gpu_sell, m, r, 11, scaling);
+            const auto got_free = numerics::kpm_stochastic_trace(*gpu_free, m, r, 11, scaling);
+            const std::string label = params.name + " R=" + std::to_string(r);
+            expect_same_moments(got_sell, ref_sell, label + " sell");
+            expect_same_moments(got_free, ref_free, label + " free");
+            numerics::check_moments_bounded(got_sell.moments);
+        }
+    }
+}
+
+TEST(CudaKpm, ExactTraceAndLanczosRunThroughTheMirror)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    hamiltonians::ModelParams p = graphene_params();
+    p.nx = 4;
+    p.ny = 5;
+    const auto model = hamiltonians::make_model(p);
+    const auto cpu = model->make_matrix_free();
+    const auto gpu = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+    const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(*model), 0.01);
+    // Exact trace refills the start block on the host between blocks (host write after
+    // device write); width 7 does not divide N = 40 and is strip-mined (4 + 2 + 1).
+    const auto ref = numerics::kpm_exact_trace(*cpu, 64, 7, scaling);
+    const auto got = numerics::kpm_exact_trace(*gpu, 64, 7, scaling);
+    for (std::size_t k = 0; k < ref.moments.size(); ++k) EXPECT_NEAR(got.moments[k], ref.moments[k], 1e-12) << k;
+    // Lanczos mixes host BLAS-1 work and device sweeps every step.
+    const auto lb_cpu = numerics::lanczos_bounds(*cpu, 30, 3, 0.005);
+    const auto lb_gpu = numerics::lanczos_bounds(*gpu, 30, 3, 0.005);
+    EXPECT_NEAR(lb_gpu.bounds.lower, lb_cpu.bounds.lower, 1e-9);
+    EXPECT_NEAR(lb_gpu.bounds.upper, lb_cpu.bounds.upper, 1e-9);
+}

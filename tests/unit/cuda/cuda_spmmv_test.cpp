@@ -1,0 +1,267 @@
+// The CUDA augmented SpMMV (stored SELL-C-σ and matrix-free stencil) against the CPU
+// operators of the same model, for many block widths (specialised and strip-mined), sizes
+// that are not multiples of a warp (down to N = 8), both models, open and periodic
+// boundaries, dots and disorder, beta in {0, -1} and dots on/off.
+//
+// Tolerance, derived from the arithmetic (u = 2^-53): every element of y is
+//     y_i = scale (sum_k a_ik x_k - shift x_i) + beta y_i
+// evaluated by each implementation in its own order (and with or without FMA). A complex
+// product costs at most 2 roundings per part and a sum of L terms at most L - 1, so each
+// result is within (L_i + 4) * 2u * B_i of the exact value, with
+//     B_i = |scale| (sum_k |a_ik| |x_k| + |shift| |x_i|) + |beta| |y_i|
+// (the factor 2 also covers sqrt(2) from mixing real and imaginary parts). Two
+// implementations therefore differ by at most 4 (L_i + 4) u B_i. For the dots, recursive
+// summation of N terms in different orders differs by at most 2 N u sum |terms|, plus the
+// propagated y differences for <y|x>.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/cuda_operator.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
+#include "tests/support/backends.hpp"
+
+using namespace topokpm;
+
+namespace {
+
+constexpr double u = std::numeric_limits<double>::epsilon() / 2;
+
+struct Case {
+    const char* label;
+    hamiltonians::ModelParams params;
+};
+
+hamiltonians::ModelParams make(const char* name, int nx, int ny, int nz, const char* boundary)
+{
+    hamiltonians::ModelParams p;
+    p.name = name;
+    p.nx = nx;
+    p.ny = ny;
+    p.nz = nz;
+    p.boundary = boundary;
+    return p;
+}
+
+std::vector<Case> cases()
+{
+    std::vector<Case> out;
+    hamiltonians::ModelParams p = make("ti", 6, 6, 5, "ppo");  // 720 rows = 22.5 warps
+    p.dot_potential = 0.4;
+    p.dot_radius = 1.0;
+    p.dot_period = 3;
+    p.dot_depth = 2;
+    p.disorder = 0.8;
+    p.disorder_seed = 3;
+    out.push_back({"ti 6x6x5 ppo dots+disorder", p});
+    p = make("ti", 3, 3, 3, "ppp");
+    p.disorder = 1.5;
+    out.push_back({"ti 3x3x3 ppp disorder", p});
+    out.push_back({"ti 1x1x2 ooo (N = 8)", make("ti", 1, 1, 2, "ooo")});
+    p = make("graphene", 6, 9, 1, "pp");
+    p.dot_potential = -0.3;
+    p.dot_radius = 1.5;
+    p.dot_period = 3;
+    p.disorder = 0.5;
+    p.disorder_seed = 9;
+    out.push_back({"graphene 6x9 pp dots+disorder", p});
+    p = make("graphene", 5, 3, 1, "oo");
+    p.disorder = 0.7;
+    out.push_back({"graphene 5x3 oo disorder", p});
+    out.push_back({"graphene 2x2 pp (coinciding neighbours)", make("graphene", 2, 2, 1, "pp")});
+    return out;
+}
+
+/// Per-element bound B_i (header comment) and row length L_i, from the model's rows.
+struct ElementBounds {
+    std::vector<double> b;  ///< N x R
+    std::vector<int> length;
+};
+
+ElementBounds element_bounds(const hamiltonians::Model& model, const BlockVector& x, const BlockVector& y0,
+                             const AugmentedOps& ops)
+{
+    const global_index n = model.num_rows();
+    const int r = x.num_cols();
+    ElementBounds e;
+    e.b.assign(static_cast<std::size_t>(n) * r, 0.0);
+    e.length.resize(static_cast<std::size_t>(n));
+    std::vector<global_index> cols(model.max_row_length());
+    std::vector<complex_type> vals(model.max_row_length());
+    for (global_index i = 0; i < n; ++i) {
+        const int len = model.row(i, cols.data(), vals.data());
+        e.length[i] = len;
+        for (int c = 0; c < r; ++c) {
+            double s = std::abs(ops.shift) * std::abs(x(i, c));
+            for (int k = 0; k < len; ++k) s += std::abs(vals[k]) * std::abs(x(cols[k], c));
+            e.b[i * r + c] = std::abs(ops.scale) * s + std::abs(ops.beta) * std::abs(y0(i, c));
+        }
+    }
+    return e;
+}
+
+/// Applies `gpu` and `cpu` to the same operands and checks y and the dots within the
+/// derived bounds; also that x survives and the states are as documented.
+void expect_same_apply(const Operator& gpu, const Operator& cpu, const hamiltonians::Model& model, int r,
+                       double beta, bool want_dots, const std::string& label)
+{
+    const global_index n = model.num_rows();
+    BlockVector x(n, r), y0(n, r);
+    numerics::fill_random_phase_vectors(x, 17, 0, n);
+    numerics::fill_random_phase_vectors(y0, 18, 0, n);
+    for (std::size_t k = 0; k < y0.size(); ++k) y0.data()[k] *= 0.5 + 0.001 * static_cast<double>(k % 7);
+    const AugmentedOps ops{0.37, -0.2, beta, want_dots};
+
+    BlockVector y_cpu = y0;
+    DotSums dots_cpu;
+    cpu.apply(x, y_cpu, ops, &dots_cpu);
+
+    BlockVector y_gpu = y0;
+    if (beta == 0.0) {
+        // beta == 0 must never read y: poison the device copy with NaN first.
+        for (std::size_t k = 0; k < y_gpu.size(); ++k)
+            y_gpu.data()[k] = complex_type(std::numeric_limits<double>::quiet_NaN(), 0.0);
+        y_gpu.device_data_read(0);
+    }
+    DotSums dots_gpu;
+    gpu.apply(x, y_gpu, ops, &dots_gpu);
+    EXPECT_EQ(x.memory_state(), MemoryState::both) << label;
+    EXPECT_EQ(y_gpu.memory_state(), MemoryState::device) << label;
+
+    const ElementBounds e = element_bounds(model, x, y0, ops);
+    const BlockVector& yg = y_gpu;  // const access: downloads once
+    double worst = 0.0;
+    std::vector<double> dy(static_cast<std::size_t>(n) * r);
+    for (global_index i = 0; i < n; ++i)
+        for (int c = 0; c < r; ++c) {
+            const double tol = 4.0 * (e.length[i] + 4) * u * e.b[i * r + c];
+            const double diff = std::abs(yg(i, c) - y_cpu(i, c));
+            dy[i * r + c] = tol;
+            ASSERT_TRUE(std::isfinite(diff)) << label << " row " << i << " column " << c;
+            ASSERT_LE(diff, tol) << label << " row " << i << " column " << c;
+            worst = std::max(worst, diff / (tol > 0 ? tol : 1.0));
+        }
+    if (!want_dots) return;
+    ASSERT_EQ(dots_gpu.xx.size(), static_cast<std::size_t>(r)) << label;
+    for (int c = 0; c < r; ++c) {
+        double sum_xx = 0.0, sum_yx = 0.0, propagated = 0.0;
+        for (global_index i = 0; i < n; ++i) {
+            sum_xx += std::norm(x(i, c));
+            sum_yx += std::abs(y_cpu(i, c)) * std::abs(x(i, c));
+            propagated += dy[i * r + c] * std::abs(x(i, c));
+        }
+        EXPECT_NEAR(dots_gpu.xx[c], dots_cpu.xx[c], 2.0 * n * u * sum_xx) << label << " column " << c;
+        EXPECT_LE(std::abs(dots_gpu.yx[c] - dots_cpu.yx[c]), 2.0 * n * u * sum_yx + 2.0 * propagated)
+            << label << " column " << c;
+    }
+}
+
+const int kWidths[] = {1, 2, 3, 4, 5, 8, 12, 16, 32, 37};
+
+}  // namespace
+
+TEST(CudaSpmmv, SellMatchesTheCpuSellOperator)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    for (const Case& k : cases()) {
+        const auto model = hamiltonians::make_model(k.params);
+        const global_index n = model->num_rows();
+        auto sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {32, 64}));
+        const auto gpu = numerics::make_cuda_sell_operator(sell, 0);
+        const auto cpu = numerics::make_sell_operator(sell);
+        for (const int r : kWidths)
+            for (const double beta : {0.0, -1.0})
+                for (const bool dots : {true, false})
+                    expect_same_apply(*gpu, *cpu, *model, r, beta, dots,
+                                      std::string(k.label) + " " + gpu->name() + " R=" + std::to_string(r) +
+                                          " beta=" + std::to_string(beta) + (dots ? " dots" : ""));
+    }
+}
+
+TEST(CudaSpmmv, OtherChunkHeightsAndNoSortingRunTheSameKernels)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const Case k = cases()[0];
+    const auto model = hamiltonians::make_model(k.params);
+    const global_index n = model->num_rows();
+    for (const numerics::SellParams sp : {numerics::SellParams{1, 1}, numerics::SellParams{8, 1},
+                                          numerics::SellParams{32, 1}, numerics::SellParams{64, 512}}) {
+        auto sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, sp));
+        const auto gpu = numerics::make_cuda_sell_operator(sell, 0);
+        const auto cpu = numerics::make_sell_operator(sell);
+        for (const int r : {1, 4, 32})
+            expect_same_apply(*gpu, *cpu, *model, r, -1.0, true, gpu->name() + " R=" + std::to_string(r));
+    }
+}
+
+TEST(CudaSpmmv, StencilMatchesTheCpuMatrixFreeOperator)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    for (const Case& k : cases()) {
+        const auto model = hamiltonians::make_model(k.params);
+        const auto gpu = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+        const auto cpu = model->make_matrix_free();
+        EXPECT_EQ(gpu->cost().nonzeros, cpu->cost().nonzeros) << k.label;
+        for (const int r : kWidths)
+            for (const double beta : {0.0, -1.0})
+                for (const bool dots : {true, false})
+                    expect_same_apply(*gpu, *cpu, *model, r, beta, dots,
+                                      std::string(k.label) + " " + gpu->name() + " R=" + std::to_string(r) +
+                                          " beta=" + std::to_string(beta) + (dots ? " dots" : ""));
+    }
+}
+
+// Enough rows that every block loops over several tiles (grid-stride), at R = 1, 8, 32.
+TEST(CudaSpmmv, LargerThanOneGridPass)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    hamiltonians::ModelParams p = make("ti", 24, 20, 20, "ppo");  // 38400 rows
+    p.disorder = 1.0;
+    const auto model = hamiltonians::make_model(p);
+    const global_index n = model->num_rows();
+    auto sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {32, 256}));
+    const auto gpu_sell = numerics::make_cuda_sell_operator(sell, 0);
+    const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+    const auto cpu = model->make_matrix_free();
+    for (const int r : {1, 8, 32}) {
+        expect_same_apply(*gpu_sell, *cpu, *model, r, -1.0, true, "large sell R=" + std::to_string(r));
+        expect_same_apply(*gpu_free, *cpu, *model, r, -1.0, true, "large free R=" + std::to_string(r));
+    }
+}
+
+// The sums are reduced without atomics in a fixed order: the same bits every time.
+TEST(CudaSpmmv, DotsAreBitwiseReproducible)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const auto model = hamiltonians::make_model(cases()[0].params);
+    const global_index n = model->num_rows();
+    const auto gpu = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+    BlockVector x(n, 8), y(n, 8);
+    numerics::fill_random_phase_vectors(x, 5, 0, n);
+    DotSums first, again;
+    gpu->apply(x, y, {1.0, 0.1, 0.0, true}, &first);
+    for (int rep = 0; rep < 5; ++rep) {
+        gpu->apply(x, y, {1.0, 0.1, 0.0, true}, &again);
+        for (int c = 0; c < 8; ++c) {
+            EXPECT_EQ(again.xx[c], first.xx[c]);
+            EXPECT_EQ(again.yx[c], first.yx[c]);
+        }
+    }
+}
+
+TEST(CudaSpmmv, MismatchedOperandsAreRejected)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const auto model = hamiltonians::make_model(cases()[2].params);
+    const auto gpu = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+    BlockVector x(model->num_rows(), 2), y_bad(model->num_rows(), 3);
+    EXPECT_THROW(gpu->apply(x, y_bad, {}, nullptr), DimensionMismatch);
+    EXPECT_THROW(gpu->apply(x, x, {}, nullptr), DimensionMismatch);
+    BlockVector y(model->num_rows(), 2);
+    EXPECT_THROW(gpu->apply(x, y, {1.0, 0.0, 0.0, true}, nullptr), DimensionMismatch);
+}

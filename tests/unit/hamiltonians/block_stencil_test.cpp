@@ -1,0 +1,133 @@
+// Model::block_stencil() describes exactly the model's matrix: the BlockStencil applied by
+// the reference loop (numerics/reference) equals the dense matrix of the model's rows
+// (tests/support/dense_oracle) for both models, open and periodic boundaries, dots and
+// disorder, with the augmented update and its dots. CPU only: runs in CI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "runtime/base/error.hpp"
+#include "tests/support/dense_operator.hpp"
+#include "tests/support/dense_oracle.hpp"
+
+using namespace topokpm;
+
+namespace {
+
+hamiltonians::ModelParams params(const char* name, int nx, int ny, int nz, const char* boundary)
+{
+    hamiltonians::ModelParams p;
+    p.name = name;
+    p.nx = nx;
+    p.ny = ny;
+    p.nz = nz;
+    p.boundary = boundary;
+    return p;
+}
+
+std::vector<hamiltonians::ModelParams> all_cases()
+{
+    std::vector<hamiltonians::ModelParams> out;
+    for (const char* b : {"ppo", "ppp", "ooo", "opo"}) {
+        hamiltonians::ModelParams p = params("ti", 6, 3, 4, b);
+        p.m = 1.7;
+        p.t = 0.9;
+        p.dot_potential = 0.4;
+        p.dot_radius = 1.0;
+        p.dot_period = 3;
+        p.dot_depth = 2;
+        p.disorder = 0.8;
+        p.disorder_seed = 5;
+        out.push_back(p);
+    }
+    out.push_back(params("ti", 1, 1, 1, "ooo"));
+    for (const char* b : {"pp", "oo", "po", "op"}) {
+        hamiltonians::ModelParams p = params("graphene", 6, 4, 1, b);
+        p.dot_potential = -0.3;
+        p.dot_radius = 1.2;
+        p.dot_period = 2;
+        p.disorder = 0.5;
+        p.disorder_seed = 9;
+        out.push_back(p);
+    }
+    out.push_back(params("graphene", 2, 2, 1, "pp"));  // neighbours that coincide
+    return out;
+}
+
+}  // namespace
+
+TEST(BlockStencil, DescribesTheModelMatrixExactly)
+{
+    for (const hamiltonians::ModelParams& p : all_cases()) {
+        const auto model = hamiltonians::make_model(p);
+        const std::string label = p.name + " " + std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" +
+                                  std::to_string(p.nz) + " " + model->params().boundary;
+        const BlockStencil s = model->block_stencil();
+        ASSERT_NO_THROW(s.validate()) << label;
+        EXPECT_EQ(s.num_rows(), model->num_rows()) << label;
+        EXPECT_EQ(s.orbitals, model->orbitals_per_site()) << label;
+        EXPECT_EQ(s.num_nonzeros(), model->estimated_nonzeros()) << label;
+
+        const global_index n = model->num_rows();
+        const topokpm::testing::DenseOperator dense(topokpm::testing::dense_matrix(*model), n);
+        const auto stencil = make_block_stencil_reference_operator(s);
+        for (const int r : {1, 3}) {
+            BlockVector x(n, r), y0(n, r);
+            numerics::fill_random_phase_vectors(x, 21, 0, n);
+            numerics::fill_random_phase_vectors(y0, 22, 0, n);
+            for (const double beta : {0.0, -1.0}) {
+                const AugmentedOps ops{0.6, 0.3, beta, true};
+                BlockVector y_ref = y0, y = y0;
+                DotSums d_ref, d;
+                dense.apply(x, y_ref, ops, &d_ref);
+                stencil->apply(x, y, ops, &d);
+                // At most 13 products of O(1) entries with |x| = 1, summed in another order
+                // (the dense loop also adds exact zeros): a few u times sum |a_ij| < 1e-13.
+                for (std::size_t k = 0; k < y.size(); ++k)
+                    ASSERT_LT(std::abs(y.data()[k] - y_ref.data()[k]), 1e-13) << label << " element " << k;
+                for (int c = 0; c < r; ++c) {
+                    EXPECT_NEAR(d.xx[c], d_ref.xx[c], 1e-13 * n) << label;
+                    EXPECT_LT(std::abs(d.yx[c] - d_ref.yx[c]), 1e-13 * n) << label;
+                }
+            }
+        }
+    }
+}
+
+TEST(BlockStencil, ReferenceOperatorNeverReadsYWhenBetaIsZero)
+{
+    const auto model = hamiltonians::make_model(params("graphene", 3, 3, 1, "pp"));
+    const auto op = make_block_stencil_reference_operator(model->block_stencil());
+    const global_index n = model->num_rows();
+    BlockVector x(n, 2), y(n, 2);
+    numerics::fill_random_phase_vectors(x, 1, 0, n);
+    for (std::size_t k = 0; k < y.size(); ++k) y.data()[k] = std::numeric_limits<double>::quiet_NaN();
+    op->apply(x, y, {1.0, 0.0, 0.0, false}, nullptr);
+    for (std::size_t k = 0; k < y.size(); ++k) ASSERT_TRUE(std::isfinite(y.data()[k].real())) << k;
+}
+
+TEST(BlockStencil, ValidateNamesTheBadField)
+{
+    BlockStencil s;
+    s.name = "bad";
+    s.orbitals = 2;
+    s.onsite.assign(3, complex_type(0.0, 0.0));
+    s.potential.assign(1, 0.0);
+    try {
+        s.validate();
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("on-site block has 3 entries"), std::string::npos) << e.what();
+    }
+    s.onsite.assign(4, complex_type(0.0, 0.0));
+    s.terms.push_back({1, 0, 0, std::vector<complex_type>(5)});
+    EXPECT_THROW(s.validate(), InputError);
+    s.terms.back().block.resize(4);
+    EXPECT_NO_THROW(s.validate());
+    s.potential.assign(3, 0.0);
+    EXPECT_THROW(s.validate(), InputError);
+}

@@ -1,0 +1,162 @@
+// KPM moments driver and Lanczos bounds against the dense LAPACK oracle.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "numerics/base/counter_rng.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/lanczos/lanczos.hpp"
+#include "runtime/base/error.hpp"
+#include "tests/support/dense_operator.hpp"
+#include "tests/support/dense_oracle.hpp"
+
+using namespace topokpm;
+using namespace topokpm::numerics;
+using topokpm::testing::DenseOperator;
+using topokpm::testing::RandomHermitianSource;
+
+namespace {
+
+struct SmallSystem {
+    RandomHermitianSource source;
+    std::vector<double> eigenvalues;
+    DenseOperator op;
+    KpmScaling scaling;
+    explicit SmallSystem(global_index n, std::uint64_t seed = 7)
+        : source(n, 0.3, seed), eigenvalues(topokpm::testing::dense_eigenvalues(source)),
+          op(topokpm::testing::dense_matrix(source), n),
+          scaling(kpm_scaling({eigenvalues.front() - 0.1, eigenvalues.back() + 0.1}, 0.01))
+    {}
+};
+
+}  // namespace
+
+TEST(KpmScaling, FollowsModelsSection4)
+{
+    const KpmScaling s = kpm_scaling({-5.0, 5.0}, 0.01);
+    EXPECT_DOUBLE_EQ(s.a, 10.0 / 1.99);
+    EXPECT_DOUBLE_EQ(s.b, 0.0);
+    const KpmScaling t = kpm_scaling({-1.0, 3.0}, 0.0);
+    EXPECT_DOUBLE_EQ(t.a, 2.0);
+    EXPECT_DOUBLE_EQ(t.b, 1.0);
+    EXPECT_THROW(kpm_scaling({1.0, 1.0}, 0.01), InputError);
+    EXPECT_THROW(kpm_scaling({-1.0, 1.0}, 1.0), InputError);
+}
+
+TEST(KpmSweeps, TwoMomentsPerSweepPlusTheFirst)
+{
+    EXPECT_EQ(kpm_num_sweeps(2), 1);
+    EXPECT_EQ(kpm_num_sweeps(3), 2);
+    EXPECT_EQ(kpm_num_sweeps(4), 2);
+    EXPECT_EQ(kpm_num_sweeps(1024), 512);
+    EXPECT_EQ(kpm_num_sweeps(1025), 513);
+}
+
+TEST(StartVectors, RandomPhasesFollowTheSpecFormula)
+{
+    const global_index n = 11;
+    BlockVector block(n, 3);
+    fill_random_phase_vectors(block, 42, 0, n);
+    const std::uint64_t sv = splitmix64(42, 2);
+    for (global_index j = 0; j < n; ++j)
+        for (int r = 0; r < 3; ++r) {
+            const double phase = 2.0 * M_PI * uniform(sv, std::uint64_t(r * n + j));
+            EXPECT_EQ(block(j, r), complex_type(std::cos(phase), std::sin(phase)));
+            EXPECT_NEAR(std::abs(block(j, r)), 1.0, 4e-16);
+        }
+    // A rank holding rows [5, 11) of vectors 1..2 gets exactly the same numbers.
+    BlockVector part(6, 2);
+    fill_random_phase_vectors(part, 42, 1, n, 5);
+    for (global_index i = 0; i < 6; ++i)
+        for (int c = 0; c < 2; ++c) EXPECT_EQ(part(i, c), block(i + 5, c + 1));
+}
+
+// Exact trace = (1/N) sum_i T_n(x_i) from LAPACK eigenvalues. Both sides are the same
+// polynomial evaluated in different orders; the three-term recurrence is stable on
+// [-1, 1] with errors growing ~ n eps, so 1e-12 covers M = 200 with margin.
+TEST(KpmExactTrace, MatchesLapackEigenvalueMoments)
+{
+    for (const global_index n : {1, 2, 7, 40}) {
+        SmallSystem sys(n);
+        for (const int block : {1, 3, 8}) {
+            for (const int m : {2, 3, 17, 200}) {
+                const KpmMoments km = kpm_exact_trace(sys.op, m, block, sys.scaling);
+                const std::vector<double> ref = topokpm::testing::exact_moments(sys.eigenvalues, m, sys.scaling.a, sys.scaling.b);
+                ASSERT_EQ(km.moments.size(), size_t(m));
+                for (int k = 0; k < m; ++k)
+                    EXPECT_NEAR(km.moments[k], ref[k], 1e-12) << "n=" << n << " block=" << block << " M=" << m << " k=" << k;
+                EXPECT_EQ(km.num_vectors, n);
+            }
+        }
+    }
+}
+
+// The stochastic estimate of (1/N) Tr T_n with random-phase vectors is unbiased with
+// variance (1/(R N^2)) sum_{i != j} |T_n(Ht)_ij|^2 <= ||T_n||_F^2 / (R N^2) <= 1/(R N),
+// since every eigenvalue of T_n(Ht) lies in [-1, 1]. 6 sigma: fails by chance < 1e-8.
+TEST(KpmStochasticTrace, WithinItsStatisticalError)
+{
+    const global_index n = 60;
+    SmallSystem sys(n, 11);
+    const int m = 64, r = 32;
+    const KpmMoments km = kpm_stochastic_trace(sys.op, m, r, 5, sys.scaling);
+    const std::vector<double> ref = topokpm::testing::exact_moments(sys.eigenvalues, m, sys.scaling.a, sys.scaling.b);
+    const double sigma = 1.0 / std::sqrt(double(r) * n);
+    EXPECT_NEAR(km.moments[0], 1.0, 1e-14);  // <r|r> = N up to rounding
+    for (int k = 1; k < m; ++k) EXPECT_NEAR(km.moments[k], ref[k], 6.0 * sigma) << "k=" << k;
+    // per-vector moments average to the moments
+    for (int k = 0; k < m; ++k) {
+        double sum = 0.0;
+        for (int c = 0; c < r; ++c) sum += km.per_vector[size_t(c) * m + k];
+        EXPECT_NEAR(sum / r, km.moments[k], 1e-14);
+    }
+    // Same seed, same moments; another seed, other moments.
+    const KpmMoments again = kpm_stochastic_trace(sys.op, m, r, 5, sys.scaling);
+    EXPECT_EQ(again.moments, km.moments);
+    const KpmMoments other = kpm_stochastic_trace(sys.op, m, r, 6, sys.scaling);
+    EXPECT_NE(other.moments[1], km.moments[1]);
+}
+
+// Vector r of a block of R equals the same vector run alone: columns do not mix.
+TEST(KpmStochasticTrace, ColumnsAreIndependentOfBlockWidth)
+{
+    SmallSystem sys(25, 3);
+    const KpmMoments wide = kpm_stochastic_trace(sys.op, 20, 4, 9, sys.scaling);
+    const KpmMoments one = kpm_stochastic_trace(sys.op, 20, 1, 9, sys.scaling);
+    for (int k = 0; k < 20; ++k) EXPECT_NEAR(wide.per_vector[k], one.per_vector[k], 1e-14);
+}
+
+TEST(KpmMoments, BoundednessCheckCatchesTooTightBounds)
+{
+    SmallSystem sys(30, 4);
+    // Bounds that cut off the spectrum: |x| > 1 for some eigenvalues, T_n grows like cosh.
+    const KpmScaling tight = kpm_scaling({sys.eigenvalues.front() * 0.5, sys.eigenvalues.back() * 0.5}, 0.0);
+    const KpmMoments km = kpm_exact_trace(sys.op, 100, 4, tight);
+    EXPECT_THROW(check_moments_bounded(km.moments), NumericalError);
+    const KpmMoments ok = kpm_exact_trace(sys.op, 100, 4, sys.scaling);
+    EXPECT_NO_THROW(check_moments_bounded(ok.moments));
+}
+
+TEST(Lanczos, BoundsContainTheSpectrumTightly)
+{
+    for (const global_index n : {3, 50, 120}) {
+        SmallSystem sys(n, 21);
+        const LanczosBounds lb = lanczos_bounds(sys.op, 200, 1, 0.005, 1e-10);
+        const double width = sys.eigenvalues.back() - sys.eigenvalues.front();
+        EXPECT_LE(lb.bounds.lower, sys.eigenvalues.front()) << n;
+        EXPECT_GE(lb.bounds.upper, sys.eigenvalues.back()) << n;
+        // Converged extremal Ritz values: within the margin (0.5 %) plus 1e-8 of the width.
+        EXPECT_NEAR(lb.lowest_ritz, sys.eigenvalues.front(), 1e-8 * width) << n;
+        EXPECT_NEAR(lb.highest_ritz, sys.eigenvalues.back(), 1e-8 * width) << n;
+        EXPECT_GE(lb.bounds.lower, sys.eigenvalues.front() - 0.006 * width - 1e-8);
+        EXPECT_LE(lb.bounds.upper, sys.eigenvalues.back() + 0.006 * width + 1e-8);
+    }
+    // The default tolerance (1e-4 of the width) stops earlier; the bounds still hold.
+    SmallSystem big(150, 8);
+    const LanczosBounds fast = lanczos_bounds(big.op, 200, 1, 0.005);
+    EXPECT_LE(fast.bounds.lower, big.eigenvalues.front());
+    EXPECT_GE(fast.bounds.upper, big.eigenvalues.back());
+    SmallSystem sys(10);
+    EXPECT_THROW(lanczos_bounds(sys.op, 1, 1, 0.005), InputError);
+}
