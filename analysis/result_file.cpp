@@ -224,9 +224,16 @@ struct ResultWriter::Impl {
     void write_dataset(const std::string& name, const std::vector<T>& data,
                        const std::vector<std::uint64_t>& dims, hid_t mem_type, hid_t file_type)
     {
+        write_dataset(name, data.data(), data.size(), dims, mem_type, file_type);
+    }
+
+    template <typename T>
+    void write_dataset(const std::string& name, const T* values, std::size_t count,
+                       const std::vector<std::uint64_t>& dims, hid_t mem_type, hid_t file_type)
+    {
         TOPOKPM_REQUIRE(!split_path(name).empty(), "dataset name '", name, "' is empty");
-        TOPOKPM_REQUIRE(!dims.empty() && product(dims) == data.size(), "dataset '", name, "' of ",
-                        data.size(), " values cannot have the given ", dims.size(), " dimensions");
+        TOPOKPM_REQUIRE(!dims.empty() && product(dims) == count, "dataset '", name, "' of ",
+                        count, " values cannot have the given ", dims.size(), " dimensions");
         const SilenceHdf5Errors silence;
         // Writing a name twice replaces the dataset (the later value wins); a group of that
         // name is never replaced, with everything below it, by accident.
@@ -250,8 +257,7 @@ struct ResultWriter::Impl {
                               : -1,
                           H5Dclose);
         if (!dset.valid()) throw_hdf5(path, detail::concat("cannot create dataset '", name, "'"));
-        if (!data.empty() &&
-            H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+        if (count > 0 && H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
             throw_hdf5(path, detail::concat("cannot write dataset '", name, "'"));
     }
 };
@@ -330,11 +336,25 @@ void ResultWriter::write_doubles(const std::string& dataset, const std::vector<d
     impl_->write_dataset(dataset, data, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
 }
 
+void ResultWriter::write_doubles(const std::string& dataset, const double* data, std::size_t count,
+                                 const std::vector<std::uint64_t>& dims)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->write_dataset(dataset, data, count, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+}
+
 void ResultWriter::write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
                                const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
     impl_->write_dataset(dataset, data, dims, H5T_NATIVE_INT64, H5T_STD_I64LE);
+}
+
+void ResultWriter::write_uint64(const std::string& dataset, const std::vector<std::uint64_t>& data,
+                                const std::vector<std::uint64_t>& dims)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->write_dataset(dataset, data, dims, H5T_NATIVE_UINT64, H5T_STD_U64LE);
 }
 
 void ResultWriter::commit()
@@ -453,6 +473,12 @@ std::vector<std::int64_t> ResultReader::read_int64(const std::string& dataset) c
 {
     return impl_->read_dataset<std::int64_t>(dataset, H5T_NATIVE_INT64, H5T_INTEGER, "signed integer",
                                              nullptr);
+}
+
+std::vector<std::uint64_t> ResultReader::read_uint64(const std::string& dataset) const
+{
+    return impl_->read_dataset<std::uint64_t>(dataset, H5T_NATIVE_UINT64, H5T_INTEGER, "unsigned integer",
+                                              nullptr);
 }
 
 double ResultReader::read_double_attribute(const std::string& object, const std::string& name) const

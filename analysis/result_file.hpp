@@ -5,6 +5,7 @@
 /// Writing is atomic: everything goes to "<path>.tmp-<pid>" and commit() renames it to
 /// <path>, so a failed run never leaves a partial (or half-overwritten) result file.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,9 +42,18 @@ public:
     void write_doubles(const std::string& dataset, const std::vector<double>& data,
                        const std::vector<std::uint64_t>& dims);
 
+    /// The same from `count` doubles at `data` (large arrays written without a copy, e.g. a
+    /// block of complex vectors viewed as [N, R, 2] doubles).
+    void write_doubles(const std::string& dataset, const double* data, std::size_t count,
+                       const std::vector<std::uint64_t>& dims);
+
     /// Writes an int64 dataset (e.g. /ldos/rows); otherwise as write_doubles.
     void write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
                      const std::vector<std::uint64_t>& dims);
+
+    /// Writes a uint64 dataset (seeds, e.g. /realizations/disorder_seeds); otherwise as write_doubles.
+    void write_uint64(const std::string& dataset, const std::vector<std::uint64_t>& data,
+                      const std::vector<std::uint64_t>& dims);
 
     /// Closes the file and renames it to the final path (replacing an older file there
     /// atomically); throws IoError. No writes are allowed afterwards.
@@ -73,6 +83,8 @@ public:
                                      std::vector<std::uint64_t>* dims = nullptr) const;
     /// A signed-integer dataset as int64 (flattened, row-major).
     std::vector<std::int64_t> read_int64(const std::string& dataset) const;
+    /// An unsigned-integer dataset as uint64 (flattened, row-major).
+    std::vector<std::uint64_t> read_uint64(const std::string& dataset) const;
     /// Scalar attribute `name` of the group or dataset `object`.
     double read_double_attribute(const std::string& object, const std::string& name) const;
     std::int64_t read_int64_attribute(const std::string& object, const std::string& name) const;

@@ -1,8 +1,11 @@
 // kpm-dos: parse -> run -> report. Every failure is a topokpm::Error with a message that
-// names the bad value; it is printed once and the exit code is non-zero.
+// names the bad value; it is printed once and the exit code is non-zero: 2 bad input
+// (also a refused --restart), 3 other errors, 4 internal errors, 75 stopped by
+// SIGTERM/SIGINT after writing a checkpoint (resume with --restart).
 #include <cstdio>
 #include <exception>
 
+#include "app/cli/moments_job.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/run_dos.hpp"
 #include "runtime/base/error.hpp"
@@ -14,6 +17,10 @@ int main(int argc, char** argv)
         if (!config) return 0;  // --help / --version
         topokpm::app::run_dos(*config);
         return 0;
+    } catch (const topokpm::app::RunInterrupted& e) {
+        // Not a failure: the checkpoint is complete and the message says how to resume.
+        std::fprintf(stderr, "kpm-dos: %s\n", e.what());
+        return topokpm::app::kExitInterrupted;
     } catch (const topokpm::InputError& e) {
         std::fprintf(stderr, "kpm-dos: input error: %s\n", e.what());
         return 2;

@@ -1,6 +1,6 @@
 // cuda-spmmv-bench: the GPU augmented SpMMV against the memory roofline and cuSPARSE.
 //
-//   cuda-spmmv-bench [--lattice 200x200x40] [--reps 20] [--device 0]
+//   cuda-spmmv-bench [--lattice 200x200x40] [--reps 20] [--device 0] [--only-spmmv]
 //
 // 1. Device bandwidth: cudaMemcpy device-to-device and a triad kernel (bytes read + written).
 // 2. The ti model (models.md §2, default 200x200x40 = 6.4 M rows, ~13 nnz/row), for
@@ -156,13 +156,20 @@ struct Options {
     std::string lattice = "200x200x40";
     int reps = 20;
     int device = 0;
+    bool only_spmmv = false;  ///< skip cuSPARSE and the ladder (tuning runs)
 };
 
 Options parse(int argc, char** argv)
 {
     Options o;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
         const std::string key = argv[i];
+        if (key == "--only-spmmv") {
+            o.only_spmmv = true;
+            --i;
+            continue;
+        }
+        if (i + 1 >= argc) throw InputError("option " + key + " needs a value");
         if (key == "--lattice") o.lattice = argv[i + 1];
         else if (key == "--reps") o.reps = std::atoi(argv[i + 1]);
         else if (key == "--device") o.device = std::atoi(argv[i + 1]);
@@ -224,7 +231,10 @@ try {
     const double a_scale = 7.0;  // a KPM-like scaling; the values do not change the traffic
     const AugmentedOps step{2.0 / a_scale, 0.1, -1.0, true};
     const int widths[] = {1, 2, 4, 8, 16, 32};
-    std::printf("\n## Augmented SpMMV, one KPM sweep (y = 2/a (H - b) x - y, both dots), median of %d\n\n", opt.reps);
+    const char* group = std::getenv("TOPOKPM_CUDA_TILE_GROUP");
+    std::printf("\n## Augmented SpMMV, one KPM sweep (y = 2/a (H - b) x - y, both dots), median of %d "
+                "(tiles per block visit for R >= 2: %s)\n\n",
+                opt.reps, group ? group : "default");
     std::printf("| operator | R | ms/sweep | Gflop/s | GB/s | B_min (B/flop) | P* = b/B_min (Gflop/s) | P/P* |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     double t_sell_r1 = 0, t_sell_r32 = 0, t_free_r1 = 0, t_free_r32 = 0;
@@ -248,6 +258,8 @@ try {
         }
         std::fflush(stdout);
     }
+
+    if (opt.only_spmmv) return 0;
 
     // 3. cuSPARSE SpMM, Y = A X, row-major blocks.
     const Csr csr = build_csr(*model);
@@ -322,7 +334,7 @@ try {
 
     // 4. KPM stage ladder.
     std::printf("\n## KPM stage ladder (seed 004 Fig. 11): time per moment per vector (one sweep = 2 moments)\n\n");
-    std::printf("| stage | operator | R | ms/sweep | ns per moment per vector |\n|---|---|---|---|---|\n");
+    std::printf("| stage | operator | R | ms/sweep | us per moment per vector |\n|---|---|---|---|---|\n");
     for (const Operator* op : {op_sell.get(), op_free.get()}) {
         BlockVector x(n, 1), y(n, 1), t(n, 1);
         numerics::fill_random_phase_vectors(x, 1, 0, n);
@@ -340,12 +352,12 @@ try {
         const double t1 = op == op_sell.get() ? t_sell_r1 : t_free_r1;
         const double t32 = op == op_sell.get() ? t_sell_r32 : t_free_r32;
         std::printf("| naive (SpMV + axpby + 2 dots) | %s | 1 | %.3f | %.3f |\n", op->name().c_str(), t_naive * 1e3,
-                    t_naive / 2.0 * 1e9);
-        std::printf("| augmented SpMV (fused dots) | %s | 1 | %.3f | %.3f |\n", op->name().c_str(), t1 * 1e3, t1 / 2.0 * 1e9);
+                    t_naive / 2.0 * 1e6);
+        std::printf("| augmented SpMV (fused dots) | %s | 1 | %.3f | %.3f |\n", op->name().c_str(), t1 * 1e3, t1 / 2.0 * 1e6);
         std::printf("| augmented SpMMV (fused dots) | %s | 32 | %.3f | %.3f |\n", op->name().c_str(), t32 * 1e3,
-                    t32 / 64.0 * 1e9);
+                    t32 / 64.0 * 1e6);
     }
-    std::printf("\n(ns per moment per vector = ms/sweep / (2 R); lower is better.)\n");
+    std::printf("\n(us per moment per vector = sweep time / (2 R); lower is better.)\n");
     return 0;
 } catch (const std::exception& e) {
     std::fprintf(stderr, "cuda-spmmv-bench: error: %s\n", e.what());

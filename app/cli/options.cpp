@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/cli/run_config.hpp"
+#include "numerics/base/counter_rng.hpp"
 #include "runtime/base/error.hpp"
 #include "topokpm/config.hpp"
 
@@ -116,13 +117,27 @@ po::options_description make_options()
     po::options_description kpm("KPM");
     kpm.add_options()
         ("moments", po::value<std::string>()->default_value("1024"), "number of Chebyshev moments M (>= 2); energy resolution ~ pi (Emax - Emin) / M")
-        ("vectors", po::value<std::string>()->default_value("16"), "random vectors R of the stochastic trace (>= 1; relative error ~ 1/sqrt(R N)); block width of the exact trace")
+        ("vectors", po::value<std::string>()->default_value("16"), "random vectors R of the stochastic trace (>= 1; relative error ~ 1/sqrt(R N)); block width (start vectors per sweep) of the exact trace, --ldos and --k-points/--k-path")
         ("vector-seed", po::value<std::string>()->default_value("1"), "seed of the random start vectors (unsigned 64-bit)")
         ("trace", po::value<std::string>()->default_value("stochastic"), "`stochastic` (R random-phase vectors) or `exact` (all N unit vectors: small systems only)")
         ("bounds", po::value<std::string>()->default_value("lanczos"), "spectral bounds: `lanczos` (extremal Ritz values + residual + margin) or `gershgorin` (rigorous, wider); ignored if --energy-range is given")
         ("energy-range", po::value<std::string>(), "user spectral bounds Emin:Emax (units of t) used to scale H; must contain the whole spectrum")
         ("lanczos-steps", po::value<std::string>()->default_value("200"), "maximum Lanczos steps for --bounds lanczos (>= 2)")
-        ("epsilon", po::value<std::string>()->default_value("0.01"), "KPM scaling safety factor, a = (Emax - Emin)/(2 - epsilon), in [0, 1)");
+        ("epsilon", po::value<std::string>()->default_value("0.01"), "KPM scaling safety factor, a = (Emax - Emin)/(2 - epsilon), in [0, 1)")
+        ("realizations", po::value<std::string>()->default_value("1"), "disorder realizations K (1 .. 100000), averaged with error bars: realization k uses --disorder-seed and --vector-seed as given for k = 0 (= the single run) and splitmix64(seed, 1000 + k) for k >= 1; all share one scaling (the union of their bounds)");
+
+    po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
+    local.add_options()
+        ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
+        ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t)")
+        ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
+        ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
+
+    po::options_description restart("Checkpoint and restart");
+    restart.add_options()
+        ("checkpoint", po::value<std::string>(), "checkpoint file (HDF5, written atomically): block vectors, partial moments and run parameters; default on SIGTERM/SIGINT: `<output>.checkpoint.h5`. Removed after the result is written")
+        ("checkpoint-every", po::value<std::string>()->default_value("0"), "seconds between checkpoints during the moments (>= 0; 0 = only on SIGTERM/SIGINT). A signal writes a checkpoint after the current sweep and exits with code 75; a second signal kills at once")
+        ("restart", po::value<std::string>(), "continue from this checkpoint with the same options (the moments are bit-identical to an uninterrupted run with the same --threads); a run whose parameters differ is refused with the list of differences");
 
     po::options_description dos("Reconstruction");
     dos.add_options()
@@ -143,14 +158,14 @@ po::options_description make_options()
     output.add_options()
         ("output,o", po::value<std::string>(), "HDF5 result file (models.md §5); default `<model>_<lattice>.h5` in the current directory; written atomically")
         ("export-matrix", po::value<std::string>(), "also write the stored matrix in Matrix Market format to this file (small systems)")
-        ("quiet,q", po::bool_switch(), "print only warnings, errors and the result path")
+        ("quiet,q", po::bool_switch(), "print only warnings, errors and the result path (no progress lines)")
         ("progress-interval", po::value<std::string>()->default_value("5"), "seconds between progress lines during the moments (> 0)")
         ("memory-limit", po::value<std::string>()->default_value("0"), "refuse runs needing more than this many GiB (0 = the memory available on this machine)");
 
     po::options_description all("kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
                                 "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
                                 "Usage: kpm-dos [--config FILE] [options]\n");
-    all.add(general).add(model).add(kpm).add(dos).add(storage).add(output);
+    all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart);
     return all;
 }
 
@@ -256,6 +271,36 @@ std::optional<RunConfig> parse_command_line(int argc, char** argv)
         cfg.energy_grid = grid;
     }
 
+    cfg.realizations = int_option<int>(vm, "realizations", 1, 100000, "1 .. 100000");
+    if (vm.count("ldos")) {
+        cfg.ldos = vm["ldos"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.ldos.empty(), "--ldos: empty selection (e.g. --ldos 0,1,2 or --ldos layer:0)");
+    }
+    if (vm.count("ldos-map-energy")) {
+        cfg.ldos_map_energy = parse_real("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
+        TOPOKPM_USER_REQUIRE(cfg.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
+    }
+    if (vm.count("k-points")) cfg.k_points = vm["k-points"].as<std::string>();
+    if (vm.count("k-path")) cfg.k_path = vm["k-path"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(!(vm.count("k-points") && vm.count("k-path")), "--k-points and --k-path: give one of them");
+    TOPOKPM_USER_REQUIRE(!vm.count("k-points") || !cfg.k_points.empty(), "--k-points: empty list (e.g. --k-points \"0,0;1,0\")");
+    TOPOKPM_USER_REQUIRE(!vm.count("k-path") || !cfg.k_path.empty(), "--k-path: empty path (e.g. --k-path M-G-X)");
+    TOPOKPM_USER_REQUIRE(cfg.ldos.empty() || (cfg.k_points.empty() && cfg.k_path.empty()),
+                         "--ldos and --k-points/--k-path: one run computes one of them");
+    TOPOKPM_USER_REQUIRE(cfg.trace == TraceKind::Stochastic || (cfg.ldos.empty() && cfg.k_points.empty() && cfg.k_path.empty()),
+                         "--trace exact applies to the DOS; --ldos and --k-points/--k-path are always exact");
+    if (vm.count("checkpoint")) {
+        cfg.checkpoint = vm["checkpoint"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.checkpoint.empty(), "--checkpoint: empty file name");
+    }
+    cfg.checkpoint_every_s = parse_real("checkpoint-every", vm["checkpoint-every"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.checkpoint_every_s >= 0.0, "--checkpoint-every ", cfg.checkpoint_every_s,
+                         ": must be >= 0 seconds (0 = only on SIGTERM/SIGINT)");
+    if (vm.count("restart")) {
+        cfg.restart = vm["restart"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.restart.empty(), "--restart: empty file name");
+    }
+
     const std::string matrix = vm["matrix"].as<std::string>();
     if (matrix == "sell") cfg.matrix = MatrixKind::Sell;
     else if (matrix == "crs") cfg.matrix = MatrixKind::Crs;
@@ -295,6 +340,33 @@ std::string to_string(MatrixKind kind)
     case MatrixKind::Naive: return "naive";
     }
     return "?";
+}
+
+Quantity quantity(const RunConfig& config)
+{
+    if (!config.ldos.empty()) return Quantity::Ldos;
+    if (!config.k_points.empty() || !config.k_path.empty()) return Quantity::Spectral;
+    return Quantity::Dos;
+}
+
+std::string to_string(Quantity q)
+{
+    switch (q) {
+    case Quantity::Dos: return "dos";
+    case Quantity::Ldos: return "ldos";
+    case Quantity::Spectral: return "spectral";
+    }
+    return "?";
+}
+
+std::uint64_t realization_seed(std::uint64_t seed, int k)
+{
+    return k == 0 ? seed : splitmix64(seed, 1000 + static_cast<std::uint64_t>(k));
+}
+
+std::string checkpoint_path(const RunConfig& config)
+{
+    return config.checkpoint.empty() ? config.output + ".checkpoint.h5" : config.checkpoint;
 }
 
 std::string to_string(TraceKind kind) { return kind == TraceKind::Exact ? "exact" : "stochastic"; }

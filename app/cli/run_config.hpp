@@ -19,6 +19,10 @@ enum class TraceKind { Stochastic, Exact };
 enum class BoundsMethod { Lanczos, Gershgorin, User };
 enum class DeviceKind { Cpu, Cuda };  ///< where the sweeps run (--device)
 
+/// What a run computes (models.md §4): the DOS (stochastic or exact trace), the local DOS
+/// of selected rows (--ldos), or the spectral function A(k, E) (--k-points / --k-path).
+enum class Quantity { Dos, Ldos, Spectral };
+
 /// A user energy grid: `num_points` equidistant energies from `lower` to `upper`.
 struct EnergyGrid {
     double lower = 0.0, upper = 0.0;
@@ -38,6 +42,19 @@ struct RunConfig {
     int lanczos_steps = 200;
     double lanczos_margin = 0.005;     ///< relative to the spectral width
     double epsilon = 0.01;
+
+    int realizations = 1;              ///< disorder realizations K (seeds: realization_seed)
+
+    // Local DOS and spectral function (docs/physics.md)
+    std::string ldos;                  ///< --ldos selection text; empty = no LDOS
+    std::optional<double> ldos_map_energy;  ///< energy of the per-site map of a layer:Z selection
+    std::string k_points;              ///< --k-points "mx,my;mx,my"
+    std::string k_path;                ///< --k-path "M-G-X"
+
+    // Checkpoint / restart
+    std::string checkpoint;            ///< file for periodic and on-signal checkpoints; empty = "<output>.checkpoint.h5" on a signal only
+    double checkpoint_every_s = 0.0;   ///< seconds between checkpoints; 0 = only on SIGTERM/SIGINT
+    std::string restart;               ///< checkpoint to continue from; empty = fresh run
 
     // Reconstruction
     analysis::DampingKernel kernel = analysis::DampingKernel::Jackson;
@@ -65,6 +82,22 @@ struct RunConfig {
     std::string config_path;
     std::string config_text;
 };
+
+/// The quantity the configuration asks for.
+Quantity quantity(const RunConfig& config);
+std::string to_string(Quantity quantity);
+
+/// Seed of realization k of an ensemble: k = 0 uses `seed` itself (so realization 0 is the
+/// single-realization run), k >= 1 uses splitmix64(seed, 1000 + k). Applied to both
+/// --disorder-seed and --vector-seed (docs/physics.md).
+std::uint64_t realization_seed(std::uint64_t seed, int k);
+
+/// The checkpoint file of a run: --checkpoint, or "<output>.checkpoint.h5".
+std::string checkpoint_path(const RunConfig& config);
+
+/// Exit code of a run stopped by SIGTERM/SIGINT after writing its checkpoint
+/// (EX_TEMPFAIL of sysexits.h: "try again later", here with --restart).
+constexpr int kExitInterrupted = 75;
 
 /// Parses argv (and the --config file it names). Returns nullopt when --help or
 /// --version was printed. Throws InputError naming the option for every bad value.

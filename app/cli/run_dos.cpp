@@ -7,8 +7,14 @@
 #include <ctime>
 #include <memory>
 
+#include "analysis/bands.hpp"
 #include "analysis/result_file.hpp"
+#include "app/cli/checkpoint.hpp"
+#include "app/cli/moments_job.hpp"
+#include "app/cli/run_output.hpp"
+#include "app/cli/selection.hpp"
 #include "numerics/base/perf_model.hpp"
+#include "numerics/kpm/bloch.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
@@ -43,7 +49,15 @@ struct MemoryEstimate {
     double total() const { return matrix_bytes + vector_bytes; }
 };
 
-MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& model)
+/// Start vectors per sweep: R for the stochastic trace, else --vectors capped at the columns.
+int block_width(const RunConfig& cfg, global_index num_columns)
+{
+    return cfg.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos
+               ? cfg.num_vectors
+               : static_cast<int>(std::min<global_index>(cfg.num_vectors, num_columns));
+}
+
+MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& model, int width)
 {
     const double n = static_cast<double>(model.num_rows());
     const double nnz = static_cast<double>(model.estimated_nonzeros());
@@ -54,10 +68,8 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
     // the row permutation; the row generator's buffers are negligible.
     default: e.matrix_bytes = 20.0 * nnz * 1.05 + 8.0 * n; break;
     }
-    const int width = cfg.trace == TraceKind::Exact
-                          ? static_cast<int>(std::min<double>(cfg.num_vectors, n))
-                          : cfg.num_vectors;
-    e.vector_bytes = 2.0 * 16.0 * n * width + 3.0 * 16.0 * n;  // KPM block pair + Lanczos vectors
+    // KPM block pair (+ one more while a checkpoint is read back) + Lanczos vectors.
+    e.vector_bytes = (cfg.restart.empty() ? 2.0 : 3.0) * 16.0 * n * width + 3.0 * 16.0 * n;
     return e;
 }
 
@@ -71,15 +83,61 @@ void run_dos(const RunConfig& cfg)
     if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
     const int threads = omp_get_max_threads();
     PhaseTimers timers;
+    const Quantity what = quantity(cfg);
+    const int num_real = cfg.realizations;
 
     // 1. Validate everything and size the run before allocating anything.
-    std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(cfg.model);
+    auto params_of = [&](int k) {
+        hamiltonians::ModelParams p = cfg.model;
+        p.disorder_seed = realization_seed(cfg.model.disorder_seed, k);
+        return p;
+    };
+    std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(params_of(0));
     const global_index n = model->num_rows();
     TOPOKPM_USER_REQUIRE(cfg.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
                          " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
+    std::optional<LdosSelection> selection;
+    std::optional<MomentumList> momenta;
+    numerics::PlaneWaveLattice lattice;
+    global_index num_columns = cfg.trace == TraceKind::Exact ? n : cfg.num_vectors;
+    std::int64_t num_slots = cfg.trace == TraceKind::Exact ? 1 : cfg.num_vectors;
+    if (what == Quantity::Ldos) {
+        selection = resolve_ldos_selection(cfg.ldos, *model);
+        num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
+    } else if (what == Quantity::Spectral) {
+        lattice = plane_wave_lattice(*model);
+        momenta = resolve_momenta(cfg.k_points, cfg.k_path, *model);
+        num_slots = static_cast<std::int64_t>(momenta->momenta.size());
+        num_columns = num_slots * lattice.states_per_cell;
+    }
+    const int width = block_width(cfg, num_columns);
     analysis::check_output_writable(cfg.output);
     if (!cfg.export_matrix.empty()) analysis::check_output_writable(cfg.export_matrix, "--export-matrix");
-    const MemoryEstimate mem = estimate_memory(cfg, *model);
+    const std::string ckpt_path = checkpoint_path(cfg);
+    analysis::check_output_writable(ckpt_path, "--checkpoint");
+
+    // A restart is checked against this run before anything is built.
+    const RunParameters parameters = run_parameters(
+        cfg, threads, selection ? selection->rows : std::vector<global_index>{},
+        momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
+    std::optional<CheckpointData> resume;
+    if (!cfg.restart.empty()) {
+        resume = read_checkpoint(cfg.restart, n);
+        const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
+        if (!diff.empty()) {
+            std::string list;
+            for (const auto& d : diff) list += "\n  " + d;
+            throw InputError(detail::concat("--restart '", cfg.restart,
+                                            "': the checkpoint belongs to a run with other parameters; rerun with "
+                                            "the checkpoint's values (its command line was: ",
+                                            resume->command_line, "). Differences:", list));
+        }
+        TOPOKPM_REQUIRE(resume->num_moments == cfg.num_moments && resume->num_slots == num_slots &&
+                            resume->num_realizations == num_real,
+                        "checkpoint header does not match its parameters");
+    }
+
+    const MemoryEstimate mem = estimate_memory(cfg, *model, width);
     const double available = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
                                                       : static_cast<double>(available_memory_bytes());
     require_memory(mem.total(), available,
@@ -105,26 +163,25 @@ void run_dos(const RunConfig& cfg)
     log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ", threads, " OpenMP thread(s)");
     log::info("model       : ", model->params().name, " ", model->params().nx, "x", model->params().ny, "x",
               model->params().nz, " boundary ", model->params().boundary, ", N = ", n, " rows, nnz = ",
-              model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)");
+              model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)",
+              num_real > 1 ? detail::concat(", ", num_real, " disorder realizations") : std::string());
 
     // 2. The operator behind the Operator seam: KPM does not know which one runs.
-    std::unique_ptr<Operator> op;
     std::shared_ptr<const numerics::SellMatrix> sell;
-    timers.time("build", [&] {
+    auto build_operator = [&](const hamiltonians::Model& mdl) -> std::shared_ptr<const Operator> {
         const bool cuda = cfg.device == DeviceKind::Cuda;
-        if (cfg.matrix == MatrixKind::Free) {
-            op = cuda ? numerics::make_cuda_stencil_operator(model->block_stencil(), 0) : model->make_matrix_free();
-            return;
-        }
+        if (cfg.matrix == MatrixKind::Free)
+            return cuda ? numerics::make_cuda_stencil_operator(mdl.block_stencil(), 0) : mdl.make_matrix_free();
         numerics::SellParams sp;
         // On the GPU a chunk is one warp (C = 32) whatever --sell-C says.
         if (cfg.matrix == MatrixKind::Sell) sp = {cuda ? 32 : cfg.sell_chunk_height, cfg.sell_sigma};
         else sp = {1, 1};
-        sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, sp));
-        if (cuda) op = numerics::make_cuda_sell_operator(sell, 0);
-        else op = cfg.matrix == MatrixKind::Naive ? numerics::make_naive_operator(sell)
-                                                  : numerics::make_sell_operator(sell);
-    });
+        sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(mdl, 0, mdl.num_rows(), sp));
+        if (cuda) return numerics::make_cuda_sell_operator(sell, 0);
+        return cfg.matrix == MatrixKind::Naive ? numerics::make_naive_operator(sell) : numerics::make_sell_operator(sell);
+    };
+    std::shared_ptr<const Operator> op;
+    timers.time("build", [&] { op = build_operator(*model); });
     const OperatorCost cost = op->cost();
     log::info("operator    : ", op->name(), ", ", format_bytes(cost.storage_bytes), " stored",
               sell ? detail::concat(", fill efficiency beta = ", fmt("%.4f", sell->fill_efficiency())) : std::string(),
@@ -135,110 +192,167 @@ void run_dos(const RunConfig& cfg)
         log::info("matrix      : written to ", cfg.export_matrix, " (Matrix Market)");
     }
 
-    // 3. Spectral bounds and the KPM scaling.
+    // 3. Spectral bounds and the KPM scaling: one scaling for every realization (the union
+    // of their bounds), so their moments average; a restart takes the checkpoint's.
     SpectralBounds bounds;
     AttributeList bounds_attrs;
-    timers.time("bounds", [&] {
-        if (cfg.bounds_method == BoundsMethod::User) {
-            bounds = cfg.energy_range;
-        } else if (cfg.bounds_method == BoundsMethod::Gershgorin) {
-            bounds = gershgorin_bounds(*model);
-        } else {
-            const numerics::LanczosBounds lb =
-                numerics::lanczos_bounds(*op, cfg.lanczos_steps, cfg.vector_seed, cfg.lanczos_margin);
-            bounds = lb.bounds;
+    auto bounds_of = [&](const hamiltonians::Model& mdl, const Operator& o, bool record) {
+        if (cfg.bounds_method == BoundsMethod::User) return cfg.energy_range;
+        if (cfg.bounds_method == BoundsMethod::Gershgorin) return gershgorin_bounds(mdl);
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed, cfg.lanczos_margin);
+        if (record)
             bounds_attrs = {{"lanczos_iterations", std::int64_t(lb.iterations)},
                             {"lanczos_lowest_ritz", lb.lowest_ritz},
                             {"lanczos_highest_ritz", lb.highest_ritz},
                             {"lanczos_residual_low", lb.residual_low},
                             {"lanczos_residual_high", lb.residual_high}};
+        return lb.bounds;
+    };
+    numerics::KpmScaling scaling;
+    timers.time("bounds", [&] {
+        if (resume) {
+            bounds = resume->bounds;
+            scaling = resume->scaling;
+            return;
         }
+        bounds = bounds_of(*model, *op, true);
+        // Realizations differ only when there is disorder; user bounds are taken as given.
+        if (cfg.model.disorder != 0.0 && cfg.bounds_method != BoundsMethod::User)
+            for (int k = 1; k < num_real; ++k) {
+                const auto mk = hamiltonians::make_model(params_of(k));
+                const SpectralBounds bk = bounds_of(*mk, *build_operator(*mk), false);
+                bounds = {std::min(bounds.lower, bk.lower), std::max(bounds.upper, bk.upper)};
+            }
+        scaling = numerics::kpm_scaling(bounds, cfg.epsilon);
     });
-    const numerics::KpmScaling scaling = numerics::kpm_scaling(bounds, cfg.epsilon);
     log::info("bounds      : [", fmt("%.6f", bounds.lower), ", ", fmt("%.6f", bounds.upper), "] t by ",
-              to_string(cfg.bounds_method), " (", fmt("%.3f", timers.get("bounds")), " s); scale a = ",
-              fmt("%.6f", scaling.a), " t, b = ", fmt("%.6f", scaling.b), " t");
+              resume ? std::string("the checkpoint") : to_string(cfg.bounds_method), " (",
+              fmt("%.3f", timers.get("bounds")), " s); scale a = ", fmt("%.6f", scaling.a), " t, b = ",
+              fmt("%.6f", scaling.b), " t");
 
-    // 4. Moments, with progress lines on long runs.
-    const int width = cfg.trace == TraceKind::Exact ? static_cast<int>(std::min<global_index>(cfg.num_vectors, n))
-                                                    : cfg.num_vectors;
-    const double flops_per_moment_pair = perf::sweep_flops(cost.nonzeros, static_cast<double>(n), width);
+    // 4. Moments, with progress lines on long runs, checkpoints and a clean stop on signals.
+    const double flops_per_sweep = perf::sweep_flops(cost.nonzeros, static_cast<double>(n), width);
     const double t_moments = wall_seconds();
     double last_report = t_moments;
-    const numerics::KpmProgress progress = [&](int done, int total) {
+    MomentsJob job;
+    job.num_realizations = num_real;
+    job.num_moments = cfg.num_moments;
+    job.block_width = width;
+    job.num_slots = num_slots;
+    job.scaling = scaling;
+    job.operator_for = [&](int k) -> std::shared_ptr<const Operator> {
+        if (k == 0) return op;
+        op.reset();  // one operator in memory at a time
+        model = hamiltonians::make_model(params_of(k));
+        std::shared_ptr<const Operator> ok;
+        timers.time("build", [&] { ok = build_operator(*model); });
+        return ok;
+    };
+    job.plan_for = [&](int k) -> std::unique_ptr<numerics::StartVectorPlan> {
+        switch (what) {
+        case Quantity::Ldos: return numerics::unit_vector_plan(n, selection->rows);
+        case Quantity::Spectral: return numerics::plane_wave_plan(lattice, momenta->momenta);
+        case Quantity::Dos: break;
+        }
+        if (cfg.trace == TraceKind::Exact) return numerics::exact_trace_plan(n);
+        return numerics::random_phase_plan(n, cfg.num_vectors, realization_seed(cfg.vector_seed, k));
+    };
+    job.resume = resume;
+    job.checkpoint_header.parameters = parameters;
+    job.checkpoint_header.command_line = cfg.command_line;
+    job.checkpoint_header.scaling = scaling;
+    job.checkpoint_header.bounds = bounds;
+    job.checkpoint_path = ckpt_path;
+    job.checkpoint_every_s = cfg.checkpoint_every_s;
+    job.resume_command = cfg.command_line.find("--restart") == std::string::npos
+                             ? cfg.command_line + " --restart " + ckpt_path
+                             : cfg.command_line;
+    job.progress = [&](const JobProgress& p) {
         const double now = wall_seconds();
-        if (now - last_report < cfg.progress_interval_s || done >= total) return;
+        if (now - last_report < cfg.progress_interval_s || p.sweeps_done >= p.num_sweeps) return;
         last_report = now;
         const double elapsed = now - t_moments;
-        const double sweeps = std::max(1.0, done / 2.0);
-        log::info("  moments ", done, "/", total, " (", fmt("%.0f", 100.0 * done / total), "%), elapsed ",
-                  fmt("%.1f", elapsed), " s, ETA ", fmt("%.1f", elapsed * (total - done) / std::max(done, 1)),
-                  " s, ", fmt("%.2f", sweeps * flops_per_moment_pair / elapsed * 1e-9), " Gflop/s");
+        const double rate = p.sweeps_this_run / std::max(elapsed, 1e-9);  // sweeps per second
+        const std::int64_t per_block = numerics::kpm_num_sweeps(cfg.num_moments);
+        const std::int64_t in_block = p.sweeps_done % per_block;
+        const int moments_done = std::min<int>(cfg.num_moments, 2 * static_cast<int>(in_block == 0 ? per_block : in_block));
+        std::string where;
+        if (p.num_blocks > 1) where += detail::concat(", block ", p.block + 1, "/", p.num_blocks);
+        if (p.num_realizations > 1) where += detail::concat(", realization ", p.realization + 1, "/", p.num_realizations);
+        log::info("  moments ", moments_done, "/", cfg.num_moments, where, " (",
+                  fmt("%.0f", 100.0 * p.sweeps_done / p.num_sweeps), "% of all sweeps), elapsed ", fmt("%.1f", elapsed),
+                  " s, ETA ", fmt("%.1f", (p.num_sweeps - p.sweeps_done) / rate), " s, ",
+                  fmt("%.2f", rate * flops_per_sweep * 1e-9), " Gflop/s");
     };
-    numerics::KpmMoments km;
-    timers.time("moments", [&] {
-        km = cfg.trace == TraceKind::Exact
-                 ? numerics::kpm_exact_trace(*op, cfg.num_moments, width, scaling, progress)
-                 : numerics::kpm_stochastic_trace(*op, cfg.num_moments, cfg.num_vectors, cfg.vector_seed,
-                                                  scaling, progress);
-    });
-    numerics::check_moments_bounded(km.moments);
+    if (resume)
+        log::info("restart     : from ", cfg.restart, " at realization ", resume->realization + 1, "/", num_real,
+                  ", block ", resume->trace.blocks_done + 1, ", ",
+                  resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it");
+    JobResult jr;
+    timers.time("moments", [&] { jr = run_moments_job(job); });
+    for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm);
     const double t_kernel = timers.get("moments");
-    const double gflops = km.num_sweeps * flops_per_moment_pair / t_kernel * 1e-9;
-    const double gbytes = km.num_sweeps * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width) / t_kernel * 1e-9;
-    log::info("moments     : M = ", cfg.num_moments, ", ", to_string(cfg.trace), " trace, ",
-              cfg.trace == TraceKind::Exact ? n : cfg.num_vectors, " vectors, ", km.num_sweeps,
-              " augmented sweeps of width ", km.block_width, " in ", fmt("%.3f", t_kernel), " s: ",
-              fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes), " GB/s (minimum traffic)");
+    const double gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
+    const double gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width) / t_kernel * 1e-9;
+    const std::int64_t num_vectors_total = static_cast<std::int64_t>(num_columns) * num_real;
+    log::info("moments     : M = ", cfg.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.trace) : to_string(what),
+              " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
+              " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
+              " GB/s (minimum traffic)", jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s)") : std::string());
 
-    // 5. Reconstruction.
-    analysis::Spectrum dos;
-    double integral = 0.0;
-    timers.time("reconstruct", [&] {
-        const std::vector<double> g = analysis::damping_factors(cfg.kernel, cfg.num_moments, cfg.lorentz_lambda);
-        if (cfg.energy_grid) {
-            const EnergyGrid& eg = *cfg.energy_grid;
-            dos.energy.resize(eg.num_points);
-            for (int k = 0; k < eg.num_points; ++k)
-                dos.energy[k] = eg.lower + (eg.upper - eg.lower) * k / (eg.num_points - 1);
-            dos.rho = analysis::reconstruct_at(km.moments, g, dos.energy, scaling.a, scaling.b);
-            integral = analysis::integral_trapezoid(dos.energy, dos.rho);
-        } else {
-            dos = analysis::reconstruct_chebyshev_grid(km.moments, g, cfg.energy_points, scaling.a, scaling.b);
-            integral = analysis::integral_chebyshev_grid(dos, scaling.a, scaling.b);
-        }
-    });
-    log::info("dos         : ", dos.energy.size(), " energies from ", fmt("%.4f", dos.energy.front()), " to ",
-              fmt("%.4f", dos.energy.back()), " t, kernel ", analysis::to_string(cfg.kernel),
-              ", integral of rho = ", fmt("%.12f", integral), cfg.energy_grid ? " (trapezoid on the user grid)" : "");
+    // Bands of the clean lattice from its Bloch Hamiltonians (exact there), for the plot.
+    std::vector<double> bands;
+    if (what == Quantity::Spectral && translation_invariant(*model) && op) {
+        timers.time("bands", [&] {
+            for (const auto& k : momenta->momenta) {
+                const std::vector<double> e = analysis::hermitian_eigenvalues(
+                    numerics::bloch_hamiltonian(*op, lattice, k), lattice.states_per_cell);
+                bands.insert(bands.end(), e.begin(), e.end());
+            }
+        });
+    }
 
-    // 6. The result file (spec §5), atomically.
+    // 5. Reconstruction and the result file (spec §5), atomically.
+    MomentsOutcome outcome;
+    outcome.slot_moments = std::move(jr.slot_moments);
+    for (int k = 0; k < num_real; ++k) {
+        outcome.disorder_seeds.push_back(realization_seed(cfg.model.disorder_seed, k));
+        outcome.vector_seeds.push_back(realization_seed(cfg.vector_seed, k));
+    }
+    const Reconstructor rec(cfg, scaling);
     const double t_write = wall_seconds();
     analysis::ResultWriter out(cfg.output);
     out.write_attributes("/model", model->attributes());
+    // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
+    out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
+    DosSummary summary;
+    switch (what) {
+    case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
+    case Quantity::Ldos: summary = write_ldos(out, cfg, rec, outcome, *selection); break;
+    case Quantity::Spectral:
+        summary = write_spectral(out, cfg, rec, outcome, *momenta, lattice.states_per_cell, bands);
+        break;
+    }
+    const std::string trace_name = what == Quantity::Dos ? to_string(cfg.trace) : to_string(what);
     out.write_attributes("/kpm", {{"scale_a", scaling.a},
                                   {"scale_b", scaling.b},
                                   {"num_moments", std::int64_t(cfg.num_moments)},
-                                  {"num_vectors", std::int64_t(km.num_vectors)},
+                                  {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.trace == TraceKind::Exact
+                                                                   ? n * num_real : num_vectors_total)},
                                   {"vector_seed", std::uint64_t(cfg.vector_seed)},
                                   {"num_rows", std::int64_t(n)},
-                                  {"trace", to_string(cfg.trace)},
+                                  {"trace", trace_name},
+                                  {"num_realizations", std::int64_t(num_real)},
+                                  {"block_width", std::int64_t(width)},
                                   {"epsilon", cfg.epsilon},
-                                  {"bounds_method", to_string(cfg.bounds_method)},
+                                  {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.bounds_method)},
                                   {"bounds_lower", bounds.lower},
                                   {"bounds_upper", bounds.upper}});
     if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
-    out.write_doubles("/kpm/moments", km.moments, {std::uint64_t(cfg.num_moments)});
-    if (!km.per_vector.empty() &&
-        static_cast<std::int64_t>(km.per_vector.size()) <= cfg.per_vector_limit)
-        out.write_doubles("/kpm/moments_per_vector", km.per_vector,
-                          {std::uint64_t(km.num_vectors), std::uint64_t(cfg.num_moments)});
-    out.write_doubles("/dos/energy", dos.energy, {dos.energy.size()});
-    out.write_doubles("/dos/rho", dos.rho, {dos.rho.size()});
     out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kernel)},
                                   {"lorentz_lambda", cfg.lorentz_lambda},
                                   {"grid", std::string(cfg.energy_grid ? "user" : "chebyshev")},
-                                  {"integral", integral}});
+                                  {"integral", summary.integral}});
     timers.add("write", wall_seconds() - t_write);
     AttributeList prov = {{"program", std::string("topokpm kpm-dos")},
                           {"program_version", std::string(TOPOKPM_VERSION)},
@@ -249,9 +363,10 @@ void run_dos(const RunConfig& cfg)
                           {"ranks", std::int64_t(1)},
                           {"threads_per_rank", std::int64_t(threads)},
                           {"devices", devices},
-                          {"operator", op->name()},
+                          {"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
                           {"start_time", start_time},
                           {"end_time", utc_now()},
+                          {"restarted_from", cfg.restart},
                           {"gflops", gflops},
                           {"gbytes_per_second", gbytes}};
     for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
@@ -259,6 +374,13 @@ void run_dos(const RunConfig& cfg)
     out.write_attributes("/provenance", prov);
     out.commit();
 
+    log::info("dos         : ", summary.dos.energy.size(), " energies from ", fmt("%.4f", summary.dos.energy.front()), " to ",
+              fmt("%.4f", summary.dos.energy.back()), " t, kernel ", analysis::to_string(cfg.kernel),
+              ", integral of rho = ", fmt("%.12f", summary.integral), cfg.energy_grid ? " (trapezoid on the user grid)" : "",
+              summary.has_stderr ? ", with error bars" : "");
+    // The result holds everything now: the checkpoint (this run's or the one it resumed) is spent.
+    for (const std::string& spent : {ckpt_path, cfg.restart})
+        if (!spent.empty() && std::remove(spent.c_str()) == 0) log::info("checkpoint  : ", spent, " removed (run complete)");
     std::string phases;
     for (const auto& [phase, seconds] : timers.phases()) phases += " " + phase + " " + fmt("%.3f", seconds) + " s,";
     log::info("time        :", phases, " total ", fmt("%.3f", wall_seconds() - t_start), " s");

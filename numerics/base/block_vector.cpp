@@ -36,6 +36,8 @@ std::unique_ptr<DeviceMirror> make_device_mirror(int device, std::size_t bytes)
     return std::make_unique<CudaMirror>(device, bytes);
 }
 
+BlockVector::BlockVector() = default;
+
 BlockVector::BlockVector(global_index num_rows, int num_cols)
     : num_rows_(num_rows), num_cols_(num_cols),
       data_(static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(num_cols))

@@ -63,7 +63,9 @@ std::unique_ptr<DeviceMirror> make_device_mirror(int device, std::size_t bytes);
 
 class BlockVector {
 public:
-    BlockVector() = default;
+    /// Empty (0 x 0) block. Defined out of line, like the destructor: the mirror's
+    /// synchronisation state is an incomplete type here.
+    BlockVector();
     /// N rows, R columns, zero-initialised, on the host.
     BlockVector(global_index num_rows, int num_cols);
     /// Copies the values (downloading from the device first if the device copy is the only

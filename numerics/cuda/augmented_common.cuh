@@ -7,9 +7,8 @@
 // warp size, one warp covers 32 / W whole rows: at W = 32 a warp is one row and its loads
 // of x are 32 consecutive 16-byte values (512 B, perfectly coalesced) while the matrix entry
 // is one broadcast; at W = 1 a warp is 32 rows = one SELL-32 chunk and the matrix loads are
-// coalesced instead. Each block loops over a contiguous range of tiles (the grid is sized to
-// fill the GPU once), so the per-block dot partials stay few and their count does not grow
-// with N.
+// coalesced instead. Blocks loop over the tiles grid-stride (the grid is sized to fill the
+// GPU once), so the per-block dot partials stay few and their count does not grow with N.
 //
 // Dots: threads of one column sit at lane distance W, so xor-shuffles with offsets
 // 16, 8, ..., W reduce a warp per column; warps are combined in shared memory in fixed
@@ -33,20 +32,26 @@ struct SweepScalars {
     double beta;
     int ld;  ///< R, the row stride of x and y in complex values
     int c0;  ///< first column of this strip
+    int tile_group;  ///< consecutive tiles per block visit (for_each_tile)
 };
 
-/// The tiles of this block: a contiguous range, so consecutive tiles run one after the
-/// other on the same SM and the x rows they share (the other orbitals of a site, the
-/// neighbours along z) are still in its L1. A grid-stride order would hand neighbouring
-/// tiles to different SMs and fetch those rows from L2 again.
-struct TileRange {
-    int begin, end;
-};
-__device__ __forceinline__ TileRange block_tiles(int num_tiles)
+/// Calls f(tile) for the tiles of this block: groups of `group` consecutive tiles, the groups
+/// dealt out grid-stride. Two localities compete:
+/// * L2: x rows one step away along x are N_y N_z B rows apart (8 MB at R = 32 for ti
+///   200x200x40); they are re-used from L2 only if all blocks advance through the rows
+///   together (grid-stride). Contiguous row ranges per block read x ~2.5 times from DRAM
+///   (Nsight Compute) and were 1.3-1.5x slower at R = 32.
+/// * L1: the other orbitals of a site and the neighbours along z sit in the next tiles, which
+///   a block running consecutive tiles finds in its L1.
+/// The measured best is group = 1 (sweep_driver.cuh, tile_group()).
+template <class F>
+__device__ __forceinline__ void for_each_tile(int num_tiles, int group, F&& f)
 {
-    const int per_block = (num_tiles + gridDim.x - 1) / gridDim.x;
-    const int begin = blockIdx.x * per_block;
-    return {begin, min(num_tiles, begin + per_block)};
+    for (long long first = static_cast<long long>(blockIdx.x) * group; first < num_tiles;
+         first += static_cast<long long>(gridDim.x) * group) {
+        const int last = static_cast<int>(min(static_cast<long long>(num_tiles), first + group));
+        for (int tile = static_cast<int>(first); tile < last; ++tile) f(tile);
+    }
 }
 
 /// Per-thread running dot sums (registers).
@@ -55,13 +60,12 @@ struct DotAccumulator {
 };
 
 /// Finishes one (row, column) element: y = scale (acc - shift x) + beta y, and adds the
-/// element's share of <x|x> and <y|x>. `index` is the element's offset in the block.
+/// element's share of <x|x> and <y|x>. `xi` is x at the element, `index` its offset.
 template <bool Dots>
-__device__ __forceinline__ void finish_element(double acc_re, double acc_im, std::int64_t index,
-                                               const double2* __restrict__ x, double2* __restrict__ y,
-                                               const SweepScalars& s, DotAccumulator& dots)
+__device__ __forceinline__ void finish_element(double acc_re, double acc_im, double2 xi, std::int64_t index,
+                                               double2* __restrict__ y, const SweepScalars& s,
+                                               DotAccumulator& dots)
 {
-    const double2 xi = __ldg(&x[index]);
     double yr = s.scale * (acc_re - s.shift * xi.x);
     double yi = s.scale * (acc_im - s.shift * xi.y);
     // beta == 0: y may hold anything (even NaN); never read it. The branch is uniform.

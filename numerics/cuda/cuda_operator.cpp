@@ -156,7 +156,10 @@ public:
                 }
                 begin.push_back(static_cast<int>(column.size()));
             }
-        const double table_bytes = 4.0 * (offsets.size() + begin.size() + column.size() + 4) + 16.0 * value.size();
+        std::vector<complex_type> dense;  // all T blocks as they are, for the site kernel (B = 2, 4)
+        for (const auto* blk : blocks) dense.insert(dense.end(), blk->begin(), blk->end());
+        const double table_bytes = 4.0 * (offsets.size() + begin.size() + column.size() + 4) + 16.0 * value.size() +
+                                   16.0 * dense.size();
         TOPOKPM_USER_REQUIRE(table_bytes <= 48.0 * 1024, "CUDA stencil operator: ", num_terms, " terms of ", nb,
                              "x", nb, " blocks need ", table_bytes,
                              " bytes of coupling tables; the kernel stages at most 48 KiB in shared memory");
@@ -169,6 +172,7 @@ public:
         begin_ = upload(begin, device, "stencil entry ranges");
         column_ = upload(column, device, "stencil entry columns");
         value_ = upload(value, device, "stencil entry values");
+        dense_ = upload(dense, device, "stencil blocks");
         potential_bytes_ = 8.0 * static_cast<double>(stencil.potential.size());
         view_.nx = stencil.nx;
         view_.ny = stencil.ny;
@@ -181,6 +185,7 @@ public:
         view_.entry_begin = static_cast<const int*>(begin_.data());
         view_.entry_column = static_cast<const int*>(column_.data());
         view_.entry_value = static_cast<const complex_type*>(value_.data());
+        view_.dense_blocks = static_cast<const complex_type*>(dense_.data());
         view_.potential = static_cast<const double*>(potential_.data());
         view_.potential_per_row = stencil.potential_per_row() ? 1 : 0;
         view_.num_rows = static_cast<local_index>(num_rows_);
@@ -207,7 +212,7 @@ private:
     global_index num_rows_;
     global_index num_nonzeros_;
     double potential_bytes_ = 0;
-    device::DeviceBuffer potential_, offsets_, begin_, column_, value_;
+    device::DeviceBuffer potential_, offsets_, begin_, column_, value_, dense_;
     kc::StencilView view_;
 };
 

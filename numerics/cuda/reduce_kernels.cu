@@ -54,15 +54,14 @@ __global__ void __launch_bounds__(block_threads)
     const int c = threadIdx.x % W, local = threadIdx.x / W;
     const int num_tiles = (num_rows + rows_per_tile - 1) / rows_per_tile;
     detail::DotAccumulator d;
-    const detail::TileRange tiles = detail::block_tiles(num_tiles);
-    for (int tile = tiles.begin; tile < tiles.end; ++tile) {
+    detail::for_each_tile(num_tiles, 1, [&](int tile) {
         const int row = tile * rows_per_tile + local;
-        if (row >= num_rows) continue;
+        if (row >= num_rows) return;
         const std::int64_t i = static_cast<std::int64_t>(row) * ld + c0 + c;
         const double2 ai = a[i], bi = b[i];
         d.yx_re += ai.x * bi.x + ai.y * bi.y;
         d.yx_im += ai.x * bi.y - ai.y * bi.x;
-    }
+    });
     detail::reduce_dots_to_partials<W>(d, partials);
 }
 

@@ -38,12 +38,11 @@ __global__ void __launch_bounds__(block_threads)
     const int* __restrict__ columns = a.columns;
     DotAccumulator dots;
 
-    const detail::TileRange tiles = detail::block_tiles(num_tiles);
-    for (int tile = tiles.begin; tile < tiles.end; ++tile) {
+    detail::for_each_tile(num_tiles, s.tile_group, [&](int tile) {
         const int slot = tile * rows_per_tile + local;
-        if (slot >= num_slots) continue;
+        if (slot >= num_slots) return;
         const int row = __ldg(&a.row_of_slot[slot]);
-        if (row < 0) continue;  // padding row of the last chunk
+        if (row < 0) return;  // padding row of the last chunk
         const int chunk = slot / chunk_height;
         const int r = slot - chunk * chunk_height;
         const int length = __ldg(&a.chunk_length[chunk]);
@@ -57,9 +56,9 @@ __global__ void __launch_bounds__(block_threads)
             const double2 xv = __ldg(&x[static_cast<std::int64_t>(col) * s.ld + s.c0 + c]);
             detail::complex_fma(v, xv, acc_re, acc_im);
         }
-        detail::finish_element<Dots>(acc_re, acc_im, static_cast<std::int64_t>(row) * s.ld + s.c0 + c, x, y, s,
-                                     dots);
-    }
+        const std::int64_t self = static_cast<std::int64_t>(row) * s.ld + s.c0 + c;
+        detail::finish_element<Dots>(acc_re, acc_im, __ldg(&x[self]), self, y, s, dots);
+    });
     if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
 }
 

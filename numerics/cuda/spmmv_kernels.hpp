@@ -51,6 +51,7 @@ struct StencilView {
                                          ///< [entry_begin[o T + t], entry_begin[o T + t + 1])
     const int* entry_column = nullptr;   ///< column orbital b of each entry
     const complex_type* entry_value = nullptr;
+    const complex_type* dense_blocks = nullptr;  ///< T B B values, block t row-major (site kernel)
     const double* potential = nullptr;   ///< per site, or per row when potential_per_row
     int potential_per_row = 0;
     local_index num_rows = 0;            ///< nx ny nz B

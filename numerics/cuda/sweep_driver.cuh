@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <cstdlib>
 #include <vector>
 
 #include "numerics/cuda/augmented_common.cuh"
@@ -42,6 +43,21 @@ inline int grid_for(std::int64_t num_rows, int w, int resident)
     return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, resident)));
 }
 
+/// Consecutive tiles per block visit (for_each_tile). Measured on H100 (ti 200x200x40,
+/// docs/cuda_backend.md): pure grid-stride (1) is best or within 5 % for every width of both
+/// kernels (groups of 2, 4, 16 tiles: up to 20 % slower for the stencil at R = 32, up to 5 %
+/// faster for SELL at R = 16, 32), so it is the default. TOPOKPM_CUDA_TILE_GROUP overrides it
+/// for widths >= 2 (a tuning knob for cuda-spmmv-bench, not a user option).
+inline int tile_group(int w)
+{
+    static const int group = [] {
+        const char* env = std::getenv("TOPOKPM_CUDA_TILE_GROUP");
+        const int v = env ? std::atoi(env) : 0;
+        return v > 0 ? v : 1;
+    }();
+    return w == 1 ? 1 : group;
+}
+
 /// Runs one sweep as strips. `launch(w, scalars, partials_or_null, workspace) -> grid`
 /// launches the width-w kernel for columns [c0, c0 + w) and returns its grid size.
 template <class LaunchStrip>
@@ -55,7 +71,7 @@ SweepInfo run_strips(int num_cols, const AugmentedOps& ops, DotWorkspace& worksp
     double* results = want_dots ? workspace.results(3 * static_cast<std::size_t>(num_cols)) : nullptr;
     int c0 = 0;
     for (const int w : info.strip_widths) {
-        const SweepScalars s{ops.scale, ops.shift, ops.beta, num_cols, c0};
+        const SweepScalars s{ops.scale, ops.shift, ops.beta, num_cols, c0, tile_group(w)};
         const int grid = launch(w, s, want_dots);
         TOPOKPM_CUDA_CHECK(cudaGetLastError());
         if (want_dots) launch_reduce_partials(workspace.partials(0), grid, w, results, num_cols, c0);

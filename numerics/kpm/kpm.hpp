@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
@@ -27,6 +28,54 @@ KpmScaling kpm_scaling(const SpectralBounds& bounds, double epsilon);
 /// Called after every sweep with (moments done, moments total); may be empty.
 using KpmProgress = std::function<void(int moments_done, int num_moments)>;
 
+/// Number of augmented sweeps chebyshev_moments() makes for M moments: 1 + floor((M-1)/2).
+int kpm_num_sweeps(int num_moments);
+
+/// Everything a Chebyshev recurrence needs to continue after `sweeps_done` sweeps (for
+/// checkpoints): after s >= 1 sweeps, current = v_s and previous = v_{s-1}; before the first
+/// sweep current = start block and previous is unused. raw is [R, M] row-major with the
+/// first min(2 s, M) moments of every column filled (the rest zero).
+struct ChebyshevState {
+    // Sized constructors: BlockVector's defaulted default constructor needs the complete
+    // type of its private mutex holder, which block_vector.hpp keeps out of line.
+    BlockVector current{0, 0};
+    BlockVector previous{0, 0};
+    std::vector<double> raw;
+    int sweeps_done = 0;
+};
+
+/// The moments recurrence of models.md §4 one augmented sweep at a time, so that a driver
+/// can report progress, write checkpoints and stop between sweeps. Continuing from a saved
+/// ChebyshevState performs exactly the same floating-point operations as an uninterrupted
+/// run, so the moments agree bit for bit (on the same operator and thread count).
+class ChebyshevRecurrence {
+public:
+    /// Starts from `start` (N x R, moved in; R >= 1). No sweep is made yet. M >= 2
+    /// (InputError naming --moments).
+    ChebyshevRecurrence(const Operator& op, BlockVector start, int num_moments, const KpmScaling& scaling);
+    /// Continues from a saved state; throws DimensionMismatch when its shapes do not fit
+    /// the operator and M (e.g. a checkpoint of another run).
+    ChebyshevRecurrence(const Operator& op, ChebyshevState state, int num_moments, const KpmScaling& scaling);
+
+    /// One augmented sweep: two more moments per column (the first sweep gives mu_0, mu_1).
+    void step();
+    bool done() const { return state_.sweeps_done >= kpm_num_sweeps(num_moments_); }
+    int sweeps_done() const { return state_.sweeps_done; }
+    /// Moments known so far per column: min(2 sweeps, M).
+    int moments_done() const;
+    const ChebyshevState& state() const { return state_; }
+    /// Raw moments [R, M], raw[r M + n] = <r|T_n(Ht)|r>; complete once done().
+    const std::vector<double>& raw() const { return state_.raw; }
+    std::vector<double> take_raw() { return std::move(state_.raw); }
+
+private:
+    const Operator* op_;
+    int num_moments_;
+    KpmScaling scaling_;
+    ChebyshevState state_;
+    DotSums dots_;
+};
+
 /// Raw Chebyshev moments of a block of start vectors, one row per column r:
 /// raw[r * M + n] = <r| T_n(Ht) |r> (not divided by anything). `start` (N x R) is
 /// consumed (used as workspace). Uses 1 + floor((M-1)/2) augmented sweeps, each giving two
@@ -34,9 +83,6 @@ using KpmProgress = std::function<void(int moments_done, int num_moments)>;
 /// Requires M >= 2.
 std::vector<double> chebyshev_moments(const Operator& op, BlockVector& start, int num_moments,
                                       const KpmScaling& scaling, const KpmProgress& progress = {});
-
-/// Number of augmented sweeps chebyshev_moments() makes for M moments.
-int kpm_num_sweeps(int num_moments);
 
 /// Stochastic-trace result (models.md §4).
 struct KpmMoments {

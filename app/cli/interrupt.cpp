@@ -1,0 +1,51 @@
+#include "app/cli/interrupt.hpp"
+
+#include <csignal>
+
+namespace topokpm::app {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+struct sigaction g_old_term, g_old_int;
+
+extern "C" void on_signal(int sig)
+{
+    if (g_signal != 0) {  // second signal: give up at once (async-signal-safe calls only)
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
+        return;
+    }
+    g_signal = sig;
+}
+
+}  // namespace
+
+SignalCatcher::SignalCatcher()
+{
+    g_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, &g_old_term);
+    sigaction(SIGINT, &sa, &g_old_int);
+}
+
+SignalCatcher::~SignalCatcher()
+{
+    sigaction(SIGTERM, &g_old_term, nullptr);
+    sigaction(SIGINT, &g_old_int, nullptr);
+}
+
+int SignalCatcher::pending() { return g_signal; }
+
+const char* signal_name(int signal)
+{
+    switch (signal) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+    }
+}
+
+}  // namespace topokpm::app

@@ -1,0 +1,69 @@
+#include "app/cli/moments_job.hpp"
+
+#include "app/cli/interrupt.hpp"
+#include "runtime/base/log.hpp"
+#include "runtime/base/timer.hpp"
+
+namespace topokpm::app {
+
+JobResult run_moments_job(const MomentsJob& job)
+{
+    JobResult result;
+    int first = 0;
+    if (job.resume) {
+        first = job.resume->realization;
+        result.slot_moments = job.resume->finished;
+    }
+    const SignalCatcher signals;
+    double last_checkpoint = wall_seconds();
+    for (int k = first; k < job.num_realizations; ++k) {
+        const std::shared_ptr<const Operator> op = job.operator_for(k);
+        const std::unique_ptr<numerics::StartVectorPlan> plan = job.plan_for(k);
+        numerics::BlockTrace trace(*op, *plan, job.num_moments, job.block_width, job.scaling);
+        if (job.resume && k == first) {
+            numerics::TraceState state = job.resume->trace;
+            trace.restore(std::move(state));
+        }
+        result.num_blocks = trace.num_blocks();
+        result.block_width = trace.block_width();
+        result.num_sweeps = job.num_realizations * trace.num_sweeps();
+        auto save = [&] {
+            CheckpointData d = job.checkpoint_header;
+            d.realization = k;
+            d.num_realizations = job.num_realizations;
+            d.num_moments = job.num_moments;
+            d.num_slots = job.num_slots;
+            d.finished = result.slot_moments;
+            write_checkpoint(job.checkpoint_path, d, &trace);
+            ++result.checkpoints_written;
+            last_checkpoint = wall_seconds();
+        };
+        // The signal is read before every sweep, so one that arrived while the operator was
+        // being built still stops the run at a consistent state.
+        while (true) {
+            if (const int sig = SignalCatcher::pending()) {
+                save();
+                throw RunInterrupted(detail::concat(
+                    "stopped by ", signal_name(sig), " after ", k * trace.num_sweeps() + trace.sweeps_done(), " of ",
+                    result.num_sweeps, " sweeps; checkpoint written to ", job.checkpoint_path,
+                    "\nresume with: ", job.resume_command));
+            }
+            if (trace.done()) break;
+            trace.step();
+            ++result.sweeps_this_run;
+            if (job.progress)
+                job.progress({k, job.num_realizations, std::min(trace.blocks_done(), trace.num_blocks() - 1),
+                              trace.num_blocks(), k * trace.num_sweeps() + trace.sweeps_done(), result.num_sweeps,
+                              result.sweeps_this_run});
+            if (job.checkpoint_every_s > 0.0 && !trace.done() &&
+                wall_seconds() - last_checkpoint >= job.checkpoint_every_s) {
+                save();
+                log::info("  checkpoint written to ", job.checkpoint_path);
+            }
+        }
+        result.slot_moments.push_back(trace.slot_moments());
+    }
+    return result;
+}
+
+}  // namespace topokpm::app

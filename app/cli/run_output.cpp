@@ -1,0 +1,256 @@
+#include "app/cli/run_output.hpp"
+
+#include <cmath>
+
+#include "analysis/statistics.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/base/log.hpp"
+
+namespace topokpm::app {
+namespace {
+
+using Rows = std::vector<std::vector<double>>;
+
+/// Row i of a row-major [rows, len] array.
+std::vector<double> row_of(const std::vector<double>& a, std::size_t i, std::size_t len)
+{
+    return std::vector<double>(a.begin() + i * len, a.begin() + (i + 1) * len);
+}
+
+std::vector<double> flatten(const Rows& rows)
+{
+    std::vector<double> flat;
+    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+    return flat;
+}
+
+/// Mean over realizations of [slots, M] arrays (exactly the single array when K = 1).
+std::vector<double> realization_mean(const Rows& per_realization)
+{
+    if (per_realization.size() == 1) return per_realization.front();
+    std::vector<double> mean(per_realization.front().size(), 0.0);
+    for (const auto& r : per_realization)
+        for (std::size_t i = 0; i < r.size(); ++i) mean[i] += r[i];
+    for (double& v : mean) v /= static_cast<double>(per_realization.size());
+    return mean;
+}
+
+/// Mean over the slots of a [slots, M] array.
+std::vector<double> slot_mean(const std::vector<double>& slots, std::size_t num_slots, std::size_t m)
+{
+    std::vector<double> mean(m, 0.0);
+    for (std::size_t s = 0; s < num_slots; ++s)
+        for (std::size_t n = 0; n < m; ++n) mean[n] += slots[s * m + n];
+    for (double& v : mean) v /= static_cast<double>(num_slots);
+    return mean;
+}
+
+/// Moments and rho of per-slot quantities (LDOS rows, momenta), averaged over realizations,
+/// with standard errors over the realizations when there are >= 2.
+struct SlotResult {
+    std::vector<double> moments, rho, moments_stderr, rho_stderr;  // [slots, M] / [slots, K]
+    std::vector<double> energy;
+};
+
+SlotResult per_slot(const Rows& per_realization, std::size_t num_slots, std::size_t m, const Reconstructor& rec)
+{
+    SlotResult r;
+    r.moments = realization_mean(per_realization);
+    const int k = static_cast<int>(per_realization.size());
+    for (std::size_t s = 0; s < num_slots; ++s) {
+        const analysis::Spectrum sp = rec(row_of(r.moments, s, m));
+        if (s == 0) r.energy = sp.energy;
+        r.rho.insert(r.rho.end(), sp.rho.begin(), sp.rho.end());
+        if (k >= 2) {
+            std::vector<double> mu_samples, rho_samples;
+            for (const auto& real : per_realization) {
+                const std::vector<double> mu = row_of(real, s, m);
+                mu_samples.insert(mu_samples.end(), mu.begin(), mu.end());
+                const std::vector<double> rho = rec(mu).rho;
+                rho_samples.insert(rho_samples.end(), rho.begin(), rho.end());
+            }
+            const auto ms = analysis::sample_statistics(mu_samples, k, static_cast<int>(m));
+            const auto rs = analysis::sample_statistics(rho_samples, k, static_cast<int>(r.energy.size()));
+            r.moments_stderr.insert(r.moments_stderr.end(), ms.stderr_.begin(), ms.stderr_.end());
+            r.rho_stderr.insert(r.rho_stderr.end(), rs.stderr_.begin(), rs.stderr_.end());
+        }
+    }
+    return r;
+}
+
+/// /kpm/moments and /dos/* of the mean over slots (the DOS projected on the selection).
+DosSummary write_projected_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+                               const std::vector<double>& slot_moments, std::size_t num_slots)
+{
+    DosSummary s;
+    const std::size_t m = static_cast<std::size_t>(cfg.num_moments);
+    s.moments = slot_mean(slot_moments, num_slots, m);
+    s.dos = rec(s.moments);
+    s.integral = rec.integral(s.dos);
+    out.write_doubles("/kpm/moments", s.moments, {m});
+    out.write_doubles("/dos/energy", s.dos.energy, {s.dos.energy.size()});
+    out.write_doubles("/dos/rho", s.dos.rho, {s.dos.rho.size()});
+    return s;
+}
+
+void write_seeds(analysis::ResultWriter& out, const MomentsOutcome& m)
+{
+    if (m.disorder_seeds.size() < 2) return;
+    out.write_uint64("/realizations/disorder_seeds", m.disorder_seeds, {m.disorder_seeds.size()});
+    out.write_uint64("/realizations/vector_seeds", m.vector_seeds, {m.vector_seeds.size()});
+    out.write_attributes("/realizations", {{"num_realizations", std::int64_t(m.disorder_seeds.size())},
+                                           {"seed_rule", std::string("k = 0: the given seed; k >= 1: splitmix64(seed, 1000 + k)")}});
+}
+
+}  // namespace
+
+Reconstructor::Reconstructor(const RunConfig& config, const numerics::KpmScaling& scaling)
+    : config_(&config), scaling_(scaling),
+      g_(analysis::damping_factors(config.kernel, config.num_moments, config.lorentz_lambda))
+{}
+
+analysis::Spectrum Reconstructor::operator()(const std::vector<double>& moments) const
+{
+    if (config_->energy_grid) {
+        const EnergyGrid& eg = *config_->energy_grid;
+        analysis::Spectrum s;
+        s.energy.resize(eg.num_points);
+        for (int k = 0; k < eg.num_points; ++k) s.energy[k] = eg.lower + (eg.upper - eg.lower) * k / (eg.num_points - 1);
+        s.rho = analysis::reconstruct_at(moments, g_, s.energy, scaling_.a, scaling_.b);
+        return s;
+    }
+    return analysis::reconstruct_chebyshev_grid(moments, g_, config_->energy_points, scaling_.a, scaling_.b);
+}
+
+double Reconstructor::at(const std::vector<double>& moments, double energy) const
+{
+    return analysis::reconstruct_at(moments, g_, {energy}, scaling_.a, scaling_.b).front();
+}
+
+double Reconstructor::integral(const analysis::Spectrum& spectrum) const
+{
+    return config_->energy_grid ? analysis::integral_trapezoid(spectrum.energy, spectrum.rho)
+                                : analysis::integral_chebyshev_grid(spectrum, scaling_.a, scaling_.b);
+}
+
+DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+                     const MomentsOutcome& mo)
+{
+    const int m = cfg.num_moments;
+    const int k_real = static_cast<int>(mo.slot_moments.size());
+    const bool stochastic = cfg.trace == TraceKind::Stochastic;
+    const std::size_t slots = mo.slot_moments.front().size() / m;  // R (stochastic) or 1 (exact)
+    DosSummary s;
+    // DOS moments of each realization: the mean over its vectors (the slot itself for exact).
+    Rows per_real;
+    for (const auto& sm : mo.slot_moments) per_real.push_back(slot_mean(sm, slots, m));
+    s.moments = realization_mean(per_real);
+    s.dos = rec(s.moments);
+    s.integral = rec.integral(s.dos);
+    out.write_doubles("/kpm/moments", s.moments, {std::uint64_t(m)});
+    out.write_doubles("/dos/energy", s.dos.energy, {s.dos.energy.size()});
+    out.write_doubles("/dos/rho", s.dos.rho, {s.dos.rho.size()});
+    if (stochastic) {
+        const std::vector<double> pv = flatten(mo.slot_moments);
+        if (static_cast<std::int64_t>(pv.size()) <= cfg.per_vector_limit)
+            out.write_doubles("/kpm/moments_per_vector", pv, {std::uint64_t(k_real * slots), std::uint64_t(m)});
+    }
+    // Independent samples: the vectors of the one realization, or the realizations (their
+    // vectors share one disorder configuration, so only realization means are independent).
+    Rows samples;
+    if (k_real >= 2) samples = per_real;
+    else if (stochastic && slots >= 2)
+        for (std::size_t r = 0; r < slots; ++r) samples.push_back(row_of(mo.slot_moments.front(), r, m));
+    if (samples.size() >= 2) {
+        const int ns = static_cast<int>(samples.size());
+        const auto ms = analysis::sample_statistics(flatten(samples), ns, m);
+        Rows rhos;
+        for (const auto& smp : samples) rhos.push_back(rec(smp).rho);
+        const auto rs = analysis::sample_statistics(flatten(rhos), ns, static_cast<int>(s.dos.rho.size()));
+        out.write_doubles("/kpm/moments_stderr", ms.stderr_, {std::uint64_t(m)});
+        out.write_doubles("/dos/rho_stderr", rs.stderr_, {rs.stderr_.size()});
+        out.write_attributes("/dos", {{"stderr_samples", std::string(k_real >= 2 ? "realizations" : "vectors")},
+                                      {"stderr_num_samples", std::int64_t(ns)}});
+        s.has_stderr = true;
+        if (k_real >= 2) {
+            out.write_doubles("/realizations/moments", flatten(per_real), {std::uint64_t(k_real), std::uint64_t(m)});
+            out.write_doubles("/realizations/rho", flatten(rhos), {std::uint64_t(k_real), s.dos.rho.size()});
+            out.write_doubles("/dos/rho_spread", rs.stddev, {rs.stddev.size()});
+        }
+    }
+    write_seeds(out, mo);
+    return s;
+}
+
+DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+                      const MomentsOutcome& mo, const LdosSelection& sel)
+{
+    const std::size_t m = static_cast<std::size_t>(cfg.num_moments);
+    const std::size_t nr = sel.rows.size();
+    const SlotResult r = per_slot(mo.slot_moments, nr, m, rec);
+    const std::size_t kp = r.energy.size();
+    out.write_int64("/ldos/rows", std::vector<std::int64_t>(sel.rows.begin(), sel.rows.end()), {nr});
+    out.write_doubles("/ldos/energy", r.energy, {kp});
+    out.write_doubles("/ldos/rho", r.rho, {nr, kp});
+    out.write_doubles("/ldos/moments", r.moments, {nr, m});
+    if (!r.rho_stderr.empty()) {
+        out.write_doubles("/ldos/rho_stderr", r.rho_stderr, {nr, kp});
+        out.write_doubles("/ldos/moments_stderr", r.moments_stderr, {nr, m});
+    }
+    out.write_attributes("/ldos", {{"selection", cfg.ldos},
+                                   {"kernel", analysis::to_string(cfg.kernel)},
+                                   {"normalisation", std::string("per row: the integral of rho over E is 1")}});
+    if (sel.layer && cfg.ldos_map_energy) {
+        // Per site: the sum over its orbitals (consecutive rows of the layer selection).
+        const double e = *cfg.ldos_map_energy;
+        std::vector<double> map(static_cast<std::size_t>(sel.nx) * sel.ny, 0.0);
+        for (std::size_t i = 0; i < nr; ++i) map[i / sel.orbitals] += rec.at(row_of(r.moments, i, m), e);
+        out.write_doubles("/ldos_map/rho", map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
+        out.write_attributes("/ldos_map", {{"energy", e},
+                                           {"layer", std::int64_t(*sel.layer)},
+                                           {"orbitals_summed", std::int64_t(sel.orbitals)},
+                                           {"Nx", std::int64_t(sel.nx)},
+                                           {"Ny", std::int64_t(sel.ny)},
+                                           {"model", cfg.model.name},
+                                           {"units", std::string("states per site per unit t")}});
+    }
+    write_seeds(out, mo);
+    return write_projected_dos(out, cfg, rec, r.moments, nr);
+}
+
+DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+                          const MomentsOutcome& mo, const MomentumList& ml, int states_per_k,
+                          const std::vector<double>& bands)
+{
+    const std::size_t m = static_cast<std::size_t>(cfg.num_moments);
+    const std::size_t nk = ml.momenta.size();
+    const SlotResult r = per_slot(mo.slot_moments, nk, m, rec);
+    const std::size_t kp = r.energy.size();
+    std::vector<std::int64_t> mi;
+    for (const auto& k : ml.momenta) {
+        mi.push_back(k.mx);
+        mi.push_back(k.my);
+    }
+    out.write_doubles("/spectral/k", ml.k, {nk, 2});
+    out.write_int64("/spectral/m", mi, {nk, 2});
+    out.write_doubles("/spectral/path_distance", ml.path_distance, {nk});
+    out.write_doubles("/spectral/energy", r.energy, {kp});
+    out.write_doubles("/spectral/A", r.rho, {nk, kp});
+    out.write_doubles("/spectral/moments", r.moments, {nk, m});
+    if (!r.rho_stderr.empty()) {
+        out.write_doubles("/spectral/A_stderr", r.rho_stderr, {nk, kp});
+        out.write_doubles("/spectral/moments_stderr", r.moments_stderr, {nk, m});
+    }
+    if (!ml.ticks.empty()) out.write_int64("/spectral/ticks", ml.ticks, {ml.ticks.size()});
+    if (!bands.empty()) out.write_doubles("/spectral/bands", bands, {nk, std::uint64_t(states_per_k)});
+    out.write_attributes("/spectral", {{"path", cfg.k_path.empty() ? std::string("points") : cfg.k_path},
+                                       {"tick_labels", ml.tick_labels},
+                                       {"states_per_k", std::int64_t(states_per_k)},
+                                       {"kernel", analysis::to_string(cfg.kernel)},
+                                       {"model", cfg.model.name},
+                                       {"normalisation", std::string("per state: the integral of A over E is 1")}});
+    write_seeds(out, mo);
+    return write_projected_dos(out, cfg, rec, r.moments, nk);
+}
+
+}  // namespace topokpm::app

@@ -1,0 +1,63 @@
+#pragma once
+/// @file run_output.hpp
+/// Turns the moments of a finished run into the result file (models.md §5 plus the
+/// additions documented in docs/physics.md): reconstruction with the configured kernel and
+/// grid, error bars from independent samples, and the groups of each quantity.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/reconstruct.hpp"
+#include "analysis/result_file.hpp"
+#include "app/cli/run_config.hpp"
+#include "app/cli/selection.hpp"
+#include "numerics/kpm/kpm.hpp"
+
+namespace topokpm::app {
+
+/// Reconstructs rho(E) of moment vectors on the run's energy grid.
+class Reconstructor {
+public:
+    Reconstructor(const RunConfig& config, const numerics::KpmScaling& scaling);
+    analysis::Spectrum operator()(const std::vector<double>& moments) const;
+    /// rho at one energy (Clenshaw).
+    double at(const std::vector<double>& moments, double energy) const;
+    /// Integral of a spectrum of this grid (Gauss-Chebyshev, or trapezoid on a user grid).
+    double integral(const analysis::Spectrum& spectrum) const;
+
+private:
+    const RunConfig* config_;
+    numerics::KpmScaling scaling_;
+    std::vector<double> g_;
+};
+
+/// What the moments phase produced, per realization: slot moments [slots, M].
+struct MomentsOutcome {
+    std::vector<std::vector<double>> slot_moments;
+    std::vector<std::uint64_t> disorder_seeds, vector_seeds;
+};
+
+/// The averaged DOS moments and the DOS written to /kpm and /dos (with error bars).
+struct DosSummary {
+    std::vector<double> moments;
+    analysis::Spectrum dos;
+    double integral = 0.0;
+    bool has_stderr = false;
+};
+
+/// Writes /kpm/moments (+ per_vector, stderr), /dos/*, /realizations/* for a DOS run.
+DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
+                     const MomentsOutcome& m);
+
+/// Writes /ldos/* (and /ldos_map/* for a layer with --ldos-map-energy), then /kpm/moments
+/// and /dos/* for the mean over the selected rows.
+DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
+                      const MomentsOutcome& m, const LdosSelection& selection);
+
+/// Writes /spectral/* (bands if given), then /kpm/moments and /dos/* for the mean over k.
+DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
+                          const MomentsOutcome& m, const MomentumList& momenta, int states_per_k,
+                          const std::vector<double>& bands);
+
+}  // namespace topokpm::app

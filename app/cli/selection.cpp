@@ -1,0 +1,180 @@
+#include "app/cli/selection.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::app {
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep)
+{
+    std::vector<std::string> parts;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, sep)) parts.push_back(part);
+    if (!text.empty() && text.back() == sep) parts.emplace_back();
+    return parts;
+}
+
+std::string trim(const std::string& s)
+{
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+long long integer(const std::string& option, const std::string& whole, const std::string& text)
+{
+    const std::string t = trim(text);
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    TOPOKPM_USER_REQUIRE(!t.empty() && end && *end == '\0' && errno == 0, "--", option, " '", whole, "': '", text,
+                         "' is not an integer");
+    return v;
+}
+
+}  // namespace
+
+LdosSelection resolve_ldos_selection(const std::string& text, const hamiltonians::Model& model)
+{
+    const auto& p = model.params();
+    const global_index n = model.num_rows();
+    const int b = model.orbitals_per_site();
+    LdosSelection sel;
+    sel.orbitals = b;
+    sel.nx = p.nx;
+    sel.ny = p.ny;
+    auto site_rows = [&](global_index site) {
+        for (int o = 0; o < b; ++o) sel.rows.push_back(o + static_cast<global_index>(b) * site);
+    };
+    if (text.rfind("layer:", 0) == 0) {
+        const long long z = integer("ldos", text, text.substr(6));
+        TOPOKPM_USER_REQUIRE(z >= 0 && z < p.nz, "--ldos '", text, "': layer ", z, " outside 0 .. ", p.nz - 1,
+                             p.name == "graphene" ? " (graphene has the single layer 0)" : " (z = 0 and Nz-1 are the surfaces)");
+        sel.layer = static_cast<int>(z);
+        for (int x = 0; x < p.nx; ++x)
+            for (int y = 0; y < p.ny; ++y) site_rows(z + static_cast<global_index>(p.nz) * (y + static_cast<global_index>(p.ny) * x));
+    } else if (text.rfind("site:", 0) == 0) {
+        const std::vector<std::string> c = split(text.substr(5), ',');
+        const size_t want = p.name == "graphene" ? 2 : 3;
+        TOPOKPM_USER_REQUIRE(c.size() == want, "--ldos '", text, "': expected ",
+                             want == 3 ? "site:X,Y,Z" : "site:M,N (cell indices)");
+        const long long x = integer("ldos", text, c[0]), y = integer("ldos", text, c[1]);
+        const long long z = want == 3 ? integer("ldos", text, c[2]) : 0;
+        TOPOKPM_USER_REQUIRE(x >= 0 && x < p.nx && y >= 0 && y < p.ny && z >= 0 && z < p.nz, "--ldos '", text,
+                             "': site outside the lattice ", p.nx, "x", p.ny, want == 3 ? "x" + std::to_string(p.nz) : "");
+        site_rows(z + static_cast<global_index>(p.nz) * (y + static_cast<global_index>(p.ny) * x));
+    } else {
+        const std::string list = text.rfind("rows:", 0) == 0 ? text.substr(5) : text;
+        for (const std::string& item : split(list, ',')) {
+            const auto dash = item.find('-', trim(item).empty() ? 0 : item.find_first_not_of(" \t") + 1);
+            if (dash != std::string::npos) {
+                const long long lo = integer("ldos", text, item.substr(0, dash));
+                const long long hi = integer("ldos", text, item.substr(dash + 1));
+                TOPOKPM_USER_REQUIRE(lo >= 0 && lo <= hi && hi < n, "--ldos '", text, "': range ", item,
+                                     " must satisfy 0 <= first <= last < N = ", n);
+                TOPOKPM_USER_REQUIRE(hi - lo < 100'000'000, "--ldos '", text, "': range ", item, " is too long");
+                for (long long j = lo; j <= hi; ++j) sel.rows.push_back(j);
+            } else {
+                const long long j = integer("ldos", text, item);
+                TOPOKPM_USER_REQUIRE(j >= 0 && j < n, "--ldos '", text, "': row ", j, " outside 0 .. ", n - 1);
+                sel.rows.push_back(j);
+            }
+        }
+    }
+    TOPOKPM_USER_REQUIRE(!sel.rows.empty(), "--ldos '", text, "': selects no rows");
+    return sel;
+}
+
+numerics::PlaneWaveLattice plane_wave_lattice(const hamiltonians::Model& model)
+{
+    const auto& p = model.params();
+    TOPOKPM_USER_REQUIRE(p.boundary.size() >= 2 && p.boundary[0] == 'p' && p.boundary[1] == 'p',
+                         "--k-points/--k-path need periodic x and y (--boundary ", p.boundary,
+                         "): momenta are not good quantum numbers otherwise");
+    return {p.nx, p.ny, model.orbitals_per_site() * p.nz};
+}
+
+bool translation_invariant(const hamiltonians::Model& model)
+{
+    const auto& p = model.params();
+    const bool dots = p.dot_period > 0 && p.dot_potential != 0.0 && p.dot_radius >= 0.0;
+    return !dots && p.disorder == 0.0 && p.boundary.size() >= 2 && p.boundary[0] == 'p' && p.boundary[1] == 'p';
+}
+
+MomentumList resolve_momenta(const std::string& k_points, const std::string& k_path, const hamiltonians::Model& model)
+{
+    const auto& p = model.params();
+    const bool graphene = p.name == "graphene";
+    MomentumList out;
+    if (!k_points.empty()) {
+        for (const std::string& item : split(k_points, ';')) {
+            const std::vector<std::string> c = split(item, ',');
+            TOPOKPM_USER_REQUIRE(c.size() == 2, "--k-points '", k_points, "': '", item,
+                                 "' is not `mx,my` (integers; k = 2 pi m / N)");
+            out.momenta.push_back({static_cast<int>(integer("k-points", k_points, c[0])),
+                                   static_cast<int>(integer("k-points", k_points, c[1]))});
+        }
+    } else {
+        const std::vector<std::string> names = split(k_path, '-');
+        TOPOKPM_USER_REQUIRE(names.size() >= 2, "--k-path '", k_path, "': expected at least two points, e.g. M-G-X");
+        auto half = [&](int n, const char* axis) {
+            TOPOKPM_USER_REQUIRE(n % 2 == 0, "--k-path '", k_path, "': the zone-boundary point needs an even N", axis,
+                                 " (N", axis, " = ", n, ")");
+            return n / 2;
+        };
+        auto point = [&](const std::string& name) -> numerics::Momentum {
+            const std::string t = trim(name);
+            if (t == "G") return {0, 0};
+            if (!graphene && t == "X") return {half(p.nx, "x"), 0};
+            if (!graphene && t == "Y") return {0, half(p.ny, "y")};
+            if (t == "M") return {half(p.nx, "x"), half(p.ny, "y")};
+            if (graphene && t == "K") {
+                TOPOKPM_USER_REQUIRE(p.nx % 3 == 0 && p.ny % 3 == 0, "--k-path '", k_path,
+                                     "': K = (2 Nx/3, Ny/3) needs Nx and Ny multiples of 3 (lattice ", p.nx, "x", p.ny, ")");
+                return {2 * p.nx / 3, p.ny / 3};
+            }
+            throw InputError(detail::concat("--k-path '", k_path, "': unknown point '", t, "'; ",
+                                            graphene ? "graphene knows G, K, M" : "ti knows G, X, Y, M"));
+        };
+        std::vector<std::string> labels;
+        numerics::Momentum prev = point(names[0]);
+        out.momenta.push_back(prev);
+        out.ticks.push_back(0);
+        labels.push_back(trim(names[0]));
+        for (size_t i = 1; i < names.size(); ++i) {
+            const numerics::Momentum next = point(names[i]);
+            const int dx = next.mx - prev.mx, dy = next.my - prev.my;
+            const int steps = std::max(std::abs(dx), std::abs(dy));
+            for (int j = 1; j <= steps; ++j)
+                out.momenta.push_back({prev.mx + static_cast<int>(std::lround(double(j) * dx / steps)),
+                                       prev.my + static_cast<int>(std::lround(double(j) * dy / steps))});
+            out.ticks.push_back(static_cast<std::int64_t>(out.momenta.size()) - 1);
+            labels.push_back(trim(names[i]));
+            prev = next;
+        }
+        for (size_t i = 0; i < labels.size(); ++i) out.tick_labels += (i ? "," : "") + labels[i];
+    }
+    // (k1, k2) = 2 pi m / N; Cartesian: ti k = (k1, k2); graphene k = (m1/Nx) b1 + (m2/Ny) b2 with
+    // b1 = 2 pi (1/sqrt3, -1/3), b2 = 2 pi (0, 2/3) (a_i . b_j = 2 pi delta_ij for models.md §3).
+    double dist = 0.0, px = 0.0, py = 0.0;
+    for (size_t i = 0; i < out.momenta.size(); ++i) {
+        const double k1 = 2.0 * M_PI * out.momenta[i].mx / p.nx, k2 = 2.0 * M_PI * out.momenta[i].my / p.ny;
+        out.k.push_back(k1);
+        out.k.push_back(k2);
+        const double cx = graphene ? k1 / std::sqrt(3.0) : k1;
+        const double cy = graphene ? -k1 / 3.0 + 2.0 * k2 / 3.0 : k2;
+        if (i > 0) dist += std::hypot(cx - px, cy - py);
+        out.path_distance.push_back(dist);
+        px = cx;
+        py = cy;
+    }
+    return out;
+}
+
+}  // namespace topokpm::app

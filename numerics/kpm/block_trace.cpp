@@ -1,0 +1,253 @@
+#include "numerics/kpm/block_trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "numerics/kpm/start_vectors.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::numerics {
+namespace {
+
+class RandomPhasePlan final : public StartVectorPlan {
+public:
+    RandomPhasePlan(global_index n, int r, std::uint64_t seed) : n_(n), r_(r), seed_(seed) {}
+    global_index num_columns() const override { return r_; }
+    std::int64_t num_slots() const override { return r_; }
+    std::int64_t slot(global_index column) const override { return column; }
+    double divisor() const override { return static_cast<double>(n_); }
+    void fill(BlockVector& block, global_index first_column) const override
+    {
+        fill_random_phase_vectors(block, seed_, first_column, n_);
+        zero_columns_from(block, r_ - first_column);
+    }
+    static void zero_columns_from(BlockVector& block, global_index first_zero)
+    {
+        if (first_zero >= block.num_cols()) return;
+        for (global_index i = 0; i < block.num_rows(); ++i)
+            for (int c = static_cast<int>(std::max<global_index>(first_zero, 0)); c < block.num_cols(); ++c)
+                block(i, c) = 0.0;
+    }
+
+private:
+    global_index n_;
+    int r_;
+    std::uint64_t seed_;
+};
+
+class ExactTracePlan final : public StartVectorPlan {
+public:
+    explicit ExactTracePlan(global_index n) : n_(n) {}
+    global_index num_columns() const override { return n_; }
+    std::int64_t num_slots() const override { return 1; }
+    std::int64_t slot(global_index) const override { return 0; }
+    double divisor() const override { return static_cast<double>(n_); }
+    void fill(BlockVector& block, global_index first_column) const override { fill_unit_vectors(block, first_column); }
+
+private:
+    global_index n_;
+};
+
+class UnitVectorPlan final : public StartVectorPlan {
+public:
+    UnitVectorPlan(global_index n, std::vector<global_index> rows) : n_(n), rows_(std::move(rows)) {}
+    global_index num_columns() const override { return static_cast<global_index>(rows_.size()); }
+    std::int64_t num_slots() const override { return static_cast<std::int64_t>(rows_.size()); }
+    std::int64_t slot(global_index column) const override { return column; }
+    double divisor() const override { return 1.0; }
+    void fill(BlockVector& block, global_index first_column) const override
+    {
+        complex_type* data = block.data();
+        const int w = block.num_cols();
+        std::fill(data, data + block.size(), complex_type(0.0, 0.0));
+        for (int c = 0; c < w; ++c) {
+            const global_index col = first_column + c;
+            if (col < num_columns()) data[static_cast<size_t>(rows_[col]) * w + c] = 1.0;
+        }
+    }
+
+private:
+    global_index n_;
+    std::vector<global_index> rows_;
+};
+
+class PlaneWavePlan final : public StartVectorPlan {
+public:
+    PlaneWavePlan(const PlaneWaveLattice& lattice, std::vector<Momentum> k) : lattice_(lattice), k_(std::move(k)) {}
+    global_index num_columns() const override
+    {
+        return static_cast<global_index>(k_.size()) * lattice_.states_per_cell;
+    }
+    std::int64_t num_slots() const override { return static_cast<std::int64_t>(k_.size()); }
+    std::int64_t slot(global_index column) const override { return column / lattice_.states_per_cell; }
+    double divisor() const override { return lattice_.states_per_cell; }
+    void fill(BlockVector& block, global_index first_column) const override
+    {
+        // Column by column: a block may straddle two momenta when W does not divide S.
+        const int w = block.num_cols();
+        const int s_count = lattice_.states_per_cell;
+        complex_type* data = block.data();
+        std::fill(data, data + block.size(), complex_type(0.0, 0.0));
+        const double two_pi = 2.0 * M_PI;
+        const double norm = 1.0 / std::sqrt(static_cast<double>(lattice_.nx) * lattice_.ny);
+        for (int c = 0; c < w; ++c) {
+            const global_index col = first_column + c;
+            if (col >= num_columns()) break;
+            const Momentum& k = k_[static_cast<size_t>(col / s_count)];
+            const int s = static_cast<int>(col % s_count);
+            set_plane_wave_column(data, w, c, lattice_, k, s, two_pi, norm);
+        }
+    }
+    static void set_plane_wave_column(complex_type* data, int w, int c, const PlaneWaveLattice& lat,
+                                      const Momentum& k, int s, double two_pi, double norm)
+    {
+        const global_index nxy = static_cast<global_index>(lat.nx) * lat.ny;
+#pragma omp parallel for schedule(static)
+        for (global_index cell = 0; cell < nxy; ++cell) {
+            const global_index x = cell / lat.ny, y = cell % lat.ny;
+            // Reduce the integer phase first: 2 pi (mx x mod Nx) / Nx stays accurate on big lattices.
+            const auto px = static_cast<double>(((static_cast<global_index>(k.mx) * x) % lat.nx + lat.nx) % lat.nx);
+            const auto py = static_cast<double>(((static_cast<global_index>(k.my) * y) % lat.ny + lat.ny) % lat.ny);
+            const double phase = two_pi * (px / lat.nx + py / lat.ny);
+            const global_index row = s + static_cast<global_index>(lat.states_per_cell) * cell;
+            data[static_cast<size_t>(row) * w + c] = complex_type(norm * std::cos(phase), norm * std::sin(phase));
+        }
+    }
+
+private:
+    PlaneWaveLattice lattice_;
+    std::vector<Momentum> k_;
+};
+
+}  // namespace
+
+std::unique_ptr<StartVectorPlan> random_phase_plan(global_index num_rows, int num_vectors, std::uint64_t vector_seed)
+{
+    TOPOKPM_USER_REQUIRE(num_vectors >= 1, "--vectors ", num_vectors, ": must be >= 1");
+    return std::make_unique<RandomPhasePlan>(num_rows, num_vectors, vector_seed);
+}
+
+std::unique_ptr<StartVectorPlan> exact_trace_plan(global_index num_rows)
+{
+    TOPOKPM_REQUIRE(num_rows >= 1, "exact trace of an empty operator");
+    return std::make_unique<ExactTracePlan>(num_rows);
+}
+
+std::unique_ptr<StartVectorPlan> unit_vector_plan(global_index num_rows, std::vector<global_index> rows)
+{
+    TOPOKPM_USER_REQUIRE(!rows.empty(), "--ldos: the selection holds no rows");
+    for (const global_index j : rows)
+        TOPOKPM_USER_REQUIRE(j >= 0 && j < num_rows, "--ldos: row ", j, " outside the allowed range 0 .. ",
+                             num_rows - 1, " (N = ", num_rows, ")");
+    return std::make_unique<UnitVectorPlan>(num_rows, std::move(rows));
+}
+
+std::unique_ptr<StartVectorPlan> plane_wave_plan(const PlaneWaveLattice& lattice, std::vector<Momentum> momenta)
+{
+    TOPOKPM_USER_REQUIRE(!momenta.empty(), "--k-points: no momenta given");
+    TOPOKPM_USER_REQUIRE(lattice.nx >= 1 && lattice.ny >= 1 && lattice.states_per_cell >= 1,
+                         "--k-points: lattice ", lattice.nx, "x", lattice.ny, " with ", lattice.states_per_cell,
+                         " states per cell has no plane waves");
+    return std::make_unique<PlaneWavePlan>(lattice, std::move(momenta));
+}
+
+void fill_plane_waves(BlockVector& block, const PlaneWaveLattice& lattice, const Momentum& k, int first_state)
+{
+    TOPOKPM_REQUIRE(block.num_rows() == static_cast<global_index>(lattice.nx) * lattice.ny * lattice.states_per_cell,
+                    "block of ", block.num_rows(), " rows for a ", lattice.nx, "x", lattice.ny, "x",
+                    lattice.states_per_cell, " plane-wave lattice");
+    const int w = block.num_cols();
+    complex_type* data = block.data();
+    std::fill(data, data + block.size(), complex_type(0.0, 0.0));
+    const double norm = 1.0 / std::sqrt(static_cast<double>(lattice.nx) * lattice.ny);
+    for (int c = 0; c < w && first_state + c < lattice.states_per_cell; ++c)
+        PlaneWavePlan::set_plane_wave_column(data, w, c, lattice, k, first_state + c, 2.0 * M_PI, norm);
+}
+
+BlockTrace::BlockTrace(const Operator& op, const StartVectorPlan& plan, int num_moments, int block_width,
+                       const KpmScaling& scaling)
+    : op_(&op), plan_(&plan), num_moments_(num_moments), scaling_(scaling)
+{
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(block_width >= 1, "--vectors ", block_width, ": the block width must be >= 1");
+    const global_index c = plan.num_columns();
+    TOPOKPM_REQUIRE(c >= 1, "a trace without start vectors");
+    width_ = static_cast<int>(std::min<global_index>(block_width, c));
+    num_blocks_ = (c + width_ - 1) / width_;
+    state_.sums.assign(static_cast<size_t>(plan.num_slots()) * num_moments, 0.0);
+}
+
+void BlockTrace::restore(TraceState state)
+{
+    TOPOKPM_REQUIRE(state.blocks_done >= 0 && state.blocks_done <= num_blocks_ &&
+                        state.sums.size() == static_cast<size_t>(plan_->num_slots()) * num_moments_ &&
+                        (!state.block || (state.block->current.num_cols() == width_ && state.blocks_done < num_blocks_)),
+                    "saved trace state (", state.blocks_done, " blocks, ", state.sums.size(),
+                    " moment sums) does not fit this trace (", num_blocks_, " blocks of width ", width_, ", ",
+                    plan_->num_slots(), " x ", num_moments_, " moments)");
+    recurrence_.reset();
+    if (state.block) recurrence_.emplace(*op_, std::move(*state.block), num_moments_, scaling_);
+    state.block.reset();
+    state_ = std::move(state);
+}
+
+void BlockTrace::step()
+{
+    TOPOKPM_REQUIRE(!done(), "step() after the last block");
+    if (!recurrence_) {
+        BlockVector start(op_->num_rows(), width_);
+        plan_->fill(start, state_.blocks_done * width_);
+        recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
+    }
+    recurrence_->step();
+    if (!recurrence_->done()) return;
+    // Block finished: add its columns to their slots, in column order (reproducible).
+    const std::vector<double>& raw = recurrence_->raw();
+    const global_index first = state_.blocks_done * width_;
+    const global_index cols = std::min<global_index>(width_, plan_->num_columns() - first);
+    for (global_index c = 0; c < cols; ++c) {
+        double* sum = state_.sums.data() + static_cast<size_t>(plan_->slot(first + c)) * num_moments_;
+        const double* r = raw.data() + static_cast<size_t>(c) * num_moments_;
+        for (int n = 0; n < num_moments_; ++n) sum[n] += r[n];
+    }
+    recurrence_.reset();
+    ++state_.blocks_done;
+}
+
+std::int64_t BlockTrace::sweeps_done() const
+{
+    return state_.blocks_done * kpm_num_sweeps(num_moments_) + (recurrence_ ? recurrence_->sweeps_done() : 0);
+}
+
+TraceState BlockTrace::state() const
+{
+    TraceState copy{state_.blocks_done, state_.sums, std::nullopt};
+    if (recurrence_) copy.block = recurrence_->state();
+    return copy;
+}
+
+std::vector<double> BlockTrace::slot_moments() const
+{
+    TOPOKPM_REQUIRE(done(), "slot_moments() before the trace is complete");
+    std::vector<double> out = state_.sums;
+    const double d = plan_->divisor();
+    for (double& v : out) v /= d;
+    return out;
+}
+
+std::vector<double> run_block_trace(const Operator& op, const StartVectorPlan& plan, int num_moments,
+                                    int block_width, const KpmScaling& scaling, const KpmProgress& progress)
+{
+    BlockTrace trace(op, plan, num_moments, block_width, scaling);
+    const std::int64_t total = trace.num_sweeps();
+    while (!trace.done()) {
+        trace.step();
+        if (progress) {
+            // Whole-trace progress expressed in moments of one block (what users read).
+            progress(static_cast<int>(trace.sweeps_done() * num_moments / total), num_moments);
+        }
+    }
+    return trace.slot_moments();
+}
+
+}  // namespace topokpm::numerics

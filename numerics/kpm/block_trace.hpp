@@ -1,0 +1,135 @@
+#pragma once
+/// @file block_trace.hpp
+/// Every KPM quantity of models.md §4 is a sum of diagonal Chebyshev moments <c|T_n(Ht)|c>
+/// over a set of start vectors |c>, c = 0..C-1, grouped into output "slots":
+///
+///   quantity              start vectors |c>                      slot(c)        divisor
+///   stochastic DOS        random phases |r> (R of them)          c (per vector) N
+///   exact DOS             unit vectors |j>, j = 0..N-1           0              N
+///   local DOS             unit vectors |j> of the selected rows  c (per row)    1
+///   spectral A(k, E)      plane waves |k, s>, s = 0..S-1 per k   c / S (per k)  S
+///
+/// slot moments = (sum of the raw moments of its columns) / divisor. A StartVectorPlan says
+/// which vectors and slots; BlockTrace runs them through the augmented SpMMV in blocks of W
+/// columns, one sweep at a time, so the driver can report progress and checkpoint between
+/// sweeps (TraceState) and resume bit for bit.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "numerics/base/block_vector.hpp"
+#include "numerics/base/operator.hpp"
+#include "numerics/kpm/kpm.hpp"
+
+namespace topokpm::numerics {
+
+/// Which start vectors a trace uses and how their moments combine (table above).
+class StartVectorPlan {
+public:
+    virtual ~StartVectorPlan() = default;
+    /// Total number of start vectors C >= 1.
+    virtual global_index num_columns() const = 0;
+    /// Number of output slots (rows of the result).
+    virtual std::int64_t num_slots() const = 0;
+    /// Slot of column c (0 <= c < C); slots are non-decreasing in c.
+    virtual std::int64_t slot(global_index column) const = 0;
+    /// Every slot's moment sum is divided by this.
+    virtual double divisor() const = 0;
+    /// Column j of `block` = start vector first_column + j, or zero where that is >= C.
+    virtual void fill(BlockVector& block, global_index first_column) const = 0;
+};
+
+/// R random-phase vectors of models.md §4 (stream S_v = splitmix64(vector_seed, 2)),
+/// one slot per vector, divisor N: slot r holds mu_n^(r) = <r|T_n|r> / N.
+std::unique_ptr<StartVectorPlan> random_phase_plan(global_index num_rows, int num_vectors,
+                                                   std::uint64_t vector_seed);
+
+/// All N unit vectors summed into one slot, divisor N: the exact trace (1/N) Tr T_n.
+std::unique_ptr<StartVectorPlan> exact_trace_plan(global_index num_rows);
+
+/// Unit vectors |j> of the given rows (0 <= j < N, any order, repeats allowed), one slot
+/// per row, divisor 1: slot i holds the local-DOS moments <rows[i]|T_n|rows[i]>.
+/// Throws InputError naming --ldos for an empty list or a row outside [0, N).
+std::unique_ptr<StartVectorPlan> unit_vector_plan(global_index num_rows, std::vector<global_index> rows);
+
+/// Lattices whose rows are row = s + S (y + Ny x) for an in-plane position (x, y) and an
+/// internal state s = 0..S-1: ti (S = 4 Nz, s = o + 4 z) and graphene (S = 2, s = sublattice,
+/// x = m, y = n) in the canonical orders of models.md §2-3.
+struct PlaneWaveLattice {
+    int nx = 0, ny = 0;
+    int states_per_cell = 0;  ///< S
+};
+
+/// An in-plane momentum k = (2 pi mx / Nx, 2 pi my / Ny) by its integers (mx, my).
+struct Momentum {
+    int mx = 0, my = 0;
+};
+
+/// Plane waves |k, s> = (Nx Ny)^(-1/2) sum_{x,y} exp(i (kx x + ky y)) |x, y, s> (models.md §4),
+/// columns c = ik S + s for ik = 0..nk-1, one slot per momentum, divisor S: slot ik holds
+/// the moments of A(k, E) normalised per state. Throws InputError naming --k-points for an
+/// empty list or a lattice with Nx, Ny or S < 1.
+std::unique_ptr<StartVectorPlan> plane_wave_plan(const PlaneWaveLattice& lattice, std::vector<Momentum> momenta);
+
+/// Fills column j of `block` with |k, s = first_state + j> (zero for s >= S).
+void fill_plane_waves(BlockVector& block, const PlaneWaveLattice& lattice, const Momentum& k, int first_state);
+
+/// What BlockTrace needs to resume: finished blocks, the moment sums of their columns
+/// ([slots, M] row-major) and, when a block is under way, its recurrence.
+struct TraceState {
+    std::int64_t blocks_done = 0;
+    std::vector<double> sums;
+    std::optional<ChebyshevState> block;
+};
+
+/// Runs a StartVectorPlan in blocks of `block_width` columns (the last block is padded
+/// with zero columns so every sweep has the same width), one augmented sweep per step().
+class BlockTrace {
+public:
+    /// @param block_width  W >= 1 (InputError naming --vectors); capped at C.
+    BlockTrace(const Operator& op, const StartVectorPlan& plan, int num_moments, int block_width,
+               const KpmScaling& scaling);
+
+    /// Continues from a saved state (e.g. a checkpoint); throws DimensionMismatch when it
+    /// does not fit this trace.
+    void restore(TraceState state);
+
+    void step();
+    bool done() const { return state_.blocks_done >= num_blocks_; }
+
+    std::int64_t num_blocks() const { return num_blocks_; }
+    std::int64_t blocks_done() const { return state_.blocks_done; }
+    int block_width() const { return width_; }
+    /// Moments done in the block under way (0 between blocks).
+    int block_moments_done() const { return recurrence_ ? recurrence_->moments_done() : 0; }
+    std::int64_t sweeps_done() const;
+    std::int64_t num_sweeps() const { return num_blocks_ * kpm_num_sweeps(num_moments_); }
+
+    /// A copy of the state (block vectors included).
+    TraceState state() const;
+    /// The state without copies, for writing a checkpoint: the moment sums of the finished
+    /// blocks and the recurrence of the block under way (nullptr between blocks).
+    const std::vector<double>& sums() const { return state_.sums; }
+    const ChebyshevState* block_state() const { return recurrence_ ? &recurrence_->state() : nullptr; }
+
+    /// Slot moments [slots, M]: sums / divisor. Requires done().
+    std::vector<double> slot_moments() const;
+
+private:
+    const Operator* op_;
+    const StartVectorPlan* plan_;
+    int num_moments_;
+    int width_;
+    KpmScaling scaling_;
+    std::int64_t num_blocks_;
+    TraceState state_;  // state_.block unused while running: recurrence_ holds it
+    std::optional<ChebyshevRecurrence> recurrence_;
+};
+
+/// Runs `plan` to the end (progress as in chebyshev_moments, scaled to the whole trace).
+std::vector<double> run_block_trace(const Operator& op, const StartVectorPlan& plan, int num_moments,
+                                    int block_width, const KpmScaling& scaling, const KpmProgress& progress = {});
+
+}  // namespace topokpm::numerics
