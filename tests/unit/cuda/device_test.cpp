@@ -2,6 +2,8 @@
 // and NotCompiled from every CUDA entry point of a CPU-only build.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "runtime/device/device.hpp"
