@@ -164,7 +164,7 @@ po::options_description make_options()
 
     po::options_description all("kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
                                 "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
-                                "Usage: kpm-dos [--config FILE] [options]\n");
+                                "Usage: kpm-dos [--config FILE] [options]\n\nOptions");
     all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart);
     return all;
 }
