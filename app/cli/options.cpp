@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/cli/run_config.hpp"
+#include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
 #include "runtime/base/error.hpp"
 #include "topokpm/config.hpp"
@@ -20,16 +21,6 @@ namespace po = boost::program_options;
 
 namespace topokpm::app {
 namespace {
-
-std::vector<std::string> split(const std::string& text, char sep)
-{
-    std::vector<std::string> parts;
-    std::string part;
-    std::istringstream in(text);
-    while (std::getline(in, part, sep)) parts.push_back(part);
-    if (!text.empty() && text.back() == sep) parts.emplace_back();
-    return parts;
-}
 
 /// Whole-string integer parse; throws InputError naming the option.
 long long parse_integer(const std::string& option, const std::string& text)

@@ -8,7 +8,6 @@
 #include "runtime/base/error.hpp"
 
 namespace topokpm::app {
-namespace {
 
 std::vector<std::string> split(const std::string& text, char sep)
 {
@@ -19,6 +18,8 @@ std::vector<std::string> split(const std::string& text, char sep)
     if (!text.empty() && text.back() == sep) parts.emplace_back();
     return parts;
 }
+
+namespace {
 
 std::string trim(const std::string& s)
 {

@@ -51,4 +51,7 @@ numerics::PlaneWaveLattice plane_wave_lattice(const hamiltonians::Model& model);
 /// periodic x and y): its Bloch Hamiltonians then give the exact bands.
 bool translation_invariant(const hamiltonians::Model& model);
 
+/// Splits `text` at every `sep` ("a:b:" -> "a", "b", ""), for the list-valued options.
+std::vector<std::string> split(const std::string& text, char sep);
+
 }  // namespace topokpm::app

@@ -16,6 +16,7 @@
 #include "app/cli/run_dos.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/app_runner.hpp"
 #include "tests/support/dense_oracle.hpp"
 
 namespace fs = std::filesystem;
@@ -25,23 +26,9 @@ namespace {
 
 const std::string kInputs = TOPOKPM_SOURCE_DIR "/inputs/test/";
 
-fs::path scratch(const std::string& name)
-{
-    const fs::path dir = fs::temp_directory_path() / ("topokpm_pipeline_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir / name;
-}
+fs::path scratch(const std::string& name) { return topokpm::testing::scratch_path("pipeline", name); }
 
-app::RunConfig parse(std::vector<std::string> args)
-{
-    args.insert(args.begin(), "kpm-dos");
-    args.push_back("--quiet");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    auto cfg = app::parse_command_line(static_cast<int>(argv.size()), argv.data());
-    if (!cfg) throw std::runtime_error("parse returned no config");
-    return *cfg;
-}
+app::RunConfig parse(std::vector<std::string> args) { return topokpm::testing::parse_kpm_dos(std::move(args)); }
 
 std::vector<double> run_and_read_moments(std::vector<std::string> args, const fs::path& out)
 {
