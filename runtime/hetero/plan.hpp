@@ -1,0 +1,102 @@
+#pragma once
+/// @file plan.hpp
+/// Multi-rank run planner: rows, nonzeros, memory, halo traffic and predicted time per
+/// rank, from sizes alone (nothing proportional to the matrix is allocated; the cost
+/// is O(ranks)). The model and its assumptions are in docs/scaling.md:
+///
+/// - rows: split_rows() over the rank weights, boundaries at whole sites (`block` rows);
+/// - nonzeros of a rank: the global count times its row fraction (uniform rows);
+/// - halo: rows are ordered x slowest, so a rank owns an x-slab [begin, end) and the
+///   nearest-neighbour x hopping couples row r to r +- plane, plane = ny*nz*block.
+///   The halo is every row of [begin - plane, end + plane) that the rank does not own:
+///   two planes for an inner rank, clipped at open x ends, wrapped and capped at the
+///   other ranks' rows when periodic in x. Exact for ranks holding at least one plane;
+///   an upper bound for thinner ranks (kept simple on purpose);
+/// - memory: matrix 20 B/nnz (16 B value + 4 B column), two 16*rows*R vector blocks,
+///   a receive and a send buffer of 16*halo_rows*R each (a slab sends what it receives);
+/// - time: one sweep gives two moments and streams 20*nnz + 48*rows*R bytes (matrix,
+///   read x, read and write y) at the rank's memory bandwidth b, and receives
+///   16*halo_rows*R bytes at the network bandwidth; a GPU rank also moves its send and
+///   receive rows over PCIe. Without overlap:
+///   seconds per moment = (sweep_bytes / b + comm_seconds) / 2; with perfect overlap
+///   the sum becomes a max. The slowest rank sets the pace: total = M * max over ranks.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/hetero/work_split.hpp"
+
+namespace topokpm::hetero {
+
+/// Default network bandwidth per rank: 10 GB/s (a 100 Gb/s link, or a Cray Aries
+/// injection share; stated in docs/scaling.md); pass a measured value where one exists.
+inline constexpr double default_network_gbs = 10.0;
+/// Default host-device bandwidth of a GPU rank's halo staging: 25 GB/s (PCIe 4.0 x16
+/// sustained; Piz Daint's PCIe 2.0 K20X links give ~6 GB/s: pass that to model them).
+inline constexpr double default_host_device_gbs = 25.0;
+
+struct PlanInput {
+    std::uint64_t rows = 0;       ///< N, global rows
+    std::uint64_t nnz = 0;        ///< global stored nonzeros
+    std::uint64_t block = 1;      ///< orbitals per site (4 ti, 2 graphene)
+    std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
+    bool periodic_x = true;
+    int vectors = 1;              ///< R
+    int moments = 2;              ///< M, even
+    int ranks = 1;                ///< P, all ranks (CPU and GPU)
+    /// Weights, one per rank; empty: proportional to each rank's memory bandwidth
+    /// (equal for identical ranks), GHOST's first guess (seed 000 §4.1).
+    std::vector<double> weights;
+    /// Memory bandwidth of a CPU rank in GB/s (1e9 B/s): one value for all, or one per
+    /// rank (GPU ranks' entries are then ignored). No built-in default: measure it.
+    std::vector<double> memory_gbs;
+    double network_gbs = default_network_gbs;  ///< per rank, for the halo exchange
+    int gpus = 0;                 ///< G: the last G ranks drive one GPU each
+    double gpu_memory_gbs = 0;    ///< device memory bandwidth of a GPU rank, GB/s
+    double host_device_gbs = default_host_device_gbs;  ///< halo staging over PCIe
+};
+
+struct RankPlan {
+    RowRange range;
+    bool gpu = false;
+    std::uint64_t nnz = 0;
+    std::uint64_t halo_rows = 0;
+    double memory_bytes = 0;          ///< matrix + two vector blocks + send/receive buffers
+    double halo_bytes_per_sweep = 0;  ///< received per sweep (the same amount is sent)
+    double sweep_bytes = 0;           ///< memory traffic per sweep
+    double seconds_per_moment = 0;    ///< halo exchange not overlapped
+    double seconds_per_moment_overlap = 0;  ///< halo exchange hidden behind the sweep
+};
+
+struct Plan {
+    PlanInput input;
+    std::vector<double> weights;     ///< the weights used (given or from bandwidths)
+    std::vector<RankPlan> ranks;
+    double seconds_per_moment = 0;  ///< slowest rank, no overlap
+    double seconds_per_moment_overlap = 0;  ///< slowest rank, perfect overlap
+    double total_seconds = 0;       ///< moments * seconds_per_moment
+    double max_memory_bytes = 0;     ///< over CPU ranks
+    double max_gpu_memory_bytes = 0; ///< over GPU ranks (device memory)
+};
+
+/// Builds the plan. Throws InputError for inconsistent sizes (rows != nx*ny*nz*block,
+/// R < 1, odd M, P < 1, G outside [0, P], missing or non-positive bandwidths, fewer
+/// sites than ranks, weights of the wrong count).
+Plan make_plan(const PlanInput& input);
+
+/// Throws ResourceError "rank r (cpu|gpu) of P needs X GiB per rank, have Y GiB" when a
+/// CPU rank exceeds `host_bytes_per_rank` or a GPU rank exceeds `gpu_bytes_per_rank`
+/// (0: not checked).
+void require_fits(const Plan& plan, double host_bytes_per_rank, double gpu_bytes_per_rank = 0);
+
+/// Nonzeros of the TI model on nx*ny*nz sites, periodic in x and y, open in z:
+/// 13 per row, minus 2 per row on the two open z surfaces (nz == 1: one surface layer
+/// with both neighbours missing, 9 per row).
+std::uint64_t ti_nnz(std::uint64_t nx, std::uint64_t ny, std::uint64_t nz);
+
+/// Printable table with units in every column: one line per rank for P <= 16, else
+/// min / max / mean over the ranks of each kind (cpu, gpu); then the totals.
+std::string format_plan(const Plan& plan);
+
+}  // namespace topokpm::hetero

@@ -1,0 +1,107 @@
+#include "runtime/hetero/work_split.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::hetero {
+
+namespace {
+
+[[noreturn]] void bad_weights(const std::string& text, const std::string& why)
+{
+    throw InputError(detail::concat("--weights '", text, "': ", why,
+                                    " (allowed: \"w0:w1:...\" with one positive finite weight per rank, or \"auto\")"));
+}
+
+}  // namespace
+
+bool is_auto_weights(const std::string& text) { return text == "auto"; }
+
+std::vector<double> weights_from_rates(const std::vector<double>& rates)
+{
+    TOPOKPM_USER_REQUIRE(!rates.empty(), "auto weights need one measured rate per rank, got none");
+    double mean = 0.0;
+    for (std::size_t r = 0; r < rates.size(); ++r) {
+        TOPOKPM_USER_REQUIRE(std::isfinite(rates[r]) && rates[r] > 0.0, "--weights auto: the measured rate of rank ",
+                             r, " is ", rates[r], "; every rank needs a positive finite rate");
+        mean += rates[r];
+    }
+    mean /= static_cast<double>(rates.size());
+    std::vector<double> weights;
+    for (double rate : rates) weights.push_back(std::max(0.01, std::round(100.0 * rate / mean) / 100.0));
+    return weights;
+}
+
+std::vector<double> parse_weights(const std::string& text, int num_ranks)
+{
+    TOPOKPM_REQUIRE(num_ranks >= 1, "number of ranks must be at least 1, got ", num_ranks);
+    if (text.empty()) return std::vector<double>(static_cast<std::size_t>(num_ranks), 1.0);
+    if (is_auto_weights(text))
+        bad_weights(text, "'auto' takes measured rates (weights_from_rates), not a list");
+
+    std::vector<double> weights;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t colon = text.find(':', start);
+        const std::string field =
+            text.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        if (field.empty()) bad_weights(text, detail::concat("empty weight number ", weights.size()));
+        const char* first = field.c_str();
+        char* last = nullptr;
+        errno = 0;
+        const double w = std::strtod(first, &last);
+        if (last == first || *last != '\0' || std::isspace(static_cast<unsigned char>(field[0])))
+            bad_weights(text, detail::concat("'", field, "' is not a number"));
+        if (errno == ERANGE || !std::isfinite(w) || !(w > 0.0))
+            bad_weights(text, detail::concat("weight '", field, "' is not positive and finite"));
+        weights.push_back(w);
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    if (weights.size() != static_cast<std::size_t>(num_ranks))
+        bad_weights(text, detail::concat(weights.size(), " weights for ", num_ranks, " ranks"));
+    return weights;
+}
+
+std::vector<RowRange> split_rows(std::uint64_t num_rows, std::uint64_t block,
+                                 const std::vector<double>& weights)
+{
+    TOPOKPM_REQUIRE(!weights.empty(), "split_rows needs at least one weight");
+    TOPOKPM_USER_REQUIRE(block >= 1, "block (orbitals per site) must be at least 1, got ", block);
+    TOPOKPM_USER_REQUIRE(num_rows % block == 0, "number of rows ", num_rows,
+                         " is not a multiple of the block (orbitals per site) ", block);
+    long double total = 0.0L;
+    for (double w : weights) {
+        TOPOKPM_REQUIRE(std::isfinite(w) && w > 0.0, "weights must be positive and finite, got ", w);
+        total += w;
+    }
+    const std::uint64_t blocks = num_rows / block;
+    const std::uint64_t ranks = weights.size();
+    TOPOKPM_USER_REQUIRE(blocks >= ranks, "cannot split ", num_rows, " rows (", blocks,
+                         " sites of ", block, " orbitals) over ", ranks,
+                         " ranks: every rank needs at least one site; use at most ", blocks, " ranks");
+
+    // Boundaries in blocks: the rounded cumulative share, then clamped so that every
+    // rank keeps at least one block (forward pass) and leaves one for each rank after
+    // it (backward pass). Both passes keep the boundaries ascending.
+    std::vector<std::uint64_t> bound(ranks + 1, 0);
+    long double cumulative = 0.0L;
+    for (std::uint64_t i = 1; i < ranks; ++i) {
+        cumulative += weights[i - 1];
+        const long double exact = static_cast<long double>(blocks) * cumulative / total;
+        bound[i] = static_cast<std::uint64_t>(std::llround(exact));
+    }
+    bound[ranks] = blocks;
+    for (std::uint64_t i = 1; i < ranks; ++i) bound[i] = std::max(bound[i], bound[i - 1] + 1);
+    for (std::uint64_t i = ranks - 1; i >= 1; --i) bound[i] = std::min(bound[i], bound[i + 1] - 1);
+
+    std::vector<RowRange> ranges(ranks);
+    for (std::uint64_t i = 0; i < ranks; ++i) ranges[i] = {bound[i] * block, bound[i + 1] * block};
+    return ranges;
+}
+
+}  // namespace topokpm::hetero

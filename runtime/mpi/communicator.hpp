@@ -1,0 +1,111 @@
+#pragma once
+/// @file communicator.hpp
+/// Thin typed wrappers over the MPI collectives the distributed KPM needs
+/// (docs/scaling.md): sums of doubles and complex numbers (the KPM moments, reduced
+/// once at the end), maxima (the slowest rank's time), gathers of per-rank results of
+/// different lengths (gatherv) and of one value per rank (allgather: the measured
+/// rates that become `auto` weights). All work on MPI_COMM_WORLD unless a communicator
+/// is passed. Errors: MPI's default handler (MPI_ERRORS_ARE_FATAL) aborts the job; a
+/// non-success return under another handler throws Error naming the call.
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::mpi {
+
+/// The MPI datatype of T (double, complex<double>, int, int64, uint64).
+template <typename T>
+MPI_Datatype datatype();
+template <>
+inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
+template <>
+inline MPI_Datatype datatype<std::complex<double>>() { return MPI_C_DOUBLE_COMPLEX; }
+template <>
+inline MPI_Datatype datatype<int>() { return MPI_INT; }
+template <>
+inline MPI_Datatype datatype<std::int64_t>() { return MPI_INT64_T; }
+template <>
+inline MPI_Datatype datatype<std::uint64_t>() { return MPI_UINT64_T; }
+
+/// Throws Error "<call> failed: <MPI error string>" unless rc is MPI_SUCCESS.
+inline void check(int rc, const char* call)
+{
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(rc, text, &length);
+    throw Error(detail::concat(call, " failed: ", std::string(text, static_cast<std::size_t>(length))));
+}
+
+/// Element-wise sum over all ranks, in place: every rank ends with the same values.
+/// Collective; every rank passes the same length.
+template <typename T>
+void allreduce_sum(std::vector<T>& values, MPI_Comm comm = MPI_COMM_WORLD)
+{
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), datatype<T>(), MPI_SUM,
+                        comm),
+          "MPI_Allreduce(MPI_SUM)");
+}
+
+/// Sum of one value over all ranks.
+template <typename T>
+T allreduce_sum(T value, MPI_Comm comm = MPI_COMM_WORLD)
+{
+    T result{};
+    check(MPI_Allreduce(&value, &result, 1, datatype<T>(), MPI_SUM, comm), "MPI_Allreduce(MPI_SUM)");
+    return result;
+}
+
+/// Maximum of one value over all ranks (real types only).
+template <typename T>
+T allreduce_max(T value, MPI_Comm comm = MPI_COMM_WORLD)
+{
+    T result{};
+    check(MPI_Allreduce(&value, &result, 1, datatype<T>(), MPI_MAX, comm), "MPI_Allreduce(MPI_MAX)");
+    return result;
+}
+
+/// One value per rank, gathered on every rank (index = rank).
+template <typename T>
+std::vector<T> allgather(T value, MPI_Comm comm = MPI_COMM_WORLD)
+{
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    std::vector<T> all(static_cast<std::size_t>(ranks));
+    check(MPI_Allgather(&value, 1, datatype<T>(), all.data(), 1, datatype<T>(), comm), "MPI_Allgather");
+    return all;
+}
+
+/// Concatenation of every rank's `local` (any length, zero included) in rank order,
+/// returned on `root`; other ranks get an empty vector. Collective. `counts`, when not
+/// null, receives each rank's length on root.
+template <typename T>
+std::vector<T> gatherv(const std::vector<T>& local, int root = 0, std::vector<int>* counts = nullptr,
+                       MPI_Comm comm = MPI_COMM_WORLD)
+{
+    int me = 0, ranks = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &ranks);
+    const int mine = static_cast<int>(local.size());
+    std::vector<int> sizes(me == root ? static_cast<std::size_t>(ranks) : 0);
+    check(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, root, comm), "MPI_Gather(counts)");
+    std::vector<int> offsets(sizes.size(), 0);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+        offsets[r] = static_cast<int>(total);
+        total += static_cast<std::size_t>(sizes[r]);
+    }
+    std::vector<T> all(total);
+    check(MPI_Gatherv(local.data(), mine, datatype<T>(), all.data(), sizes.data(), offsets.data(), datatype<T>(),
+                      root, comm),
+          "MPI_Gatherv");
+    if (counts != nullptr) *counts = sizes;
+    return all;
+}
+
+}  // namespace topokpm::mpi
