@@ -8,6 +8,7 @@
 #include "app/cli/moments_job.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/run_dos.hpp"
+#include "app/cli/run_plan.hpp"
 #include "runtime/base/error.hpp"
 
 int main(int argc, char** argv)
@@ -15,7 +16,10 @@ int main(int argc, char** argv)
     try {
         const std::optional<topokpm::app::RunConfig> config = topokpm::app::parse_command_line(argc, argv);
         if (!config) return 0;  // --help / --version
-        topokpm::app::run_dos(*config);
+        if (config->plan)
+            topokpm::app::run_plan(*config);
+        else
+            topokpm::app::run_dos(*config);
         return 0;
     } catch (const topokpm::app::RunInterrupted& e) {
         // Not a failure: the checkpoint is complete and the message says how to resume.

@@ -22,6 +22,7 @@
 #include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
 
 using namespace topokpm;
@@ -32,27 +33,6 @@ double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-/// STREAM triad bandwidth in GB/s (24 bytes per element: two reads, one write).
-double triad_bandwidth(std::size_t n, int reps)
-{
-    std::vector<double> a(n), b(n), c(n);
-#pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < n; ++i) {
-        a[i] = 0.0;
-        b[i] = 1.0;
-        c[i] = 2.0;
-    }
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-        const double t0 = wall_seconds();
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5 * c[i];
-        t.push_back(wall_seconds() - t0);
-    }
-    if (a[n / 2] != 2.0) std::fprintf(stderr, "triad check failed\n");
-    return 24.0 * n / median(t) * 1e-9;
 }
 
 struct Args {
@@ -88,7 +68,7 @@ int main(int argc, char** argv)
 {
     const Args args = parse(argc, argv);
     const int threads = omp_get_max_threads();
-    const double bw = triad_bandwidth(std::size_t(1) << 25, 10);
+    const double bw = measure_triad_bandwidth_gbs(std::size_t(1) << 25, 10);
     std::printf("spmmv-bench: %d OpenMP thread(s); STREAM triad (3 x 256 MiB, median of 10): %.2f GB/s\n", threads, bw);
 
     hamiltonians::ModelParams p;

@@ -153,10 +153,20 @@ po::options_description make_options()
         ("progress-interval", po::value<std::string>()->default_value("5"), "seconds between progress lines during the moments (> 0)")
         ("memory-limit", po::value<std::string>()->default_value("0"), "refuse runs needing more than this many GiB (0 = the memory available on this machine)");
 
+    po::options_description planning("Planning (prints the per-rank plan of a distributed run; allocates nothing)");
+    planning.add_options()
+        ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank")
+        ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
+        ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")
+        ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers); empty = proportional to bandwidth")
+        ("plan-bandwidth", po::value<std::string>()->default_value("0"), "memory bandwidth of one CPU rank in GB/s (0 = measure this machine with a STREAM triad)")
+        ("plan-network", po::value<std::string>()->default_value("10"), "network bandwidth per rank in GB/s for the halo exchange")
+        ("plan-gpu-bandwidth", po::value<std::string>()->default_value("2990"), "device memory bandwidth of a GPU rank in GB/s (default: measured H100 copy, docs/cuda_backend.md)");
+
     po::options_description all("kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
                                 "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
                                 "Usage: kpm-dos [--config FILE] [options]\n\nOptions");
-    all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart);
+    all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart).add(planning);
     return all;
 }
 
@@ -306,6 +316,17 @@ std::optional<RunConfig> parse_command_line(int argc, char** argv)
     cfg.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
     TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu || cfg.matrix != MatrixKind::Naive,
                          "--matrix naive runs on the CPU only; use --device cpu, or --matrix sell, crs or free");
+
+    cfg.plan = vm["plan"].as<bool>();
+    cfg.plan_ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
+    cfg.plan_gpus = int_option<int>(vm, "gpus", 0, cfg.plan_ranks, "0 .. --ranks");
+    cfg.weights = vm["weights"].as<std::string>();
+    cfg.plan_bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.plan_bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.plan_bandwidth_gbs, ": must be >= 0 GB/s");
+    cfg.plan_network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.plan_network_gbs > 0.0, "--plan-network ", cfg.plan_network_gbs, ": must be > 0 GB/s");
+    cfg.plan_gpu_bandwidth_gbs = parse_real("plan-gpu-bandwidth", vm["plan-gpu-bandwidth"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.plan_gpu_bandwidth_gbs > 0.0, "--plan-gpu-bandwidth ", cfg.plan_gpu_bandwidth_gbs, ": must be > 0 GB/s");
 
     if (vm.count("output")) cfg.output = vm["output"].as<std::string>();
     TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.output.empty(), "--output: empty file name");

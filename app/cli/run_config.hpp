@@ -69,6 +69,15 @@ struct RunConfig {
     int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil
 
+    // Planning (kpm-dos --plan): sizes a distributed run without allocating or running it
+    bool plan = false;
+    int plan_ranks = 1;                ///< P, all ranks (CPU and GPU)
+    int plan_gpus = 0;                 ///< G of the P ranks drive one GPU each
+    std::string weights;               ///< "w0:w1:..." per rank, "" = by bandwidth
+    double plan_bandwidth_gbs = 0.0;   ///< memory bandwidth of a CPU rank; 0 = measure this machine
+    double plan_network_gbs = 10.0;    ///< network bandwidth per rank for the halo
+    double plan_gpu_bandwidth_gbs = 2990.0;  ///< device bandwidth of a GPU rank (H100 copy, measured)
+
     // Output
     std::string output;                ///< result file; default "<model>_<lattice>.h5"
     std::string export_matrix;         ///< Matrix Market path, empty = none

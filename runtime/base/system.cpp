@@ -2,11 +2,14 @@
 
 #include <sys/sysinfo.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <fstream>
 #include <sstream>
 
 #include "runtime/base/error.hpp"
+#include "runtime/base/timer.hpp"
 
 namespace topokpm {
 
@@ -35,6 +38,28 @@ std::string format_bytes(double bytes)
     char buf[64];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
     return buf;
+}
+
+double measure_triad_bandwidth_gbs(std::size_t elements, int repetitions)
+{
+    std::vector<double> a(elements), b(elements), c(elements);
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < elements; ++i) {
+        a[i] = 0.0;
+        b[i] = 1.0;
+        c[i] = 2.0;
+    }
+    std::vector<double> seconds;
+    for (int r = 0; r < std::max(1, repetitions); ++r) {
+        const double t0 = wall_seconds();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < elements; ++i) a[i] = b[i] + 0.5 * c[i];
+        seconds.push_back(wall_seconds() - t0);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    // Touch the result so the loop cannot be dropped.
+    return a[elements / 2] == 2.0 ? 24.0 * static_cast<double>(elements) / median * 1e-9 : 0.0;
 }
 
 void require_memory(double needed_bytes, double available_bytes, const std::string& what)

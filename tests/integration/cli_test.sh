@@ -11,7 +11,7 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 help="$("$exe" --help)"
 for opt in model lattice t m dot-potential dot-radius dot-period dot-depth disorder disorder-seed boundary \
            moments vectors vector-seed trace energy-range kernel lorentz-lambda energy-points matrix \
-           sell-C sell-sigma threads output export-matrix config; do
+           sell-C sell-sigma threads output export-matrix config plan ranks weights; do
   check "--help mentions --$opt" "grep -q -- '--$opt' <<<\"\$help\""
 done
 
@@ -34,6 +34,11 @@ bad() {  # bad NAME MUST_MENTION ARGS...
   check "$name: message names $mention" "grep -q -- '$mention' '$work/bad.txt'"
   check "$name: no output file" "[ ! -e '$work/bad.h5' ] && [ -z \"\$(ls '$work' | grep tmp)\" ]"
 }
+# --plan sizes the paper's run without allocating: 1024 ranks fit 64 GiB each, 4 do not.
+plan="$("$exe" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 1024 --plan-bandwidth 100 --memory-limit 64 2>&1)"
+check "--plan 1024 ranks exits 0" "[ $? -eq 0 ]"
+check "--plan shows 400000 rows per rank" "grep -q 'min cpu *400000' <<<\"\$plan\""
+out=/dev/null bad "--plan 4 ranks refused" "needs 122.75 GiB per rank" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --plan-bandwidth 100 --memory-limit 64
 bad "impossible lattice" "--lattice" --lattice 0x4x4
 bad "dot period" "--dot-period" --lattice 10x10x4 --dot-period 4
 bad "missing input" "--config" --config "$work/none.ini"

@@ -1,0 +1,51 @@
+#include "app/cli/run_plan.hpp"
+
+#include <cstdio>
+
+#include "hamiltonians/model.hpp"
+#include "runtime/base/log.hpp"
+#include "runtime/base/system.hpp"
+#include "runtime/hetero/plan.hpp"
+
+namespace topokpm::app {
+
+void run_plan(const RunConfig& cfg)
+{
+    // The model validates every parameter; it allocates nothing proportional to N.
+    const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(cfg.model);
+    const hamiltonians::ModelParams& p = model->params();
+    hetero::PlanInput in;
+    in.rows = static_cast<std::uint64_t>(model->num_rows());
+    in.nnz = static_cast<std::uint64_t>(model->estimated_nonzeros());
+    in.block = static_cast<std::uint64_t>(model->orbitals_per_site());
+    in.nx = static_cast<std::uint64_t>(p.nx);
+    in.ny = static_cast<std::uint64_t>(p.ny);
+    in.nz = static_cast<std::uint64_t>(p.nz);
+    in.periodic_x = !p.boundary.empty() && p.boundary[0] == 'p';
+    in.vectors = cfg.num_vectors;
+    in.moments = cfg.num_moments + cfg.num_moments % 2;
+    in.ranks = cfg.plan_ranks;
+    in.gpus = cfg.plan_gpus;
+    in.gpu_memory_gbs = cfg.plan_gpu_bandwidth_gbs;
+    in.network_gbs = cfg.plan_network_gbs;
+    if (!cfg.weights.empty()) in.weights = hetero::parse_weights(cfg.weights, cfg.plan_ranks);
+    double bandwidth = cfg.plan_bandwidth_gbs;
+    if (bandwidth <= 0.0) {
+        bandwidth = measure_triad_bandwidth_gbs(std::size_t(1) << 24, 5);
+        std::printf("memory bandwidth per CPU rank: %.1f GB/s, measured on this machine (STREAM triad); "
+                    "give --plan-bandwidth for the target machine\n", bandwidth);
+    }
+    in.memory_gbs = {bandwidth};
+
+    const hetero::Plan plan = hetero::make_plan(in);
+    std::printf("%s", hetero::format_plan(plan).c_str());
+    const double per_rank = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
+                                                     : static_cast<double>(available_memory_bytes());
+    if (cfg.memory_limit_gib <= 0)
+        log::info("memory per rank: ", format_bytes(per_rank), " (this machine; give --memory-limit for the target)");
+    hetero::require_fits(plan, per_rank);
+    std::printf("plan fits: largest rank needs %s of %s\n", format_bytes(plan.max_memory_bytes).c_str(),
+                format_bytes(per_rank).c_str());
+}
+
+}  // namespace topokpm::app
