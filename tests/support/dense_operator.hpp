@@ -8,6 +8,8 @@
 #include "numerics/base/counter_rng.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/row_source.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "tests/support/dense_oracle.hpp"
 
 namespace topokpm::testing {
 
@@ -75,6 +77,19 @@ private:
     global_index n_;
     double fill_;
     std::uint64_t seed_;
+};
+
+/// A small random Hermitian system with its LAPACK eigenvalues, a dense operator and a KPM
+/// scaling that contains the spectrum with 0.1 to spare: the fixture of the KPM tests.
+struct SmallDenseSystem {
+    RandomHermitianSource source;
+    std::vector<double> eigenvalues;
+    DenseOperator op;
+    numerics::KpmScaling scaling;
+    explicit SmallDenseSystem(global_index n, std::uint64_t seed = 7)
+        : source(n, 0.3, seed), eigenvalues(dense_eigenvalues(source)), op(dense_matrix(source), n),
+          scaling(numerics::kpm_scaling({eigenvalues.front() - 0.1, eigenvalues.back() + 0.1}, 0.01))
+    {}
 };
 
 }  // namespace topokpm::testing

@@ -18,17 +18,7 @@ using topokpm::testing::RandomHermitianSource;
 
 namespace {
 
-struct SmallSystem {
-    RandomHermitianSource source;
-    std::vector<double> eigenvalues;
-    DenseOperator op;
-    KpmScaling scaling;
-    explicit SmallSystem(global_index n, std::uint64_t seed = 7)
-        : source(n, 0.3, seed), eigenvalues(topokpm::testing::dense_eigenvalues(source)),
-          op(topokpm::testing::dense_matrix(source), n),
-          scaling(kpm_scaling({eigenvalues.front() - 0.1, eigenvalues.back() + 0.1}, 0.01))
-    {}
-};
+using SmallSystem = topokpm::testing::SmallDenseSystem;
 
 }  // namespace
 
