@@ -16,8 +16,9 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
     TOPOKPM_REQUIRE(0 <= row_begin && row_begin <= row_end && row_end <= source.num_rows(),
                     "row range [", row_begin, ", ", row_end, ") outside [0, ", source.num_rows(), ")");
     const global_index n = row_end - row_begin;
-    if (n > std::numeric_limits<local_index>::max() || source.num_rows() > std::numeric_limits<local_index>::max())
-        throw ResourceError(detail::concat("SELL-C-sigma uses 32-bit indices: ", source.num_rows(),
+    constexpr global_index max_index = std::numeric_limits<local_index>::max();
+    if (n > max_index)
+        throw ResourceError(detail::concat("SELL-C-sigma uses 32-bit row indices: ", n,
                                            " rows exceed 2^31 - 1; use --matrix free or more ranks"));
     const int c = params.chunk_height;
     SellMatrix m;
@@ -26,31 +27,50 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
     m.chunk_height_ = c;
     // σ = 1 keeps the original order; otherwise the window is a multiple of C so that
     // chunks never straddle two windows.
-    m.sigma_ = params.sigma == 1 ? 1 : ((params.sigma + c - 1) / c) * c;
+    const std::int64_t window = (static_cast<std::int64_t>(params.sigma) + c - 1) / c * c;
+    m.sigma_ = params.sigma == 1 ? 1 : static_cast<int>(std::min<std::int64_t>(window, max_index / c * c));
 
     // Pass 1: row lengths (the row generator is cheap; calling it twice avoids a
-    // temporary CRS copy of the whole matrix).
+    // temporary CRS copy of the whole matrix) and the column range, checked here so that
+    // pass 2 can narrow columns to 32 bits without a test per entry.
     std::vector<local_index> length(n);
     const int max_len = source.max_row_length();
-#pragma omp parallel
+    global_index max_col = -1, min_col = 0;
+#pragma omp parallel reduction(max : max_col) reduction(min : min_col)
     {
         std::vector<global_index> cols(max_len);
         std::vector<complex_type> vals(max_len);
 #pragma omp for schedule(static)
-        for (global_index i = 0; i < n; ++i) length[i] = source.row(row_begin + i, cols.data(), vals.data());
+        for (global_index i = 0; i < n; ++i) {
+            const int len = source.row(row_begin + i, cols.data(), vals.data());
+            length[i] = len;
+            for (int k = 0; k < len; ++k) {
+                max_col = std::max(max_col, cols[k]);
+                min_col = std::min(min_col, cols[k]);
+            }
+        }
     }
+    TOPOKPM_REQUIRE(min_col >= 0 && max_col < source.num_rows(), "row source returned column ",
+                    min_col < 0 ? min_col : max_col, " outside [0, ", source.num_rows(), ")");
+    if (max_col > max_index)
+        throw ResourceError(detail::concat("SELL-C-sigma stores 32-bit column indices: column ", max_col,
+                                           " exceeds 2^31 - 1 (", source.num_rows(),
+                                           " rows); use --matrix free or more ranks"));
 
     // σ-sorting: inside each window, rows by descending length (stable, so equal lengths
     // keep their order and the permutation stays local).
     const local_index num_chunks = static_cast<local_index>((n + c - 1) / c);
     m.row_of_slot_.assign(static_cast<size_t>(num_chunks) * c, -1);
     std::iota(m.row_of_slot_.begin(), m.row_of_slot_.begin() + n, 0);
-    if (m.sigma_ > 1)
-        for (global_index w = 0; w < n; w += m.sigma_) {
-            auto first = m.row_of_slot_.begin() + w;
-            auto last = m.row_of_slot_.begin() + std::min<global_index>(n, w + m.sigma_);
+    if (m.sigma_ > 1) {
+        const global_index num_windows = (n + m.sigma_ - 1) / m.sigma_;
+#pragma omp parallel for schedule(static)
+        for (global_index w = 0; w < num_windows; ++w) {
+            auto first = m.row_of_slot_.begin() + w * m.sigma_;
+            auto last = m.row_of_slot_.begin() + std::min<global_index>(n, (w + 1) * m.sigma_);
             std::stable_sort(first, last, [&](local_index a, local_index b) { return length[a] > length[b]; });
         }
+    }
 
     m.chunk_length_.assign(num_chunks, 0);
     m.chunk_start_.assign(num_chunks + 1, 0);
@@ -65,8 +85,11 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
     }
     m.num_nonzeros_ = std::accumulate(length.begin(), length.end(), std::int64_t(0));
 
-    // Pass 2: fill the chunks, first-touched by the threads (static schedule over chunks)
-    // that will later run the kernel on them.
+    // Pass 2: fill the chunks with the kernel's schedule (static over chunks), so each
+    // thread writes the part it will later read. The public std::vector members are
+    // value-initialised by resize() on this thread, so on a multi-socket machine the pages
+    // are placed by that first touch, not by the fill; one NUMA domain per rank (pinning,
+    // docs/scaling.md) is what keeps matrix and threads together.
     const std::int64_t stored = m.chunk_start_[num_chunks];
     m.values_.resize(stored);
     m.columns_.resize(stored);
@@ -83,8 +106,9 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
                 int len = 0;
                 if (row >= 0) len = source.row(row_begin + row, cols.data(), vals.data());
                 // Padding repeats a valid column with value 0: no branch in the kernel.
-                const local_index pad_col = len > 0 ? static_cast<local_index>(cols[len - 1])
-                                                    : static_cast<local_index>(row >= 0 ? row_begin + row : 0);
+                // (The row itself for an empty row: x of that row is read by the epilogue anyway.)
+                const global_index own = row >= 0 && row_begin + row <= max_index ? row_begin + row : 0;
+                const local_index pad_col = static_cast<local_index>(len > 0 ? cols[len - 1] : own);
                 for (local_index k = 0; k < width; ++k) {
                     const std::int64_t idx = base + static_cast<std::int64_t>(k) * c + r;
                     if (k < len) {

@@ -11,10 +11,21 @@
 /// column (the row's last real column, or the row itself for empty rows) so the inner
 /// loop has no branch.
 ///
+/// Example, C = 2, σ = 4, rows of lengths 1, 3, 0, 2 (a..f the stored entries, "0" padding
+/// with a repeated column, slot p = chunk*C + r):
+///
+///     row 0: a           sorted in the window     chunk 0 (width 3)   chunk 1 (width 1)
+///     row 1: b c d       by length: 3, 2, 1, 0    slot 0 = row 1      slot 2 = row 0
+///     row 2: (empty)     -> rows 1, 3, 0, 2       slot 1 = row 3      slot 3 = row 2
+///     row 3: e f
+///                             values:      | b e | c f | d 0 |   | a 0 |
+///                             chunk_start:   0                     6       8
+///                             row_of_slot:   1 3 0 2;   fill efficiency β = 6 / 8
+///
 /// The σ-permutation stays internal: block vectors are always in canonical row order
 /// (models.md §2); the kernel reads x[col] with canonical columns and writes
-/// y[row_of_slot[...]]. Columns are local indices relative to row_begin... for the
-/// single-rank spine row_begin = 0 and columns are global rows stored as 32-bit.
+/// y[row_of_slot[...]]. Columns are stored as 32-bit indices; for the single-rank spine
+/// row_begin = 0 and they are the global columns themselves.
 
 #include <cstdint>
 #include <vector>
@@ -31,8 +42,14 @@ struct SellParams {
 
 class SellMatrix {
 public:
-    /// Builds rows [row_begin, row_end) of `source`. Throws InputError for C < 1, σ < 1,
-    /// and ResourceError if a column index does not fit 32 bits.
+    /// Builds rows [row_begin, row_end) of `source` (rows generated in parallel, OpenMP).
+    /// @param source     the row generator (thread-safe row())
+    /// @param row_begin  first row, 0 <= row_begin <= row_end
+    /// @param row_end    one past the last row, <= source.num_rows(); at most 2^31 - 1 rows
+    /// @param params     C >= 1 (1 = CRS) and σ >= 1 (1 = no sorting; else rounded up to a
+    ///                   multiple of C)
+    /// @throws InputError     C < 1 (--sell-C) or σ < 1 (--sell-sigma)
+    /// @throws ResourceError  the range or a column index does not fit 32 bits
     static SellMatrix build(const RowSource& source, global_index row_begin,
                             global_index row_end, const SellParams& params);
 
@@ -45,7 +62,8 @@ public:
     std::int64_t num_stored() const { return static_cast<std::int64_t>(values_.size()); }
     /// Fill efficiency β = nnz / stored entries (1 = no padding).
     double fill_efficiency() const;
-    /// Bytes held: values, columns, chunk pointers and the permutation.
+    /// Bytes held: values (16) and columns (4) per stored entry, chunk starts (8) and
+    /// lengths (4) per chunk, row_of_slot (4) per slot.
     double storage_bytes() const;
 
     const std::vector<std::int64_t>& chunk_start() const { return chunk_start_; }  ///< size chunks+1

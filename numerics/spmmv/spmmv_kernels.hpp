@@ -6,9 +6,20 @@
 /// (i, c) at [i * R + c]):
 ///     y := scale * (A - shift) * x + beta * y        (beta == 0: y overwritten, never read)
 /// and with dots != nullptr: dots->xx[c] = <x_c|x_c>, dots->yx[c] = <y_c|x_c> (new y).
-/// Per row and column: 8 flops per stored entry, 10 for shift/scale/axpby, 12 for the dots
-/// (seed 004's 138 flops per row at 13 entries); minimum traffic per sweep:
-/// 20 bytes per stored entry + 48 bytes per row and column.
+/// Cost per sweep (counted as in seed 004 Table I, perf_model.hpp): per block column
+/// 8 flops per stored entry (one complex multiply-add) + 34 per row (shift, scale, axpby and
+/// the two dots with complex scalars; 138 flops per row at 13 entries). With the real
+/// scale/shift/beta of AugmentedOps the kernels execute 10 + 12 = 22 of those 34.
+/// Minimum traffic per sweep: 20 bytes per stored entry (16-byte value, 4-byte column) +
+/// 48 bytes per row and column (x read, y read, y written), i.e. the code balance
+/// B_min(R) = (260/R + 48)/138 bytes/flop for 13 entries per row.
+///
+/// @param a         the matrix; its row_of_slot() maps storage slots to canonical rows
+/// @param x         input block, a.num_rows() x num_cols, canonical row order
+/// @param y         output block, same shape, must not alias x
+/// @param num_cols  block width R >= 1
+/// @param ops       scale, shift, beta (any finite reals) as above
+/// @param dots      nullptr: no dots; else reset to R columns and filled
 
 #include "numerics/base/operator.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
