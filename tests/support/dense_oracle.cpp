@@ -1,6 +1,6 @@
 #include "tests/support/dense_oracle.hpp"
 
-#include <lapacke.h>
+#include "numerics/base/dense_eigen.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -22,12 +22,7 @@ std::vector<complex_type> dense_matrix(const RowSource& source)
 
 std::vector<double> dense_eigenvalues(std::vector<complex_type> a, int n)
 {
-    std::vector<double> w(n);
-    const lapack_int info =
-        LAPACKE_zheev(LAPACK_COL_MAJOR, 'N', 'U', n,
-                      reinterpret_cast<lapack_complex_double*>(a.data()), n, w.data());
-    if (info != 0) throw std::runtime_error("LAPACKE_zheev failed, info = " + std::to_string(info));
-    return w;
+    return numerics::hermitian_eigenvalues(a, n, 'U');  // LAPACK zheev, padded workspaces
 }
 
 std::vector<double> dense_eigenvalues(const RowSource& source)
