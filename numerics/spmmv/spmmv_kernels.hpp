@@ -32,6 +32,10 @@ namespace cpu {
 /// and summed in thread order (deterministic for a fixed thread count).
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots);
+
+/// The SIMD instruction set the CPU kernels were compiled for ("AVX-512", "AVX2" or the
+/// portable fallback); printed by kpm-dos and spmmv-bench so a run says which path ran.
+const char* compiled_isa();
 }  // namespace cpu
 
 namespace reference {
