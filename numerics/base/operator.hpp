@@ -6,6 +6,7 @@
 /// implementations; KPM never knows which one runs.
 
 #include <complex>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,24 @@ public:
 
     /// Cost figures of one apply() per column.
     virtual OperatorCost cost() const = 0;
+
+    // ---- Distribution (docs/scaling.md). Serial operators keep these defaults. ----
+
+    /// Rows of the whole matrix; num_rows() is this rank's share of them.
+    virtual global_index global_rows() const { return num_rows(); }
+    /// Global index of this rank's first row: its rows are [row_begin, row_begin + num_rows).
+    virtual global_index row_begin() const { return 0; }
+    /// True when apply()'s DotSums are already sums over all ranks (always for a serial
+    /// operator); false when they cover this rank's rows only and the algorithm must call
+    /// sum_over_ranks on whatever it accumulated from them (KPM: once, at the end).
+    virtual bool dots_reduced() const { return true; }
+    /// Element-wise sum of `values` over all ranks of the operator, in place. Collective:
+    /// every rank calls it with the same count. A no-op for serial operators.
+    virtual void sum_over_ranks(double* values, std::size_t count) const
+    {
+        (void)values;
+        (void)count;
+    }
 };
 
 }  // namespace topokpm

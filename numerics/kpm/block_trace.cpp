@@ -16,9 +16,9 @@ public:
     std::int64_t num_slots() const override { return r_; }
     std::int64_t slot(global_index column) const override { return column; }
     double divisor() const override { return static_cast<double>(n_); }
-    void fill(BlockVector& block, global_index first_column) const override
+    void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
-        fill_random_phase_vectors(block, seed_, first_column, n_);
+        fill_random_phase_vectors(block, seed_, first_column, n_, row_begin);
         zero_columns_from(block, r_ - first_column);
     }
     static void zero_columns_from(BlockVector& block, global_index first_zero)
@@ -42,7 +42,10 @@ public:
     std::int64_t num_slots() const override { return 1; }
     std::int64_t slot(global_index) const override { return 0; }
     double divisor() const override { return static_cast<double>(n_); }
-    void fill(BlockVector& block, global_index first_column) const override { fill_unit_vectors(block, first_column); }
+    void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
+    {
+        fill_unit_vectors(block, first_column - row_begin);
+    }
 
 private:
     global_index n_;
@@ -55,14 +58,16 @@ public:
     std::int64_t num_slots() const override { return static_cast<std::int64_t>(rows_.size()); }
     std::int64_t slot(global_index column) const override { return column; }
     double divisor() const override { return 1.0; }
-    void fill(BlockVector& block, global_index first_column) const override
+    void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
         complex_type* data = block.data();
         const int w = block.num_cols();
         std::fill(data, data + block.size(), complex_type(0.0, 0.0));
         for (int c = 0; c < w; ++c) {
             const global_index col = first_column + c;
-            if (col < num_columns()) data[static_cast<size_t>(rows_[col]) * w + c] = 1.0;
+            if (col >= num_columns()) continue;
+            const global_index row = rows_[col] - row_begin;  // another rank's row: stays zero here
+            if (row >= 0 && row < block.num_rows()) data[static_cast<size_t>(row) * w + c] = 1.0;
         }
     }
 
@@ -81,9 +86,13 @@ public:
     std::int64_t num_slots() const override { return static_cast<std::int64_t>(k_.size()); }
     std::int64_t slot(global_index column) const override { return column / lattice_.states_per_cell; }
     double divisor() const override { return lattice_.states_per_cell; }
-    void fill(BlockVector& block, global_index first_column) const override
+    void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
         // Column by column: a block may straddle two momenta when W does not divide S.
+        TOPOKPM_REQUIRE(row_begin == 0 && block.num_rows() == static_cast<global_index>(lattice_.nx) * lattice_.ny *
+                                                                    lattice_.states_per_cell,
+                        "plane-wave start vectors are built on one rank only (rows ", row_begin, " + ",
+                        block.num_rows(), ")");
         const int w = block.num_cols();
         const int s_count = lattice_.states_per_cell;
         complex_type* data = block.data();
@@ -196,7 +205,7 @@ void BlockTrace::step()
     TOPOKPM_REQUIRE(!done(), "step() after the last block");
     if (!recurrence_) {
         BlockVector start(op_->num_rows(), width_);
-        plan_->fill(start, state_.blocks_done * width_);
+        plan_->fill(start, state_.blocks_done * width_, op_->row_begin());
         recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
     }
     recurrence_->step();
@@ -230,6 +239,7 @@ std::vector<double> BlockTrace::slot_moments() const
 {
     TOPOKPM_REQUIRE(done(), "slot_moments() before the trace is complete");
     std::vector<double> out = state_.sums;
+    if (!op_->dots_reduced()) op_->sum_over_ranks(out.data(), out.size());  // once per trace (seed 004 Table III)
     const double d = plan_->divisor();
     for (double& v : out) v /= d;
     return out;

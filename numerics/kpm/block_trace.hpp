@@ -38,7 +38,9 @@ public:
     /// Every slot's moment sum is divided by this.
     virtual double divisor() const = 0;
     /// Column j of `block` = start vector first_column + j, or zero where that is >= C.
-    virtual void fill(BlockVector& block, global_index first_column) const = 0;
+    /// `block` holds the global rows [row_begin, row_begin + block.num_rows()) of the
+    /// vectors (a rank's share; 0 and all rows when serial).
+    virtual void fill(BlockVector& block, global_index first_column, global_index row_begin = 0) const = 0;
 };
 
 /// R random-phase vectors of models.md §4 (stream S_v = splitmix64(vector_seed, 2)),
@@ -114,7 +116,9 @@ public:
     const std::vector<double>& sums() const { return state_.sums; }
     const ChebyshevState* block_state() const { return recurrence_ ? &recurrence_->state() : nullptr; }
 
-    /// Slot moments [slots, M]: sums / divisor. Requires done().
+    /// Slot moments [slots, M]: sums / divisor. Requires done(). For an operator whose
+    /// dots are per rank (Operator::dots_reduced() false) the sums are first added over
+    /// the ranks, once: a collective call, every rank must make it.
     std::vector<double> slot_moments() const;
 
 private:

@@ -95,7 +95,7 @@ KpmMoments kpm_stochastic_trace(const Operator& op, int num_moments, int num_vec
                                 std::uint64_t vector_seed, const KpmScaling& scaling,
                                 const KpmProgress& progress)
 {
-    const auto plan = random_phase_plan(op.num_rows(), num_vectors, vector_seed);
+    const auto plan = random_phase_plan(op.global_rows(), num_vectors, vector_seed);
     KpmMoments result;
     result.per_vector = run_block_trace(op, *plan, num_moments, num_vectors, scaling, progress);
     result.moments.assign(num_moments, 0.0);
@@ -114,7 +114,7 @@ KpmMoments kpm_exact_trace(const Operator& op, int num_moments, int block_width,
 {
     TOPOKPM_USER_REQUIRE(block_width >= 1, "--vectors ", block_width,
                          ": the exact trace uses it as block width and needs >= 1");
-    const global_index n = op.num_rows();
+    const global_index n = op.global_rows();
     const auto plan = exact_trace_plan(n);
     BlockTrace probe(op, *plan, num_moments, block_width, scaling);
     KpmMoments result;

@@ -16,7 +16,8 @@ void fill_random_phase_vectors(BlockVector& block, std::uint64_t vector_seed,
                                std::int64_t first_vector, global_index num_global_rows,
                                global_index row_begin = 0);
 
-/// Column c of `block` = unit vector |first_row + c> (zero where first_row + c >= N).
+/// Column c of `block` = unit vector |first_row + c> in the block's own row numbering
+/// (zero where first_row + c is outside [0, rows); a rank passes global row - row_begin).
 void fill_unit_vectors(BlockVector& block, global_index first_row);
 
 }  // namespace topokpm::numerics

@@ -33,13 +33,16 @@ LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t se
                              double relative_margin, double tolerance)
 {
     TOPOKPM_USER_REQUIRE(max_steps >= 2, "--lanczos-steps ", max_steps, ": must be >= 2");
+    // Distributed operators: this rank's rows of the global vectors (identical to the
+    // serial ones), local dots and norms summed over the ranks every step.
     const global_index n = op.num_rows();
-    const int steps = static_cast<int>(std::min<global_index>(max_steps, n));
+    const global_index n_global = op.global_rows();
+    const int steps = static_cast<int>(std::min<global_index>(max_steps, n_global));
 
     BlockVector v(n, 1), w(n, 1);
     // Its own counter stream (the spec reserves 1 and 2 for disorder and vectors).
-    fill_random_phase_vectors(v, splitmix64(seed, 3), 0, n);
-    const double inv_norm = 1.0 / std::sqrt(static_cast<double>(n));
+    fill_random_phase_vectors(v, splitmix64(seed, 3), 0, n_global, op.row_begin());
+    const double inv_norm = 1.0 / std::sqrt(static_cast<double>(n_global));
     for (size_t i = 0; i < v.size(); ++i) v.data()[i] *= inv_norm;
 
     std::vector<double> alpha, beta, theta, last;
@@ -51,7 +54,8 @@ LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t se
         const double b_prev = j == 0 ? 0.0 : beta[j - 1];
         op.apply(v, w, AugmentedOps{1.0, 0.0, j == 0 ? 0.0 : -b_prev, true}, &dots);
         // dots.yx = <w|v> = <Hv|v> - b_prev <v_prev|v> = alpha_j (v_prev ⟂ v in exact arithmetic)
-        const double a = dots.yx[0].real();
+        double a = dots.yx[0].real();
+        if (!op.dots_reduced()) op.sum_over_ranks(&a, 1);
         alpha.push_back(a);
         double norm2 = 0.0;
         complex_type* wp = w.data();
@@ -61,6 +65,7 @@ LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t se
             wp[i] -= a * vp[i];
             norm2 += std::norm(wp[i]);
         }
+        op.sum_over_ranks(&norm2, 1);  // no-op unless distributed
         const double b = std::sqrt(norm2);
         out.iterations = j + 1;
         const int m = j + 1;

@@ -1,18 +1,18 @@
 #!/bin/bash
 # run_mpi_check.sh MPIEXEC EXE NP MODE: runs "EXE MODE" on NP ranks (as root too, with
 # --oversubscribe --bind-to none) under a 20 s timeout and checks the outcome:
-#   collectives, multiple: exit 0 and the success line;
+#   collectives, multiple, distributed: exit 0 and the success line;
 #   validate: exit status 2 (InputError, agreed by all ranks), the message once;
 #   abort:    non-zero exit status (MPI_Abort), the message once, no hang.
 set -u
 mpiexec=$1 exe=$2 np=$3 mode=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 start=$(date +%s)
-out=$(timeout 20 "$mpiexec" --oversubscribe --bind-to none -np "$np" "$exe" "$mode" 2>&1)
+out=$(timeout "${TOPOKPM_MPI_TIMEOUT:-20}" "$mpiexec" --oversubscribe --bind-to none -np "$np" "$exe" "$mode" 2>&1)
 rc=$?
 echo "$out"
 echo "exit status $rc after $(( $(date +%s) - start )) s"
-[ "$rc" -ne 124 ] || { echo "FAIL: job still running after 20 s (hung)"; exit 1; }
+[ "$rc" -ne 124 ] || { echo "FAIL: job still running after ${TOPOKPM_MPI_TIMEOUT:-20} s (hung)"; exit 1; }
 once() {  # the error line of rank 1 exactly once, no other rank's error line
   n=$(grep -c "error (rank 1): --weights 'x:1'" <<<"$out")
   [ "$n" -eq 1 ] || { echo "FAIL: error message printed $n times, expected once"; exit 1; }
@@ -22,6 +22,10 @@ case $mode in
   collectives)
     [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
     grep -q "collectives check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
+    ;;
+  distributed)
+    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+    grep -q "distributed check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
     ;;
   multiple)
     [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }

@@ -1,0 +1,345 @@
+#include "numerics/distributed/distributed_sell.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/base/timer.hpp"
+#include "runtime/mpi/communicator.hpp"
+#include "runtime/tasks/task_queue.hpp"
+#include "runtime/topology/topology.hpp"
+
+namespace topokpm::numerics {
+
+CommMode parse_comm_mode(const std::string& text)
+{
+    if (text == "vector") return CommMode::Vector;
+    if (text == "overlap") return CommMode::Overlap;
+    if (text == "task") return CommMode::Task;
+    throw InputError(detail::concat("--comm-mode '", text, "': allowed are vector, overlap, task"));
+}
+
+const char* comm_mode_name(CommMode mode)
+{
+    switch (mode) {
+    case CommMode::Vector: return "vector";
+    case CommMode::Overlap: return "overlap";
+    case CommMode::Task: return "task";
+    }
+    return "?";
+}
+
+namespace {
+
+/// Rows [begin, end) of `source` restricted to the columns inside that range, renumbered
+/// from 0: the local part, as a RowSource SellMatrix::build can take.
+class LocalRows final : public RowSource {
+public:
+    LocalRows(const RowSource& source, global_index begin, global_index end)
+        : source_(source), begin_(begin), end_(end)
+    {
+    }
+    global_index num_rows() const override { return end_ - begin_; }
+    int max_row_length() const override { return source_.max_row_length(); }
+    int row(global_index row, global_index* cols, complex_type* values) const override
+    {
+        const int len = source_.row(begin_ + row, cols, values);
+        int kept = 0;
+        for (int k = 0; k < len; ++k) {
+            if (cols[k] < begin_ || cols[k] >= end_) continue;
+            cols[kept] = cols[k] - begin_;
+            values[kept] = values[k];
+            ++kept;
+        }
+        return kept;
+    }
+
+private:
+    const RowSource& source_;
+    global_index begin_, end_;
+};
+
+int owner_of(const std::vector<global_index>& bounds, global_index col)
+{
+    return static_cast<int>(std::upper_bound(bounds.begin(), bounds.end(), col) - bounds.begin()) - 1;
+}
+
+double now() { return MPI_Wtime(); }
+
+}  // namespace
+
+/// Requests of one exchange in flight.
+struct DistributedSellOperator::Exchange {
+    std::vector<MPI_Request> requests;
+};
+
+/// The communication thread of --comm-mode task: a one-PU TaskQueue.
+struct DistributedSellOperator::TaskMachinery {
+    topology::Topology topology;
+    std::unique_ptr<tasks::TaskQueue> queue;
+};
+
+DistributedSellOperator::DistributedSellOperator(const RowSource& source, std::vector<global_index> bounds,
+                                                 DistributedOptions opts)
+    : bounds_(std::move(bounds)), opts_(opts)
+{
+    MPI_Comm_rank(opts_.comm, &rank_);
+    MPI_Comm_size(opts_.comm, &num_ranks_);
+    TOPOKPM_REQUIRE(static_cast<int>(bounds_.size()) == num_ranks_ + 1 && bounds_.front() == 0 &&
+                        bounds_.back() == source.num_rows() && std::is_sorted(bounds_.begin(), bounds_.end()),
+                    "row bounds of ", bounds_.size(), " entries for ", num_ranks_, " ranks and N = ",
+                    source.num_rows());
+    row_begin_ = bounds_[rank_];
+    row_end_ = bounds_[rank_ + 1];
+    const global_index n = row_end_ - row_begin_;
+
+    // Local part: SELL-C-σ of the own columns, renumbered.
+    const LocalRows local_rows(source, row_begin_, row_end_);
+    local_ = SellMatrix::build(local_rows, 0, n, opts_.sell);
+
+    // Remote part: one pass over the own rows collects the foreign columns.
+    const int max_len = source.max_row_length();
+    std::vector<global_index> cols(max_len);
+    std::vector<complex_type> vals(max_len);
+    std::vector<global_index> remote_global;  // per remote entry, until positions are known
+    remote_ptr_.push_back(0);
+    for (global_index i = 0; i < n; ++i) {
+        const int len = source.row(row_begin_ + i, cols.data(), vals.data());
+        bool any = false;
+        for (int k = 0; k < len; ++k) {
+            if (cols[k] >= row_begin_ && cols[k] < row_end_) continue;
+            remote_global.push_back(cols[k]);
+            remote_vals_.push_back(vals[k]);
+            any = true;
+        }
+        if (any) {
+            remote_row_.push_back(static_cast<local_index>(i));
+            remote_ptr_.push_back(static_cast<std::int64_t>(remote_global.size()));
+        }
+    }
+    halo_global_ = remote_global;
+    std::sort(halo_global_.begin(), halo_global_.end());
+    halo_global_.erase(std::unique(halo_global_.begin(), halo_global_.end()), halo_global_.end());
+    TOPOKPM_REQUIRE(halo_global_.size() < static_cast<size_t>(std::numeric_limits<local_index>::max()),
+                    "halo of ", halo_global_.size(), " rows exceeds 32-bit positions");
+    remote_col_.resize(remote_global.size());
+    for (size_t e = 0; e < remote_global.size(); ++e)
+        remote_col_[e] = static_cast<local_index>(
+            std::lower_bound(halo_global_.begin(), halo_global_.end(), remote_global[e]) - halo_global_.begin());
+
+    // Receive side: the halo is sorted by column, hence grouped by owner.
+    std::vector<int> want(num_ranks_, 0);
+    for (const global_index c : halo_global_) ++want[owner_of(bounds_, c)];
+    global_index offset = 0;
+    for (int q = 0; q < num_ranks_; ++q) {
+        if (want[q] == 0) continue;
+        TOPOKPM_REQUIRE(q != rank_, "own column in the halo");
+        recv_peer_.push_back(q);
+        recv_offset_.push_back(offset);
+        recv_count_.push_back(want[q]);
+        offset += want[q];
+    }
+    // Send side: tell every owner which of its rows we need.
+    std::vector<int> give(num_ranks_, 0);
+    mpi::check(MPI_Alltoall(want.data(), 1, MPI_INT, give.data(), 1, MPI_INT, opts_.comm), "MPI_Alltoall");
+    std::vector<int> want_displ(num_ranks_, 0), give_displ(num_ranks_, 0);
+    std::partial_sum(want.begin(), want.end() - 1, want_displ.begin() + 1);
+    std::partial_sum(give.begin(), give.end() - 1, give_displ.begin() + 1);
+    std::vector<global_index> asked(static_cast<size_t>(give_displ.back() + give.back()));
+    mpi::check(MPI_Alltoallv(halo_global_.data(), want.data(), want_displ.data(), MPI_INT64_T, asked.data(),
+                             give.data(), give_displ.data(), MPI_INT64_T, opts_.comm),
+               "MPI_Alltoallv");
+    for (int q = 0; q < num_ranks_; ++q) {
+        if (give[q] == 0) continue;
+        send_peer_.push_back(q);
+        send_offset_.push_back(static_cast<global_index>(send_index_.size()));
+        send_count_.push_back(give[q]);
+        for (int k = 0; k < give[q]; ++k) {
+            const global_index g = asked[static_cast<size_t>(give_displ[q] + k)];
+            TOPOKPM_REQUIRE(g >= row_begin_ && g < row_end_, "rank ", q, " asked rank ", rank_, " for row ", g,
+                            " outside [", row_begin_, ", ", row_end_, ")");
+            send_index_.push_back(static_cast<local_index>(g - row_begin_));
+        }
+    }
+
+    if (opts_.mode == CommMode::Task) {
+        tasks_ = std::make_unique<TaskMachinery>();
+        std::vector<unsigned> pus = tasks_->topology.process_binding();
+        if (pus.empty()) pus = tasks_->topology.all_pus();
+        tasks_->queue = std::make_unique<tasks::TaskQueue>(tasks_->topology, std::vector<unsigned>{pus.back()});
+    }
+}
+
+DistributedSellOperator::~DistributedSellOperator() = default;
+
+void DistributedSellOperator::sum_over_ranks(double* values, std::size_t count) const
+{
+    if (num_ranks_ == 1) return;
+    const double t0 = now();
+    mpi::check(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, opts_.comm),
+               "MPI_Allreduce(moments)");
+    times_.reduce += now() - t0;
+}
+
+void DistributedSellOperator::post_exchange(const complex_type* x, int r, Exchange& ex) const
+{
+    const double t0 = now();
+    const global_index sends = send_rows();
+#pragma omp parallel for schedule(static) if (sends * r > 4096)
+    for (global_index k = 0; k < sends; ++k) {
+        const complex_type* src = x + static_cast<std::int64_t>(send_index_[k]) * r;
+        std::copy(src, src + r, send_buf_.data() + k * r);
+    }
+    ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
+    constexpr int tag = 3141;
+    for (size_t p = 0; p < recv_peer_.size(); ++p)
+        mpi::check(MPI_Irecv(halo_.data() + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r),
+                             MPI_C_DOUBLE_COMPLEX, recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
+                   "MPI_Irecv(halo)");
+    for (size_t p = 0; p < send_peer_.size(); ++p)
+        mpi::check(MPI_Isend(send_buf_.data() + send_offset_[p] * r, static_cast<int>(send_count_[p] * r),
+                             MPI_C_DOUBLE_COMPLEX, send_peer_[p], tag, opts_.comm,
+                             &ex.requests[recv_peer_.size() + p]),
+                   "MPI_Isend(halo)");
+    times_.pack += now() - t0;
+}
+
+void DistributedSellOperator::finish_exchange(Exchange& ex) const
+{
+    const double t0 = now();
+    mpi::check(MPI_Waitall(static_cast<int>(ex.requests.size()), ex.requests.data(), MPI_STATUSES_IGNORE),
+               "MPI_Waitall(halo)");
+    times_.wait += now() - t0;
+}
+
+void DistributedSellOperator::apply_remote(const complex_type* x, complex_type* y, int r, double scale,
+                                           DotSums* dots) const
+{
+    const double t0 = now();
+    const auto rows = static_cast<std::int64_t>(remote_row_.size());
+    const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
+    std::vector<complex_type> partial(static_cast<size_t>(threads) * r, complex_type(0.0, 0.0));
+#pragma omp parallel num_threads(threads)
+    {
+        std::vector<complex_type> dy(r), yx(r, complex_type(0.0, 0.0));
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < rows; ++i) {
+            std::fill(dy.begin(), dy.end(), complex_type(0.0, 0.0));
+            for (std::int64_t e = remote_ptr_[i]; e < remote_ptr_[i + 1]; ++e) {
+                const complex_type v = remote_vals_[e];
+                const complex_type* h = halo_.data() + static_cast<std::int64_t>(remote_col_[e]) * r;
+                for (int c = 0; c < r; ++c) dy[c] += v * h[c];
+            }
+            const std::int64_t row = remote_row_[i];
+            complex_type* yr = y + row * r;
+            const complex_type* xr = x + row * r;
+            for (int c = 0; c < r; ++c) {
+                const complex_type d = scale * dy[c];
+                yr[c] += d;
+                yx[c] += std::conj(d) * xr[c];
+            }
+        }
+        std::copy(yx.begin(), yx.end(), partial.begin() + static_cast<std::ptrdiff_t>(omp_get_thread_num()) * r);
+    }
+    if (dots != nullptr)
+        for (int t = 0; t < threads; ++t)  // thread order: reproducible
+            for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
+    times_.remote += now() - t0;
+}
+
+void DistributedSellOperator::apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
+                                    DotSums* dots) const
+{
+    TOPOKPM_REQUIRE(x.num_rows() == num_rows() && y.num_rows() == num_rows() && x.num_cols() == y.num_cols() &&
+                        x.num_cols() >= 1,
+                    "distributed SpMMV on blocks of ", x.num_rows(), " x ", x.num_cols(), " and ", y.num_rows(),
+                    " x ", y.num_cols(), ", operator has ", num_rows(), " local rows");
+    const int r = x.num_cols();
+    halo_.resize(static_cast<size_t>(halo_rows()) * r);
+    send_buf_.resize(static_cast<size_t>(send_rows()) * r);
+    DotSums* want = ops.want_dots ? dots : nullptr;
+    const complex_type* xp = x.data();
+    complex_type* yp = y.data();
+    auto local = [&] {
+        const double t0 = now();
+        kernels::cpu::sell_spmmv(local_, xp, yp, r, ops, want);
+        times_.local += now() - t0;
+    };
+
+    Exchange ex;
+    switch (opts_.mode) {
+    case CommMode::Vector:
+        post_exchange(xp, r, ex);
+        finish_exchange(ex);
+        local();
+        break;
+    case CommMode::Overlap:
+        post_exchange(xp, r, ex);
+        local();
+        finish_exchange(ex);
+        break;
+    case CommMode::Task: {
+        tasks::Task comm;
+        comm.threads = 1;
+        comm.body = [&] {
+            post_exchange(xp, r, ex);
+            finish_exchange(ex);
+        };
+        const tasks::TaskHandle handle = tasks_->queue->enqueue(std::move(comm));
+        const int team = omp_get_max_threads();
+        if (team > 1) omp_set_num_threads(team - 1);  // one core's worth for the communication thread
+        try {
+            local();
+        } catch (...) {
+            omp_set_num_threads(team);
+            handle->wait();
+            throw;
+        }
+        omp_set_num_threads(team);
+        handle->wait();
+        break;
+    }
+    }
+    if (want != nullptr && want->xx.size() != static_cast<size_t>(r)) want->reset(r);
+    apply_remote(xp, yp, r, ops.scale, want);
+    ++times_.applies;
+
+    if (want != nullptr && opts_.reduce_every_sweep && num_ranks_ > 1) {
+        const double t0 = now();
+        std::vector<double> buf(static_cast<size_t>(3) * r);
+        for (int c = 0; c < r; ++c) {
+            buf[c] = want->xx[c];
+            buf[r + 2 * c] = want->yx[c].real();
+            buf[r + 2 * c + 1] = want->yx[c].imag();
+        }
+        mpi::allreduce_sum(buf, opts_.comm);
+        for (int c = 0; c < r; ++c) {
+            want->xx[c] = buf[c];
+            want->yx[c] = complex_type(buf[r + 2 * c], buf[r + 2 * c + 1]);
+        }
+        times_.reduce += now() - t0;
+    }
+}
+
+std::string DistributedSellOperator::name() const
+{
+    return detail::concat("mpi-sell-", local_.chunk_height(), "-", local_.sigma(), "-", comm_mode_name(opts_.mode));
+}
+
+OperatorCost DistributedSellOperator::cost() const
+{
+    OperatorCost c;
+    const double remote = static_cast<double>(remote_vals_.size());
+    c.nonzeros = static_cast<double>(local_.num_nonzeros()) + remote;
+    c.matrix_bytes = static_cast<double>(local_.num_stored()) * (sizeof(complex_type) + sizeof(local_index)) +
+                     remote * (sizeof(complex_type) + sizeof(local_index));
+    c.storage_bytes = local_.storage_bytes() + remote * (sizeof(complex_type) + sizeof(local_index)) +
+                      static_cast<double>(remote_row_.size()) * 12.0;
+    return c;
+}
+
+}  // namespace topokpm::numerics

@@ -1,0 +1,122 @@
+#pragma once
+/// @file distributed_sell.hpp
+/// The augmented SpMMV of a row-distributed matrix over MPI (docs/scaling.md, part 2;
+/// seed 000 Fig. 3 and 5, seed 002 Fig. 4).
+///
+/// Rank p owns the contiguous rows [bounds[p], bounds[p+1]) of the canonical order and
+/// builds only those. Its rows are split by column at build time:
+///   local part   columns inside the own range, stored as SELL-C-σ with 32-bit local
+///                column indices (col - row_begin) and run by the fused CPU kernel;
+///   remote part  the other columns, mapped to 32-bit positions h in a halo buffer of
+///                halo_rows x R (sorted by owner rank, then global column, deduplicated),
+///                stored as a compressed list of the few rows that have any (the x-plane
+///                next to each slab boundary for the lattice models).
+/// The communication pattern (who sends which of its rows to whom) is built once with an
+/// MPI_Alltoall of counts and an MPI_Alltoallv of global indices; owners come from the
+/// bounds, not from communication.
+///
+/// One apply(): pack the rows others need into the send buffer, exchange with non-blocking
+/// point-to-point messages, run the local part, then the remote correction
+///     y_i += scale * sum_h H_ih halo_h,     <y|x>_c += conj(dy_ic) x_ic
+/// which is exact because <y|x> is linear in y (and <x|x> does not involve y): the dots of
+/// the local sweep plus the remote correction are the dots of the full sweep. The three
+/// --comm-mode values differ only in what overlaps:
+///   vector   pack, send/receive, wait; then local and remote parts (no overlap; baseline)
+///   overlap  post the non-blocking exchange, local part, wait, remote part (relies on the
+///            MPI library progressing in the background)
+///   task     a communication task on a dedicated thread (the runtime's TaskQueue, one PU
+///            of the rank's set) packs, sends, receives and waits while the OpenMP team
+///            minus one thread runs the local part; then the remote part. MPI is called off
+///            the main thread: needs MPI_THREAD_SERIALIZED or better.
+/// Dots: local per sweep; KPM sums its moment array over the ranks once at the end
+/// (sum_over_ranks), or, with reduce_every_sweep, every apply() reduces its dots
+/// (seed 004 Table III's comparison).
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "numerics/base/operator.hpp"
+#include "numerics/base/row_source.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
+
+namespace topokpm::numerics {
+
+enum class CommMode { Vector, Overlap, Task };
+
+/// "vector", "overlap", "task"; anything else is an InputError naming --comm-mode.
+CommMode parse_comm_mode(const std::string& text);
+const char* comm_mode_name(CommMode mode);
+
+struct DistributedOptions {
+    SellParams sell;                 ///< C and σ of the local part
+    CommMode mode = CommMode::Overlap;
+    bool reduce_every_sweep = false; ///< allreduce the dots in every apply()
+    MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+/// Seconds spent per phase since construction (accumulated over apply() calls).
+struct DistributedTimes {
+    double pack = 0, local = 0, wait = 0, remote = 0, reduce = 0;
+    long applies = 0;
+};
+
+class DistributedSellOperator final : public Operator {
+public:
+    /// Collective over opts.comm. `bounds` has P + 1 ascending entries, bounds[0] = 0,
+    /// bounds[P] = source.num_rows() (e.g. runtime/hetero split_rows); this rank builds
+    /// rows [bounds[rank], bounds[rank + 1]).
+    DistributedSellOperator(const RowSource& source, std::vector<global_index> bounds, DistributedOptions opts);
+    ~DistributedSellOperator() override;
+
+    global_index num_rows() const override { return row_end_ - row_begin_; }
+    global_index global_rows() const override { return bounds_.back(); }
+    global_index row_begin() const override { return row_begin_; }
+    bool dots_reduced() const override { return opts_.reduce_every_sweep || num_ranks_ == 1; }
+    void sum_over_ranks(double* values, std::size_t count) const override;
+
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
+    std::string name() const override;
+    OperatorCost cost() const override;
+
+    /// Rows of the halo buffer (distinct remote columns) and rows sent per sweep.
+    global_index halo_rows() const { return static_cast<global_index>(halo_global_.size()); }
+    global_index send_rows() const { return static_cast<global_index>(send_index_.size()); }
+    /// Global column of halo position h (ascending in h), for tests.
+    const std::vector<global_index>& halo_columns() const { return halo_global_; }
+    /// Stored entries of the local and the remote part.
+    std::int64_t local_nonzeros() const { return local_.num_nonzeros(); }
+    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(remote_vals_.size()); }
+    const DistributedTimes& times() const { return times_; }
+    CommMode mode() const { return opts_.mode; }
+
+private:
+    struct Exchange;
+    void post_exchange(const complex_type* x, int r, Exchange& ex) const;
+    void finish_exchange(Exchange& ex) const;
+    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) const;
+
+    std::vector<global_index> bounds_;
+    DistributedOptions opts_;
+    int rank_ = 0, num_ranks_ = 1;
+    global_index row_begin_ = 0, row_end_ = 0;
+    SellMatrix local_;
+    // remote part: rows remote_row_[i] have entries remote_ptr_[i] .. remote_ptr_[i+1]
+    std::vector<local_index> remote_row_;
+    std::vector<std::int64_t> remote_ptr_;
+    std::vector<local_index> remote_col_;  ///< halo positions
+    std::vector<complex_type> remote_vals_;
+    std::vector<global_index> halo_global_;
+    // pattern: per peer rank, rows received (halo offset, count) and sent (offset into send_index_)
+    std::vector<int> recv_peer_, send_peer_;
+    std::vector<global_index> recv_offset_, recv_count_, send_offset_, send_count_;
+    std::vector<local_index> send_index_;  ///< local rows to pack, grouped by peer
+    mutable std::vector<complex_type> halo_, send_buf_;
+    mutable DistributedTimes times_;
+    struct TaskMachinery;
+    std::unique_ptr<TaskMachinery> tasks_;
+};
+
+}  // namespace topokpm::numerics

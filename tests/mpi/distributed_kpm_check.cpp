@@ -1,0 +1,233 @@
+// Multi-rank checks of the distributed operator (numerics/distributed), run by
+// run_mpi_check.sh under mpiexec with 1, 2, 3 and 4 ranks (mode "distributed").
+// Every rank also builds the whole (small) matrix serially: that is the independent
+// oracle, the plain single-rank SELL operator and KPM driver of the spine.
+//
+// For the ti model (x periodic: the first and last slab exchange halos across the wrap,
+// with disorder and dots so no two rows are alike) and graphene (periodic in both
+// directions), for equal and uneven weights (1:2.75:0.5:1.3 cut to P entries), for every
+// --comm-mode and for dots reduced once at the end or every sweep:
+//   - the halo of each rank equals a brute-force scan of its rows' foreign columns;
+//   - y of one augmented sweep equals the serial y on the rank's rows, and the dots
+//     (reduced over the ranks) equal the serial dots;
+//   - stochastic-trace KPM moments (M = 48, R = 3) equal the serial moments;
+//   - Lanczos bounds equal the serial ones;
+//   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial.
+// Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
+// different order than serial (local part, then the remote correction), so y differs by
+// a few ulp of max|H| max|x| (~10 here): 1e-13 absolute. Dots are sums of N ~ 10^3 such
+// terms: N * 1e-15 * 10 = 1e-11 relative bound, we use 1e-12 * N. Moments |mu_n| <= 1 are
+// 1 / (N R) times such sums propagated through M = 48 Chebyshev steps, where rounding
+// differences grow at most linearly in n (the recurrence is stable in [-1, 1]):
+// 1e-12 absolute. Lanczos: 30 steps from the same start vector; Ritz values agree to
+// rounding amplified by the loss of orthogonality, bounded here by 1e-9 relative.
+// Prints "distributed check on P ranks: ok" when all pass.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/distributed/distributed_sell.hpp"
+#include "numerics/kpm/block_trace.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
+#include "runtime/hetero/work_split.hpp"
+#include "runtime/mpi/communicator.hpp"
+#include "runtime/mpi/environment.hpp"
+
+using namespace topokpm;
+
+namespace {
+
+int failures = 0;
+int my_rank = 0;
+
+void expect(bool ok, const std::string& what)
+{
+    if (ok) return;
+    std::fprintf(stderr, "rank %d: FAILED %s\n", my_rank, what.c_str());
+    ++failures;
+}
+
+hamiltonians::ModelParams ti_params()
+{
+    hamiltonians::ModelParams p;
+    p.name = "ti";
+    p.nx = 6; p.ny = 3; p.nz = 4;  // 288 rows, 72 sites: up to 4 ranks with room for uneven shares
+    p.boundary = "ppo";
+    p.dot_potential = 0.4; p.dot_radius = 1.0; p.dot_period = 3; p.dot_depth = 2;
+    p.disorder = 0.8; p.disorder_seed = 5;
+    return p;
+}
+
+hamiltonians::ModelParams graphene_params()
+{
+    hamiltonians::ModelParams p;
+    p.name = "graphene";
+    p.nx = 8; p.ny = 5; p.nz = 1;
+    p.boundary = "pp";
+    p.disorder = 0.5; p.disorder_seed = 7;
+    return p;
+}
+
+std::vector<global_index> bounds_for(const hamiltonians::Model& model, const std::vector<double>& weights)
+{
+    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()),
+                                           static_cast<std::uint64_t>(model.orbitals_per_site()), weights);
+    std::vector<global_index> b{0};
+    for (const auto& r : ranges) b.push_back(static_cast<global_index>(r.end));
+    return b;
+}
+
+void check_halo(const hamiltonians::Model& model, const numerics::DistributedSellOperator& op, const std::string& tag)
+{
+    std::set<global_index> foreign;
+    std::vector<global_index> cols(model.max_row_length());
+    std::vector<complex_type> vals(model.max_row_length());
+    const global_index b = op.row_begin(), e = b + op.num_rows();
+    for (global_index i = b; i < e; ++i) {
+        const int len = model.row(i, cols.data(), vals.data());
+        for (int k = 0; k < len; ++k)
+            if (cols[k] < b || cols[k] >= e) foreign.insert(cols[k]);
+    }
+    const std::vector<global_index> expected(foreign.begin(), foreign.end());
+    expect(op.halo_columns() == expected, tag + ": halo columns differ from the brute-force scan");
+    // Halo and send volumes balance over the job.
+    const auto halo = mpi::allreduce_sum(static_cast<std::int64_t>(op.halo_rows()));
+    const auto sent = mpi::allreduce_sum(static_cast<std::int64_t>(op.send_rows()));
+    expect(halo == sent, tag + ": rows received != rows sent over all ranks");
+}
+
+void check_sweep(const hamiltonians::Model& model, const Operator& serial, const Operator& dist,
+                 const std::string& tag)
+{
+    const int r = 3;
+    const global_index n = model.num_rows();
+    BlockVector x(n, r), y(n, r);
+    numerics::fill_random_phase_vectors(x, 11, 0, n);
+    numerics::fill_random_phase_vectors(y, 12, 0, n);
+    const AugmentedOps ops{0.37, 0.2, -1.0, true};
+    BlockVector xs = x, ys = y;
+    DotSums ref;
+    serial.apply(xs, ys, ops, &ref);
+
+    const global_index b = dist.row_begin(), nl = dist.num_rows();
+    BlockVector xl(nl, r), yl(nl, r);
+    for (global_index i = 0; i < nl; ++i)
+        for (int c = 0; c < r; ++c) {
+            xl(i, c) = x(b + i, c);
+            yl(i, c) = y(b + i, c);
+        }
+    DotSums dots;
+    dist.apply(xl, yl, ops, &dots);
+    double err = 0.0;
+    for (global_index i = 0; i < nl; ++i)
+        for (int c = 0; c < r; ++c) err = std::max(err, std::abs(yl(i, c) - ys(b + i, c)));
+    expect(err < 1e-13, tag + ": y differs from the serial sweep by " + std::to_string(err));
+
+    std::vector<double> flat(3 * r);
+    for (int c = 0; c < r; ++c) {
+        flat[c] = dots.xx[c];
+        flat[r + 2 * c] = dots.yx[c].real();
+        flat[r + 2 * c + 1] = dots.yx[c].imag();
+    }
+    if (!dist.dots_reduced()) dist.sum_over_ranks(flat.data(), flat.size());
+    for (int c = 0; c < r; ++c) {
+        const double tol = 1e-12 * static_cast<double>(n);
+        expect(std::abs(flat[c] - ref.xx[c]) < tol, tag + ": <x|x> differs");
+        expect(std::abs(complex_type(flat[r + 2 * c], flat[r + 2 * c + 1]) - ref.yx[c]) < tol, tag + ": <y|x> differs");
+    }
+}
+
+double max_diff(const std::vector<double>& a, const std::vector<double>& b)
+{
+    if (a.size() != b.size()) return 1e300;
+    double d = 0.0;
+    for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+    return d;
+}
+
+void check_kpm(const hamiltonians::Model& model, const Operator& serial, const Operator& dist, const std::string& tag)
+{
+    const int m = 48;
+    const numerics::KpmScaling scaling{8.0, 0.1};
+    const auto ref = numerics::kpm_stochastic_trace(serial, m, 3, 99, scaling);
+    const auto got = numerics::kpm_stochastic_trace(dist, m, 3, 99, scaling);
+    const double d = max_diff(got.per_vector, ref.per_vector);
+    expect(d < 1e-12, tag + ": stochastic moments differ by " + std::to_string(d));
+
+    const int m_small = 12;
+    const auto ref_exact = numerics::kpm_exact_trace(serial, m_small, 16, scaling);
+    const auto got_exact = numerics::kpm_exact_trace(dist, m_small, 16, scaling);
+    expect(max_diff(got_exact.moments, ref_exact.moments) < 1e-12, tag + ": exact-trace moments differ");
+
+    const global_index n = model.num_rows();
+    const std::vector<global_index> rows{0, n / 3, n / 2 + 1, n - 1};
+    const auto plan = numerics::unit_vector_plan(n, rows);
+    const auto ref_ldos = numerics::run_block_trace(serial, *plan, m_small, 2, scaling);
+    const auto got_ldos = numerics::run_block_trace(dist, *plan, m_small, 2, scaling);
+    expect(max_diff(got_ldos, ref_ldos) < 1e-12, tag + ": local-DOS moments differ");
+
+    const auto lref = numerics::lanczos_bounds(serial, 30, 4, 0.005, 1e-4);
+    const auto lgot = numerics::lanczos_bounds(dist, 30, 4, 0.005, 1e-4);
+    const double width = lref.bounds.upper - lref.bounds.lower;
+    expect(lgot.iterations == lref.iterations, tag + ": Lanczos iteration counts differ");
+    expect(std::abs(lgot.bounds.lower - lref.bounds.lower) < 1e-9 * width &&
+               std::abs(lgot.bounds.upper - lref.bounds.upper) < 1e-9 * width,
+           tag + ": Lanczos bounds differ");
+}
+
+int run()
+{
+    my_rank = mpi::rank();
+    const int p = mpi::size();
+    const std::vector<double> uneven_all{1.0, 2.75, 0.5, 1.3};
+    for (const auto& params : {ti_params(), graphene_params()}) {
+        const auto model = hamiltonians::make_model(params);
+        const numerics::SellParams sp{4, 8};
+        const auto serial_matrix =
+            std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, model->num_rows(), sp));
+        const auto serial = numerics::make_sell_operator(serial_matrix);
+        for (const bool uneven : {false, true}) {
+            std::vector<double> w(p, 1.0);
+            if (uneven)
+                for (int q = 0; q < p; ++q) w[q] = uneven_all[q % uneven_all.size()];
+            const auto bounds = bounds_for(*model, w);
+            for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
+                for (const bool every : {false, true}) {
+                    numerics::DistributedOptions opts;
+                    opts.sell = sp;
+                    opts.mode = mode;
+                    opts.reduce_every_sweep = every;
+                    const numerics::DistributedSellOperator dist(*model, bounds, opts);
+                    const std::string tag = params.name + (uneven ? " uneven " : " equal ") +
+                                            numerics::comm_mode_name(mode) + (every ? " reduce-every-sweep" : "");
+                    check_halo(*model, dist, tag);
+                    check_sweep(*model, *serial, dist, tag);
+                    check_kpm(*model, *serial, dist, tag);
+                }
+        }
+    }
+    const int total = mpi::allreduce_sum(failures);
+    if (total == 0 && my_rank == 0) std::printf("distributed check on %d ranks: ok\n", p);
+    return total == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::multiple);
+    env.require(mpi::ThreadLevel::serialized, "the task communication mode");
+    int rc = 0;
+    const int guarded = mpi::run_guarded([&] { rc = run(); });
+    return guarded != 0 ? guarded : rc;
+}
