@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
-#include "numerics/distributed/distributed_sell.hpp"
+#include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/hetero/plan.hpp"
@@ -152,7 +152,7 @@ void run(int argc, char** argv)
         numerics::DistributedOptions opts;
         opts.sell = {32, 256};
         opts.mode = numerics::parse_comm_mode(mode_name);
-        const numerics::DistributedSellOperator op(*model, bounds, opts);
+        const numerics::DistributedOperator op(*model, bounds, opts);
         const AugmentedOps ops{0.1, 0.0, -1.0, true};
         DotSums dots;
         op.apply(x, y, ops, &dots);  // warm-up

@@ -48,4 +48,18 @@ global_index BlockStencil::num_nonzeros() const
     return total;
 }
 
+BlockStencil x_slab(const BlockStencil& stencil, int x_begin, int x_end)
+{
+    TOPOKPM_REQUIRE(0 <= x_begin && x_begin < x_end && x_end <= stencil.nx, "x-slab [", x_begin, ", ", x_end,
+                    ") of a stencil with nx = ", stencil.nx);
+    BlockStencil slab = stencil;
+    slab.nx = x_end - x_begin;
+    // Couplings across the slab's x faces (and the periodic wrap) belong to the remote part.
+    slab.periodic[0] = false;
+    const global_index plane_sites = global_index(stencil.ny) * stencil.nz;
+    const global_index per = stencil.potential_per_row() ? plane_sites * stencil.orbitals : plane_sites;
+    slab.potential.assign(stencil.potential.begin() + x_begin * per, stencil.potential.begin() + x_end * per);
+    return slab;
+}
+
 }  // namespace topokpm

@@ -62,6 +62,13 @@ struct BlockStencil {
     global_index num_nonzeros() const;
 };
 
+/// The sites x_begin <= x < x_end of `stencil` as a stencil of their own (nx = x_end -
+/// x_begin, x open, the potential sliced): the local part of a rank that owns those
+/// x-planes (rows are x slowest, so an x-slab is a contiguous row range). Couplings across
+/// the slab faces, and the periodic wrap, are left to the caller (the distributed
+/// operator's remote part).
+BlockStencil x_slab(const BlockStencil& stencil, int x_begin, int x_end);
+
 /// The naive loop over sites, orbitals, terms and columns (the reference backend):
 /// y = scale (H - shift) x + beta y with the DotSums of operator.hpp. Readable, not fast;
 /// the oracle for the CUDA stencil kernel and the models' block_stencil().

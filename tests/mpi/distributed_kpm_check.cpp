@@ -5,8 +5,10 @@
 //
 // For the ti model (x periodic: the first and last slab exchange halos across the wrap,
 // with disorder and dots so no two rows are alike) and graphene (periodic in both
-// directions), for equal and uneven weights (1:2.75:0.5:1.3 cut to P entries), for every
-// --comm-mode and for dots reduced once at the end or every sweep:
+// directions), with a SELL local part (rows split by sites) and a matrix-free one (the
+// reference stencil of the rank's x-slab, rows split by x-planes), for equal and uneven
+// weights (1:2.75:0.5:1.3 cut to P entries), for every --comm-mode and for dots reduced
+// once at the end or every sweep:
 //   - the halo of each rank equals a brute-force scan of its rows' foreign columns;
 //   - y of one augmented sweep equals the serial y on the rank's rows, and the dots
 //     (reduced over the ranks) equal the serial dots;
@@ -33,7 +35,8 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
-#include "numerics/distributed/distributed_sell.hpp"
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
@@ -78,16 +81,21 @@ hamiltonians::ModelParams graphene_params()
     return p;
 }
 
-std::vector<global_index> bounds_for(const hamiltonians::Model& model, const std::vector<double>& weights)
+/// Row bounds from the weights: sites never split; for a matrix-free local part whole
+/// x-planes (the slab must be a box).
+std::vector<global_index> bounds_for(const hamiltonians::Model& model, const std::vector<double>& weights,
+                                     bool planes)
 {
-    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()),
-                                           static_cast<std::uint64_t>(model.orbitals_per_site()), weights);
+    const auto& mp = model.params();
+    const std::uint64_t block = static_cast<std::uint64_t>(model.orbitals_per_site()) *
+                                (planes ? static_cast<std::uint64_t>(mp.ny) * mp.nz : 1);
+    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()), block, weights);
     std::vector<global_index> b{0};
     for (const auto& r : ranges) b.push_back(static_cast<global_index>(r.end));
     return b;
 }
 
-void check_halo(const hamiltonians::Model& model, const numerics::DistributedSellOperator& op, const std::string& tag)
+void check_halo(const hamiltonians::Model& model, const numerics::DistributedOperator& op, const std::string& tag)
 {
     std::set<global_index> foreign;
     std::vector<global_index> cols(model.max_row_length());
@@ -200,20 +208,33 @@ int run()
             std::vector<double> w(p, 1.0);
             if (uneven)
                 for (int q = 0; q < p; ++q) w[q] = uneven_all[q % uneven_all.size()];
-            const auto bounds = bounds_for(*model, w);
+            for (const bool free : {false, true}) {
+            const auto bounds = bounds_for(*model, w, free);
+            // Matrix-free local part: the reference stencil of the rank's x-slab (x open; the
+            // faces and the periodic wrap go through the halo); one rank keeps the whole box.
+            std::shared_ptr<const Operator> local;
+            if (free) {
+                const global_index plane = global_index(model->orbitals_per_site()) * params.ny * params.nz;
+                const BlockStencil whole = model->block_stencil();
+                local = make_block_stencil_reference_operator(
+                    p == 1 ? whole
+                           : x_slab(whole, static_cast<int>(bounds[my_rank] / plane),
+                                    static_cast<int>(bounds[my_rank + 1] / plane)));
+            }
             for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
                 for (const bool every : {false, true}) {
                     numerics::DistributedOptions opts;
                     opts.sell = sp;
                     opts.mode = mode;
                     opts.reduce_every_sweep = every;
-                    const numerics::DistributedSellOperator dist(*model, bounds, opts);
-                    const std::string tag = params.name + (uneven ? " uneven " : " equal ") +
+                    const numerics::DistributedOperator dist(*model, bounds, opts, local);
+                    const std::string tag = params.name + (free ? " free" : " sell") + (uneven ? " uneven " : " equal ") +
                                             numerics::comm_mode_name(mode) + (every ? " reduce-every-sweep" : "");
                     check_halo(*model, dist, tag);
                     check_sweep(*model, *serial, dist, tag);
                     check_kpm(*model, *serial, dist, tag);
                 }
+            }
         }
     }
     const int total = mpi::allreduce_sum(failures);

@@ -1,12 +1,14 @@
 #pragma once
-/// @file distributed_sell.hpp
+/// @file distributed_operator.hpp
 /// The augmented SpMMV of a row-distributed matrix over MPI (docs/scaling.md, part 2;
 /// seed 000 Fig. 3 and 5, seed 002 Fig. 4).
 ///
 /// Rank p owns the contiguous rows [bounds[p], bounds[p+1]) of the canonical order and
 /// builds only those. Its rows are split by column at build time:
 ///   local part   columns inside the own range, stored as SELL-C-σ with 32-bit local
-///                column indices (col - row_begin) and run by the fused CPU kernel;
+///                column indices (col - row_begin) and run by the fused CPU kernel, or
+///                any operator on the rank's rows the caller provides (the matrix-free
+///                stencil of the rank's x-slab);
 ///   remote part  the other columns, mapped to 32-bit positions h in a halo buffer of
 ///                halo_rows x R (sorted by owner rank, then global column, deduplicated),
 ///                stored as a compressed list of the few rows that have any (the x-plane
@@ -63,13 +65,18 @@ struct DistributedTimes {
     long applies = 0;
 };
 
-class DistributedSellOperator final : public Operator {
+class DistributedOperator final : public Operator {
 public:
     /// Collective over opts.comm. `bounds` has P + 1 ascending entries, bounds[0] = 0,
     /// bounds[P] = source.num_rows() (e.g. runtime/hetero split_rows); this rank builds
     /// rows [bounds[rank], bounds[rank + 1]).
-    DistributedSellOperator(const RowSource& source, std::vector<global_index> bounds, DistributedOptions opts);
-    ~DistributedSellOperator() override;
+    /// @param local  the local part as an operator on the rank's rows (e.g. the matrix-free
+    ///               stencil of the rank's x-slab, block_stencil.hpp x_slab()); it must apply
+    ///               exactly the entries of those rows whose columns are inside the range.
+    ///               nullptr: SELL-C-σ built from `source` with opts.sell.
+    DistributedOperator(const RowSource& source, std::vector<global_index> bounds, DistributedOptions opts,
+                        std::shared_ptr<const Operator> local = nullptr);
+    ~DistributedOperator() override;
 
     global_index num_rows() const override { return row_end_ - row_begin_; }
     global_index global_rows() const override { return bounds_.back(); }
@@ -86,8 +93,8 @@ public:
     global_index send_rows() const { return static_cast<global_index>(send_index_.size()); }
     /// Global column of halo position h (ascending in h), for tests.
     const std::vector<global_index>& halo_columns() const { return halo_global_; }
-    /// Stored entries of the local and the remote part.
-    std::int64_t local_nonzeros() const { return local_.num_nonzeros(); }
+    /// Entries of the local and the remote part.
+    std::int64_t local_nonzeros() const;
     std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(remote_vals_.size()); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
@@ -102,7 +109,8 @@ private:
     DistributedOptions opts_;
     int rank_ = 0, num_ranks_ = 1;
     global_index row_begin_ = 0, row_end_ = 0;
-    SellMatrix local_;
+    std::shared_ptr<const SellMatrix> local_sell_;  ///< the local part when stored
+    std::shared_ptr<const Operator> local_op_;      ///< the local part when provided
     // remote part: rows remote_row_[i] have entries remote_ptr_[i] .. remote_ptr_[i+1]
     std::vector<local_index> remote_row_;
     std::vector<std::int64_t> remote_ptr_;

@@ -1,4 +1,4 @@
-#include "numerics/distributed/distributed_sell.hpp"
+#include "numerics/distributed/distributed_operator.hpp"
 
 #include <omp.h>
 
@@ -11,6 +11,8 @@
 #include "runtime/base/timer.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/tasks/task_queue.hpp"
+#include "runtime/mpi/environment.hpp"
+#include "runtime/topology/affinity.hpp"
 #include "runtime/topology/topology.hpp"
 
 namespace topokpm::numerics {
@@ -73,19 +75,19 @@ double now() { return MPI_Wtime(); }
 }  // namespace
 
 /// Requests of one exchange in flight.
-struct DistributedSellOperator::Exchange {
+struct DistributedOperator::Exchange {
     std::vector<MPI_Request> requests;
 };
 
 /// The communication thread of --comm-mode task: a one-PU TaskQueue.
-struct DistributedSellOperator::TaskMachinery {
+struct DistributedOperator::TaskMachinery {
     topology::Topology topology;
     std::unique_ptr<tasks::TaskQueue> queue;
 };
 
-DistributedSellOperator::DistributedSellOperator(const RowSource& source, std::vector<global_index> bounds,
-                                                 DistributedOptions opts)
-    : bounds_(std::move(bounds)), opts_(opts)
+DistributedOperator::DistributedOperator(const RowSource& source, std::vector<global_index> bounds,
+                                         DistributedOptions opts, std::shared_ptr<const Operator> local)
+    : bounds_(std::move(bounds)), opts_(opts), local_op_(std::move(local))
 {
     MPI_Comm_rank(opts_.comm, &rank_);
     MPI_Comm_size(opts_.comm, &num_ranks_);
@@ -97,9 +99,14 @@ DistributedSellOperator::DistributedSellOperator(const RowSource& source, std::v
     row_end_ = bounds_[rank_ + 1];
     const global_index n = row_end_ - row_begin_;
 
-    // Local part: SELL-C-σ of the own columns, renumbered.
-    const LocalRows local_rows(source, row_begin_, row_end_);
-    local_ = SellMatrix::build(local_rows, 0, n, opts_.sell);
+    // Local part: SELL-C-σ of the own columns, renumbered (unless the caller gave one).
+    if (local_op_) {
+        TOPOKPM_REQUIRE(local_op_->num_rows() == n, "local operator ", local_op_->name(), " has ",
+                        local_op_->num_rows(), " rows, the rank owns ", n);
+    } else {
+        const LocalRows local_rows(source, row_begin_, row_end_);
+        local_sell_ = std::make_shared<SellMatrix>(SellMatrix::build(local_rows, 0, n, opts_.sell));
+    }
 
     // Remote part: one pass over the own rows collects the foreign columns.
     const int max_len = source.max_row_length();
@@ -168,15 +175,19 @@ DistributedSellOperator::DistributedSellOperator(const RowSource& source, std::v
 
     if (opts_.mode == CommMode::Task) {
         tasks_ = std::make_unique<TaskMachinery>();
-        std::vector<unsigned> pus = tasks_->topology.process_binding();
+        // The last PU of this rank's own CPU set (the external binding, or the node's cores
+        // split among its ranks): pinning every rank's communication thread to the same PU
+        // made them time-slice against each other (8 ms per sweep on 2 ranks instead of 0.02).
+        std::vector<unsigned> pus =
+            topology::rank_cpuset(tasks_->topology, mpi::node_rank(), mpi::node_size());
         if (pus.empty()) pus = tasks_->topology.all_pus();
         tasks_->queue = std::make_unique<tasks::TaskQueue>(tasks_->topology, std::vector<unsigned>{pus.back()});
     }
 }
 
-DistributedSellOperator::~DistributedSellOperator() = default;
+DistributedOperator::~DistributedOperator() = default;
 
-void DistributedSellOperator::sum_over_ranks(double* values, std::size_t count) const
+void DistributedOperator::sum_over_ranks(double* values, std::size_t count) const
 {
     if (num_ranks_ == 1) return;
     const double t0 = now();
@@ -185,7 +196,7 @@ void DistributedSellOperator::sum_over_ranks(double* values, std::size_t count) 
     times_.reduce += now() - t0;
 }
 
-void DistributedSellOperator::post_exchange(const complex_type* x, int r, Exchange& ex) const
+void DistributedOperator::post_exchange(const complex_type* x, int r, Exchange& ex) const
 {
     const double t0 = now();
     const global_index sends = send_rows();
@@ -208,7 +219,7 @@ void DistributedSellOperator::post_exchange(const complex_type* x, int r, Exchan
     times_.pack += now() - t0;
 }
 
-void DistributedSellOperator::finish_exchange(Exchange& ex) const
+void DistributedOperator::finish_exchange(Exchange& ex) const
 {
     const double t0 = now();
     mpi::check(MPI_Waitall(static_cast<int>(ex.requests.size()), ex.requests.data(), MPI_STATUSES_IGNORE),
@@ -216,7 +227,7 @@ void DistributedSellOperator::finish_exchange(Exchange& ex) const
     times_.wait += now() - t0;
 }
 
-void DistributedSellOperator::apply_remote(const complex_type* x, complex_type* y, int r, double scale,
+void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, int r, double scale,
                                            DotSums* dots) const
 {
     const double t0 = now();
@@ -251,7 +262,7 @@ void DistributedSellOperator::apply_remote(const complex_type* x, complex_type* 
     times_.remote += now() - t0;
 }
 
-void DistributedSellOperator::apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
+void DistributedOperator::apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
                                     DotSums* dots) const
 {
     TOPOKPM_REQUIRE(x.num_rows() == num_rows() && y.num_rows() == num_rows() && x.num_cols() == y.num_cols() &&
@@ -266,7 +277,10 @@ void DistributedSellOperator::apply(const BlockVector& x, BlockVector& y, const 
     complex_type* yp = y.data();
     auto local = [&] {
         const double t0 = now();
-        kernels::cpu::sell_spmmv(local_, xp, yp, r, ops, want);
+        if (local_op_)
+            local_op_->apply(x, y, ops, want);
+        else
+            kernels::cpu::sell_spmmv(*local_sell_, xp, yp, r, ops, want);
         times_.local += now() - t0;
     };
 
@@ -325,20 +339,34 @@ void DistributedSellOperator::apply(const BlockVector& x, BlockVector& y, const 
     }
 }
 
-std::string DistributedSellOperator::name() const
+std::int64_t DistributedOperator::local_nonzeros() const
 {
-    return detail::concat("mpi-sell-", local_.chunk_height(), "-", local_.sigma(), "-", comm_mode_name(opts_.mode));
+    return local_sell_ ? local_sell_->num_nonzeros() : static_cast<std::int64_t>(local_op_->cost().nonzeros);
 }
 
-OperatorCost DistributedSellOperator::cost() const
+std::string DistributedOperator::name() const
 {
-    OperatorCost c;
+    const std::string local = local_sell_ ? detail::concat("sell-", local_sell_->chunk_height(), "-",
+                                                           local_sell_->sigma())
+                                          : local_op_->name();
+    return detail::concat("mpi-", local, "-", comm_mode_name(opts_.mode));
+}
+
+OperatorCost DistributedOperator::cost() const
+{
     const double remote = static_cast<double>(remote_vals_.size());
-    c.nonzeros = static_cast<double>(local_.num_nonzeros()) + remote;
-    c.matrix_bytes = static_cast<double>(local_.num_stored()) * (sizeof(complex_type) + sizeof(local_index)) +
-                     remote * (sizeof(complex_type) + sizeof(local_index));
-    c.storage_bytes = local_.storage_bytes() + remote * (sizeof(complex_type) + sizeof(local_index)) +
-                      static_cast<double>(remote_row_.size()) * 12.0;
+    const double entry = sizeof(complex_type) + sizeof(local_index);
+    OperatorCost c;
+    if (local_sell_) {
+        c.nonzeros = static_cast<double>(local_sell_->num_nonzeros());
+        c.matrix_bytes = static_cast<double>(local_sell_->num_stored()) * entry;
+        c.storage_bytes = local_sell_->storage_bytes();
+    } else {
+        c = local_op_->cost();
+    }
+    c.nonzeros += remote;
+    c.matrix_bytes += remote * entry;
+    c.storage_bytes += remote * entry + static_cast<double>(remote_row_.size()) * 12.0;
     return c;
 }
 
