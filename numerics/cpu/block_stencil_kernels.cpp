@@ -1,0 +1,552 @@
+// Matrix-free fused augmented SpMMV of a BlockStencil on the CPU (stencil_operator.hpp):
+//   y = scale (H - shift) x + beta y, with <x|x> and <y|x> per column, in one sweep that
+// reads x, y and the potential and nothing else.
+//
+// Row tables. Row (site s, orbital o) has the entries of on-site block row o and of every
+// term's block row o; only non-zero values are kept (the ti blocks are half zeros: 13
+// entries per row instead of 4 + 6 x 4), terms with equal offsets are merged and offset 0
+// goes into the on-site block. Rows are padded to the longest orbital row with value 0 /
+// own column (SELL's padding trick: no branch). An entry's column is B (s + d_t) + b; for
+// a site with all neighbours inside the box that is the row's own index plus a constant,
+// so interior rows share one table of relative columns per phase (row index mod B).
+//
+// Groups. Consecutive rows of one z-column (consecutive sites along z are consecutive rows)
+// are taken G at a time, G = simd::group_rows(R, 8): G x R complex sums in registers
+// (R = 32: one row, R = 8: one ti site, R <= 4: two ti sites) via rows_times_block of
+// complex_block_simd.hpp, the SELL kernel's measured inner loop, with relative columns and
+// the table layout [k][g] (values of adjacent rows contiguous: one vector load for R < 4).
+// A group whose sites are all interior runs on the shared table with no check; the others
+// (open faces, periodic wrap, extents 1 and 2 where neighbours coincide, the ragged end of
+// a column) build their own table with explicit wrap/drop checks, rows past the end padded.
+// The potential and the shift are applied in the epilogue: y = scale (acc + (V - shift) x)
+// + beta y, so the tables do not depend on the site.
+//
+// Traversal. Tiles of tx x ty x tz sites; inside a tile x is outermost, then y, then the
+// z-segment in groups; OpenMP static over tiles (tile index with x slowest, so the split
+// over threads follows the canonical order as far as the tiling allows). The neighbours
+// of a row are at +-B rows (z), +-B nz (y) and +-B ny nz (x): the ±z and ±y rows of a
+// z-segment stay in L1/L2 by themselves; the ±x rows stay cached only if three x-planes of
+// the tile fit (3 ty tz B R 16 bytes; ti 64x64x40 at R = 32: 15 MiB for the full plane).
+// For R >= 16 the fast path prefetches the rows 4 KiB ahead in every x stream at least a
+// z-column away (and in y).
+//
+// Measured (ti 64x64x40 "ppo", disorder 0.5, OMP_NUM_THREADS=2, this 2-vCPU AMD EPYC VM:
+// Zen 4, AVX-512, 1 MiB L2 per core, 32 MiB L3, triad b = 27-32 GB/s; shared and noisy, so
+// alternatives were compared inside one process, alternating, minimum of 7-9 sweeps):
+//
+//   R = 32, ms per sweep        sell-8 | free: x-slab/thread  y-tile ty=8  ty=4  ty=2  ty=16,tz=10
+//   no software prefetch        123    |      124            99          -     -     -
+//   prefetch (rows 4 KiB ahead) 119    |       87            76-80       87    119   128
+//   (tz < nz tiles (64,64,8), (64,64,4): 136 and 264 ms, slower; prefetch 2 or 8 KiB
+//   ahead: equal to 4 KiB; prefetching only the +-x streams: 87-98 ms, worse than all far
+//   streams.) The loads of x stalled 43 % of the samples without prefetch: a row of 13
+//   entries x 8 lines is too little work for the out-of-order window to cover the ±x, ±y
+//   misses; y-tiles keep the tile's three x-planes (3 x 640 KiB) mostly in L2/L3.
+//   At R <= 8 prefetch was neutral to 15 % slower (R = 8: 14.6 vs 17.0 ms), x-slabs best.
+// * Epilogue dots in interleaved form (x x, y x, y swap(x) per lane, combined once per
+//   thread) instead of de-interleaving per row: R = 32 80 -> 74-76 ms.
+// * Group size: G <= 8 rows (2 ti sites) instead of SELL's 32 at R = 1: 4.1-4.2 vs
+//   5.5-5.6 ms (R = 1), 7.5 vs 8.1 ms (R = 2), R = 4 equal.
+// Kept: the rows above, i.e. x-slabs per thread unless an x-plane exceeds 2 MiB, then
+// y-tiles of ~640 KiB per plane; prefetch for R >= 16; G <= 8.
+//
+// spmmv-bench --ops sell-8,free --reps 11, two runs (ms per sweep / Gflop/s):
+//   R    sell-8            free              sell-8            free
+//   1     6.158 / 14.60     4.748 / 18.94     7.305 / 12.31     4.506 / 19.96
+//   2     9.278 / 19.38     8.107 / 22.18     7.939 / 22.65     7.537 / 23.86
+//   4    10.587 / 33.97    10.829 / 33.21    10.827 / 33.22     8.666 / 41.50
+//   8    19.410 / 37.06    16.622 / 43.28    19.463 / 36.96    16.028 / 44.88
+//   16   47.287 / 30.42    35.497 / 40.53    75.312 / 19.10    36.265 / 39.67
+//   32  119.502 / 24.08    70.177 / 41.00   127.308 / 22.60    74.189 / 38.78
+// Not done: xy-boundary columns (periodic wrap, ~6 % of the columns here) and z-faces take
+// the checked path (about 10 % of the time at R = 32); per-column tables for the wrapped
+// columns would move them onto the fast path.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstdio>
+#include <vector>
+
+#include "numerics/cpu/complex_block_simd.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::numerics {
+namespace {
+
+namespace simd = kernels::cpu::simd;
+
+/// Rows per register group at most: 8 (two ti sites at R <= 4). SELL's 32 rows at R = 1
+/// measured 30 % slower here (more groups straddle a z-face and take the checked path).
+constexpr int kMaxGroup = 8;
+
+/// One kept entry of an orbital row: term index (-1: on-site block), column orbital, value.
+struct RowEntry {
+    int term = -1;
+    int b = 0;
+    complex_type v;
+};
+
+/// Neighbour coordinate along one direction, or -1 when it leaves an open boundary.
+inline int neighbour_coord(int q, int extent, bool periodic)
+{
+    if (q >= 0 && q < extent) return q;
+    if (!periodic) return -1;
+    q %= extent;
+    return q < 0 ? q + extent : q;
+}
+
+/// Tile extents in sites.
+struct Tiling {
+    int tx = 1, ty = 1, tz = 1;
+};
+
+class CpuStencilOperator final : public Operator {
+public:
+    explicit CpuStencilOperator(BlockStencil s) : s_(std::move(s))
+    {
+        s_.validate();
+        nb_ = s_.orbitals;
+        extent_ = {s_.nx, s_.ny, s_.nz};
+        periodic_ = s_.periodic;
+        // Groups run along z; a lattice with nz = 1 (graphene) would give one-site columns.
+        // Relabel (x, y, z) -> (1, x, y) while z is trivial: the site index z + nz (y + ny x)
+        // is unchanged, so the vectors and the potential keep their order.
+        int rotations = 0;
+        while (extent_[2] == 1 && (extent_[0] > 1 || extent_[1] > 1)) {
+            extent_ = {extent_[2], extent_[0], extent_[1]};
+            periodic_ = {periodic_[2], periodic_[0], periodic_[1]};
+            ++rotations;
+        }
+        auto rotate = [rotations](std::array<int, 3> d) {
+            for (int i = 0; i < rotations; ++i) d = {d[2], d[0], d[1]};
+            return d;
+        };
+        // Merge terms with equal offsets; offset (0, 0, 0) joins the on-site block.
+        std::vector<complex_type> onsite = s_.onsite;
+        std::vector<std::vector<complex_type>> blocks;
+        for (const StencilTerm& t : s_.terms) {
+            const std::array<int, 3> d = rotate({t.dx, t.dy, t.dz});
+            if (d == std::array<int, 3>{0, 0, 0}) {
+                for (size_t i = 0; i < onsite.size(); ++i) onsite[i] += t.block[i];
+                continue;
+            }
+            const auto it = std::find(offsets_.begin(), offsets_.end(), d);
+            if (it == offsets_.end()) {
+                offsets_.push_back(d);
+                blocks.push_back(t.block);
+            } else {
+                std::vector<complex_type>& blk = blocks[static_cast<size_t>(it - offsets_.begin())];
+                for (size_t i = 0; i < blk.size(); ++i) blk[i] += t.block[i];
+            }
+        }
+        const complex_type zero(0.0, 0.0);
+        entries_.resize(static_cast<size_t>(nb_));
+        for (int o = 0; o < nb_; ++o) {
+            for (int b = 0; b < nb_; ++b)
+                if (onsite[o * nb_ + b] != zero) entries_[o].push_back({-1, b, onsite[o * nb_ + b]});
+            for (size_t t = 0; t < blocks.size(); ++t)
+                for (int b = 0; b < nb_; ++b)
+                    if (blocks[t][o * nb_ + b] != zero) entries_[o].push_back({static_cast<int>(t), b, blocks[t][o * nb_ + b]});
+            width_ = std::max(width_, static_cast<int>(entries_[o].size()));
+        }
+        width_ = std::max(width_, 1);
+        for (const auto& d : offsets_)
+            dlin_.push_back(d[2] + std::ptrdiff_t(extent_[2]) * (d[1] + std::ptrdiff_t(extent_[1]) * d[0]));
+        // Interior box: lo <= q < hi in every direction means q + d inside for every term.
+        for (int k = 0; k < 3; ++k) {
+            int below = 0, above = 0;
+            for (const auto& d : offsets_) {
+                below = std::max(below, -d[k]);
+                above = std::max(above, d[k]);
+            }
+            lo_[k] = below;
+            hi_[k] = extent_[k] - above;
+        }
+        storage_bytes_ = 8.0 * static_cast<double>(s_.potential.size()) +
+                         16.0 * static_cast<double>(s_.onsite.size() * (1 + s_.terms.size()));
+    }
+
+    global_index num_rows() const override { return s_.num_rows(); }
+    std::string name() const override { return s_.name + "-stencil-cpu"; }
+    OperatorCost cost() const override
+    {
+        OperatorCost c;
+        c.nonzeros = static_cast<double>(s_.num_nonzeros());
+        c.matrix_bytes = 8.0 * static_cast<double>(s_.potential.size());
+        c.storage_bytes = storage_bytes_;
+        return c;
+    }
+
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        const global_index n = num_rows();
+        const int r = x.num_cols();
+        TOPOKPM_REQUIRE(x.num_rows() == n && y.num_rows() == n && y.num_cols() == r && r >= 1,
+                        "stencil apply: operator has ", n, " rows, x is ", x.num_rows(), " x ", r, ", y is ",
+                        y.num_rows(), " x ", y.num_cols());
+        TOPOKPM_REQUIRE(&x != &y && x.data() != y.data(), "stencil apply: x and y must not alias");
+        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "stencil apply: want_dots without DotSums");
+        DotSums* d = ops.want_dots ? dots : nullptr;
+        const double* xp = reinterpret_cast<const double*>(x.data());
+        double* yp = reinterpret_cast<double*>(y.data());
+        switch (nb_) {
+        case 2: return dispatch_width<2>(xp, yp, r, ops, d);
+        case 4: return dispatch_width<4>(xp, yp, r, ops, d);
+        default: return dispatch_width<0>(xp, yp, r, ops, d);
+        }
+    }
+
+private:
+    template <int B>
+    void dispatch_width(const double* x, double* y, int r, const AugmentedOps& ops, DotSums* dots) const
+    {
+        switch (r) {
+        case 1: return sweep<1, B>(x, y, r, ops, dots);
+        case 2: return sweep<2, B>(x, y, r, ops, dots);
+        case 4: return sweep<4, B>(x, y, r, ops, dots);
+        case 8: return sweep<8, B>(x, y, r, ops, dots);
+        case 16: return sweep<16, B>(x, y, r, ops, dots);
+        case 32: return sweep<32, B>(x, y, r, ops, dots);
+        default: return sweep<0, B>(x, y, r, ops, dots);
+        }
+    }
+
+    /// Tiles: x-slabs per thread while three x-planes of a thread are small; y-tiles of
+    /// about kTilePlaneBytes per plane (full z, all x) when a plane exceeds kPlaneLimit
+    /// (ti 64x64x40: R = 16 and 32). TOPOKPM_STENCIL_TILES=tx,ty,tz overrides (tuning and
+    /// tests; in the relabelled axes, i.e. (1, nx, ny) for a lattice with nz = 1).
+    Tiling choose_tiling(int r, int num_threads) const
+    {
+        Tiling t{extent_[0], extent_[1], extent_[2]};
+        if (const char* env = std::getenv("TOPOKPM_STENCIL_TILES")) {
+            if (std::sscanf(env, "%d,%d,%d", &t.tx, &t.ty, &t.tz) == 3) {
+                t.tx = std::clamp(t.tx, 1, extent_[0]);
+                t.ty = std::clamp(t.ty, 1, extent_[1]);
+                t.tz = std::clamp(t.tz, 1, extent_[2]);
+                return t;
+            }
+            t = Tiling{extent_[0], extent_[1], extent_[2]};
+        }
+        constexpr double kPlaneLimit = 2.0 * 1024 * 1024, kTilePlaneBytes = 640.0 * 1024;
+        const double line_bytes = 16.0 * nb_ * r * extent_[2];  // one (x, y) z-column
+        const int ty = static_cast<int>(std::max(1.0, kTilePlaneBytes / line_bytes));
+        if (line_bytes * extent_[1] > kPlaneLimit && (extent_[1] + ty - 1) / ty >= 2 * num_threads) {
+            t.ty = ty;
+            return t;
+        }
+        if (extent_[0] >= num_threads) t.tx = (extent_[0] + num_threads - 1) / num_threads;
+        else t.ty = (extent_[1] + num_threads - 1) / num_threads;
+        return t;
+    }
+
+    /// Fills the shared relative tables for group size G: [phase][k][g].
+    void fast_tables(int g_rows, std::vector<std::ptrdiff_t>& cols, std::vector<double>& vals) const
+    {
+        const int w = width_;
+        cols.assign(static_cast<size_t>(nb_) * w * g_rows, 0);
+        vals.assign(2 * cols.size(), 0.0);
+        for (int p = 0; p < nb_; ++p)
+            for (int g = 0; g < g_rows; ++g) {
+                const int o = (p + g) % nb_;
+                const std::ptrdiff_t site_base = std::ptrdiff_t(nb_) * ((p + g) / nb_) - p;  // B s - r0
+                const auto& row = entries_[o];
+                for (int k = 0; k < w; ++k) {
+                    const size_t i = (static_cast<size_t>(p) * w + k) * g_rows + g;
+                    if (k < static_cast<int>(row.size())) {
+                        const RowEntry& e = row[k];
+                        const std::ptrdiff_t dl = e.term < 0 ? 0 : dlin_[e.term];
+                        cols[i] = site_base + std::ptrdiff_t(nb_) * dl + e.b;
+                        vals[2 * i] = e.v.real();
+                        vals[2 * i + 1] = e.v.imag();
+                    } else {
+                        cols[i] = g;  // padding: own row, value 0
+                    }
+                }
+            }
+    }
+
+    template <int R, int B>
+    void sweep(const double* x, double* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
+
+    BlockStencil s_;
+    int nb_ = 1;
+    std::array<int, 3> extent_{};               // nx, ny, nz after the relabelling
+    std::array<bool, 3> periodic_{};
+    std::vector<std::array<int, 3>> offsets_;   // distinct non-zero term offsets
+    std::vector<std::ptrdiff_t> dlin_;          // their site-index offsets
+    std::vector<std::vector<RowEntry>> entries_;  // per orbital
+    int width_ = 0;                               // entries per padded row
+    std::array<int, 3> lo_{}, hi_{};
+    double storage_bytes_ = 0;
+};
+
+/// acc[g][c] := sum_k vals[k][g] x(cols[k][g], c) for G rows; compile-time R via the
+/// register-blocked helper, R = 0: runtime width r, G = 1.
+template <int R, int G>
+inline void group_product(int w, const double* __restrict vals, const std::ptrdiff_t* __restrict cols,
+                          const double* __restrict xbase, double* __restrict acc, int r)
+{
+    if constexpr (R > 0) {
+        (void)r;
+        simd::rows_times_block<R, G, true>(w, vals, 1, G, cols, 1, G, xbase, acc);
+    } else {
+        static_assert(G == 1, "runtime width: one row per group");
+        for (int j = 0; j < 2 * r; ++j) acc[j] = 0.0;
+        for (int k = 0; k < w; ++k) {
+            const double vr = vals[2 * k], vi = vals[2 * k + 1];
+            const double* __restrict xr = xbase + 2 * cols[k] * r;
+#pragma omp simd
+            for (int c = 0; c < r; ++c) {
+                acc[2 * c] += vr * xr[2 * c] - vi * xr[2 * c + 1];
+                acc[2 * c + 1] += vr * xr[2 * c + 1] + vi * xr[2 * c];
+            }
+        }
+    }
+}
+
+template <int R, int B>
+void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const AugmentedOps& ops,
+                               DotSums* dots) const
+{
+    constexpr int G = R > 0 ? simd::group_rows(R, kMaxGroup) : 1;
+    const int rr = R > 0 ? R : runtime_r;
+    const int nb = B > 0 ? B : nb_;
+    const int nx = extent_[0], ny = extent_[1], nz = extent_[2];
+    const int w = width_;
+    const int num_terms = static_cast<int>(offsets_.size());
+    const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
+    const bool want_dots = dots != nullptr;
+    const bool per_row = s_.potential_per_row();
+    const double* pot = s_.potential.data();
+    const bool periodic[3] = {periodic_[0], periodic_[1], periodic_[2]};
+
+    std::vector<std::ptrdiff_t> fast_cols;
+    std::vector<double> fast_vals;
+    fast_tables(G, fast_cols, fast_vals);
+
+    // Software prefetch (fast path): the rows D ahead in every distinct x stream and in y.
+    // Only for R >= 16, where a row is >= 4 lines (at R <= 8 it measured neutral to slower).
+    // Streams: the row itself and every neighbour offset at least one z-column away.
+    std::vector<std::ptrdiff_t> streams;  // in doubles, relative to x + 2 R r0
+    if (rr >= 16) {
+        std::vector<std::ptrdiff_t> rows_off{0};
+        for (const std::ptrdiff_t dl : dlin_)
+            if ((dl >= std::ptrdiff_t(nz) || dl <= -std::ptrdiff_t(nz)) &&
+                std::find(rows_off.begin(), rows_off.end(), dl * nb) == rows_off.end())
+                rows_off.push_back(dl * nb);
+        const std::ptrdiff_t ahead = std::max<std::ptrdiff_t>(G, 4096 / (16 * rr));  // 4 KiB ahead
+        for (const std::ptrdiff_t o : rows_off) streams.push_back(2 * rr * (o + ahead));
+    }
+    const std::ptrdiff_t pf_ahead_y = streams.empty() ? 0 : streams[0];
+    const int pf_lines = (G * rr * 16 + 63) / 64;
+    const int num_streams = static_cast<int>(streams.size());
+
+    const int max_threads = omp_get_max_threads();
+    const Tiling tiling = choose_tiling(rr, max_threads);
+    const int ntx = (nx + tiling.tx - 1) / tiling.tx, nty = (ny + tiling.ty - 1) / tiling.ty,
+              ntz = (nz + tiling.tz - 1) / tiling.tz;
+    const long num_tiles = static_cast<long>(ntx) * nty * ntz;
+    std::vector<double> partial(static_cast<size_t>(max_threads) * 3 * rr, 0.0);
+    int team = 1;
+
+#pragma omp parallel num_threads(max_threads)
+    {
+#pragma omp single
+        team = omp_get_num_threads();
+        constexpr int kDots = R > 0 ? R : 1;
+        double xx_fixed[kDots] = {}, yr_fixed[kDots] = {}, yi_fixed[kDots] = {};
+        std::vector<double> dyn(R > 0 ? 0 : 3 * static_cast<size_t>(rr), 0.0);
+        double* const txx = R > 0 ? xx_fixed : dyn.data();
+        double* const tyr = R > 0 ? yr_fixed : dyn.data() + rr;
+        double* const tyi = R > 0 ? yi_fixed : dyn.data() + 2 * rr;
+        // R >= 4: per double lane, sxx = x x, syx = y x, syxs = y swap(x) (re/im swapped);
+        // <x|x> = sxx[2c] + sxx[2c+1], Re <y|x> = syx[2c] + syx[2c+1],
+        // Im <y|x> = syxs[2c] - syxs[2c+1] (= Re y Im x - Im y Re x). No de-interleaving
+        // shuffles in the row loop.
+        constexpr int kLanes = R >= 4 ? 2 * R : 8;
+        alignas(64) double sxx[kLanes] = {}, syx[kLanes] = {}, syxs[kLanes] = {};
+
+        alignas(64) double acc_fixed[R > 0 ? 2 * G * R : 1];
+        std::vector<double> acc_dyn(R > 0 ? 0 : 2 * static_cast<size_t>(rr));
+        double* const acc = R > 0 ? acc_fixed : acc_dyn.data();
+        // Checked-group table and the neighbour sites of the site last seen.
+        std::vector<std::ptrdiff_t> chk_cols(static_cast<size_t>(w) * G);
+        std::vector<double> chk_vals(2 * chk_cols.size());
+        std::vector<global_index> nbr(static_cast<size_t>(std::max(num_terms, 1)));
+
+        // y rows [r0, r0 + count) from acc.
+        auto finish = [&](global_index r0, int count) {
+            for (int g = 0; g < count; ++g) {
+                const global_index row = r0 + g;
+                const double v = per_row ? pot[row] : pot[row / nb];
+                const double dshift = v - shift;
+                const double* __restrict xo = x + 2 * row * rr;
+                double* __restrict yo = y + 2 * row * rr;
+                const double* __restrict a = acc + 2 * g * rr;
+                if constexpr (R >= 4) {  // whole vectors of 4 complex, dots kept interleaved
+                    using simd::v8d;
+                    const v8d sv = v8d{} + scale, dv = v8d{} + dshift, bv = v8d{} + beta;
+#pragma GCC unroll 8
+                    for (int v = 0; v < R / 4; ++v) {
+                        const v8d xv = simd::load<v8d>(xo + 8 * v);
+                        v8d yv = sv * (simd::load<v8d>(a + 8 * v) + dv * xv);
+                        if (beta != 0.0) yv += bv * simd::load<v8d>(yo + 8 * v);  // beta == 0: never read y
+                        simd::store(yo + 8 * v, yv);
+                        if (want_dots) {
+                            const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                            simd::store(sxx + 8 * v, simd::load<v8d>(sxx + 8 * v) + xv * xv);
+                            simd::store(syx + 8 * v, simd::load<v8d>(syx + 8 * v) + yv * xv);
+                            simd::store(syxs + 8 * v, simd::load<v8d>(syxs + 8 * v) + yv * xs);
+                        }
+                    }
+                    continue;
+                }
+                if (beta == 0.0) {  // y may hold garbage (even NaN): never read it
+#pragma omp simd
+                    for (int j = 0; j < 2 * rr; ++j) yo[j] = scale * (a[j] + dshift * xo[j]);
+                } else {
+#pragma omp simd
+                    for (int j = 0; j < 2 * rr; ++j) yo[j] = scale * (a[j] + dshift * xo[j]) + beta * yo[j];
+                }
+                if (want_dots) {
+#pragma omp simd
+                    for (int j = 0; j < rr; ++j) {
+                        const double xre = xo[2 * j], xim = xo[2 * j + 1];
+                        const double yre = yo[2 * j], yim = yo[2 * j + 1];
+                        txx[j] += xre * xre + xim * xim;
+                        tyr[j] += yre * xre + yim * xim;  // conj(y) x
+                        tyi[j] += yre * xim - yim * xre;
+                    }
+                }
+            }
+        };
+
+        // Rows [ra, re) of the z-column (cx, cy) with explicit neighbour checks.
+        auto checked = [&](int cx, int cy, global_index col_site0, global_index ra, global_index re) {
+            global_index last_site = -1;
+            for (global_index r0 = ra; r0 < re; r0 += G) {
+                const int count = static_cast<int>(std::min<global_index>(G, re - r0));
+                for (int g = 0; g < G; ++g) {
+                    if (g >= count) {  // past the end: a valid column, value 0, output dropped
+                        for (int k = 0; k < w; ++k) {
+                            chk_cols[static_cast<size_t>(k) * G + g] = 0;
+                            chk_vals[2 * (static_cast<size_t>(k) * G + g)] = 0.0;
+                            chk_vals[2 * (static_cast<size_t>(k) * G + g) + 1] = 0.0;
+                        }
+                        continue;
+                    }
+                    const global_index row = r0 + g;
+                    const global_index site = row / nb;
+                    const int o = static_cast<int>(row - site * nb);
+                    if (site != last_site) {
+                        last_site = site;
+                        const int cz = static_cast<int>(site - col_site0);
+                        for (int t = 0; t < num_terms; ++t) {
+                            const auto& d = offsets_[t];
+                            const int qx = neighbour_coord(cx + d[0], nx, periodic[0]);
+                            const int qy = neighbour_coord(cy + d[1], ny, periodic[1]);
+                            const int qz = neighbour_coord(cz + d[2], nz, periodic[2]);
+                            nbr[t] = (qx < 0 || qy < 0 || qz < 0)
+                                         ? -1
+                                         : qz + global_index(nz) * (qy + global_index(ny) * qx);
+                        }
+                    }
+                    const auto& ent = entries_[o];
+                    const int len = static_cast<int>(ent.size());
+                    for (int k = 0; k < w; ++k) {
+                        const size_t i = static_cast<size_t>(k) * G + g;
+                        std::ptrdiff_t col = g;  // padding / dropped: own row, value 0
+                        double vr = 0.0, vi = 0.0;
+                        if (k < len) {
+                            const RowEntry& e = ent[k];
+                            const global_index ns = e.term < 0 ? site : nbr[e.term];
+                            if (ns >= 0) {
+                                col = static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - r0);
+                                vr = e.v.real();
+                                vi = e.v.imag();
+                            }
+                        }
+                        chk_cols[i] = col;
+                        chk_vals[2 * i] = vr;
+                        chk_vals[2 * i + 1] = vi;
+                    }
+                }
+                group_product<R, G>(w, chk_vals.data(), chk_cols.data(), x + 2 * r0 * rr, acc, rr);
+                finish(r0, count);
+            }
+        };
+
+#pragma omp for schedule(static)
+        for (long tile = 0; tile < num_tiles; ++tile) {
+            const int jx = static_cast<int>(tile / (long(nty) * ntz));
+            const int jy = static_cast<int>((tile / ntz) % nty);
+            const int jz = static_cast<int>(tile % ntz);
+            const int x0 = jx * tiling.tx, x1 = std::min(nx, x0 + tiling.tx);
+            const int y0 = jy * tiling.ty, y1 = std::min(ny, y0 + tiling.ty);
+            const int za = jz * tiling.tz, zb = std::min(nz, za + tiling.tz);
+            for (int cx = x0; cx < x1; ++cx)
+                for (int cy = y0; cy < y1; ++cy) {
+                    const global_index col_site0 = global_index(nz) * (cy + global_index(ny) * cx);
+                    const global_index ra = nb * (col_site0 + za), re = nb * (col_site0 + zb);
+                    global_index fa = re, fe = re;  // fast rows [fa, fe)
+                    const int iza = std::max(za, lo_[2]), izb = std::min(zb, hi_[2]);
+                    if (cx >= lo_[0] && cx < hi_[0] && cy >= lo_[1] && cy < hi_[1] && iza < izb) {
+                        fa = nb * (col_site0 + iza);
+                        fe = fa + (nb * (col_site0 + izb) - fa) / G * G;
+                    }
+                    if (fa >= fe) fa = fe = re;  // no whole interior group: all checked
+                    checked(cx, cy, col_site0, ra, std::min(fa, re));
+                    for (global_index r0 = fa; r0 < fe; r0 += G) {
+                        if (num_streams > 0) {
+                            const double* xb = x + 2 * r0 * rr;
+                            for (int st = 0; st < num_streams; ++st)
+                                for (int l = 0; l < pf_lines; ++l) __builtin_prefetch(xb + streams[st] + 8 * l, 0, 3);
+                            const double* yb = y + 2 * r0 * rr + pf_ahead_y;
+                            for (int l = 0; l < pf_lines; ++l) __builtin_prefetch(yb + 8 * l, 1, 3);
+                        }
+                        const int phase = static_cast<int>(r0 % nb);
+                        const size_t off = static_cast<size_t>(phase) * w * G;
+                        group_product<R, G>(w, fast_vals.data() + 2 * off, fast_cols.data() + off, x + 2 * r0 * rr,
+                                            acc, rr);
+                        finish(r0, G);
+                    }
+                    checked(cx, cy, col_site0, std::max(fe, ra), re);
+                }
+        }
+
+        if constexpr (R >= 4)
+            for (int j = 0; j < R; ++j) {
+                txx[j] = sxx[2 * j] + sxx[2 * j + 1];
+                tyr[j] = syx[2 * j] + syx[2 * j + 1];
+                tyi[j] = syxs[2 * j] - syxs[2 * j + 1];
+            }
+        double* out = partial.data() + static_cast<size_t>(omp_get_thread_num()) * 3 * rr;
+        for (int j = 0; j < rr; ++j) {
+            out[j] = txx[j];
+            out[rr + j] = tyr[j];
+            out[2 * rr + j] = tyi[j];
+        }
+    }
+    if (want_dots) {
+        dots->reset(rr);
+        for (int t = 0; t < team; ++t) {  // thread order: reproducible for a fixed thread count
+            const double* p = partial.data() + static_cast<size_t>(t) * 3 * rr;
+            for (int j = 0; j < rr; ++j) {
+                dots->xx[j] += p[j];
+                dots->yx[j] += complex_type(p[rr + j], p[2 * rr + j]);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil)
+{
+    return std::make_unique<CpuStencilOperator>(std::move(stencil));
+}
+
+}  // namespace topokpm::numerics

@@ -1,0 +1,48 @@
+#pragma once
+/// @file stencil_operator.hpp
+/// The matrix-free augmented SpMMV on the CPU: the rows of H are generated from a
+/// BlockStencil (numerics/base/block_stencil.hpp) while the sweep runs, so a sweep reads
+/// only the vectors and the potential, never a stored matrix.
+
+#include <memory>
+
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/base/operator.hpp"
+
+namespace topokpm::numerics {
+
+/// The fused, matrix-free augmented SpMMV of a BlockStencil on the CPU:
+///     y := scale (H - shift) x + beta y        (beta == 0: y is never read)
+/// and, with ops.want_dots, dots->xx[c] = <x_c|x_c>, dots->yx[c] = <y_c|x_c> (new y), with
+/// H the matrix block_stencil.hpp defines; the same results as
+/// make_block_stencil_reference_operator up to rounding.
+///
+/// How (block_stencil_kernels.cpp): the non-zero entries of each orbital's row (on-site
+/// block and every term, equal offsets merged) are compiled once into a table of (relative
+/// column, value). The sweep visits the lattice in tiles of z-columns, x outermost inside a
+/// tile so that the x planes a tile touches stay in the caches; each z-column is cut into
+/// groups of G consecutive rows whose G x R sums live in vector registers (the
+/// register-blocked rows_times_block of complex_block_simd.hpp, vectorised across the R
+/// columns for R >= 4 and across rows for R = 1, 2). Groups whose sites have all
+/// neighbours inside the box (no wrap, no dropped term) use the shared relative table
+/// without any boundary check; the others (open faces, periodic wrap, tiny extents where
+/// neighbours coincide) build their column table with explicit checks. Tiles are x-slabs
+/// per thread, or y-tiles of ~640 KiB per x-plane when a plane exceeds 2 MiB (ti 64x64x40
+/// at R >= 16), with software prefetch of the far neighbour rows for R >= 16
+/// (measurements in the .cpp; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
+/// tuning and tests). The potential is
+/// applied in the epilogue together with the shift: y = scale (Hx + (V - shift) x) + beta y.
+/// R in {1, 2, 4, 8, 16, 32} and B in {2, 4} are compile-time specialised, other widths
+/// and orbital counts run generic loops. OpenMP over tiles (schedule(static)); the dots
+/// are summed per thread and then in thread order, so a fixed thread count gives
+/// reproducible results.
+///
+/// cost(): nonzeros = stencil.num_nonzeros() (the flops of perf_model.hpp are counted from
+/// it as for the stored operators), matrix_bytes = the potential (8 bytes per site or row:
+/// the only operator data a sweep reads), storage_bytes = the potential plus the blocks.
+/// name(): "<stencil name>-stencil-cpu", e.g. "ti-stencil-cpu".
+///
+/// Throws InputError when the stencil does not validate().
+std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
+
+}  // namespace topokpm::numerics

@@ -1,0 +1,385 @@
+// The CPU matrix-free stencil operator (make_cpu_stencil_operator) against the naive
+// BlockStencil reference (make_block_stencil_reference_operator): the ti and graphene
+// stencils of the models and hand-made stencils (generic B, merged and long-range terms),
+// every boundary combination, odd and tiny extents (1 and 2 in periodic directions, where
+// neighbours coincide), block widths R with and without a specialised kernel, beta = 0
+// (y pre-filled with NaN) and beta != 0, dots on and off, potential per site and per row.
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
+#include "runtime/base/error.hpp"
+
+using namespace topokpm;
+
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+
+std::string describe(const BlockStencil& s)
+{
+    std::string p;
+    for (bool b : s.periodic) p += b ? 'p' : 'o';
+    return s.name + " " + std::to_string(s.nx) + "x" + std::to_string(s.ny) + "x" + std::to_string(s.nz) + " " + p +
+           " B=" + std::to_string(s.orbitals) + (s.potential_per_row() ? " V/row" : " V/site");
+}
+
+BlockVector random_block(global_index n, int r, unsigned seed)
+{
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    BlockVector v(n, r);
+    for (size_t i = 0; i < v.size(); ++i) v.data()[i] = complex_type(u(gen), u(gen));
+    return v;
+}
+
+/// The same stencil with every block entry, the potential and (by the caller) x replaced
+/// by absolute values: applying it with scale 1, shift 0, beta 0 gives, per entry of y,
+/// S_i = sum_j |H_ij| |x_j| (the potential counted as its own term), the sum of the
+/// absolute values of the terms that both operators add up.
+BlockStencil absolute(const BlockStencil& s)
+{
+    BlockStencil a = s;
+    for (complex_type& v : a.onsite) v = std::abs(v);
+    for (StencilTerm& t : a.terms)
+        for (complex_type& v : t.block) v = std::abs(v);
+    for (double& v : a.potential) v = std::abs(v);
+    return a;
+}
+
+/// bound_i = 2 (m + 4) eps [|scale| S_i + |scale shift| |x_i| + |beta| |y0_i|] per entry of y,
+/// m = (T + 1) B + 1 (derivation below, at expect_matches_reference).
+std::vector<double> entry_bounds(const BlockStencil& s, const BlockVector& x, const BlockVector& y0,
+                                 const AugmentedOps& ops)
+{
+    const global_index n = s.num_rows();
+    const int r = x.num_cols();
+    // S_i = sum_j |H_ij||x_j| from the absolute-value stencil.
+    BlockVector xabs(n, r);
+    for (size_t i = 0; i < x.size(); ++i) xabs.data()[i] = std::abs(x.data()[i]);
+    BlockVector sabs(n, r);
+    make_block_stencil_reference_operator(absolute(s))->apply(xabs, sabs, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+    const double m = static_cast<double>((s.terms.size() + 1) * s.orbitals + 1);
+    std::vector<double> bound(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double yabs = ops.beta == 0.0 ? 0.0 : std::abs(y0.data()[i]);
+        bound[i] = 2.0 * (m + 4.0) * kEps *
+                   (std::abs(ops.scale) * sabs.data()[i].real() + std::abs(ops.scale * ops.shift) * std::abs(x.data()[i]) +
+                    std::abs(ops.beta) * yabs);
+    }
+    return bound;
+}
+
+/// Compares make_cpu_stencil_operator(s) with the reference for one (R, ops) case.
+///
+/// Tolerance, derived. Entry (i, c) of y is  scale (sum_j H_ij x_j - shift x_i) + beta y_i,
+/// a sum of at most m = (T + 1) B + 1 products (T terms and the on-site block with B columns
+/// each, plus the potential) of O(1) numbers. Whatever the summation order, recursive
+/// summation of m terms has error <= gamma_m sum |terms| with gamma_m = m u / (1 - m u),
+/// u = eps / 2, and each complex product adds <= sqrt(2) gamma_2 |H_ij||x_j|; the epilogue
+/// (shift, scale, axpby) adds at most 4 more roundings on each of its terms. So each
+/// operator is within  (m + 4) eps [|scale| S_i + |scale shift| |x_i| + |beta| |y_i|]  of
+/// the exact value (first order, sqrt(2) gamma_2 <= 2 eps absorbed in the + 4), and the two
+/// differ by at most twice that:  bound_i = 2 (m + 4) eps [...].
+/// Dots: xx_c = sum_i |x_ic|^2 and yx_c = sum_i conj(y_ic) x_ic over N rows, summed in any
+/// order (per thread, then thread order): each within 2 (N + 2) eps sum_i |.| (the complex
+/// products' sqrt(2) gamma_2 included), so the two differ by twice that; yx also carries
+/// the difference of the y's: sum_i bound_i |x_ic|.
+void expect_matches_reference(const BlockStencil& s, int r, const AugmentedOps& ops, unsigned seed)
+{
+    SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " beta=" + std::to_string(ops.beta) +
+                 (ops.want_dots ? " dots" : " no dots"));
+    const auto ref_op = make_block_stencil_reference_operator(s);
+    const auto op = numerics::make_cpu_stencil_operator(s);
+    ASSERT_EQ(op->num_rows(), s.num_rows());
+    const global_index n = s.num_rows();
+    const BlockVector x = random_block(n, r, seed);
+    BlockVector y0 = random_block(n, r, seed + 1);
+    if (ops.beta == 0.0)  // beta == 0: y must never be read
+        for (size_t i = 0; i < y0.size(); ++i)
+            y0.data()[i] = complex_type(std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
+
+    BlockVector y_ref(n, r);
+    for (size_t i = 0; i < y_ref.size(); ++i) y_ref.data()[i] = ops.beta == 0.0 ? 0.0 : y0.data()[i];
+    DotSums dots_ref;
+    ref_op->apply(x, y_ref, ops, &dots_ref);
+
+    BlockVector y = y0;
+    DotSums dots;
+    dots.xx.assign(r, -7.0);  // must be reset by apply
+    dots.yx.assign(r, complex_type(-7.0, 3.0));
+    op->apply(x, y, ops, ops.want_dots ? &dots : nullptr);
+
+    const std::vector<double> bound = entry_bounds(s, x, y0, ops);
+    int bad = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+        const double err = std::abs(y.data()[i] - y_ref.data()[i]);
+        if (!(err <= bound[i]) && bad++ < 5)
+            ADD_FAILURE() << "row " << i / r << " col " << i % r << ": " << y.data()[i] << " vs reference "
+                          << y_ref.data()[i] << ", |diff| " << err << " > bound " << bound[i];
+    }
+    EXPECT_EQ(bad, 0);
+
+    if (!ops.want_dots) {
+        EXPECT_EQ(dots.xx, std::vector<double>(r, -7.0)) << "dots touched without want_dots";
+        return;
+    }
+    ASSERT_EQ(dots.xx.size(), static_cast<size_t>(r));
+    ASSERT_EQ(dots.yx.size(), static_cast<size_t>(r));
+    for (int c = 0; c < r; ++c) {
+        double sum_xx = 0, sum_yx = 0, carried = 0;
+        for (global_index i = 0; i < n; ++i) {
+            const size_t k = static_cast<size_t>(i) * r + c;
+            sum_xx += std::norm(x.data()[k]);
+            sum_yx += std::abs(y_ref.data()[k]) * std::abs(x.data()[k]);
+            carried += bound[k] * std::abs(x.data()[k]);
+        }
+        const double dn = static_cast<double>(n);
+        EXPECT_NEAR(dots.xx[c], dots_ref.xx[c], 4.0 * (dn + 2.0) * kEps * sum_xx) << "column " << c;
+        EXPECT_LE(std::abs(dots.yx[c] - dots_ref.yx[c]), 4.0 * (dn + 2.0) * kEps * sum_yx + carried)
+            << "column " << c << ": " << dots.yx[c] << " vs " << dots_ref.yx[c];
+    }
+}
+
+const std::vector<int> kWidths{1, 2, 3, 4, 5, 8, 32};
+
+/// The KPM step (beta = -1, dots), the first step (beta = 0, NaN in y) without dots, and
+/// a generic case (beta = 0.5, dots).
+void check_all_cases(const BlockStencil& s, const std::vector<int>& widths = kWidths)
+{
+    unsigned seed = 100;
+    for (const int r : widths) {
+        expect_matches_reference(s, r, AugmentedOps{0.37, -0.2, -1.0, true}, seed++);
+        expect_matches_reference(s, r, AugmentedOps{0.8, 0.3, 0.0, false}, seed++);
+        expect_matches_reference(s, r, AugmentedOps{-1.3, 0.0, 0.5, true}, seed++);
+        if (::testing::Test::HasFailure()) return;  // one failing configuration is enough output
+    }
+}
+
+hamiltonians::ModelParams ti_params(int nx, int ny, int nz, const std::string& boundary)
+{
+    hamiltonians::ModelParams p;
+    p.name = "ti";
+    p.nx = nx;
+    p.ny = ny;
+    p.nz = nz;
+    p.boundary = boundary;
+    p.dot_potential = 0.4;
+    p.dot_radius = 1.0;
+    p.dot_period = nx % 2 == 0 && ny % 2 == 0 ? 2 : 0;  // dots need a period dividing the extents
+    p.dot_depth = 2;
+    p.disorder = 0.8;
+    p.disorder_seed = 3;
+    return p;
+}
+
+hamiltonians::ModelParams graphene_params(int nx, int ny, const std::string& boundary)
+{
+    hamiltonians::ModelParams p;
+    p.name = "graphene";
+    p.nx = nx;
+    p.ny = ny;
+    p.nz = 1;
+    p.boundary = boundary;
+    p.dot_potential = -0.3;
+    p.dot_radius = 1.5;
+    p.dot_period = nx % 2 == 0 && ny % 2 == 0 ? 2 : 0;
+    p.disorder = 0.5;
+    p.disorder_seed = 9;
+    return p;
+}
+
+/// The stencil `s` on another lattice (extents and boundaries changed by hand, as the
+/// models refuse periodic extents below 3 / 2), with a fresh random potential per site
+/// (or per row when `per_row`).
+BlockStencil relattice(BlockStencil s, int nx, int ny, int nz, std::array<bool, 3> periodic, bool per_row,
+                       unsigned seed)
+{
+    s.nx = nx;
+    s.ny = ny;
+    s.nz = nz;
+    s.periodic = periodic;
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.5, 1.5);
+    s.potential.resize(static_cast<size_t>(per_row ? s.num_rows() : s.num_sites()));
+    for (double& v : s.potential) v = u(gen);
+    return s;
+}
+
+/// A random stencil with B orbitals: dense random blocks for +-x, +-y, +-z, a diagonal
+/// term (1, -1, 0), a long-range term (0, 0, 2), a term with offset 0 (merges into the
+/// on-site block) and a duplicate of +x (merges with it); one block with a zero column.
+BlockStencil random_stencil(int nb, unsigned seed)
+{
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    auto block = [&] {
+        std::vector<complex_type> b(static_cast<size_t>(nb) * nb);
+        for (complex_type& v : b) v = complex_type(u(gen), u(gen));
+        return b;
+    };
+    BlockStencil s;
+    s.name = "random" + std::to_string(nb);
+    s.orbitals = nb;
+    s.onsite = block();
+    const int offs[][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1},
+                           {1, -1, 0}, {0, 0, 2}, {0, 0, 0}, {1, 0, 0}};
+    for (const auto& d : offs) s.terms.push_back({d[0], d[1], d[2], block()});
+    for (int o = 0; o < nb; ++o) s.terms[2].block[static_cast<size_t>(o) * nb] = 0.0;  // a zero column
+    return s;
+}
+
+}  // namespace
+
+TEST(CpuStencil, TiModelMatchesReference)
+{
+    for (const std::string bc : {"ppo", "ppp", "ooo", "opo", "pop"}) {
+        const auto model = hamiltonians::make_model(ti_params(5, 3, 9, bc));
+        check_all_cases(model->block_stencil());
+    }
+    // Long z-columns: whole interior groups (the unchecked fast path) at every R.
+    check_all_cases(hamiltonians::make_model(ti_params(4, 3, 37, "ppo"))->block_stencil());
+    check_all_cases(hamiltonians::make_model(ti_params(3, 4, 40, "ppp"))->block_stencil());
+}
+
+TEST(CpuStencil, GrapheneModelMatchesReference)
+{
+    for (const std::string bc : {"pp", "po", "op", "oo"}) {
+        const auto model = hamiltonians::make_model(graphene_params(7, 5, bc));
+        ASSERT_TRUE(model->block_stencil().potential_per_row());
+        check_all_cases(model->block_stencil());
+    }
+    check_all_cases(hamiltonians::make_model(graphene_params(3, 40, "pp"))->block_stencil());
+}
+
+TEST(CpuStencil, TinyAndOddExtentsEveryBoundary)
+{
+    // Extents 1 and 2 in periodic directions: the +-d neighbours coincide (or are the site
+    // itself) and their terms add up; in open directions every neighbour is dropped.
+    const BlockStencil ti = hamiltonians::make_model(ti_params(3, 3, 3, "ppp"))->block_stencil();
+    const BlockStencil gr = hamiltonians::make_model(graphene_params(3, 3, "pp"))->block_stencil();
+    const int extents[][3] = {{1, 1, 1}, {2, 1, 3}, {1, 2, 5}, {3, 5, 2}, {2, 2, 2}, {5, 1, 1}, {1, 7, 1}};
+    unsigned seed = 1;
+    for (const auto& e : extents)
+        for (int mask = 0; mask < 8; ++mask) {
+            const std::array<bool, 3> per{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
+            check_all_cases(relattice(ti, e[0], e[1], e[2], per, false, seed++), {1, 3, 4, 32});
+            check_all_cases(relattice(ti, e[0], e[1], e[2], per, true, seed++), {2, 5, 8});
+            if (e[2] == 1) check_all_cases(relattice(gr, e[0], e[1], 1, per, mask % 2 == 0, seed++), {1, 2, 3, 16});
+            if (::testing::Test::HasFailure()) return;
+        }
+}
+
+TEST(CpuStencil, RandomStencilsGenericAndSpecialisedOrbitals)
+{
+    // B = 1, 3, 5 run the generic-B path, 2 and 4 the specialised ones; dense random blocks,
+    // merged terms, a diagonal and a range-2 term.
+    unsigned seed = 7;
+    for (const int nb : {1, 2, 3, 4, 5}) {
+        const BlockStencil base = random_stencil(nb, 40 + nb);
+        for (int mask = 0; mask < 8; ++mask) {
+            const std::array<bool, 3> per{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
+            check_all_cases(relattice(base, 3, 4, 11, per, mask % 2 == 1, seed++), {1, 2, 3, 4, 8, 32});
+            check_all_cases(relattice(base, 2, 1, 3, per, mask % 2 == 0, seed++), {1, 5});
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+}
+
+TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
+{
+    // The default tiling of these small lattices is one x-slab per thread; the override
+    // (the tuning knob of block_stencil_kernels.cpp) forces y- and z-tiles with ragged ends.
+    const BlockStencil ti = hamiltonians::make_model(ti_params(5, 7, 23, "ppo"))->block_stencil();
+    const BlockStencil gr = hamiltonians::make_model(graphene_params(4, 9, "pp"))->block_stencil();
+    for (const char* tiles : {"5,2,23", "2,3,5", "1,1,7", "3,7,1"}) {
+        SCOPED_TRACE(tiles);
+        ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", tiles, 1), 0);
+        check_all_cases(ti, {1, 3, 4, 32});
+        check_all_cases(gr, {2, 16});
+        unsetenv("TOPOKPM_STENCIL_TILES");
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+TEST(CpuStencil, ResultDoesNotDependOnThreadCount)
+{
+    // The rows are computed the same way whatever the split (y within the bound of
+    // entry_bounds either way); the dots are summed per thread and then in thread order, so
+    // 1 and 2 threads differ by rounding at most: within 2 (N + 2) eps sum_i |terms| each,
+    // 4 (N + 2) eps sum apart, plus for yx the y difference carried: sum_i bound_i |x_i|.
+    const BlockStencil s = hamiltonians::make_model(ti_params(8, 6, 21, "ppo"))->block_stencil();
+    const auto op = numerics::make_cpu_stencil_operator(s);
+    const global_index n = s.num_rows();
+    const int saved = omp_get_max_threads();
+    for (const int r : {1, 3, 4, 32}) {
+        const BlockVector x = random_block(n, r, 5);
+        const BlockVector y0 = random_block(n, r, 6);
+        const AugmentedOps step{0.4, 0.1, -1.0, true};
+        BlockVector y1 = y0, y2 = y0;
+        DotSums d1, d2;
+        omp_set_num_threads(1);
+        op->apply(x, y1, step, &d1);
+        omp_set_num_threads(2);
+        op->apply(x, y2, step, &d2);
+        omp_set_num_threads(saved);
+        const std::vector<double> bound = entry_bounds(s, x, y0, step);
+        int bad = 0;
+        for (size_t i = 0; i < y1.size(); ++i) bad += !(std::abs(y1.data()[i] - y2.data()[i]) <= bound[i]);
+        EXPECT_EQ(bad, 0) << "R=" << r;
+        for (int c = 0; c < r; ++c) {
+            double sum_xx = 0, sum_yx = 0, carried = 0;
+            for (global_index i = 0; i < n; ++i) {
+                const size_t k = static_cast<size_t>(i) * r + c;
+                sum_xx += std::norm(x.data()[k]);
+                sum_yx += std::abs(y1.data()[k]) * std::abs(x.data()[k]);
+                carried += bound[k] * std::abs(x.data()[k]);
+            }
+            EXPECT_NEAR(d1.xx[c], d2.xx[c], 4.0 * (n + 2.0) * kEps * sum_xx) << "R=" << r;
+            EXPECT_LE(std::abs(d1.yx[c] - d2.yx[c]), 4.0 * (n + 2.0) * kEps * sum_yx + carried) << "R=" << r;
+        }
+        // The same thread count twice: bitwise the same.
+        BlockVector y3 = y0;
+        DotSums d3;
+        omp_set_num_threads(2);
+        op->apply(x, y3, step, &d3);
+        omp_set_num_threads(saved);
+        EXPECT_EQ(d3.xx, d2.xx) << "R=" << r;
+        EXPECT_EQ(d3.yx, d2.yx) << "R=" << r;
+    }
+}
+
+TEST(CpuStencil, NameCostAndArgumentChecks)
+{
+    const BlockStencil s = hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil();
+    const auto op = numerics::make_cpu_stencil_operator(s);
+    EXPECT_EQ(op->name(), "ti-stencil-cpu");
+    const OperatorCost c = op->cost();
+    EXPECT_EQ(c.nonzeros, static_cast<double>(s.num_nonzeros()));
+    EXPECT_EQ(c.matrix_bytes, 8.0 * static_cast<double>(s.num_sites()));  // the potential only
+    EXPECT_GE(c.storage_bytes, c.matrix_bytes);
+
+    const global_index n = s.num_rows();
+    BlockVector x(n, 2), y(n, 2), short_y(n - 1, 2), wide_y(n, 3);
+    DotSums dots;
+    EXPECT_THROW(op->apply(x, short_y, AugmentedOps{}, nullptr), Error);
+    EXPECT_THROW(op->apply(x, wide_y, AugmentedOps{}, nullptr), Error);
+    EXPECT_THROW(op->apply(x, x, AugmentedOps{}, nullptr), Error);
+    EXPECT_THROW(op->apply(x, y, AugmentedOps{1.0, 0.0, 0.0, true}, nullptr), Error);
+    EXPECT_NO_THROW(op->apply(x, y, AugmentedOps{1.0, 0.0, 0.0, true}, &dots));
+
+    BlockStencil broken = s;
+    broken.potential.pop_back();
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(broken), InputError);
+}
