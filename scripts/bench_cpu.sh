@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The CPU roofline proof of docs/performance.md (issue 4), reproduced with one command:
+#
+#   scripts/bench_cpu.sh
+#
+# 1. builds (Release) with scripts/build.sh in ./build, or $TOPOKPM_BUILD_DIR;
+# 2. runs spmmv-bench $TOPOKPM_BENCH_RUNS times (default 3; each: triad b at start and end,
+#    SELL-C-sigma scan, in-cache P_LLC, every operator at R = 1..32, median of
+#    $TOPOKPM_BENCH_REPS sweeps, default 9), raw output in <build>/perf/;
+# 3. runs kpm-dos on inputs/bench/ti_64x64x40_R32.ini (ti 64x64x40, M = 2048, R = 32) and
+#    records its wall time and the fraction spent in the kernel (its "moments" phase);
+# 4. bench/plot_roofline.py merges everything (medians over the runs) into
+#    docs/perf/cpu_spmmv.json, docs/perf/cpu_table.md and docs/perf/roofline.png.
+#
+# Threads: OMP_NUM_THREADS (default: all CPUs). About 4-6 minutes on 2 cores after the
+# build; other processes on the machine slow it down and show up as noise (the benchmark
+# records the load average).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${TOPOKPM_BUILD_DIR:-build}"
+runs="${TOPOKPM_BENCH_RUNS:-3}"
+reps="${TOPOKPM_BENCH_REPS:-9}"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}"
+python=/usr/bin/python3
+
+scripts/build.sh
+raw="$build_dir/perf"
+out=docs/perf
+mkdir -p "$raw" "$out"
+
+jsons=()
+for i in $(seq 1 "$runs"); do
+    echo "== spmmv-bench run $i/$runs (OMP_NUM_THREADS=$OMP_NUM_THREADS, $reps reps) =="
+    "$build_dir/bench/spmmv-bench" --reps "$reps" --triad-reps 20 --json "$raw/spmmv_run$i.json" \
+        | tee "$raw/spmmv_run$i.txt"
+    jsons+=("$raw/spmmv_run$i.json")
+done
+
+echo "== kpm-dos: ti 64x64x40, M = 2048, R = 32 =="
+kpm_cmd="kpm-dos --config inputs/bench/ti_64x64x40_R32.ini"
+t0=$(date +%s.%N)
+"$build_dir/app/kpm-dos" --config inputs/bench/ti_64x64x40_R32.ini --output "$raw/ti_64x64x40_R32.h5" \
+    2>&1 | tee "$raw/kpm_dos.txt"
+t1=$(date +%s.%N)
+wall=$($python -c "print(round($t1 - $t0, 3))")
+echo "kpm-dos wall time: $wall s"
+
+$python bench/plot_roofline.py --runs "${jsons[@]}" --kpm-log "$raw/kpm_dos.txt" --kpm-wall "$wall" \
+    --kpm-command "$kpm_cmd" --out-dir "$out"
+cat "$out/cpu_table.md"
