@@ -4,15 +4,46 @@
 // SIGTERM/SIGINT after writing a checkpoint (resume with --restart).
 #include <cstdio>
 #include <exception>
+#include <optional>
 
+#include "app/cli/distribution.hpp"
 #include "app/cli/moments_job.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/run_dos.hpp"
 #include "app/cli/run_plan.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/mpi/environment.hpp"
+
+namespace {
+
+/// Under mpirun: MPI up (MULTIPLE, so --comm-mode task may call MPI from its thread),
+/// every rank parses the same command line; errors agreed collectively or, when only
+/// one rank sees one mid-run, MPI_Abort (runtime/mpi/environment.hpp). Exit codes as
+/// below; no checkpoints, so no 75.
+int run_under_mpi(int argc, char** argv)
+{
+    namespace app = topokpm::app;
+    topokpm::mpi::Environment env(&argc, &argv, topokpm::mpi::ThreadLevel::multiple);
+    return topokpm::mpi::run_guarded([&] {
+        std::optional<app::RunConfig> config;
+        topokpm::mpi::agree_or_throw([&] { config = app::parse_command_line(argc, argv); });
+        if (!config) return;  // --help / --version
+        if (config->comm_mode == "task")
+            env.require(topokpm::mpi::ThreadLevel::serialized, "--comm-mode task");
+        if (config->plan) {
+            if (topokpm::mpi::rank() == 0) app::run_plan(*config);
+            return;
+        }
+        app::Distribution dist = app::Distribution::from_mpi(*config);
+        app::run_dos(*config, dist);
+    });
+}
+
+}  // namespace
 
 int main(int argc, char** argv)
 {
+    if (topokpm::app::launched_by_mpi()) return run_under_mpi(argc, argv);
     try {
         const std::optional<topokpm::app::RunConfig> config = topokpm::app::parse_command_line(argc, argv);
         if (!config) return 0;  // --help / --version

@@ -1,5 +1,7 @@
 #include "app/cli/moments_job.hpp"
 
+#include <optional>
+
 #include "app/cli/interrupt.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/timer.hpp"
@@ -14,7 +16,8 @@ JobResult run_moments_job(const MomentsJob& job)
         first = job.resume->realization;
         result.slot_moments = job.resume->finished;
     }
-    const SignalCatcher signals;
+    std::optional<SignalCatcher> signals;
+    if (job.handle_signals) signals.emplace();
     double last_checkpoint = wall_seconds();
     for (int k = first; k < job.num_realizations; ++k) {
         const std::shared_ptr<const Operator> op = job.operator_for(k);
@@ -41,7 +44,7 @@ JobResult run_moments_job(const MomentsJob& job)
         // The signal is read before every sweep, so one that arrived while the operator was
         // being built still stops the run at a consistent state.
         while (true) {
-            if (const int sig = SignalCatcher::pending()) {
+            if (const int sig = signals ? SignalCatcher::pending() : 0) {
                 save();
                 throw RunInterrupted(detail::concat(
                     "stopped by ", signal_name(sig), " after ", k * trace.num_sweeps() + trace.sweeps_done(), " of ",

@@ -50,6 +50,7 @@ struct MomentsJob {
     double checkpoint_every_s = 0.0;   ///< 0 = only on a signal
     std::string resume_command;        ///< printed after an interruption
     std::function<void(const JobProgress&)> progress;  ///< after every sweep; may be empty
+    bool handle_signals = true;        ///< catch SIGTERM/SIGINT (checkpoint, RunInterrupted)
 };
 
 struct JobResult {

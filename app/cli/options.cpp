@@ -158,15 +158,21 @@ po::options_description make_options()
         ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank")
         ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
         ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")
-        ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers); empty = proportional to bandwidth")
+        ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers), for --plan and for runs under mpirun; empty = equal (--plan: proportional to bandwidth); `auto` (mpirun) = each rank's measured SpMMV rate")
         ("plan-bandwidth", po::value<std::string>()->default_value("0"), "memory bandwidth of one CPU rank in GB/s (0 = measure this machine with a STREAM triad)")
         ("plan-network", po::value<std::string>()->default_value("10"), "network bandwidth per rank in GB/s for the halo exchange")
         ("plan-gpu-bandwidth", po::value<std::string>()->default_value("2990"), "device memory bandwidth of a GPU rank in GB/s (default: measured H100 copy, docs/cuda_backend.md)");
 
+    po::options_description parallel("Parallel runs (`mpirun -np P kpm-dos ...`: each rank builds and sweeps only its rows; results equal the 1-rank run to rounding)");
+    parallel.add_options()
+        ("comm-mode", po::value<std::string>()->default_value("overlap"), "halo exchange of the distributed SpMMV: `vector` (exchange, then compute), `overlap` (non-blocking MPI behind the local part) or `task` (a communication thread on one core of the rank overlaps it; needs MPI_THREAD_SERIALIZED)")
+        ("reduce-every-sweep", po::bool_switch(), "sum the dot products over the ranks in every sweep instead of once at the end (for comparison; seed 004 Table III)")
+        ("no-pin", po::bool_switch(), "do not pin each rank's OpenMP threads to its own CPU set (default: pinned, one set per rank of the node, or the launcher's binding)");
+
     po::options_description all("kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
                                 "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
                                 "Usage: kpm-dos [--config FILE] [options]\n\nOptions");
-    all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart).add(planning);
+    all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart).add(planning).add(parallel);
     return all;
 }
 
@@ -321,6 +327,11 @@ std::optional<RunConfig> parse_command_line(int argc, char** argv)
     cfg.plan_ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
     cfg.plan_gpus = int_option<int>(vm, "gpus", 0, cfg.plan_ranks, "0 .. --ranks");
     cfg.weights = vm["weights"].as<std::string>();
+    cfg.comm_mode = vm["comm-mode"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(cfg.comm_mode == "vector" || cfg.comm_mode == "overlap" || cfg.comm_mode == "task",
+                         "--comm-mode '", cfg.comm_mode, "': allowed are vector, overlap, task");
+    cfg.reduce_every_sweep = vm["reduce-every-sweep"].as<bool>();
+    cfg.pin_threads = !vm["no-pin"].as<bool>();
     cfg.plan_bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
     TOPOKPM_USER_REQUIRE(cfg.plan_bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.plan_bandwidth_gbs, ": must be >= 0 GB/s");
     cfg.plan_network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());

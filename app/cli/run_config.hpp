@@ -78,6 +78,11 @@ struct RunConfig {
     double plan_network_gbs = 10.0;    ///< network bandwidth per rank for the halo
     double plan_gpu_bandwidth_gbs = 2990.0;  ///< device bandwidth of a GPU rank (H100 copy, measured)
 
+    // Parallel runs under mpirun (app/cli/distribution.hpp)
+    std::string comm_mode = "overlap";  ///< vector | overlap | task
+    bool reduce_every_sweep = false;    ///< dots summed over ranks every sweep (else once at the end)
+    bool pin_threads = true;            ///< pin each rank's OpenMP threads to its own CPU set
+
     // Output
     std::string output;                ///< result file; default "<model>_<lattice>.h5"
     std::string export_matrix;         ///< Matrix Market path, empty = none

@@ -10,6 +10,7 @@
 #include "analysis/bands.hpp"
 #include "analysis/result_file.hpp"
 #include "app/cli/checkpoint.hpp"
+#include "app/cli/distribution.hpp"
 #include "app/cli/moments_job.hpp"
 #include "app/cli/run_output.hpp"
 #include "app/cli/selection.hpp"
@@ -19,6 +20,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
@@ -47,6 +49,7 @@ struct MemoryEstimate {
     double matrix_bytes = 0;
     double vector_bytes = 0;
     double total() const { return matrix_bytes + vector_bytes; }
+    MemoryEstimate share(double f) const { return {matrix_bytes * f, vector_bytes * f}; }
 };
 
 /// Start vectors per sweep: R for the stochastic trace, else --vectors capped at the columns.
@@ -77,9 +80,15 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
 
 void run_dos(const RunConfig& cfg)
 {
+    Distribution serial;
+    run_dos(cfg, serial);
+}
+
+void run_dos(const RunConfig& cfg, Distribution& dist)
+{
     const double t_start = wall_seconds();
     const std::string start_time = utc_now();
-    log::set_quiet(cfg.quiet);
+    log::set_quiet(cfg.quiet || !dist.root());  // one rank reports; warnings and errors still print
     if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
     const int threads = omp_get_max_threads();
     PhaseTimers timers;
@@ -92,75 +101,103 @@ void run_dos(const RunConfig& cfg)
         p.disorder_seed = realization_seed(cfg.model.disorder_seed, k);
         return p;
     };
-    std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(params_of(0));
-    const global_index n = model->num_rows();
-    TOPOKPM_USER_REQUIRE(cfg.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
-                         " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
+    // Set by the validation below, which runs on every rank and is agreed collectively:
+    // an error on any rank ends all of them with one message (no rank left waiting).
+    std::unique_ptr<hamiltonians::Model> model;
+    global_index n = 0;
     std::optional<LdosSelection> selection;
     std::optional<MomentumList> momenta;
     numerics::PlaneWaveLattice lattice;
-    global_index num_columns = cfg.trace == TraceKind::Exact ? n : cfg.num_vectors;
-    std::int64_t num_slots = cfg.trace == TraceKind::Exact ? 1 : cfg.num_vectors;
-    if (what == Quantity::Ldos) {
-        selection = resolve_ldos_selection(cfg.ldos, *model);
-        num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
-    } else if (what == Quantity::Spectral) {
-        lattice = plane_wave_lattice(*model);
-        momenta = resolve_momenta(cfg.k_points, cfg.k_path, *model);
-        num_slots = static_cast<std::int64_t>(momenta->momenta.size());
-        num_columns = num_slots * lattice.states_per_cell;
-    }
-    const int width = block_width(cfg, num_columns);
-    analysis::check_output_writable(cfg.output);
-    if (!cfg.export_matrix.empty()) analysis::check_output_writable(cfg.export_matrix, "--export-matrix");
-    const std::string ckpt_path = checkpoint_path(cfg);
-    analysis::check_output_writable(ckpt_path, "--checkpoint");
-
-    // A restart is checked against this run before anything is built.
-    const RunParameters parameters = run_parameters(
-        cfg, threads, selection ? selection->rows : std::vector<global_index>{},
-        momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
+    global_index num_columns = 0;
+    std::int64_t num_slots = 0;
+    int width = 0;
+    std::string ckpt_path;
+    RunParameters parameters;
     std::optional<CheckpointData> resume;
-    if (!cfg.restart.empty()) {
-        resume = read_checkpoint(cfg.restart, n);
-        const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
-        if (!diff.empty()) {
-            std::string list;
-            for (const auto& d : diff) list += "\n  " + d;
-            throw InputError(detail::concat("--restart '", cfg.restart,
-                                            "': the checkpoint belongs to a run with other parameters; rerun with "
-                                            "the checkpoint's values (its command line was: ",
-                                            resume->command_line, "). Differences:", list));
-        }
-        TOPOKPM_REQUIRE(resume->num_moments == cfg.num_moments && resume->num_slots == num_slots &&
-                            resume->num_realizations == num_real,
-                        "checkpoint header does not match its parameters");
-    }
-
-    const MemoryEstimate mem = estimate_memory(cfg, *model, width);
-    const double available = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
-                                                      : static_cast<double>(available_memory_bytes());
-    require_memory(mem.total(), available,
-                   detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
-                                  format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes), ")"));
-
-    // --device cuda: fail before building anything when there is no GPU backend or device,
-    // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
+    MemoryEstimate mem;
     std::string devices = "cpu";
-    if (cfg.device == DeviceKind::Cuda) {
-        std::string why;
-        if (!device::cuda_compiled())
-            throw InputError("--device cuda: this build has no CUDA kernels (configured with TOPOKPM_CUDA=OFF or "
-                             "no nvcc found); use --device cpu");
-        if (device::visible_device_count(&why) == 0)
-            throw InputError("--device cuda: no CUDA device visible (" + why + "); use --device cpu");
-        device::require_device_memory(mem.total(), 0, detail::concat("this run (", model->params().name, ", N = ", n,
-                                                                     " rows, matrix ", format_bytes(mem.matrix_bytes),
-                                                                     ", vectors ", format_bytes(mem.vector_bytes), ")"));
-        devices = device::describe(0);
-    }
+    dist.agree([&] {
+        model = hamiltonians::make_model(params_of(0));
+        n = model->num_rows();
+        TOPOKPM_USER_REQUIRE(cfg.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
+                             " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
+        num_columns = cfg.trace == TraceKind::Exact ? n : cfg.num_vectors;
+        num_slots = cfg.trace == TraceKind::Exact ? 1 : cfg.num_vectors;
+        if (what == Quantity::Ldos) {
+            selection = resolve_ldos_selection(cfg.ldos, *model);
+            num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
+        } else if (what == Quantity::Spectral) {
+            lattice = plane_wave_lattice(*model);
+            momenta = resolve_momenta(cfg.k_points, cfg.k_path, *model);
+            num_slots = static_cast<std::int64_t>(momenta->momenta.size());
+            num_columns = num_slots * lattice.states_per_cell;
+        }
+        width = block_width(cfg, num_columns);
+        ckpt_path = checkpoint_path(cfg);
+        if (dist.root()) {  // rank 0 writes every file
+            analysis::check_output_writable(cfg.output);
+            if (!cfg.export_matrix.empty()) analysis::check_output_writable(cfg.export_matrix, "--export-matrix");
+            analysis::check_output_writable(ckpt_path, "--checkpoint");
+        }
+        if (dist.distributed()) {
+            TOPOKPM_USER_REQUIRE(cfg.restart.empty() && cfg.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
+                                 "checkpoints of runs on several ranks are not implemented yet; run on one rank or "
+                                 "without them");
+            TOPOKPM_USER_REQUIRE(what != Quantity::Spectral, "--k-points/--k-path: A(k, E) runs on one rank only so far "
+                                 "(the plane waves span every row); run it without mpirun");
+            TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
+                                 "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
+            TOPOKPM_USER_REQUIRE(cfg.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
+                                 "use sell, crs or free under mpirun");
+        }
 
-    log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ", threads, " OpenMP thread(s)");
+        // A restart is checked against this run before anything is built.
+        parameters = run_parameters(
+            cfg, threads, selection ? selection->rows : std::vector<global_index>{},
+            momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
+        if (!cfg.restart.empty()) {
+            resume = read_checkpoint(cfg.restart, n);
+            const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
+            if (!diff.empty()) {
+                std::string list;
+                for (const auto& d : diff) list += "\n  " + d;
+                throw InputError(detail::concat("--restart '", cfg.restart,
+                                                "': the checkpoint belongs to a run with other parameters; rerun with "
+                                                "the checkpoint's values (its command line was: ",
+                                                resume->command_line, "). Differences:", list));
+            }
+            TOPOKPM_REQUIRE(resume->num_moments == cfg.num_moments && resume->num_slots == num_slots &&
+                                resume->num_realizations == num_real,
+                            "checkpoint header does not match its parameters");
+        }
+
+        mem = estimate_memory(cfg, *model, width);
+        if (dist.distributed()) mem = mem.share(1.0 / dist.size());  // per rank, evenly split
+        const double available = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
+                                                          : static_cast<double>(available_memory_bytes());
+        require_memory(mem.total(), available,
+                       detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
+                                      format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes), ")"));
+
+        // --device cuda: fail before building anything when there is no GPU backend or device,
+        // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
+        if (cfg.device == DeviceKind::Cuda) {
+            std::string why;
+            if (!device::cuda_compiled())
+                throw InputError("--device cuda: this build has no CUDA kernels (configured with TOPOKPM_CUDA=OFF or "
+                                 "no nvcc found); use --device cpu");
+            if (device::visible_device_count(&why) == 0)
+                throw InputError("--device cuda: no CUDA device visible (" + why + "); use --device cpu");
+            device::require_device_memory(mem.total(), 0, detail::concat("this run (", model->params().name, ", N = ", n,
+                                                                         " rows, matrix ", format_bytes(mem.matrix_bytes),
+                                                                         ", vectors ", format_bytes(mem.vector_bytes), ")"));
+            devices = device::describe(0);
+        }
+    });
+
+    log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
+              dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
+              " OpenMP thread(s)", dist.distributed() ? detail::concat(", --comm-mode ", cfg.comm_mode) : std::string());
     log::info("model       : ", model->params().name, " ", model->params().nx, "x", model->params().ny, "x",
               model->params().nz, " boundary ", model->params().boundary, ", N = ", n, " rows, nnz = ",
               model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)",
@@ -169,9 +206,11 @@ void run_dos(const RunConfig& cfg)
     // 2. The operator behind the Operator seam: KPM does not know which one runs.
     std::shared_ptr<const numerics::SellMatrix> sell;
     auto build_operator = [&](const hamiltonians::Model& mdl) -> std::shared_ptr<const Operator> {
+        if (dist.distributed()) return dist.build_operator(cfg, mdl);  // this rank's rows only
         const bool cuda = cfg.device == DeviceKind::Cuda;
         if (cfg.matrix == MatrixKind::Free)
-            return cuda ? numerics::make_cuda_stencil_operator(mdl.block_stencil(), 0) : mdl.make_matrix_free();
+            return cuda ? numerics::make_cuda_stencil_operator(mdl.block_stencil(), 0)
+                        : numerics::make_cpu_stencil_operator(mdl.block_stencil());
         numerics::SellParams sp;
         // On the GPU a chunk is one warp (C = 32) whatever --sell-C says.
         if (cfg.matrix == MatrixKind::Sell) sp = {cuda ? 32 : cfg.sell_chunk_height, cfg.sell_sigma};
@@ -182,7 +221,8 @@ void run_dos(const RunConfig& cfg)
     };
     std::shared_ptr<const Operator> op;
     timers.time("build", [&] { op = build_operator(*model); });
-    const OperatorCost cost = op->cost();
+    OperatorCost cost = op->cost();  // of the whole matrix: summed over the ranks
+    cost = {dist.sum(cost.nonzeros), dist.sum(cost.matrix_bytes), dist.sum(cost.storage_bytes)};
     log::info("operator    : ", op->name(), ", ", format_bytes(cost.storage_bytes), " stored",
               sell ? detail::concat(", fill efficiency beta = ", fmt("%.4f", sell->fill_efficiency())) : std::string(),
               ", built in ", fmt("%.3f", timers.get("build")), " s");
@@ -267,6 +307,9 @@ void run_dos(const RunConfig& cfg)
     job.resume_command = cfg.command_line.find("--restart") == std::string::npos
                              ? cfg.command_line + " --restart " + ckpt_path
                              : cfg.command_line;
+    // Under mpirun a signal reaches the ranks between different sweeps; without
+    // distributed checkpoints the default action (terminate) is the consistent one.
+    job.handle_signals = !dist.distributed();
     job.progress = [&](const JobProgress& p) {
         const double now = wall_seconds();
         if (now - last_report < cfg.progress_interval_s || p.sweeps_done >= p.num_sweeps) return;
@@ -312,7 +355,10 @@ void run_dos(const RunConfig& cfg)
         });
     }
 
-    // 5. Reconstruction and the result file (spec §5), atomically.
+    // 5. Reconstruction and the result file (spec §5), atomically, by rank 0: after the
+    // moment reduction every rank holds the same moments.
+    const AttributeList layout = dist.provenance(cfg);  // collective
+    if (!dist.root()) return;
     MomentsOutcome outcome;
     outcome.slot_moments = std::move(jr.slot_moments);
     for (int k = 0; k < num_real; ++k) {
@@ -360,7 +406,6 @@ void run_dos(const RunConfig& cfg)
                           {"command_line", cfg.command_line},
                           {"input_file", cfg.config_path},
                           {"input_file_text", cfg.config_text},
-                          {"ranks", std::int64_t(1)},
                           {"threads_per_rank", std::int64_t(threads)},
                           {"devices", devices},
                           {"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
@@ -369,6 +414,7 @@ void run_dos(const RunConfig& cfg)
                           {"restarted_from", cfg.restart},
                           {"gflops", gflops},
                           {"gbytes_per_second", gbytes}};
+    prov.insert(prov.end(), layout.begin(), layout.end());
     for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
     prov.push_back({"seconds_total", wall_seconds() - t_start});
     out.write_attributes("/provenance", prov);

@@ -7,7 +7,13 @@
 
 namespace topokpm::app {
 
+class Distribution;
+
 /// Runs one DOS calculation; throws topokpm::Error on any failure, leaving no output file.
 void run_dos(const RunConfig& config);
+
+/// The same under mpirun (app/cli/distribution.hpp): every rank calls it; rank 0 reports
+/// and writes the result file.
+void run_dos(const RunConfig& config, Distribution& distribution);
 
 }  // namespace topokpm::app

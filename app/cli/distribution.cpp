@@ -1,0 +1,130 @@
+#include "app/cli/distribution.hpp"
+
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/distributed/distributed_operator.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
+#include "runtime/base/log.hpp"
+#include "runtime/hetero/work_split.hpp"
+#include "runtime/mpi/communicator.hpp"
+#include "runtime/mpi/environment.hpp"
+#include "runtime/topology/affinity.hpp"
+#include "runtime/topology/topology.hpp"
+
+namespace topokpm::app {
+
+bool launched_by_mpi()
+{
+    return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||
+           std::getenv("PMI_RANK") != nullptr;
+}
+
+Distribution Distribution::from_mpi(const RunConfig& cfg)
+{
+    Distribution d;
+    d.rank_ = mpi::rank();
+    d.size_ = mpi::size();
+    if (d.size_ == 1 || !cfg.pin_threads) return d;
+    // One CPU set per rank of the node (the launcher's binding when it gave one), the
+    // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
+    const topology::Topology topo;
+    const std::vector<unsigned> set = topology::rank_cpuset(topo, mpi::node_rank(), mpi::node_size());
+    const int threads = omp_get_max_threads();
+    topology::pin_openmp_threads(topo, set, threads);
+    d.cpuset_ = topology::format_pus(set);
+    topology::LayoutFacts facts;
+    facts.ranks_per_node = mpi::node_size();
+    facts.threads = threads;
+    facts.cpuset_pus = static_cast<int>(set.size());
+    facts.cpuset_numa_nodes = topo.numa_nodes_spanned(set);
+    if (d.root()) topology::warn_about_layout(topo.info(), facts);
+    return d;
+}
+
+void Distribution::agree(const std::function<void()>& validate) const
+{
+    if (!distributed()) {
+        validate();
+        return;
+    }
+    mpi::agree_or_throw(validate);
+}
+
+double Distribution::sum(double value) const { return distributed() ? mpi::allreduce_sum(value) : value; }
+
+std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cfg, const hamiltonians::Model& model)
+{
+    TOPOKPM_REQUIRE(distributed(), "Distribution::build_operator on one rank");
+    const auto& mp = model.params();
+    const bool free = cfg.matrix == MatrixKind::Free;
+    const global_index plane = static_cast<global_index>(model.orbitals_per_site()) * mp.ny * mp.nz;
+    const global_index block = free ? plane : model.orbitals_per_site();
+
+    if (hetero::is_auto_weights(cfg.weights)) {
+        // Each rank's SpMMV rate on the same rows: the `auto` weights (GHOST left them as
+        // future work, seed 000 §4.1).
+        const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
+        const double rate = numerics::local_spmmv_rate(model, std::max(sample, block),
+                                                       {cfg.sell_chunk_height, cfg.sell_sigma},
+                                                       std::min(std::max(cfg.num_vectors, 1), 8));
+        weights_ = hetero::weights_from_rates(mpi::allgather(rate));
+        if (root()) {
+            std::string list;
+            for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
+            log::info("weights     : auto = ", list, " (each rank's SELL SpMMV rate on the same ", std::max(sample, block), " rows)");
+        }
+    } else {
+        weights_ = hetero::parse_weights(cfg.weights, size_);
+    }
+    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()),
+                                           static_cast<std::uint64_t>(block), weights_);
+    bounds_.assign(1, 0);
+    for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
+
+    numerics::DistributedOptions opts;
+    opts.sell = cfg.matrix == MatrixKind::Crs ? numerics::SellParams{1, 1}
+                                              : numerics::SellParams{cfg.sell_chunk_height, cfg.sell_sigma};
+    opts.mode = numerics::parse_comm_mode(cfg.comm_mode);
+    opts.reduce_every_sweep = cfg.reduce_every_sweep;
+    std::shared_ptr<const Operator> local;
+    if (free) {
+        const BlockStencil whole = model.block_stencil();
+        local = numerics::make_cpu_stencil_operator(x_slab(whole, static_cast<int>(bounds_[rank_] / plane),
+                                                           static_cast<int>(bounds_[rank_ + 1] / plane)));
+    }
+    return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, local);
+}
+
+AttributeList Distribution::provenance(const RunConfig& cfg) const
+{
+    AttributeList out{{"ranks", std::int64_t(size_)}};
+    if (!distributed()) return out;
+    std::string weights, rows;
+    for (double w : weights_) weights += (weights.empty() ? "" : ":") + detail::concat(w);
+    for (int q = 0; q < size_; ++q) rows += (q ? ":" : "") + detail::concat(bounds_[q + 1] - bounds_[q]);
+    // CPU sets of all ranks, gathered as text on rank 0 ("0-3;4-7").
+    std::vector<char> mine(cpuset_.begin(), cpuset_.end());
+    mine.push_back(';');
+    std::vector<int> counts;
+    std::vector<char> all;
+    {
+        std::vector<int> m(mine.begin(), mine.end());
+        const std::vector<int> g = mpi::gatherv(m, 0, &counts);
+        all.assign(g.begin(), g.end());
+    }
+    std::string sets(all.begin(), all.end());
+    if (!sets.empty()) sets.pop_back();
+    out.push_back({"weights", weights});
+    out.push_back({"rows_per_rank", rows});
+    out.push_back({"comm_mode", cfg.comm_mode});
+    out.push_back({"dot_reduction", std::string(cfg.reduce_every_sweep ? "every sweep" : "once at the end")});
+    out.push_back({"cpusets", sets});
+    return out;
+}
+
+}  // namespace topokpm::app

@@ -1,0 +1,66 @@
+#pragma once
+/// @file distribution.hpp
+/// How kpm-dos runs under `mpirun -np P` (docs/scaling.md): the only part of the app that
+/// knows about MPI. A serial Distribution (P = 1, no MPI) keeps every code path of the
+/// spine as it was; a distributed one agrees on validation collectively, pins each rank's
+/// OpenMP threads to its own CPU set, splits the rows by --weights and builds the
+/// rank's DistributedOperator (SELL-C-σ or the matrix-free stencil of its x-slab).
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/cli/run_config.hpp"
+#include "hamiltonians/model.hpp"
+#include "numerics/base/attribute.hpp"
+#include "numerics/base/operator.hpp"
+
+namespace topokpm::app {
+
+/// True when this process was started by an MPI launcher (mpirun/mpiexec of OpenMPI or a
+/// PMI/PMIx launcher such as srun): OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK is set.
+/// A plain `kpm-dos ...` does not initialise MPI at all.
+bool launched_by_mpi();
+
+class Distribution {
+public:
+    /// One process, no MPI.
+    Distribution() = default;
+    /// After MPI_Init: rank, size; with P > 1 also the CPU set and thread pinning of this
+    /// rank (unless cfg.pin_threads is false) and the layout PERFWARNINGs. Collective.
+    static Distribution from_mpi(const RunConfig& cfg);
+
+    bool distributed() const { return size_ > 1; }
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    bool root() const { return rank_ == 0; }
+
+    /// Runs `validate` on every rank and agrees on the outcome: when it throws on any rank,
+    /// the lowest such rank prints its message once and every rank throws (CollectiveError
+    /// with that rank's exit code), so no rank waits for another in a collective. Serial:
+    /// just calls it.
+    void agree(const std::function<void()>& validate) const;
+
+    /// The operator for this rank's rows: SELL-C-σ (--matrix sell/crs) or the matrix-free
+    /// stencil of its x-slab (--matrix free; rows then split by whole x-planes), rows split
+    /// by --weights (`w0:w1:...`, empty = equal, `auto` = each rank's measured SpMMV rate).
+    /// Collective. Records the split for provenance().
+    std::shared_ptr<const Operator> build_operator(const RunConfig& cfg, const hamiltonians::Model& model);
+
+    /// Sum over ranks of one value (serial: the value).
+    double sum(double value) const;
+
+    /// /provenance attributes of the layout: ranks, weights, rows per rank, comm mode,
+    /// each rank's CPU set (gathered). Collective.
+    AttributeList provenance(const RunConfig& cfg) const;
+
+private:
+    int rank_ = 0;
+    int size_ = 1;
+    std::string cpuset_;                 ///< this rank's CPU set ("0-3"), empty when unpinned
+    std::vector<double> weights_;        ///< used for the last split
+    std::vector<global_index> bounds_;   ///< P + 1 row bounds of the last split
+};
+
+}  // namespace topokpm::app
