@@ -20,6 +20,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/spmmv_kernels.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
@@ -197,7 +198,8 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
 
     log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
               dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
-              " OpenMP thread(s)", dist.distributed() ? detail::concat(", --comm-mode ", cfg.comm_mode) : std::string());
+              " OpenMP thread(s), CPU kernels ", numerics::kernels::cpu::compiled_isa(),
+              dist.distributed() ? detail::concat(", --comm-mode ", cfg.comm_mode) : std::string());
     log::info("model       : ", model->params().name, " ", model->params().nx, "x", model->params().ny, "x",
               model->params().nz, " boundary ", model->params().boundary, ", N = ", n, " rows, nnz = ",
               model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)",
