@@ -57,6 +57,14 @@ void Distribution::agree(const std::function<void()>& validate) const
 
 double Distribution::sum(double value) const { return distributed() ? mpi::allreduce_sum(value) : value; }
 
+SpectralBounds Distribution::gershgorin(const RowSource& source) const
+{
+    if (!distributed()) return gershgorin_bounds(source);
+    TOPOKPM_REQUIRE(bounds_.size() == static_cast<size_t>(size_) + 1, "gershgorin() before build_operator()");
+    const SpectralBounds mine = gershgorin_bounds(source, bounds_[rank_], bounds_[rank_ + 1]);
+    return {-mpi::allreduce_max(-mine.lower), mpi::allreduce_max(mine.upper)};
+}
+
 std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cfg, const hamiltonians::Model& model)
 {
     TOPOKPM_REQUIRE(distributed(), "Distribution::build_operator on one rank");

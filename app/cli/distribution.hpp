@@ -51,6 +51,10 @@ public:
     /// Sum over ranks of one value (serial: the value).
     double sum(double value) const;
 
+    /// Gershgorin bounds of the whole matrix: each rank scans the discs of its rows of the
+    /// last build_operator() split, then min/max over the ranks. Collective.
+    SpectralBounds gershgorin(const RowSource& source) const;
+
     /// /provenance attributes of the layout: ranks, weights, rows per rank, comm mode,
     /// each rank's CPU set (gathered). Collective.
     AttributeList provenance(const RunConfig& cfg) const;

@@ -240,7 +240,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
     AttributeList bounds_attrs;
     auto bounds_of = [&](const hamiltonians::Model& mdl, const Operator& o, bool record) {
         if (cfg.bounds_method == BoundsMethod::User) return cfg.energy_range;
-        if (cfg.bounds_method == BoundsMethod::Gershgorin) return gershgorin_bounds(mdl);
+        if (cfg.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
         const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed, cfg.lanczos_margin);
         if (record)
             bounds_attrs = {{"lanczos_iterations", std::int64_t(lb.iterations)},

@@ -16,11 +16,13 @@ global_index RowSource::num_nonzeros(global_index row_begin, global_index row_en
     return count;
 }
 
-SpectralBounds gershgorin_bounds(const RowSource& source)
+SpectralBounds gershgorin_bounds(const RowSource& source) { return gershgorin_bounds(source, 0, source.num_rows()); }
+
+SpectralBounds gershgorin_bounds(const RowSource& source, global_index row_begin, global_index row_end)
 {
     double lower = std::numeric_limits<double>::infinity();
     double upper = -std::numeric_limits<double>::infinity();
-    const global_index n = source.num_rows();
+    const global_index n = row_end;
 #pragma omp parallel
     {
         std::vector<global_index> cols(source.max_row_length());
@@ -28,7 +30,7 @@ SpectralBounds gershgorin_bounds(const RowSource& source)
         double lo = std::numeric_limits<double>::infinity();
         double hi = -std::numeric_limits<double>::infinity();
 #pragma omp for schedule(static)
-        for (global_index r = 0; r < n; ++r) {
+        for (global_index r = row_begin; r < n; ++r) {
             const int len = source.row(r, cols.data(), vals.data());
             double centre = 0.0, radius = 0.0;
             for (int k = 0; k < len; ++k) {

@@ -38,5 +38,9 @@ struct SpectralBounds {
 
 /// Gershgorin discs of all rows: lower = min_i (Re a_ii - sum_{j!=i} |a_ij|), upper likewise.
 SpectralBounds gershgorin_bounds(const RowSource& source);
+/// The same over the discs of rows [row_begin, row_end) only (a rank's share; the
+/// min/max over the ranks' results is the bound of the whole matrix). An empty range
+/// gives [+inf, -inf].
+SpectralBounds gershgorin_bounds(const RowSource& source, global_index row_begin, global_index row_end);
 
 }  // namespace topokpm

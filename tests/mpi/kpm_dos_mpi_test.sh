@@ -4,7 +4,8 @@
 # ends every rank fast with the message once.
 #   - ti 4x4x3 (x periodic, dots, disorder) and graphene_tiny: --matrix sell and free, every
 #     --comm-mode, equal and uneven weights (1:2.75:0.5:1.3 cut to NP), --weights auto,
-#     --reduce-every-sweep once; /kpm/moments_per_vector and /kpm/moments equal to 1e-12
+#     --reduce-every-sweep once, --bounds gershgorin once (each rank scans its own rows);
+#     /kpm/moments_per_vector and /kpm/moments equal to 1e-12
 #     (each moment is (1/N) times a sum of N ~ 10^2 products of O(1) numbers taken in
 #     another order, propagated through M = 64 stable Chebyshev steps: a few 1e-14 here).
 #   - --output in a missing directory: only rank 0 checks it (rank 0 writes); every rank
@@ -52,6 +53,12 @@ for input in ti_tiny graphene_tiny; do
     compare "$work/serial.h5" "$work/mpi.h5" "$label"
   done
 done
+
+# Gershgorin bounds from each rank's own rows (min/max over the ranks) = the serial bounds.
+"$kpm" -c "$src/inputs/test/ti_tiny.ini" --bounds gershgorin -q -o "$work/serial.h5" > /dev/null || fail "serial gershgorin"
+run_mpi -c "$src/inputs/test/ti_tiny.ini" --bounds gershgorin --weights "$weights_uneven" -q -o "$work/mpi.h5" \
+  > "$work/log" 2>&1 || { cat "$work/log"; fail "gershgorin"; }
+compare "$work/serial.h5" "$work/mpi.h5" "ti_tiny sell gershgorin bounds"
 
 # A bad input seen by rank 0 only.
 "$kpm" -c "$src/inputs/test/ti_tiny.ini" -o "$work/no/such/dir/out.h5" > /dev/null 2>&1
