@@ -285,7 +285,9 @@ void DistributedOperator::apply(const BlockVector& x, BlockVector& y, const Augm
     };
 
     Exchange ex;
-    switch (opts_.mode) {
+    // Task mode with nothing to exchange (one rank): keep every thread on the sweep.
+    const bool idle = recv_peer_.empty() && send_peer_.empty();
+    switch (opts_.mode == CommMode::Task && idle ? CommMode::Overlap : opts_.mode) {
     case CommMode::Vector:
         post_exchange(xp, r, ex);
         finish_exchange(ex);
