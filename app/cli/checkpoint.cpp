@@ -69,6 +69,7 @@ RunParameters run_parameters(const RunConfig& c, int threads, const std::vector<
         {"boundary", m.boundary},
         {"moments", std::to_string(c.num_moments)},
         {"vectors", std::to_string(c.num_vectors)},
+        {"block-width", std::to_string(c.block_width)},
         {"vector-seed", std::to_string(c.vector_seed)},
         {"trace", to_string(c.trace)},
         {"quantity", to_string(quantity(c))},
@@ -179,7 +180,7 @@ CheckpointData read_checkpoint(const std::string& path, global_index num_rows)
             d.trace.blocks_done < 0 || !(d.scaling.a > 0))
             throw fail("inconsistent header values");
         const char* keys[] = {"model", "lattice", "t", "m", "dot-potential", "dot-radius", "dot-period", "dot-depth",
-                              "disorder", "disorder-seed", "boundary", "moments", "vectors", "vector-seed", "trace",
+                              "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
                               "matrix", "sell-C", "sell-sigma", "threads", "device", "ldos", "k-points"};
         for (const char* key : keys)

@@ -67,6 +67,7 @@ struct RunConfig {
     int sell_chunk_height = 32;
     int sell_sigma = 256;
     int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
+    int block_width = 0;               ///< stochastic trace: vectors per sweep; 0 = all --vectors
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil
 
     // Planning (kpm-dos --plan): sizes a distributed run without allocating or running it

@@ -53,12 +53,13 @@ struct MemoryEstimate {
     MemoryEstimate share(double f) const { return {matrix_bytes * f, vector_bytes * f}; }
 };
 
-/// Start vectors per sweep: R for the stochastic trace, else --vectors capped at the columns.
+/// Start vectors per sweep: --block-width (default R) for the stochastic trace, else --vectors
+/// capped at the columns.
 int block_width(const RunConfig& cfg, global_index num_columns)
 {
-    return cfg.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos
-               ? cfg.num_vectors
-               : static_cast<int>(std::min<global_index>(cfg.num_vectors, num_columns));
+    if (cfg.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos)
+        return cfg.block_width > 0 ? std::min(cfg.block_width, cfg.num_vectors) : cfg.num_vectors;
+    return static_cast<int>(std::min<global_index>(cfg.num_vectors, num_columns));
 }
 
 MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& model, int width)

@@ -91,6 +91,24 @@ TEST(DosPipeline, StochasticMomentsIndependentOfOperatorAndThreads)
     }
 }
 
+// --block-width splits the R random vectors into narrower sweeps; every vector's moments
+// are the same numbers computed in another block, so they agree to rounding (1e-12 as
+// above), the last block padded with zero columns included (4 = 3 + 1).
+TEST(DosPipeline, BlockWidthDoesNotChangeTheMoments)
+{
+    const std::string input = kInputs + "ti_tiny.ini";
+    const std::vector<double> ref = run_and_read_moments({"--config", input, "--vectors", "4"}, scratch("ref.h5"));
+    for (const char* w : {"1", "3", "4"}) {
+        const std::vector<double> mu =
+            run_and_read_moments({"--config", input, "--vectors", "4", "--block-width", w}, scratch("bw.h5"));
+        ASSERT_EQ(mu.size(), ref.size());
+        for (size_t k = 0; k < mu.size(); ++k)
+            EXPECT_NEAR(mu[k], ref[k], 1e-12 * std::max(1.0, std::abs(ref[k]))) << "block width " << w << " k=" << k;
+    }
+    EXPECT_THROW(parse({"--config", input, "--vectors", "4", "--block-width", "5"}),
+                 InputError);
+}
+
 // Every name of models.md §5 is present with its shape and the values the run used.
 TEST(DosPipeline, ResultFileFollowsTheSchema)
 {
