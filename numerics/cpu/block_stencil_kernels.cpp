@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "numerics/cpu/complex_block_simd.hpp"
+#include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/error.hpp"
 
@@ -77,6 +78,9 @@ namespace topokpm::numerics {
 namespace {
 
 namespace simd = kernels::cpu::simd;
+using kernels::cpu::collect_dots;
+using kernels::cpu::finish_row;
+using kernels::cpu::store_thread_dots;
 
 /// Rows per register group at most: 8 (two ti sites at R <= 4). SELL's 32 rows at R = 1
 /// measured 30 % slower here (more groups straddle a z-face and take the checked path).
@@ -404,23 +408,8 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                     }
                     continue;
                 }
-                if (beta == 0.0) {  // y may hold garbage (even NaN): never read it
-#pragma omp simd
-                    for (int j = 0; j < 2 * rr; ++j) yo[j] = scale * (a[j] + dshift * xo[j]);
-                } else {
-#pragma omp simd
-                    for (int j = 0; j < 2 * rr; ++j) yo[j] = scale * (a[j] + dshift * xo[j]) + beta * yo[j];
-                }
-                if (want_dots) {
-#pragma omp simd
-                    for (int j = 0; j < rr; ++j) {
-                        const double xre = xo[2 * j], xim = xo[2 * j + 1];
-                        const double yre = yo[2 * j], yim = yo[2 * j + 1];
-                        txx[j] += xre * xre + xim * xim;
-                        tyr[j] += yre * xre + yim * xim;  // conj(y) x
-                        tyi[j] += yre * xim - yim * xre;
-                    }
-                }
+                // y = scale (acc + (V - shift) x) + beta y: the shared epilogue with shift - V.
+                finish_row<R>(a, xo, yo, rr, scale, -dshift, beta, want_dots, txx, tyr, tyi);
             }
         };
 
@@ -523,23 +512,9 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                 tyr[j] = syx[2 * j] + syx[2 * j + 1];
                 tyi[j] = syxs[2 * j] - syxs[2 * j + 1];
             }
-        double* out = partial.data() + static_cast<size_t>(omp_get_thread_num()) * 3 * rr;
-        for (int j = 0; j < rr; ++j) {
-            out[j] = txx[j];
-            out[rr + j] = tyr[j];
-            out[2 * rr + j] = tyi[j];
-        }
+        store_thread_dots(partial, rr, txx, tyr, tyi);
     }
-    if (want_dots) {
-        dots->reset(rr);
-        for (int t = 0; t < team; ++t) {  // thread order: reproducible for a fixed thread count
-            const double* p = partial.data() + static_cast<size_t>(t) * 3 * rr;
-            for (int j = 0; j < rr; ++j) {
-                dots->xx[j] += p[j];
-                dots->yx[j] += complex_type(p[rr + j], p[2 * rr + j]);
-            }
-        }
-    }
+    if (want_dots) collect_dots(partial, team, rr, dots);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "numerics/cpu/complex_block_simd.hpp"
+#include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
 #include "runtime/base/log.hpp"
 
@@ -37,58 +38,6 @@ namespace topokpm::numerics::kernels::cpu {
 namespace {
 
 /// One sweep. Width > 0: compile-time R; Width == 0: runtime R (generic fallback).
-/// Epilogue of one row: y = scale (acc - shift x) + beta y and the row's dot terms.
-/// R > 0: compile-time width; R = 0: the runtime width r.
-template <int R>
-inline void finish_row(const double* __restrict as, const double* __restrict xo, double* __restrict yo, int r,
-                       double scale, double shift, double beta, bool want_dots, double* __restrict txx,
-                       double* __restrict tyr, double* __restrict tyi)
-{
-    const int w = R > 0 ? R : r;
-    if (beta == 0.0) {  // y may hold garbage (even NaN): never read it
-#pragma omp simd
-        for (int j = 0; j < 2 * w; ++j) yo[j] = scale * (as[j] - shift * xo[j]);
-    } else {
-#pragma omp simd
-        for (int j = 0; j < 2 * w; ++j) yo[j] = scale * (as[j] - shift * xo[j]) + beta * yo[j];
-    }
-    if (want_dots) {
-#pragma omp simd
-        for (int j = 0; j < w; ++j) {
-            const double xre = xo[2 * j], xim = xo[2 * j + 1];
-            const double yre = yo[2 * j], yim = yo[2 * j + 1];
-            txx[j] += xre * xre + xim * xim;
-            tyr[j] += yre * xre + yim * xim;  // conj(y) x
-            tyi[j] += yre * xim - yim * xre;
-        }
-    }
-}
-
-/// The calling thread's dot sums into its slot of `partial` (3 r values per thread).
-inline void store_thread_dots(std::vector<double>& partial, int r, const double* txx, const double* tyr,
-                              const double* tyi)
-{
-    double* out = partial.data() + static_cast<size_t>(omp_get_thread_num()) * 3 * r;
-    for (int j = 0; j < r; ++j) {
-        out[j] = txx[j];
-        out[r + j] = tyr[j];
-        out[2 * r + j] = tyi[j];
-    }
-}
-
-/// dots := the sum of the threads' slots, in thread order (reproducible).
-inline void collect_dots(const std::vector<double>& partial, int num_threads, int r, DotSums* dots)
-{
-    dots->reset(r);
-    for (int t = 0; t < num_threads; ++t) {
-        const double* p = partial.data() + static_cast<size_t>(t) * 3 * r;
-        for (int j = 0; j < r; ++j) {
-            dots->xx[j] += p[j];
-            dots->yx[j] += complex_type(p[r + j], p[2 * r + j]);
-        }
-    }
-}
-
 template <int Width>
 void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int runtime_cols,
            const AugmentedOps& ops, DotSums* dots)
