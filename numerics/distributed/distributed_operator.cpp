@@ -228,7 +228,7 @@ void DistributedOperator::finish_exchange(Exchange& ex) const
 }
 
 void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, int r, double scale,
-                                           DotSums* dots) const
+                                       DotSums* dots) const
 {
     const double t0 = now();
     const auto rows = static_cast<std::int64_t>(remote_row_.size());
@@ -236,25 +236,37 @@ void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, i
     std::vector<complex_type> partial(static_cast<size_t>(threads) * r, complex_type(0.0, 0.0));
 #pragma omp parallel num_threads(threads)
     {
-        std::vector<complex_type> dy(r), yx(r, complex_type(0.0, 0.0));
+        // Interleaved (re, im) doubles with the complex products written out: std::complex's
+        // operator* checks for NaN/inf (a __muldc3 call per product) and does not vectorise.
+        std::vector<double> dy(2 * static_cast<size_t>(r)), yx(2 * static_cast<size_t>(r), 0.0);
+        const double* hal = reinterpret_cast<const double*>(halo_.data());
+        const double* vals = reinterpret_cast<const double*>(remote_vals_.data());
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < rows; ++i) {
-            std::fill(dy.begin(), dy.end(), complex_type(0.0, 0.0));
+            std::fill(dy.begin(), dy.end(), 0.0);
             for (std::int64_t e = remote_ptr_[i]; e < remote_ptr_[i + 1]; ++e) {
-                const complex_type v = remote_vals_[e];
-                const complex_type* h = halo_.data() + static_cast<std::int64_t>(remote_col_[e]) * r;
-                for (int c = 0; c < r; ++c) dy[c] += v * h[c];
+                const double vr = vals[2 * e], vi = vals[2 * e + 1];
+                const double* h = hal + 2 * static_cast<std::int64_t>(remote_col_[e]) * r;
+#pragma omp simd
+                for (int c = 0; c < r; ++c) {
+                    dy[2 * c] += vr * h[2 * c] - vi * h[2 * c + 1];
+                    dy[2 * c + 1] += vr * h[2 * c + 1] + vi * h[2 * c];
+                }
             }
             const std::int64_t row = remote_row_[i];
-            complex_type* yr = y + row * r;
-            const complex_type* xr = x + row * r;
+            double* yr = reinterpret_cast<double*>(y + row * r);
+            const double* xr = reinterpret_cast<const double*>(x + row * r);
+#pragma omp simd
             for (int c = 0; c < r; ++c) {
-                const complex_type d = scale * dy[c];
-                yr[c] += d;
-                yx[c] += std::conj(d) * xr[c];
+                const double dre = scale * dy[2 * c], dim = scale * dy[2 * c + 1];
+                yr[2 * c] += dre;
+                yr[2 * c + 1] += dim;
+                yx[2 * c] += dre * xr[2 * c] + dim * xr[2 * c + 1];  // conj(d) x
+                yx[2 * c + 1] += dre * xr[2 * c + 1] - dim * xr[2 * c];
             }
         }
-        std::copy(yx.begin(), yx.end(), partial.begin() + static_cast<std::ptrdiff_t>(omp_get_thread_num()) * r);
+        for (int c = 0; c < r; ++c)
+            partial[static_cast<size_t>(omp_get_thread_num()) * r + c] = complex_type(yx[2 * c], yx[2 * c + 1]);
     }
     if (dots != nullptr)
         for (int t = 0; t < threads; ++t)  // thread order: reproducible
@@ -263,7 +275,7 @@ void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, i
 }
 
 void DistributedOperator::apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
-                                    DotSums* dots) const
+                                DotSums* dots) const
 {
     TOPOKPM_REQUIRE(x.num_rows() == num_rows() && y.num_rows() == num_rows() && x.num_cols() == y.num_cols() &&
                         x.num_cols() >= 1,
