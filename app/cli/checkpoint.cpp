@@ -85,6 +85,7 @@ RunParameters run_parameters(const RunConfig& c, int threads, const std::vector<
         {"sell-sigma", std::to_string(c.sell_sigma)},
         {"threads", std::to_string(threads)},
         {"device", to_string(c.device)},
+        {"precision", to_string(c.precision)},
     };
     if (!c.ldos.empty()) p.push_back({"ldos", digest(std::vector<std::int64_t>(ldos_rows.begin(), ldos_rows.end()))});
     if (!momenta.empty()) {
@@ -182,13 +183,19 @@ CheckpointData read_checkpoint(const std::string& path, global_index num_rows)
         const char* keys[] = {"model", "lattice", "t", "m", "dot-potential", "dot-radius", "dot-period", "dot-depth",
                               "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
-                              "matrix", "sell-C", "sell-sigma", "threads", "device", "ldos", "k-points"};
+                              "matrix", "sell-C", "sell-sigma", "threads", "device", "precision", "ldos", "k-points"};
         for (const char* key : keys)
             if (key == std::string("ldos") || key == std::string("k-points")) {
                 try {
                     d.parameters.push_back({key, in.read_string_attribute("/checkpoint/parameters", key)});
                 } catch (const IoError&) {
                     // only LDOS / spectral runs record their selection
+                }
+            } else if (key == std::string("precision")) {
+                try {
+                    d.parameters.push_back({key, in.read_string_attribute("/checkpoint/parameters", key)});
+                } catch (const IoError&) {
+                    d.parameters.push_back({key, "double"});  // written before --precision existed
                 }
             } else {
                 d.parameters.push_back({key, in.read_string_attribute("/checkpoint/parameters", key)});

@@ -144,7 +144,8 @@ po::options_description make_options()
         ("sell-C", po::value<std::string>()->default_value("32"), "SELL chunk height C (1 .. 1024)")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
-        ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)");
+        ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
+        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by ~1e-5 or less at M = 4096 (docs/performance.md); single runs with --matrix sell or crs on --device cpu, one rank");
 
     po::options_description output("Output");
     output.add_options()
@@ -324,6 +325,15 @@ std::optional<RunConfig> parse_command_line(int argc, char** argv)
     cfg.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
     TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu || cfg.matrix != MatrixKind::Naive,
                          "--matrix naive runs on the CPU only; use --device cpu, or --matrix sell, crs or free");
+    const std::string precision = vm["precision"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
+                         "': allowed values are double, single");
+    cfg.precision = precision == "single" ? Precision::Single : Precision::Double;
+    TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double ||
+                             ((cfg.matrix == MatrixKind::Sell || cfg.matrix == MatrixKind::Crs) &&
+                              cfg.device == DeviceKind::Cpu),
+                         "--precision single: implemented for --matrix sell or crs on --device cpu (got --matrix ",
+                         to_string(cfg.matrix), ", --device ", to_string(cfg.device), "); use --precision double");
 
     cfg.plan = vm["plan"].as<bool>();
     cfg.plan_ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
@@ -397,6 +407,8 @@ std::string checkpoint_path(const RunConfig& config)
 std::string to_string(TraceKind kind) { return kind == TraceKind::Exact ? "exact" : "stochastic"; }
 
 std::string to_string(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
+
+std::string to_string(Precision precision) { return precision == Precision::Single ? "single" : "double"; }
 
 std::string to_string(BoundsMethod method)
 {

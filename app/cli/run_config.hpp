@@ -69,6 +69,7 @@ struct RunConfig {
     int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
     int block_width = 0;               ///< stochastic trace: vectors per sweep; 0 = all --vectors
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil
+    Precision precision = Precision::Double;  ///< single: complex-float matrix and vectors (sell/crs on the CPU)
 
     // Planning (kpm-dos --plan): sizes a distributed run without allocating or running it
     bool plan = false;
@@ -122,5 +123,6 @@ std::string to_string(MatrixKind kind);
 std::string to_string(TraceKind kind);
 std::string to_string(BoundsMethod method);
 std::string to_string(DeviceKind kind);
+std::string to_string(Precision precision);
 
 }  // namespace topokpm::app

@@ -20,6 +20,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/sell_single.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/log.hpp"
@@ -66,15 +67,21 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
 {
     const double n = static_cast<double>(model.num_rows());
     const double nnz = static_cast<double>(model.estimated_nonzeros());
+    const bool single = cfg.precision == Precision::Single;
     MemoryEstimate e;
     switch (cfg.matrix) {
     case MatrixKind::Free: e.matrix_bytes = 8.0 * n; break;  // at most one potential per row
     // values (16 B) + 32-bit columns, padding assumed small (sigma-sorted), chunk data and
-    // the row permutation; the row generator's buffers are negligible.
-    default: e.matrix_bytes = 20.0 * nnz * 1.05 + 8.0 * n; break;
+    // the row permutation; the row generator's buffers are negligible. Single precision
+    // converts the double matrix into a float copy (8 B values + columns) and then frees it:
+    // the peak holds both.
+    default: e.matrix_bytes = (single ? 32.0 : 20.0) * nnz * 1.05 + (single ? 16.0 : 8.0) * n; break;
     }
-    // KPM block pair (+ one more while a checkpoint is read back) + Lanczos vectors.
-    e.vector_bytes = (cfg.restart.empty() ? 2.0 : 3.0) * 16.0 * n * width + 3.0 * 16.0 * n;
+    // KPM block pair (+ one more while a checkpoint is read back or written from single
+    // precision) + the double start block (single) + Lanczos vectors.
+    const double value_bytes = single ? 8.0 : 16.0;
+    e.vector_bytes = (cfg.restart.empty() ? 2.0 : 3.0) * value_bytes * n * width + 3.0 * 16.0 * n;
+    if (single) e.vector_bytes += 2.0 * 16.0 * n * width;  // double start block; checkpoint's widened pair
     return e;
 }
 
@@ -151,6 +158,8 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
                                  "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
             TOPOKPM_USER_REQUIRE(cfg.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                                  "use sell, crs or free under mpirun");
+            TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double, "--precision single: runs on one rank only so "
+                                 "far (the distributed operator is double); run it without mpirun");
         }
 
         // A restart is checked against this run before anything is built.
@@ -208,6 +217,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
 
     // 2. The operator behind the Operator seam: KPM does not know which one runs.
     std::shared_ptr<const numerics::SellMatrix> sell;
+    double fill_beta = 0.0;  // of the last SELL matrix built (single precision frees the matrix)
     auto build_operator = [&](const hamiltonians::Model& mdl) -> std::shared_ptr<const Operator> {
         if (dist.distributed()) return dist.build_operator(cfg, mdl);  // this rank's rows only
         const bool cuda = cfg.device == DeviceKind::Cuda;
@@ -219,6 +229,12 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
         if (cfg.matrix == MatrixKind::Sell) sp = {cuda ? 32 : cfg.sell_chunk_height, cfg.sell_sigma};
         else sp = {1, 1};
         sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(mdl, 0, mdl.num_rows(), sp));
+        fill_beta = sell->fill_efficiency();
+        if (cfg.precision == Precision::Single) {  // a float copy; the double matrix is freed at once
+            auto single = numerics::make_sell_single_operator(*sell);
+            sell.reset();
+            return single;
+        }
         if (cuda) return numerics::make_cuda_sell_operator(sell, 0);
         return cfg.matrix == MatrixKind::Naive ? numerics::make_naive_operator(sell) : numerics::make_sell_operator(sell);
     };
@@ -227,7 +243,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
     OperatorCost cost = op->cost();  // of the whole matrix: summed over the ranks
     cost = {dist.sum(cost.nonzeros), dist.sum(cost.matrix_bytes), dist.sum(cost.storage_bytes)};
     log::info("operator    : ", op->name(), ", ", format_bytes(cost.storage_bytes), " stored",
-              sell ? detail::concat(", fill efficiency beta = ", fmt("%.4f", sell->fill_efficiency())) : std::string(),
+              fill_beta > 0 ? detail::concat(", fill efficiency beta = ", fmt("%.4f", fill_beta)) : std::string(),
               ", built in ", fmt("%.3f", timers.get("build")), " s");
 
     if (!cfg.export_matrix.empty()) {
@@ -339,7 +355,9 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
     for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm);
     const double t_kernel = timers.get("moments");
     const double gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
-    const double gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width) / t_kernel * 1e-9;
+    const double gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,
+                                                                   cfg.precision == Precision::Single ? 8.0 : 16.0) /
+                          t_kernel * 1e-9;
     const std::int64_t num_vectors_total = static_cast<std::int64_t>(num_columns) * num_real;
     log::info("moments     : M = ", cfg.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.trace) : to_string(what),
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
@@ -393,6 +411,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
                                   {"trace", trace_name},
                                   {"num_realizations", std::int64_t(num_real)},
                                   {"block_width", std::int64_t(width)},
+                                  {"precision", to_string(cfg.precision)},
                                   {"epsilon", cfg.epsilon},
                                   {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.bounds_method)},
                                   {"bounds_lower", bounds.lower},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
+#include "numerics/base/block_vector_single.hpp"
 #include "numerics/base/types.hpp"
 
 namespace topokpm {
@@ -63,6 +64,19 @@ public:
 
     /// Cost figures of one apply() per column.
     virtual OperatorCost cost() const = 0;
+
+    // ---- Precision (--precision single, docs/performance.md). ----
+
+    /// The precision the operator stores its matrix in and sweeps with. Algorithms that
+    /// run many sweeps (the KPM recurrence) keep their vectors in this precision and call
+    /// apply_single() when it is Single; apply() always works (a single-precision
+    /// operator rounds x to single precision for it).
+    virtual Precision precision() const { return Precision::Double; }
+    /// The augmented SpMMV on single-precision blocks: the same contract as apply(), with
+    /// the row sums in single precision and the dot products accumulated in double.
+    /// Only operators whose precision() is Single implement it; the default throws.
+    virtual void apply_single(const BlockVectorSingle& x, BlockVectorSingle& y, const AugmentedOps& ops,
+                              DotSums* dots) const;
 
     // ---- Distribution (docs/scaling.md). Serial operators keep these defaults. ----
 

@@ -29,8 +29,14 @@ ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, BlockVector start, 
     TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
     TOPOKPM_REQUIRE(start.num_rows() == op.num_rows() && start.num_cols() >= 1, "start vectors have ",
                     start.num_rows(), " rows and ", start.num_cols(), " columns, operator ", op.num_rows(), " rows");
-    state_.previous = BlockVector(start.num_rows(), start.num_cols());
     state_.raw.assign(static_cast<size_t>(start.num_cols()) * num_moments, 0.0);
+    single_ = op.precision() == Precision::Single;
+    if (single_) {
+        current_single_ = to_single(start);  // the start vectors rounded to complex float
+        previous_single_ = BlockVectorSingle(start.num_rows(), start.num_cols());
+        return;
+    }
+    state_.previous = BlockVector(start.num_rows(), start.num_cols());
     state_.current = std::move(start);
 }
 
@@ -47,6 +53,22 @@ ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, ChebyshevState stat
                     "saved recurrence state (", state_.current.num_rows(), " x ", r, " block, ",
                     state_.raw.size(), " moments, ", state_.sweeps_done, " sweeps) does not fit N = ",
                     op.num_rows(), ", M = ", num_moments);
+    single_ = op.precision() == Precision::Single;
+    if (single_) {  // a single run's saved blocks hold floats: the rounding is exact
+        current_single_ = to_single(state_.current);
+        previous_single_ = to_single(state_.previous);
+        state_.current = BlockVector(0, 0);
+        state_.previous = BlockVector(0, 0);
+    }
+}
+
+const ChebyshevState& ChebyshevRecurrence::state() const
+{
+    if (single_) {
+        state_.current = to_double(current_single_);
+        state_.previous = to_double(previous_single_);
+    }
+    return state_;
 }
 
 int ChebyshevRecurrence::moments_done() const { return std::min(2 * state_.sweeps_done, num_moments_); }
@@ -55,11 +77,19 @@ void ChebyshevRecurrence::step()
 {
     TOPOKPM_REQUIRE(!done(), "step() after the last sweep");
     const int m = num_moments_;
-    const int r = state_.current.num_cols();
+    const int r = single_ ? current_single_.num_cols() : state_.current.num_cols();
     auto at = [&](int col, int n) -> double& { return state_.raw[static_cast<size_t>(col) * m + n]; };
+    if (single_ && state_.current.num_rows() > 0) {  // drop the widened copies of a state() call
+        state_.current = BlockVector(0, 0);
+        state_.previous = BlockVector(0, 0);
+    }
+    auto sweep = [&](const AugmentedOps& ops) {
+        if (single_) op_->apply_single(current_single_, previous_single_, ops, &dots_);
+        else op_->apply(state_.current, state_.previous, ops, &dots_);
+    };
     if (state_.sweeps_done == 0) {
         // v_1 = Ht v_0; this first sweep yields mu_0 = <v0|v0> and mu_1 = Re<v1|v0>.
-        op_->apply(state_.current, state_.previous, AugmentedOps{1.0 / scaling_.a, scaling_.b, 0.0, true}, &dots_);
+        sweep(AugmentedOps{1.0 / scaling_.a, scaling_.b, 0.0, true});
         for (int c = 0; c < r; ++c) {
             at(c, 0) = dots_.xx[c];
             at(c, 1) = dots_.yx[c].real();
@@ -68,13 +98,14 @@ void ChebyshevRecurrence::step()
         // Sweep k: previous <- 2 Ht current - previous turns (v_k, v_{k-1}) into v_{k+1}, with
         // <v_k|v_k> and <v_{k+1}|v_k> on the fly: two moments per pass over H (seed 004, Fig. 5).
         const int k = state_.sweeps_done;
-        op_->apply(state_.current, state_.previous, AugmentedOps{2.0 / scaling_.a, scaling_.b, -1.0, true}, &dots_);
+        sweep(AugmentedOps{2.0 / scaling_.a, scaling_.b, -1.0, true});
         for (int c = 0; c < r; ++c) {
             at(c, 2 * k) = 2.0 * dots_.xx[c] - at(c, 0);
             if (2 * k + 1 < m) at(c, 2 * k + 1) = 2.0 * dots_.yx[c].real() - at(c, 1);
         }
     }
-    state_.current.swap(state_.previous);  // current = v_{k+1}, previous = v_k
+    if (single_) current_single_.swap(previous_single_);  // current = v_{k+1}, previous = v_k
+    else state_.current.swap(state_.previous);
     ++state_.sweeps_done;
 }
 

@@ -63,7 +63,10 @@ public:
     int sweeps_done() const { return state_.sweeps_done; }
     /// Moments known so far per column: min(2 sweeps, M).
     int moments_done() const;
-    const ChebyshevState& state() const { return state_; }
+    /// The state to save. With a single-precision operator the vectors are kept as
+    /// complex float and this widens them (exactly) into the returned state's double
+    /// blocks; those copies are released at the next step().
+    const ChebyshevState& state() const;
     /// Raw moments [R, M], raw[r M + n] = <r|T_n(Ht)|r>; complete once done().
     const std::vector<double>& raw() const { return state_.raw; }
     std::vector<double> take_raw() { return std::move(state_.raw); }
@@ -72,7 +75,11 @@ private:
     const Operator* op_;
     int num_moments_;
     KpmScaling scaling_;
-    ChebyshevState state_;
+    // raw moments and sweeps always; the double blocks only when the operator is double
+    // (or as the widened copy state() makes of the single blocks).
+    mutable ChebyshevState state_;
+    bool single_ = false;  ///< op.precision() == Single: the blocks below carry the recurrence
+    BlockVectorSingle current_single_, previous_single_;
     DotSums dots_;
 };
 

@@ -64,4 +64,28 @@ fi
 "$exe" "${args[@]/4000/600}" --output "$work/q.h5" --progress-interval 0.01 --quiet > "$work/quiet.txt" 2>&1
 check "progress lines without --quiet" "grep -q '  moments .*ETA.*Gflop/s' '$work/loud.txt'"
 check "no progress lines with --quiet" "! grep -q 'moments' '$work/quiet.txt'"
+
+# --precision single: the checkpoint holds the float vectors widened to double (exactly),
+# so the restart continues bit for bit; a double checkpoint is refused for a single run.
+sargs=("${args[@]}" --precision single)
+"$exe" "${sargs[@]}" --output "$work/sfull.h5" --quiet > /dev/null 2>&1
+check "single-precision run exits 0" "[ $? -eq 0 ]"
+"$exe" "${sargs[@]}" --output "$work/spart.h5" --checkpoint "$work/sck.h5" --checkpoint-every 0.2 > "$work/spart.txt" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do [ -e "$work/sck.h5" ] && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+check "single precision: SIGTERM exits with code 75" "[ $rc -eq 75 ]"
+"$exe" "${args[@]}" --output "$work/spart.h5" --restart "$work/sck.h5" > "$work/sbad.txt" 2>&1
+check "a single-precision checkpoint is refused for a double run" "[ $? -eq 2 ] && grep -q -- '--precision: checkpoint single, this run double' '$work/sbad.txt'"
+"$exe" "${sargs[@]}" --output "$work/spart.h5" --checkpoint "$work/sck.h5" --restart "$work/sck.h5" --quiet > /dev/null 2>&1
+check "single precision: restart exits 0" "[ $? -eq 0 ]"
+if $py -c 'import h5py' 2>/dev/null; then
+  check "single precision: moments bit-identical to the uninterrupted single run" "$py - '$work/sfull.h5' '$work/spart.h5' <<'PY'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], 'r'), h5py.File(sys.argv[2], 'r')
+sys.exit(0 if np.array_equal(a['/kpm/moments'][...], b['/kpm/moments'][...]) and b['/kpm'].attrs['precision'] == 'single' else 1)
+PY"
+fi
 exit $fail

@@ -11,7 +11,7 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 help="$("$exe" --help)"
 for opt in model lattice t m dot-potential dot-radius dot-period dot-depth disorder disorder-seed boundary \
            moments vectors vector-seed trace energy-range kernel lorentz-lambda energy-points matrix \
-           sell-C sell-sigma threads output export-matrix config plan ranks weights; do
+           sell-C sell-sigma threads precision output export-matrix config plan ranks weights; do
   check "--help mentions --$opt" "grep -q -- '--$opt' <<<\"\$help\""
 done
 
@@ -45,4 +45,11 @@ bad "missing input" "--config" --config "$work/none.ini"
 bad "unknown kernel" "--kernel" --lattice 4x4x4 --kernel foo
 out=/nonexistent/bad.h5 bad "unwritable output" "/nonexistent/bad.h5" --lattice 4x4x4
 bad "too big" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32
+bad "unknown precision" "--precision .half.: allowed values are double, single" --lattice 4x4x4 --precision half
+bad "single precision without a stored matrix" "--precision single: implemented for --matrix sell or crs" --lattice 4x4x4 --precision single --matrix free
+# Single precision halves the vectors and stores the matrix in 12 instead of 20 bytes per
+# entry, but converts from the double matrix: the check counts the peak (both).
+bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
+"$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --output "$work/single.h5" > "$work/single.txt" 2>&1
+check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-32-256-single' '$work/single.txt'"
 exit $fail

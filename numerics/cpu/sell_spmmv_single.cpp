@@ -1,0 +1,282 @@
+// Fused augmented SpMMV over SELL-C-σ in single precision (numerics/spmmv/sell_single.hpp):
+//   y = scale (A - shift) x + beta y, with <x|x> and <y|x> per column accumulated in double.
+// Same layout and structure as the double kernel (sell_spmmv_kernels.cpp): x, y row-major
+// N x R complex floats as interleaved (re, im) floats; the R loop is the SIMD dimension for
+// R a multiple of 8 (8 complex floats per 64-byte vector), the C rows of a chunk for
+// R = 1, 2, 4.
+//
+// Precision of each step (docs/performance.md, "Single precision"):
+//   * row sum over the stored entries in float (two real accumulators per vector as in
+//     complex_block_simd.hpp: a += Re v x, b += Im v x, combined once per row);
+//   * epilogue in double: y = scale (sum - shift x) + beta y, rounded once to float;
+//   * dots in double per thread, summed in thread order (row_epilogue.hpp's collection).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "numerics/cpu/complex_block_simd.hpp"
+#include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/spmmv/sell_single.hpp"
+
+namespace topokpm::numerics {
+
+double SellSingleMatrix::storage_bytes() const
+{
+    return static_cast<double>(values.size()) * (sizeof(complex_single) + sizeof(local_index)) +
+           static_cast<double>(chunk_length.size()) * (sizeof(std::int64_t) + sizeof(local_index)) +
+           static_cast<double>(row_of_slot.size()) * sizeof(local_index);
+}
+
+SellSingleMatrix SellSingleMatrix::from(const SellMatrix& m)
+{
+    SellSingleMatrix s;
+    s.num_rows = m.num_rows();
+    s.chunk_height = m.chunk_height();
+    s.sigma = m.sigma();
+    s.num_nonzeros = m.num_nonzeros();
+    s.chunk_start = m.chunk_start();
+    s.chunk_length = m.chunk_length();
+    s.columns = m.columns();
+    s.row_of_slot = m.row_of_slot();
+    const std::vector<complex_type>& v = m.values();
+    s.values.resize(v.size());
+    const std::int64_t n = static_cast<std::int64_t>(v.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+        s.values[i] = complex_single(static_cast<float>(v[i].real()), static_cast<float>(v[i].imag()));
+    return s;
+}
+
+namespace kernels::cpu {
+namespace {
+
+using v16f = float __attribute__((vector_size(64)));
+using v16i = int __attribute__((vector_size(64)));
+
+inline v16f load16(const float* p)
+{
+    v16f v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/// Complex floats held in registers per group of rows: twice the double budget (a 512-bit
+/// register holds 8 complex floats instead of 4).
+constexpr int kSingleBudget = 2 * simd::accumulator_complex;
+
+/// Rows side by side for block width R (a multiple of 8): fills the register budget.
+constexpr int single_group_rows(int r)
+{
+    int g = kSingleBudget / r;
+    return g < 1 ? 1 : g;
+}
+
+/// Epilogue of one row: y = scale (sum - shift x) + beta y in double, rounded to float;
+/// dots in double from the stored float values.
+template <int R>
+inline void finish_row_single(const float* __restrict sum, const float* __restrict xo, float* __restrict yo, int r,
+                              double scale, double shift, double beta, bool want_dots, double* __restrict txx,
+                              double* __restrict tyr, double* __restrict tyi)
+{
+    const int w = R > 0 ? R : r;
+    if (beta == 0.0) {
+#pragma omp simd
+        for (int j = 0; j < 2 * w; ++j)
+            yo[j] = static_cast<float>(scale * (static_cast<double>(sum[j]) - shift * static_cast<double>(xo[j])));
+    } else {
+#pragma omp simd
+        for (int j = 0; j < 2 * w; ++j)
+            yo[j] = static_cast<float>(scale * (static_cast<double>(sum[j]) - shift * static_cast<double>(xo[j])) +
+                                       beta * static_cast<double>(yo[j]));
+    }
+    if (want_dots) {
+#pragma omp simd
+        for (int j = 0; j < w; ++j) {
+            const double xre = xo[2 * j], xim = xo[2 * j + 1];
+            const double yre = yo[2 * j], yim = yo[2 * j + 1];
+            txx[j] += xre * xre + xim * xim;
+            tyr[j] += yre * xre + yim * xim;  // conj(y) x
+            tyi[j] += yre * xim - yim * xre;
+        }
+    }
+}
+
+/// Register-blocked sweep for R a multiple of 8: each chunk as C/G groups of G rows, the
+/// group's G x R complex sums in registers for the chunk's whole width.
+template <int R, int G>
+void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots)
+{
+    static_assert(R % 8 == 0, "whole 8-complex vectors per row");
+    constexpr int per_row = R / 8;
+    constexpr int nv = G * per_row;
+    const int c = a.chunk_height;
+    const local_index num_chunks = a.num_chunks();
+    const std::int64_t* chunk_start = a.chunk_start.data();
+    const local_index* chunk_length = a.chunk_length.data();
+    const local_index* cols = a.columns.data();
+    const float* vals = reinterpret_cast<const float*>(a.values.data());
+    const local_index* row_of_slot = a.row_of_slot.data();
+    const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
+    const bool want_dots = dots != nullptr;
+    const int num_threads = omp_get_max_threads();
+    std::vector<double> partial(static_cast<size_t>(num_threads) * 3 * R, 0.0);
+
+#pragma omp parallel num_threads(num_threads)
+    {
+        double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
+        alignas(64) float out[2 * G * R];
+        const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
+        const v16i swap = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+#pragma omp for schedule(static)
+        for (local_index ch = 0; ch < num_chunks; ++ch) {
+            const std::int64_t base = chunk_start[ch];
+            const local_index width = chunk_length[ch];
+            for (int s0 = 0; s0 < c; s0 += G) {
+                v16f acc_re[nv], acc_im[nv];
+#pragma GCC unroll 16
+                for (int v = 0; v < nv; ++v) acc_re[v] = acc_im[v] = v16f{};
+                for (local_index k = 0; k < width; ++k) {
+                    const std::int64_t kb = base + static_cast<std::int64_t>(k) * c + s0;
+#pragma GCC unroll 16
+                    for (int g = 0; g < G; ++g) {
+                        const float vr = vals[2 * (kb + g)], vi = vals[2 * (kb + g) + 1];
+                        const float* xr = x + 2 * static_cast<std::int64_t>(cols[kb + g]) * R;
+#pragma GCC unroll 8
+                        for (int j = 0; j < per_row; ++j) {
+                            const v16f xv = load16(xr + 16 * j);
+                            acc_re[g * per_row + j] += vr * xv;
+                            acc_im[g * per_row + j] += vi * xv;
+                        }
+                    }
+                }
+#pragma GCC unroll 16
+                for (int v = 0; v < nv; ++v) {
+                    const v16f o = acc_re[v] + sign * __builtin_shuffle(acc_im[v], swap);
+                    std::memcpy(out + 16 * v, &o, sizeof o);
+                }
+                for (int g = 0; g < G; ++g) {
+                    const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
+                    if (row < 0) continue;  // padding slot of the last chunk
+                    finish_row_single<R>(out + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
+                                         y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots,
+                                         txx, tyr, tyi);
+                }
+            }
+        }
+        store_thread_dots(partial, R, txx, tyr, tyi);
+    }
+    if (want_dots) collect_dots(partial, num_threads, R, dots);
+}
+
+/// Chunk-wide sweep for any width: the C rows' sums in an array, vectorised across the
+/// rows of the chunk (R = 1: the SELL layout's purpose) or across R.
+template <int Width>
+void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runtime_cols, const AugmentedOps& ops,
+                   DotSums* dots)
+{
+    const int r = Width > 0 ? Width : runtime_cols;
+    const int c = a.chunk_height;
+    const local_index num_chunks = a.num_chunks();
+    const std::int64_t* chunk_start = a.chunk_start.data();
+    const local_index* chunk_length = a.chunk_length.data();
+    const local_index* cols = a.columns.data();
+    const float* vals = reinterpret_cast<const float*>(a.values.data());
+    const local_index* row_of_slot = a.row_of_slot.data();
+    const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
+    const bool want_dots = dots != nullptr;
+    const int num_threads = omp_get_max_threads();
+    std::vector<double> partial(static_cast<size_t>(num_threads) * 3 * r, 0.0);
+
+#pragma omp parallel num_threads(num_threads)
+    {
+        std::vector<double> td(3 * static_cast<size_t>(r), 0.0);
+        double* const txx = td.data();
+        double* const tyr = td.data() + r;
+        double* const tyi = td.data() + 2 * r;
+        std::vector<float> acc(2 * static_cast<size_t>(c) * r);  // interleaved, per slot
+        std::vector<float> are(c), aim(c);                        // R = 1: split re / im
+#pragma omp for schedule(static)
+        for (local_index ch = 0; ch < num_chunks; ++ch) {
+            const std::int64_t base = chunk_start[ch];
+            const local_index width = chunk_length[ch];
+            if constexpr (Width == 1) {
+                float* __restrict pr = are.data();
+                float* __restrict pi = aim.data();
+                std::fill(are.begin(), are.end(), 0.0f);
+                std::fill(aim.begin(), aim.end(), 0.0f);
+                for (local_index k = 0; k < width; ++k) {
+                    const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
+#pragma omp simd
+                    for (int s = 0; s < c; ++s) {
+                        const float vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
+                        const std::int64_t col = cols[kb + s];
+                        const float xr = x[2 * col], xi = x[2 * col + 1];
+                        pr[s] += vr * xr - vi * xi;
+                        pi[s] += vr * xi + vi * xr;
+                    }
+                }
+                for (int s = 0; s < c; ++s) {
+                    acc[2 * s] = pr[s];
+                    acc[2 * s + 1] = pi[s];
+                }
+            } else {
+                std::fill(acc.begin(), acc.end(), 0.0f);
+                for (local_index k = 0; k < width; ++k) {
+                    const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
+                    for (int s = 0; s < c; ++s) {
+                        const float vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
+                        const float* xr = x + 2 * static_cast<std::int64_t>(cols[kb + s]) * r;
+                        float* as = acc.data() + 2 * static_cast<size_t>(s) * r;
+#pragma omp simd
+                        for (int j = 0; j < r; ++j) {
+                            as[2 * j] += vr * xr[2 * j] - vi * xr[2 * j + 1];
+                            as[2 * j + 1] += vr * xr[2 * j + 1] + vi * xr[2 * j];
+                        }
+                    }
+                }
+            }
+            for (int s = 0; s < c; ++s) {
+                const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s];
+                if (row < 0) continue;
+                finish_row_single<Width>(acc.data() + 2 * static_cast<size_t>(s) * r,
+                                         x + 2 * static_cast<std::int64_t>(row) * r,
+                                         y + 2 * static_cast<std::int64_t>(row) * r, r, scale, shift, beta, want_dots,
+                                         txx, tyr, tyi);
+            }
+        }
+        store_thread_dots(partial, r, txx, tyr, tyi);
+    }
+    if (want_dots) collect_dots(partial, num_threads, r, dots);
+}
+
+template <int R>
+void blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots)
+{
+    constexpr int g = single_group_rows(R);
+    // The groups must tile the chunk; otherwise (C not a multiple of G) fall back to G = 1.
+    if (a.chunk_height % g == 0) return sweep_blocked<R, g>(a, x, y, ops, dots);
+    return sweep_blocked<R, 1>(a, x, y, ops, dots);
+}
+
+}  // namespace
+
+void sell_spmmv_single(const SellSingleMatrix& a, const complex_single* xc, complex_single* yc, int num_cols,
+                       const AugmentedOps& ops, DotSums* dots)
+{
+    const float* x = reinterpret_cast<const float*>(xc);
+    float* y = reinterpret_cast<float*>(yc);
+    switch (num_cols) {
+    case 1: return sweep_generic<1>(a, x, y, 1, ops, dots);
+    case 2: return sweep_generic<2>(a, x, y, 2, ops, dots);
+    case 4: return sweep_generic<4>(a, x, y, 4, ops, dots);
+    case 8: return blocked<8>(a, x, y, ops, dots);
+    case 16: return blocked<16>(a, x, y, ops, dots);
+    case 32: return blocked<32>(a, x, y, ops, dots);
+    default: return sweep_generic<0>(a, x, y, num_cols, ops, dots);
+    }
+}
+
+}  // namespace kernels::cpu
+}  // namespace topokpm::numerics

@@ -1,0 +1,238 @@
+// --precision single: the complex-float SELL kernel against a long-double loop over the
+// same float-rounded matrix and vectors, and the KPM moments of a single run against double.
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/sell_single.hpp"
+#include "tests/support/random_source.hpp"
+
+using namespace topokpm;
+using namespace topokpm::numerics;
+using topokpm::testing::RandomSparseSource;
+
+namespace {
+
+constexpr double kEpsF = std::numeric_limits<float>::epsilon();   // 2 u_f = 2^-23
+constexpr double kEpsD = std::numeric_limits<double>::epsilon();  // 2 u_d = 2^-52
+
+using cld = std::complex<long double>;
+
+cld widen(complex_single v) { return cld(v.real(), v.imag()); }
+
+// The float-rounded matrix as dense long double (what the kernel multiplies with).
+std::vector<cld> dense_single(const RowSource& src, std::vector<int>& length)
+{
+    const global_index n = src.num_rows();
+    std::vector<cld> a(static_cast<size_t>(n * n));
+    std::vector<global_index> cols(src.max_row_length());
+    std::vector<complex_type> vals(src.max_row_length());
+    length.assign(n, 0);
+    for (global_index i = 0; i < n; ++i) {
+        length[i] = src.row(i, cols.data(), vals.data());
+        for (int k = 0; k < length[i]; ++k)
+            a[i * n + cols[k]] = widen(complex_single(static_cast<float>(vals[k].real()), static_cast<float>(vals[k].imag())));
+    }
+    return a;
+}
+
+// Tolerances, derived. The kernel sums row i's m_i products in float: with the complex
+// product's own rounding, |ŝ - s| <= (m_i + 2) eps_f Σ_k |a_ik||x_k| (γ_m with u_f = eps_f / 2,
+// room for the √2 of complex products). The epilogue runs in double (its error is ~1e-16
+// relative, counted with 8 eps_d) and rounds once to float (eps_f |y_i|). The dots are
+// summed in double from the stored float x and ŷ, so against a long-double sum of the same
+// stored values their error is <= 2 (N + 2) eps_d Σ |y_i||x_i|: a float accumulation would
+// be ~1e8 times larger and fail.
+void check_single_sweep(const RowSource& src, const Operator& op, int r, const AugmentedOps& ops,
+                        const std::string& what)
+{
+    const global_index n = src.num_rows();
+    std::vector<int> length;
+    const std::vector<cld> a = dense_single(src, length);
+    BlockVector xd(n, r), yd(n, r);
+    fill_random_phase_vectors(xd, 5, 0, n);
+    fill_random_phase_vectors(yd, 6, 0, n);
+    const BlockVectorSingle x = to_single(xd);
+    const BlockVectorSingle y0 = to_single(yd);
+    BlockVectorSingle y = to_single(yd);
+    if (ops.beta == 0.0)
+        for (size_t i = 0; i < y.size(); ++i) y.data()[i] = complex_single(NAN, NAN);  // never read
+    DotSums dots;
+
+    op.apply_single(x, y, ops, &dots);
+
+    for (int c = 0; c < r; ++c) {
+        long double xx = 0;
+        cld yx = 0;
+        double abs_yx = 0, abs_xx = 0;
+        for (global_index i = 0; i < n; ++i) {
+            cld s = 0;
+            double abs_s = 0;
+            for (global_index j = 0; j < n; ++j) {
+                s += a[i * n + j] * widen(x(j, c));
+                abs_s += static_cast<double>(std::abs(a[i * n + j]) * std::abs(widen(x(j, c))));
+            }
+            cld v = cld(ops.scale) * (s - cld(ops.shift) * widen(x(i, c)));
+            if (ops.beta != 0.0) v += cld(ops.beta) * widen(y0(i, c));
+            const double bound = kEpsF * (length[i] + 2) * std::abs(ops.scale) * abs_s +
+                                 kEpsF * static_cast<double>(std::abs(v)) +
+                                 8 * kEpsD * (std::abs(ops.scale) * (abs_s + std::abs(ops.shift) * std::abs(x(i, c))) +
+                                              std::abs(ops.beta) * std::abs(y0(i, c)));
+            ASSERT_LE(static_cast<double>(std::abs(widen(y(i, c)) - v)), bound) << what << " row " << i << " col " << c;
+            xx += std::norm(widen(x(i, c)));
+            yx += std::conj(widen(y(i, c))) * widen(x(i, c));
+            abs_xx += std::norm(x(i, c));
+            abs_yx += std::abs(y(i, c)) * std::abs(x(i, c));
+        }
+        EXPECT_LE(std::abs(dots.xx[c] - static_cast<double>(xx)), 2 * (n + 2) * kEpsD * abs_xx) << what << " xx " << c;
+        EXPECT_LE(static_cast<double>(std::abs(cld(dots.yx[c].real(), dots.yx[c].imag()) - yx)),
+                  2 * (n + 2) * kEpsD * abs_yx)
+            << what << " yx " << c;
+    }
+}
+
+}  // namespace
+
+// Partial last chunks, empty rows, C in {1, 4, 8, 32}, σ in {1, 64}; the register-blocked
+// widths (8, 16, 32), the chunk-wide ones (1, 2, 4) and the generic ones (3, 12); beta 0
+// (NaN garbage in y), -1 (the KPM step) and 0.5.
+TEST(SellSingle, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
+{
+    for (const global_index n : {7, 33, 130}) {
+        const RandomSparseSource src(n, 11);
+        for (const int c : {1, 4, 8, 32})
+            for (const int sigma : {1, 64}) {
+                const SellMatrix m = SellMatrix::build(src, 0, n, {c, sigma});
+                const auto op = make_sell_single_operator(m);
+                ASSERT_EQ(op->precision(), Precision::Single);
+                for (const int r : {1, 2, 3, 4, 8, 12, 16, 32})
+                    for (const double beta : {0.0, -1.0, 0.5})
+                        check_single_sweep(src, *op, r, AugmentedOps{0.7, -0.3, beta, true},
+                                           "N=" + std::to_string(n) + " C=" + std::to_string(c) + " sigma=" +
+                                               std::to_string(sigma) + " R=" + std::to_string(r) +
+                                               " beta=" + std::to_string(beta));
+            }
+    }
+}
+
+// The double interface of the single operator (used by Lanczos) is the single sweep on
+// the rounded inputs, widened exactly.
+TEST(SellSingle, DoubleInterfaceRoundsThroughSinglePrecision)
+{
+    const global_index n = 300;
+    const RandomSparseSource src(n, 3);
+    const auto op = make_sell_single_operator(SellMatrix::build(src, 0, n, {8, 32}));
+    for (const int r : {1, 8}) {
+        BlockVector x(n, r), y(n, r);
+        fill_random_phase_vectors(x, 1, 0, n);
+        fill_random_phase_vectors(y, 2, 0, n);
+        const BlockVectorSingle xs = to_single(x);
+        BlockVectorSingle ys = to_single(y);
+        DotSums ds, dd;
+        const AugmentedOps ops{0.5, 0.25, -1.0, true};
+        op->apply_single(xs, ys, ops, &ds);
+        op->apply(x, y, ops, &dd);
+        const BlockVector expected = to_double(ys);
+        for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], expected.data()[i]) << "R=" << r << " " << i;
+        EXPECT_EQ(ds.xx, dd.xx);
+        EXPECT_EQ(ds.yx, dd.yx);
+    }
+}
+
+// Rows are independent: y is bit for bit the same on 1, 2 and 3 threads; the dots differ
+// only in the order of the per-thread double sums.
+TEST(SellSingle, ThreadCountChangesOnlyTheDotSummationOrder)
+{
+    const global_index n = 300;
+    const RandomSparseSource src(n, 9);
+    const auto op = make_sell_single_operator(SellMatrix::build(src, 0, n, {8, 32}));
+    const int saved = omp_get_max_threads();
+    for (const int r : {1, 8, 32}) {
+        BlockVector xd(n, r);
+        fill_random_phase_vectors(xd, 4, 0, n);
+        const BlockVectorSingle x = to_single(xd);
+        std::vector<complex_single> first;
+        DotSums first_dots;
+        for (const int threads : {1, 2, 3}) {
+            omp_set_num_threads(threads);
+            BlockVectorSingle y(n, r);
+            DotSums dots;
+            op->apply_single(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
+            if (threads == 1) {
+                first.assign(y.data(), y.data() + y.size());
+                first_dots = dots;
+                continue;
+            }
+            for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], first[i]) << threads << " threads";
+            for (int c = 0; c < r; ++c) EXPECT_NEAR(dots.xx[c], first_dots.xx[c], 1e-12 * first_dots.xx[c]);
+        }
+    }
+    omp_set_num_threads(saved);
+}
+
+// The moments of a whole single-precision KPM run against double, M = 4096 (issue 4).
+//
+// Error model (docs/performance.md, "Single precision"). The recurrence carries rounding
+// errors δ_k per sweep with ||δ_k|| <= c_k eps_f ||v||, c_k ~ (m + 3)(2 ||Ht|| + 1) for m
+// entries per row; an error made at sweep k reaches v_n multiplied by U_{n-k-1}(Ht), the
+// Chebyshev polynomial of the second kind, whose norm on the scaled spectrum
+// [-1 + e/2, 1 - e/2] is at most kappa = 1 / sqrt(1 - (1 - e/2)^2) (about 10 for e = 0.01).
+// Independent roundings add like a random walk: ||v_n - v̂_n|| ~ kappa sqrt(n) c eps_f ||v||.
+// The moment mu_2n = 2 <v_n|v_n> - mu_0 (and mu_2n+1 alike) then changes by
+// <= 4 ||v_n - v̂_n|| ||v_n|| / ||v||^2, plus the matrix rounding (|ΔHt| <= eps_f |Ht|,
+// a backward error of the same size as one sweep's). So
+//     |Δmu_n| <= 4 kappa c eps_f sqrt(n / 2 + 1),   c = (m + 3)(2 ||Ht||_inf + 1).
+// The worst case (all roundings aligned) grows like n instead of sqrt(n) and would allow
+// O(1) errors at n = 4096, which says nothing; the random-walk bound is the one used, and
+// a broken kernel (wrong entry, float dot sums, stale vector) misses it by orders of
+// magnitude. The second check is the physics one: the rounding must stay far below the
+// stochastic error of the trace, ~ 1/sqrt(N R) per moment.
+TEST(SellSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
+{
+    hamiltonians::ModelParams p;
+    p.name = "ti";
+    p.nx = 10;
+    p.ny = 10;
+    p.nz = 6;
+    const auto model = hamiltonians::make_model(p);
+    const global_index n = model->num_rows();
+    const SellMatrix m = SellMatrix::build(*model, 0, n, {8, 64});
+    const auto dbl = make_sell_operator(std::make_shared<SellMatrix>(m));
+    const auto sgl = make_sell_single_operator(m);
+    const SpectralBounds gb = gershgorin_bounds(*model);
+    const double epsilon = 0.01;
+    const KpmScaling scaling = kpm_scaling(gb, epsilon);
+    const int num_moments = 4096, r = 4;
+
+    const KpmMoments md = kpm_stochastic_trace(*dbl, num_moments, r, 7, scaling);
+    const KpmMoments ms = kpm_stochastic_trace(*sgl, num_moments, r, 7, scaling);
+
+    // ||Ht||_inf <= 1 - e/2 with Gershgorin bounds (the discs are what gave the interval).
+    const double kappa = 1.0 / std::sqrt(1.0 - (1.0 - epsilon / 2) * (1.0 - epsilon / 2));
+    const int max_row = model->max_row_length();
+    const double c = (max_row + 3) * (2.0 * 1.0 + 1.0);
+    double worst_ratio = 0, worst_abs = 0;
+    for (int k = 0; k < num_moments; ++k) {
+        const double bound = 4 * kappa * c * kEpsF * std::sqrt(k / 2.0 + 1.0);
+        const double d = std::abs(ms.moments[k] - md.moments[k]);
+        ASSERT_LE(d, bound) << "mu_" << k << ": single " << ms.moments[k] << ", double " << md.moments[k];
+        worst_ratio = std::max(worst_ratio, d / bound);
+        worst_abs = std::max(worst_abs, d);
+    }
+    const double stochastic = 1.0 / std::sqrt(static_cast<double>(n) * r);
+    EXPECT_LT(worst_abs, 0.01 * stochastic) << "single-precision rounding is not negligible against the trace's noise";
+    std::printf("[ info ] ti 10x10x6 (N = %lld), M = %d, R = %d: max |mu_single - mu_double| = %.3g (%.3g of the "
+                "rounding bound, %.3g of the stochastic error %.3g)\n",
+                static_cast<long long>(n), num_moments, r, worst_abs, worst_ratio, worst_abs / stochastic, stochastic);
+}
