@@ -107,7 +107,8 @@ def main():
                 naive_t = t
             pl = llc.get(key)
             rows.append({
-                "op": op, "name": row["name"], "R": r, "seconds": t, "seconds_runs": times[key],
+                "op": op, "name": row["name"], "R": r, "tile_cells": row.get("tile_cells", 0),
+                "seconds": t, "seconds_runs": times[key],
                 "gflops": gf, "gb_s": own / t * 1e-9, "b_min": b_min(r), "memory_roofline_gflops": p_mem,
                 "roofline_gflops": pstar, "meas_over_roofline": gf / pstar, "omega": t * bw * 1e9 / own,
                 "own_roofline_gflops": min(peak, bw * flops / own), "llc_gflops": pl,
@@ -154,6 +155,10 @@ def main():
     L.append(f"b = {bw:.1f} GB/s (median of the start triads of {len(runs)} runs: "
              + ", ".join(f"{v:.1f}" for v in b_runs) + " GB/s; at the runs' ends: "
              + ", ".join(fmt(v, ".1f") for v in b_end_runs) + " GB/s).  ")
+    if any(x.get("tile_cells") for x in rows):
+        L.append("Ops ending in t: the same SELL matrix swept in y tiles of Ty cells (outer) by x planes "
+                 "(inner), each thread on its static-split rows (numerics/sparse/sell_schedule.hpp); "
+                 "no Ty: the plain static order at that R.  ")
     L.append(f"ti {lat}: N = {first['rows']} rows, N_nz = {first['nonzeros']:.0f} "
              f"({first['nonzeros'] / first['rows']:.2f} per row). Times: median over {len(runs)} runs of the "
              f"median of {first['reps']} sweeps. P_LLC: ti "
@@ -163,7 +168,8 @@ def main():
              "| meas/P_LLC | meas/P_peak | per vector-moment vs R=1 | vs naive |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for x in rows:
-        L.append(f"| {x['op']} | {x['R']} | {x['seconds'] * 1e3:.1f} | {x['gflops']:.2f} | {x['b_min']:.3f} | "
+        op = x["op"] + (f" (Ty {x['tile_cells']})" if x.get("tile_cells") else "")
+        L.append(f"| {op} | {x['R']} | {x['seconds'] * 1e3:.1f} | {x['gflops']:.2f} | {x['b_min']:.3f} | "
                  f"{x['roofline_gflops']:.1f} | {100 * x['meas_over_roofline']:.0f} % | {x['omega']:.2f} | "
                  f"{fmt(x['llc_gflops'], '.1f')} | "
                  f"{fmt(None if x['meas_over_llc'] is None else 100 * x['meas_over_llc'], '.0f')}"
@@ -199,7 +205,8 @@ def main():
     rr = [2 ** (k / 8) for k in range(0, 8 * 5 + 1)]
     ax.plot(rr, [min(peak, bw / b_min(r)) for r in rr], "k-", lw=2, label=f"model P* = min(P_peak, b/B_min(R)), b = {bw:.1f} GB/s")
     ax.axhline(peak, color="gray", ls="--", label=f"P_peak = {peak:.1f} Gflop/s ({mach['isa']}, {mach['cores_used']} cores)")
-    markers = {"naive": "v", "sell-32": "o", "sell-8": "s", "free": "^"}
+    # "sell-32t", "sell-8t": the same matrices with the cache-blocked (y-tiled) sweep order.
+    markers = {"naive": "v", "sell-32": "o", "sell-8": "s", "sell-32t": "D", "sell-8t": "P", "free": "^"}
     for i, op in enumerate(ops):
         pts = [(x["R"], x["gflops"]) for x in rows if x["op"] == op]
         lo = [(min(times[(op, r)]), max(times[(op, r)])) for r, _ in pts]

@@ -12,7 +12,10 @@
 //    same thread count, median of --triad-reps): the attainable bandwidth b in GB/s,
 //    measured at startup (used by the model) and again at the end (printed, for noise).
 // 2. The ti model (64 x 64 x 40 sites by default, 4 orbitals, ~13 stored entries per row)
-//    as SELL-32-256, SELL-8-256 and CRS, and its matrix-free stencil operator.
+//    as SELL-32-256, SELL-8-256 and CRS, and its matrix-free stencil operator. "sell-32t",
+//    "sell-8t": the same matrices with the cache-blocked sweep order (y tiles outer, x planes
+//    inner, numerics/sparse/sell_schedule.hpp; the tile is chosen per R, untiled for small
+//    R); "sell-<C>t<Ty>" forces a tile of Ty cells (for scans).
 // 3. σ scan (skip with --no-sigma-scan): fill efficiency β, storage and the R = 1 sweep
 //    time of SELL-C-σ for C in {8, 32} and σ in {1, 32, 256, 4096, N}.
 // 4. For R = 1, 2, 4, 8, 16, 32 and each operator: the median time of one augmented sweep
@@ -91,7 +94,8 @@ struct Args {
     bool sigma_scan = true;
     int lx = 16, ly = 16, lz = 10;  // the in-cache (P_LLC) lattice; lx = 0: skip
     std::vector<int> widths{1, 2, 4, 8, 16, 32};
-    std::vector<std::string> ops{"naive", "sell-32", "sell-8", "free"};
+    std::vector<std::string> ops{"naive", "sell-32", "sell-8", "sell-32t", "sell-8t", "free"};
+    bool interleave = false;
     std::string json;
 };
 
@@ -102,7 +106,12 @@ struct Args {
         "  --lattice NXxNYxNZ  ti lattice in sites (default 64x64x40: N = 655360 rows)\n"
         "  --reps N            timed sweeps per operator and width, median reported (default 7)\n"
         "  --widths LIST       block widths R, comma-separated (default 1,2,4,8,16,32)\n"
-        "  --ops LIST          of naive,sell-32,sell-8,free (default all)\n"
+        "  --ops LIST          of naive,sell-32,sell-8,sell-32t,sell-8t,free (default all); also\n"
+        "                      sell-<C> / sell-<C>t (tiled sweep order) for any C, sell-<C>t<Ty> (tile of\n"
+        "                      Ty cells of y forced)\n"
+        "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
+        "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
+        "                      instead of all repetitions of one pair after the other\n"
         "  --triad-mib M       size of each of the 3 triad arrays in MiB (default 256)\n"
         "  --triad-reps N      triad repetitions, median reported (default 10)\n"
         "  --clock-ghz F       core clock for P_peak instead of the detected one\n"
@@ -121,6 +130,10 @@ Args parse(int argc, char** argv)
         if (k == "--help" || k == "-h") usage(0);
         if (k == "--no-sigma-scan") {
             a.sigma_scan = false;
+            continue;
+        }
+        if (k == "--interleave") {
+            a.interleave = true;
             continue;
         }
         if (i + 1 >= argc) usage(2);
@@ -342,6 +355,39 @@ double time_sweeps(const Operator& op, BlockVector& x, BlockVector& y, int reps,
     return best ? *std::min_element(t.begin(), t.end()) : median(t);
 }
 
+// --interleave: per repetition one sweep of every (width, operator) pair in turn, after one
+// warm-up sweep each, so A/B comparisons and the R = 32 / R = 1 ratio see the same load
+// (the bandwidth of this shared VM varies by 2x between minutes); the median per pair.
+// Holds the x, y blocks of all widths at once.
+template <class OpList>
+std::map<std::pair<int, std::size_t>, double> time_sweeps_interleaved(const OpList& ops, const std::vector<int>& widths,
+                                                                     global_index n, int reps)
+{
+    const AugmentedOps step{0.2, 0.0, -1.0, true};
+    DotSums dots;
+    std::vector<BlockVector> xs, ys;
+    for (const int r : widths) {
+        xs.emplace_back(n, r);
+        ys.emplace_back(n, r);
+        numerics::fill_random_phase_vectors(xs.back(), 1, 0, n);
+        numerics::fill_random_phase_vectors(ys.back(), 2, 0, n);
+    }
+    for (std::size_t w = 0; w < widths.size(); ++w)
+        for (const auto& o : ops) o.op->apply(xs[w], ys[w], step, &dots);
+    std::map<std::pair<int, std::size_t>, std::vector<double>> t;
+    for (int k = 0; k < reps; ++k)
+        for (std::size_t w = 0; w < widths.size(); ++w)
+            for (std::size_t i = 0; i < ops.size(); ++i) {
+                const double s = wall_seconds();
+                ops[i].op->apply(xs[w], ys[w], step, &dots);
+                t[{widths[w], i}].push_back(wall_seconds() - s);
+                std::swap(xs[w], ys[w]);
+            }
+    std::map<std::pair<int, std::size_t>, double> out;
+    for (auto& [key, v] : t) out[key] = median(v);
+    return out;
+}
+
 std::string load_average()
 {
     const std::string l = read_first_line("/proc/loadavg");
@@ -349,6 +395,32 @@ std::string load_average()
 }
 
 bool wanted(const Args& a, const std::string& op) { return std::find(a.ops.begin(), a.ops.end(), op) != a.ops.end(); }
+
+/// "sell-<C>" (plain), "sell-<C>t" (tiled, tile from R), "sell-<C>t<Ty>" (tile forced).
+struct SellLabel {
+    bool ok = false;
+    int c = 0;
+    bool tiled = false;
+    int tile = 0;
+};
+SellLabel parse_sell_label(const std::string& label)
+{
+    SellLabel l;
+    if (label.rfind("sell-", 0) != 0) return l;
+    const std::string rest = label.substr(5);
+    const auto t = rest.find('t');
+    const std::string cs = rest.substr(0, t);
+    if (cs.empty() || cs.find_first_not_of("0123456789") != std::string::npos) return l;
+    l.c = std::atoi(cs.c_str());
+    if (t != std::string::npos) {
+        const std::string ts = rest.substr(t + 1);
+        if (!ts.empty() && ts.find_first_not_of("0123456789") != std::string::npos) return l;
+        l.tiled = true;
+        l.tile = ts.empty() ? 0 : std::atoi(ts.c_str());
+    }
+    l.ok = l.c >= 1;
+    return l;
+}
 
 }  // namespace
 
@@ -395,15 +467,53 @@ int main(int argc, char** argv)
         auto crs = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {1, 1}));
         ops.push_back({"naive", numerics::make_naive_operator(crs)});
     }
-    for (const int c : {32, 8}) {
-        const std::string label = "sell-" + std::to_string(c);
-        if (!wanted(args, label)) continue;
-        auto m = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {c, 256}));
-        std::printf("%s-256: fill efficiency beta = %.4f, %.1f MiB\n", label.c_str(), m->fill_efficiency(),
-                    m->storage_bytes() / 1048576.0);
-        ops.push_back({label, numerics::make_sell_operator(m)});
+    // SELL operators in the order of --ops; one matrix per C, shared by its plain and tiled sweeps.
+    const numerics::LatticeRowOrder lattice{args.nx, args.ny, 4 * args.nz};  // ti: S = 4 Nz (models.md §2)
+    std::map<int, std::shared_ptr<const numerics::SellMatrix>> sell_by_c;
+    const auto sell_matrix = [&](const hamiltonians::Model& mod, global_index rows, int c,
+                                 std::map<int, std::shared_ptr<const numerics::SellMatrix>>& cache) {
+        auto& m = cache[c];
+        if (!m) m = std::make_shared<const numerics::SellMatrix>(numerics::SellMatrix::build(mod, 0, rows, {c, 256}));
+        return m;
+    };
+    const auto make_sell = [](const SellLabel& l, std::shared_ptr<const numerics::SellMatrix> m,
+                              const numerics::LatticeRowOrder& lat) -> std::unique_ptr<Operator> {
+        if (!l.tiled) return numerics::make_sell_operator(std::move(m));
+        numerics::TileOptions o;
+        o.tile_cells = l.tile;
+        return numerics::make_sell_operator(std::move(m), lat, o);
+    };
+    for (const std::string& label : args.ops) {
+        if (label == "naive") continue;
+        if (label == "free") {
+            ops.push_back({"free", numerics::make_cpu_stencil_operator(model->block_stencil())});
+            continue;
+        }
+        const SellLabel l = parse_sell_label(label);
+        if (!l.ok) {
+            std::fprintf(stderr, "spmmv-bench: unknown op '%s'\n", label.c_str());
+            usage(2);
+        }
+        const bool is_new = !sell_by_c.count(l.c);
+        auto m = sell_matrix(*model, n, l.c, sell_by_c);
+        if (is_new)
+            std::printf("sell-%d-256: fill efficiency beta = %.4f, %.1f MiB\n", l.c, m->fill_efficiency(),
+                        m->storage_bytes() / 1048576.0);
+        ops.push_back({label, make_sell(l, m, lattice)});
     }
-    if (wanted(args, "free")) ops.push_back({"free", numerics::make_cpu_stencil_operator(model->block_stencil())});
+    for (const Op& o : ops) {
+        const SellLabel l = parse_sell_label(o.label);
+        if (!l.tiled) continue;
+        std::printf("%-8s: sweep order per R:", o.label.c_str());
+        for (const int r : args.widths) {
+            numerics::TileOptions to;
+            to.tile_cells = l.tile;
+            const auto s = numerics::lattice_chunk_schedule(*sell_by_c.at(l.c), lattice, r, omp_get_max_threads(), to);
+            std::printf(" R=%d: %s", r, s.tile_cells ? ("Ty " + std::to_string(s.tile_cells)).c_str() : "static");
+        }
+        std::printf(" (%d threads; TOPOKPM_SELL_TILE_ROWS %s)\n", omp_get_max_threads(),
+                    std::getenv("TOPOKPM_SELL_TILE_ROWS") ? std::getenv("TOPOKPM_SELL_TILE_ROWS") : "unset");
+    }
     const double nnz = static_cast<double>(model->num_nonzeros(0, n));
     std::printf("ti %dx%dx%d (disorder 0.5): N = %lld rows, N_nz = %.0f (%.2f per row); matrices built in %.2f s\n",
                 args.nx, args.ny, args.nz, static_cast<long long>(n), nnz, nnz / double(n), wall_seconds() - t0);
@@ -472,11 +582,13 @@ int main(int argc, char** argv)
         std::printf("%-8s %3s %11s %9s %12s\n", "op", "R", "t [us]", "P_LLC", "working set");
         std::printf("%-8s %3s %11s %9s %12s\n", "", "", "per sweep", "[Gflop/s]", "[MiB]");
         bool first = true;
-        for (const int c : {32, 8}) {
-            const std::string label = "sell-" + std::to_string(c);
-            if (!wanted(args, label)) continue;
-            auto m = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*small, 0, ns, {c, 256}));
-            const auto op = numerics::make_sell_operator(m);
+        const numerics::LatticeRowOrder small_lattice{args.lx, args.ly, 4 * args.lz};
+        std::map<int, std::shared_ptr<const numerics::SellMatrix>> small_by_c;
+        for (const std::string& label : args.ops) {
+            const SellLabel l = parse_sell_label(label);
+            if (!l.ok) continue;
+            const auto op = make_sell(l, sell_matrix(*small, ns, l.c, small_by_c), small_lattice);
+            const auto m = small_by_c.at(l.c);
             for (const int r : args.widths) {
                 BlockVector x(ns, r), y(ns, r);
                 numerics::fill_random_phase_vectors(x, 1, 0, ns);
@@ -510,21 +622,35 @@ int main(int argc, char** argv)
     bool first = true;
     std::map<std::string, double> t_r1;                    // op -> seconds at R = 1
     std::map<std::string, std::map<int, double>> t_all;  // op -> R -> seconds
+    std::map<std::pair<int, std::size_t>, double> interleaved;  // (R, op index) -> seconds
+    if (args.interleave) interleaved = time_sweeps_interleaved(ops, args.widths, n, args.reps);
     for (const int r : args.widths) {
-        BlockVector x(n, r), y(n, r);
-        numerics::fill_random_phase_vectors(x, 1, 0, n);
-        numerics::fill_random_phase_vectors(y, 2, 0, n);
+        BlockVector x, y;  // --interleave: timed above
+        if (!args.interleave) {
+            x = BlockVector(n, r);
+            y = BlockVector(n, r);
+            numerics::fill_random_phase_vectors(x, 1, 0, n);
+            numerics::fill_random_phase_vectors(y, 2, 0, n);
+        }
         double naive_seconds = 0.0;
-        for (const Op& o : ops) {
+        for (std::size_t oi = 0; oi < ops.size(); ++oi) {
+            const Op& o = ops[oi];
             const OperatorCost cost = o.op->cost();
             const double flops = perf::sweep_flops(nnz, double(n), r);
             const double own_bytes = perf::sweep_bytes(cost.matrix_bytes, double(n), r);
-            const double seconds = time_sweeps(*o.op, x, y, args.reps, 1);
+            const double seconds = args.interleave ? interleaved.at({r, oi}) : time_sweeps(*o.op, x, y, args.reps, 1);
             if (o.label == "naive") naive_seconds = seconds;
             if (r == 1) t_r1[o.label] = seconds;
             t_all[o.label][r] = seconds;
             const double gflops = flops / seconds * 1e-9;
             const double balance = perf::code_balance_13(r);
+            int tile_cells = 0;  // y tile of the tiled SELL sweep order (0: static split)
+            if (const SellLabel l = parse_sell_label(o.label); l.tiled) {
+                numerics::TileOptions to;
+                to.tile_cells = l.tile;
+                const int ty = numerics::lattice_tile_cells(lattice, r, to);
+                tile_cells = ty < lattice.ny ? ty : 0;
+            }
             const double p_mem = perf::roofline_gflops(bw, balance);
             const double pstar = perf::roofline_gflops(bw, balance, mach.peak_gflops);
             const double own_pstar = perf::roofline_gflops(bw, own_bytes / flops, mach.peak_gflops);
@@ -539,7 +665,8 @@ int main(int argc, char** argv)
                         opt(pl > 0 ? 100.0 * gflops / pl : -1.0, "%.0f").c_str(), 100.0 * gflops / mach.peak_gflops,
                         opt(per_vm, "%.2f").c_str(), opt(vs_naive, "%.2f").c_str());
             json << (first ? "\n" : ",\n") << "    {\"op\": \"" << o.label << "\", \"name\": " << json_string(o.op->name())
-                 << ", \"R\": " << r << ", \"seconds\": " << seconds << ", \"flops\": " << flops
+                 << ", \"R\": " << r << ", \"tile_cells\": " << tile_cells << ", \"seconds\": " << seconds
+                 << ", \"flops\": " << flops
                  << ", \"own_bytes\": " << own_bytes << ", \"gflops\": " << gflops
                  << ", \"gb_s\": " << own_bytes / seconds * 1e-9 << ", \"b_min\": " << balance
                  << ", \"memory_roofline_gflops\": " << p_mem << ", \"roofline_gflops\": " << pstar

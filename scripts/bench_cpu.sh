@@ -5,14 +5,17 @@
 #
 # 1. builds (Release) with scripts/build.sh in ./build, or $TOPOKPM_BUILD_DIR;
 # 2. runs spmmv-bench $TOPOKPM_BENCH_RUNS times (default 3; each: triad b at start and end,
-#    SELL-C-sigma scan, in-cache P_LLC, every operator at R = 1..32, median of
+#    SELL-C-sigma scan, in-cache P_LLC, every operator at R = 1..32 -- naive, sell-32,
+#    sell-8, their cache-blocked sweep orders sell-32t and sell-8t, free -- median of
 #    $TOPOKPM_BENCH_REPS sweeps, default 9), raw output in <build>/perf/;
+#    TOPOKPM_BENCH_ARGS adds spmmv-bench options (e.g. "--interleave": every (R, op) pair
+#    alternates within each repetition, so A/B and R = 32 vs R = 1 see the same load);
 # 3. runs kpm-dos on inputs/bench/ti_64x64x40_R32.ini (ti 64x64x40, M = 2048, R = 32) and
 #    records its wall time and the fraction spent in the kernel (its "moments" phase);
 # 4. bench/plot_roofline.py merges everything (medians over the runs) into
 #    docs/perf/cpu_spmmv.json, docs/perf/cpu_table.md and docs/perf/roofline.png.
 #
-# Threads: OMP_NUM_THREADS (default: all CPUs). About 4-6 minutes on 2 cores after the
+# Threads: OMP_NUM_THREADS (default: all CPUs). About 6-8 minutes on 2 cores after the
 # build; other processes on the machine slow it down and show up as noise (the benchmark
 # records the load average).
 set -euo pipefail
@@ -31,7 +34,8 @@ mkdir -p "$raw" "$out"
 jsons=()
 for i in $(seq 1 "$runs"); do
     echo "== spmmv-bench run $i/$runs (OMP_NUM_THREADS=$OMP_NUM_THREADS, $reps reps) =="
-    "$build_dir/bench/spmmv-bench" --reps "$reps" --triad-reps 20 --json "$raw/spmmv_run$i.json" \
+    # shellcheck disable=SC2086
+    "$build_dir/bench/spmmv-bench" --reps "$reps" --triad-reps 20 ${TOPOKPM_BENCH_ARGS:-} --json "$raw/spmmv_run$i.json" \
         | tee "$raw/spmmv_run$i.txt"
     jsons+=("$raw/spmmv_run$i.json")
 done

@@ -22,6 +22,36 @@
 //    loop): 10-25 % slower, twice the accumulator footprint in L1;
 //  * row-wise order (one row at a time, its split accumulators in registers) for R >= 8:
 //    15-60 % slower (fewer x rows in flight than with the C rows of a chunk side by side).
+//
+// Sweep order (issue 4). Both sweeps take an optional ChunkSchedule (sell_schedule.hpp,
+// iterated by for_each_scheduled_chunk, chunk_schedule.hpp): each thread keeps the chunk
+// range of the static split (the builder's first-touch split; this VM has one NUMA node,
+// so first touch cannot be measured here, but the thread -> rows mapping stays contiguous
+// and equal to the fill's) and visits it y tile by y tile (outer), x plane by x plane
+// (inner), so the x rows of the planes x-1, x, x+1 of a tile stay in cache.
+// Measured on the 2-vCPU Xeon (family 6 model 0xcf, AVX-512, 2 MiB L2 per core, a
+// 260 MiB L3 shared with other VMs; triad b = 12-25 GB/s, varying from minute to minute),
+// ti 64x64x40, 2 threads, spmmv-bench --interleave (all variants alternate in one process),
+// medians of 9-15 sweeps:
+//  * y tile Ty at R = 32, time relative to the untiled sweep, three runs (SELL-8-256):
+//    Ty = 2: +7/-7/-2 %, 4: -1/-9/-7 %, 8: -9/-11/-14 %, 16: -10/-10/-13 %, 32: -9 % (one
+//    run); SELL-32-256 (two runs): Ty = 4: -11/-7 %, 8: -9/-14 %, 16: -11/-13 %. The
+//    default budget (2 MiB of x per thread for the three planes, TileOptions) gives Ty = 8
+//    at R = 32 (8 tiles of 8 x 160 rows), 16 at R = 16, 32 at R = 8, none at R <= 4.
+//    These scans ran while other VMs loaded the machine (b 12-25 GB/s). On the quiet machine
+//    (b 25-26 GB/s, 3 runs of 15 interleaved sweeps) the orders are equal within noise:
+//    SELL-8 R = 32 89.6/85.1 ms untiled vs 86.8/83.9 ms tiled (-3/-1 %), SELL-32 equal,
+//    R = 8 (Ty 32) equal, R = 1 unchanged (static); the 260 MiB L3 of this Xeon holds the
+//    untiled plane triple (30 MiB) when nobody else uses it. The tiles matter where the
+//    L3 is small or shared (32 MiB Zen 4 of docs/performance.md, or a busy host).
+//  * non-temporal stores of y (_mm_stream_pd of the finished row, y read first as beta != 0):
+//    2x slower at R = 1 (24 -> 47-50 ms SELL-8, 24 -> 32.5 ms SELL-32) and at R = 32
+//    (186-203 -> 372-391 ms), two alternating process pairs. Not kept.
+//  * software prefetch (x rows of the last, i.e. largest-column, entry of each row and the
+//    y rows, 1, 2 or 4 chunks ahead in the same range): 8-20 % slower at R = 32 and 3-15 %
+//    at R = 8 than the tiled sweep without it (two in-process runs). Not kept: the sweep is
+//    bound by the L2 -> core traffic of the x rows (in-cache ti 8x8x10, R = 32: 43-45
+//    Gflop/s), and the prefetches add to exactly that.
 #include <omp.h>
 
 #include <algorithm>
@@ -29,6 +59,7 @@
 #include <set>
 #include <vector>
 
+#include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
@@ -40,7 +71,7 @@ namespace {
 /// One sweep. Width > 0: compile-time R; Width == 0: runtime R (generic fallback).
 template <int Width>
 void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int runtime_cols,
-           const AugmentedOps& ops, DotSums* dots)
+           const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
     const int r = Width > 0 ? Width : runtime_cols;
     const int c = a.chunk_height();
@@ -77,8 +108,7 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
         double* const tyr = Width > 0 ? yr_fixed : dyn.data() + r;
         double* const tyi = Width > 0 ? yi_fixed : dyn.data() + 2 * r;
 
-#pragma omp for schedule(static)
-        for (local_index ch = 0; ch < num_chunks; ++ch) {
+        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             double* const a = acc.data();
@@ -103,7 +133,7 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
                                   y + 2 * static_cast<std::int64_t>(row) * r, r, scale, shift, beta, want_dots, txx,
                                   tyr, tyi);
             }
-        }
+        });
         store_thread_dots(partial, r, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, num_threads, r, dots);
@@ -114,7 +144,7 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
 /// chunk's whole width. Requires C % G == 0 and (G R) % 4 == 0.
 template <int R, int G>
 void sweep_blocked(const SellMatrix& a, const complex_type* xc, complex_type* yc, const AugmentedOps& ops,
-                   DotSums* dots)
+                   DotSums* dots, const ChunkSchedule* schedule)
 {
     const int c = a.chunk_height();
     const local_index num_chunks = a.num_chunks();
@@ -138,11 +168,12 @@ void sweep_blocked(const SellMatrix& a, const complex_type* xc, complex_type* yc
         double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
         alignas(64) double acc[2 * G * R];
 
-        // schedule(static): contiguous chunk ranges per thread, the same split as the
-        // builder's fill (first touch) and the vectors' rows stay in one thread's caches.
-        // dynamic/guided (chunk 64) measured 3-6 % slower at R = 1 and equal at R = 32.
-#pragma omp for schedule(static)
-        for (local_index ch = 0; ch < num_chunks; ++ch) {
+        // Without a schedule: the static split, contiguous chunk ranges per thread, the same
+        // split as the builder's fill (first touch) and the vectors' rows stay in one thread's
+        // caches. dynamic/guided (chunk 64) measured 3-6 % slower at R = 1 and equal at R = 32.
+        // With a ChunkSchedule (lattice_chunk_schedule: the same per-thread chunk range,
+        // visited in y tiles, x planes inner) see the measurements at the top of this file.
+        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             for (int s0 = 0; s0 < c; s0 += G) {
@@ -156,7 +187,7 @@ void sweep_blocked(const SellMatrix& a, const complex_type* xc, complex_type* yc
                                   tyr, tyi);
                 }
             }
-        }
+        });
         store_thread_dots(partial, R, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, num_threads, R, dots);
@@ -183,27 +214,27 @@ constexpr int pick_group(int r, int c)
 
 template <int R, int G>
 bool try_group(int c, const SellMatrix& a, const complex_type* x, complex_type* y, const AugmentedOps& ops,
-               DotSums* dots)
+               DotSums* dots, const ChunkSchedule* schedule)
 {
     if constexpr (G >= 1 && (G * R) % 4 == 0) {
         if (pick_group(R, c) == G) {
-            sweep_blocked<R, G>(a, x, y, ops, dots);
+            sweep_blocked<R, G>(a, x, y, ops, dots, schedule);
             return true;
         }
-        return try_group<R, G / 2>(c, a, x, y, ops, dots);
+        return try_group<R, G / 2>(c, a, x, y, ops, dots, schedule);
     } else {
-        (void)c, (void)a, (void)x, (void)y, (void)ops, (void)dots;
+        (void)c, (void)a, (void)x, (void)y, (void)ops, (void)dots, (void)schedule;
         return false;
     }
 }
 
 template <int R>
 void dispatch_width(const SellMatrix& a, const complex_type* x, complex_type* y, const AugmentedOps& ops,
-                    DotSums* dots)
+                    DotSums* dots, const ChunkSchedule* schedule)
 {
-    if (try_group<R, simd::group_rows(R, 1 << 20)>(a.chunk_height(), a, x, y, ops, dots)) return;
+    if (try_group<R, simd::group_rows(R, 1 << 20)>(a.chunk_height(), a, x, y, ops, dots, schedule)) return;
     warn_generic_once(R, a.chunk_height());
-    sweep<R>(a, x, y, R, ops, dots);
+    sweep<R>(a, x, y, R, ops, dots, schedule);
 }
 
 }  // namespace
@@ -213,16 +244,22 @@ const char* compiled_isa() { return simd::compiled_isa; }
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots)
 {
+    sell_spmmv(a, x, y, num_cols, ops, dots, nullptr);
+}
+
+void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+{
     switch (num_cols) {
-    case 1: return dispatch_width<1>(a, x, y, ops, dots);
-    case 2: return dispatch_width<2>(a, x, y, ops, dots);
-    case 4: return dispatch_width<4>(a, x, y, ops, dots);
-    case 8: return dispatch_width<8>(a, x, y, ops, dots);
-    case 16: return dispatch_width<16>(a, x, y, ops, dots);
-    case 32: return dispatch_width<32>(a, x, y, ops, dots);
+    case 1: return dispatch_width<1>(a, x, y, ops, dots, schedule);
+    case 2: return dispatch_width<2>(a, x, y, ops, dots, schedule);
+    case 4: return dispatch_width<4>(a, x, y, ops, dots, schedule);
+    case 8: return dispatch_width<8>(a, x, y, ops, dots, schedule);
+    case 16: return dispatch_width<16>(a, x, y, ops, dots, schedule);
+    case 32: return dispatch_width<32>(a, x, y, ops, dots, schedule);
     default:
         warn_generic_once(num_cols, a.chunk_height());
-        return sweep<0>(a, x, y, num_cols, ops, dots);
+        return sweep<0>(a, x, y, num_cols, ops, dots, schedule);
     }
 }
 

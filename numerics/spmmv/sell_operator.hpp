@@ -6,6 +6,7 @@
 
 #include "numerics/base/operator.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
+#include "numerics/sparse/sell_schedule.hpp"
 
 namespace topokpm::numerics {
 
@@ -14,6 +15,23 @@ namespace topokpm::numerics {
 /// Block widths 1, 2, 4, 8, 16, 32 run compile-time specialised kernels; other widths
 /// a generic kernel (one PERFWARNING per width). OpenMP over chunks.
 std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix);
+
+/// The same kernel with the cache-blocked sweep order for lattice-ordered rows
+/// (row = s + S (y + Ny x), sell_schedule.hpp): each thread keeps the chunk range of the
+/// static split and visits it in y tiles (outer) by x planes (inner), so the x-vector rows
+/// of the planes x-1, x, x+1 of a tile stay in cache. The tile is chosen per block width
+/// (lattice_tile_cells(); R <= 4, or planes that fit the budget: the plain static split)
+/// and the schedule is built on first use per (R, thread count) and kept. Results equal
+/// the untiled operator's up to rounding. name(): "sell-C-σ-tiled".
+/// @throws DimensionMismatch when nx ny S != matrix->num_rows()
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix, const LatticeRowOrder& lattice,
+                                             const TileOptions& options = {});
+
+/// The SELL operator with a fixed, caller-made chunk schedule (e.g. build_from_row_segments()
+/// for another row order). Used when the thread count at apply() equals
+/// schedule->num_threads; otherwise the static split.
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix,
+                                             std::shared_ptr<const ChunkSchedule> schedule);
 
 /// The naive reference path (seed 004, Fig. 3): a plain SpMV per column, then separate
 /// BLAS-1 style sweeps for the shift/scale/axpby and for each dot product. Same results

@@ -23,6 +23,7 @@
 
 #include "numerics/base/operator.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
+#include "numerics/sparse/sell_schedule.hpp"
 
 namespace topokpm::numerics::kernels {
 
@@ -32,6 +33,14 @@ namespace cpu {
 /// and summed in thread order (deterministic for a fixed thread count).
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots);
+
+/// The same with the chunks visited in the order of `schedule` (sell_schedule.hpp; e.g.
+/// lattice_chunk_schedule(a, lattice, num_cols, omp_get_max_threads())). nullptr, or a
+/// schedule for another thread count or chunk count: the static split as above. Dots are
+/// summed per thread in schedule order, then in thread order (deterministic for a fixed
+/// schedule and thread count; equal to the static split's up to rounding).
+void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule);
 
 /// The SIMD instruction set the CPU kernels were compiled for ("AVX-512", "AVX2" or the
 /// portable fallback); printed by kpm-dos and spmmv-bench so a run says which path ran.
