@@ -61,6 +61,7 @@
 #include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/sell_single.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/system.hpp"
@@ -94,7 +95,7 @@ struct Args {
     bool sigma_scan = true;
     int lx = 16, ly = 16, lz = 10;  // the in-cache (P_LLC) lattice; lx = 0: skip
     std::vector<int> widths{1, 2, 4, 8, 16, 32};
-    std::vector<std::string> ops{"naive", "sell-32", "sell-8", "sell-32t", "sell-8t", "free"};
+    std::vector<std::string> ops{"naive", "sell-32", "sell-8", "sell-32t", "sell-8t", "sell-8ts", "free"};
     bool interleave = false;
     std::string json;
 };
@@ -106,9 +107,10 @@ struct Args {
         "  --lattice NXxNYxNZ  ti lattice in sites (default 64x64x40: N = 655360 rows)\n"
         "  --reps N            timed sweeps per operator and width, median reported (default 7)\n"
         "  --widths LIST       block widths R, comma-separated (default 1,2,4,8,16,32)\n"
-        "  --ops LIST          of naive,sell-32,sell-8,sell-32t,sell-8t,free (default all); also\n"
+        "  --ops LIST          of naive,sell-32,sell-8,sell-32t,sell-8t,sell-8ts,free (default all); also\n"
         "                      sell-<C> / sell-<C>t (tiled sweep order) for any C, sell-<C>t<Ty> (tile of\n"
-        "                      Ty cells of y forced)\n"
+        "                      Ty cells of y forced); a trailing s (sell-8s, sell-8ts): single precision\n"
+        "                      (complex float, --precision single), rated against its own B_min\n"
         "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
         "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
         "                      instead of all repetitions of one pair after the other\n"
@@ -396,18 +398,24 @@ std::string load_average()
 
 bool wanted(const Args& a, const std::string& op) { return std::find(a.ops.begin(), a.ops.end(), op) != a.ops.end(); }
 
-/// "sell-<C>" (plain), "sell-<C>t" (tiled, tile from R), "sell-<C>t<Ty>" (tile forced).
+/// "sell-<C>" (plain), "sell-<C>t" (tiled, tile from R), "sell-<C>t<Ty>" (tile forced);
+/// a trailing "s" (e.g. "sell-8ts"): the same in single precision (--precision single).
 struct SellLabel {
     bool ok = false;
     int c = 0;
     bool tiled = false;
     int tile = 0;
+    bool single = false;
 };
 SellLabel parse_sell_label(const std::string& label)
 {
     SellLabel l;
     if (label.rfind("sell-", 0) != 0) return l;
-    const std::string rest = label.substr(5);
+    std::string rest = label.substr(5);
+    if (!rest.empty() && rest.back() == 's') {
+        l.single = true;
+        rest.pop_back();
+    }
     const auto t = rest.find('t');
     const std::string cs = rest.substr(0, t);
     if (cs.empty() || cs.find_first_not_of("0123456789") != std::string::npos) return l;
@@ -421,6 +429,35 @@ SellLabel parse_sell_label(const std::string& label)
     l.ok = l.c >= 1;
     return l;
 }
+
+/// Benchmark adapter for a single-precision operator: apply() ignores the double blocks
+/// it is given (their width only selects a pair) and sweeps its own complex-float pair of
+/// that width with apply_single(), swapping them after each sweep as the timing loops do
+/// with x and y. So the harness times exactly the kernel kpm-dos --precision single runs.
+class SingleSweep final : public Operator {
+public:
+    explicit SingleSweep(std::unique_ptr<Operator> op) : op_(std::move(op)) {}
+    global_index num_rows() const override { return op_->num_rows(); }
+    Precision precision() const override { return Precision::Single; }
+    void apply(const BlockVector& x, BlockVector&, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        auto& pair = blocks_[x.num_cols()];
+        if (pair.first.num_rows() == 0) {
+            BlockVector xd(num_rows(), x.num_cols()), yd(num_rows(), x.num_cols());
+            numerics::fill_random_phase_vectors(xd, 1, 0, num_rows());
+            numerics::fill_random_phase_vectors(yd, 2, 0, num_rows());
+            pair = {to_single(xd), to_single(yd)};
+        }
+        op_->apply_single(pair.first, pair.second, ops, dots);
+        pair.first.swap(pair.second);
+    }
+    std::string name() const override { return op_->name(); }
+    OperatorCost cost() const override { return op_->cost(); }
+
+private:
+    std::unique_ptr<Operator> op_;
+    mutable std::map<int, std::pair<BlockVectorSingle, BlockVectorSingle>> blocks_;
+};
 
 }  // namespace
 
@@ -478,9 +515,12 @@ int main(int argc, char** argv)
     };
     const auto make_sell = [](const SellLabel& l, std::shared_ptr<const numerics::SellMatrix> m,
                               const numerics::LatticeRowOrder& lat) -> std::unique_ptr<Operator> {
-        if (!l.tiled) return numerics::make_sell_operator(std::move(m));
         numerics::TileOptions o;
         o.tile_cells = l.tile;
+        if (l.single)
+            return std::make_unique<SingleSweep>(l.tiled ? numerics::make_sell_single_operator(*m, lat, o)
+                                                         : numerics::make_sell_single_operator(*m));
+        if (!l.tiled) return numerics::make_sell_operator(std::move(m));
         return numerics::make_sell_operator(std::move(m), lat, o);
     };
     for (const std::string& label : args.ops) {
@@ -597,7 +637,7 @@ int main(int argc, char** argv)
                 const int inner = static_cast<int>(std::clamp(std::ceil(2e-3 / std::max(probe, 1e-9)), 1.0, 5000.0));
                 const double s = time_sweeps(*op, x, y, args.reps, inner, true);
                 const double gf = perf::sweep_flops(nnz_s, double(ns), r) / s * 1e-9;
-                const double ws = (m->storage_bytes() + 2.0 * 16.0 * double(ns) * r) / 1048576.0;
+                const double ws = (op->cost().storage_bytes + 2.0 * (l.single ? 8.0 : 16.0) * double(ns) * r) / 1048576.0;
                 p_llc[label][r] = gf;
                 std::printf("%-8s %3d %11.1f %9.2f %12.1f\n", label.c_str(), r, s * 1e6, gf, ws);
                 json_llc << (first ? "\n" : ",\n") << "      {\"op\": \"" << label << "\", \"R\": " << r
@@ -637,13 +677,15 @@ int main(int argc, char** argv)
             const Op& o = ops[oi];
             const OperatorCost cost = o.op->cost();
             const double flops = perf::sweep_flops(nnz, double(n), r);
-            const double own_bytes = perf::sweep_bytes(cost.matrix_bytes, double(n), r);
+            const bool single = parse_sell_label(o.label).single;
+            const double own_bytes = perf::sweep_bytes(cost.matrix_bytes, double(n), r, single ? 8.0 : 16.0);
             const double seconds = args.interleave ? interleaved.at({r, oi}) : time_sweeps(*o.op, x, y, args.reps, 1);
             if (o.label == "naive") naive_seconds = seconds;
             if (r == 1) t_r1[o.label] = seconds;
             t_all[o.label][r] = seconds;
             const double gflops = flops / seconds * 1e-9;
-            const double balance = perf::code_balance_13(r);
+            // Single precision: its own minimum traffic (8-byte values), so P* is its roofline.
+            const double balance = single ? perf::code_balance_13_single(r) : perf::code_balance_13(r);
             int tile_cells = 0;  // y tile of the tiled SELL sweep order (0: static split)
             if (const SellLabel l = parse_sell_label(o.label); l.tiled) {
                 numerics::TileOptions to;

@@ -230,13 +230,18 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
         else sp = {1, 1};
         sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(mdl, 0, mdl.num_rows(), sp));
         fill_beta = sell->fill_efficiency();
+        // Rows are row = s + S (y + Ny x) in both models (spec §2-3): the CPU sweeps visit
+        // them in y tiles so the neighbouring x planes stay in cache (docs/performance.md).
+        const numerics::LatticeRowOrder rows{mdl.params().nx, mdl.params().ny,
+                                             mdl.orbitals_per_site() * mdl.params().nz};
         if (cfg.precision == Precision::Single) {  // a float copy; the double matrix is freed at once
-            auto single = numerics::make_sell_single_operator(*sell);
+            auto single = numerics::make_sell_single_operator(*sell, rows);
             sell.reset();
             return single;
         }
         if (cuda) return numerics::make_cuda_sell_operator(sell, 0);
-        return cfg.matrix == MatrixKind::Naive ? numerics::make_naive_operator(sell) : numerics::make_sell_operator(sell);
+        return cfg.matrix == MatrixKind::Naive ? numerics::make_naive_operator(sell)
+                                               : numerics::make_sell_operator(sell, rows);
     };
     std::shared_ptr<const Operator> op;
     timers.time("build", [&] { op = build_operator(*model); });

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/spmmv/sell_single.hpp"
@@ -106,7 +107,8 @@ inline void finish_row_single(const float* __restrict sum, const float* __restri
 /// Register-blocked sweep for R a multiple of 8: each chunk as C/G groups of G rows, the
 /// group's G x R complex sums in registers for the chunk's whole width.
 template <int R, int G>
-void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots)
+void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
+                   const ChunkSchedule* schedule)
 {
     static_assert(R % 8 == 0, "whole 8-complex vectors per row");
     constexpr int per_row = R / 8;
@@ -129,8 +131,7 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
         alignas(64) float out[2 * G * R];
         const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
         const v16i swap = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
-#pragma omp for schedule(static)
-        for (local_index ch = 0; ch < num_chunks; ++ch) {
+        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             for (int s0 = 0; s0 < c; s0 += G) {
@@ -164,7 +165,7 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
                                          txx, tyr, tyi);
                 }
             }
-        }
+        });
         store_thread_dots(partial, R, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, num_threads, R, dots);
@@ -174,7 +175,7 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
 /// rows of the chunk (R = 1: the SELL layout's purpose) or across R.
 template <int Width>
 void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runtime_cols, const AugmentedOps& ops,
-                   DotSums* dots)
+                   DotSums* dots, const ChunkSchedule* schedule)
 {
     const int r = Width > 0 ? Width : runtime_cols;
     const int c = a.chunk_height;
@@ -197,8 +198,7 @@ void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runt
         double* const tyi = td.data() + 2 * r;
         std::vector<float> acc(2 * static_cast<size_t>(c) * r);  // interleaved, per slot
         std::vector<float> are(c), aim(c);                        // R = 1: split re / im
-#pragma omp for schedule(static)
-        for (local_index ch = 0; ch < num_chunks; ++ch) {
+        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             if constexpr (Width == 1) {
@@ -245,36 +245,37 @@ void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runt
                                          y + 2 * static_cast<std::int64_t>(row) * r, r, scale, shift, beta, want_dots,
                                          txx, tyr, tyi);
             }
-        }
+        });
         store_thread_dots(partial, r, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, num_threads, r, dots);
 }
 
 template <int R>
-void blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots)
+void blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
+             const ChunkSchedule* schedule)
 {
     constexpr int g = single_group_rows(R);
     // The groups must tile the chunk; otherwise (C not a multiple of G) fall back to G = 1.
-    if (a.chunk_height % g == 0) return sweep_blocked<R, g>(a, x, y, ops, dots);
-    return sweep_blocked<R, 1>(a, x, y, ops, dots);
+    if (a.chunk_height % g == 0) return sweep_blocked<R, g>(a, x, y, ops, dots, schedule);
+    return sweep_blocked<R, 1>(a, x, y, ops, dots, schedule);
 }
 
 }  // namespace
 
 void sell_spmmv_single(const SellSingleMatrix& a, const complex_single* xc, complex_single* yc, int num_cols,
-                       const AugmentedOps& ops, DotSums* dots)
+                       const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
     const float* x = reinterpret_cast<const float*>(xc);
     float* y = reinterpret_cast<float*>(yc);
     switch (num_cols) {
-    case 1: return sweep_generic<1>(a, x, y, 1, ops, dots);
-    case 2: return sweep_generic<2>(a, x, y, 2, ops, dots);
-    case 4: return sweep_generic<4>(a, x, y, 4, ops, dots);
-    case 8: return blocked<8>(a, x, y, ops, dots);
-    case 16: return blocked<16>(a, x, y, ops, dots);
-    case 32: return blocked<32>(a, x, y, ops, dots);
-    default: return sweep_generic<0>(a, x, y, num_cols, ops, dots);
+    case 1: return sweep_generic<1>(a, x, y, 1, ops, dots, schedule);
+    case 2: return sweep_generic<2>(a, x, y, 2, ops, dots, schedule);
+    case 4: return sweep_generic<4>(a, x, y, 4, ops, dots, schedule);
+    case 8: return blocked<8>(a, x, y, ops, dots, schedule);
+    case 16: return blocked<16>(a, x, y, ops, dots, schedule);
+    case 32: return blocked<32>(a, x, y, ops, dots, schedule);
+    default: return sweep_generic<0>(a, x, y, num_cols, ops, dots, schedule);
     }
 }
 

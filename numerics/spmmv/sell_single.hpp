@@ -21,6 +21,7 @@
 
 #include "numerics/base/operator.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
+#include "numerics/sparse/sell_schedule.hpp"
 
 namespace topokpm::numerics {
 
@@ -49,13 +50,22 @@ namespace kernels::cpu {
 /// <x|x> and <y|x> per column (new y) accumulated in double; beta == 0: y is not read.
 /// R a multiple of 8: register-blocked (8 complex floats per 512-bit vector); other
 /// widths: rows of a chunk side by side (R = 1, 2, 4) or a generic loop.
+/// `schedule` (may be null: the static split): the chunk order of the cache-blocked sweep,
+/// as for the double kernel (numerics/cpu/chunk_schedule.hpp).
 void sell_spmmv_single(const SellSingleMatrix& a, const complex_single* x, complex_single* y, int num_cols,
-                       const AugmentedOps& ops, DotSums* dots);
+                       const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule = nullptr);
 }  // namespace kernels::cpu
 
 /// The single-precision SELL operator: precision() is Single, apply_single() runs the
 /// kernel above, apply() (Lanczos bounds, tests) rounds x to float, sweeps in single and
 /// widens y back to double.
 std::unique_ptr<Operator> make_sell_single_operator(const SellMatrix& matrix);
+/// The same with the cache-blocked (y-tiled) sweep order of make_sell_operator(matrix,
+/// lattice): the schedules for R = 8, 16, 32 at the current thread count are built here,
+/// from the double matrix's structure (other widths and thread counts: the static split).
+/// The tile budget counts 16 bytes per value, so a single tile holds twice the rows' worth
+/// of cache it could; measured equal within noise (docs/performance.md).
+std::unique_ptr<Operator> make_sell_single_operator(const SellMatrix& matrix, const LatticeRowOrder& lattice,
+                                                   const TileOptions& options = {});
 
 }  // namespace topokpm::numerics

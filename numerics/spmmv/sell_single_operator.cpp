@@ -1,5 +1,10 @@
-#include "runtime/base/error.hpp"
+#include <omp.h>
+
+#include <map>
+#include <memory>
+
 #include "numerics/spmmv/sell_single.hpp"
+#include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
 namespace {
@@ -9,6 +14,16 @@ public:
     explicit SellSingleOperator(const SellMatrix& m) : m_(SellSingleMatrix::from(m))
     {
         TOPOKPM_REQUIRE(m.num_cols() == m.num_rows(), "a local operator needs a square matrix");
+    }
+    SellSingleOperator(const SellMatrix& m, const LatticeRowOrder& lattice, const TileOptions& options)
+        : SellSingleOperator(m)
+    {
+        tiled_ = true;
+        threads_ = omp_get_max_threads();
+        for (const int r : {8, 16, 32}) {
+            ChunkSchedule s = lattice_chunk_schedule(m, lattice, r, threads_, options);
+            if (s.tile_cells > 0) schedules_[r] = std::make_shared<const ChunkSchedule>(std::move(s));
+        }
     }
 
     global_index num_rows() const override { return m_.num_rows; }
@@ -23,7 +38,11 @@ public:
                         " for an operator of ", num_rows(), " rows");
         TOPOKPM_REQUIRE(x.data() != y.data(), "x and y must not alias");
         TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "want_dots without a DotSums");
-        kernels::cpu::sell_spmmv_single(m_, x.data(), y.data(), x.num_cols(), ops, ops.want_dots ? dots : nullptr);
+        const ChunkSchedule* schedule = nullptr;
+        if (const auto it = schedules_.find(x.num_cols()); it != schedules_.end() && threads_ == omp_get_max_threads())
+            schedule = it->second.get();  // else the kernel's static split
+        kernels::cpu::sell_spmmv_single(m_, x.data(), y.data(), x.num_cols(), ops, ops.want_dots ? dots : nullptr,
+                                        schedule);
     }
 
     /// Double blocks go through single precision: x (and y when beta != 0) rounded to
@@ -41,7 +60,7 @@ public:
         const std::string layout = m_.chunk_height == 1 && m_.sigma == 1
                                        ? std::string("crs")
                                        : "sell-" + std::to_string(m_.chunk_height) + "-" + std::to_string(m_.sigma);
-        return layout + "-single";
+        return layout + (tiled_ ? "-tiled" : "") + "-single";
     }
 
     OperatorCost cost() const override
@@ -55,6 +74,9 @@ public:
 
 private:
     SellSingleMatrix m_;
+    bool tiled_ = false;
+    int threads_ = 0;
+    std::map<int, std::shared_ptr<const ChunkSchedule>> schedules_;  // by R, for threads_ threads
 };
 
 }  // namespace
@@ -62,6 +84,12 @@ private:
 std::unique_ptr<Operator> make_sell_single_operator(const SellMatrix& matrix)
 {
     return std::make_unique<SellSingleOperator>(matrix);
+}
+
+std::unique_ptr<Operator> make_sell_single_operator(const SellMatrix& matrix, const LatticeRowOrder& lattice,
+                                                   const TileOptions& options)
+{
+    return std::make_unique<SellSingleOperator>(matrix, lattice, options);
 }
 
 }  // namespace topokpm::numerics
