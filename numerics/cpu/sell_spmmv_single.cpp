@@ -217,6 +217,38 @@ void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runt
                         pi[s] += vr * xi + vi * xr;
                     }
                 }
+                // Consecutive rows (most chunks of a lattice model): one vector epilogue over
+                // the chunk, split re/im, dots reduced across the rows first.
+                const local_index* slot_rows = row_of_slot + static_cast<size_t>(ch) * c;
+                bool consecutive = slot_rows[0] >= 0;
+                for (int s = 1; s < c; ++s) consecutive &= slot_rows[s] == slot_rows[0] + s;
+                if (consecutive) {
+                    const float* __restrict xo = x + 2 * static_cast<std::int64_t>(slot_rows[0]);
+                    float* __restrict yo = y + 2 * static_cast<std::int64_t>(slot_rows[0]);
+                    double sxx = 0.0, syr = 0.0, syi = 0.0;
+#pragma omp simd reduction(+ : sxx, syr, syi)
+                    for (int s = 0; s < c; ++s) {
+                        const double xre = xo[2 * s], xim = xo[2 * s + 1];
+                        double yre = scale * (static_cast<double>(pr[s]) - shift * xre);
+                        double yim = scale * (static_cast<double>(pi[s]) - shift * xim);
+                        if (beta != 0.0) {
+                            yre += beta * static_cast<double>(yo[2 * s]);
+                            yim += beta * static_cast<double>(yo[2 * s + 1]);
+                        }
+                        const float fre = static_cast<float>(yre), fim = static_cast<float>(yim);
+                        yo[2 * s] = fre;
+                        yo[2 * s + 1] = fim;
+                        sxx += xre * xre + xim * xim;
+                        syr += static_cast<double>(fre) * xre + static_cast<double>(fim) * xim;  // conj(y) x
+                        syi += static_cast<double>(fre) * xim - static_cast<double>(fim) * xre;
+                    }
+                    if (want_dots) {
+                        txx[0] += sxx;
+                        tyr[0] += syr;
+                        tyi[0] += syi;
+                    }
+                    return;  // this chunk is done (the lambda's body)
+                }
                 for (int s = 0; s < c; ++s) {
                     acc[2 * s] = pr[s];
                     acc[2 * s + 1] = pi[s];
