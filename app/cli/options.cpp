@@ -141,7 +141,7 @@ po::options_description make_options()
     po::options_description storage("Storage and parallelism");
     storage.add_options()
         ("matrix", po::value<std::string>()->default_value("sell"), "operator: `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
-        ("sell-C", po::value<std::string>()->default_value("32"), "SELL chunk height C (1 .. 1024)")
+        ("sell-C", po::value<std::string>()->default_value("8"), "SELL chunk height C (1 .. 1024). 8 is the measured best for the CPU at block widths R >= 2 (ti 64x64x40, 2 threads: 7-20 % faster than C = 32 for R = 2..32, 8 % slower at R = 1; docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")

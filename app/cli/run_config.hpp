@@ -64,7 +64,7 @@ struct RunConfig {
 
     // Storage and parallelism
     MatrixKind matrix = MatrixKind::Sell;
-    int sell_chunk_height = 32;
+    int sell_chunk_height = 8;         ///< CPU best at R >= 2 (docs/performance.md); the GPU uses 32
     int sell_sigma = 256;
     int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
     int block_width = 0;               ///< stochastic trace: vectors per sweep; 0 = all --vectors

@@ -51,5 +51,5 @@ bad "single precision without a stored matrix" "--precision single: implemented 
 # entry, but converts from the double matrix: the check counts the peak (both).
 bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --output "$work/single.h5" > "$work/single.txt" 2>&1
-check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-32-256-tiled-single' '$work/single.txt'"
+check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-single' '$work/single.txt'"
 exit $fail
