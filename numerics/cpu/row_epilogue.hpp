@@ -16,19 +16,26 @@
 
 namespace topokpm::numerics::kernels::cpu {
 
-/// Row epilogue on interleaved (re, im) doubles. R > 0: compile-time width; R = 0: r.
-template <int R>
-inline void finish_row(const double* __restrict as, const double* __restrict xo, double* __restrict yo, int r,
-                       double scale, double shift, double beta, bool want_dots, double* __restrict txx,
-                       double* __restrict tyr, double* __restrict tyi)
+/// Row epilogue on interleaved (re, im) values of type T (double, or float for
+/// --precision single). R > 0: compile-time width; R = 0: r. The arithmetic is double in
+/// both cases: a float row's y is computed in double and rounded once when stored, and its
+/// dots are summed in double from the stored float values (docs/performance.md, "Single
+/// precision"); for T = double the casts are no-ops.
+template <int R, class T>
+inline void finish_row(const T* __restrict as, const T* __restrict xo, T* __restrict yo, int r, double scale,
+                       double shift, double beta, bool want_dots, double* __restrict txx, double* __restrict tyr,
+                       double* __restrict tyi)
 {
     const int w = R > 0 ? R : r;
     if (beta == 0.0) {
 #pragma omp simd
-        for (int j = 0; j < 2 * w; ++j) yo[j] = scale * (as[j] - shift * xo[j]);
+        for (int j = 0; j < 2 * w; ++j)
+            yo[j] = static_cast<T>(scale * (static_cast<double>(as[j]) - shift * static_cast<double>(xo[j])));
     } else {
 #pragma omp simd
-        for (int j = 0; j < 2 * w; ++j) yo[j] = scale * (as[j] - shift * xo[j]) + beta * yo[j];
+        for (int j = 0; j < 2 * w; ++j)
+            yo[j] = static_cast<T>(scale * (static_cast<double>(as[j]) - shift * static_cast<double>(xo[j])) +
+                                   beta * static_cast<double>(yo[j]));
     }
     if (want_dots) {
 #pragma omp simd

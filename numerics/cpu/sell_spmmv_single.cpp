@@ -74,36 +74,6 @@ constexpr int single_group_rows(int r)
     return g < 1 ? 1 : g;
 }
 
-/// Epilogue of one row: y = scale (sum - shift x) + beta y in double, rounded to float;
-/// dots in double from the stored float values.
-template <int R>
-inline void finish_row_single(const float* __restrict sum, const float* __restrict xo, float* __restrict yo, int r,
-                              double scale, double shift, double beta, bool want_dots, double* __restrict txx,
-                              double* __restrict tyr, double* __restrict tyi)
-{
-    const int w = R > 0 ? R : r;
-    if (beta == 0.0) {
-#pragma omp simd
-        for (int j = 0; j < 2 * w; ++j)
-            yo[j] = static_cast<float>(scale * (static_cast<double>(sum[j]) - shift * static_cast<double>(xo[j])));
-    } else {
-#pragma omp simd
-        for (int j = 0; j < 2 * w; ++j)
-            yo[j] = static_cast<float>(scale * (static_cast<double>(sum[j]) - shift * static_cast<double>(xo[j])) +
-                                       beta * static_cast<double>(yo[j]));
-    }
-    if (want_dots) {
-#pragma omp simd
-        for (int j = 0; j < w; ++j) {
-            const double xre = xo[2 * j], xim = xo[2 * j + 1];
-            const double yre = yo[2 * j], yim = yo[2 * j + 1];
-            txx[j] += xre * xre + xim * xim;
-            tyr[j] += yre * xre + yim * xim;  // conj(y) x
-            tyi[j] += yre * xim - yim * xre;
-        }
-    }
-}
-
 /// Register-blocked sweep for R a multiple of 8: each chunk as C/G groups of G rows, the
 /// group's G x R complex sums in registers for the chunk's whole width.
 template <int R, int G>
@@ -160,7 +130,7 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
                 for (int g = 0; g < G; ++g) {
                     const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
                     if (row < 0) continue;  // padding slot of the last chunk
-                    finish_row_single<R>(out + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
+                    finish_row<R>(out + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
                                          y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots,
                                          txx, tyr, tyi);
                 }
@@ -272,7 +242,7 @@ void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runt
             for (int s = 0; s < c; ++s) {
                 const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s];
                 if (row < 0) continue;
-                finish_row_single<Width>(acc.data() + 2 * static_cast<size_t>(s) * r,
+                finish_row<Width>(acc.data() + 2 * static_cast<size_t>(s) * r,
                                          x + 2 * static_cast<std::int64_t>(row) * r,
                                          y + 2 * static_cast<std::int64_t>(row) * r, r, scale, shift, beta, want_dots,
                                          txx, tyr, tyi);
