@@ -223,7 +223,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
         const bool cuda = cfg.device == DeviceKind::Cuda;
         if (cfg.matrix == MatrixKind::Free)
             return cuda ? numerics::make_cuda_stencil_operator(mdl.block_stencil(), 0)
-                        : numerics::make_cpu_stencil_operator(mdl.block_stencil());
+                        : numerics::make_cpu_stencil_operator(mdl.block_stencil(), cfg.precision);
         numerics::SellParams sp;
         // On the GPU a chunk is one warp (C = 32) whatever --sell-C says.
         if (cfg.matrix == MatrixKind::Sell) sp = {cuda ? 32 : cfg.sell_chunk_height, cfg.sell_sigma};

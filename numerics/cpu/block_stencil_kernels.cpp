@@ -58,6 +58,20 @@
 //   8    19.410 / 37.06    16.622 / 43.28    19.463 / 36.96    16.028 / 44.88
 //   16   47.287 / 30.42    35.497 / 40.53    75.312 / 19.10    36.265 / 39.67
 //   32  119.502 / 24.08    70.177 / 41.00   127.308 / 22.60    74.189 / 38.78
+// Single precision (make_cpu_stencil_operator(stencil, Precision::Single)): the same sweep
+// templated on the value type (tables, tiling, groups, checked/fast paths, prefetch in
+// bytes), complex-float tables and vectors, float row sums (R = 8, 16, 32: 8 complex floats
+// per 512-bit vector, G = 8, 4, 2; R = 4: one 256-bit vector per row; R = 1, 2: across
+// 8 / R rows, x gathered with register shuffles), the epilogue y = scale (sum + (V - shift)
+// x) + beta y in double rounded once to float, dots in double (the lanes above). The tiling
+// counts 8 bytes per vector entry. Measured (same VM, ti 64x64x40 disorder 0.5,
+// OMP_NUM_THREADS=2, double and single alternating in one process, median of 11 sweeps,
+// ms): R = 1 8.3 vs 7.6, R = 2 9.1 vs 9.7, R = 4 11.7 vs 11.2, R = 8 21.8 vs 15.4,
+// R = 16 35.0 vs 23.2, R = 32 76.8 vs 50.4. G = 4 instead of 8 at R = 8 measured equal
+// within noise. Tried and dropped for R = 1, 2, 4: building the gathered x vector in memory
+// with memcpy (2-3x slower than double: store-forwarding stalls), and for R = 4 the
+// across-rows form (2 rows per 512-bit vector: 24 ms vs 11 ms per sweep).
+//
 // Not done: xy-boundary columns (periodic wrap, ~6 % of the columns here) and z-faces take
 // the checked path (about 10 % of the time at R = 32); per-column tables for the wrapped
 // columns would move them onto the fast path.
@@ -67,6 +81,8 @@
 #include <array>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "numerics/cpu/complex_block_simd.hpp"
@@ -85,6 +101,36 @@ using kernels::cpu::store_thread_dots;
 /// Rows per register group at most: 8 (two ti sites at R <= 4). SELL's 32 rows at R = 1
 /// measured 30 % slower here (more groups straddle a z-face and take the checked path).
 constexpr int kMaxGroup = 8;
+
+/// Rows per register group for value type T and width R > 0. Double: group_rows of
+/// complex_block_simd.hpp. Float: a 512-bit register holds 8 complex floats, so the same
+/// registers hold twice the sums (G = 2 accumulator_complex / R: R = 8: 8 rows, 16: 4,
+/// 32: 2), at most kMaxGroup, and at least one whole vector of 8 complex floats.
+template <class T>
+constexpr int group_size(int r)
+{
+    if constexpr (std::is_same_v<T, double>) {
+        return simd::group_rows(r, kMaxGroup);
+    } else {
+        int g = 2 * simd::accumulator_complex / r;
+        if (g < 1) g = 1;
+        while (g * r < 8) g *= 2;
+        while (g > kMaxGroup && g > 1) g /= 2;
+        return g;
+    }
+}
+
+using v16f = float __attribute__((vector_size(64)));
+using v16i = int __attribute__((vector_size(64)));
+using v8f = float __attribute__((vector_size(32)));
+
+template <class V>
+inline V loadf(const float* p)
+{
+    V v;
+    std::memcpy(&v, p, sizeof v);  // unaligned vector load
+    return v;
+}
 
 /// One kept entry of an orbital row: term index (-1: on-site block), column orbital, value.
 struct RowEntry {
@@ -109,7 +155,7 @@ struct Tiling {
 
 class CpuStencilOperator final : public Operator {
 public:
-    explicit CpuStencilOperator(BlockStencil s) : s_(std::move(s))
+    CpuStencilOperator(BlockStencil s, Precision precision) : s_(std::move(s)), precision_(precision)
     {
         s_.validate();
         nb_ = s_.orbitals;
@@ -174,7 +220,11 @@ public:
     }
 
     global_index num_rows() const override { return s_.num_rows(); }
-    std::string name() const override { return s_.name + "-stencil-cpu"; }
+    Precision precision() const override { return precision_; }
+    std::string name() const override
+    {
+        return s_.name + (precision_ == Precision::Single ? "-stencil-cpu-single" : "-stencil-cpu");
+    }
     OperatorCost cost() const override
     {
         OperatorCost c;
@@ -186,43 +236,70 @@ public:
 
     void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
-        const global_index n = num_rows();
-        const int r = x.num_cols();
-        TOPOKPM_REQUIRE(x.num_rows() == n && y.num_rows() == n && y.num_cols() == r && r >= 1,
-                        "stencil apply: operator has ", n, " rows, x is ", x.num_rows(), " x ", r, ", y is ",
-                        y.num_rows(), " x ", y.num_cols());
-        TOPOKPM_REQUIRE(&x != &y && x.data() != y.data(), "stencil apply: x and y must not alias");
-        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "stencil apply: want_dots without DotSums");
-        DotSums* d = ops.want_dots ? dots : nullptr;
-        const double* xp = reinterpret_cast<const double*>(x.data());
-        double* yp = reinterpret_cast<double*>(y.data());
-        switch (nb_) {
-        case 2: return dispatch_width<2>(xp, yp, r, ops, d);
-        case 4: return dispatch_width<4>(xp, yp, r, ops, d);
-        default: return dispatch_width<0>(xp, yp, r, ops, d);
+        if (precision_ == Precision::Single) {
+            // Double blocks go through single precision: x (and y when beta != 0) rounded
+            // to float, one single sweep, y widened back (exactly).
+            const BlockVectorSingle xs = to_single(x);
+            BlockVectorSingle ys = ops.beta != 0.0 ? to_single(y) : BlockVectorSingle(y.num_rows(), y.num_cols());
+            apply_single(xs, ys, ops, dots);
+            y = to_double(ys);
+            return;
         }
+        check_shapes(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), x.data() == y.data(), ops, dots);
+        run(reinterpret_cast<const double*>(x.data()), reinterpret_cast<double*>(y.data()), x.num_cols(), ops,
+            ops.want_dots ? dots : nullptr);
+    }
+
+    void apply_single(const BlockVectorSingle& x, BlockVectorSingle& y, const AugmentedOps& ops,
+                      DotSums* dots) const override
+    {
+        if (precision_ != Precision::Single) return Operator::apply_single(x, y, ops, dots);  // throws
+        check_shapes(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), x.data() == y.data(), ops, dots);
+        run(reinterpret_cast<const float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops,
+            ops.want_dots ? dots : nullptr);
     }
 
 private:
-    template <int B>
-    void dispatch_width(const double* x, double* y, int r, const AugmentedOps& ops, DotSums* dots) const
+    void check_shapes(global_index xn, int r, global_index yn, int yr, bool alias, const AugmentedOps& ops,
+                      DotSums* dots) const
+    {
+        const global_index n = num_rows();
+        TOPOKPM_REQUIRE(xn == n && yn == n && yr == r && r >= 1, "stencil apply: operator has ", n, " rows, x is ",
+                        xn, " x ", r, ", y is ", yn, " x ", yr);
+        TOPOKPM_REQUIRE(!alias, "stencil apply: x and y must not alias");
+        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "stencil apply: want_dots without DotSums");
+    }
+
+    template <class T>
+    void run(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
+    {
+        switch (nb_) {
+        case 2: return dispatch_width<T, 2>(x, y, r, ops, dots);
+        case 4: return dispatch_width<T, 4>(x, y, r, ops, dots);
+        default: return dispatch_width<T, 0>(x, y, r, ops, dots);
+        }
+    }
+
+    template <class T, int B>
+    void dispatch_width(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
         switch (r) {
-        case 1: return sweep<1, B>(x, y, r, ops, dots);
-        case 2: return sweep<2, B>(x, y, r, ops, dots);
-        case 4: return sweep<4, B>(x, y, r, ops, dots);
-        case 8: return sweep<8, B>(x, y, r, ops, dots);
-        case 16: return sweep<16, B>(x, y, r, ops, dots);
-        case 32: return sweep<32, B>(x, y, r, ops, dots);
-        default: return sweep<0, B>(x, y, r, ops, dots);
+        case 1: return sweep<T, 1, B>(x, y, r, ops, dots);
+        case 2: return sweep<T, 2, B>(x, y, r, ops, dots);
+        case 4: return sweep<T, 4, B>(x, y, r, ops, dots);
+        case 8: return sweep<T, 8, B>(x, y, r, ops, dots);
+        case 16: return sweep<T, 16, B>(x, y, r, ops, dots);
+        case 32: return sweep<T, 32, B>(x, y, r, ops, dots);
+        default: return sweep<T, 0, B>(x, y, r, ops, dots);
         }
     }
 
     /// Tiles: x-slabs per thread while three x-planes of a thread are small; y-tiles of
     /// about kTilePlaneBytes per plane (full z, all x) when a plane exceeds kPlaneLimit
-    /// (ti 64x64x40: R = 16 and 32). TOPOKPM_STENCIL_TILES=tx,ty,tz overrides (tuning and
-    /// tests; in the relabelled axes, i.e. (1, nx, ny) for a lattice with nz = 1).
-    Tiling choose_tiling(int r, int num_threads) const
+    /// (ti 64x64x40: R = 16 and 32 in double, R = 32 in single). TOPOKPM_STENCIL_TILES=tx,ty,tz
+    /// overrides (tuning and tests; in the relabelled axes, i.e. (1, nx, ny) for a lattice
+    /// with nz = 1). complex_bytes: 16 (double) or 8 (float) per vector entry.
+    Tiling choose_tiling(int r, int num_threads, double complex_bytes) const
     {
         Tiling t{extent_[0], extent_[1], extent_[2]};
         if (const char* env = std::getenv("TOPOKPM_STENCIL_TILES")) {
@@ -235,7 +312,7 @@ private:
             t = Tiling{extent_[0], extent_[1], extent_[2]};
         }
         constexpr double kPlaneLimit = 2.0 * 1024 * 1024, kTilePlaneBytes = 640.0 * 1024;
-        const double line_bytes = 16.0 * nb_ * r * extent_[2];  // one (x, y) z-column
+        const double line_bytes = complex_bytes * nb_ * r * extent_[2];  // one (x, y) z-column
         const int ty = static_cast<int>(std::max(1.0, kTilePlaneBytes / line_bytes));
         if (line_bytes * extent_[1] > kPlaneLimit && (extent_[1] + ty - 1) / ty >= 2 * num_threads) {
             t.ty = ty;
@@ -246,12 +323,14 @@ private:
         return t;
     }
 
-    /// Fills the shared relative tables for group size G: [phase][k][g].
-    void fast_tables(int g_rows, std::vector<std::ptrdiff_t>& cols, std::vector<double>& vals) const
+    /// Fills the shared relative tables for group size G: [phase][k][g], values rounded
+    /// to T (interleaved re, im).
+    template <class T>
+    void fast_tables(int g_rows, std::vector<std::ptrdiff_t>& cols, std::vector<T>& vals) const
     {
         const int w = width_;
         cols.assign(static_cast<size_t>(nb_) * w * g_rows, 0);
-        vals.assign(2 * cols.size(), 0.0);
+        vals.assign(2 * cols.size(), T(0));
         for (int p = 0; p < nb_; ++p)
             for (int g = 0; g < g_rows; ++g) {
                 const int o = (p + g) % nb_;
@@ -263,8 +342,8 @@ private:
                         const RowEntry& e = row[k];
                         const std::ptrdiff_t dl = e.term < 0 ? 0 : dlin_[e.term];
                         cols[i] = site_base + std::ptrdiff_t(nb_) * dl + e.b;
-                        vals[2 * i] = e.v.real();
-                        vals[2 * i + 1] = e.v.imag();
+                        vals[2 * i] = static_cast<T>(e.v.real());
+                        vals[2 * i + 1] = static_cast<T>(e.v.imag());
                     } else {
                         cols[i] = g;  // padding: own row, value 0
                     }
@@ -272,10 +351,11 @@ private:
             }
     }
 
-    template <int R, int B>
-    void sweep(const double* x, double* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
+    template <class T, int R, int B>
+    void sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
 
     BlockStencil s_;
+    Precision precision_ = Precision::Double;
     int nb_ = 1;
     std::array<int, 3> extent_{};               // nx, ny, nz after the relabelling
     std::array<bool, 3> periodic_{};
@@ -287,21 +367,155 @@ private:
     double storage_bytes_ = 0;
 };
 
-/// acc[g][c] := sum_k vals[k][g] x(cols[k][g], c) for G rows; compile-time R via the
-/// register-blocked helper, R = 0: runtime width r, G = 1.
-template <int R, int G>
-inline void group_product(int w, const double* __restrict vals, const std::ptrdiff_t* __restrict cols,
-                          const double* __restrict xbase, double* __restrict acc, int r)
+/// Single precision, R a multiple of 8: out(g, c) = sum_k v(k, g) x(col(k, g), c) for G rows
+/// with the table layout [k][g], all G x R complex sums in registers (R / 8 vectors of 8
+/// complex floats per row). As in complex_block_simd.hpp: a += Re v x, b += Im v x per
+/// vector, combined once: out = a + (-1, +1) swap_re_im(b).
+/// R = 4: the same with 256-bit vectors (one per row).
+template <int R, int G, class V = std::conditional_t<R % 8 == 0, v16f, v8f>>
+inline void rows_times_block_single(int w, const float* __restrict vals, const std::ptrdiff_t* __restrict cols,
+                                    const float* __restrict x, float* __restrict out)
 {
-    if constexpr (R > 0) {
+    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));  // 16 or 8 floats
+    static_assert((2 * R) % lanes == 0, "whole vectors per row");
+    constexpr int per_row = 2 * R / lanes;
+    constexpr int nv = G * per_row;
+    V a[nv], b[nv];
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) a[v] = b[v] = V{};
+    for (int k = 0; k < w; ++k) {
+#pragma GCC unroll 16
+        for (int g = 0; g < G; ++g) {
+            const std::ptrdiff_t e = static_cast<std::ptrdiff_t>(k) * G + g;
+            const float vr = vals[2 * e], vi = vals[2 * e + 1];
+            const float* xr = x + 2 * cols[e] * R;
+#pragma GCC unroll 8
+            for (int j = 0; j < per_row; ++j) {
+                const V xv = loadf<V>(xr + lanes * j);
+                a[g * per_row + j] += vr * xv;
+                b[g * per_row + j] += vi * xv;
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) {
+        V o;
+        if constexpr (lanes == 16)
+            o = a[v] + v16f{-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1} *
+                           __builtin_shufflevector(b[v], b[v], 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+        else
+            o = a[v] + v8f{-1, 1, -1, 1, -1, 1, -1, 1} * __builtin_shufflevector(b[v], b[v], 1, 0, 3, 2, 5, 4, 7, 6);
+        std::memcpy(out + lanes * v, &o, sizeof o);
+    }
+}
+
+/// Single precision, R = 1, 2, 4: the vectors run across 8 / R rows (as complex_block_simd.hpp
+/// does for R = 1, 2 in double): per entry, one vector holds the R complex x values of
+/// 8 / R rows (gathered from their columns) and the rows' values broadcast over their
+/// lanes; a += Re v x, b += Im v x, combined once as above. Requires (G R) % 8 == 0.
+template <int R, int G>
+inline void rows_across_single(int w, const float* __restrict vals, const std::ptrdiff_t* __restrict cols,
+                               const float* __restrict x, float* __restrict out)
+{
+    static_assert(R == 1 || R == 2 || R == 4, "R = 1, 2, 4");
+    static_assert((G * R) % 8 == 0, "whole vectors of 8 complex floats");
+    constexpr int rows_per_vec = 8 / R;
+    constexpr int nv = G * R / 8;
+    using simd::v2d;
+    using simd::v4d;
+    using simd::v8d;
+    using v4f = float __attribute__((vector_size(16)));
+    v16f a[nv], b[nv];
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; ++v) a[v] = b[v] = v16f{};
+    // x rows as doubles (a complex float is 8 bytes): register loads and shuffles only
+    // (building the vector in memory from pieces measured 2-3x slower: store forwarding).
+    auto xrow = [&](std::ptrdiff_t e) { return reinterpret_cast<const double*>(x + 2 * cols[e] * R); };
+    for (int k = 0; k < w; ++k) {
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; ++v) {
+            const std::ptrdiff_t e0 = static_cast<std::ptrdiff_t>(k) * G + v * rows_per_vec;
+            const float* vp = vals + 2 * e0;  // the rows' values, adjacent ([k][g])
+            v8d xd;
+            v16f vr, vi;
+            if constexpr (R == 1) {
+                xd = v8d{*xrow(e0), *xrow(e0 + 1), *xrow(e0 + 2), *xrow(e0 + 3),
+                         *xrow(e0 + 4), *xrow(e0 + 5), *xrow(e0 + 6), *xrow(e0 + 7)};
+                const v16f raw = loadf<v16f>(vp);
+                vr = __builtin_shufflevector(raw, raw, 0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14);
+                vi = __builtin_shufflevector(raw, raw, 1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15);
+            } else if constexpr (R == 2) {
+                const v4d lo = __builtin_shufflevector(simd::load<v2d>(xrow(e0)), simd::load<v2d>(xrow(e0 + 1)), 0, 1, 2, 3);
+                const v4d hi = __builtin_shufflevector(simd::load<v2d>(xrow(e0 + 2)), simd::load<v2d>(xrow(e0 + 3)), 0, 1, 2, 3);
+                xd = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+                const v8f raw = loadf<v8f>(vp);
+                vr = __builtin_shufflevector(raw, raw, 0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6);
+                vi = __builtin_shufflevector(raw, raw, 1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7);
+            } else {
+                xd = __builtin_shufflevector(simd::load<v4d>(xrow(e0)), simd::load<v4d>(xrow(e0 + 1)), 0, 1, 2, 3, 4,
+                                             5, 6, 7);
+                const v4f raw = loadf<v4f>(vp);
+                vr = __builtin_shufflevector(raw, raw, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
+                vi = __builtin_shufflevector(raw, raw, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3);
+            }
+            v16f xv;
+            std::memcpy(&xv, &xd, sizeof xv);  // register bit cast
+            a[v] += vr * xv;
+            b[v] += vi * xv;
+        }
+    }
+    const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
+    const v16i swap = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; ++v) {
+        const v16f o = a[v] + sign * __builtin_shuffle(b[v], swap);
+        std::memcpy(out + 16 * v, &o, sizeof o);
+    }
+}
+
+/// acc[g][c] := sum_k vals[k][g] x(cols[k][g], c) for G rows. Double with compile-time R:
+/// the register-blocked helper of complex_block_simd.hpp; float with R a multiple of 8:
+/// rows_times_block_single; float R = 1, 2, 4: rows_across_single; R = 0: runtime width r,
+/// G = 1.
+template <class T, int R, int G>
+inline void group_product(int w, const T* __restrict vals, const std::ptrdiff_t* __restrict cols,
+                          const T* __restrict xbase, T* __restrict acc, int r)
+{
+    if constexpr (R > 0 && std::is_same_v<T, double>) {
         (void)r;
         simd::rows_times_block<R, G, true>(w, vals, 1, G, cols, 1, G, xbase, acc);
+    } else if constexpr (R > 0 && R % 4 == 0) {
+        (void)r;
+        rows_times_block_single<R, G>(w, vals, cols, xbase, acc);
+    } else if constexpr (R > 0 && (G * R) % 8 == 0) {  // float, R = 1, 2, 4
+        (void)r;
+        rows_across_single<R, G>(w, vals, cols, xbase, acc);
+    } else if constexpr (R > 0) {  // float, R = 1, 2, 4 with G R < 8 (no AVX-512 budget): plain loop
+        (void)r;
+        float ar[G * R] = {}, ai[G * R] = {};
+        for (int k = 0; k < w; ++k) {
+#pragma GCC unroll 8
+            for (int g = 0; g < G; ++g) {
+                const std::ptrdiff_t e = static_cast<std::ptrdiff_t>(k) * G + g;
+                const float vr = vals[2 * e], vi = vals[2 * e + 1];
+                const float* __restrict xr = xbase + 2 * cols[e] * R;
+#pragma GCC unroll 4
+                for (int c = 0; c < R; ++c) {
+                    ar[g * R + c] += vr * xr[2 * c] - vi * xr[2 * c + 1];
+                    ai[g * R + c] += vr * xr[2 * c + 1] + vi * xr[2 * c];
+                }
+            }
+        }
+        for (int j = 0; j < G * R; ++j) {
+            acc[2 * j] = ar[j];
+            acc[2 * j + 1] = ai[j];
+        }
     } else {
         static_assert(G == 1, "runtime width: one row per group");
-        for (int j = 0; j < 2 * r; ++j) acc[j] = 0.0;
+        for (int j = 0; j < 2 * r; ++j) acc[j] = T(0);
         for (int k = 0; k < w; ++k) {
-            const double vr = vals[2 * k], vi = vals[2 * k + 1];
-            const double* __restrict xr = xbase + 2 * cols[k] * r;
+            const T vr = vals[2 * k], vi = vals[2 * k + 1];
+            const T* __restrict xr = xbase + 2 * cols[k] * r;
 #pragma omp simd
             for (int c = 0; c < r; ++c) {
                 acc[2 * c] += vr * xr[2 * c] - vi * xr[2 * c + 1];
@@ -311,11 +525,14 @@ inline void group_product(int w, const double* __restrict vals, const std::ptrdi
     }
 }
 
-template <int R, int B>
-void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const AugmentedOps& ops,
-                               DotSums* dots) const
+template <class T, int R, int B>
+void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const
 {
-    constexpr int G = R > 0 ? simd::group_rows(R, kMaxGroup) : 1;
+    constexpr bool kSingle = std::is_same_v<T, float>;
+    static_assert(kSingle || std::is_same_v<T, double>, "float or double");
+    constexpr int kComplexBytes = 2 * static_cast<int>(sizeof(T));  // one vector entry
+    constexpr int kPerLine = 64 / static_cast<int>(sizeof(T));      // T values per cache line
+    constexpr int G = R > 0 ? group_size<T>(R) : 1;
     const int rr = R > 0 ? R : runtime_r;
     const int nb = B > 0 ? B : nb_;
     const int nx = extent_[0], ny = extent_[1], nz = extent_[2];
@@ -328,28 +545,28 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
     const bool periodic[3] = {periodic_[0], periodic_[1], periodic_[2]};
 
     std::vector<std::ptrdiff_t> fast_cols;
-    std::vector<double> fast_vals;
-    fast_tables(G, fast_cols, fast_vals);
+    std::vector<T> fast_vals;
+    fast_tables<T>(G, fast_cols, fast_vals);
 
     // Software prefetch (fast path): the rows D ahead in every distinct x stream and in y.
-    // Only for R >= 16, where a row is >= 4 lines (at R <= 8 it measured neutral to slower).
-    // Streams: the row itself and every neighbour offset at least one z-column away.
-    std::vector<std::ptrdiff_t> streams;  // in doubles, relative to x + 2 R r0
+    // Only for R >= 16, where a row is >= 4 lines in double (at R <= 8 it measured neutral
+    // to slower). Streams: the row itself and every neighbour offset at least one z-column away.
+    std::vector<std::ptrdiff_t> streams;  // in T values, relative to x + 2 R r0
     if (rr >= 16) {
         std::vector<std::ptrdiff_t> rows_off{0};
         for (const std::ptrdiff_t dl : dlin_)
             if ((dl >= std::ptrdiff_t(nz) || dl <= -std::ptrdiff_t(nz)) &&
                 std::find(rows_off.begin(), rows_off.end(), dl * nb) == rows_off.end())
                 rows_off.push_back(dl * nb);
-        const std::ptrdiff_t ahead = std::max<std::ptrdiff_t>(G, 4096 / (16 * rr));  // 4 KiB ahead
+        const std::ptrdiff_t ahead = std::max<std::ptrdiff_t>(G, 4096 / (kComplexBytes * rr));  // 4 KiB ahead
         for (const std::ptrdiff_t o : rows_off) streams.push_back(2 * rr * (o + ahead));
     }
     const std::ptrdiff_t pf_ahead_y = streams.empty() ? 0 : streams[0];
-    const int pf_lines = (G * rr * 16 + 63) / 64;
+    const int pf_lines = (G * rr * kComplexBytes + 63) / 64;
     const int num_streams = static_cast<int>(streams.size());
 
     const int max_threads = omp_get_max_threads();
-    const Tiling tiling = choose_tiling(rr, max_threads);
+    const Tiling tiling = choose_tiling(rr, max_threads, kComplexBytes);
     const int ntx = (nx + tiling.tx - 1) / tiling.tx, nty = (ny + tiling.ty - 1) / tiling.ty,
               ntz = (nz + tiling.tz - 1) / tiling.tz;
     const long num_tiles = static_cast<long>(ntx) * nty * ntz;
@@ -369,16 +586,16 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
         // R >= 4: per double lane, sxx = x x, syx = y x, syxs = y swap(x) (re/im swapped);
         // <x|x> = sxx[2c] + sxx[2c+1], Re <y|x> = syx[2c] + syx[2c+1],
         // Im <y|x> = syxs[2c] - syxs[2c+1] (= Re y Im x - Im y Re x). No de-interleaving
-        // shuffles in the row loop.
+        // shuffles in the row loop. (Single: the same double lanes, from the float values.)
         constexpr int kLanes = R >= 4 ? 2 * R : 8;
         alignas(64) double sxx[kLanes] = {}, syx[kLanes] = {}, syxs[kLanes] = {};
 
-        alignas(64) double acc_fixed[R > 0 ? 2 * G * R : 1];
-        std::vector<double> acc_dyn(R > 0 ? 0 : 2 * static_cast<size_t>(rr));
-        double* const acc = R > 0 ? acc_fixed : acc_dyn.data();
+        alignas(64) T acc_fixed[R > 0 ? 2 * G * R : 1];
+        std::vector<T> acc_dyn(R > 0 ? 0 : 2 * static_cast<size_t>(rr));
+        T* const acc = R > 0 ? acc_fixed : acc_dyn.data();
         // Checked-group table and the neighbour sites of the site last seen.
         std::vector<std::ptrdiff_t> chk_cols(static_cast<size_t>(w) * G);
-        std::vector<double> chk_vals(2 * chk_cols.size());
+        std::vector<T> chk_vals(2 * chk_cols.size());
         std::vector<global_index> nbr(static_cast<size_t>(std::max(num_terms, 1)));
 
         // y rows [r0, r0 + count) from acc.
@@ -387,10 +604,10 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                 const global_index row = r0 + g;
                 const double v = per_row ? pot[row] : pot[row / nb];
                 const double dshift = v - shift;
-                const double* __restrict xo = x + 2 * row * rr;
-                double* __restrict yo = y + 2 * row * rr;
-                const double* __restrict a = acc + 2 * g * rr;
-                if constexpr (R >= 4) {  // whole vectors of 4 complex, dots kept interleaved
+                const T* __restrict xo = x + 2 * row * rr;
+                T* __restrict yo = y + 2 * row * rr;
+                const T* __restrict a = acc + 2 * g * rr;
+                if constexpr (R >= 4 && !kSingle) {  // whole vectors of 4 complex, dots kept interleaved
                     using simd::v8d;
                     const v8d sv = v8d{} + scale, dv = v8d{} + dshift, bv = v8d{} + beta;
 #pragma GCC unroll 8
@@ -407,9 +624,30 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                         }
                     }
                     continue;
+                } else if constexpr (R >= 4) {  // single: 4 complex floats widened to double per step
+                    using simd::v8d;
+                    const v8d sv = v8d{} + scale, dv = v8d{} + dshift, bv = v8d{} + beta;
+#pragma GCC unroll 8
+                    for (int v = 0; v < R / 4; ++v) {
+                        const v8d xv = __builtin_convertvector(loadf<v8f>(xo + 8 * v), v8d);
+                        v8d yv = sv * (__builtin_convertvector(loadf<v8f>(a + 8 * v), v8d) + dv * xv);
+                        if (beta != 0.0) yv += bv * __builtin_convertvector(loadf<v8f>(yo + 8 * v), v8d);
+                        const v8f yf = __builtin_convertvector(yv, v8f);  // the one rounding to float
+                        std::memcpy(yo + 8 * v, &yf, sizeof yf);
+                        if (want_dots) {
+                            const v8d yd = __builtin_convertvector(yf, v8d);  // the stored value
+                            const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                            simd::store(sxx + 8 * v, simd::load<v8d>(sxx + 8 * v) + xv * xv);
+                            simd::store(syx + 8 * v, simd::load<v8d>(syx + 8 * v) + yd * xv);
+                            simd::store(syxs + 8 * v, simd::load<v8d>(syxs + 8 * v) + yd * xs);
+                        }
+                    }
+                    continue;
+                } else {
+                    // y = scale (acc + (V - shift) x) + beta y: the shared epilogue with shift - V
+                    // (for floats: in double, rounded once; row_epilogue.hpp).
+                    finish_row<R>(a, xo, yo, rr, scale, -dshift, beta, want_dots, txx, tyr, tyi);
                 }
-                // y = scale (acc + (V - shift) x) + beta y: the shared epilogue with shift - V.
-                finish_row<R>(a, xo, yo, rr, scale, -dshift, beta, want_dots, txx, tyr, tyi);
             }
         };
 
@@ -422,8 +660,8 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                     if (g >= count) {  // past the end: a valid column, value 0, output dropped
                         for (int k = 0; k < w; ++k) {
                             chk_cols[static_cast<size_t>(k) * G + g] = 0;
-                            chk_vals[2 * (static_cast<size_t>(k) * G + g)] = 0.0;
-                            chk_vals[2 * (static_cast<size_t>(k) * G + g) + 1] = 0.0;
+                            chk_vals[2 * (static_cast<size_t>(k) * G + g)] = T(0);
+                            chk_vals[2 * (static_cast<size_t>(k) * G + g) + 1] = T(0);
                         }
                         continue;
                     }
@@ -448,14 +686,14 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                     for (int k = 0; k < w; ++k) {
                         const size_t i = static_cast<size_t>(k) * G + g;
                         std::ptrdiff_t col = g;  // padding / dropped: own row, value 0
-                        double vr = 0.0, vi = 0.0;
+                        T vr = T(0), vi = T(0);
                         if (k < len) {
                             const RowEntry& e = ent[k];
                             const global_index ns = e.term < 0 ? site : nbr[e.term];
                             if (ns >= 0) {
                                 col = static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - r0);
-                                vr = e.v.real();
-                                vi = e.v.imag();
+                                vr = static_cast<T>(e.v.real());
+                                vi = static_cast<T>(e.v.imag());
                             }
                         }
                         chk_cols[i] = col;
@@ -463,7 +701,7 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                         chk_vals[2 * i + 1] = vi;
                     }
                 }
-                group_product<R, G>(w, chk_vals.data(), chk_cols.data(), x + 2 * r0 * rr, acc, rr);
+                group_product<T, R, G>(w, chk_vals.data(), chk_cols.data(), x + 2 * r0 * rr, acc, rr);
                 finish(r0, count);
             }
         };
@@ -490,16 +728,17 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
                     checked(cx, cy, col_site0, ra, std::min(fa, re));
                     for (global_index r0 = fa; r0 < fe; r0 += G) {
                         if (num_streams > 0) {
-                            const double* xb = x + 2 * r0 * rr;
+                            const T* xb = x + 2 * r0 * rr;
                             for (int st = 0; st < num_streams; ++st)
-                                for (int l = 0; l < pf_lines; ++l) __builtin_prefetch(xb + streams[st] + 8 * l, 0, 3);
-                            const double* yb = y + 2 * r0 * rr + pf_ahead_y;
-                            for (int l = 0; l < pf_lines; ++l) __builtin_prefetch(yb + 8 * l, 1, 3);
+                                for (int l = 0; l < pf_lines; ++l)
+                                    __builtin_prefetch(xb + streams[st] + kPerLine * l, 0, 3);
+                            const T* yb = y + 2 * r0 * rr + pf_ahead_y;
+                            for (int l = 0; l < pf_lines; ++l) __builtin_prefetch(yb + kPerLine * l, 1, 3);
                         }
                         const int phase = static_cast<int>(r0 % nb);
                         const size_t off = static_cast<size_t>(phase) * w * G;
-                        group_product<R, G>(w, fast_vals.data() + 2 * off, fast_cols.data() + off, x + 2 * r0 * rr,
-                                            acc, rr);
+                        group_product<T, R, G>(w, fast_vals.data() + 2 * off, fast_cols.data() + off,
+                                               x + 2 * r0 * rr, acc, rr);
                         finish(r0, G);
                     }
                     checked(cx, cy, col_site0, std::max(fe, ra), re);
@@ -521,7 +760,12 @@ void CpuStencilOperator::sweep(const double* x, double* y, int runtime_r, const 
 
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil)
 {
-    return std::make_unique<CpuStencilOperator>(std::move(stencil));
+    return std::make_unique<CpuStencilOperator>(std::move(stencil), Precision::Double);
+}
+
+std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision)
+{
+    return std::make_unique<CpuStencilOperator>(std::move(stencil), precision);
 }
 
 }  // namespace topokpm::numerics

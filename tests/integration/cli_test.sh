@@ -46,10 +46,12 @@ bad "unknown kernel" "--kernel" --lattice 4x4x4 --kernel foo
 out=/nonexistent/bad.h5 bad "unwritable output" "/nonexistent/bad.h5" --lattice 4x4x4
 bad "too big" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32
 bad "unknown precision" "--precision .half.: allowed values are double, single" --lattice 4x4x4 --precision half
-bad "single precision without a stored matrix" "--precision single: implemented for --matrix sell or crs" --lattice 4x4x4 --precision single --matrix free
+bad "single precision on the naive path" "--precision single: implemented for --matrix sell, crs or free" --lattice 4x4x4 --precision single --matrix naive
 # Single precision halves the vectors and stores the matrix in 12 instead of 20 bytes per
 # entry, but converts from the double matrix: the check counts the peak (both).
 bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --output "$work/single.h5" > "$work/single.txt" 2>&1
 check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-single' '$work/single.txt'"
+"$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --matrix free --output "$work/single_free.h5" > "$work/single_free.txt" 2>&1
+check "single precision matrix-free runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : ti-stencil-cpu-single' '$work/single_free.txt'"
 exit $fail

@@ -1,0 +1,457 @@
+// --precision single for the CPU matrix-free stencil (make_cpu_stencil_operator(stencil,
+// Precision::Single)): every y entry against a long-double loop over the model's own rows
+// (RowSource) with the hopping values rounded to float and the potential in double, the
+// dots against long-double sums of the stored float values, the single SELL operator of the
+// same model, KPM moments at M = 4096 against double, and thread-count independence.
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
+#include "numerics/spmmv/sell_single.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
+#include "runtime/base/error.hpp"
+
+using namespace topokpm;
+using namespace topokpm::numerics;
+
+namespace {
+
+constexpr double kEpsF = std::numeric_limits<float>::epsilon();   // 2 u_f = 2^-23
+constexpr double kEpsD = std::numeric_limits<double>::epsilon();  // 2 u_d = 2^-52
+
+using cld = std::complex<long double>;
+
+cld widen(complex_single v) { return cld(v.real(), v.imag()); }
+complex_single round_f(complex_type v)
+{
+    return complex_single(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+}
+
+std::unique_ptr<hamiltonians::Model> model(const std::string& name, int nx, int ny, int nz,
+                                           const std::string& boundary = "", double disorder = 0.5)
+{
+    hamiltonians::ModelParams p;
+    p.name = name;
+    p.nx = nx;
+    p.ny = ny;
+    p.nz = nz;
+    p.boundary = boundary;
+    p.disorder = disorder;
+    return hamiltonians::make_model(p);
+}
+
+std::string describe(const hamiltonians::Model& m)
+{
+    const auto& p = m.params();
+    return p.name + " " + std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" + std::to_string(p.nz) + " " +
+           p.boundary;
+}
+
+/// Stored entries per stencil row, at most: the non-zero entries of the on-site block row
+/// plus those of every term's block row, terms counted separately (where neighbours
+/// coincide the kernel still sums them one by one).
+int stencil_row_entries(const BlockStencil& s)
+{
+    int m = 0;
+    const int b = s.orbitals;
+    for (int o = 0; o < b; ++o) {
+        int count = 0;
+        for (int c = 0; c < b; ++c) {
+            count += s.onsite[o * b + c] != complex_type(0.0, 0.0);
+            for (const StencilTerm& t : s.terms) count += t.block[o * b + c] != complex_type(0.0, 0.0);
+        }
+        m = std::max(m, count);
+    }
+    return m;
+}
+
+/// The same stencil with every block value and the potential replaced by its absolute
+/// value, potential set to zero when `with_potential` is false: applied to |x| with scale 1,
+/// it gives H_i = sum over the kernel's terms |a| |x| per entry of y.
+BlockStencil absolute(const BlockStencil& s, bool with_potential)
+{
+    BlockStencil a = s;
+    for (complex_type& v : a.onsite) v = std::abs(v);
+    for (StencilTerm& t : a.terms)
+        for (complex_type& v : t.block) v = std::abs(v);
+    for (double& v : a.potential) v = with_potential ? std::abs(v) : 0.0;
+    return a;
+}
+
+/// Per entry of y (row-major like BlockVector): sum_k |a_ik| |x_k| over the stencil's
+/// hopping terms (the values the kernel rounds to float and sums in float), potential excluded.
+std::vector<double> hopping_abs_sums(const BlockStencil& s, const BlockVectorSingle& x)
+{
+    const global_index n = s.num_rows();
+    const int r = x.num_cols();
+    BlockVector xabs(n, r), out(n, r);
+    for (size_t i = 0; i < x.size(); ++i) xabs.data()[i] = std::abs(x.data()[i]);
+    make_block_stencil_reference_operator(absolute(s, false))
+        ->apply(xabs, out, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+    std::vector<double> h(x.size());
+    for (size_t i = 0; i < x.size(); ++i) h[i] = out.data()[i].real();
+    return h;
+}
+
+/// The model's matrix by rows (RowSource), the hopping part rounded to float as the
+/// stencil kernel stores it: off-diagonal a_ij -> fl(a_ij); diagonal a_ii -> fl(a_ii - V_i),
+/// with V_i = model.potential(i) kept in double (the kernel applies it in the epilogue).
+struct RoundedRows {
+    std::vector<std::vector<global_index>> cols;
+    std::vector<std::vector<cld>> vals;
+    std::vector<double> potential;
+};
+
+RoundedRows rounded_rows(const hamiltonians::Model& m)
+{
+    const global_index n = m.num_rows();
+    RoundedRows out;
+    out.cols.resize(n);
+    out.vals.resize(n);
+    out.potential.resize(n);
+    std::vector<global_index> c(m.max_row_length());
+    std::vector<complex_type> v(m.max_row_length());
+    for (global_index i = 0; i < n; ++i) {
+        const int len = m.row(i, c.data(), v.data());
+        out.potential[i] = m.potential(i);
+        for (int k = 0; k < len; ++k) {
+            const complex_type a = c[k] == i ? v[k] - out.potential[i] : v[k];
+            out.cols[i].push_back(c[k]);
+            out.vals[i].push_back(widen(round_f(a)));
+        }
+    }
+    return out;
+}
+
+/// The same from a BlockStencil: the exact double matrix from the reference operator
+/// applied to the identity (column j of H = H e_j), so coinciding neighbours are summed in
+/// double as a model would; for tiny stencils that make_model refuses (periodic extent 2).
+RoundedRows rounded_rows(const BlockStencil& st)
+{
+    const global_index n = st.num_rows();
+    BlockVector id(n, static_cast<int>(n)), h(n, static_cast<int>(n));
+    for (global_index i = 0; i < n; ++i) id(i, static_cast<int>(i)) = complex_type(1.0, 0.0);
+    make_block_stencil_reference_operator(st)->apply(id, h, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+    RoundedRows out;
+    out.cols.resize(n);
+    out.vals.resize(n);
+    out.potential.resize(n);
+    for (global_index i = 0; i < n; ++i) {
+        out.potential[i] = st.potential_per_row() ? st.potential[i] : st.potential[i / st.orbitals];
+        for (global_index j = 0; j < n; ++j) {
+            const complex_type a = j == i ? h(i, static_cast<int>(j)) - out.potential[i] : h(i, static_cast<int>(j));
+            if (j != i && a == complex_type(0.0, 0.0)) continue;
+            out.cols[i].push_back(j);
+            out.vals[i].push_back(widen(round_f(a)));
+        }
+    }
+    return out;
+}
+
+/// A stencil of `mdl` cut down to nx x ny x nz sites (any extents, also periodic 1 and 2
+/// where the ±d neighbours coincide); the potential keeps its first per-site/per-row values.
+BlockStencil shrunk(const hamiltonians::Model& mdl, int nx, int ny, int nz)
+{
+    BlockStencil s = mdl.block_stencil();
+    const bool per_row = s.potential_per_row();
+    s.nx = nx;
+    s.ny = ny;
+    s.nz = nz;
+    s.potential.resize(static_cast<size_t>(per_row ? s.num_rows() : s.num_sites()));
+    s.validate();
+    return s;
+}
+
+std::string describe(const BlockStencil& s)
+{
+    std::string p;
+    for (bool b : s.periodic) p += b ? 'p' : 'o';
+    return s.name + " " + std::to_string(s.nx) + "x" + std::to_string(s.ny) + "x" + std::to_string(s.nz) + " " + p;
+}
+
+// Tolerances, derived (as in sell_single_test.cpp, with the potential kept in double).
+// Row i's kernel sum runs over the stencil's m entries (m = stencil_row_entries) in float:
+// |ŝ - s| <= (m + 2) eps_f H_i with H_i = sum |a||x| over the hopping terms (γ_m with
+// u_f = eps_f / 2, room for the √2 of complex products). The reference rounds each stored
+// matrix entry of the model to float; where neighbours coincide (tiny periodic extents) the
+// kernel rounds the coinciding terms one by one instead of their sum, which differs by at
+// most u_f per term: + eps_f / 2 H_i. The potential term (V - shift) x, the scale and
+// beta y are done in double (8 eps_d on their magnitudes), and the result is rounded once
+// to float: eps_f |y_i|. The dots are summed in double from the stored float x and ŷ:
+// against a long-double sum of those values the error is <= 2 (N + 2) eps_d sum |y||x|,
+// which a float accumulation (~1e8 times larger) fails.
+void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const Operator& op, int r,
+                        const AugmentedOps& ops, const std::string& what)
+{
+    const global_index n = st.num_rows();
+    const int m = stencil_row_entries(st);
+    BlockVector xd(n, r), yd(n, r);
+    fill_random_phase_vectors(xd, 5, 0, n);
+    fill_random_phase_vectors(yd, 6, 0, n);
+    const BlockVectorSingle x = to_single(xd);
+    const BlockVectorSingle y0 = to_single(yd);
+    BlockVectorSingle y = to_single(yd);
+    if (ops.beta == 0.0)
+        for (size_t i = 0; i < y.size(); ++i) y.data()[i] = complex_single(NAN, NAN);  // never read
+    DotSums dots;
+
+    op.apply_single(x, y, ops, &dots);
+
+    const std::vector<double> h = hopping_abs_sums(st, x);
+    for (int c = 0; c < r; ++c) {
+        long double xx = 0;
+        cld yx = 0;
+        double abs_yx = 0, abs_xx = 0;
+        for (global_index i = 0; i < n; ++i) {
+            cld s = 0;
+            for (size_t k = 0; k < rows.cols[i].size(); ++k) s += rows.vals[i][k] * widen(x(rows.cols[i][k], c));
+            const long double dshift = static_cast<long double>(rows.potential[i]) - ops.shift;
+            cld v = cld(ops.scale) * (s + dshift * widen(x(i, c)));
+            if (ops.beta != 0.0) v += cld(ops.beta) * widen(y0(i, c));
+            const double hi = h[static_cast<size_t>(i) * r + c];
+            const double bound =
+                kEpsF * (m + 2.5) * std::abs(ops.scale) * hi + kEpsF * static_cast<double>(std::abs(v)) +
+                8 * kEpsD *
+                    (std::abs(ops.scale) * (hi + std::abs(static_cast<double>(dshift)) * std::abs(x(i, c))) +
+                     std::abs(ops.beta) * std::abs(y0(i, c)));
+            ASSERT_LE(static_cast<double>(std::abs(widen(y(i, c)) - v)), bound) << what << " row " << i << " col " << c;
+            xx += std::norm(widen(x(i, c)));
+            yx += std::conj(widen(y(i, c))) * widen(x(i, c));
+            abs_xx += std::norm(x(i, c));
+            abs_yx += std::abs(y(i, c)) * std::abs(x(i, c));
+        }
+        EXPECT_LE(std::abs(dots.xx[c] - static_cast<double>(xx)), 2 * (n + 2) * kEpsD * abs_xx) << what << " xx " << c;
+        EXPECT_LE(static_cast<double>(std::abs(cld(dots.yx[c].real(), dots.yx[c].imag()) - yx)),
+                  2 * (n + 2) * kEpsD * abs_yx)
+            << what << " yx " << c;
+    }
+}
+
+}  // namespace
+
+// ti with open z and periodic x, y (the default "ppo", long enough in z for fast groups at
+// every G), open x, and graphene (nz = 1: the relabelled axes, potential per row), with
+// disorder, against the models' rows (RowSource). Then tiny lattices that make_model
+// refuses, where neighbours coincide (periodic extents 1 and 2: ±y, ±z or ±x are one site,
+// and the kernel sums both terms): ti 3x2x2 "ppo" and "ppp", ti 2x1x3 "ppp", graphene 2x2,
+// against the reference operator's exact double matrix. Widths: the register-blocked 8,
+// 16, 32, the plain 1, 2, 4 and the generic 3; beta 0 (NaN garbage in y), -1 (the KPM
+// step) and 0.5.
+TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
+{
+    std::vector<std::unique_ptr<hamiltonians::Model>> models;
+    models.push_back(model("ti", 6, 5, 8));
+    models.push_back(model("ti", 4, 3, 5, "opo"));
+    models.push_back(model("graphene", 6, 5, 1));
+    models.push_back(model("graphene", 3, 4, 1, "po"));
+    std::vector<std::pair<BlockStencil, RoundedRows>> cases;
+    for (const auto& mdl : models) cases.emplace_back(mdl->block_stencil(), rounded_rows(*mdl));
+    const auto ti = model("ti", 3, 3, 3, "ppp");
+    for (const BlockStencil& s : {shrunk(*model("ti", 3, 3, 3), 3, 2, 2), shrunk(*ti, 3, 2, 2), shrunk(*ti, 2, 1, 3),
+                                  shrunk(*model("graphene", 3, 3, 1), 2, 2, 1)})
+        cases.emplace_back(s, rounded_rows(s));
+    for (const auto& [st, rows] : cases) {
+        const auto op = make_cpu_stencil_operator(st, Precision::Single);
+        ASSERT_EQ(op->precision(), Precision::Single);
+        for (const int r : {1, 2, 3, 4, 8, 16, 32})
+            for (const double beta : {0.0, -1.0, 0.5})
+                check_against_rows(st, rows, *op, r, AugmentedOps{0.7, -0.3, beta, true},
+                                   describe(st) + " R=" + std::to_string(r) + " beta=" + std::to_string(beta));
+    }
+}
+
+// Name, cost and the precision seam: the one-argument function (and Precision::Double)
+// stays double and refuses apply_single; the single operator's apply() is the single sweep
+// on the rounded inputs, widened exactly.
+TEST(CpuStencilSingle, NameCostAndDoubleInterface)
+{
+    const auto mdl = model("ti", 4, 4, 6);
+    const BlockStencil st = mdl->block_stencil();
+    const auto sgl = make_cpu_stencil_operator(st, Precision::Single);
+    const auto dbl = make_cpu_stencil_operator(st);
+    const auto dbl2 = make_cpu_stencil_operator(st, Precision::Double);
+    EXPECT_EQ(sgl->name(), "ti-stencil-cpu-single");
+    EXPECT_EQ(dbl->name(), "ti-stencil-cpu");
+    EXPECT_EQ(dbl2->name(), "ti-stencil-cpu");
+    EXPECT_EQ(dbl->precision(), Precision::Double);
+    EXPECT_EQ(dbl2->precision(), Precision::Double);
+    EXPECT_EQ(sgl->cost().matrix_bytes, 8.0 * static_cast<double>(st.num_sites()));
+    EXPECT_EQ(sgl->cost().matrix_bytes, dbl->cost().matrix_bytes);
+    EXPECT_EQ(sgl->cost().nonzeros, dbl->cost().nonzeros);
+
+    const global_index n = mdl->num_rows();
+    for (const int r : {1, 8}) {
+        BlockVector x(n, r), y(n, r);
+        fill_random_phase_vectors(x, 1, 0, n);
+        fill_random_phase_vectors(y, 2, 0, n);
+        const BlockVectorSingle xs = to_single(x);
+        BlockVectorSingle ys = to_single(y);
+        DotSums ds, dd;
+        const AugmentedOps ops{0.5, 0.25, -1.0, true};
+        sgl->apply_single(xs, ys, ops, &ds);
+        sgl->apply(x, y, ops, &dd);
+        const BlockVector expected = to_double(ys);
+        for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], expected.data()[i]) << "R=" << r << " " << i;
+        EXPECT_EQ(ds.xx, dd.xx);
+        EXPECT_EQ(ds.yx, dd.yx);
+        BlockVectorSingle yt(n, r);
+        EXPECT_THROW(dbl->apply_single(xs, yt, ops, &ds), InputError);
+    }
+}
+
+// The single stencil against the single SELL operator of the same model at R = 8: both are
+// within their float bound of the exact product (the SELL one rounds the whole diagonal,
+// potential included, to float and sums m entries: (m + 2.5) eps_f S_i with S_i the sum
+// including |V||x|), so they differ by at most the sum of the two bounds.
+TEST(CpuStencilSingle, AgreesWithSingleSellWithinTheFloatBound)
+{
+    for (const auto& mdl : {model("ti", 6, 5, 8), model("graphene", 6, 5, 1)}) {
+        const BlockStencil st = mdl->block_stencil();
+        const global_index n = mdl->num_rows();
+        const int r = 8;
+        const int m = std::max(stencil_row_entries(st), mdl->max_row_length());
+        const auto stencil = make_cpu_stencil_operator(st, Precision::Single);
+        const auto sell = make_sell_single_operator(SellMatrix::build(*mdl, 0, n, {8, 32}));
+        BlockVector xd(n, r), yd(n, r);
+        fill_random_phase_vectors(xd, 3, 0, n);
+        fill_random_phase_vectors(yd, 4, 0, n);
+        const BlockVectorSingle x = to_single(xd);
+        const BlockVectorSingle y0 = to_single(yd);
+        BlockVectorSingle ya = to_single(yd), yb = to_single(yd);
+        const AugmentedOps ops{0.6, 0.2, -1.0, true};
+        DotSums da, db;
+        stencil->apply_single(x, ya, ops, &da);
+        sell->apply_single(x, yb, ops, &db);
+        // S_i including the potential, from the absolute-value stencil.
+        BlockVector xabs(n, r), sabs(n, r);
+        for (size_t i = 0; i < x.size(); ++i) xabs.data()[i] = std::abs(x.data()[i]);
+        make_block_stencil_reference_operator(absolute(st, true))
+            ->apply(xabs, sabs, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        double worst = 0;
+        std::vector<double> yx_bound(r, 0.0);  // |sum conj(dy) x| <= sum bound_i |x_i|
+        for (size_t i = 0; i < ya.size(); ++i) {
+            const global_index row = static_cast<global_index>(i) / r;
+            const double s = sabs.data()[i].real();
+            const double small = 8 * kEpsD *
+                                 (std::abs(ops.scale) * (s + std::abs(ops.shift) * std::abs(x.data()[i])) +
+                                  std::abs(ops.beta) * std::abs(y0.data()[i]));
+            const double bound = 2 * kEpsF * (m + 2.5) * std::abs(ops.scale) * s +
+                                 kEpsF * (std::abs(ya.data()[i]) + std::abs(yb.data()[i])) + 2 * small;
+            const double d = std::abs(widen(ya.data()[i]) - widen(yb.data()[i]));
+            ASSERT_LE(d, bound) << describe(*mdl) << " row " << row << " col " << i % r;
+            worst = std::max(worst, d / bound);
+            // y differs by d; each double dot sum by 2 (N + 2) eps_d sum |y||x| (sell_single_test.cpp)
+            yx_bound[i % r] += bound * std::abs(x.data()[i]) +
+                               2 * (n + 2) * kEpsD * (std::abs(ya.data()[i]) + std::abs(yb.data()[i])) *
+                                   std::abs(x.data()[i]);
+        }
+        for (int c = 0; c < r; ++c) {
+            EXPECT_NEAR(da.xx[c], db.xx[c], 4 * (n + 2) * kEpsD * da.xx[c]);  // the same float x
+            EXPECT_LE(std::abs(da.yx[c] - db.yx[c]), yx_bound[c]);
+        }
+        std::printf("[ info ] %s R = 8: max |y_stencil - y_sell| = %.3g of the bound\n", describe(*mdl).c_str(),
+                    worst);
+    }
+}
+
+// The moments of a single-precision KPM run on the stencil at M = 4096 against the double
+// stencil, with the random-walk rounding model of
+// SellSingle.MomentsAtM4096StayWithinTheRoundingModelOfDouble (docs/performance.md):
+//     |Δmu_n| <= 4 kappa c eps_f sqrt(n / 2 + 1),  c = (m + 3)(2 ||Ht||_inf + 1),
+// kappa = 1 / sqrt(1 - (1 - e/2)^2), and the largest difference below 1 % of the
+// stochastic error 1 / sqrt(N R). The single SELL run is held to the same bound.
+TEST(CpuStencilSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
+{
+    const auto mdl = model("ti", 10, 10, 6, "", 0.0);
+    const global_index n = mdl->num_rows();
+    const BlockStencil st = mdl->block_stencil();
+    const auto dbl = make_cpu_stencil_operator(st);
+    const auto sgl = make_cpu_stencil_operator(st, Precision::Single);
+    const auto sell = make_sell_single_operator(SellMatrix::build(*mdl, 0, n, {8, 64}));
+    const SpectralBounds gb = gershgorin_bounds(*mdl);
+    const double epsilon = 0.01;
+    const KpmScaling scaling = kpm_scaling(gb, epsilon);
+    const int num_moments = 4096, r = 4;
+
+    // One thread: 3 x 2048 sweeps of 2400 rows are ~0.1 ms each, where two threads spend
+    // their time in the barriers and a loaded machine turns 0.7 s into 20 s; the thread
+    // count is tested below.
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const KpmMoments md = kpm_stochastic_trace(*dbl, num_moments, r, 7, scaling);
+    const KpmMoments ms = kpm_stochastic_trace(*sgl, num_moments, r, 7, scaling);
+    const KpmMoments ml = kpm_stochastic_trace(*sell, num_moments, r, 7, scaling);
+    omp_set_num_threads(saved);
+
+    const double kappa = 1.0 / std::sqrt(1.0 - (1.0 - epsilon / 2) * (1.0 - epsilon / 2));
+    const int max_row = std::max(mdl->max_row_length(), stencil_row_entries(st));
+    const double c = (max_row + 3) * (2.0 * 1.0 + 1.0);
+    double worst_ratio = 0, worst_abs = 0, worst_sell = 0;
+    for (int k = 0; k < num_moments; ++k) {
+        const double bound = 4 * kappa * c * kEpsF * std::sqrt(k / 2.0 + 1.0);
+        const double d = std::abs(ms.moments[k] - md.moments[k]);
+        ASSERT_LE(d, bound) << "mu_" << k << ": single " << ms.moments[k] << ", double " << md.moments[k];
+        ASSERT_LE(std::abs(ms.moments[k] - ml.moments[k]), 2 * bound) << "mu_" << k << " stencil vs sell single";
+        worst_ratio = std::max(worst_ratio, d / bound);
+        worst_abs = std::max(worst_abs, d);
+        worst_sell = std::max(worst_sell, std::abs(ms.moments[k] - ml.moments[k]));
+    }
+    const double stochastic = 1.0 / std::sqrt(static_cast<double>(n) * r);
+    EXPECT_LT(worst_abs, 0.01 * stochastic) << "single-precision rounding is not negligible against the trace's noise";
+    std::printf("[ info ] ti 10x10x6 (N = %lld), M = %d, R = %d: stencil max |mu_single - mu_double| = %.3g (%.3g "
+                "of the rounding bound, %.3g of the stochastic error %.3g); max |mu_stencil_single - "
+                "mu_sell_single| = %.3g\n",
+                static_cast<long long>(n), num_moments, r, worst_abs, worst_ratio, worst_abs / stochastic, stochastic,
+                worst_sell);
+}
+
+// Rows are independent: y is bit for bit the same on 1, 2 and 3 threads (and with forced
+// small tiles); the dots differ only in the order of the per-thread double sums.
+TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
+{
+    const auto mdl = model("ti", 6, 5, 8);
+    const global_index n = mdl->num_rows();
+    const auto op = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single);
+    const int saved = omp_get_max_threads();
+    for (const int r : {1, 3, 8, 16, 32}) {
+        BlockVector xd(n, r);
+        fill_random_phase_vectors(xd, 4, 0, n);
+        const BlockVectorSingle x = to_single(xd);
+        std::vector<complex_single> first;
+        DotSums first_dots;
+        for (const int threads : {1, 2, 3, 0}) {
+            omp_set_num_threads(threads > 0 ? threads : 2);
+            if (threads == 0) setenv("TOPOKPM_STENCIL_TILES", "2,2,3", 1);  // small tiles, 2 threads
+            BlockVectorSingle y(n, r);
+            DotSums dots;
+            op->apply_single(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
+            if (threads == 0) unsetenv("TOPOKPM_STENCIL_TILES");
+            if (threads == 1) {
+                first.assign(y.data(), y.data() + y.size());
+                first_dots = dots;
+                continue;
+            }
+            for (size_t i = 0; i < y.size(); ++i)
+                ASSERT_EQ(y.data()[i], first[i]) << threads << " threads, R = " << r << ", entry " << i;
+            for (int c = 0; c < r; ++c) {
+                EXPECT_NEAR(dots.xx[c], first_dots.xx[c], 1e-12 * first_dots.xx[c]);
+                EXPECT_NEAR(std::abs(dots.yx[c] - first_dots.yx[c]), 0.0, 1e-12 * first_dots.xx[c]);
+            }
+        }
+    }
+    omp_set_num_threads(saved);
+}
