@@ -26,8 +26,8 @@ def b_min(r, single=False):
 
 
 def is_single(op):
-    """spmmv-bench's single-precision ops end in "s" (sell-8s, sell-8ts)."""
-    return op.startswith("sell-") and op.endswith("s")
+    """spmmv-bench's single-precision ops end in "s" (sell-8s, sell-8ts, frees)."""
+    return (op.startswith("sell-") and op.endswith("s")) or op == "frees"
 
 
 def parse_kpm_log(path, wall):
@@ -215,7 +215,7 @@ def main():
                 label="model P* in single precision (B_min = (156/R + 24)/138)")
     ax.axhline(peak, color="gray", ls="--", label=f"P_peak = {peak:.1f} Gflop/s ({mach['isa']}, {mach['cores_used']} cores)")
     # "sell-32t", "sell-8t": the same matrices with the cache-blocked (y-tiled) sweep order.
-    markers = {"naive": "v", "sell-32": "o", "sell-8": "s", "sell-32t": "D", "sell-8t": "P", "sell-8ts": "X", "free": "^"}
+    markers = {"naive": "v", "sell-32": "o", "sell-8": "s", "sell-32t": "D", "sell-8t": "P", "sell-8ts": "X", "free": "^", "frees": "*"}
     for i, op in enumerate(ops):
         pts = [(x["R"], x["gflops"]) for x in rows if x["op"] == op]
         lo = [(min(times[(op, r)]), max(times[(op, r)])) for r, _ in pts]

@@ -95,7 +95,7 @@ struct Args {
     bool sigma_scan = true;
     int lx = 16, ly = 16, lz = 10;  // the in-cache (P_LLC) lattice; lx = 0: skip
     std::vector<int> widths{1, 2, 4, 8, 16, 32};
-    std::vector<std::string> ops{"naive", "sell-32", "sell-8", "sell-32t", "sell-8t", "sell-8ts", "free"};
+    std::vector<std::string> ops{"naive", "sell-32", "sell-8", "sell-32t", "sell-8t", "sell-8ts", "free", "frees"};
     bool interleave = false;
     std::string json;
 };
@@ -107,10 +107,11 @@ struct Args {
         "  --lattice NXxNYxNZ  ti lattice in sites (default 64x64x40: N = 655360 rows)\n"
         "  --reps N            timed sweeps per operator and width, median reported (default 7)\n"
         "  --widths LIST       block widths R, comma-separated (default 1,2,4,8,16,32)\n"
-        "  --ops LIST          of naive,sell-32,sell-8,sell-32t,sell-8t,sell-8ts,free (default all); also\n"
+        "  --ops LIST          of naive,sell-32,sell-8,sell-32t,sell-8t,sell-8ts,free,frees (default all); also\n"
         "                      sell-<C> / sell-<C>t (tiled sweep order) for any C, sell-<C>t<Ty> (tile of\n"
         "                      Ty cells of y forced); a trailing s (sell-8s, sell-8ts): single precision\n"
-        "                      (complex float, --precision single), rated against its own B_min\n"
+        "                      (complex float, --precision single), rated against its own B_min;\n"
+        "                      frees: the matrix-free stencil in single precision\n"
         "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
         "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
         "                      instead of all repetitions of one pair after the other\n"
@@ -525,6 +526,11 @@ int main(int argc, char** argv)
     };
     for (const std::string& label : args.ops) {
         if (label == "naive") continue;
+        if (label == "frees") {  // the matrix-free stencil in single precision
+            ops.push_back({"frees", std::make_unique<SingleSweep>(
+                                        numerics::make_cpu_stencil_operator(model->block_stencil(), Precision::Single))});
+            continue;
+        }
         if (label == "free") {
             ops.push_back({"free", numerics::make_cpu_stencil_operator(model->block_stencil())});
             continue;
@@ -677,7 +683,7 @@ int main(int argc, char** argv)
             const Op& o = ops[oi];
             const OperatorCost cost = o.op->cost();
             const double flops = perf::sweep_flops(nnz, double(n), r);
-            const bool single = parse_sell_label(o.label).single;
+            const bool single = o.op->precision() == Precision::Single;
             const double own_bytes = perf::sweep_bytes(cost.matrix_bytes, double(n), r, single ? 8.0 : 16.0);
             const double seconds = args.interleave ? interleaved.at({r, oi}) : time_sweeps(*o.op, x, y, args.reps, 1);
             if (o.label == "naive") naive_seconds = seconds;
