@@ -24,6 +24,7 @@
 #include "numerics/spmmv/sell_single.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
@@ -213,9 +214,7 @@ void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const O
 
     const std::vector<double> h = hopping_abs_sums(st, x);
     for (int c = 0; c < r; ++c) {
-        long double xx = 0;
-        cld yx = 0;
-        double abs_yx = 0, abs_xx = 0;
+        topokpm::testing::SingleDotReference dot_ref;
         for (global_index i = 0; i < n; ++i) {
             cld s = 0;
             for (size_t k = 0; k < rows.cols[i].size(); ++k) s += rows.vals[i][k] * widen(x(rows.cols[i][k], c));
@@ -229,15 +228,9 @@ void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const O
                     (std::abs(ops.scale) * (hi + std::abs(static_cast<double>(dshift)) * std::abs(x(i, c))) +
                      std::abs(ops.beta) * std::abs(y0(i, c)));
             ASSERT_LE(static_cast<double>(std::abs(widen(y(i, c)) - v)), bound) << what << " row " << i << " col " << c;
-            xx += std::norm(widen(x(i, c)));
-            yx += std::conj(widen(y(i, c))) * widen(x(i, c));
-            abs_xx += std::norm(x(i, c));
-            abs_yx += std::abs(y(i, c)) * std::abs(x(i, c));
+            dot_ref.add(x(i, c), y(i, c));
         }
-        EXPECT_LE(std::abs(dots.xx[c] - static_cast<double>(xx)), 2 * (n + 2) * kEpsD * abs_xx) << what << " xx " << c;
-        EXPECT_LE(static_cast<double>(std::abs(cld(dots.yx[c].real(), dots.yx[c].imag()) - yx)),
-                  2 * (n + 2) * kEpsD * abs_yx)
-            << what << " yx " << c;
+        dot_ref.expect_matches(dots, c, what);
     }
 }
 
@@ -397,12 +390,10 @@ TEST(CpuStencilSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     const KpmMoments ml = kpm_stochastic_trace(*sell, num_moments, r, 7, scaling);
     omp_set_num_threads(saved);
 
-    const double kappa = 1.0 / std::sqrt(1.0 - (1.0 - epsilon / 2) * (1.0 - epsilon / 2));
     const int max_row = std::max(mdl->max_row_length(), stencil_row_entries(st));
-    const double c = (max_row + 3) * (2.0 * 1.0 + 1.0);
     double worst_ratio = 0, worst_abs = 0, worst_sell = 0;
     for (int k = 0; k < num_moments; ++k) {
-        const double bound = 4 * kappa * c * kEpsF * std::sqrt(k / 2.0 + 1.0);
+        const double bound = topokpm::testing::single_moment_bound(k, max_row, epsilon);
         const double d = std::abs(ms.moments[k] - md.moments[k]);
         ASSERT_LE(d, bound) << "mu_" << k << ": single " << ms.moments[k] << ", double " << md.moments[k];
         ASSERT_LE(std::abs(ms.moments[k] - ml.moments[k]), 2 * bound) << "mu_" << k << " stencil vs sell single";

@@ -17,6 +17,7 @@
 #include "numerics/spmmv/sell_operator.hpp"
 #include "numerics/spmmv/sell_single.hpp"
 #include "tests/support/random_source.hpp"
+#include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
@@ -73,9 +74,7 @@ void check_single_sweep(const RowSource& src, const Operator& op, int r, const A
     op.apply_single(x, y, ops, &dots);
 
     for (int c = 0; c < r; ++c) {
-        long double xx = 0;
-        cld yx = 0;
-        double abs_yx = 0, abs_xx = 0;
+        topokpm::testing::SingleDotReference dot_ref;
         for (global_index i = 0; i < n; ++i) {
             cld s = 0;
             double abs_s = 0;
@@ -90,15 +89,9 @@ void check_single_sweep(const RowSource& src, const Operator& op, int r, const A
                                  8 * kEpsD * (std::abs(ops.scale) * (abs_s + std::abs(ops.shift) * std::abs(x(i, c))) +
                                               std::abs(ops.beta) * std::abs(y0(i, c)));
             ASSERT_LE(static_cast<double>(std::abs(widen(y(i, c)) - v)), bound) << what << " row " << i << " col " << c;
-            xx += std::norm(widen(x(i, c)));
-            yx += std::conj(widen(y(i, c))) * widen(x(i, c));
-            abs_xx += std::norm(x(i, c));
-            abs_yx += std::abs(y(i, c)) * std::abs(x(i, c));
+            dot_ref.add(x(i, c), y(i, c));
         }
-        EXPECT_LE(std::abs(dots.xx[c] - static_cast<double>(xx)), 2 * (n + 2) * kEpsD * abs_xx) << what << " xx " << c;
-        EXPECT_LE(static_cast<double>(std::abs(cld(dots.yx[c].real(), dots.yx[c].imag()) - yx)),
-                  2 * (n + 2) * kEpsD * abs_yx)
-            << what << " yx " << c;
+        dot_ref.expect_matches(dots, c, what);
     }
 }
 
@@ -219,12 +212,10 @@ TEST(SellSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     const KpmMoments ms = kpm_stochastic_trace(*sgl, num_moments, r, 7, scaling);
 
     // ||Ht||_inf <= 1 - e/2 with Gershgorin bounds (the discs are what gave the interval).
-    const double kappa = 1.0 / std::sqrt(1.0 - (1.0 - epsilon / 2) * (1.0 - epsilon / 2));
     const int max_row = model->max_row_length();
-    const double c = (max_row + 3) * (2.0 * 1.0 + 1.0);
     double worst_ratio = 0, worst_abs = 0;
     for (int k = 0; k < num_moments; ++k) {
-        const double bound = 4 * kappa * c * kEpsF * std::sqrt(k / 2.0 + 1.0);
+        const double bound = topokpm::testing::single_moment_bound(k, max_row, epsilon);
         const double d = std::abs(ms.moments[k] - md.moments[k]);
         ASSERT_LE(d, bound) << "mu_" << k << ": single " << ms.moments[k] << ", double " << md.moments[k];
         worst_ratio = std::max(worst_ratio, d / bound);
