@@ -55,20 +55,42 @@ std::vector<cld> dense_single(const RowSource& src, std::vector<int>& length)
 // summed in double from the stored float x and ŷ, so against a long-double sum of the same
 // stored values their error is <= 2 (N + 2) eps_d Σ |y_i||x_i|: a float accumulation would
 // be ~1e8 times larger and fail.
-void check_single_sweep(const RowSource& src, const Operator& op, int r, const AugmentedOps& ops,
-                        const std::string& what)
+/// The exact row sums s = A x (long double) over the float-rounded matrix and their
+/// magnitudes sum_k |a_ik||x_k|, per entry (i, c): computed once per (matrix, x) and shared
+/// by every storage format and beta.
+struct RowSums {
+    std::vector<int> length;
+    std::vector<cld> s;
+    std::vector<double> abs_s;
+};
+
+RowSums row_sums(const RowSource& src, const BlockVectorSingle& x)
 {
     const global_index n = src.num_rows();
-    std::vector<int> length;
-    const std::vector<cld> a = dense_single(src, length);
-    BlockVector xd(n, r), yd(n, r);
-    fill_random_phase_vectors(xd, 5, 0, n);
-    fill_random_phase_vectors(yd, 6, 0, n);
-    const BlockVectorSingle x = to_single(xd);
-    const BlockVectorSingle y0 = to_single(yd);
-    BlockVectorSingle y = to_single(yd);
-    if (ops.beta == 0.0)
-        for (size_t i = 0; i < y.size(); ++i) y.data()[i] = complex_single(NAN, NAN);  // never read
+    const int r = x.num_cols();
+    RowSums out;
+    const std::vector<cld> a = dense_single(src, out.length);
+    out.s.assign(static_cast<size_t>(n) * r, 0);
+    out.abs_s.assign(out.s.size(), 0.0);
+    for (global_index i = 0; i < n; ++i)
+        for (global_index j = 0; j < n; ++j) {
+            if (a[i * n + j] == cld(0)) continue;
+            for (int c = 0; c < r; ++c) {
+                out.s[i * r + c] += a[i * n + j] * widen(x(j, c));
+                out.abs_s[i * r + c] += static_cast<double>(std::abs(a[i * n + j]) * std::abs(widen(x(j, c))));
+            }
+        }
+    return out;
+}
+
+void check_single_sweep(const RowSums& sums, const Operator& op, const BlockVectorSingle& x,
+                        const BlockVectorSingle& y0, const AugmentedOps& ops, const std::string& what)
+{
+    const global_index n = x.num_rows();
+    const int r = x.num_cols();
+    BlockVectorSingle y(n, r);
+    for (size_t i = 0; i < y.size(); ++i)  // beta == 0: NaN garbage that must never be read
+        y.data()[i] = ops.beta == 0.0 ? complex_single(NAN, NAN) : y0.data()[i];
     DotSums dots;
 
     op.apply_single(x, y, ops, &dots);
@@ -76,15 +98,11 @@ void check_single_sweep(const RowSource& src, const Operator& op, int r, const A
     for (int c = 0; c < r; ++c) {
         topokpm::testing::SingleDotReference dot_ref;
         for (global_index i = 0; i < n; ++i) {
-            cld s = 0;
-            double abs_s = 0;
-            for (global_index j = 0; j < n; ++j) {
-                s += a[i * n + j] * widen(x(j, c));
-                abs_s += static_cast<double>(std::abs(a[i * n + j]) * std::abs(widen(x(j, c))));
-            }
+            const cld s = sums.s[i * r + c];
+            const double abs_s = sums.abs_s[i * r + c];
             cld v = cld(ops.scale) * (s - cld(ops.shift) * widen(x(i, c)));
             if (ops.beta != 0.0) v += cld(ops.beta) * widen(y0(i, c));
-            const double bound = kEpsF * (length[i] + 2) * std::abs(ops.scale) * abs_s +
+            const double bound = kEpsF * (sums.length[i] + 2) * std::abs(ops.scale) * abs_s +
                                  kEpsF * static_cast<double>(std::abs(v)) +
                                  8 * kEpsD * (std::abs(ops.scale) * (abs_s + std::abs(ops.shift) * std::abs(x(i, c))) +
                                               std::abs(ops.beta) * std::abs(y0(i, c)));
@@ -104,18 +122,25 @@ TEST(SellSingle, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
 {
     for (const global_index n : {7, 33, 130}) {
         const RandomSparseSource src(n, 11);
+        std::vector<std::pair<std::string, std::unique_ptr<Operator>>> ops;
         for (const int c : {1, 4, 8, 32})
             for (const int sigma : {1, 64}) {
-                const SellMatrix m = SellMatrix::build(src, 0, n, {c, sigma});
-                const auto op = make_sell_single_operator(m);
-                ASSERT_EQ(op->precision(), Precision::Single);
-                for (const int r : {1, 2, 3, 4, 8, 12, 16, 32})
-                    for (const double beta : {0.0, -1.0, 0.5})
-                        check_single_sweep(src, *op, r, AugmentedOps{0.7, -0.3, beta, true},
-                                           "N=" + std::to_string(n) + " C=" + std::to_string(c) + " sigma=" +
-                                               std::to_string(sigma) + " R=" + std::to_string(r) +
-                                               " beta=" + std::to_string(beta));
+                ops.emplace_back("C=" + std::to_string(c) + " sigma=" + std::to_string(sigma),
+                                 make_sell_single_operator(SellMatrix::build(src, 0, n, {c, sigma})));
+                ASSERT_EQ(ops.back().second->precision(), Precision::Single);
             }
+        for (const int r : {1, 2, 3, 4, 8, 12, 16, 32}) {
+            BlockVector xd(n, r), yd(n, r);
+            fill_random_phase_vectors(xd, 5, 0, n);
+            fill_random_phase_vectors(yd, 6, 0, n);
+            const BlockVectorSingle x = to_single(xd), y0 = to_single(yd);
+            const RowSums sums = row_sums(src, x);
+            for (const auto& [label, op] : ops)
+                for (const double beta : {0.0, -1.0, 0.5})
+                    check_single_sweep(sums, *op, x, y0, AugmentedOps{0.7, -0.3, beta, true},
+                                       "N=" + std::to_string(n) + " " + label + " R=" + std::to_string(r) +
+                                           " beta=" + std::to_string(beta));
+        }
     }
 }
 
@@ -208,8 +233,13 @@ TEST(SellSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     const KpmScaling scaling = kpm_scaling(gb, epsilon);
     const int num_moments = 4096, r = 4;
 
+    // One thread: 2 x 2048 sweeps of 2400 rows are ~0.1 ms each, which two threads on a
+    // loaded machine spend in barriers (0.2 s -> 8 s); the thread count is tested above.
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
     const KpmMoments md = kpm_stochastic_trace(*dbl, num_moments, r, 7, scaling);
     const KpmMoments ms = kpm_stochastic_trace(*sgl, num_moments, r, 7, scaling);
+    omp_set_num_threads(saved);
 
     // ||Ht||_inf <= 1 - e/2 with Gershgorin bounds (the discs are what gave the interval).
     const int max_row = model->max_row_length();
