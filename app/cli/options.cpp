@@ -145,7 +145,7 @@ po::options_description make_options()
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
-        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by ~1e-5 or less at M = 4096 (docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank");
+        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by ~1e-7 (measured 9e-8 at M = 4096, bound 2e-2; docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank. About 2x faster at R = 32 (kpm-dos ti 64x64x40, M = 2048: 49.6 s vs 99.7 s)");
 
     po::options_description output("Output");
     output.add_options()
