@@ -2,8 +2,9 @@
 //   y = scale (A - shift) x + beta y, with <x|x> and <y|x> per column accumulated in double.
 // Same layout and structure as the double kernel (sell_spmmv_kernels.cpp): x, y row-major
 // N x R complex floats as interleaved (re, im) floats; the R loop is the SIMD dimension for
-// R a multiple of 8 (8 complex floats per 64-byte vector), the C rows of a chunk for
-// R = 1, 2, 4.
+// R = 2, 4 and multiples of 8 (a row's complex floats in 16-, 32- or 64-byte vectors; R = 2
+// and 4 measured 2.3x / 1.8x faster than the chunk-wide loop they replaced), the C rows of
+// a chunk for R = 1.
 //
 // Precision of each step (docs/performance.md, "Single precision"):
 //   * row sum over the stored entries in float (two real accumulators per vector as in
@@ -55,33 +56,61 @@ namespace {
 
 using v16f = float __attribute__((vector_size(64)));
 using v16i = int __attribute__((vector_size(64)));
+using v8f = float __attribute__((vector_size(32)));
+using v8i = int __attribute__((vector_size(32)));
+using v4f = float __attribute__((vector_size(16)));
+using v4i = int __attribute__((vector_size(16)));
 
-inline v16f load16(const float* p)
+/// The vector holding one row's R complex floats (or a whole fraction of them): 512 bits for
+/// R >= 8, 256 bits for R = 4, 128 bits for R = 2.
+template <int R>
+struct RowVector {
+    using V = v16f;
+    using I = v16i;
+};
+template <>
+struct RowVector<4> {
+    using V = v8f;
+    using I = v8i;
+};
+template <>
+struct RowVector<2> {
+    using V = v4f;
+    using I = v4i;
+};
+
+template <class V>
+inline V loadv(const float* p)
 {
-    v16f v;
+    V v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
 
-/// Complex floats held in registers per group of rows: twice the double budget (a 512-bit
-/// register holds 8 complex floats instead of 4).
-constexpr int kSingleBudget = 2 * simd::accumulator_complex;
+/// Accumulator vectors per group (each of the two real halves): 8 with AVX-512 (16 of the
+/// 32 registers), 2 otherwise -- the double kernels' budget of complex sums, in vectors.
+constexpr int kSingleVectors = 2 * simd::accumulator_complex / 8;
 
-/// Rows side by side for block width R (a multiple of 8): fills the register budget.
+/// Rows side by side for block width R: fills the vector budget.
 constexpr int single_group_rows(int r)
 {
-    int g = kSingleBudget / r;
+    const int floats = r >= 8 ? 16 : 2 * r;  // lanes of RowVector<R>
+    const int per_row = 2 * r / floats;
+    const int g = kSingleVectors / per_row;
     return g < 1 ? 1 : g;
 }
 
-/// Register-blocked sweep for R a multiple of 8: each chunk as C/G groups of G rows, the
-/// group's G x R complex sums in registers for the chunk's whole width.
+/// Register-blocked sweep for R = 2, 4 or a multiple of 8: each chunk as C/G groups of G
+/// rows, the group's G x R complex sums in registers for the chunk's whole width.
 template <int R, int G>
 void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
                    const ChunkSchedule* schedule)
 {
-    static_assert(R % 8 == 0, "whole 8-complex vectors per row");
-    constexpr int per_row = R / 8;
+    using V = typename RowVector<R>::V;
+    using I = typename RowVector<R>::I;
+    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
+    static_assert((2 * R) % lanes == 0, "whole vectors per row");
+    constexpr int per_row = 2 * R / lanes;
     constexpr int nv = G * per_row;
     const int c = a.chunk_height;
     const local_index num_chunks = a.num_chunks();
@@ -99,15 +128,19 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
     {
         double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
         alignas(64) float out[2 * G * R];
-        const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
-        const v16i swap = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+        V sign;
+        I swap;
+        for (int l = 0; l < lanes; ++l) {
+            sign[l] = l % 2 ? 1.0f : -1.0f;  // (re, im) = (a_re - b_im, a_im + b_re)
+            swap[l] = l ^ 1;
+        }
         for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             for (int s0 = 0; s0 < c; s0 += G) {
-                v16f acc_re[nv], acc_im[nv];
+                V acc_re[nv], acc_im[nv];
 #pragma GCC unroll 16
-                for (int v = 0; v < nv; ++v) acc_re[v] = acc_im[v] = v16f{};
+                for (int v = 0; v < nv; ++v) acc_re[v] = acc_im[v] = V{};
                 for (local_index k = 0; k < width; ++k) {
                     const std::int64_t kb = base + static_cast<std::int64_t>(k) * c + s0;
 #pragma GCC unroll 16
@@ -116,7 +149,7 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
                         const float* xr = x + 2 * static_cast<std::int64_t>(cols[kb + g]) * R;
 #pragma GCC unroll 8
                         for (int j = 0; j < per_row; ++j) {
-                            const v16f xv = load16(xr + 16 * j);
+                            const V xv = loadv<V>(xr + lanes * j);
                             acc_re[g * per_row + j] += vr * xv;
                             acc_im[g * per_row + j] += vi * xv;
                         }
@@ -124,8 +157,8 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
                 }
 #pragma GCC unroll 16
                 for (int v = 0; v < nv; ++v) {
-                    const v16f o = acc_re[v] + sign * __builtin_shuffle(acc_im[v], swap);
-                    std::memcpy(out + 16 * v, &o, sizeof o);
+                    const V o = acc_re[v] + sign * __builtin_shuffle(acc_im[v], swap);
+                    std::memcpy(out + lanes * v, &o, sizeof o);
                 }
                 for (int g = 0; g < G; ++g) {
                     const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
@@ -272,8 +305,8 @@ void sell_spmmv_single(const SellSingleMatrix& a, const complex_single* xc, comp
     float* y = reinterpret_cast<float*>(yc);
     switch (num_cols) {
     case 1: return sweep_generic<1>(a, x, y, 1, ops, dots, schedule);
-    case 2: return sweep_generic<2>(a, x, y, 2, ops, dots, schedule);
-    case 4: return sweep_generic<4>(a, x, y, 4, ops, dots, schedule);
+    case 2: return blocked<2>(a, x, y, ops, dots, schedule);
+    case 4: return blocked<4>(a, x, y, ops, dots, schedule);
     case 8: return blocked<8>(a, x, y, ops, dots, schedule);
     case 16: return blocked<16>(a, x, y, ops, dots, schedule);
     case 32: return blocked<32>(a, x, y, ops, dots, schedule);

@@ -48,8 +48,8 @@ struct SellSingleMatrix {
 namespace kernels::cpu {
 /// y := scale (A - shift) x + beta y on complex-float row-major blocks, one sweep, with
 /// <x|x> and <y|x> per column (new y) accumulated in double; beta == 0: y is not read.
-/// R a multiple of 8: register-blocked (8 complex floats per 512-bit vector); other
-/// widths: rows of a chunk side by side (R = 1, 2, 4) or a generic loop.
+/// R = 2, 4 or a multiple of 8: register-blocked (a row's complex floats in 128-, 256- or
+/// 512-bit vectors); R = 1: the rows of a chunk side by side; other widths a generic loop.
 /// `schedule` (may be null: the static split): the chunk order of the cache-blocked sweep,
 /// as for the double kernel (numerics/cpu/chunk_schedule.hpp).
 void sell_spmmv_single(const SellSingleMatrix& a, const complex_single* x, complex_single* y, int num_cols,
