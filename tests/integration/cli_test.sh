@@ -49,6 +49,7 @@ bad "unknown precision" "--precision .half.: allowed values are double, single" 
 bad "single precision on the naive path" "--precision single: implemented for --matrix sell, crs or free" --lattice 4x4x4 --precision single --matrix naive
 # Single precision halves the vectors and stores the matrix in 12 instead of 20 bytes per
 # entry, but converts from the double matrix: the check counts the peak (both).
+out=/dev/null bad "plan in single precision refused" "--plan with --precision single" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --precision single
 bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --output "$work/single.h5" > "$work/single.txt" 2>&1
 check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-single' '$work/single.txt'"
