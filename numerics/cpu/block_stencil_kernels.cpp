@@ -120,9 +120,9 @@ constexpr int group_size(int r)
     }
 }
 
-using v16f = float __attribute__((vector_size(64)));
-using v16i = int __attribute__((vector_size(64)));
-using v8f = float __attribute__((vector_size(32)));
+using simd::v16f;
+using simd::v16i;
+using simd::v8f;
 
 template <class V>
 inline V loadf(const float* p)
@@ -367,52 +367,11 @@ private:
     double storage_bytes_ = 0;
 };
 
-/// Single precision, R a multiple of 8: out(g, c) = sum_k v(k, g) x(col(k, g), c) for G rows
-/// with the table layout [k][g], all G x R complex sums in registers (R / 8 vectors of 8
-/// complex floats per row). As in complex_block_simd.hpp: a += Re v x, b += Im v x per
-/// vector, combined once: out = a + (-1, +1) swap_re_im(b).
-/// R = 4: the same with 256-bit vectors (one per row).
-template <int R, int G, class V = std::conditional_t<R % 8 == 0, v16f, v8f>>
-inline void rows_times_block_single(int w, const float* __restrict vals, const std::ptrdiff_t* __restrict cols,
-                                    const float* __restrict x, float* __restrict out)
-{
-    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));  // 16 or 8 floats
-    static_assert((2 * R) % lanes == 0, "whole vectors per row");
-    constexpr int per_row = 2 * R / lanes;
-    constexpr int nv = G * per_row;
-    V a[nv], b[nv];
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) a[v] = b[v] = V{};
-    for (int k = 0; k < w; ++k) {
-#pragma GCC unroll 16
-        for (int g = 0; g < G; ++g) {
-            const std::ptrdiff_t e = static_cast<std::ptrdiff_t>(k) * G + g;
-            const float vr = vals[2 * e], vi = vals[2 * e + 1];
-            const float* xr = x + 2 * cols[e] * R;
-#pragma GCC unroll 8
-            for (int j = 0; j < per_row; ++j) {
-                const V xv = loadf<V>(xr + lanes * j);
-                a[g * per_row + j] += vr * xv;
-                b[g * per_row + j] += vi * xv;
-            }
-        }
-    }
-#pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) {
-        V o;
-        if constexpr (lanes == 16)
-            o = a[v] + v16f{-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1} *
-                           __builtin_shufflevector(b[v], b[v], 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-        else
-            o = a[v] + v8f{-1, 1, -1, 1, -1, 1, -1, 1} * __builtin_shufflevector(b[v], b[v], 1, 0, 3, 2, 5, 4, 7, 6);
-        std::memcpy(out + lanes * v, &o, sizeof o);
-    }
-}
-
 /// Single precision, R = 1, 2, 4: the vectors run across 8 / R rows (as complex_block_simd.hpp
 /// does for R = 1, 2 in double): per entry, one vector holds the R complex x values of
 /// 8 / R rows (gathered from their columns) and the rows' values broadcast over their
-/// lanes; a += Re v x, b += Im v x, combined once as above. Requires (G R) % 8 == 0.
+/// lanes; a += Re v x, b += Im v x, combined once as in simd::rows_times_block_single.
+/// Requires (G R) % 8 == 0.
 template <int R, int G>
 inline void rows_across_single(int w, const float* __restrict vals, const std::ptrdiff_t* __restrict cols,
                                const float* __restrict x, float* __restrict out)
@@ -424,7 +383,7 @@ inline void rows_across_single(int w, const float* __restrict vals, const std::p
     using simd::v2d;
     using simd::v4d;
     using simd::v8d;
-    using v4f = float __attribute__((vector_size(16)));
+    using simd::v4f;
     v16f a[nv], b[nv];
 #pragma GCC unroll 8
     for (int v = 0; v < nv; ++v) a[v] = b[v] = v16f{};
@@ -486,7 +445,7 @@ inline void group_product(int w, const T* __restrict vals, const std::ptrdiff_t*
         simd::rows_times_block<R, G, true>(w, vals, 1, G, cols, 1, G, xbase, acc);
     } else if constexpr (R > 0 && R % 4 == 0) {
         (void)r;
-        rows_times_block_single<R, G>(w, vals, cols, xbase, acc);
+        simd::rows_times_block_single<R, G>(w, vals, 1, G, cols, 1, G, xbase, acc);  // table layout [k][g]
     } else if constexpr (R > 0 && (G * R) % 8 == 0) {  // float, R = 1, 2, 4
         (void)r;
         rows_across_single<R, G>(w, vals, cols, xbase, acc);

@@ -48,6 +48,13 @@ using v8d = double __attribute__((vector_size(64)));
 using v4d = double __attribute__((vector_size(32)));
 using v2d = double __attribute__((vector_size(16)));
 using v8l = long long __attribute__((vector_size(64)));
+// Single precision (--precision single): 16, 8 or 4 floats = 8, 4 or 2 complex values.
+using v16f = float __attribute__((vector_size(64)));
+using v16i = int __attribute__((vector_size(64)));
+using v8f = float __attribute__((vector_size(32)));
+using v8i = int __attribute__((vector_size(32)));
+using v4f = float __attribute__((vector_size(16)));
+using v4i = int __attribute__((vector_size(16)));
 
 template <class V>
 inline V load(const double* p)
@@ -155,6 +162,71 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
     const v8l swap = {1, 0, 3, 2, 5, 4, 7, 6};
 #pragma GCC unroll 16
     for (int v = 0; v < nv; ++v) store(out + 8 * v, a[v] + sign * __builtin_shuffle(b[v], swap));
+}
+
+/// The vector holding one row's R complex floats (or a whole fraction of them) in
+/// rows_times_block_single: 512 bits for R a multiple of 8, 256 bits for R = 4, 128 for R = 2.
+template <int R>
+struct SingleRowVector {
+    using V = v16f;
+    using I = v16i;
+};
+template <>
+struct SingleRowVector<4> {
+    using V = v8f;
+    using I = v8i;
+};
+template <>
+struct SingleRowVector<2> {
+    using V = v4f;
+    using I = v4i;
+};
+
+/// rows_times_block in single precision, vectorised across R (R = 2, 4 or a multiple of 8):
+/// out[2 * (g * R + c) + {0, 1}] := sum over k < width of v(g, k) * x(col(g, k), c), with the
+/// same strided addressing of values and columns and the same split accumulation
+/// (a += Re v x, b += Im v x, out = a + (-1, +1) swap_re_im(b)), all G x R complex sums in
+/// registers. Used by the single-precision SELL kernel and the matrix-free stencil.
+template <int R, int G, class Col>
+inline void rows_times_block_single(int width, const float* __restrict vals, std::ptrdiff_t val_g,
+                                    std::ptrdiff_t val_k, const Col* __restrict cols, std::ptrdiff_t col_g,
+                                    std::ptrdiff_t col_k, const float* __restrict x, float* __restrict out)
+{
+    using V = typename SingleRowVector<R>::V;
+    using I = typename SingleRowVector<R>::I;
+    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
+    static_assert((2 * R) % lanes == 0, "whole vectors per row (R = 2, 4 or a multiple of 8)");
+    constexpr int per_row = 2 * R / lanes;
+    constexpr int nv = G * per_row;
+    V a[nv], b[nv];
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) a[v] = b[v] = V{};
+    for (int k = 0; k < width; ++k) {
+#pragma GCC unroll 16
+        for (int g = 0; g < G; ++g) {
+            const std::ptrdiff_t e = g * val_g + k * val_k;
+            const float vr = vals[2 * e], vi = vals[2 * e + 1];
+            const float* xr = x + 2 * static_cast<std::ptrdiff_t>(cols[g * col_g + k * col_k]) * R;
+#pragma GCC unroll 8
+            for (int j = 0; j < per_row; ++j) {
+                V xv;
+                std::memcpy(&xv, xr + lanes * j, sizeof xv);  // unaligned vector load
+                a[g * per_row + j] += vr * xv;
+                b[g * per_row + j] += vi * xv;
+            }
+        }
+    }
+    V sign;
+    I swap;
+    for (int l = 0; l < lanes; ++l) {
+        sign[l] = l % 2 ? 1.0f : -1.0f;  // (re, im) = (a_re - b_im, a_im + b_re)
+        swap[l] = l ^ 1;
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; ++v) {
+        const V o = a[v] + sign * __builtin_shuffle(b[v], swap);
+        std::memcpy(out + lanes * v, &o, sizeof o);
+    }
 }
 
 }  // namespace topokpm::numerics::kernels::cpu::simd

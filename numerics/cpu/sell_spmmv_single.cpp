@@ -54,39 +54,6 @@ SellSingleMatrix SellSingleMatrix::from(const SellMatrix& m)
 namespace kernels::cpu {
 namespace {
 
-using v16f = float __attribute__((vector_size(64)));
-using v16i = int __attribute__((vector_size(64)));
-using v8f = float __attribute__((vector_size(32)));
-using v8i = int __attribute__((vector_size(32)));
-using v4f = float __attribute__((vector_size(16)));
-using v4i = int __attribute__((vector_size(16)));
-
-/// The vector holding one row's R complex floats (or a whole fraction of them): 512 bits for
-/// R >= 8, 256 bits for R = 4, 128 bits for R = 2.
-template <int R>
-struct RowVector {
-    using V = v16f;
-    using I = v16i;
-};
-template <>
-struct RowVector<4> {
-    using V = v8f;
-    using I = v8i;
-};
-template <>
-struct RowVector<2> {
-    using V = v4f;
-    using I = v4i;
-};
-
-template <class V>
-inline V loadv(const float* p)
-{
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /// Accumulator vectors per group (each of the two real halves): 8 with AVX-512 (16 of the
 /// 32 registers), 2 otherwise -- the double kernels' budget of complex sums, in vectors.
 constexpr int kSingleVectors = 2 * simd::accumulator_complex / 8;
@@ -94,7 +61,7 @@ constexpr int kSingleVectors = 2 * simd::accumulator_complex / 8;
 /// Rows side by side for block width R: fills the vector budget.
 constexpr int single_group_rows(int r)
 {
-    const int floats = r >= 8 ? 16 : 2 * r;  // lanes of RowVector<R>
+    const int floats = r >= 8 ? 16 : 2 * r;  // lanes of simd::SingleRowVector<R>
     const int per_row = 2 * r / floats;
     const int g = kSingleVectors / per_row;
     return g < 1 ? 1 : g;
@@ -106,12 +73,6 @@ template <int R, int G>
 void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
                    const ChunkSchedule* schedule)
 {
-    using V = typename RowVector<R>::V;
-    using I = typename RowVector<R>::I;
-    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
-    static_assert((2 * R) % lanes == 0, "whole vectors per row");
-    constexpr int per_row = 2 * R / lanes;
-    constexpr int nv = G * per_row;
     const int c = a.chunk_height;
     const local_index num_chunks = a.num_chunks();
     const std::int64_t* chunk_start = a.chunk_start.data();
@@ -128,44 +89,18 @@ void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const Au
     {
         double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
         alignas(64) float out[2 * G * R];
-        V sign;
-        I swap;
-        for (int l = 0; l < lanes; ++l) {
-            sign[l] = l % 2 ? 1.0f : -1.0f;  // (re, im) = (a_re - b_im, a_im + b_re)
-            swap[l] = l ^ 1;
-        }
         for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             for (int s0 = 0; s0 < c; s0 += G) {
-                V acc_re[nv], acc_im[nv];
-#pragma GCC unroll 16
-                for (int v = 0; v < nv; ++v) acc_re[v] = acc_im[v] = V{};
-                for (local_index k = 0; k < width; ++k) {
-                    const std::int64_t kb = base + static_cast<std::int64_t>(k) * c + s0;
-#pragma GCC unroll 16
-                    for (int g = 0; g < G; ++g) {
-                        const float vr = vals[2 * (kb + g)], vi = vals[2 * (kb + g) + 1];
-                        const float* xr = x + 2 * static_cast<std::int64_t>(cols[kb + g]) * R;
-#pragma GCC unroll 8
-                        for (int j = 0; j < per_row; ++j) {
-                            const V xv = loadv<V>(xr + lanes * j);
-                            acc_re[g * per_row + j] += vr * xv;
-                            acc_im[g * per_row + j] += vi * xv;
-                        }
-                    }
-                }
-#pragma GCC unroll 16
-                for (int v = 0; v < nv; ++v) {
-                    const V o = acc_re[v] + sign * __builtin_shuffle(acc_im[v], swap);
-                    std::memcpy(out + lanes * v, &o, sizeof o);
-                }
+                simd::rows_times_block_single<R, G>(width, vals + 2 * (base + s0), 1, c, cols + base + s0, 1, c, x,
+                                                    out);
                 for (int g = 0; g < G; ++g) {
                     const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
                     if (row < 0) continue;  // padding slot of the last chunk
                     finish_row<R>(out + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
-                                         y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots,
-                                         txx, tyr, tyi);
+                                  y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots, txx,
+                                  tyr, tyi);
                 }
             }
         });
