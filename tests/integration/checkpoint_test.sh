@@ -13,15 +13,22 @@ py=/usr/bin/python3
 # Several seconds of moments on 2 cores: a 24x24x12 slab (N = 27648), M = 4000, R = 8.
 args=(--model ti --lattice 24x24x12 --disorder 0.5 --moments 4000 --vectors 8 --energy-range -6:6 --threads 2)
 
+# interrupted OUT CKPT LOG ARGS...: starts a run with periodic checkpoints, sends SIGTERM
+# once the first checkpoint exists, and sets rc to the run's exit code.
+interrupted() {
+  local out="$1" ck="$2" log="$3"; shift 3
+  "$exe" "$@" --output "$out" --checkpoint "$ck" --checkpoint-every 0.2 > "$log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 300); do [ -e "$ck" ] && break; sleep 0.05; done
+  sleep 0.3
+  kill -TERM "$pid"
+  wait "$pid"; rc=$?
+}
+
 "$exe" "${args[@]}" --output "$work/full.h5" --quiet > "$work/full.txt" 2>&1
 check "uninterrupted run exits 0" "[ $? -eq 0 ]"
 
-"$exe" "${args[@]}" --output "$work/part.h5" --checkpoint "$work/ck.h5" --checkpoint-every 0.2 > "$work/part.txt" 2>&1 &
-pid=$!
-for _ in $(seq 1 300); do [ -e "$work/ck.h5" ] && break; sleep 0.05; done
-sleep 0.3
-kill -TERM "$pid"
-wait "$pid"; rc=$?
+interrupted "$work/part.h5" "$work/ck.h5" "$work/part.txt" "${args[@]}"
 check "SIGTERM exits with code 75" "[ $rc -eq 75 ]"
 check "message names the signal and the checkpoint" "grep -q 'stopped by SIGTERM' '$work/part.txt' && grep -q 'checkpoint written to $work/ck.h5' '$work/part.txt'"
 check "message says how to resume" "grep -q -- 'resume with: .*--restart $work/ck.h5' '$work/part.txt'"
@@ -70,12 +77,7 @@ check "no progress lines with --quiet" "! grep -q 'moments' '$work/quiet.txt'"
 sargs=("${args[@]}" --precision single)
 "$exe" "${sargs[@]}" --output "$work/sfull.h5" --quiet > /dev/null 2>&1
 check "single-precision run exits 0" "[ $? -eq 0 ]"
-"$exe" "${sargs[@]}" --output "$work/spart.h5" --checkpoint "$work/sck.h5" --checkpoint-every 0.2 > "$work/spart.txt" 2>&1 &
-pid=$!
-for _ in $(seq 1 300); do [ -e "$work/sck.h5" ] && break; sleep 0.05; done
-sleep 0.3
-kill -TERM "$pid"
-wait "$pid"; rc=$?
+interrupted "$work/spart.h5" "$work/sck.h5" "$work/spart.txt" "${sargs[@]}"
 check "single precision: SIGTERM exits with code 75" "[ $rc -eq 75 ]"
 "$exe" "${args[@]}" --output "$work/spart.h5" --restart "$work/sck.h5" > "$work/sbad.txt" 2>&1
 check "a single-precision checkpoint is refused for a double run" "[ $? -eq 2 ] && grep -q -- '--precision: checkpoint single, this run double' '$work/sbad.txt'"
