@@ -62,6 +62,7 @@
 #include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/cpu/sell_sweep.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
 #include "runtime/base/log.hpp"
 
@@ -139,114 +140,6 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
     if (want_dots) collect_dots(partial, num_threads, r, dots);
 }
 
-/// True when the G slots of a group hold the rows r0, r0 + 1, ..., r0 + G - 1 (no σ
-/// reordering and no padding inside the group: most groups of a lattice model).
-template <int G>
-inline bool rows_are_consecutive(const local_index* slot_rows)
-{
-    bool ok = slot_rows[0] >= 0;
-#pragma GCC unroll 32
-    for (int g = 1; g < G; ++g) ok &= slot_rows[g] == slot_rows[0] + g;
-    return ok;
-}
-
-/// The row epilogue of G consecutive rows at R = 1 as one vector loop: their G complex
-/// sums, x values and y values are each 2 G contiguous doubles (the same layout), so
-/// y = scale (acc - shift x) + beta y runs on whole vectors and the dots reduce across the
-/// G rows before they reach the thread's sums. The per-row epilogue at R = 1 is scalar code
-/// (one complex per row). Measured in cache (ti 16x16x10, 1 thread, best of 21, 3
-/// alternating pairs of runs): sell-8 148 -> 125 us per sweep, sell-32 117-126 -> 116 us.
-template <int G>
-inline void finish_consecutive_rows(const double* __restrict as, const double* __restrict xo, double* __restrict yo,
-                                    double scale, double shift, double beta, bool want_dots, double* __restrict txx,
-                                    double* __restrict tyr, double* __restrict tyi)
-{
-    if (beta == 0.0) {
-#pragma omp simd
-        for (int j = 0; j < 2 * G; ++j) yo[j] = scale * (as[j] - shift * xo[j]);
-    } else {
-#pragma omp simd
-        for (int j = 0; j < 2 * G; ++j) yo[j] = scale * (as[j] - shift * xo[j]) + beta * yo[j];
-    }
-    if (want_dots) {
-        double sxx = 0.0, syr = 0.0, syi = 0.0;
-#pragma omp simd reduction(+ : sxx, syr, syi)
-        for (int g = 0; g < G; ++g) {
-            const double xre = xo[2 * g], xim = xo[2 * g + 1];
-            const double yre = yo[2 * g], yim = yo[2 * g + 1];
-            sxx += xre * xre + xim * xim;
-            syr += yre * xre + yim * xim;  // conj(y) x
-            syi += yre * xim - yim * xre;
-        }
-        txx[0] += sxx;
-        tyr[0] += syr;
-        tyi[0] += syi;
-    }
-}
-
-/// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
-/// processed as C/G groups of G rows, every group's G x R sums in registers for the
-/// chunk's whole width. Requires C % G == 0 and (G R) % 4 == 0.
-template <int R, int G>
-void sweep_blocked(const SellMatrix& a, const complex_type* xc, complex_type* yc, const AugmentedOps& ops,
-                   DotSums* dots, const ChunkSchedule* schedule)
-{
-    const int c = a.chunk_height();
-    const local_index num_chunks = a.num_chunks();
-    const std::int64_t* chunk_start = a.chunk_start().data();
-    const local_index* chunk_length = a.chunk_length().data();
-    const local_index* cols = a.columns().data();
-    const double* vals = reinterpret_cast<const double*>(a.values().data());
-    const local_index* row_of_slot = a.row_of_slot().data();
-    const double* x = reinterpret_cast<const double*>(xc);
-    double* y = reinterpret_cast<double*>(yc);
-    const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
-    const bool want_dots = dots != nullptr;
-
-    const int num_threads = omp_get_max_threads();
-    std::vector<double> partial(static_cast<size_t>(num_threads) * 3 * R, 0.0);
-
-#pragma omp parallel num_threads(num_threads)
-    {
-        // Thread-private dot sums (stack, not `partial`: two threads summing into one
-        // cache line made every row a false-sharing miss, R = 1 at 9 GB/s instead of 25).
-        double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
-        alignas(64) double acc[2 * G * R];
-
-        // Without a schedule: the static split, contiguous chunk ranges per thread, the same
-        // split as the builder's fill (first touch) and the vectors' rows stay in one thread's
-        // caches. dynamic/guided (chunk 64) measured 3-6 % slower at R = 1 and equal at R = 32.
-        // With a ChunkSchedule (lattice_chunk_schedule: the same per-thread chunk range,
-        // visited in y tiles, x planes inner) see the measurements at the top of this file.
-        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
-            const std::int64_t base = chunk_start[ch];
-            const local_index width = chunk_length[ch];
-            for (int s0 = 0; s0 < c; s0 += G) {
-                simd::rows_times_block<R, G, true>(width, vals + 2 * (base + s0), 1, c, cols + base + s0, 1, c, x,
-                                                   acc);
-                const local_index* slot_rows = row_of_slot + static_cast<size_t>(ch) * c + s0;
-                if constexpr (R == 1) {
-                    if (rows_are_consecutive<G>(slot_rows)) {
-                        finish_consecutive_rows<G>(acc, x + 2 * static_cast<std::int64_t>(slot_rows[0]),
-                                                   y + 2 * static_cast<std::int64_t>(slot_rows[0]), scale, shift,
-                                                   beta, want_dots, txx, tyr, tyi);
-                        continue;
-                    }
-                }
-                for (int g = 0; g < G; ++g) {
-                    const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
-                    if (row < 0) continue;  // padding slot of the last chunk
-                    finish_row<R>(acc + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
-                                  y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots, txx,
-                                  tyr, tyi);
-                }
-            }
-        });
-        store_thread_dots(partial, R, txx, tyr, tyi);
-    }
-    if (want_dots) collect_dots(partial, num_threads, R, dots);
-}
-
 void warn_generic_once(int width, int chunk_height)
 {
     static std::mutex mutex;
@@ -272,7 +165,12 @@ bool try_group(int c, const SellMatrix& a, const complex_type* x, complex_type* 
 {
     if constexpr (G >= 1 && (G * R) % 4 == 0) {
         if (pick_group(R, c) == G) {
-            sweep_blocked<R, G>(a, x, y, ops, dots, schedule);
+            const SellArrays<double> arrays{a.chunk_height(), a.num_chunks(), a.chunk_start().data(),
+                                            a.chunk_length().data(), a.columns().data(),
+                                            reinterpret_cast<const double*>(a.values().data()),
+                                            a.row_of_slot().data()};
+            sell_sweep_blocked<double, R, G>(arrays, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y),
+                                             ops, dots, schedule);
             return true;
         }
         return try_group<R, G / 2>(c, a, x, y, ops, dots, schedule);

@@ -20,6 +20,7 @@
 #include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/cpu/sell_sweep.hpp"
 #include "numerics/spmmv/sell_single.hpp"
 
 namespace topokpm::numerics {
@@ -65,48 +66,6 @@ constexpr int single_group_rows(int r)
     const int per_row = 2 * r / floats;
     const int g = kSingleVectors / per_row;
     return g < 1 ? 1 : g;
-}
-
-/// Register-blocked sweep for R = 2, 4 or a multiple of 8: each chunk as C/G groups of G
-/// rows, the group's G x R complex sums in registers for the chunk's whole width.
-template <int R, int G>
-void sweep_blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
-                   const ChunkSchedule* schedule)
-{
-    const int c = a.chunk_height;
-    const local_index num_chunks = a.num_chunks();
-    const std::int64_t* chunk_start = a.chunk_start.data();
-    const local_index* chunk_length = a.chunk_length.data();
-    const local_index* cols = a.columns.data();
-    const float* vals = reinterpret_cast<const float*>(a.values.data());
-    const local_index* row_of_slot = a.row_of_slot.data();
-    const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
-    const bool want_dots = dots != nullptr;
-    const int num_threads = omp_get_max_threads();
-    std::vector<double> partial(static_cast<size_t>(num_threads) * 3 * R, 0.0);
-
-#pragma omp parallel num_threads(num_threads)
-    {
-        double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
-        alignas(64) float out[2 * G * R];
-        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
-            const std::int64_t base = chunk_start[ch];
-            const local_index width = chunk_length[ch];
-            for (int s0 = 0; s0 < c; s0 += G) {
-                simd::rows_times_block_single<R, G>(width, vals + 2 * (base + s0), 1, c, cols + base + s0, 1, c, x,
-                                                    out);
-                for (int g = 0; g < G; ++g) {
-                    const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
-                    if (row < 0) continue;  // padding slot of the last chunk
-                    finish_row<R>(out + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
-                                  y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots, txx,
-                                  tyr, tyi);
-                }
-            }
-        });
-        store_thread_dots(partial, R, txx, tyr, tyi);
-    }
-    if (want_dots) collect_dots(partial, num_threads, R, dots);
 }
 
 /// Chunk-wide sweep for any width: the C rows' sums in an array, vectorised across the
@@ -227,8 +186,12 @@ void blocked(const SellSingleMatrix& a, const float* x, float* y, const Augmente
 {
     constexpr int g = single_group_rows(R);
     // The groups must tile the chunk; otherwise (C not a multiple of G) fall back to G = 1.
-    if (a.chunk_height % g == 0) return sweep_blocked<R, g>(a, x, y, ops, dots, schedule);
-    return sweep_blocked<R, 1>(a, x, y, ops, dots, schedule);
+    const SellArrays<float> arrays{a.chunk_height,        a.num_chunks(),
+                                   a.chunk_start.data(),  a.chunk_length.data(),
+                                   a.columns.data(),      reinterpret_cast<const float*>(a.values.data()),
+                                   a.row_of_slot.data()};
+    if (a.chunk_height % g == 0) return sell_sweep_blocked<float, R, g>(arrays, x, y, ops, dots, schedule);
+    return sell_sweep_blocked<float, R, 1>(arrays, x, y, ops, dots, schedule);
 }
 
 }  // namespace
