@@ -2,18 +2,23 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
 #include <type_traits>
 
 #include "runtime/base/error.hpp"
+#include "runtime/base/files.hpp"
+#include "runtime/base/system.hpp"
 
 namespace topokpm::analysis {
 
@@ -37,8 +42,9 @@ private:
     void* old_data_ = nullptr;
 };
 
-/// The innermost message of HDF5's current error stack (it carries errno and the file
-/// name for I/O failures), or "" when the stack is empty.
+/// The innermost message of HDF5's current error stack as one line: the system's reason
+/// when HDF5 quotes an errno (a full disk, a quota, an I/O error), else the first line of
+/// HDF5's text; "HDF5 error" when the stack is empty.
 std::string hdf5_reason()
 {
     std::string reason;
@@ -50,12 +56,36 @@ std::string hdf5_reason()
         },
         &reason);
     H5Eclear2(H5E_DEFAULT);
+    const std::size_t at = reason.find("errno = ");
+    if (at != std::string::npos) {
+        const int err = std::atoi(reason.c_str() + at + 8);
+        if (err > 0) return std::strerror(err);
+    }
+    reason = reason.substr(0, reason.find_first_of("\r\n"));
     return reason.empty() ? std::string("HDF5 error") : reason;
+}
+
+/// "; 8.0 KiB free in /dir" for messages about writing `path`.
+std::string free_space_note(const std::string& path)
+{
+    const std::int64_t free = files::free_bytes(path);
+    if (free < 0) return "";
+    const auto slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    return detail::concat("; ", format_bytes(static_cast<double>(free)), " free in ", dir);
 }
 
 [[noreturn]] void throw_hdf5(const std::string& path, const std::string& what)
 {
     throw IoError(detail::concat("result file '", path, "': ", what, ": ", hdf5_reason()));
+}
+
+/// A failure while writing: what was being written, the system's reason and the room left.
+[[noreturn]] void throw_hdf5_write(const std::string& path, const std::string& what)
+{
+    const std::string reason = hdf5_reason();
+    throw IoError(detail::concat("cannot write '", path, "' (", what, "): ", reason, free_space_note(path),
+                                 "; '", path, "' is left as it was"));
 }
 
 /// An HDF5 identifier closed by the matching H5?close on scope exit.
@@ -161,10 +191,7 @@ std::uint64_t product(const std::vector<std::uint64_t>& dims)
     return std::accumulate(dims.begin(), dims.end(), std::uint64_t{1}, std::multiplies<>());
 }
 
-std::string temporary_path(const std::string& path)
-{
-    return detail::concat(path, ".tmp-", static_cast<long>(::getpid()));
-}
+std::string temporary_path(const std::string& path) { return files::temporary_name(path); }
 
 }  // namespace
 
@@ -203,6 +230,66 @@ struct ResultWriter::Impl {
     std::string temp_path;
     Handle file;
     bool committed = false;
+
+    /// Closes a file that cannot be completed (a write failed: full disk, quota, I/O
+    /// error) and deletes it. HDF5 flushes its cached metadata on close, and a failing
+    /// metadata flush leaves a half-destroyed file object (HDF5 1.10: "slist already
+    /// enabled" on every later flush) that HDF5's own clean-up, at exit or in MPI_Finalize,
+    /// crashes on. So the file's descriptor is first pointed at an anonymous memory file
+    /// (memfd: the flush writes the few KiB of metadata there), the close succeeds, and the
+    /// temporary file on disk is removed.
+    /// Reserves disk blocks for `bytes` more of the file plus what HDF5 may still write
+    /// around them (twice its cached metadata and 64 KiB for its aggregators), before HDF5
+    /// writes them. HDF5 cannot recover from a failed write (see abandon()), so a full disk,
+    /// a quota or a file-size limit must show here, where nothing is lost yet. The file
+    /// grows by the reservation; commit() truncates it to HDF5's real end. Throws IoError
+    /// naming `what` after abandoning the file.
+    void reserve(std::uint64_t bytes, const std::string& what)
+    {
+        size_t max_size = 0, min_clean = 0, cached = 0;
+        int entries = 0;
+        if (H5Fget_mdc_size(file.get(), &max_size, &min_clean, &cached, &entries) < 0) cached = max_size;
+        hsize_t end = 0;  // HDF5's extent of the file so far (its end of allocation or of writes)
+        H5Fget_filesize(file.get(), &end);
+        const std::uint64_t target =
+            static_cast<std::uint64_t>(end) + bytes + 2 * static_cast<std::uint64_t>(cached) + (std::uint64_t{64} << 10);
+        int err = 0;
+        const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CLOEXEC);
+        rlimit limit {};
+        if (fd < 0) {
+            err = errno;
+        } else if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                   target > limit.rlim_cur) {
+            err = EFBIG;  // a file-size limit (ulimit -f): the write would fail there
+        } else {
+            err = ::posix_fallocate(fd, 0, static_cast<off_t>(target));
+            if (err == EOPNOTSUPP || err == EINVAL) err = 0;  // no reservations on this file system
+        }
+        if (fd >= 0) ::close(fd);
+        if (err == 0) return;
+        abandon();
+        throw IoError(detail::concat("cannot write '", path, "' (", what, ", ", format_bytes(double(bytes)), "): ",
+                                     std::strerror(err), free_space_note(path), "; '", path, "' is left as it was"));
+    }
+
+    void abandon()
+    {
+        if (!file.valid()) {
+            std::remove(temp_path.c_str());
+            return;
+        }
+        const SilenceHdf5Errors silence;
+        void* handle = nullptr;
+        if (H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) >= 0 && handle != nullptr) {
+            const int sink = ::memfd_create("topokpm-abandoned-file", MFD_CLOEXEC);
+            if (sink >= 0) {
+                ::dup2(sink, *static_cast<int*>(handle));
+                ::close(sink);
+            }
+        }
+        file.close();
+        std::remove(temp_path.c_str());
+    }
 
     /// Opens `group`, creating it and its parents if needed.
     Handle group(const std::string& name)
@@ -247,6 +334,7 @@ struct ResultWriter::Impl {
                 throw_hdf5(path, detail::concat("cannot replace dataset '", name, "'"));
         }
         require_parents_are_groups(file.get(), path, name);
+        reserve(count * sizeof(T), detail::concat("writing dataset '", name, "'"));
         std::vector<hsize_t> hdims(dims.begin(), dims.end());
         const Handle space(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr),
                            H5Sclose);
@@ -256,9 +344,9 @@ struct ResultWriter::Impl {
                                            H5P_DEFAULT, H5P_DEFAULT)
                               : -1,
                           H5Dclose);
-        if (!dset.valid()) throw_hdf5(path, detail::concat("cannot create dataset '", name, "'"));
+        if (!dset.valid()) throw_hdf5_write(path, detail::concat("creating dataset '", name, "'"));
         if (count > 0 && H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
-            throw_hdf5(path, detail::concat("cannot write dataset '", name, "'"));
+            throw_hdf5_write(path, detail::concat("writing dataset '", name, "'"));
     }
 };
 
@@ -277,16 +365,17 @@ ResultWriter::ResultWriter(const std::string& path) : impl_(std::make_unique<Imp
 
 ResultWriter::~ResultWriter()
 {
-    if (impl_->committed) return;
-    const SilenceHdf5Errors silence;
-    impl_->file.close();
-    std::remove(impl_->temp_path.c_str());
+    if (!impl_->committed) impl_->abandon();
 }
 
 void ResultWriter::write_attributes(const std::string& group, const AttributeList& attributes)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
     const SilenceHdf5Errors silence;
+    std::uint64_t text_bytes = 0;
+    for (const Attribute& attribute : attributes)
+        if (const auto* text = std::get_if<std::string>(&attribute.value)) text_bytes += text->size();
+    impl_->reserve(text_bytes, detail::concat("writing the attributes of '", group, "'"));
     const Handle g = impl_->group(group);
     const Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
     const Handle string_type = utf8_string_type();
@@ -325,7 +414,7 @@ void ResultWriter::write_attributes(const std::string& group, const AttributeLis
             H5Acreate2(g.get(), attribute.name.c_str(), type, scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
             H5Aclose);
         if (!attr.valid()) throw_hdf5(impl_->path, "cannot create " + where);
-        if (H5Awrite(attr.get(), type, buffer) < 0) throw_hdf5(impl_->path, "cannot write " + where);
+        if (H5Awrite(attr.get(), type, buffer) < 0) throw_hdf5_write(impl_->path, "writing " + where);
     }
 }
 
@@ -361,13 +450,38 @@ void ResultWriter::commit()
 {
     TOPOKPM_REQUIRE(!impl_->committed, "second commit of '", impl_->path, "'");
     {
+        // The metadata still in HDF5's cache is written by the flush, into reserved space;
+        // then the file is cut back to HDF5's real end (the reservations grew it).
         const SilenceHdf5Errors silence;
-        if (!impl_->file.close()) throw_hdf5(impl_->path, "cannot close (flush) the file");
+        impl_->reserve(0, "writing its metadata");
+        hsize_t size = 0;
+        if (H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL) < 0 || H5Fget_filesize(impl_->file.get(), &size) < 0)
+            throw_hdf5_write(impl_->path, "flushing the file");
+        if (!impl_->file.close()) throw_hdf5_write(impl_->path, "closing the file");
+        if (::truncate(impl_->temp_path.c_str(), static_cast<off_t>(size)) != 0)
+            throw IoError(detail::concat("cannot write '", impl_->path, "' (trimming '", impl_->temp_path,
+                                         "'): ", std::strerror(errno)));
     }
-    // rename() within one directory is atomic: readers see the old file or the complete new one.
-    if (std::rename(impl_->temp_path.c_str(), impl_->path.c_str()) != 0)
-        throw IoError(detail::concat("cannot write output file '", impl_->path, "' (rename from '",
-                                     impl_->temp_path, "'): ", std::strerror(errno)));
+    // On disk before it gets the final name (a file system may report a full disk or an I/O
+    // error only here), then rename() within one directory is atomic: readers see the old
+    // file or the complete new one.
+    if (const int fd = ::open(impl_->temp_path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+        const bool synced = ::fsync(fd) == 0;
+        const int err = errno;
+        ::close(fd);
+        if (!synced) {
+            std::remove(impl_->temp_path.c_str());
+            throw IoError(detail::concat("cannot write '", impl_->path, "' (syncing the file to disk): ",
+                                         std::strerror(err), free_space_note(impl_->path), "; '", impl_->path,
+                                         "' is left as it was"));
+        }
+    }
+    if (std::rename(impl_->temp_path.c_str(), impl_->path.c_str()) != 0) {
+        const int err = errno;
+        std::remove(impl_->temp_path.c_str());
+        throw IoError(detail::concat("cannot write '", impl_->path, "' (renaming the complete temporary file '",
+                                     impl_->temp_path, "' to it): ", std::strerror(err), "; '", impl_->path, "' is left as it was"));
+    }
     impl_->committed = true;
 }
 

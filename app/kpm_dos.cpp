@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/cli/distribution.hpp"
+#include "app/cli/interrupt.hpp"
 #include "app/cli/moments_job.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/run_dos.hpp"
@@ -43,6 +44,7 @@ int run_under_mpi(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    topokpm::app::survive_lost_output();
     if (topokpm::app::launched_by_mpi()) return run_under_mpi(argc, argv);
     try {
         const std::optional<topokpm::app::RunConfig> config = topokpm::app::parse_command_line(argc, argv);

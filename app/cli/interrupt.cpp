@@ -1,6 +1,7 @@
 #include "app/cli/interrupt.hpp"
 
 #include <csignal>
+#include <initializer_list>
 
 namespace topokpm::app {
 namespace {
@@ -38,6 +39,11 @@ SignalCatcher::~SignalCatcher()
 }
 
 int SignalCatcher::pending() { return g_signal; }
+
+void survive_lost_output()
+{
+    for (const int sig : {SIGHUP, SIGPIPE, SIGXFSZ}) std::signal(sig, SIG_IGN);
+}
 
 const char* signal_name(int signal)
 {

@@ -18,6 +18,14 @@ public:
     static int pending();
 };
 
+/// For the whole process, before anything else: a run outlives the terminal or pipe that
+/// shows its output. SIGHUP (terminal closed) and SIGPIPE (reader of stdout gone) are
+/// ignored, so the run goes on and writes its result; writes to the lost stream fail
+/// quietly. SIGXFSZ (file-size limit) is ignored, so an oversized write is an error
+/// (EFBIG) reported like a full disk instead of killing the run. A signal the launcher
+/// already set to be ignored stays ignored; nothing else changes.
+void survive_lost_output();
+
 /// "SIGTERM", "SIGINT" or "signal N".
 const char* signal_name(int signal);
 

@@ -13,6 +13,7 @@
 #include "app/cli/checkpoint.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/files.hpp"
 
 namespace topokpm::app {
 
@@ -60,6 +61,10 @@ struct JobResult {
     std::int64_t num_blocks = 0;                    ///< per realization
     int block_width = 0;
     int checkpoints_written = 0;
+    int checkpoints_failed = 0;                     ///< periodic ones that could not be written (warned)
+    /// The checkpoint file this run wrote last, as it was renamed into place: the only
+    /// checkpoint the run may remove when it completes.
+    std::optional<files::FileId> checkpoint_id;
 };
 
 /// Runs the job; throws RunInterrupted after SIGTERM/SIGINT (checkpoint written).

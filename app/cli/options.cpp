@@ -15,6 +15,7 @@
 #include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/parse.hpp"
 #include "topokpm/config.hpp"
 
 namespace po = boost::program_options;
@@ -22,35 +23,28 @@ namespace po = boost::program_options;
 namespace topokpm::app {
 namespace {
 
-/// Whole-string integer parse; throws InputError naming the option.
+/// Whole-string decimal integer (runtime/base/parse.hpp); throws InputError naming the option.
 long long parse_integer(const std::string& option, const std::string& text)
 {
-    errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    TOPOKPM_USER_REQUIRE(!text.empty() && end && *end == '\0' && errno == 0, "--", option, " '",
-                         text, "': not an integer");
+    std::int64_t v = 0;
+    TOPOKPM_USER_REQUIRE(parse::int64(text, v), "--", option, " '", text,
+                         "': not a decimal integer (digits with an optional leading '-', at most 9223372036854775807)");
     return v;
 }
 
 double parse_real(const std::string& option, const std::string& text)
 {
-    errno = 0;
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    TOPOKPM_USER_REQUIRE(!text.empty() && end && *end == '\0' && errno == 0 && std::isfinite(v),
-                         "--", option, " '", text, "': not a finite number");
+    double v = 0;
+    TOPOKPM_USER_REQUIRE(parse::real(text, v), "--", option, " '", text,
+                         "': not a finite decimal number (e.g. 0.5, -2, 1e-3)");
     return v;
 }
 
 std::uint64_t parse_seed(const std::string& option, const std::string& text)
 {
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    TOPOKPM_USER_REQUIRE(!text.empty() && text[0] != '-' && end && *end == '\0' && errno == 0,
-                         "--", option, " '", text,
-                         "': seeds are unsigned 64-bit integers (0 .. 18446744073709551615)");
+    std::uint64_t v = 0;
+    TOPOKPM_USER_REQUIRE(parse::uint64(text, v), "--", option, " '", text,
+                         "': seeds are unsigned 64-bit decimal integers (0 .. 18446744073709551615)");
     return v;
 }
 
@@ -127,8 +121,8 @@ po::options_description make_options()
 
     po::options_description restart("Checkpoint and restart");
     restart.add_options()
-        ("checkpoint", po::value<std::string>(), "checkpoint file (HDF5, written atomically): block vectors, partial moments and run parameters; default on SIGTERM/SIGINT: `<output>.checkpoint.h5`. Removed after the result is written")
-        ("checkpoint-every", po::value<std::string>()->default_value("0"), "seconds between checkpoints during the moments (>= 0; 0 = only on SIGTERM/SIGINT). A signal writes a checkpoint after the current sweep and exits with code 75; a second signal kills at once")
+        ("checkpoint", po::value<std::string>(), "checkpoint file (HDF5, written atomically): block vectors, partial moments and run parameters; default `<output>.checkpoint.h5`. The path must be free (or be the --restart file): an existing file there is never overwritten. Removed after the result is written, with the checkpoint the run resumed (docs/reliability.md)")
+        ("checkpoint-every", po::value<std::string>()->default_value("0"), "seconds between checkpoints during the moments (>= 0; 0 = only on SIGTERM/SIGINT). A signal writes a checkpoint after the current sweep and exits with code 75; a second signal kills at once. A periodic checkpoint that cannot be written (full disk) is a warning; the run goes on")
         ("restart", po::value<std::string>(), "continue from this checkpoint with the same options (the moments are bit-identical to an uninterrupted run with the same --threads); a run whose parameters differ is refused with the list of differences");
 
     po::options_description dos("Reconstruction");
@@ -149,7 +143,7 @@ po::options_description make_options()
 
     po::options_description output("Output");
     output.add_options()
-        ("output,o", po::value<std::string>(), "HDF5 result file (models.md §5); default `<model>_<lattice>.h5` in the current directory; written atomically")
+        ("output,o", po::value<std::string>(), "HDF5 result file (models.md §5); default `<model>_<lattice>.h5` in the current directory; written atomically. An existing file there is replaced only if it is a writable topokpm result; --output, --checkpoint, --restart and --export-matrix must be different files")
         ("export-matrix", po::value<std::string>(), "also write the stored matrix in Matrix Market format to this file (small systems)")
         ("quiet,q", po::bool_switch(), "print only warnings, errors and the result path (no progress lines)")
         ("progress-interval", po::value<std::string>()->default_value("5"), "seconds between progress lines during the moments (> 0)")

@@ -12,6 +12,7 @@
 #include "app/cli/checkpoint.hpp"
 #include "app/cli/distribution.hpp"
 #include "app/cli/moments_job.hpp"
+#include "app/cli/run_files.hpp"
 #include "app/cli/run_output.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/perf_model.hpp"
@@ -121,6 +122,8 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
     std::int64_t num_slots = 0;
     int width = 0;
     std::string ckpt_path;
+    RunFiles run_files;
+    std::optional<files::FileId> resumed_id;  // the checkpoint read and verified by this run
     RunParameters parameters;
     std::optional<CheckpointData> resume;
     MemoryEstimate mem;
@@ -143,11 +146,8 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
         }
         width = block_width(cfg, num_columns);
         ckpt_path = checkpoint_path(cfg);
-        if (dist.root()) {  // rank 0 writes every file
-            analysis::check_output_writable(cfg.output);
-            if (!cfg.export_matrix.empty()) analysis::check_output_writable(cfg.export_matrix, "--export-matrix");
-            analysis::check_output_writable(ckpt_path, "--checkpoint");
-        }
+        run_files = {cfg.output, ckpt_path, cfg.restart, cfg.export_matrix};
+        if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
         if (dist.distributed()) {
             TOPOKPM_USER_REQUIRE(cfg.restart.empty() && cfg.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
                                  "checkpoints of runs on several ranks are not implemented yet; run on one rank or "
@@ -168,6 +168,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
             momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
         if (!cfg.restart.empty()) {
             resume = read_checkpoint(cfg.restart, n);
+            resumed_id = resumed_checkpoint_id(run_files);
             const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
             if (!diff.empty()) {
                 std::string list;
@@ -384,76 +385,84 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
     // 5. Reconstruction and the result file (spec §5), atomically, by rank 0: after the
     // moment reduction every rank holds the same moments.
     const AttributeList layout = dist.provenance(cfg);  // collective
-    if (!dist.root()) return;
-    MomentsOutcome outcome;
-    outcome.slot_moments = std::move(jr.slot_moments);
-    for (int k = 0; k < num_real; ++k) {
-        outcome.disorder_seeds.push_back(realization_seed(cfg.model.disorder_seed, k));
-        outcome.vector_seeds.push_back(realization_seed(cfg.vector_seed, k));
-    }
-    const Reconstructor rec(cfg, scaling);
-    const double t_write = wall_seconds();
-    analysis::ResultWriter out(cfg.output);
-    out.write_attributes("/model", model->attributes());
-    // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
-    out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
+    // Rank 0 writes; agreed, so a failure there (a full disk) ends every rank with its one
+    // message and exit code instead of an abort.
     DosSummary summary;
-    switch (what) {
-    case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
-    case Quantity::Ldos: summary = write_ldos(out, cfg, rec, outcome, *selection); break;
-    case Quantity::Spectral:
-        summary = write_spectral(out, cfg, rec, outcome, *momenta, lattice.states_per_cell, bands);
-        break;
-    }
-    const std::string trace_name = what == Quantity::Dos ? to_string(cfg.trace) : to_string(what);
-    out.write_attributes("/kpm", {{"scale_a", scaling.a},
-                                  {"scale_b", scaling.b},
-                                  {"num_moments", std::int64_t(cfg.num_moments)},
-                                  {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.trace == TraceKind::Exact
-                                                                   ? n * num_real : num_vectors_total)},
-                                  {"vector_seed", std::uint64_t(cfg.vector_seed)},
-                                  {"num_rows", std::int64_t(n)},
-                                  {"trace", trace_name},
-                                  {"num_realizations", std::int64_t(num_real)},
-                                  {"block_width", std::int64_t(width)},
-                                  {"precision", to_string(cfg.precision)},
-                                  {"epsilon", cfg.epsilon},
-                                  {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.bounds_method)},
-                                  {"bounds_lower", bounds.lower},
-                                  {"bounds_upper", bounds.upper}});
-    if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
-    out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kernel)},
-                                  {"lorentz_lambda", cfg.lorentz_lambda},
-                                  {"grid", std::string(cfg.energy_grid ? "user" : "chebyshev")},
-                                  {"integral", summary.integral}});
-    timers.add("write", wall_seconds() - t_write);
-    AttributeList prov = {{"program", std::string("topokpm kpm-dos")},
-                          {"program_version", std::string(TOPOKPM_VERSION)},
-                          {"git_revision", std::string(TOPOKPM_GIT_REVISION)},
-                          {"command_line", cfg.command_line},
-                          {"input_file", cfg.config_path},
-                          {"input_file_text", cfg.config_text},
-                          {"threads_per_rank", std::int64_t(threads)},
-                          {"devices", devices},
-                          {"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
-                          {"start_time", start_time},
-                          {"end_time", utc_now()},
-                          {"restarted_from", cfg.restart},
-                          {"gflops", gflops},
-                          {"gbytes_per_second", gbytes}};
-    prov.insert(prov.end(), layout.begin(), layout.end());
-    for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
-    prov.push_back({"seconds_total", wall_seconds() - t_start});
-    out.write_attributes("/provenance", prov);
-    out.commit();
+    dist.agree([&] {
+        if (!dist.root()) return;
+        MomentsOutcome outcome;
+        outcome.slot_moments = std::move(jr.slot_moments);
+        for (int k = 0; k < num_real; ++k) {
+            outcome.disorder_seeds.push_back(realization_seed(cfg.model.disorder_seed, k));
+            outcome.vector_seeds.push_back(realization_seed(cfg.vector_seed, k));
+        }
+        const Reconstructor rec(cfg, scaling);
+        const double t_write = wall_seconds();
+        analysis::ResultWriter out(cfg.output);
+        out.write_attributes("/model", model->attributes());
+        // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
+        out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
+        switch (what) {
+        case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
+        case Quantity::Ldos: summary = write_ldos(out, cfg, rec, outcome, *selection); break;
+        case Quantity::Spectral:
+            summary = write_spectral(out, cfg, rec, outcome, *momenta, lattice.states_per_cell, bands);
+            break;
+        }
+        const std::string trace_name = what == Quantity::Dos ? to_string(cfg.trace) : to_string(what);
+        out.write_attributes("/kpm", {{"scale_a", scaling.a},
+                                      {"scale_b", scaling.b},
+                                      {"num_moments", std::int64_t(cfg.num_moments)},
+                                      {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.trace == TraceKind::Exact
+                                                                       ? n * num_real : num_vectors_total)},
+                                      {"vector_seed", std::uint64_t(cfg.vector_seed)},
+                                      {"num_rows", std::int64_t(n)},
+                                      {"trace", trace_name},
+                                      {"num_realizations", std::int64_t(num_real)},
+                                      {"block_width", std::int64_t(width)},
+                                      {"precision", to_string(cfg.precision)},
+                                      {"epsilon", cfg.epsilon},
+                                      {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.bounds_method)},
+                                      {"bounds_lower", bounds.lower},
+                                      {"bounds_upper", bounds.upper}});
+        if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
+        out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kernel)},
+                                      {"lorentz_lambda", cfg.lorentz_lambda},
+                                      {"grid", std::string(cfg.energy_grid ? "user" : "chebyshev")},
+                                      {"integral", summary.integral}});
+        timers.add("write", wall_seconds() - t_write);
+        AttributeList prov = {{"program", std::string("topokpm kpm-dos")},
+                              {"program_version", std::string(TOPOKPM_VERSION)},
+                              {"git_revision", std::string(TOPOKPM_GIT_REVISION)},
+                              {"command_line", cfg.command_line},
+                              {"input_file", cfg.config_path},
+                              {"input_file_text", cfg.config_text},
+                              {"threads_per_rank", std::int64_t(threads)},
+                              {"devices", devices},
+                              {"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
+                              {"start_time", start_time},
+                              {"end_time", utc_now()},
+                              {"restarted_from", cfg.restart},
+                              {"gflops", gflops},
+                              {"gbytes_per_second", gbytes}};
+        prov.insert(prov.end(), layout.begin(), layout.end());
+        for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
+        prov.push_back({"seconds_total", wall_seconds() - t_start});
+        out.write_attributes("/provenance", prov);
+        out.commit();
+    });
+    if (!dist.root()) return;
 
     log::info("dos         : ", summary.dos.energy.size(), " energies from ", fmt("%.4f", summary.dos.energy.front()), " to ",
               fmt("%.4f", summary.dos.energy.back()), " t, kernel ", analysis::to_string(cfg.kernel),
               ", integral of rho = ", fmt("%.12f", summary.integral), cfg.energy_grid ? " (trapezoid on the user grid)" : "",
               summary.has_stderr ? ", with error bars" : "");
-    // The result holds everything now: the checkpoint (this run's or the one it resumed) is spent.
-    for (const std::string& spent : {ckpt_path, cfg.restart})
-        if (!spent.empty() && std::remove(spent.c_str()) == 0) log::info("checkpoint  : ", spent, " removed (run complete)");
+    // The result holds everything now: the checkpoint this run wrote and the one it resumed
+    // are spent; nothing else is touched.
+    for (const std::string& spent : remove_spent_checkpoints(run_files, jr.checkpoint_id, resumed_id))
+        log::info("checkpoint  : ", spent, " removed (run complete)");
+    if (jr.checkpoints_failed > 0)
+        log::warning(jr.checkpoints_failed, " periodic checkpoint(s) could not be written (see the warnings above)");
     std::string phases;
     for (const auto& [phase, seconds] : timers.phases()) phases += " " + phase + " " + fmt("%.3f", seconds) + " s,";
     log::info("time        :", phases, " total ", fmt("%.3f", wall_seconds() - t_start), " s");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "runtime/base/error.hpp"
+#include "runtime/base/parse.hpp"
 
 namespace topokpm::app {
 
@@ -30,12 +31,9 @@ std::string trim(const std::string& s)
 
 long long integer(const std::string& option, const std::string& whole, const std::string& text)
 {
-    const std::string t = trim(text);
-    errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(t.c_str(), &end, 10);
-    TOPOKPM_USER_REQUIRE(!t.empty() && end && *end == '\0' && errno == 0, "--", option, " '", whole, "': '", text,
-                         "' is not an integer");
+    std::int64_t v = 0;
+    TOPOKPM_USER_REQUIRE(parse::int64(trim(text), v), "--", option, " '", whole, "': '", text,
+                         "' is not a decimal integer");
     return v;
 }
 
@@ -118,8 +116,11 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
             const std::vector<std::string> c = split(item, ',');
             TOPOKPM_USER_REQUIRE(c.size() == 2, "--k-points '", k_points, "': '", item,
                                  "' is not `mx,my` (integers; k = 2 pi m / N)");
-            out.momenta.push_back({static_cast<int>(integer("k-points", k_points, c[0])),
-                                   static_cast<int>(integer("k-points", k_points, c[1]))});
+            const long long mx = integer("k-points", k_points, c[0]), my = integer("k-points", k_points, c[1]);
+            // k = 2 pi m / N is periodic in m, but a value is never wrapped silently.
+            TOPOKPM_USER_REQUIRE(std::llabs(mx) <= 1'000'000'000 && std::llabs(my) <= 1'000'000'000, "--k-points '",
+                                 k_points, "': '", item, "': momentum indices are allowed in -10^9 .. 10^9");
+            out.momenta.push_back({static_cast<int>(mx), static_cast<int>(my)});
         }
     } else {
         const std::vector<std::string> names = split(k_path, '-');

@@ -2,11 +2,13 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <memory>
 #include <vector>
 
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/files.hpp"
 
 namespace topokpm::hamiltonians {
 
@@ -26,8 +28,16 @@ void export_matrix_market(const RowSource& source, const std::string& path)
     // The header needs the count before the entries; RowSource counts by generating rows.
     const global_index nnz = source.num_nonzeros(0, n);
 
+    // Written under a temporary name and renamed when complete, like the result file: a
+    // failed export (full disk) leaves whatever was at `path` as it was.
+    const std::string temp = files::temporary_name(path);
+    struct Cleanup {
+        const std::string& name;
+        bool armed = true;
+        ~Cleanup() { if (armed) std::remove(name.c_str()); }
+    } cleanup{temp};
     errno = 0;
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "w"), &std::fclose);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(temp.c_str(), "wx"), &std::fclose);
     if (!file) throw write_error(path, errno ? errno : EIO);
     std::FILE* f = file.get();
 
@@ -45,8 +55,11 @@ void export_matrix_market(const RowSource& source, const std::string& path)
     }
     std::FILE* raw = file.release();
     errno = 0;
-    const bool failed = std::ferror(raw) != 0;
-    if (std::fclose(raw) != 0 || failed) throw write_error(path, errno ? errno : EIO);
+    const bool failed = std::ferror(raw) != 0 || std::fflush(raw) != 0 || ::fsync(::fileno(raw)) != 0;
+    const int err = errno;
+    if (std::fclose(raw) != 0 || failed) throw write_error(path, err ? err : errno ? errno : EIO);
+    if (std::rename(temp.c_str(), path.c_str()) != 0) throw write_error(path, errno ? errno : EIO);
+    cleanup.armed = false;
 }
 
 }  // namespace topokpm::hamiltonians

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "runtime/base/error.hpp"
+#include "runtime/base/parse.hpp"
 
 namespace topokpm::hetero {
 
@@ -50,13 +51,9 @@ std::vector<double> parse_weights(const std::string& text, int num_ranks)
         const std::string field =
             text.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
         if (field.empty()) bad_weights(text, detail::concat("empty weight number ", weights.size()));
-        const char* first = field.c_str();
-        char* last = nullptr;
-        errno = 0;
-        const double w = std::strtod(first, &last);
-        if (last == first || *last != '\0' || std::isspace(static_cast<unsigned char>(field[0])))
-            bad_weights(text, detail::concat("'", field, "' is not a number"));
-        if (errno == ERANGE || !std::isfinite(w) || !(w > 0.0))
+        double w = 0.0;
+        if (!parse::real(field, w)) bad_weights(text, detail::concat("'", field, "' is not a number (finite, decimal)"));
+        if (!(w > 0.0))
             bad_weights(text, detail::concat("weight '", field, "' is not positive and finite"));
         weights.push_back(w);
         if (colon == std::string::npos) break;

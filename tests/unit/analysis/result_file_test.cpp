@@ -16,6 +16,7 @@
 
 #include "analysis/result_file.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/files.hpp"
 
 namespace topokpm::analysis {
 namespace {
@@ -44,7 +45,7 @@ protected:
     fs::path dir_;
 };
 
-std::string temporary_of(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()); }
+std::string temporary_of(const std::string& path) { return files::temporary_name(path); }
 
 /// Expects `f()` to throw IoError whose message contains every string in `mentions`.
 template <typename F>

@@ -61,9 +61,10 @@ TEST(ParseWeights, RejectsBadText)
     expect_input_error(" 1:1", 2, "not a number");
     expect_input_error("0:1", 2, "not positive and finite");
     expect_input_error("-1:1", 2, "not positive and finite");
-    expect_input_error("inf:1", 2, "not positive and finite");
-    expect_input_error("nan:1", 2, "not positive and finite");
-    expect_input_error("1e999:1", 2, "not positive and finite");
+    expect_input_error("inf:1", 2, "'inf' is not a number");
+    expect_input_error("nan:1", 2, "'nan' is not a number");
+    expect_input_error("1e999:1", 2, "'1e999' is not a number");
+    expect_input_error("0x1p1:1", 2, "'0x1p1' is not a number");
     expect_input_error("auto", 2, "measured rates");
 }
 
