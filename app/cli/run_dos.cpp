@@ -261,12 +261,23 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
     // of their bounds), so their moments average; a restart takes the checkpoint's.
     SpectralBounds bounds;
     AttributeList bounds_attrs;
+    std::string bounds_how = to_string(cfg.bounds_method);
     auto bounds_of = [&](const hamiltonians::Model& mdl, const Operator& o, bool record) {
         if (cfg.bounds_method == BoundsMethod::User) return cfg.energy_range;
         if (cfg.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
-        const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed, cfg.lanczos_margin);
+        // Lanczos stops once its residuals fit in the margin, or once the rigorous
+        // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
+        // values, when they are the tighter bounds.
+        const SpectralBounds discs = dist.gershgorin(mdl);
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed,
+                                                                    cfg.lanczos_margin, cfg.lanczos_margin, &discs);
+        if (record) bounds_how = lb.enclosure_taken ? detail::concat("gershgorin (within the margin of ", lb.iterations,
+                                                                     " lanczos steps)")
+                                                    : detail::concat("lanczos (", lb.iterations, " steps)");
         if (record)
             bounds_attrs = {{"lanczos_iterations", std::int64_t(lb.iterations)},
+                            {"bounds_source", std::string(lb.enclosure_taken ? "gershgorin (within the lanczos margin)"
+                                                                             : "lanczos ritz values + residual + margin")},
                             {"lanczos_lowest_ritz", lb.lowest_ritz},
                             {"lanczos_highest_ritz", lb.highest_ritz},
                             {"lanczos_residual_low", lb.residual_low},
@@ -291,7 +302,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
         scaling = numerics::kpm_scaling(bounds, cfg.epsilon);
     });
     log::info("bounds      : [", fmt("%.6f", bounds.lower), ", ", fmt("%.6f", bounds.upper), "] t by ",
-              resume ? std::string("the checkpoint") : to_string(cfg.bounds_method), " (",
+              resume ? std::string("the checkpoint") : bounds_how, " (",
               fmt("%.3f", timers.get("bounds")), " s); scale a = ", fmt("%.6f", scaling.a), " t, b = ",
               fmt("%.6f", scaling.b), " t");
 

@@ -150,3 +150,42 @@ TEST(Lanczos, BoundsContainTheSpectrumTightly)
     SmallSystem sys(10);
     EXPECT_THROW(lanczos_bounds(sys.op, 1, 1, 0.005), InputError);
 }
+
+TEST(Lanczos, StopsOnceTheResidualsFitTheMarginAndTheBoundsStillHold)
+{
+    // tolerance = margin: the residuals (each an upper bound of the distance from the Ritz
+    // value to an eigenvalue) are at most margin w, far fewer steps than converging.
+    for (const std::uint64_t seed : {8u, 21u}) {
+        SmallSystem sys(200, seed);
+        const LanczosBounds converged = lanczos_bounds(sys.op, 200, 1, 0.005, 1e-10);
+        const LanczosBounds quick = lanczos_bounds(sys.op, 200, 1, 0.005, 0.005);
+        const double width = quick.highest_ritz - quick.lowest_ritz;
+        EXPECT_LT(quick.iterations, converged.iterations) << seed;
+        EXPECT_LE(std::max(quick.residual_low, quick.residual_high), 0.005 * width) << seed;
+        EXPECT_LE(quick.bounds.lower, sys.eigenvalues.front()) << seed;
+        EXPECT_GE(quick.bounds.upper, sys.eigenvalues.back()) << seed;
+        EXPECT_FALSE(quick.enclosure_taken);
+    }
+}
+
+TEST(Lanczos, TakesARigorousEnclosureOnlyWhenItIsWithinTheMargin)
+{
+    SmallSystem sys(200, 5);
+    const double lo = sys.eigenvalues.front(), hi = sys.eigenvalues.back(), width = hi - lo;
+    // The exact spectrum edges are an enclosure no Lanczos bound can beat: taken, early.
+    const SpectralBounds exact{lo, hi};
+    const LanczosBounds with_exact = lanczos_bounds(sys.op, 200, 1, 0.005, 1e-10, &exact);
+    EXPECT_TRUE(with_exact.enclosure_taken);
+    EXPECT_EQ(with_exact.bounds.lower, lo);
+    EXPECT_EQ(with_exact.bounds.upper, hi);
+    // ... as soon as the Ritz values come within the margin of it.
+    EXPECT_GE(lo, with_exact.lowest_ritz - 0.005 * (with_exact.highest_ritz - with_exact.lowest_ritz));
+    EXPECT_LT(with_exact.iterations, 200);
+    // An enclosure wider than the margin (Gershgorin of a dense random matrix is) is not.
+    const SpectralBounds wide{lo - 0.1 * width, hi + 0.1 * width};
+    const LanczosBounds with_wide = lanczos_bounds(sys.op, 200, 1, 0.005, 0.005, &wide);
+    EXPECT_FALSE(with_wide.enclosure_taken);
+    EXPECT_GT(with_wide.bounds.lower, wide.lower);
+    EXPECT_LE(with_wide.bounds.lower, lo);
+    EXPECT_GE(with_wide.bounds.upper, hi);
+}
