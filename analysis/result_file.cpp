@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -491,40 +492,108 @@ const std::string& ResultWriter::path() const { return impl_->path; }
 
 struct ResultReader::Impl {
     std::string path;
+    std::uint64_t file_bytes = 0;
     Handle file;
+
+    [[noreturn]] void fail(const std::string& what) const
+    {
+        throw IoError(detail::concat("result file '", path, "': ", what));
+    }
+
+    /// Like link_exists, but every link on the way must be a hard link: a soft or external
+    /// link (which could lead into another file, a FIFO or a device) is an IoError.
+    bool plain_link_exists(const std::string& object) const
+    {
+        std::string prefix;
+        for (const std::string& part : split_path(object)) {
+            prefix += "/" + part;
+            if (H5Lexists(file.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+            H5L_info_t info{};
+            if (H5Lget_info(file.get(), prefix.c_str(), &info, H5P_DEFAULT) < 0)
+                throw_hdf5(path, detail::concat("cannot inspect '", prefix, "'"));
+            if (info.type != H5L_TYPE_HARD)
+                fail(detail::concat("'", prefix, "' is a soft or external link (only plain objects are read)"));
+        }
+        return true;
+    }
 
     Handle dataset(const std::string& name) const
     {
-        if (!link_exists(file.get(), name))
-            throw IoError(detail::concat("result file '", path, "': no dataset '", name, "'"));
+        if (!plain_link_exists(name)) fail(detail::concat("no dataset '", name, "'"));
         Handle d(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
         if (!d.valid()) throw_hdf5(path, detail::concat("cannot open dataset '", name, "'"));
         return d;
     }
 
-    /// Reads a whole dataset whose stored type has class `expected_class` (and, for
-    /// integers, the signedness of `mem_type`).
-    template <typename T>
-    std::vector<T> read_dataset(const std::string& name, hid_t mem_type, H5T_class_t expected_class,
-                                const char* expected, std::vector<std::uint64_t>* dims) const
+    /// The dimensions of dataset `d` (empty for a scalar); IoError for a null dataspace.
+    std::vector<std::uint64_t> dims_of(hid_t d, const std::string& name) const
     {
-        const SilenceHdf5Errors silence;
-        const Handle d = dataset(name);
+        const Handle space(H5Dget_space(d), H5Sclose);
+        const H5S_class_t kind = space.valid() ? H5Sget_simple_extent_type(space.get()) : H5S_NO_CLASS;
+        const int rank = kind == H5S_SIMPLE || kind == H5S_SCALAR ? H5Sget_simple_extent_ndims(space.get()) : -1;
+        if (rank < 0 || rank > H5S_MAX_RANK)
+            fail(detail::concat("dataset '", name, "' has no readable shape"));
+        std::vector<hsize_t> hdims(static_cast<std::size_t>(rank));
+        if (rank > 0 && H5Sget_simple_extent_dims(space.get(), hdims.data(), nullptr) < 0)
+            throw_hdf5(path, detail::concat("cannot read the shape of dataset '", name, "'"));
+        return std::vector<std::uint64_t>(hdims.begin(), hdims.end());
+    }
+
+    static std::string shape_text(const std::vector<std::uint64_t>& dims)
+    {
+        std::string text = "[";
+        for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+        return text + "]";
+    }
+
+    /// Opens dataset `name`, checks its type class (and, for integers, the signedness of
+    /// `mem_type`), its shape against `expected` (when given) and that the values its shape
+    /// claims are stored in the file; returns the number of values. Nothing is read.
+    std::uint64_t check_dataset(const Handle& d, const std::string& name, hid_t mem_type, H5T_class_t expected_class,
+                                const char* expected, std::size_t value_bytes,
+                                const std::vector<std::uint64_t>* expected_dims,
+                                std::vector<std::uint64_t>& dims) const
+    {
         const Handle type(H5Dget_type(d.get()), H5Tclose);
         if (!type.valid() || H5Tget_class(type.get()) != expected_class ||
             (expected_class == H5T_INTEGER && H5Tget_sign(type.get()) != H5Tget_sign(mem_type)))
-            throw IoError(detail::concat("result file '", path, "': dataset '", name, "' is not ", expected));
-        const Handle space(H5Dget_space(d.get()), H5Sclose);
-        const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
-        if (rank < 0) throw_hdf5(path, detail::concat("cannot read the shape of dataset '", name, "'"));
-        std::vector<hsize_t> hdims(static_cast<std::size_t>(rank));
-        H5Sget_simple_extent_dims(space.get(), hdims.data(), nullptr);
+            fail(detail::concat("dataset '", name, "' is not ", expected));
+        dims = dims_of(d.get(), name);
+        if (expected_dims != nullptr && dims != *expected_dims)
+            fail(detail::concat("dataset '", name, "' has shape ", shape_text(dims), ", expected ",
+                                shape_text(*expected_dims)));
         std::uint64_t count = 1;
-        for (hsize_t n : hdims) count *= n;
+        for (const std::uint64_t n : dims)
+            if (__builtin_mul_overflow(count, n, &count)) count = UINT64_MAX;
+        const std::size_t stored_value_bytes = H5Tget_size(type.get());
+        std::uint64_t claimed = 0, in_memory = 0;
+        const bool overflow = __builtin_mul_overflow(count, std::uint64_t(stored_value_bytes), &claimed) ||
+                              __builtin_mul_overflow(count, std::uint64_t(value_bytes), &in_memory) ||
+                              in_memory > std::uint64_t(PTRDIFF_MAX);
+        // Fill values of unwritten chunks and compressed data are not read: the values
+        // a shape claims must be stored, so a small file cannot make us allocate much.
+        const std::uint64_t stored = count > 0 && !overflow ? H5Dget_storage_size(d.get()) : 0;
+        if (overflow || stored_value_bytes == 0 || (count > 0 && (stored < claimed || stored > file_bytes)))
+            fail(detail::concat("dataset '", name, "' of shape ", shape_text(dims),
+                                " does not store its values in the file (", file_bytes, " bytes)"));
+        return count;
+    }
+
+    /// Reads a whole dataset (see check_dataset).
+    template <typename T>
+    std::vector<T> read_dataset(const std::string& name, hid_t mem_type, H5T_class_t expected_class,
+                                const char* expected, const std::vector<std::uint64_t>* expected_dims,
+                                std::vector<std::uint64_t>* dims_out) const
+    {
+        const SilenceHdf5Errors silence;
+        const Handle d = dataset(name);
+        std::vector<std::uint64_t> dims;
+        const std::uint64_t count =
+            check_dataset(d, name, mem_type, expected_class, expected, sizeof(T), expected_dims, dims);
         std::vector<T> data(count);
         if (count > 0 && H5Dread(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
             throw_hdf5(path, detail::concat("cannot read dataset '", name, "'"));
-        if (dims != nullptr) dims->assign(hdims.begin(), hdims.end());
+        if (dims_out != nullptr) *dims_out = std::move(dims);
         return data;
     }
 
@@ -532,11 +601,18 @@ struct ResultReader::Impl {
     {
         const std::string where = detail::concat("attribute '", name, "' of '", object, "'");
         const std::string at = split_path(object).empty() ? std::string("/") : object;
-        if (!link_exists(file.get(), object) || H5Aexists_by_name(file.get(), at.c_str(), name.c_str(), H5P_DEFAULT) <= 0)
-            throw IoError(detail::concat("result file '", path, "': no ", where));
+        if (!plain_link_exists(object) || H5Aexists_by_name(file.get(), at.c_str(), name.c_str(), H5P_DEFAULT) <= 0)
+            fail("no " + where);
         Handle a(H5Aopen_by_name(file.get(), at.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
         if (!a.valid()) throw_hdf5(path, "cannot open " + where);
         return a;
+    }
+
+    /// Whether attribute `a` holds exactly one element.
+    static bool is_single(hid_t a)
+    {
+        const Handle space(H5Aget_space(a), H5Sclose);
+        return space.valid() && H5Sget_simple_extent_npoints(space.get()) == 1;
     }
 
     /// Reads a numeric scalar attribute of class `expected_class` (and sign of `mem_type`).
@@ -547,12 +623,10 @@ struct ResultReader::Impl {
         const SilenceHdf5Errors silence;
         const Handle a = attribute(object, name);
         const Handle type(H5Aget_type(a.get()), H5Tclose);
-        const Handle space(H5Aget_space(a.get()), H5Sclose);
-        if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != expected_class ||
+        if (!type.valid() || H5Tget_class(type.get()) != expected_class ||
             (expected_class == H5T_INTEGER && H5Tget_sign(type.get()) != H5Tget_sign(mem_type)) ||
-            H5Sget_simple_extent_npoints(space.get()) != 1)
-            throw IoError(detail::concat("result file '", path, "': attribute '", name, "' of '", object,
-                                         "' is not a scalar ", expected));
+            !is_single(a.get()))
+            fail(detail::concat("attribute '", name, "' of '", object, "' is not a scalar ", expected));
         T value{};
         if (H5Aread(a.get(), mem_type, &value) < 0)
             throw_hdf5(path, detail::concat("cannot read attribute '", name, "' of '", object, "'"));
@@ -563,10 +637,20 @@ struct ResultReader::Impl {
 ResultReader::ResultReader(const std::string& path) : impl_(std::make_unique<Impl>())
 {
     impl_->path = path;
+    // stat() first: HDF5 would block on a FIFO and read a device or a directory's error.
+    const auto refuse = [&](const std::string& why) {
+        throw IoError(detail::concat("cannot read result file '", path, "': ", why));
+    };
+    struct stat st {};
+    if (path.empty()) refuse(std::strerror(ENOENT));
+    if (::stat(path.c_str(), &st) != 0) refuse(std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) refuse(std::strerror(EISDIR));
+    if (!S_ISREG(st.st_mode)) refuse("not a regular file (a FIFO, socket or device)");
+    if (::access(path.c_str(), R_OK) != 0) refuse(std::strerror(errno));
+    impl_->file_bytes = static_cast<std::uint64_t>(st.st_size);
     const SilenceHdf5Errors silence;
     impl_->file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (!impl_->file.valid())
-        throw IoError(detail::concat("cannot read result file '", path, "': ", hdf5_reason()));
+    if (!impl_->file.valid()) refuse(hdf5_reason());
 }
 
 ResultReader::~ResultReader() = default;
@@ -574,25 +658,53 @@ ResultReader::~ResultReader() = default;
 bool ResultReader::exists(const std::string& object) const
 {
     const SilenceHdf5Errors silence;
-    return link_exists(impl_->file.get(), object);
+    return impl_->plain_link_exists(object);
+}
+
+std::vector<std::uint64_t> ResultReader::shape(const std::string& dataset) const
+{
+    const SilenceHdf5Errors silence;
+    const Handle d = impl_->dataset(dataset);
+    return impl_->dims_of(d.get(), dataset);
 }
 
 std::vector<double> ResultReader::read_doubles(const std::string& dataset,
                                                std::vector<std::uint64_t>* dims) const
 {
-    return impl_->read_dataset<double>(dataset, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point", dims);
+    return impl_->read_dataset<double>(dataset, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point", nullptr, dims);
+}
+
+std::vector<double> ResultReader::read_doubles(const std::string& dataset,
+                                               const std::vector<std::uint64_t>& expected_dims) const
+{
+    return impl_->read_dataset<double>(dataset, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point", &expected_dims,
+                                       nullptr);
+}
+
+void ResultReader::read_doubles(const std::string& dataset, const std::vector<std::uint64_t>& expected_dims,
+                                double* out, std::size_t count) const
+{
+    TOPOKPM_REQUIRE(product(expected_dims) == count, "dataset '", dataset, "': ", count,
+                    " values cannot have the given ", expected_dims.size(), " dimensions");
+    const SilenceHdf5Errors silence;
+    const Handle d = impl_->dataset(dataset);
+    std::vector<std::uint64_t> dims;
+    impl_->check_dataset(d, dataset, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point", sizeof(double),
+                         &expected_dims, dims);
+    if (count > 0 && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+        throw_hdf5(impl_->path, detail::concat("cannot read dataset '", dataset, "'"));
 }
 
 std::vector<std::int64_t> ResultReader::read_int64(const std::string& dataset) const
 {
     return impl_->read_dataset<std::int64_t>(dataset, H5T_NATIVE_INT64, H5T_INTEGER, "signed integer",
-                                             nullptr);
+                                             nullptr, nullptr);
 }
 
 std::vector<std::uint64_t> ResultReader::read_uint64(const std::string& dataset) const
 {
     return impl_->read_dataset<std::uint64_t>(dataset, H5T_NATIVE_UINT64, H5T_INTEGER, "unsigned integer",
-                                              nullptr);
+                                              nullptr, nullptr);
 }
 
 double ResultReader::read_double_attribute(const std::string& object, const std::string& name) const
@@ -619,8 +731,8 @@ std::string ResultReader::read_string_attribute(const std::string& object, const
     const Handle a = impl_->attribute(object, name);
     const Handle type(H5Aget_type(a.get()), H5Tclose);
     const std::string where = detail::concat("attribute '", name, "' of '", object, "'");
-    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING)
-        throw IoError(detail::concat("result file '", impl_->path, "': ", where, " is not a string"));
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING || !Impl::is_single(a.get()))
+        impl_->fail(where + " is not a scalar string");
 
     const htri_t variable = H5Tis_variable_str(type.get());
     if (variable < 0) throw_hdf5(impl_->path, "cannot inspect " + where);
@@ -628,12 +740,17 @@ std::string ResultReader::read_string_attribute(const std::string& object, const
         // Read in the stored character set; HDF5 allocates the text, we free it with its allocator.
         char* text = nullptr;
         if (H5Aread(a.get(), type.get(), &text) < 0) throw_hdf5(impl_->path, "cannot read " + where);
-        std::string value = text != nullptr ? std::string(text) : std::string();
+        const std::size_t length = text != nullptr ? std::strlen(text) : 0;
+        std::string value = length <= kMaxStringBytes ? std::string(text, length) : std::string();
         H5free_memory(text);
+        if (length > kMaxStringBytes)
+            impl_->fail(detail::concat(where, " is longer than ", kMaxStringBytes, " bytes"));
         return value;
     }
     // Fixed length (other writers): the text may be null-padded or space-padded.
     const std::size_t size = H5Tget_size(type.get());
+    if (size > kMaxStringBytes)
+        impl_->fail(detail::concat(where, " claims ", size, " bytes, more than ", kMaxStringBytes));
     std::string value(size, '\0');
     if (size > 0 && H5Aread(a.get(), type.get(), value.data()) < 0)
         throw_hdf5(impl_->path, "cannot read " + where);

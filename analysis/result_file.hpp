@@ -66,11 +66,24 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-/// Reading back (tests, kpm-plot helpers, restart in later issues). Every accessor throws
-/// IoError naming the file and the object when it is missing or has another type class
-/// (float vs signed vs unsigned integer vs string): no silent conversions.
+/// Reading back (tests, kpm-plot helpers, restart). The file may come from anywhere (a
+/// --restart argument): nothing is allocated or read before its size is checked.
+///  - The path must be a regular file (a directory, FIFO or device is refused with stat()
+///    before HDF5 opens it, so a FIFO never blocks).
+///  - Objects are reached through plain (hard) links only: a soft or external link, which
+///    could lead to another file, is an IoError.
+///  - A dataset is read only when the bytes its header claims are stored in the file
+///    (contiguous or fully allocated chunks, no compression): a read never allocates more
+///    than a few times the file's size. Reads with expected dimensions refuse any other
+///    shape before allocating.
+///  - A string attribute is read only if it is one scalar of at most kMaxStringBytes.
+/// Every accessor throws IoError naming the file and the object when it is missing or has
+/// another type class (float vs signed vs unsigned integer vs string): no silent
+/// conversions. Messages quote names and sizes, never the file's data.
 class ResultReader {
 public:
+    static constexpr std::size_t kMaxStringBytes = std::size_t{1} << 20;  ///< 1 MiB
+
     explicit ResultReader(const std::string& path);  ///< throws IoError
     ~ResultReader();
     ResultReader(const ResultReader&) = delete;
@@ -78,9 +91,19 @@ public:
 
     /// Whether the group or dataset `object` (e.g. "/kpm/moments") exists.
     bool exists(const std::string& object) const;
+    /// The dimensions of `dataset` (empty for a scalar), from its header: no data is read.
+    std::vector<std::uint64_t> shape(const std::string& dataset) const;
     /// Dataset as doubles, with its dimensions in `dims` if given.
     std::vector<double> read_doubles(const std::string& dataset,
                                      std::vector<std::uint64_t>* dims = nullptr) const;
+    /// Dataset as doubles if its dimensions are exactly `expected_dims`; otherwise IoError
+    /// "dataset 'X' has shape [a, b], expected [c, d]" before anything is allocated.
+    std::vector<double> read_doubles(const std::string& dataset,
+                                     const std::vector<std::uint64_t>& expected_dims) const;
+    /// The same into `count` doubles at `out` (count == product of expected_dims, else
+    /// DimensionMismatch): large arrays read without a copy.
+    void read_doubles(const std::string& dataset, const std::vector<std::uint64_t>& expected_dims,
+                      double* out, std::size_t count) const;
     /// A signed-integer dataset as int64 (flattened, row-major).
     std::vector<std::int64_t> read_int64(const std::string& dataset) const;
     /// An unsigned-integer dataset as uint64 (flattened, row-major).
@@ -89,7 +112,8 @@ public:
     double read_double_attribute(const std::string& object, const std::string& name) const;
     std::int64_t read_int64_attribute(const std::string& object, const std::string& name) const;
     std::uint64_t read_uint64_attribute(const std::string& object, const std::string& name) const;
-    /// Variable- or fixed-length string attribute (padding removed).
+    /// Variable- or fixed-length scalar string attribute (padding removed), at most
+    /// kMaxStringBytes (a larger fixed size is refused before allocating).
     std::string read_string_attribute(const std::string& object, const std::string& name) const;
 
 private:

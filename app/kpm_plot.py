@@ -13,7 +13,9 @@ in units of the hopping t. Uses Debian's /usr/bin/python3 (h5py, numpy, matplotl
 the `python3` first on PATH may be an interpreter without them.
 """
 import argparse
+import math
 import os
+import stat
 import sys
 
 try:
@@ -24,38 +26,166 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError as exc:  # pragma: no cover - depends on the machine
-    sys.exit(f"kpm-plot: needs h5py, numpy and matplotlib ({exc}); on Debian: "
+    sys.exit(f"kpm-plot: error: needs h5py, numpy and matplotlib ({exc.name}); on Debian: "
              "apt-get install python3-h5py python3-matplotlib")
+except KeyboardInterrupt:  # the imports take a moment
+    sys.exit("kpm-plot: interrupted")
 
 # Figure sizes in inches; with the default dpi 100 the PNG is exactly 100x these in pixels.
 SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "map": (10.0, 4.5), "spectral": (8.0, 6.0)}
 GREEK = {"G": "Γ"}
 
+# A result file may come from anywhere: every dataset is checked (a plain dataset, type,
+# shape, a size that the file really stores, finite values) before it is read. Messages
+# quote the path and the dataset's name, never the file's contents.
+MAX_VALUES = 1 << 26  # values per dataset (512 MiB of float64): far beyond any plot
+MAX_FILTERED_VALUES = 1 << 24  # of a compressed dataset (128 MiB of float64)
+MAX_TEXT = 256  # characters of a text attribute that ends up in the figure
 
-def title_of(f):
-    m = f["/model"].attrs
-    name = m["name"]
-    lattice = f"{m['Nx']}x{m['Ny']}" + (f"x{m['Nz']}" if name == "ti" else "")
+
+class BadInput(Exception):
+    """The result file is not usable: reported as one line, exit code 2."""
+
+
+class CannotWrite(Exception):
+    """The image cannot be written: one line, exit code 1."""
+
+
+class Result:
+    """Checked access to an open result file."""
+
+    def __init__(self, path, f):
+        self.path, self.f = path, f
+
+    def bad(self, what):
+        return BadInput(f"'{self.path}': {what}")
+
+    def has(self, name):
+        """Whether `name` exists, reached through plain (hard) links only."""
+        node = self.f
+        for part in [p for p in name.split("/") if p]:
+            if not isinstance(node, h5py.Group) or part not in node:
+                return False
+            link = node.get(part, getlink=True)
+            if not isinstance(link, h5py.HardLink):
+                raise self.bad(f"'{name}' is a soft or external link (only plain objects are read)")
+            node = node[part]
+        return True
+
+    def group(self, name):
+        if not self.has(name) or not isinstance(self.f[name], h5py.Group):
+            raise self.bad(f"no group '{name}' (not a kpm-dos result file?)")
+        return self.f[name]
+
+    def array(self, name, ndim, kind="f", shape=None):
+        """Dataset `name` as a numpy array of `ndim` dimensions and dtype kind(s) `kind`
+        ("f" float, "iu" integer), of `shape` where given (None entries are free)."""
+        if not self.has(name) or not isinstance(self.f[name], h5py.Dataset):
+            raise self.bad(f"no dataset '{name}'")
+        d = self.f[name]
+        if d.dtype.kind not in kind or (kind == "f" and d.dtype.itemsize > 16):
+            raise self.bad(f"dataset '{name}' is not {'floating point' if kind == 'f' else 'integer'}")
+        if d.shape is None or len(d.shape) != ndim:
+            raise self.bad(f"dataset '{name}' has {len(d.shape or ())} dimensions, expected {ndim}")
+        if shape is not None and any(w is not None and h != w for h, w in zip(d.shape, shape)):
+            want = ", ".join("*" if w is None else str(w) for w in shape)
+            raise self.bad(f"dataset '{name}' has shape {list(d.shape)}, expected [{want}]")
+        count = math.prod(d.shape)
+        if count > MAX_VALUES:
+            raise self.bad(f"dataset '{name}' claims {count} values, more than {MAX_VALUES}")
+        if count == 0:
+            raise self.bad(f"dataset '{name}' is empty")
+        # Unwritten chunks are not read: what the shape claims must be stored (compressed
+        # data, which can expand a thousandfold, only up to MAX_FILTERED_VALUES).
+        if d.id.get_create_plist().get_nfilters() > 0:
+            if count > MAX_FILTERED_VALUES:
+                raise self.bad(f"compressed dataset '{name}' claims {count} values, more than {MAX_FILTERED_VALUES}")
+        elif d.id.get_storage_size() < count * d.dtype.itemsize:
+            raise self.bad(f"dataset '{name}' of shape {list(d.shape)} does not store its values")
+        a = d[...]
+        if kind == "f" and not np.all(np.isfinite(a)):
+            raise self.bad(f"dataset '{name}' holds non-finite values")
+        return a
+
+    def number(self, obj, key, default=None, integer=False):
+        """A finite numeric scalar attribute (or `default` when absent and a default is given)."""
+        attrs = self.f[obj].attrs
+        if key not in attrs:
+            if default is not None:
+                return default
+            raise self.bad(f"no attribute '{key}' of '{obj}'")
+        v = attrs[key]
+        v = v.item() if isinstance(v, np.ndarray) and v.shape == () else v
+        ok = isinstance(v, (int, np.integer)) if integer else isinstance(v, (int, float, np.integer, np.floating))
+        if isinstance(v, (bool, np.bool_)) or not ok or not math.isfinite(v):
+            raise self.bad(f"attribute '{key}' of '{obj}' is not a finite {'integer' if integer else 'number'}")
+        return int(v) if integer else float(v)
+
+    def text(self, obj, key, default=None):
+        """A short printable text attribute (it is drawn into the figure)."""
+        attrs = self.f[obj].attrs
+        if key not in attrs:
+            if default is not None:
+                return default
+            raise self.bad(f"no attribute '{key}' of '{obj}'")
+        v = attrs[key]
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        if not isinstance(v, str) or len(v) > MAX_TEXT or not v.isprintable():
+            raise self.bad(f"attribute '{key}' of '{obj}' is not printable text of at most {MAX_TEXT} characters")
+        return v
+
+
+def check_input_path(path):
+    """The result file must be an existing, readable regular file (not a FIFO: h5py would block)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise BadInput(f"cannot read '{path}': {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise BadInput(f"cannot read '{path}': it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"cannot read '{path}': not a regular file (a FIFO, socket or device)")
+    if not os.access(path, os.R_OK):
+        raise BadInput(f"cannot read '{path}': permission denied")
+
+
+def title_of(r):
+    r.group("/model")
+    r.group("/kpm")
+    name = r.text("/model", "name")
+    lattice = f"{r.number('/model', 'Nx', integer=True)}x{r.number('/model', 'Ny', integer=True)}"
+    if name == "ti":
+        lattice += f"x{r.number('/model', 'Nz', integer=True)}"
     extra = []
     if name == "ti":
-        extra.append(f"m = {m['m']:g}")
-    if m.get("dot_period", 0) and m.get("dot_potential", 0):
-        extra.append(f"dots V = {m['dot_potential']:g}, P = {m['dot_period']}, r = {m['dot_radius']:g}")
-    if m.get("disorder", 0):
-        extra.append(f"W = {m['disorder']:g}")
-    k = f["/kpm"].attrs
-    extra.append(f"M = {k['num_moments']}")
-    if k.get("num_realizations", 1) > 1:
-        extra.append(f"{k['num_realizations']} realizations")
+        extra.append(f"m = {r.number('/model', 'm'):g}")
+    if r.number("/model", "dot_period", 0) and r.number("/model", "dot_potential", 0):
+        extra.append(f"dots V = {r.number('/model', 'dot_potential'):g}, P = {r.number('/model', 'dot_period'):g}, "
+                     f"r = {r.number('/model', 'dot_radius', 0):g}")
+    if r.number("/model", "disorder", 0):
+        extra.append(f"W = {r.number('/model', 'disorder'):g}")
+    extra.append(f"M = {r.number('/kpm', 'num_moments', integer=True)}")
+    realizations = r.number("/kpm", "num_realizations", 1, integer=True)
+    if realizations > 1:
+        extra.append(f"{realizations} realizations")
     return f"{name} {lattice}, " + ", ".join(extra)
 
 
-def plot_dos(f, ax):
-    e, rho = f["/dos/energy"][:], f["/dos/rho"][:]
+def energies(r, name):
+    e = r.array(name, 1)
+    if len(e) < 2 or not np.all(np.diff(e) > 0):
+        raise r.bad(f"dataset '{name}' is not an increasing energy grid of at least 2 points")
+    return e
+
+
+def plot_dos(r, ax):
+    e = energies(r, "/dos/energy")
+    rho = r.array("/dos/rho", 1, shape=(len(e),))
     ax.plot(e, rho, color="C0", lw=1.2, label="ρ(E)")
-    if "/dos/rho_stderr" in f:
-        se = f["/dos/rho_stderr"][:]
-        what = f["/dos"].attrs.get("stderr_samples", "samples")
+    if r.has("/dos/rho_stderr"):
+        se = r.array("/dos/rho_stderr", 1, shape=(len(e),))
+        what = r.text("/dos", "stderr_samples", "samples")
         ax.fill_between(e, rho - se, rho + se, color="C0", alpha=0.35, lw=0,
                         label=f"± 1 standard error ({what})")
     ax.set_xlabel("energy E (units of t)")
@@ -65,8 +195,10 @@ def plot_dos(f, ax):
     ax.legend(loc="upper right")
 
 
-def plot_ldos(f, ax):
-    e, rho, rows = f["/ldos/energy"][:], f["/ldos/rho"][:], f["/ldos/rows"][:]
+def plot_ldos(r, ax):
+    e = energies(r, "/ldos/energy")
+    rows = r.array("/ldos/rows", 1, kind="iu")
+    rho = r.array("/ldos/rho", 2, shape=(len(rows), len(e)))
     shown = np.unique(np.linspace(0, len(rows) - 1, min(8, len(rows))).astype(int))
     for i in shown:
         ax.plot(e, rho[i], lw=1.0, label=f"row {rows[i]}")
@@ -79,12 +211,18 @@ def plot_ldos(f, ax):
     ax.legend(loc="upper right", fontsize=8)
 
 
-def plot_map(f, fig):
-    attrs = f["/ldos_map"].attrs
-    rho = f["/ldos_map/rho"][:]
-    energy = attrs["energy"]
+def plot_map(r, fig):
+    r.group("/ldos_map")
+    rho = r.array("/ldos_map/rho", 2)
+    energy = r.number("/ldos_map", "energy")
+    layer = r.number("/ldos_map", "layer", integer=True)
+    orbitals = r.number("/ldos_map", "orbitals_summed", integer=True)
+    if orbitals < 1:
+        raise r.bad("attribute 'orbitals_summed' of '/ldos_map' is not a positive integer")
+    e = energies(r, "/ldos/energy")
+    rows_rho = r.array("/ldos/rho", 2, shape=(rho.size * orbitals, len(e)))
     ax_map, ax_curve = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1.0]})
-    if attrs.get("model", "ti") == "graphene":
+    if r.text("/ldos_map", "model", "ti") == "graphene":
         # cell (m, n) at m a1 + n a2 (plus half a bond to the B site), a1 = (sqrt3, 0), a2 = (sqrt3/2, 3/2)
         m, n = np.meshgrid(np.arange(rho.shape[0]), np.arange(rho.shape[1]), indexing="ij")
         x, y = np.sqrt(3) * m + np.sqrt(3) / 2 * n, 1.5 * n + 0.5
@@ -96,10 +234,9 @@ def plot_map(f, fig):
         ax_map.set_xlabel("x (lattice constants)")
         ax_map.set_ylabel("y (lattice constants)")
     ax_map.set_aspect("equal")
-    ax_map.set_title(f"layer z = {attrs['layer']}, E = {energy:g} t")
-    fig.colorbar(im, ax=ax_map, label=f"LDOS summed over {attrs['orbitals_summed']} orbitals (1/t)")
-    e, rows_rho = f["/ldos/energy"][:], f["/ldos/rho"][:]
-    per_site = rows_rho.reshape(-1, int(attrs["orbitals_summed"]), len(e)).sum(axis=1)
+    ax_map.set_title(f"layer z = {layer}, E = {energy:g} t")
+    fig.colorbar(im, ax=ax_map, label=f"LDOS summed over {orbitals} orbitals (1/t)")
+    per_site = rows_rho.reshape(-1, orbitals, len(e)).sum(axis=1)
     ax_curve.plot(e, per_site.mean(axis=0), color="k", lw=1.4, label="layer mean")
     hi = np.unravel_index(np.argmax(rho), rho.shape)
     lo = np.unravel_index(np.argmin(rho), rho.shape)
@@ -113,9 +250,11 @@ def plot_map(f, fig):
     ax_curve.legend(loc="upper right", fontsize=8)
 
 
-def plot_spectral(f, ax, fig):
-    e, a = f["/spectral/energy"][:], f["/spectral/A"][:]
-    dist = f["/spectral/path_distance"][:] if "/spectral/path_distance" in f else np.arange(a.shape[0])
+def plot_spectral(r, ax, fig):
+    e = energies(r, "/spectral/energy")
+    a = r.array("/spectral/A", 2, shape=(None, len(e)))
+    nk = a.shape[0]
+    dist = r.array("/spectral/path_distance", 1, shape=(nk,)) if r.has("/spectral/path_distance") else np.arange(nk)
     if len(dist) > 1:
         mids = (dist[1:] + dist[:-1]) / 2
         xedges = np.concatenate([[dist[0] - (mids[0] - dist[0])], mids, [dist[-1] + (dist[-1] - mids[-1])]])
@@ -126,16 +265,19 @@ def plot_spectral(f, ax, fig):
     vmax = np.percentile(a, 99.5)
     mesh = ax.pcolormesh(xedges, eedges, np.clip(a, 0, None).T, cmap="magma", vmin=0, vmax=vmax, shading="flat")
     fig.colorbar(mesh, ax=ax, label="A(k, E) (1/t per state)")
-    if "/spectral/bands" in f:
-        bands = f["/spectral/bands"][:]
+    if r.has("/spectral/bands"):
+        bands = r.array("/spectral/bands", 2, shape=(nk, None))
         for b in range(bands.shape[1]):
             ax.plot(dist, bands[:, b], color="c", lw=0.6, alpha=0.8, ls="--",
                     label="bands of the Bloch Hamiltonian" if b == 0 else None)
         ax.legend(loc="upper right", fontsize=8)
-    attrs = f["/spectral"].attrs
-    if "/spectral/ticks" in f and attrs.get("tick_labels", ""):
-        ticks = f["/spectral/ticks"][:]
-        labels = [GREEK.get(s, s) for s in attrs["tick_labels"].split(",")]
+    r.group("/spectral")
+    tick_labels = r.text("/spectral", "tick_labels", "")
+    if r.has("/spectral/ticks") and tick_labels:
+        ticks = r.array("/spectral/ticks", 1, kind="iu")
+        labels = [GREEK.get(s, s) for s in tick_labels.split(",")]
+        if len(labels) != len(ticks) or np.any(ticks < 0) or np.any(ticks >= nk):
+            raise r.bad(f"dataset '/spectral/ticks' does not match its {len(labels)} tick labels and {nk} momenta")
         ax.set_xticks(dist[ticks])
         ax.set_xticklabels(labels)
         for t in dist[ticks]:
@@ -147,6 +289,47 @@ def plot_spectral(f, ax, fig):
     ax.set_ylim(e[0], e[-1])
 
 
+def plot(args):
+    """Draws args.result into the output image; raises BadInput for an unusable file."""
+    check_input_path(args.result)
+    try:
+        f = h5py.File(args.result, "r")
+    except Exception:  # h5py raises OSError, but a damaged file can raise others
+        raise BadInput(f"cannot read '{args.result}': not an HDF5 file, or a damaged one") from None
+    try:
+        with f:
+            output = draw(args, Result(args.result, f))
+    except OSError:  # HDF5 failed to read a damaged object; its text may quote the file
+        raise BadInput(f"cannot read '{args.result}': damaged HDF5 data") from None
+    print(f"plot written to {output}")
+
+
+def draw(args, r):
+    have = {"spectral": r.has("/spectral/A"), "map": r.has("/ldos_map/rho"), "ldos": r.has("/ldos/rho"),
+            "dos": r.has("/dos/rho")}
+    kind = args.kind or next((k for k in ["spectral", "map", "ldos", "dos"] if have[k]), None)
+    if kind is None or not have[kind]:
+        raise BadInput(f"'{args.result}' has no {kind or 'plottable'} data "
+                       f"(has: {', '.join(k for k, v in have.items() if v) or 'nothing'})")
+    title = title_of(r)
+    output = args.output or os.path.splitext(args.result)[0] + ".png"
+    fig = plt.figure(figsize=SIZES[kind])
+    if kind == "map":
+        plot_map(r, fig)
+    else:
+        ax = fig.add_subplot(1, 1, 1)
+        {"dos": lambda: plot_dos(r, ax), "ldos": lambda: plot_ldos(r, ax),
+         "spectral": lambda: plot_spectral(r, ax, fig)}[kind]()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))  # room for the suptitle
+    try:
+        fig.savefig(output, dpi=args.dpi)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0][:200]
+        raise CannotWrite(f"cannot write '{output}': {reason}") from None
+    return output
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="kpm-plot", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -154,33 +337,38 @@ def main(argv=None):
     p.add_argument("result", help="HDF5 result file of kpm-dos")
     p.add_argument("-o", "--output", help="image file (.png, .svg, .pdf); default RESULT.png")
     p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral"], help="what to draw (default: the richest content)")
-    p.add_argument("--dpi", type=int, default=100, help="dots per inch of raster output (default 100)")
+    p.add_argument("--dpi", type=int, default=100, help="dots per inch of raster output, 10 .. 1000 (default 100)")
     args = p.parse_args(argv)
+    if not 10 <= args.dpi <= 1000:
+        p.error(f"--dpi {args.dpi}: allowed range 10 .. 1000")
+    # One line on stderr for every failure, never a traceback: 2 bad input, 1 cannot write,
+    # 3 an internal error, 130 interrupted.
     try:
-        f = h5py.File(args.result, "r")
-    except OSError as exc:
-        sys.exit(f"kpm-plot: cannot read '{args.result}': {exc}")
-    have = {"spectral": "/spectral/A" in f, "map": "/ldos_map/rho" in f, "ldos": "/ldos/rho" in f, "dos": "/dos/rho" in f}
-    kind = args.kind or next((k for k in ["spectral", "map", "ldos", "dos"] if have[k]), None)
-    if kind is None or not have[kind]:
-        sys.exit(f"kpm-plot: '{args.result}' has no {kind or 'plottable'} data "
-                 f"(has: {', '.join(k for k, v in have.items() if v) or 'nothing'})")
-    output = args.output or os.path.splitext(args.result)[0] + ".png"
-    fig = plt.figure(figsize=SIZES[kind])
-    if kind == "map":
-        plot_map(f, fig)
-    else:
-        ax = fig.add_subplot(1, 1, 1)
-        {"dos": lambda: plot_dos(f, ax), "ldos": lambda: plot_ldos(f, ax),
-         "spectral": lambda: plot_spectral(f, ax, fig)}[kind]()
-    fig.suptitle(title_of(f), fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))  # room for the suptitle
-    try:
-        fig.savefig(output, dpi=args.dpi)
-    except (OSError, ValueError) as exc:
-        sys.exit(f"kpm-plot: cannot write '{output}': {exc}")
-    print(f"plot written to {output}")
+        plot(args)
+        sys.stdout.flush()
+    except BadInput as exc:
+        print(f"kpm-plot: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kpm-plot: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # stdout closed early (kpm-plot ... | head): nothing more to say; keep Python quiet at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except CannotWrite as exc:
+        print(f"kpm-plot: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug or an unforeseen file: one line, not a traceback
+        print(f"kpm-plot: error: internal error ({type(exc).__name__}) while plotting '{args.result}'; "
+              "please report it", file=sys.stderr)
+        return 3
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("kpm-plot: interrupted", file=sys.stderr)
+        sys.exit(130)

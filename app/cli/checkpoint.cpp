@@ -1,8 +1,13 @@
 #include "app/cli/checkpoint.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <map>
+#include <new>
+#include <optional>
 
 #include "analysis/result_file.hpp"
 #include "runtime/base/error.hpp"
@@ -153,13 +158,68 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     out.commit();
 }
 
-CheckpointData read_checkpoint(const std::string& path, global_index num_rows)
+namespace {
+
+InputError unusable(const std::string& path, const std::string& why)
 {
-    auto fail = [&](const std::string& why) {
-        return InputError(detail::concat("--restart '", path, "': not a usable topokpm checkpoint: ", why,
-                                         ". Run without --restart to start afresh"));
-    };
+    return InputError(detail::concat("--restart '", path, "': not a usable topokpm checkpoint: ", why,
+                                     ". Run without --restart to start afresh"));
+}
+
+/// Runs `read`, turning every error of the file (IoError, DimensionMismatch, ...) into the
+/// --restart refusal; InputErrors (already refusals) pass through.
+template <typename F>
+auto refusing(const std::string& path, F&& read)
+{
     try {
+        return read();
+    } catch (const InputError&) {
+        throw;
+    } catch (const Error& e) {
+        throw unusable(path, e.what());
+    } catch (const std::bad_alloc&) {
+        throw unusable(path, "its arrays do not fit in memory");
+    }
+}
+
+/// Whether `text` has at most `max` bytes and no control characters (it is printed).
+bool printable(const std::string& text, std::size_t max)
+{
+    if (text.size() > max) return false;
+    for (const unsigned char ch : text)
+        if (ch < 0x20 || ch == 0x7f) return false;
+    return true;
+}
+
+bool finite(const double* v, std::size_t n)
+{
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(v[i])) return false;
+    return true;
+}
+
+/// a * b, or nullopt when it does not fit (or a factor is negative).
+std::optional<std::uint64_t> times(std::int64_t a, std::int64_t b)
+{
+    std::uint64_t r = 0;
+    if (a < 0 || b < 0 || __builtin_mul_overflow(std::uint64_t(a), std::uint64_t(b), &r) || r > std::uint64_t(INT64_MAX))
+        return std::nullopt;
+    return r;
+}
+
+std::string dims_text(const std::vector<std::uint64_t>& dims)
+{
+    std::string text = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+    return text + "]";
+}
+
+}  // namespace
+
+CheckpointData read_checkpoint_header(const std::string& path)
+{
+    const auto fail = [&](const std::string& why) { return unusable(path, why); };
+    return refusing(path, [&] {
         const analysis::ResultReader in(path);
         if (!in.exists("/checkpoint") ||
             in.read_string_attribute("/checkpoint", "format") != kFormat)
@@ -168,72 +228,153 @@ CheckpointData read_checkpoint(const std::string& path, global_index num_rows)
         if (version != kFormatVersion)
             throw fail(detail::concat("format version ", version, ", this program reads ", kFormatVersion));
         CheckpointData d;
-        d.command_line = in.read_string_attribute("/checkpoint", "command_line");
-        d.realization = static_cast<int>(in.read_int64_attribute("/checkpoint", "realization"));
-        d.num_realizations = static_cast<int>(in.read_int64_attribute("/checkpoint", "num_realizations"));
-        d.num_moments = static_cast<int>(in.read_int64_attribute("/checkpoint", "num_moments"));
-        d.num_slots = in.read_int64_attribute("/checkpoint", "num_slots");
-        d.trace.blocks_done = in.read_int64_attribute("/checkpoint", "blocks_done");
+        // Every number is checked in int64 before it is narrowed.
+        const auto integer = [&](const char* name, std::int64_t lo, std::int64_t hi) {
+            const std::int64_t v = in.read_int64_attribute("/checkpoint", name);
+            if (v < lo || v > hi)
+                throw fail(detail::concat("its header value ", name, " = ", v, " is outside ", lo, " .. ", hi));
+            return v;
+        };
+        const std::int64_t int_max = std::numeric_limits<int>::max();
+        d.num_realizations = static_cast<int>(integer("num_realizations", 1, int_max));
+        d.realization = static_cast<int>(integer("realization", 0, d.num_realizations - 1));
+        d.num_moments = static_cast<int>(integer("num_moments", 2, int_max));
+        d.num_slots = integer("num_slots", 1, INT64_MAX);
+        d.trace.blocks_done = integer("blocks_done", 0, INT64_MAX);
         d.scaling = {in.read_double_attribute("/checkpoint", "scale_a"), in.read_double_attribute("/checkpoint", "scale_b")};
         d.bounds = {in.read_double_attribute("/checkpoint", "bounds_lower"),
                     in.read_double_attribute("/checkpoint", "bounds_upper")};
-        if (d.num_moments < 2 || d.num_slots < 1 || d.realization < 0 || d.realization >= d.num_realizations ||
-            d.trace.blocks_done < 0 || !(d.scaling.a > 0))
-            throw fail("inconsistent header values");
+        if (!(std::isfinite(d.scaling.a) && d.scaling.a > 0) || !std::isfinite(d.scaling.b) ||
+            !std::isfinite(d.bounds.lower) || !std::isfinite(d.bounds.upper) || !(d.bounds.lower < d.bounds.upper))
+            throw fail("its scaling or spectral bounds are not finite with scale_a > 0 and lower < upper");
+        d.command_line = in.read_string_attribute("/checkpoint", "command_line");
+        if (!printable(d.command_line, 65536))
+            throw fail("its command_line is not printable text of at most 65536 bytes");
         const char* keys[] = {"model", "lattice", "t", "m", "dot-potential", "dot-radius", "dot-period", "dot-depth",
                               "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
                               "matrix", "sell-C", "sell-sigma", "threads", "device", "precision", "ldos", "k-points"};
-        for (const char* key : keys)
+        for (const char* key : keys) {
+            std::string value;
             if (key == std::string("ldos") || key == std::string("k-points")) {
                 try {
-                    d.parameters.push_back({key, in.read_string_attribute("/checkpoint/parameters", key)});
+                    value = in.read_string_attribute("/checkpoint/parameters", key);
                 } catch (const IoError&) {
-                    // only LDOS / spectral runs record their selection
+                    continue;  // only LDOS / spectral runs record their selection
                 }
             } else if (key == std::string("precision")) {
                 try {
-                    d.parameters.push_back({key, in.read_string_attribute("/checkpoint/parameters", key)});
+                    value = in.read_string_attribute("/checkpoint/parameters", key);
                 } catch (const IoError&) {
-                    d.parameters.push_back({key, "double"});  // written before --precision existed
+                    value = "double";  // written before --precision existed
                 }
             } else {
-                d.parameters.push_back({key, in.read_string_attribute("/checkpoint/parameters", key)});
+                value = in.read_string_attribute("/checkpoint/parameters", key);
             }
-        const std::size_t row_len = static_cast<std::size_t>(d.num_slots) * d.num_moments;
-        std::vector<std::uint64_t> dims;
-        if (d.realization > 0) {
-            const std::vector<double> flat = in.read_doubles("/checkpoint/finished", &dims);
-            if (dims != std::vector<std::uint64_t>{std::uint64_t(d.realization), row_len})
-                throw fail("/checkpoint/finished has the wrong shape");
-            for (int k = 0; k < d.realization; ++k)
-                d.finished.emplace_back(flat.begin() + k * row_len, flat.begin() + (k + 1) * row_len);
-        }
-        d.trace.sums = in.read_doubles("/checkpoint/sums", &dims);
-        if (d.trace.sums.size() != row_len) throw fail("/checkpoint/sums has the wrong shape");
-        if (in.exists("/checkpoint/block")) {
-            numerics::ChebyshevState st;
-            std::vector<std::uint64_t> dc, dp, dr;
-            const std::vector<double> cur = in.read_doubles("/checkpoint/block/current", &dc);
-            const std::vector<double> prev = in.read_doubles("/checkpoint/block/previous", &dp);
-            st.raw = in.read_doubles("/checkpoint/block/raw", &dr);
-            st.sweeps_done = static_cast<int>(in.read_int64_attribute("/checkpoint/block", "sweeps_done"));
-            if (dc.size() != 3 || dc != dp || dc[0] != std::uint64_t(num_rows) || dc[2] != 2 || dc[1] < 1 ||
-                dr != std::vector<std::uint64_t>{dc[1], std::uint64_t(d.num_moments)} || st.sweeps_done < 0)
-                throw fail(detail::concat("the saved block vectors do not fit N = ", num_rows, " rows"));
-            const int w = static_cast<int>(dc[1]);
-            st.current = BlockVector(num_rows, w);
-            st.previous = BlockVector(num_rows, w);
-            std::copy(cur.begin(), cur.end(), reinterpret_cast<double*>(st.current.data()));
-            std::copy(prev.begin(), prev.end(), reinterpret_cast<double*>(st.previous.data()));
-            d.trace.block = std::move(st);
+            // The values are printed when they differ from the run's: short plain text only.
+            if (!printable(value, 256))
+                throw fail(detail::concat("its parameter '", key, "' is not printable text of at most 256 bytes"));
+            d.parameters.push_back({key, value});
         }
         return d;
-    } catch (const InputError&) {
-        throw;
-    } catch (const Error& e) {
-        throw fail(e.what());
-    }
+    });
+}
+
+void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& d)
+{
+    const auto fail = [&](const std::string& why) { return unusable(path, why); };
+    TOPOKPM_REQUIRE(run.num_rows >= 1 && run.num_columns >= 1 && run.block_width >= 1 && run.num_moments >= 2 &&
+                        run.num_slots >= 1 && run.num_realizations >= 1,
+                    "read_checkpoint_state: invalid run sizes");
+    // 1. The header against the run (the parameters agree, so this only fails on a
+    //    corrupted or crafted file).
+    if (d.num_moments != run.num_moments || d.num_slots != run.num_slots ||
+        d.num_realizations != run.num_realizations)
+        throw fail(detail::concat("its header (M = ", d.num_moments, ", ", d.num_slots, " slots, ",
+                                  d.num_realizations, " realizations) does not fit this run (M = ", run.num_moments,
+                                  ", ", run.num_slots, " slots, ", run.num_realizations, " realizations)"));
+    const std::int64_t width = std::min<std::int64_t>(run.block_width, run.num_columns);
+    const std::int64_t num_blocks = (run.num_columns + width - 1) / width;
+    if (d.trace.blocks_done > num_blocks)
+        throw fail(detail::concat("its header value blocks_done = ", d.trace.blocks_done, " is outside 0 .. ",
+                                  num_blocks, " (this run's blocks)"));
+    const std::optional<std::uint64_t> row_len = times(run.num_slots, run.num_moments);
+    const std::optional<std::uint64_t> block_len = times(run.num_rows, 2 * width);
+    const std::optional<std::uint64_t> finished_len = row_len ? times(d.realization, std::int64_t(*row_len)) : std::nullopt;
+    if (!row_len || !block_len || !finished_len || *finished_len > std::uint64_t(PTRDIFF_MAX) / sizeof(double))
+        throw fail("this run's arrays would be too large");
+
+    refusing(path, [&] {
+        const analysis::ResultReader in(path);
+        // 2. Every dataset's shape, from the headers, before anything is read.
+        const std::vector<std::uint64_t> finished_dims{std::uint64_t(d.realization), *row_len};
+        const std::vector<std::uint64_t> sums_dims{std::uint64_t(run.num_slots), std::uint64_t(run.num_moments)};
+        const std::vector<std::uint64_t> block_dims{std::uint64_t(run.num_rows), std::uint64_t(width), 2};
+        const std::vector<std::uint64_t> raw_dims{std::uint64_t(width), std::uint64_t(run.num_moments)};
+        const auto require_shape = [&](const std::string& name, const std::vector<std::uint64_t>& want,
+                                       const std::string& meaning) {
+            const std::vector<std::uint64_t> have = in.shape(name);
+            if (have != want)
+                throw fail(detail::concat(name, " has shape ", dims_text(have), ", this run needs ", meaning, " = ",
+                                          dims_text(want)));
+        };
+        if (d.realization > 0) require_shape("/checkpoint/finished", finished_dims, "[realizations done, slots * M]");
+        require_shape("/checkpoint/sums", sums_dims, "[slots, M]");
+        const bool has_block = in.exists("/checkpoint/block");
+        std::int64_t sweeps_done = 0;
+        if (has_block) {
+            if (d.trace.blocks_done >= num_blocks)
+                throw fail(detail::concat("it has a block under way after all ", num_blocks, " blocks"));
+            const std::string n_text = detail::concat("[N, W, 2] with N = ", run.num_rows, " rows");
+            require_shape("/checkpoint/block/current", block_dims, n_text);
+            require_shape("/checkpoint/block/previous", block_dims, n_text);
+            require_shape("/checkpoint/block/raw", raw_dims, "[W, M]");
+            sweeps_done = in.read_int64_attribute("/checkpoint/block", "sweeps_done");
+            const std::int64_t max_sweeps = numerics::kpm_num_sweeps(run.num_moments);
+            if (sweeps_done < 0 || sweeps_done >= max_sweeps)
+                throw fail(detail::concat("its value sweeps_done = ", sweeps_done, " is outside 0 .. ",
+                                          max_sweeps - 1));
+        }
+
+        // 3. The data, each array read once, checked finite.
+        std::vector<std::vector<double>> finished;
+        if (d.realization > 0) {
+            const std::vector<double> flat = in.read_doubles("/checkpoint/finished", finished_dims);
+            if (!finite(flat.data(), flat.size())) throw fail("/checkpoint/finished holds non-finite values");
+            for (int k = 0; k < d.realization; ++k)
+                finished.emplace_back(flat.begin() + k * *row_len, flat.begin() + (k + 1) * *row_len);
+        }
+        std::vector<double> sums = in.read_doubles("/checkpoint/sums", sums_dims);
+        if (!finite(sums.data(), sums.size())) throw fail("/checkpoint/sums holds non-finite values");
+        std::optional<numerics::ChebyshevState> block;
+        if (has_block) {
+            numerics::ChebyshevState st;
+            st.current = BlockVector(run.num_rows, static_cast<int>(width));
+            st.previous = BlockVector(run.num_rows, static_cast<int>(width));
+            // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+            for (auto [name, b] : {std::pair<const char*, BlockVector*>{"/checkpoint/block/current", &st.current},
+                                   {"/checkpoint/block/previous", &st.previous}}) {
+                double* values = reinterpret_cast<double*>(b->data());
+                in.read_doubles(name, block_dims, values, *block_len);
+                if (!finite(values, *block_len)) throw fail(detail::concat(name, " holds non-finite values"));
+            }
+            st.raw = in.read_doubles("/checkpoint/block/raw", raw_dims);
+            if (!finite(st.raw.data(), st.raw.size())) throw fail("/checkpoint/block/raw holds non-finite values");
+            st.sweeps_done = static_cast<int>(sweeps_done);
+            block = std::move(st);
+        }
+        d.finished = std::move(finished);
+        d.trace.sums = std::move(sums);
+        d.trace.block = std::move(block);
+        return 0;
+    });
+}
+
+CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run)
+{
+    CheckpointData d = read_checkpoint_header(path);
+    read_checkpoint_state(path, run, d);
+    return d;
 }
 
 }  // namespace topokpm::app

@@ -53,9 +53,32 @@ struct CheckpointData {
 /// Throws IoError naming the file.
 void write_checkpoint(const std::string& path, const CheckpointData& data, const numerics::BlockTrace* trace);
 
-/// Reads a checkpoint for a run with N rows; throws InputError naming --restart, the
-/// file and the reason when it is missing, not HDF5, not a topokpm checkpoint, or its
-/// arrays have inconsistent shapes (a truncated or corrupted file).
-CheckpointData read_checkpoint(const std::string& path, global_index num_rows);
+/// The sizes of the run a checkpoint must fit (all known before anything is built).
+struct CheckpointRun {
+    global_index num_rows = 0;       ///< N
+    std::int64_t num_columns = 0;    ///< start vectors C of one realization
+    int block_width = 0;             ///< W asked for (BlockTrace caps it at C)
+    int num_moments = 0;             ///< M
+    std::int64_t num_slots = 0;
+    int num_realizations = 1;
+};
+
+/// A checkpoint file may come from anywhere: every function below validates each header
+/// value and each dataset's type and shape before anything is allocated or read, and
+/// throws InputError "--restart 'PATH': not a usable topokpm checkpoint: <why>. Run
+/// without --restart to start afresh" when the file is missing or not a regular file, not
+/// HDF5, not a topokpm checkpoint, or its values or shapes do not fit (a truncated,
+/// corrupted or crafted file). Messages quote names and sizes, never the file's text.
+
+/// Reads the header and the parameters only (scalar attributes; parameter values are
+/// short printable text), so that a caller can compare the parameters with its run first.
+CheckpointData read_checkpoint_header(const std::string& path);
+
+/// Checks `data` (from read_checkpoint_header) against `run`, then every dataset's shape,
+/// then reads the moments and the block under way into `data`.
+void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& data);
+
+/// Both of the above.
+CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run);
 
 }  // namespace topokpm::app

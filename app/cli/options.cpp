@@ -3,7 +3,11 @@
 // means the same in both (`moments = 2048` <-> `--moments 2048`).
 #include <boost/program_options.hpp>
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +26,62 @@ namespace po = boost::program_options;
 
 namespace topokpm::app {
 namespace {
+
+constexpr std::uintmax_t kMaxInputFileBytes = 16u << 20;  // 16 MiB: far beyond any input file
+
+/// The text of the --config file. It must be a regular, readable file of at most 16 MiB:
+/// a directory, a FIFO (which would block), a device (/dev/zero never ends) or a huge file
+/// is refused before reading, with InputError naming --config and the reason.
+std::string read_input_file(const std::string& path)
+{
+    const auto refuse = [&](const std::string& why) {
+        return InputError(detail::concat("--config '", path, "': ", why));
+    };
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw refuse(detail::concat("cannot open (", std::strerror(errno), ")"));
+    if (S_ISDIR(st.st_mode)) throw refuse("is a directory, not an input file");
+    if (!S_ISREG(st.st_mode)) throw refuse("not a regular file (a FIFO, socket or device); give an input file");
+    if (static_cast<std::uintmax_t>(st.st_size) > kMaxInputFileBytes)
+        throw refuse(detail::concat("is ", static_cast<std::uintmax_t>(st.st_size),
+                                    " bytes; an input file may have at most 16 MiB (16777216 bytes)"));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw refuse(detail::concat("cannot open (", std::strerror(errno), ")"));
+    // Never more than stat() said (at most the limit), even if the file grows meanwhile.
+    const std::size_t size = static_cast<std::size_t>(st.st_size);
+    std::string text(size + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) throw refuse("cannot read it");
+    if (static_cast<std::size_t>(in.gcount()) > size) throw refuse("it grew while it was read");
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
+/// `text` with control and non-ASCII bytes as \xNN and the part between its first and
+/// last quote (Boost's quoted line or key, which may come from any file) cut to 60
+/// characters: safe to print.
+std::string printable_message(const std::string& text)
+{
+    const auto escape = [](const std::string& in, std::size_t max) {
+        std::string out;
+        std::size_t shown = 0;
+        for (const unsigned char ch : in) {
+            if (shown >= max) return out + "...";
+            if (ch < 0x20 || ch >= 0x7f) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+                out += buf;
+            } else {
+                out += static_cast<char>(ch);
+            }
+            shown = out.size();
+        }
+        return out;
+    };
+    const std::size_t open = text.find('\''), close = text.rfind('\'');
+    if (open == std::string::npos || close == open) return escape(text, 300);
+    return escape(text.substr(0, open + 1), 200) + escape(text.substr(open + 1, close - open - 1), 60) +
+           escape(text.substr(close), 200);
+}
 
 /// Whole-string decimal integer (runtime/base/parse.hpp); throws InputError naming the option.
 long long parse_integer(const std::string& option, const std::string& text)
@@ -192,20 +252,15 @@ std::optional<RunConfig> parse_command_line(int argc, char** argv)
         po::store(po::parse_command_line(argc, argv, options), vm);
         if (vm.count("config")) {
             cfg.config_path = vm["config"].as<std::string>();
-            std::ifstream in(cfg.config_path);
-            if (!in)
-                throw InputError(detail::concat("--config '", cfg.config_path, "': cannot open (",
-                                                std::strerror(errno), ")"));
-            std::stringstream text;
-            text << in.rdbuf();
-            cfg.config_text = text.str();
+            cfg.config_text = read_input_file(cfg.config_path);
             std::istringstream config_stream(cfg.config_text);
             // Stored after the command line: po::store keeps the first value, so the command line wins.
             po::store(po::parse_config_file(config_stream, options), vm);
         }
         po::notify(vm);
     } catch (const po::error& e) {
-        throw InputError(detail::concat(e.what(), " (see kpm-dos --help)"));
+        // Boost quotes the offending line or key, which may come from any file: printable.
+        throw InputError(detail::concat(printable_message(e.what()), " (see kpm-dos --help)"));
     }
     if (vm.count("help")) {
         std::cout << options << "\n";

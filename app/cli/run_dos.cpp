@@ -167,7 +167,7 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
             cfg, threads, selection ? selection->rows : std::vector<global_index>{},
             momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
         if (!cfg.restart.empty()) {
-            resume = read_checkpoint(cfg.restart, n);
+            resume = read_checkpoint_header(cfg.restart);
             resumed_id = resumed_checkpoint_id(run_files);
             const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
             if (!diff.empty()) {
@@ -178,9 +178,6 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
                                                 "the checkpoint's values (its command line was: ",
                                                 resume->command_line, "). Differences:", list));
             }
-            TOPOKPM_REQUIRE(resume->num_moments == cfg.num_moments && resume->num_slots == num_slots &&
-                                resume->num_realizations == num_real,
-                            "checkpoint header does not match its parameters");
         }
 
         mem = estimate_memory(cfg, *model, width);
@@ -205,6 +202,10 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
                                                                          ", vectors ", format_bytes(mem.vector_bytes), ")"));
             devices = device::describe(0);
         }
+        // The parameters agree and the run fits: now the checkpoint's header and every
+        // array must fit this run (checked before each is allocated), then they are read.
+        if (resume)
+            read_checkpoint_state(cfg.restart, {n, num_columns, width, cfg.num_moments, num_slots, num_real}, *resume);
     });
 
     log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",

@@ -51,6 +51,29 @@ bad "single precision on the naive path" "--precision single: implemented for --
 # entry, but converts from the double matrix: the check counts the peak (both).
 out=/dev/null bad "plan in single precision refused" "--plan with --precision single" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --precision single
 bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
+# --config must name a regular, readable file of at most 16 MiB (issue 11): refused at once
+# with exit 2, one line naming --config and the reason; what Boost quotes from a bad file
+# (a line or a key) is escaped and cut, so no file's raw bytes reach the terminal.
+# config_refused NAME WHY FILE
+config_refused() {
+  local name="$1" why="$2" file="$3"
+  timeout 20 "$exe" --config "$file" --output "$work/cfg.h5" > "$work/cfg.txt" 2>&1
+  local rc=$?
+  check "--config $name: exit 2 (got $rc)" "[ $rc -eq 2 ]"
+  check "--config $name: one line saying why" "[ \$(wc -l < '$work/cfg.txt') -eq 1 ] && grep -q -- \"$why\" '$work/cfg.txt'"
+  check "--config $name: only printable ASCII, at most 300 characters" \
+    "! LC_ALL=C grep -q '[^ -~]' '$work/cfg.txt' && [ \$(wc -c < '$work/cfg.txt') -le 300 ] && [ ! -e '$work/cfg.h5' ]"
+}
+mkdir "$work/dir.ini"; mkfifo "$work/fifo.ini"; truncate -s 17M "$work/huge.ini"
+config_refused directory "--config '$work/dir.ini': is a directory" "$work/dir.ini"
+config_refused fifo "--config '$work/fifo.ini': not a regular file" "$work/fifo.ini"
+config_refused /dev/zero "--config '/dev/zero': not a regular file" /dev/zero
+config_refused huge "--config '$work/huge.ini': is 17825792 bytes; an input file may have at most 16 MiB" "$work/huge.ini"
+config_refused missing "--config '$work/none.ini': cannot open (No such file or directory)" "$work/none.ini"
+/usr/bin/python3 -c "import sys; open(sys.argv[1], 'wb').write(bytes(x for x in range(1, 256) if x not in (10, 35)) * 40)" "$work/binary.ini"
+config_refused binary "option '.*x01.*[.][.][.]' (see kpm-dos --help)" "$work/binary.ini"
+printf 'moments = 64\n\033]0;title\007%0200d = 1\n' 7 > "$work/key.ini"
+config_refused "escaped key" "unrecognised option '\\\\\\\\x1b.0;title\\\\\\\\x07000" "$work/key.ini"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --output "$work/single.h5" > "$work/single.txt" 2>&1
 check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-single' '$work/single.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --matrix free --output "$work/single_free.h5" > "$work/single_free.txt" 2>&1

@@ -3,10 +3,14 @@
 // by h5py; no file (or temporary) left by a failed or abandoned run; unwritable outputs
 // reported before a run.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -156,6 +160,60 @@ TEST_F(ResultFile, ReaderRejectsMissingObjectsAndWrongTypes)
     expect_io_error([&] { r.read_int64("/kpm/moments"); }, {"/kpm/moments"});
     expect_io_error([&] { r.read_doubles("/ldos/rows"); }, {"/ldos/rows"});
     expect_io_error([&] { ResultReader(file("missing.h5")); }, {file("missing.h5")});
+}
+
+TEST_F(ResultFile, ShapesAreKnownBeforeReadingAndOtherShapesAreRefused)
+{
+    const std::string path = file("shapes.h5");
+    write_everything(path);
+    const ResultReader r(path);
+    EXPECT_EQ(r.shape("/kpm/moments_per_vector"), (std::vector<std::uint64_t>{3, 4}));
+    EXPECT_EQ(r.shape("/kpm/moments"), std::vector<std::uint64_t>{5});
+    expect_io_error([&] { r.shape("/kpm/none"); }, {path, "/kpm/none"});
+    EXPECT_EQ(r.read_doubles("/kpm/moments_per_vector", std::vector<std::uint64_t>{3, 4}), per_vector());
+    std::vector<double> out(12);
+    r.read_doubles("/kpm/moments_per_vector", {3, 4}, out.data(), out.size());
+    EXPECT_EQ(out, per_vector());
+    // Another shape (even with the same count) is refused before anything is read.
+    expect_io_error([&] { r.read_doubles("/kpm/moments_per_vector", std::vector<std::uint64_t>{4, 3}); },
+                    {path, "/kpm/moments_per_vector", "has shape [3, 4], expected [4, 3]"});
+    expect_io_error([&] { r.read_doubles("/kpm/moments", std::vector<std::uint64_t>{1000000000, 1000000000}); },
+                    {"has shape [5], expected [1000000000, 1000000000]"});
+    expect_io_error([&] { r.read_doubles("/kpm/moments", {5, 1}, out.data(), 5); }, {"expected [5, 1]"});
+    EXPECT_THROW(r.read_doubles("/kpm/moments", {5}, out.data(), 4), DimensionMismatch);
+    expect_io_error([&] { r.read_doubles("/ldos/rows", std::vector<std::uint64_t>{4}); }, {"/ldos/rows", "floating"});
+}
+
+TEST_F(ResultFile, ReaderOpensOnlyRegularFilesAndNeverBlocks)
+{
+    // A directory, a FIFO (opening it would wait for a writer), a device, a missing file:
+    // one IoError naming the path, at once.
+    ASSERT_TRUE(fs::create_directory(file("dir.h5")));
+    ASSERT_EQ(::mkfifo(file("fifo.h5").c_str(), 0600), 0);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {file("dir.h5"), "Is a directory"},
+        {file("fifo.h5"), "not a regular file"},
+        {"/dev/zero", "not a regular file"},
+        {file("missing.h5"), "No such file"},
+        {"", "No such file"}};
+    for (const auto& [path, why] : cases) {
+        auto opened = std::async(std::launch::async, [path = path] { ResultReader reader(path); });
+        if (opened.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+            ADD_FAILURE() << "opening '" << path << "' blocks";
+            const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);  // release the reader
+            opened.wait();
+            if (fd >= 0) ::close(fd);
+            continue;
+        }
+        expect_io_error([&] { opened.get(); }, {"cannot read result file '" + path + "'", why});
+    }
+    std::ofstream(file("text.h5")) << "\x1b[2J not HDF5";
+    try {
+        ResultReader reader(file("text.h5"));
+        ADD_FAILURE() << "a text file was opened";
+    } catch (const IoError& e) {
+        EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << "the file's text is quoted";
+    }
 }
 
 TEST_F(ResultFile, WritesGoToATemporaryUntilCommit)
