@@ -20,7 +20,6 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/sell_single.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/log.hpp"
@@ -235,7 +234,10 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
         const numerics::LatticeRowOrder rows{mdl.params().nx, mdl.params().ny,
                                              mdl.orbitals_per_site() * mdl.params().nz};
         if (cfg.precision == Precision::Single) {  // a float copy; the double matrix is freed at once
-            auto single = numerics::make_sell_single_operator(*sell, rows);
+            auto single = numerics::make_sell_operator(
+                std::make_shared<const numerics::BasicSellMatrix<complex_single>>(
+                    numerics::convert_values<complex_single>(*sell)),
+                rows);
             sell.reset();
             return single;
         }

@@ -157,7 +157,8 @@ public:
 
     global_index num_rows() const override { return stencil_.num_rows(); }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
         constexpr int atoms = GrapheneStencil::atoms_per_cell;
         using Rows = detail::SiteRows<atoms, GrapheneStencil::max_row_length>;
@@ -170,6 +171,8 @@ public:
         };
         detail::stencil_apply<atoms, GrapheneStencil::max_row_length>(stencil_.num_cells(), fill, x, y, ops, dots);
     }
+
+public:
 
     std::string name() const override { return "free-graphene"; }
 

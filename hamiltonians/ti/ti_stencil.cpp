@@ -222,7 +222,8 @@ public:
 
     global_index num_rows() const override { return TiStencil::num_orbitals * stencil_.num_sites(); }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
         using Rows = detail::SiteRows<TiStencil::num_orbitals, TiStencil::max_row_length>;
         const auto fill = [this](global_index site, Rows& rows) {
@@ -235,6 +236,8 @@ public:
         detail::stencil_apply<TiStencil::num_orbitals, TiStencil::max_row_length>(stencil_.num_sites(), fill, x, y,
                                                                                  ops, dots);
     }
+
+public:
 
     std::string name() const override { return "free-ti"; }
 

@@ -88,6 +88,7 @@
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -234,42 +235,21 @@ public:
         return c;
     }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
-        if (precision_ == Precision::Single) {
-            // Double blocks go through single precision: x (and y when beta != 0) rounded
-            // to float, one single sweep, y widened back (exactly).
-            const BlockVectorSingle xs = to_single(x);
-            BlockVectorSingle ys = ops.beta != 0.0 ? to_single(y) : BlockVectorSingle(y.num_rows(), y.num_cols());
-            apply_single(xs, ys, ops, dots);
-            y = to_double(ys);
-            return;
-        }
-        check_shapes(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), x.data() == y.data(), ops, dots);
-        run(reinterpret_cast<const double*>(x.data()), reinterpret_cast<double*>(y.data()), x.num_cols(), ops,
-            ops.want_dots ? dots : nullptr);
+        if (precision_ == Precision::Single) return apply_in_single(x, y, ops, dots);
+        run(reinterpret_cast<const double*>(x.data()), reinterpret_cast<double*>(y.data()), x.num_cols(), ops, dots);
     }
 
-    void apply_single(const BlockVectorSingle& x, BlockVectorSingle& y, const AugmentedOps& ops,
-                      DotSums* dots) const override
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
     {
-        if (precision_ != Precision::Single) return Operator::apply_single(x, y, ops, dots);  // throws
-        check_shapes(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), x.data() == y.data(), ops, dots);
-        run(reinterpret_cast<const float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops,
-            ops.want_dots ? dots : nullptr);
+        if (precision_ != Precision::Single) return Operator::do_apply(x, y, ops, dots);  // throws
+        run(reinterpret_cast<const float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops, dots);
     }
 
 private:
-    void check_shapes(global_index xn, int r, global_index yn, int yr, bool alias, const AugmentedOps& ops,
-                      DotSums* dots) const
-    {
-        const global_index n = num_rows();
-        TOPOKPM_REQUIRE(xn == n && yn == n && yr == r && r >= 1, "stencil apply: operator has ", n, " rows, x is ",
-                        xn, " x ", r, ", y is ", yn, " x ", yr);
-        TOPOKPM_REQUIRE(!alias, "stencil apply: x and y must not alias");
-        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "stencil apply: want_dots without DotSums");
-    }
-
     template <class T>
     void run(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
@@ -283,15 +263,7 @@ private:
     template <class T, int B>
     void dispatch_width(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
-        switch (r) {
-        case 1: return sweep<T, 1, B>(x, y, r, ops, dots);
-        case 2: return sweep<T, 2, B>(x, y, r, ops, dots);
-        case 4: return sweep<T, 4, B>(x, y, r, ops, dots);
-        case 8: return sweep<T, 8, B>(x, y, r, ops, dots);
-        case 16: return sweep<T, 16, B>(x, y, r, ops, dots);
-        case 32: return sweep<T, 32, B>(x, y, r, ops, dots);
-        default: return sweep<T, 0, B>(x, y, r, ops, dots);
-        }
+        with_width(r, [&](auto width) { sweep<T, decltype(width)::value, B>(x, y, r, ops, dots); });
     }
 
     /// Tiles: x-slabs per thread while three x-planes of a thread are small; y-tiles of

@@ -57,6 +57,7 @@
 #include <algorithm>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "numerics/cpu/chunk_schedule.hpp"
@@ -64,6 +65,7 @@
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/cpu/sell_sweep.hpp"
 #include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/log.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
@@ -140,6 +142,14 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
     if (want_dots) collect_dots(partial, num_threads, r, dots);
 }
 
+/// "1, 2, 4, 8, 16, 32" for the default registry.
+std::string registered_width_text()
+{
+    std::string text;
+    for (const int w : registered_widths()) text += (text.empty() ? "" : ", ") + std::to_string(w);
+    return text;
+}
+
 void warn_generic_once(int width, int chunk_height)
 {
     static std::mutex mutex;
@@ -147,8 +157,8 @@ void warn_generic_once(int width, int chunk_height)
     std::lock_guard<std::mutex> lock(mutex);
     if (warned.insert({width, chunk_height}).second)
         log::perf_warning("no specialised SELL SpMMV kernel for block width R = ", width, " and chunk height C = ",
-                          chunk_height, "; using the generic kernel (specialised: R in 1, 2, 4, 8, 16, 32 with C a",
-                          " multiple of 4/R; C in 8, 16, 32 recommended)");
+                          chunk_height, "; using the generic kernel (specialised: R in ", registered_width_text(),
+                          " with C a multiple of 4/R; C in 8, 16, 32 recommended)");
 }
 
 /// Largest G <= the register budget with C % G == 0 and (G R) % 4 == 0; 0 if none.
@@ -202,17 +212,15 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    switch (num_cols) {
-    case 1: return dispatch_width<1>(a, x, y, ops, dots, schedule);
-    case 2: return dispatch_width<2>(a, x, y, ops, dots, schedule);
-    case 4: return dispatch_width<4>(a, x, y, ops, dots, schedule);
-    case 8: return dispatch_width<8>(a, x, y, ops, dots, schedule);
-    case 16: return dispatch_width<16>(a, x, y, ops, dots, schedule);
-    case 32: return dispatch_width<32>(a, x, y, ops, dots, schedule);
-    default:
-        warn_generic_once(num_cols, a.chunk_height());
-        return sweep<0>(a, x, y, num_cols, ops, dots, schedule);
-    }
+    with_width(num_cols, [&](auto width) {
+        constexpr int R = decltype(width)::value;
+        if constexpr (R > 0) {
+            dispatch_width<R>(a, x, y, ops, dots, schedule);
+        } else {
+            warn_generic_once(num_cols, a.chunk_height());
+            sweep<0>(a, x, y, num_cols, ops, dots, schedule);
+        }
+    });
 }
 
 }  // namespace topokpm::numerics::kernels::cpu

@@ -64,7 +64,7 @@ inline void finish_consecutive_rows(const double* __restrict as, const double* _
 }
 
 /// The arrays of a SELL-C-σ matrix a sweep reads, with values as interleaved (re, im) T:
-/// double for SellMatrix, float for SellSingleMatrix.
+/// double for BasicSellMatrix<complex_double>, float for BasicSellMatrix<complex_single>.
 template <class T>
 struct SellArrays {
     int c = 1;

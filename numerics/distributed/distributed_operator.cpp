@@ -274,13 +274,9 @@ void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, i
     times_.remote += now() - t0;
 }
 
-void DistributedOperator::apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
-                                DotSums* dots) const
+void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
+                                   DotSums* dots) const
 {
-    TOPOKPM_REQUIRE(x.num_rows() == num_rows() && y.num_rows() == num_rows() && x.num_cols() == y.num_cols() &&
-                        x.num_cols() >= 1,
-                    "distributed SpMMV on blocks of ", x.num_rows(), " x ", x.num_cols(), " and ", y.num_rows(),
-                    " x ", y.num_cols(), ", operator has ", num_rows(), " local rows");
     const int r = x.num_cols();
     halo_.resize(static_cast<size_t>(halo_rows()) * r);
     send_buf_.resize(static_cast<size_t>(send_rows()) * r);

@@ -84,7 +84,6 @@ public:
     bool dots_reduced() const override { return opts_.reduce_every_sweep || num_ranks_ == 1; }
     void sum_over_ranks(double* values, std::size_t count) const override;
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
     std::string name() const override;
     OperatorCost cost() const override;
 
@@ -98,6 +97,9 @@ public:
     std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(remote_vals_.size()); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
+
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
 
 private:
     struct Exchange;

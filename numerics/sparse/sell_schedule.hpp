@@ -86,7 +86,7 @@ ChunkSchedule static_chunk_schedule(local_index num_chunks, int num_threads);
 /// static_chunk_range()), in any order. Ends are rounded to the σ window as described in
 /// the file comment; empty ranges are dropped and consecutive ones merged.
 /// @throws DimensionMismatch when the segments do not partition the rows
-ChunkSchedule build_from_row_segments(const SellMatrix& matrix, const std::vector<std::vector<RowSegment>>& segments);
+ChunkSchedule build_from_row_segments(const SellStructure& matrix, const std::vector<std::vector<RowSegment>>& segments);
 
 /// Cache budget and override for lattice_chunk_schedule().
 struct TileOptions {
@@ -108,7 +108,7 @@ int lattice_tile_cells(const LatticeRowOrder& lattice, int block_width, const Ti
 /// range of the static split and visits its rows y tile by y tile (outer), x plane by x
 /// plane (inner). Degrades to the static split when lattice_tile_cells() == Ny.
 /// @throws DimensionMismatch when nx ny S != matrix.num_rows()
-ChunkSchedule lattice_chunk_schedule(const SellMatrix& matrix, const LatticeRowOrder& lattice, int block_width,
+ChunkSchedule lattice_chunk_schedule(const SellStructure& matrix, const LatticeRowOrder& lattice, int block_width,
                                      int num_threads, const TileOptions& options = {});
 
 /// Empty string when the schedule covers every chunk of [0, num_chunks) exactly once and

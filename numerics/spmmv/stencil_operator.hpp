@@ -50,12 +50,12 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 /// Precision::Single (`--precision single`, docs/performance.md "Single precision"): the
 /// same sweep (one algorithm, templated on the value type: tables, tiling, groups, checked
 /// and fast paths) on complex-float blocks, with the rules of the SELL single kernel
-/// (sell_single.hpp): the block values and the vectors are complex float, a row's sum over
+/// (spmmv_kernels.hpp): the block values and the vectors are complex float, a row's sum over
 /// its entries is float, the epilogue y = scale (sum + (V - shift) x) + beta y is double
 /// (the potential V, scale and shift are not rounded) and rounded once to float, and the
 /// dots <x|x>, <y|x> are accumulated in double per thread, then in thread order.
-/// precision() is Single and apply_single() runs that sweep; apply() rounds x (and y when
-/// beta != 0) to float, sweeps in single and widens y back. R = 8, 16, 32 are
+/// precision() is Single: apply() on complex-float blocks runs that sweep; on double blocks
+/// it rounds x (and y when beta != 0) to float, sweeps in single and widens y back. R = 8, 16, 32 are
 /// register-blocked (8 complex floats per 512-bit vector, G = 8, 4, 2 rows per group),
 /// R = 4 the same with one 256-bit vector per row (G = 8), R = 1, 2 vectorised across
 /// 8 / R rows (G = 8), other widths the generic loop. The tiling rule
