@@ -88,6 +88,18 @@ ModelParams validate(ModelParams p)
 
 }  // namespace
 
+numerics::OperatorSource operator_source(const Model& model)
+{
+    numerics::OperatorSource s;
+    s.rows = &model;
+    s.stencil = [&model] { return model.block_stencil(); };
+    const ModelParams& p = model.params();
+    s.lattice = numerics::LatticeRowOrder{p.nx, p.ny, model.orbitals_per_site() * p.nz};
+    s.estimated_nonzeros = static_cast<double>(model.estimated_nonzeros());
+    s.potential_per_row = model.potential_entries_per_row();
+    return s;
+}
+
 std::unique_ptr<Model> make_model(const ModelParams& params)
 {
     const ModelParams p = validate(params);

@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "app/cli/operator_choice.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
@@ -76,15 +77,16 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
     if (hetero::is_auto_weights(cfg.weights)) {
         // Each rank's SpMMV rate on the same rows: the `auto` weights (GHOST left them as
         // future work, seed 000 §4.1).
+        // The probe is the operator this run builds (--matrix, --precision), on a sample.
         const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
-        const double rate = numerics::local_spmmv_rate(model, std::max(sample, block),
-                                                       {cfg.sell_chunk_height, cfg.sell_sigma},
-                                                       std::min(std::max(cfg.num_vectors, 1), 8));
+        const double rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
+                                                    std::max(sample, block), std::min(std::max(cfg.num_vectors, 1), 8));
         weights_ = hetero::weights_from_rates(mpi::allgather(rate));
         if (root()) {
             std::string list;
             for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
-            log::info("weights     : auto = ", list, " (each rank's SELL SpMMV rate on the same ", std::max(sample, block), " rows)");
+            log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.matrix), " SpMMV rate on the same ",
+                      std::max(sample, block), " rows)");
         }
     } else {
         weights_ = hetero::parse_weights(cfg.weights, size_);
@@ -100,10 +102,13 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
     opts.mode = numerics::parse_comm_mode(cfg.comm_mode);
     opts.reduce_every_sweep = cfg.reduce_every_sweep;
     std::shared_ptr<const Operator> local;
-    if (free) {
-        const BlockStencil whole = model.block_stencil();
-        local = numerics::make_cpu_stencil_operator(x_slab(whole, static_cast<int>(bounds_[rank_] / plane),
-                                                           static_cast<int>(bounds_[rank_ + 1] / plane)));
+    if (free) {  // the matrix-free stencil of this rank's x-slab
+        numerics::OperatorSource slab;
+        slab.stencil = [&] {
+            return x_slab(model.block_stencil(), static_cast<int>(bounds_[rank_] / plane),
+                          static_cast<int>(bounds_[rank_ + 1] / plane));
+        };
+        local = numerics::make_operator(operator_spec(cfg), slab).op;
     }
     return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, local);
 }

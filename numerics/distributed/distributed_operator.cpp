@@ -380,21 +380,4 @@ OperatorCost DistributedOperator::cost() const
     return c;
 }
 
-double local_spmmv_rate(const RowSource& source, global_index rows, const SellParams& params, int width)
-{
-    TOPOKPM_REQUIRE(rows >= 1 && rows <= source.num_rows() && width >= 1, "rate sample of ", rows, " rows, width ",
-                    width);
-    const LocalRows sample(source, 0, rows);
-    const SellMatrix m = SellMatrix::build(sample, 0, rows, params);
-    BlockVector x(rows, width), y(rows, width);
-    for (size_t i = 0; i < x.size(); ++i) x.data()[i] = complex_type(1.0, 0.5);
-    const AugmentedOps ops{0.1, 0.0, 0.0, true};
-    DotSums dots;
-    kernels::cpu::sell_spmmv(m, x.data(), y.data(), width, ops, &dots);  // warm-up
-    constexpr int reps = 5;
-    const double t0 = now();
-    for (int k = 0; k < reps; ++k) kernels::cpu::sell_spmmv(m, x.data(), y.data(), width, ops, &dots);
-    return static_cast<double>(rows) * reps / std::max(now() - t0, 1e-9);
-}
-
 }  // namespace topokpm::numerics

@@ -129,9 +129,4 @@ private:
     std::unique_ptr<TaskMachinery> tasks_;
 };
 
-/// Rows per second of the fused SELL kernel (block width `width`, dots on) on the square
-/// matrix of rows [0, rows) of `source` restricted to their own columns: the same work
-/// on every rank, for `--weights auto`. Builds, warms up, times 5 sweeps. Not collective.
-double local_spmmv_rate(const RowSource& source, global_index rows, const SellParams& params, int width);
-
 }  // namespace topokpm::numerics
