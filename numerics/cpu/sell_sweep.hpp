@@ -109,7 +109,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // split as the builder's fill (first touch) and the vectors' rows stay in one thread's
         // caches. dynamic/guided (chunk 64) measured 3-6 % slower at R = 1 and equal at R = 32.
         // With a ChunkSchedule (lattice_chunk_schedule: the same per-thread chunk range,
-        // visited in y tiles, x planes inner) see the measurements at the top of this file.
+        // visited in y tiles, x planes inner) see docs/performance.md, "Kernel design measurements".
         for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];

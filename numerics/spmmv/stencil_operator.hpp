@@ -29,7 +29,7 @@ namespace topokpm::numerics {
 /// neighbours coincide) build their column table with explicit checks. Tiles are x-slabs
 /// per thread, or y-tiles of ~640 KiB per x-plane when a plane exceeds 2 MiB (ti 64x64x40
 /// at R >= 16), with software prefetch of the far neighbour rows for R >= 16
-/// (measurements in the .cpp; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
+/// (measurements in docs/performance.md; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
 /// tuning and tests). The potential is
 /// applied in the epilogue together with the shift: y = scale (Hx + (V - shift) x) + beta y.
 /// R in {1, 2, 4, 8, 16, 32} and B in {2, 4} are compile-time specialised, other widths
