@@ -61,7 +61,7 @@
 #include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"

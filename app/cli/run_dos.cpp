@@ -20,7 +20,7 @@
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 /// @file sell_sweep.hpp
 /// The register-blocked augmented SpMMV sweep over SELL-C-σ, written once for double
-/// (sell_spmmv_kernels.cpp) and float (sell_spmmv_single.cpp, --precision single) values:
+/// (sell_kernels.cpp) and float (sell_kernels_single.cpp, --precision single) values:
 /// chunks in the order of the ChunkSchedule (or the static split), each chunk as groups of
 /// G rows whose G x R sums stay in registers, then the shared row epilogue (row_epilogue.hpp).
 
@@ -15,6 +15,7 @@
 #include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
 
@@ -75,6 +76,16 @@ struct SellArrays {
     const T* vals = nullptr;
     const local_index* row_of_slot = nullptr;
 };
+
+/// The arrays of `a` as a sweep reads them (values as interleaved re, im reals).
+template <class T>
+SellArrays<typename T::value_type> sell_arrays(const BasicSellMatrix<T>& a)
+{
+    return {a.chunk_height(),     a.num_chunks(),
+            a.chunk_start().data(), a.chunk_length().data(),
+            a.columns().data(),   reinterpret_cast<const typename T::value_type*>(a.values().data()),
+            a.row_of_slot().data()};
+}
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the

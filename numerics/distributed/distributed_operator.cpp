@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
 #include "runtime/mpi/communicator.hpp"

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {

@@ -30,7 +30,7 @@ std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> m
 /// Single precision (`--precision single`): the same operators over a complex-float matrix
 /// (BasicSellMatrix<complex_single>::build rounds the model's values). precision() is
 /// Single; the KPM recurrence then keeps its vectors in complex float (kernel contract in
-/// spmmv_kernels.hpp); apply() on double blocks goes through one single sweep
+/// sell_kernels.hpp); apply() on double blocks goes through one single sweep
 /// (Operator::apply). name(): the double name + "-single". The tiled schedules are built
 /// from the structure as in double (the tile budget counts 16 bytes per vector entry,
 /// so a single tile holds half the bytes it could; measured equal, docs/performance.md).

@@ -17,7 +17,7 @@ namespace topokpm::numerics {
 /// H the matrix block_stencil.hpp defines; the same results as
 /// make_block_stencil_reference_operator up to rounding.
 ///
-/// How (block_stencil_kernels.cpp): the non-zero entries of each orbital's row (on-site
+/// How (stencil_kernels.cpp): the non-zero entries of each orbital's row (on-site
 /// block and every term, equal offsets merged) are compiled once into a table of (relative
 /// column, value). The sweep visits the lattice in tiles of z-columns, x outermost inside a
 /// tile so that the x planes a tile touches stay in the caches; each z-column is cut into
@@ -50,7 +50,7 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 /// Precision::Single (`--precision single`, docs/performance.md "Single precision"): the
 /// same sweep (one algorithm, templated on the value type: tables, tiling, groups, checked
 /// and fast paths) on complex-float blocks, with the rules of the SELL single kernel
-/// (spmmv_kernels.hpp): the block values and the vectors are complex float, a row's sum over
+/// (sell_kernels.hpp): the block values and the vectors are complex float, a row's sum over
 /// its entries is float, the epilogue y = scale (sum + (V - shift) x) + beta y is double
 /// (the potential V, scale and shift are not rounded) and rounded once to float, and the
 /// dots <x|x>, <y|x> are accumulated in double per thread, then in thread order.

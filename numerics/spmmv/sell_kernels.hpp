@@ -1,5 +1,5 @@
 #pragma once
-/// @file spmmv_kernels.hpp
+/// @file sell_kernels.hpp
 /// The kernel contract of the augmented SpMMV over SELL-C-σ, one namespace per backend.
 ///
 /// Every kernel computes, for all R columns of the row-major blocks x and y (element

@@ -1,5 +1,5 @@
 // Fused augmented SpMMV over SELL-C-σ on the CPU (seed 004, Fig. 5; contract in
-// numerics/spmmv/spmmv_kernels.hpp):
+// numerics/spmmv/sell_kernels.hpp):
 //   y = scale (A - shift) x + beta y, with <x|x> and <y|x> per column, one pass over A.
 // Layout: entry k of slot s of chunk j at chunk_start[j] + k*C + s (sell_matrix.hpp, padding
 // = value 0 with a repeated valid column, so no branch); x, y row-major N x R, so the R
@@ -28,7 +28,7 @@
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/cpu/sell_sweep.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/log.hpp"
 
@@ -139,11 +139,7 @@ bool try_group(int c, const SellMatrix& a, const complex_type* x, complex_type* 
 {
     if constexpr (G >= 1 && (G * R) % 4 == 0) {
         if (pick_group(R, c) == G) {
-            const SellArrays<double> arrays{a.chunk_height(), a.num_chunks(), a.chunk_start().data(),
-                                            a.chunk_length().data(), a.columns().data(),
-                                            reinterpret_cast<const double*>(a.values().data()),
-                                            a.row_of_slot().data()};
-            sell_sweep_blocked<double, R, G>(arrays, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y),
+            sell_sweep_blocked<double, R, G>(sell_arrays(a), reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y),
                                              ops, dots, schedule);
             return true;
         }

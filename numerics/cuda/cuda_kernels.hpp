@@ -1,5 +1,5 @@
 #pragma once
-/// @file spmmv_kernels.hpp
+/// @file cuda_kernels.hpp
 /// The CUDA augmented SpMMV kernels as plain C++ declarations (no CUDA types), called by
 /// cuda_operator.cpp and bench/. Internal to numerics/cuda: algorithms use the Operator made
 /// by numerics/spmmv/cuda_operator.hpp instead.
