@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "app/cli/operator_choice.hpp"
+#include "app/cli/parameter_flags.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
@@ -49,11 +50,13 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
 
 void Distribution::agree(const std::function<void()>& validate) const
 {
+    // Messages name the flags the user typed before any rank prints them.
+    const std::function<void()> named = [&] { with_flag_names(validate); };
     if (!distributed()) {
-        validate();
+        named();
         return;
     }
-    mpi::agree_or_throw(validate);
+    mpi::agree_or_throw(named);
 }
 
 double Distribution::sum(double value) const { return distributed() ? mpi::allreduce_sum(value) : value; }

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
@@ -188,7 +189,17 @@ T int_option(const po::variables_map& vm, const std::string& key, long long lo, 
 
 }  // namespace
 
+/// parse_command_line() with the messages of the library calls as those layers wrote them.
+std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv);
+
 std::optional<RunConfig> parse_command_line(int argc, char** argv)
+{
+    std::optional<RunConfig> cfg;
+    with_flag_names([&] { cfg = parse_with_parameter_names(argc, argv); });
+    return cfg;
+}
+
+std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv)
 {
     const po::options_description options = make_options();
     po::variables_map vm;

@@ -13,6 +13,7 @@
 #include "app/cli/distribution.hpp"
 #include "app/cli/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
+#include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_output.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/perf_model.hpp"
@@ -86,7 +87,16 @@ void run_dos(const RunConfig& cfg)
     run_dos(cfg, serial);
 }
 
+/// The pipeline of run_dos(), messages as the layers wrote them (parameter names).
+void run_dos_pipeline(const RunConfig& cfg, Distribution& dist);
+
 void run_dos(const RunConfig& cfg, Distribution& dist)
+{
+    // Lower layers name parameters; every message leaving the run names the flag.
+    with_flag_names([&] { run_dos_pipeline(cfg, dist); });
+}
+
+void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
 {
     const double t_start = wall_seconds();
     const std::string start_time = utc_now();

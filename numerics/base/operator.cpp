@@ -17,9 +17,9 @@ void Operator::check_operands(global_index x_rows, int x_cols, global_index y_ro
 void Operator::do_apply(const BasicBlockVector<complex_single>&, BasicBlockVector<complex_single>&,
                         const AugmentedOps&, DotSums*) const
 {
-    throw InputError(detail::concat("--precision single: the operator ", name(),
-                                    " has no single-precision kernel (available: --matrix sell, crs or free "
-                                    "on --device cpu); use --precision double"));
+    throw InputError(detail::concat("{precision} single: the operator ", name(),
+                                    " has no single-precision kernel (available: {matrix} sell, crs or free "
+                                    "on {device} cpu); use {precision} double"));
 }
 
 void Operator::apply_in_single(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const

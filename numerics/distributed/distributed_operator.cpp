@@ -22,7 +22,7 @@ CommMode parse_comm_mode(const std::string& text)
     if (text == "vector") return CommMode::Vector;
     if (text == "overlap") return CommMode::Overlap;
     if (text == "task") return CommMode::Task;
-    throw InputError(detail::concat("--comm-mode '", text, "': allowed are vector, overlap, task"));
+    throw InputError(detail::concat("{comm_mode} '", text, "': allowed are vector, overlap, task"));
 }
 
 const char* comm_mode_name(CommMode mode)

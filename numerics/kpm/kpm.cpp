@@ -14,9 +14,9 @@ KpmScaling kpm_scaling(const SpectralBounds& bounds, double epsilon)
 {
     TOPOKPM_USER_REQUIRE(std::isfinite(bounds.lower) && std::isfinite(bounds.upper) &&
                              bounds.upper > bounds.lower,
-                         "--energy-range ", bounds.lower, ":", bounds.upper,
+                         "{energy_range} ", bounds.lower, ":", bounds.upper,
                          ": need finite Emin < Emax (energy units of t)");
-    TOPOKPM_USER_REQUIRE(epsilon >= 0.0 && epsilon < 1.0, "--epsilon ", epsilon,
+    TOPOKPM_USER_REQUIRE(epsilon >= 0.0 && epsilon < 1.0, "{epsilon} ", epsilon,
                          ": allowed range is [0, 1)");
     return {(bounds.upper - bounds.lower) / (2.0 - epsilon), (bounds.upper + bounds.lower) / 2.0};
 }
@@ -53,7 +53,7 @@ ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, BlockVector start, 
                                          const KpmScaling& scaling)
     : op_(&op), num_moments_(num_moments), scaling_(scaling)
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
     TOPOKPM_REQUIRE(start.num_rows() == op.num_rows() && start.num_cols() >= 1, "start vectors have ",
                     start.num_rows(), " rows and ", start.num_cols(), " columns, operator ", op.num_rows(), " rows");
     state_.raw.assign(static_cast<size_t>(start.num_cols()) * num_moments, 0.0);
@@ -71,7 +71,7 @@ ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, ChebyshevState stat
                                          const KpmScaling& scaling)
     : op_(&op), num_moments_(num_moments), scaling_(scaling), state_(std::move(state))
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
     const int r = state_.current.num_cols();
     TOPOKPM_REQUIRE(r >= 1 && state_.current.num_rows() == op.num_rows() &&
                         state_.previous.num_rows() == op.num_rows() && state_.previous.num_cols() == r &&
@@ -156,7 +156,7 @@ KpmMoments kpm_stochastic_trace(const Operator& op, int num_moments, int num_vec
 KpmMoments kpm_exact_trace(const Operator& op, int num_moments, int block_width,
                            const KpmScaling& scaling, const KpmProgress& progress)
 {
-    TOPOKPM_USER_REQUIRE(block_width >= 1, "--vectors ", block_width,
+    TOPOKPM_USER_REQUIRE(block_width >= 1, "{vectors} ", block_width,
                          ": the exact trace uses it as block width and needs >= 1");
     const global_index n = op.global_rows();
     const auto plan = exact_trace_plan(n);
@@ -176,8 +176,8 @@ void check_moments_bounded(const std::vector<double>& moments, double tolerance)
             throw NumericalError(detail::concat(
                 "Chebyshev moment mu_", k, " = ", moments[k],
                 " exceeds 1 in magnitude: the spectrum extends beyond the scaling interval "
-                "(bounds too tight). Use --bounds gershgorin, widen --energy-range, or raise "
-                "--epsilon"));
+                "(bounds too tight). Use {bounds} gershgorin, widen {energy_range}, or raise "
+                "{epsilon}"));
 }
 
 }  // namespace topokpm::numerics

@@ -21,15 +21,15 @@ template <class T>
 BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_index row_begin, global_index row_end,
                                              const SellParams& params)
 {
-    TOPOKPM_USER_REQUIRE(params.chunk_height >= 1, "--sell-C ", params.chunk_height, ": must be >= 1");
-    TOPOKPM_USER_REQUIRE(params.sigma >= 1, "--sell-sigma ", params.sigma, ": must be >= 1");
+    TOPOKPM_USER_REQUIRE(params.chunk_height >= 1, "{sell_chunk_height} ", params.chunk_height, ": must be >= 1");
+    TOPOKPM_USER_REQUIRE(params.sigma >= 1, "{sell_sigma} ", params.sigma, ": must be >= 1");
     TOPOKPM_REQUIRE(0 <= row_begin && row_begin <= row_end && row_end <= source.num_rows(),
                     "row range [", row_begin, ", ", row_end, ") outside [0, ", source.num_rows(), ")");
     const global_index n = row_end - row_begin;
     constexpr global_index max_index = std::numeric_limits<local_index>::max();
     if (n > max_index)
         throw ResourceError(detail::concat("SELL-C-sigma uses 32-bit row indices: ", n,
-                                           " rows exceed 2^31 - 1; use --matrix free or more ranks"));
+                                           " rows exceed 2^31 - 1; use {matrix} free or more ranks"));
     const int c = params.chunk_height;
     BasicSellMatrix m;
     m.num_rows_ = static_cast<local_index>(n);
@@ -65,7 +65,7 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
     if (max_col > max_index)
         throw ResourceError(detail::concat("SELL-C-sigma stores 32-bit column indices: column ", max_col,
                                            " exceeds 2^31 - 1 (", source.num_rows(),
-                                           " rows); use --matrix free or more ranks"));
+                                           " rows); use {matrix} free or more ranks"));
 
     // σ-sorting: inside each window, rows by descending length (stable, so equal lengths
     // keep their order and the permutation stays local).

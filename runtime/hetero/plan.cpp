@@ -44,8 +44,8 @@ std::uint64_t ti_nnz(std::uint64_t nx, std::uint64_t ny, std::uint64_t nz)
 
 Plan make_plan(const PlanInput& in)
 {
-    TOPOKPM_USER_REQUIRE(in.ranks >= 1, "--ranks ", in.ranks, " must be at least 1");
-    TOPOKPM_USER_REQUIRE(in.gpus >= 0 && in.gpus <= in.ranks, "--gpus ", in.gpus, " must be in [0, --ranks = ",
+    TOPOKPM_USER_REQUIRE(in.ranks >= 1, "{ranks} ", in.ranks, " must be at least 1");
+    TOPOKPM_USER_REQUIRE(in.gpus >= 0 && in.gpus <= in.ranks, "{gpus} ", in.gpus, " must be in [0, {ranks} = ",
                          in.ranks, "] (each GPU is driven by one rank)");
     TOPOKPM_USER_REQUIRE(in.vectors >= 1, "number of random vectors R = ", in.vectors, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.moments >= 2 && in.moments % 2 == 0, "number of moments M = ", in.moments,
@@ -67,7 +67,7 @@ Plan make_plan(const PlanInput& in)
     }
     if (G > 0) {
         TOPOKPM_USER_REQUIRE(positive(in.gpu_memory_gbs), "GPU memory bandwidth ", in.gpu_memory_gbs,
-                             " GB/s must be positive when --gpus ", in.gpus, " is given");
+                             " GB/s must be positive when {gpus} ", in.gpus, " is given");
         TOPOKPM_USER_REQUIRE(positive(in.host_device_gbs), "host-device bandwidth ", in.host_device_gbs,
                              " GB/s must be positive");
     }
@@ -82,7 +82,7 @@ Plan make_plan(const PlanInput& in)
     if (in.weights.empty()) {
         for (std::size_t p = 0; p < P; ++p) plan.weights.push_back(bandwidth_gbs(p));
     } else {
-        TOPOKPM_USER_REQUIRE(in.weights.size() == P, "--weights: ", in.weights.size(), " weights for ", P, " ranks");
+        TOPOKPM_USER_REQUIRE(in.weights.size() == P, "{weights}: ", in.weights.size(), " weights for ", P, " ranks");
         plan.weights = in.weights;
     }
     const std::vector<RowRange> ranges = split_rows(in.rows, in.block, plan.weights);
