@@ -100,8 +100,7 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
     for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
 
     numerics::DistributedOptions opts;
-    opts.sell = cfg.matrix == MatrixKind::Crs ? numerics::SellParams{1, 1}
-                                              : numerics::SellParams{cfg.sell_chunk_height, cfg.sell_sigma};
+    opts.sell = numerics::sell_params(operator_spec(cfg));
     opts.mode = numerics::parse_comm_mode(cfg.comm_mode);
     opts.reduce_every_sweep = cfg.reduce_every_sweep;
     std::shared_ptr<const Operator> local;

@@ -23,13 +23,6 @@ const char* kind_name(OperatorKind kind)
     return "?";
 }
 
-SellParams sell_params(const OperatorSpec& spec)
-{
-    if (spec.kind != OperatorKind::Sell) return {1, 1};
-    // On the GPU a chunk is one warp whatever C says.
-    return {spec.device == Backend::Cuda ? 32 : spec.sell.chunk_height, spec.sell.sigma};
-}
-
 template <class T>
 BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source)
 {
@@ -50,6 +43,13 @@ BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source
 }
 
 }  // namespace
+
+SellParams sell_params(const OperatorSpec& spec)
+{
+    if (spec.kind != OperatorKind::Sell) return {1, 1};
+    // On the GPU a chunk is one warp whatever C says.
+    return {spec.device == Backend::Cuda ? 32 : spec.sell.chunk_height, spec.sell.sigma};
+}
 
 BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& source)
 {

@@ -65,6 +65,11 @@ struct BuiltOperator {
     double fill_efficiency = 0;  ///< β of the SELL matrix; 0 for matrix-free
 };
 
+/// The SELL parameters the stored kinds of `spec` use: (C, σ) for sell on the CPU, (32, σ)
+/// on cuda (a chunk is a warp), (1, 1) for crs and naive. The distributed operator builds
+/// its local block with them too.
+SellParams sell_params(const OperatorSpec& spec);
+
 /// Builds `spec` over `source`. Throws InputError for a combination without an
 /// implementation (naive or cuda in single precision, naive on cuda), NotCompiled for cuda
 /// in a CPU-only build, and what the builders throw (SellMatrix::build, the stencil's
