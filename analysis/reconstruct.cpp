@@ -89,7 +89,7 @@ DampingKernel parse_damping_kernel(const std::string& name)
     if (name == "jackson") return DampingKernel::Jackson;
     if (name == "lorentz") return DampingKernel::Lorentz;
     if (name == "none") return DampingKernel::None;
-    throw InputError(detail::concat("--kernel '", name,
+    throw InputError(detail::concat("{kernel} '", name,
                                     "' is not a damping kernel; allowed: jackson, lorentz, none"));
 }
 
@@ -105,7 +105,7 @@ std::string to_string(DampingKernel kernel)
 
 std::vector<double> damping_factors(DampingKernel kernel, int num_moments, double lambda)
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 1, "--moments ", num_moments, " must be >= 1");
+    TOPOKPM_USER_REQUIRE(num_moments >= 1, "{moments} ", num_moments, " must be >= 1");
     const int M = num_moments;
     std::vector<double> g(static_cast<std::size_t>(M), 1.0);
     switch (kernel) {
@@ -117,7 +117,7 @@ std::vector<double> damping_factors(DampingKernel kernel, int num_moments, doubl
         break;
     }
     case DampingKernel::Lorentz: {
-        TOPOKPM_USER_REQUIRE(std::isfinite(lambda) && lambda > 0.0, "--lorentz-lambda ", lambda,
+        TOPOKPM_USER_REQUIRE(std::isfinite(lambda) && lambda > 0.0, "{lorentz_lambda} ", lambda,
                              " must be a finite number > 0");
         // sinh(l (1 - t)) / sinh(l) = exp(-l t) expm1(-2 l (1 - t)) / expm1(-2 l): the same
         // value without overflowing sinh for large lambda or cancelling for small lambda.
@@ -143,7 +143,7 @@ Spectrum reconstruct_chebyshev_grid(const std::vector<double>& moments,
     require_scaling(scale_a, scale_b);
     const int M = static_cast<int>(moments.size());
     const int K = num_points;
-    TOPOKPM_USER_REQUIRE(K >= M, "--energy-points ", K, " must be >= --moments (", M, ")");
+    TOPOKPM_USER_REQUIRE(K >= M, "{energy_points} ", K, " must be >= {moments} (", M, ")");
 
     // FFTW's REDFT01 computes Y_k = X_0 + 2 sum_{j=1}^{K-1} X_j cos(pi j (k + 1/2) / K)
     // (unnormalised DCT-III), i.e. exactly g_0 mu_0 + 2 sum_n g_n mu_n T_n(x_k) with

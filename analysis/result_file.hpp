@@ -19,7 +19,7 @@ namespace topokpm::analysis {
 /// be created next to `path` (directory missing or not writable, or `path` is a
 /// directory). Leaves nothing behind. Called before a run starts, so a long run never
 /// ends on an unwritable output. `option` names the command-line option that gave `path`.
-void check_output_writable(const std::string& path, const std::string& option = "--output");
+void check_output_writable(const std::string& path, const std::string& option = "{output}");
 
 class ResultWriter {
 public:

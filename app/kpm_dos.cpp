@@ -9,6 +9,7 @@
 #include "app/cli/distribution.hpp"
 #include "app/cli/interrupt.hpp"
 #include "app/cli/moments_job.hpp"
+#include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/run_dos.hpp"
 #include "app/cli/run_plan.hpp"
@@ -25,7 +26,7 @@ int run_under_mpi(int argc, char** argv)
 {
     namespace app = topokpm::app;
     topokpm::mpi::Environment env(&argc, &argv, topokpm::mpi::ThreadLevel::multiple);
-    return topokpm::mpi::run_guarded([&] {
+    return topokpm::mpi::run_guarded([&] { app::with_flag_names([&] {
         std::optional<app::RunConfig> config;
         topokpm::mpi::agree_or_throw([&] { config = app::parse_command_line(argc, argv); });
         if (!config) return;  // --help / --version
@@ -37,7 +38,7 @@ int run_under_mpi(int argc, char** argv)
         }
         app::Distribution dist = app::Distribution::from_mpi(*config);
         app::run_dos(*config, dist);
-    });
+    }); });
 }
 
 }  // namespace
@@ -47,12 +48,15 @@ int main(int argc, char** argv)
     topokpm::app::survive_lost_output();
     if (topokpm::app::launched_by_mpi()) return run_under_mpi(argc, argv);
     try {
-        const std::optional<topokpm::app::RunConfig> config = topokpm::app::parse_command_line(argc, argv);
-        if (!config) return 0;  // --help / --version
-        if (config->plan)
-            topokpm::app::run_plan(*config);
-        else
-            topokpm::app::run_dos(*config);
+        // Lower layers name parameters; the messages printed below name the flags.
+        topokpm::app::with_flag_names([&] {
+            const std::optional<topokpm::app::RunConfig> config = topokpm::app::parse_command_line(argc, argv);
+            if (!config) return;  // --help / --version
+            if (config->plan)
+                topokpm::app::run_plan(*config);
+            else
+                topokpm::app::run_dos(*config);
+        });
         return 0;
     } catch (const topokpm::app::RunInterrupted& e) {
         // Not a failure: the checkpoint is complete and the message says how to resume.

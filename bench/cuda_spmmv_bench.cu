@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
-#include "numerics/cuda/spmmv_kernels.hpp"
+#include "numerics/cuda/cuda_kernels.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "runtime/base/timer.hpp"

@@ -61,8 +61,7 @@
 #include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/sell_single.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
@@ -433,31 +432,34 @@ SellLabel parse_sell_label(const std::string& label)
 
 /// Benchmark adapter for a single-precision operator: apply() ignores the double blocks
 /// it is given (their width only selects a pair) and sweeps its own complex-float pair of
-/// that width with apply_single(), swapping them after each sweep as the timing loops do
-/// with x and y. So the harness times exactly the kernel kpm-dos --precision single runs.
+/// that width, swapping them after each sweep as the timing loops do with x and y. So the
+/// harness times exactly the kernel kpm-dos --precision single runs.
 class SingleSweep final : public Operator {
 public:
     explicit SingleSweep(std::unique_ptr<Operator> op) : op_(std::move(op)) {}
     global_index num_rows() const override { return op_->num_rows(); }
     Precision precision() const override { return Precision::Single; }
-    void apply(const BlockVector& x, BlockVector&, const AugmentedOps& ops, DotSums* dots) const override
+    std::string name() const override { return op_->name(); }
+    OperatorCost cost() const override { return op_->cost(); }
+
+protected:
+    void do_apply(const BlockVector& x, BlockVector&, const AugmentedOps& ops, DotSums* dots) const override
     {
         auto& pair = blocks_[x.num_cols()];
         if (pair.first.num_rows() == 0) {
             BlockVector xd(num_rows(), x.num_cols()), yd(num_rows(), x.num_cols());
             numerics::fill_random_phase_vectors(xd, 1, 0, num_rows());
             numerics::fill_random_phase_vectors(yd, 2, 0, num_rows());
-            pair = {to_single(xd), to_single(yd)};
+            pair = {convert_block<complex_single>(xd), convert_block<complex_single>(yd)};
         }
-        op_->apply_single(pair.first, pair.second, ops, dots);
+        op_->apply(pair.first, pair.second, ops, dots);
         pair.first.swap(pair.second);
     }
-    std::string name() const override { return op_->name(); }
-    OperatorCost cost() const override { return op_->cost(); }
 
 private:
     std::unique_ptr<Operator> op_;
-    mutable std::map<int, std::pair<BlockVectorSingle, BlockVectorSingle>> blocks_;
+    using SingleBlock = BasicBlockVector<complex_single>;
+    mutable std::map<int, std::pair<SingleBlock, SingleBlock>> blocks_;
 };
 
 }  // namespace
@@ -518,9 +520,12 @@ int main(int argc, char** argv)
                               const numerics::LatticeRowOrder& lat) -> std::unique_ptr<Operator> {
         numerics::TileOptions o;
         o.tile_cells = l.tile;
-        if (l.single)
-            return std::make_unique<SingleSweep>(l.tiled ? numerics::make_sell_single_operator(*m, lat, o)
-                                                         : numerics::make_sell_single_operator(*m));
+        if (l.single) {  // the double matrix rounded, as BasicSellMatrix<complex_single>::build does
+            const auto f = std::make_shared<const numerics::BasicSellMatrix<complex_single>>(
+                numerics::convert_values<complex_single>(*m));
+            return std::make_unique<SingleSweep>(l.tiled ? numerics::make_sell_operator(f, lat, o)
+                                                         : numerics::make_sell_operator(f));
+        }
         if (!l.tiled) return numerics::make_sell_operator(std::move(m));
         return numerics::make_sell_operator(std::move(m), lat, o);
     };

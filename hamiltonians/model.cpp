@@ -26,7 +26,7 @@ void require_finite(const char* option, double value, const char* allowed)
 /// the default boundary filled in. Models trust what comes out of here.
 ModelParams validate(ModelParams p)
 {
-    TOPOKPM_USER_REQUIRE(p.name == "ti" || p.name == "graphene", "--model '", p.name,
+    TOPOKPM_USER_REQUIRE(p.name == "ti" || p.name == "graphene", "{model} '", p.name,
                          "': unknown model (allowed: ti, graphene)");
     const bool ti = p.name == "ti";
     const int dims = ti ? 3 : 2;
@@ -35,9 +35,9 @@ ModelParams validate(ModelParams p)
 
     // Lattice extents.
     for (int d = 0; d < dims; ++d)
-        TOPOKPM_USER_REQUIRE(extent[d] >= 1, "--lattice ", lattice_text(p, ti), ": ", axis[d], " = ", extent[d],
+        TOPOKPM_USER_REQUIRE(extent[d] >= 1, "{lattice} ", lattice_text(p, ti), ": ", axis[d], " = ", extent[d],
                              " out of range (allowed: >= 1)");
-    TOPOKPM_USER_REQUIRE(ti || p.nz == 1, "--lattice: model graphene is two-dimensional (NxxNy cells), got Nz = ",
+    TOPOKPM_USER_REQUIRE(ti || p.nz == 1, "{lattice}: model graphene is two-dimensional (NxxNy cells), got Nz = ",
                          p.nz, " (allowed: 1)");
 
     // Boundary conditions: one letter per direction; periodic directions need enough
@@ -45,48 +45,60 @@ ModelParams validate(ModelParams p)
     if (p.boundary.empty()) p.boundary = ti ? "ppo" : "pp";
     bool letters_ok = static_cast<int>(p.boundary.size()) == dims;
     for (char c : p.boundary) letters_ok = letters_ok && (c == 'p' || c == 'o');
-    TOPOKPM_USER_REQUIRE(letters_ok, "--boundary '", p.boundary, "': model ", p.name, " needs ", dims,
+    TOPOKPM_USER_REQUIRE(letters_ok, "{boundary} '", p.boundary, "': model ", p.name, " needs ", dims,
                          " letters (", ti ? "x, y, z" : "a1, a2", "), each 'p' (periodic) or 'o' (open), e.g. ",
                          ti ? "ppo" : "pp");
     const int min_periodic = ti ? 3 : 2;
     for (int d = 0; d < dims; ++d)
-        TOPOKPM_USER_REQUIRE(p.boundary[d] == 'o' || extent[d] >= min_periodic, "--lattice ", lattice_text(p, ti),
-                             " with --boundary ", p.boundary, ": ", axis[d], " = ", extent[d],
+        TOPOKPM_USER_REQUIRE(p.boundary[d] == 'o' || extent[d] >= min_periodic, "{lattice} ", lattice_text(p, ti),
+                             " with {boundary} ", p.boundary, ": ", axis[d], " = ", extent[d],
                              " is too small for a periodic direction (allowed: >= ", min_periodic,
                              ", or 'o' for that direction)");
 
     // Total size: rows are 64-bit global indices.
     const global_index orbitals = ti ? 4 : 2;
     const global_index sites_xy = global_index(p.nx) * p.ny;
-    TOPOKPM_USER_REQUIRE(sites_xy <= std::numeric_limits<global_index>::max() / p.nz / orbitals, "--lattice ",
+    TOPOKPM_USER_REQUIRE(sites_xy <= std::numeric_limits<global_index>::max() / p.nz / orbitals, "{lattice} ",
                          lattice_text(p, ti), ": ", orbitals, " x Nx x Ny", ti ? " x Nz" : "",
                          " rows overflow a 64-bit index (allowed: < 2^63 rows)");
 
     // Energies.
-    require_finite("--t", p.t, "finite and non-zero");
-    TOPOKPM_USER_REQUIRE(p.t != 0.0, "--t ", p.t, ": out of range (allowed: finite and non-zero; t is the energy unit)");
-    if (ti) require_finite("--m", p.m, "any finite number");
-    require_finite("--dot-potential", p.dot_potential, "any finite number");
-    require_finite("--disorder", p.disorder, "finite, >= 0");
-    TOPOKPM_USER_REQUIRE(p.disorder >= 0.0, "--disorder ", p.disorder, ": out of range (allowed: finite, >= 0)");
+    require_finite("{t}", p.t, "finite and non-zero");
+    TOPOKPM_USER_REQUIRE(p.t != 0.0, "{t} ", p.t, ": out of range (allowed: finite and non-zero; t is the energy unit)");
+    if (ti) require_finite("{m}", p.m, "any finite number");
+    require_finite("{dot_potential}", p.dot_potential, "any finite number");
+    require_finite("{disorder}", p.disorder, "finite, >= 0");
+    TOPOKPM_USER_REQUIRE(p.disorder >= 0.0, "{disorder} ", p.disorder, ": out of range (allowed: finite, >= 0)");
 
     // Dots.
-    require_finite("--dot-radius", p.dot_radius, "finite, >= 0");
-    TOPOKPM_USER_REQUIRE(p.dot_radius >= 0.0, "--dot-radius ", p.dot_radius, ": out of range (allowed: finite, >= 0)");
-    TOPOKPM_USER_REQUIRE(p.dot_period >= 0, "--dot-period ", p.dot_period,
+    require_finite("{dot_radius}", p.dot_radius, "finite, >= 0");
+    TOPOKPM_USER_REQUIRE(p.dot_radius >= 0.0, "{dot_radius} ", p.dot_radius, ": out of range (allowed: finite, >= 0)");
+    TOPOKPM_USER_REQUIRE(p.dot_period >= 0, "{dot_period} ", p.dot_period,
                          ": out of range (allowed: >= 0; 0 = no dots; must divide Nx and Ny)");
     if (p.dot_period > 0) {
         for (int d = 0; d < 2; ++d)
-            TOPOKPM_USER_REQUIRE(extent[d] % p.dot_period == 0, "--lattice ", lattice_text(p, ti), ": ", axis[d],
-                                 " = ", extent[d], " is not a multiple of --dot-period ", p.dot_period);
+            TOPOKPM_USER_REQUIRE(extent[d] % p.dot_period == 0, "{lattice} ", lattice_text(p, ti), ": ", axis[d],
+                                 " = ", extent[d], " is not a multiple of {dot_period} ", p.dot_period);
     }
     if (ti)
-        TOPOKPM_USER_REQUIRE(p.dot_depth >= 0 && p.dot_depth <= p.nz, "--dot-depth ", p.dot_depth,
+        TOPOKPM_USER_REQUIRE(p.dot_depth >= 0 && p.dot_depth <= p.nz, "{dot_depth} ", p.dot_depth,
                              ": out of range (allowed: 0 .. Nz = ", p.nz, ")");
     return p;
 }
 
 }  // namespace
+
+numerics::OperatorSource operator_source(const Model& model)
+{
+    numerics::OperatorSource s;
+    s.rows = &model;
+    s.stencil = [&model] { return model.block_stencil(); };
+    const ModelParams& p = model.params();
+    s.lattice = numerics::LatticeRowOrder{p.nx, p.ny, model.orbitals_per_site() * p.nz};
+    s.estimated_nonzeros = static_cast<double>(model.estimated_nonzeros());
+    s.potential_per_row = model.potential_entries_per_row();
+    return s;
+}
 
 std::unique_ptr<Model> make_model(const ModelParams& params)
 {

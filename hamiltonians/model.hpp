@@ -2,8 +2,9 @@
 /// @file model.hpp
 /// The physical models of models.md (§2 `ti`, §3 `graphene`) behind one interface.
 /// A Model is a RowSource (its stored rows in canonical order, from which SELL-C-σ,
-/// CRS and the Matrix Market export are built) and can make a matrix-free Operator
-/// that applies the same matrix straight from the stencil.
+/// CRS and the Matrix Market export are built) and a BlockStencil (from which the
+/// matrix-free operators apply the same matrix); operator_source() hands both to
+/// numerics::make_operator().
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/row_source.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 
 namespace topokpm::hamiltonians {
 
@@ -45,8 +47,9 @@ public:
     /// On-site potential V of global row `row` (models.md §2/§3), without the mass term.
     virtual double potential(global_index row) const = 0;
 
-    /// Matrix-free operator applying exactly this matrix from the stencil.
-    virtual std::unique_ptr<Operator> make_matrix_free() const = 0;
+    /// Entries of the on-site potential per row in block_stencil(): 1/4 for ti (one per
+    /// site), 1 for graphene (one per row). The matrix-free operators' data.
+    virtual double potential_entries_per_row() const = 0;
 
     /// The same matrix as a backend-neutral BlockStencil (numerics/base/block_stencil.hpp):
     /// lattice, per-direction boundaries, the B x B coupling blocks and the on-site
@@ -65,6 +68,11 @@ public:
 /// Validates `params` and builds the model. Throws InputError naming the bad option
 /// (e.g. "--lattice 64x63x16: Ny = 63 is not a multiple of --dot-period 4").
 std::unique_ptr<Model> make_model(const ModelParams& params);
+
+/// The model as the source of numerics::make_operator(): its rows, its stencil (built on
+/// demand), its lattice row order row = s + S (y + Ny x) with S = orbitals nz (models.md
+/// §2-3) and its size estimates. `model` must outlive the result.
+numerics::OperatorSource operator_source(const Model& model);
 
 /// Writes the stored matrix in Matrix Market `coordinate complex general`, 1-based,
 /// canonical row order, every stored entry (models.md §5). Throws IoError.

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "app/cli/operator_choice.hpp"
+#include "app/cli/parameter_flags.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
@@ -48,11 +50,13 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
 
 void Distribution::agree(const std::function<void()>& validate) const
 {
+    // Messages name the flags the user typed before any rank prints them.
+    const std::function<void()> named = [&] { with_flag_names(validate); };
     if (!distributed()) {
-        validate();
+        named();
         return;
     }
-    mpi::agree_or_throw(validate);
+    mpi::agree_or_throw(named);
 }
 
 double Distribution::sum(double value) const { return distributed() ? mpi::allreduce_sum(value) : value; }
@@ -76,15 +80,16 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
     if (hetero::is_auto_weights(cfg.weights)) {
         // Each rank's SpMMV rate on the same rows: the `auto` weights (GHOST left them as
         // future work, seed 000 §4.1).
+        // The probe is the operator this run builds (--matrix, --precision), on a sample.
         const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
-        const double rate = numerics::local_spmmv_rate(model, std::max(sample, block),
-                                                       {cfg.sell_chunk_height, cfg.sell_sigma},
-                                                       std::min(std::max(cfg.num_vectors, 1), 8));
+        const double rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
+                                                    std::max(sample, block), std::min(std::max(cfg.num_vectors, 1), 8));
         weights_ = hetero::weights_from_rates(mpi::allgather(rate));
         if (root()) {
             std::string list;
             for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
-            log::info("weights     : auto = ", list, " (each rank's SELL SpMMV rate on the same ", std::max(sample, block), " rows)");
+            log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.matrix), " SpMMV rate on the same ",
+                      std::max(sample, block), " rows)");
         }
     } else {
         weights_ = hetero::parse_weights(cfg.weights, size_);
@@ -95,15 +100,17 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
     for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
 
     numerics::DistributedOptions opts;
-    opts.sell = cfg.matrix == MatrixKind::Crs ? numerics::SellParams{1, 1}
-                                              : numerics::SellParams{cfg.sell_chunk_height, cfg.sell_sigma};
+    opts.sell = numerics::sell_params(operator_spec(cfg));
     opts.mode = numerics::parse_comm_mode(cfg.comm_mode);
     opts.reduce_every_sweep = cfg.reduce_every_sweep;
     std::shared_ptr<const Operator> local;
-    if (free) {
-        const BlockStencil whole = model.block_stencil();
-        local = numerics::make_cpu_stencil_operator(x_slab(whole, static_cast<int>(bounds_[rank_] / plane),
-                                                           static_cast<int>(bounds_[rank_ + 1] / plane)));
+    if (free) {  // the matrix-free stencil of this rank's x-slab
+        numerics::OperatorSource slab;
+        slab.stencil = [&] {
+            return x_slab(model.block_stencil(), static_cast<int>(bounds_[rank_] / plane),
+                          static_cast<int>(bounds_[rank_ + 1] / plane));
+        };
+        local = numerics::make_operator(operator_spec(cfg), slab).op;
     }
     return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, local);
 }

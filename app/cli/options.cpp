@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
@@ -195,11 +196,11 @@ po::options_description make_options()
     po::options_description storage("Storage and parallelism");
     storage.add_options()
         ("matrix", po::value<std::string>()->default_value("sell"), "operator: `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
-        ("sell-C", po::value<std::string>()->default_value("8"), "SELL chunk height C (1 .. 1024). 8 is the measured best for the CPU at block widths R >= 2 (ti 64x64x40, 2 threads: 7-20 % faster than C = 32 for R = 2..32, 8 % slower at R = 1; docs/performance.md); the GPU always uses C = 32")
+        ("sell-C", po::value<std::string>()->default_value("8"), "SELL chunk height C (1 .. 1024). The CPU default 8 suits block widths R >= 2, C = 32 suits R = 1 (measurements in docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
-        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by ~1e-7 (measured 9e-8 at M = 4096, bound 2e-2; docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank. About 2x faster at R = 32 (kpm-dos ti 64x64x40, M = 2048: 49.6 s vs 99.7 s)");
+        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank");
 
     po::options_description output("Output");
     output.add_options()
@@ -242,7 +243,17 @@ T int_option(const po::variables_map& vm, const std::string& key, long long lo, 
 
 }  // namespace
 
+/// parse_command_line() with the messages of the library calls as those layers wrote them.
+std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv);
+
 std::optional<RunConfig> parse_command_line(int argc, char** argv)
+{
+    std::optional<RunConfig> cfg;
+    with_flag_names([&] { cfg = parse_with_parameter_names(argc, argv); });
+    return cfg;
+}
+
+std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv)
 {
     const po::options_description options = make_options();
     po::variables_map vm;

@@ -12,6 +12,8 @@
 #include "app/cli/checkpoint.hpp"
 #include "app/cli/distribution.hpp"
 #include "app/cli/moments_job.hpp"
+#include "app/cli/operator_choice.hpp"
+#include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_files.hpp"
 #include "app/cli/run_output.hpp"
 #include "app/cli/selection.hpp"
@@ -19,11 +21,8 @@
 #include "numerics/kpm/bloch.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/lanczos/lanczos.hpp"
-#include "numerics/spmmv/cuda_operator.hpp"
-#include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/sell_single.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
@@ -66,22 +65,17 @@ int block_width(const RunConfig& cfg, global_index num_columns)
 
 MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& model, int width)
 {
+    // The operator's bytes from the cost model of the operator the run builds
+    // (numerics/spmmv/operator_factory.hpp; --plan prices it the same way).
+    const numerics::OperatorCostModel cost =
+        numerics::operator_cost_model(operator_spec(cfg), model.potential_entries_per_row());
     const double n = static_cast<double>(model.num_rows());
-    const double nnz = static_cast<double>(model.estimated_nonzeros());
     const bool single = cfg.precision == Precision::Single;
     MemoryEstimate e;
-    switch (cfg.matrix) {
-    case MatrixKind::Free: e.matrix_bytes = 8.0 * n; break;  // at most one potential per row
-    // values (16 B) + 32-bit columns, padding assumed small (sigma-sorted), chunk data and
-    // the row permutation; the row generator's buffers are negligible. Single precision
-    // converts the double matrix into a float copy (8 B values + columns) and then frees it:
-    // the peak holds both.
-    default: e.matrix_bytes = (single ? 32.0 : 20.0) * nnz * 1.05 + (single ? 16.0 : 8.0) * n; break;
-    }
+    e.matrix_bytes = cost.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros()));
     // KPM block pair (+ one more while a checkpoint is read back or written from single
     // precision) + the double start block (single) + Lanczos vectors.
-    const double value_bytes = single ? 8.0 : 16.0;
-    e.vector_bytes = (cfg.restart.empty() ? 2.0 : 3.0) * value_bytes * n * width + 3.0 * 16.0 * n;
+    e.vector_bytes = (cfg.restart.empty() ? 2.0 : 3.0) * cost.block_bytes(n, width) + 3.0 * 16.0 * n;
     if (single) e.vector_bytes += 2.0 * 16.0 * n * width;  // double start block; checkpoint's widened pair
     return e;
 }
@@ -94,7 +88,16 @@ void run_dos(const RunConfig& cfg)
     run_dos(cfg, serial);
 }
 
+/// The pipeline of run_dos(), messages as the layers wrote them (parameter names).
+void run_dos_pipeline(const RunConfig& cfg, Distribution& dist);
+
 void run_dos(const RunConfig& cfg, Distribution& dist)
+{
+    // Lower layers name parameters; every message leaving the run names the flag.
+    with_flag_names([&] { run_dos_pipeline(cfg, dist); });
+}
+
+void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
 {
     const double t_start = wall_seconds();
     const std::string start_time = utc_now();
@@ -218,32 +221,12 @@ void run_dos(const RunConfig& cfg, Distribution& dist)
               num_real > 1 ? detail::concat(", ", num_real, " disorder realizations") : std::string());
 
     // 2. The operator behind the Operator seam: KPM does not know which one runs.
-    std::shared_ptr<const numerics::SellMatrix> sell;
-    double fill_beta = 0.0;  // of the last SELL matrix built (single precision frees the matrix)
+    double fill_beta = 0.0;  // of the last SELL matrix built
     auto build_operator = [&](const hamiltonians::Model& mdl) -> std::shared_ptr<const Operator> {
         if (dist.distributed()) return dist.build_operator(cfg, mdl);  // this rank's rows only
-        const bool cuda = cfg.device == DeviceKind::Cuda;
-        if (cfg.matrix == MatrixKind::Free)
-            return cuda ? numerics::make_cuda_stencil_operator(mdl.block_stencil(), 0)
-                        : numerics::make_cpu_stencil_operator(mdl.block_stencil(), cfg.precision);
-        numerics::SellParams sp;
-        // On the GPU a chunk is one warp (C = 32) whatever --sell-C says.
-        if (cfg.matrix == MatrixKind::Sell) sp = {cuda ? 32 : cfg.sell_chunk_height, cfg.sell_sigma};
-        else sp = {1, 1};
-        sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(mdl, 0, mdl.num_rows(), sp));
-        fill_beta = sell->fill_efficiency();
-        // Rows are row = s + S (y + Ny x) in both models (spec §2-3): the CPU sweeps visit
-        // them in y tiles so the neighbouring x planes stay in cache (docs/performance.md).
-        const numerics::LatticeRowOrder rows{mdl.params().nx, mdl.params().ny,
-                                             mdl.orbitals_per_site() * mdl.params().nz};
-        if (cfg.precision == Precision::Single) {  // a float copy; the double matrix is freed at once
-            auto single = numerics::make_sell_single_operator(*sell, rows);
-            sell.reset();
-            return single;
-        }
-        if (cuda) return numerics::make_cuda_sell_operator(sell, 0);
-        return cfg.matrix == MatrixKind::Naive ? numerics::make_naive_operator(sell)
-                                               : numerics::make_sell_operator(sell, rows);
+        numerics::BuiltOperator built = numerics::make_operator(operator_spec(cfg), hamiltonians::operator_source(mdl));
+        fill_beta = built.fill_efficiency;
+        return std::move(built.op);
     };
     std::shared_ptr<const Operator> op;
     timers.time("build", [&] { op = build_operator(*model); });

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "app/cli/operator_choice.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
@@ -28,6 +29,14 @@ void run_plan(const RunConfig& cfg)
     in.nz = static_cast<std::uint64_t>(p.nz);
     in.periodic_x = !p.boundary.empty() && p.boundary[0] == 'p';
     in.vectors = cfg.num_vectors;
+    in.block_width = cfg.block_width;
+    // The bytes of the operator the run builds (numerics/spmmv/operator_factory.hpp), as
+    // the memory check of a run prices them.
+    const numerics::OperatorCostModel cost =
+        numerics::operator_cost_model(operator_spec(cfg), model->potential_entries_per_row());
+    in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
+    in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
+    in.value_bytes = cost.value_bytes;
     in.moments = cfg.num_moments + cfg.num_moments % 2;
     in.ranks = cfg.plan_ranks;
     in.gpus = cfg.plan_gpus;

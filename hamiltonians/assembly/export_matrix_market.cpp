@@ -16,7 +16,7 @@ namespace {
 
 IoError write_error(const std::string& path, int err)
 {
-    return IoError(detail::concat("--export-matrix ", path, ": cannot write Matrix Market file (", std::strerror(err),
+    return IoError(detail::concat("{export_matrix} ", path, ": cannot write Matrix Market file (", std::strerror(err),
                                   ")"));
 }
 

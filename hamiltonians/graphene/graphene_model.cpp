@@ -18,11 +18,6 @@ double GrapheneModel::potential(global_index row) const
     return stencil_.potential(row);
 }
 
-std::unique_ptr<Operator> GrapheneModel::make_matrix_free() const
-{
-    return graphene::make_matrix_free(stencil_, estimated_nonzeros());
-}
-
 AttributeList GrapheneModel::attributes() const
 {
     const ModelParams& p = params_;

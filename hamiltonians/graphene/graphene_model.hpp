@@ -26,7 +26,7 @@ public:
     int orbitals_per_site() const override { return GrapheneStencil::atoms_per_cell; }
     /// V_i of the atom of `row`.
     double potential(global_index row) const override;
-    std::unique_ptr<Operator> make_matrix_free() const override;
+    double potential_entries_per_row() const override { return 1.0; }
     BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
     AttributeList attributes() const override;
     global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }

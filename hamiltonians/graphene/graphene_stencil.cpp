@@ -4,7 +4,6 @@
 #include <limits>
 #include <vector>
 
-#include "hamiltonians/assembly/stencil_sweep.hpp"
 #include "numerics/base/counter_rng.hpp"
 
 namespace topokpm::hamiltonians::graphene {
@@ -143,53 +142,5 @@ BlockStencil GrapheneStencil::block_stencil() const
     return s;
 }
 
-namespace {
-
-class GrapheneMatrixFree final : public Operator {
-public:
-    GrapheneMatrixFree(const GrapheneStencil& stencil, global_index num_nonzeros)
-        : stencil_(stencil), potential_(static_cast<size_t>(stencil.num_rows())), num_nonzeros_(num_nonzeros)
-    {
-        const global_index n = stencil_.num_rows();
-#pragma omp parallel for schedule(static)
-        for (global_index r = 0; r < n; ++r) potential_[static_cast<size_t>(r)] = stencil_.potential(r);
-    }
-
-    global_index num_rows() const override { return stencil_.num_rows(); }
-
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        constexpr int atoms = GrapheneStencil::atoms_per_cell;
-        using Rows = detail::SiteRows<atoms, GrapheneStencil::max_row_length>;
-        const auto fill = [this](global_index cell, Rows& rows) {
-            for (int s = 0; s < atoms; ++s) {
-                const global_index r = atoms * cell + s;
-                rows.length[s] = stencil_.row_entries(r, potential_[static_cast<size_t>(r)], rows.cols[s].data(),
-                                                      rows.vals[s].data());
-            }
-        };
-        detail::stencil_apply<atoms, GrapheneStencil::max_row_length>(stencil_.num_cells(), fill, x, y, ops, dots);
-    }
-
-    std::string name() const override { return "free-graphene"; }
-
-    OperatorCost cost() const override
-    {
-        const double bytes = static_cast<double>(potential_.size() * sizeof(double));
-        return {static_cast<double>(num_nonzeros_), bytes, bytes};
-    }
-
-private:
-    GrapheneStencil stencil_;
-    std::vector<double> potential_;  // V_i per row
-    global_index num_nonzeros_;
-};
-
-}  // namespace
-
-std::unique_ptr<Operator> make_matrix_free(const GrapheneStencil& stencil, global_index num_nonzeros)
-{
-    return std::make_unique<GrapheneMatrixFree>(stencil, num_nonzeros);
-}
 
 }  // namespace topokpm::hamiltonians::graphene

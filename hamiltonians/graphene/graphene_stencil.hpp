@@ -60,10 +60,5 @@ private:
     std::uint64_t disorder_stream_ = 0;
 };
 
-/// Matrix-free Operator ("free-graphene") applying the stencil directly; V_i of every row
-/// is computed once at construction (8 bytes per row).
-/// @param stencil  the model's stencil (copied)
-/// @param num_nonzeros  stored entries of the equivalent matrix, for cost()
-std::unique_ptr<Operator> make_matrix_free(const GrapheneStencil& stencil, global_index num_nonzeros);
 
 }  // namespace topokpm::hamiltonians::graphene

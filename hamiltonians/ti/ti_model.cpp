@@ -22,11 +22,6 @@ double TiModel::potential(global_index row) const
     return stencil_.potential(row / TiStencil::num_orbitals);
 }
 
-std::unique_ptr<Operator> TiModel::make_matrix_free() const
-{
-    return ti::make_matrix_free(stencil_, estimated_nonzeros());
-}
-
 AttributeList TiModel::attributes() const
 {
     const ModelParams& p = params_;

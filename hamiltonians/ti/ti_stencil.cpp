@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "hamiltonians/assembly/stencil_sweep.hpp"
 #include "numerics/base/counter_rng.hpp"
 
 namespace topokpm::hamiltonians::ti {
@@ -208,53 +207,5 @@ BlockStencil TiStencil::block_stencil() const
     return s;
 }
 
-namespace {
-
-class TiMatrixFree final : public Operator {
-public:
-    TiMatrixFree(const TiStencil& stencil, global_index num_nonzeros)
-        : stencil_(stencil), potential_(static_cast<size_t>(stencil.num_sites())), num_nonzeros_(num_nonzeros)
-    {
-        const global_index n = stencil_.num_sites();
-#pragma omp parallel for schedule(static)
-        for (global_index s = 0; s < n; ++s) potential_[static_cast<size_t>(s)] = stencil_.potential(s);
-    }
-
-    global_index num_rows() const override { return TiStencil::num_orbitals * stencil_.num_sites(); }
-
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        using Rows = detail::SiteRows<TiStencil::num_orbitals, TiStencil::max_row_length>;
-        const auto fill = [this](global_index site, Rows& rows) {
-            TiStencil::Block blocks[TiStencil::max_blocks];
-            const int nb = stencil_.blocks(site, blocks);
-            const double v = potential_[static_cast<size_t>(site)];
-            for (int o = 0; o < TiStencil::num_orbitals; ++o)
-                rows.length[o] = stencil_.row_entries(blocks, nb, o, v, rows.cols[o].data(), rows.vals[o].data());
-        };
-        detail::stencil_apply<TiStencil::num_orbitals, TiStencil::max_row_length>(stencil_.num_sites(), fill, x, y,
-                                                                                 ops, dots);
-    }
-
-    std::string name() const override { return "free-ti"; }
-
-    OperatorCost cost() const override
-    {
-        const double bytes = static_cast<double>(potential_.size() * sizeof(double));
-        return {static_cast<double>(num_nonzeros_), bytes, bytes};
-    }
-
-private:
-    TiStencil stencil_;
-    std::vector<double> potential_;  // V_n per site
-    global_index num_nonzeros_;
-};
-
-}  // namespace
-
-std::unique_ptr<Operator> make_matrix_free(const TiStencil& stencil, global_index num_nonzeros)
-{
-    return std::make_unique<TiMatrixFree>(stencil, num_nonzeros);
-}
 
 }  // namespace topokpm::hamiltonians::ti

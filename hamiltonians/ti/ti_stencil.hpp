@@ -89,10 +89,5 @@ private:
     std::array<std::array<BlockRow, 4>, 7> block_rows_;  // [BlockKind][o]; onsite unused
 };
 
-/// Matrix-free Operator ("free-ti") applying the stencil directly; the potential V_n of
-/// every site is computed once at construction (8 bytes per site).
-/// @param stencil  the model's stencil (copied)
-/// @param num_nonzeros  stored entries of the equivalent matrix, for cost()
-std::unique_ptr<Operator> make_matrix_free(const TiStencil& stencil, global_index num_nonzeros);
 
 }  // namespace topokpm::hamiltonians::ti

@@ -1,7 +1,10 @@
-// BlockVector's slow paths: copies, moves and the host/device transfers of the mirror.
+// BasicBlockVector's slow paths: allocation with parallel first touch, copies, moves, the
+// host/device transfers of the mirror, and the precision conversions.
 #include "numerics/base/block_vector.hpp"
 
+#include <cstdint>
 #include <mutex>
+#include <new>
 #include <utility>
 
 #include "runtime/base/error.hpp"
@@ -9,7 +12,8 @@
 
 namespace topokpm {
 
-struct BlockVector::Sync {
+template <class T>
+struct BasicBlockVector<T>::Sync {
     std::mutex mutex;
 };
 
@@ -36,25 +40,48 @@ std::unique_ptr<DeviceMirror> make_device_mirror(int device, std::size_t bytes)
     return std::make_unique<CudaMirror>(device, bytes);
 }
 
-BlockVector::BlockVector() = default;
+template <class T>
+typename BasicBlockVector<T>::Storage BasicBlockVector<T>::allocate(std::size_t count)
+{
+    if (count == 0) return Storage();
+    return Storage(static_cast<T*>(::operator new(count * sizeof(T))));
+}
 
-BlockVector::BlockVector(global_index num_rows, int num_cols)
-    : num_rows_(num_rows), num_cols_(num_cols),
-      data_(static_cast<std::size_t>(num_rows) * static_cast<std::size_t>(num_cols))
-{}
+template <class T>
+BasicBlockVector<T>::BasicBlockVector() = default;
 
-BlockVector::BlockVector(const BlockVector& other)
-    : num_rows_(other.num_rows_), num_cols_(other.num_cols_),
-      data_((other.sync_to_host(), other.data_))
-{}
+template <class T>
+BasicBlockVector<T>::BasicBlockVector(global_index num_rows, int num_cols)
+    : num_rows_(num_rows), num_cols_(num_cols)
+{
+    TOPOKPM_REQUIRE(num_rows >= 0 && num_cols >= 0, "block of ", num_rows, " x ", num_cols);
+    data_ = allocate(size());
+    T* p = data_.get();
+    const std::int64_t per_row = num_cols;
+    // The rows of the kernels' static split: each thread touches the pages it sweeps.
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < num_rows; ++i)
+        for (std::int64_t j = 0; j < per_row; ++j) new (p + i * per_row + j) T();
+}
 
-BlockVector& BlockVector::operator=(const BlockVector& other)
+template <class T>
+BasicBlockVector<T>::BasicBlockVector(const BasicBlockVector& other) : BasicBlockVector()
+{
+    *this = other;
+}
+
+template <class T>
+BasicBlockVector<T>& BasicBlockVector<T>::operator=(const BasicBlockVector& other)
 {
     if (this == &other) return *this;
-    other.sync_to_host();
+    const T* src = other.data();  // downloads when only the device copy is valid
+    if (!data_ || size() != other.size()) data_ = allocate(other.size());
     num_rows_ = other.num_rows_;
     num_cols_ = other.num_cols_;
-    data_ = other.data_;
+    T* dst = data_.get();
+    const std::int64_t n = static_cast<std::int64_t>(size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) new (dst + i) T(src[i]);
     // The copy is host data; an old mirror of this block would be stale (or mis-sized).
     mirror_.reset();
     sync_.reset();
@@ -62,26 +89,28 @@ BlockVector& BlockVector::operator=(const BlockVector& other)
     return *this;
 }
 
-BlockVector::BlockVector(BlockVector&& other) noexcept
+template <class T>
+BasicBlockVector<T>::BasicBlockVector(BasicBlockVector&& other) noexcept
     : num_rows_(std::exchange(other.num_rows_, 0)), num_cols_(std::exchange(other.num_cols_, 0)),
       data_(std::move(other.data_)), state_(other.state_.exchange(MemoryState::host)),
       mirror_(std::move(other.mirror_)), sync_(std::move(other.sync_))
-{
-    other.data_.clear();
-}
+{}
 
-BlockVector& BlockVector::operator=(BlockVector&& other) noexcept
+template <class T>
+BasicBlockVector<T>& BasicBlockVector<T>::operator=(BasicBlockVector&& other) noexcept
 {
     if (this != &other) {
-        BlockVector tmp(std::move(other));
+        BasicBlockVector tmp(std::move(other));
         swap(tmp);
     }
     return *this;
 }
 
-BlockVector::~BlockVector() = default;
+template <class T>
+BasicBlockVector<T>::~BasicBlockVector() = default;
 
-void BlockVector::swap(BlockVector& other) noexcept
+template <class T>
+void BasicBlockVector<T>::swap(BasicBlockVector& other) noexcept
 {
     std::swap(num_rows_, other.num_rows_);
     std::swap(num_cols_, other.num_cols_);
@@ -93,22 +122,25 @@ void BlockVector::swap(BlockVector& other) noexcept
     sync_.swap(other.sync_);
 }
 
-void BlockVector::download_to_host() const
+template <class T>
+void BasicBlockVector<T>::download_to_host() const
 {
     std::lock_guard<std::mutex> lock(sync_->mutex);
     // Another reader may have downloaded while this one waited for the lock.
     if (state_.load(std::memory_order_acquire) != MemoryState::device) return;
-    mirror_->download(data_.data(), bytes());
+    mirror_->download(data_.get(), bytes());
     state_.store(MemoryState::both, std::memory_order_release);
 }
 
-void BlockVector::mark_host_only()
+template <class T>
+void BasicBlockVector<T>::mark_host_only()
 {
     if (state_.load(std::memory_order_acquire) == MemoryState::device) download_to_host();
     state_.store(MemoryState::host, std::memory_order_release);
 }
 
-void BlockVector::ensure_mirror(int device) const
+template <class T>
+void BasicBlockVector<T>::ensure_mirror(int device) const
 {
     if (mirror_ && mirror_->device() == device) return;
     if (mirror_) {
@@ -121,31 +153,35 @@ void BlockVector::ensure_mirror(int device) const
     if (!sync_) sync_ = std::make_unique<Sync>();
 }
 
-const complex_type* BlockVector::device_data_read(int device) const
+template <class T>
+const T* BasicBlockVector<T>::device_data_read(int device) const
 {
     ensure_mirror(device);
     if (state_.load(std::memory_order_acquire) == MemoryState::host) {
-        mirror_->upload(data_.data(), bytes());
+        mirror_->upload(data_.get(), bytes());
         state_.store(MemoryState::both, std::memory_order_release);
     }
-    return static_cast<const complex_type*>(mirror_->data());
+    return static_cast<const T*>(mirror_->data());
 }
 
-complex_type* BlockVector::device_data_read_write(int device)
+template <class T>
+T* BasicBlockVector<T>::device_data_read_write(int device)
 {
-    const complex_type* p = device_data_read(device);
+    const T* p = device_data_read(device);
     state_.store(MemoryState::device, std::memory_order_release);
-    return const_cast<complex_type*>(p);
+    return const_cast<T*>(p);
 }
 
-complex_type* BlockVector::device_data_overwrite(int device)
+template <class T>
+T* BasicBlockVector<T>::device_data_overwrite(int device)
 {
     ensure_mirror(device);
     state_.store(MemoryState::device, std::memory_order_release);
-    return static_cast<complex_type*>(mirror_->data());
+    return static_cast<T*>(mirror_->data());
 }
 
-void BlockVector::release_device_mirror()
+template <class T>
+void BasicBlockVector<T>::release_device_mirror()
 {
     prepare_host_read();
     mirror_.reset();
@@ -153,7 +189,8 @@ void BlockVector::release_device_mirror()
     state_.store(MemoryState::host, std::memory_order_release);
 }
 
-void BlockVector::attach_device_mirror(std::unique_ptr<DeviceMirror> mirror)
+template <class T>
+void BasicBlockVector<T>::attach_device_mirror(std::unique_ptr<DeviceMirror> mirror)
 {
     TOPOKPM_REQUIRE(mirror != nullptr, "attach_device_mirror: null mirror");
     prepare_host_read();
@@ -161,5 +198,39 @@ void BlockVector::attach_device_mirror(std::unique_ptr<DeviceMirror> mirror)
     if (!sync_) sync_ = std::make_unique<Sync>();
     state_.store(MemoryState::host, std::memory_order_release);
 }
+
+template class BasicBlockVector<complex_double>;
+template class BasicBlockVector<complex_single>;
+
+template <class To, class From>
+void convert_block_into(const BasicBlockVector<From>& in, BasicBlockVector<To>& out)
+{
+    TOPOKPM_REQUIRE(in.num_rows() == out.num_rows() && in.num_cols() == out.num_cols(), "convert a ",
+                    in.num_rows(), " x ", in.num_cols(), " block into one of ", out.num_rows(), " x ", out.num_cols());
+    using To_real = typename To::value_type;
+    const From* src = in.data();
+    To* dst = out.data();
+    const std::int64_t n = static_cast<std::int64_t>(in.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+        dst[i] = To(static_cast<To_real>(src[i].real()), static_cast<To_real>(src[i].imag()));
+}
+
+template <class To, class From>
+BasicBlockVector<To> convert_block(const BasicBlockVector<From>& in)
+{
+    BasicBlockVector<To> out(in.num_rows(), in.num_cols());
+    convert_block_into(in, out);
+    return out;
+}
+
+template void convert_block_into(const BasicBlockVector<complex_double>&, BasicBlockVector<complex_single>&);
+template void convert_block_into(const BasicBlockVector<complex_single>&, BasicBlockVector<complex_double>&);
+template void convert_block_into(const BasicBlockVector<complex_double>&, BasicBlockVector<complex_double>&);
+template void convert_block_into(const BasicBlockVector<complex_single>&, BasicBlockVector<complex_single>&);
+template BasicBlockVector<complex_single> convert_block(const BasicBlockVector<complex_double>&);
+template BasicBlockVector<complex_double> convert_block(const BasicBlockVector<complex_single>&);
+template BasicBlockVector<complex_double> convert_block(const BasicBlockVector<complex_double>&);
+template BasicBlockVector<complex_single> convert_block(const BasicBlockVector<complex_single>&);
 
 }  // namespace topokpm

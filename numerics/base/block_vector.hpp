@@ -5,6 +5,14 @@
 /// reads the R values that one matrix entry multiplies with a single cache line
 /// (seed 004, section IV-A).
 ///
+/// One class template for both precisions: BasicBlockVector<T> with T = complex_double
+/// (BlockVector, every algorithm) or T = complex_single (the KPM vectors of
+/// `--precision single`). A new block is zero-filled by the OpenMP threads in the static
+/// row split the kernels use (first touch: on a multi-socket node each page lives on the
+/// socket of the thread that sweeps its rows). convert_block() rounds (double -> single,
+/// to nearest) or widens (single -> double, exact) a block, so a single run's vectors
+/// written as double and read back give the same bits.
+///
 /// Optional device mirror (PETSc's offload mask). A BlockVector always owns its host
 /// array; a device operator (e.g. make_cuda_sell_operator) may attach a device copy of the
 /// same N x R values, and the block then tracks where the valid data is:
@@ -28,7 +36,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "numerics/base/types.hpp"
 
@@ -61,47 +68,51 @@ public:
 /// ResourceError when the device lacks the free memory, NotCompiled in CPU-only builds.
 std::unique_ptr<DeviceMirror> make_device_mirror(int device, std::size_t bytes);
 
-class BlockVector {
+/// T: complex_double or complex_single (explicitly instantiated for those two).
+template <class T>
+class BasicBlockVector {
 public:
+    using value_type = T;
+
     /// Empty (0 x 0) block. Defined out of line, like the destructor: the mirror's
     /// synchronisation state is an incomplete type here.
-    BlockVector();
-    /// N rows, R columns, zero-initialised, on the host.
-    BlockVector(global_index num_rows, int num_cols);
+    BasicBlockVector();
+    /// N >= 0 rows, R >= 0 columns, zero-initialised in parallel (first touch), on the host.
+    BasicBlockVector(global_index num_rows, int num_cols);
     /// Copies the values (downloading from the device first if the device copy is the only
     /// valid one); the copy lives on the host and has no device mirror.
-    BlockVector(const BlockVector& other);
-    BlockVector& operator=(const BlockVector& other);
-    BlockVector(BlockVector&& other) noexcept;
-    BlockVector& operator=(BlockVector&& other) noexcept;
-    ~BlockVector();
+    BasicBlockVector(const BasicBlockVector& other);
+    BasicBlockVector& operator=(const BasicBlockVector& other);
+    BasicBlockVector(BasicBlockVector&& other) noexcept;
+    BasicBlockVector& operator=(BasicBlockVector&& other) noexcept;
+    ~BasicBlockVector();
 
     global_index num_rows() const { return num_rows_; }
     int num_cols() const { return num_cols_; }
 
-    complex_type* data()
+    T* data()
     {
         prepare_host_write();
-        return data_.data();
+        return data_.get();
     }
-    const complex_type* data() const
+    const T* data() const
     {
         prepare_host_read();
-        return data_.data();
+        return data_.get();
     }
 
     /// Element (row i, column c).
-    complex_type& operator()(global_index i, int c) { return data()[index(i, c)]; }
-    const complex_type& operator()(global_index i, int c) const { return data()[index(i, c)]; }
+    T& operator()(global_index i, int c) { return data()[index(i, c)]; }
+    const T& operator()(global_index i, int c) const { return data()[index(i, c)]; }
 
     /// Pointer to the R contiguous values of row i.
-    complex_type* row(global_index i) { return data() + index(i, 0); }
-    const complex_type* row(global_index i) const { return data() + index(i, 0); }
+    T* row(global_index i) { return data() + index(i, 0); }
+    const T* row(global_index i) const { return data() + index(i, 0); }
 
-    std::size_t size() const { return data_.size(); }
-    std::size_t bytes() const { return data_.size() * sizeof(complex_type); }
+    std::size_t size() const { return static_cast<std::size_t>(num_rows_) * static_cast<std::size_t>(num_cols_); }
+    std::size_t bytes() const { return size() * sizeof(T); }
 
-    void swap(BlockVector& other) noexcept;
+    void swap(BasicBlockVector& other) noexcept;
 
     // ---- device mirror (used by device operators; CPU code never needs these) ----
 
@@ -114,13 +125,13 @@ public:
     /// device copy is absent or stale; afterwards the state is `both`. Creates the mirror
     /// on `device` if there is none (a mirror on another device is first synchronised to
     /// the host and dropped). Throws ResourceError when the device lacks memory.
-    const complex_type* device_data_read(int device) const;
+    const T* device_data_read(int device) const;
     /// Device address for reading *and* writing (y with beta != 0): uploads if needed,
     /// then marks the host copy stale (state `device`).
-    complex_type* device_data_read_write(int device);
+    T* device_data_read_write(int device);
     /// Device address for overwriting every value (y with beta == 0): never uploads,
     /// marks the host copy stale (state `device`).
-    complex_type* device_data_overwrite(int device);
+    T* device_data_overwrite(int device);
 
     /// Makes the host array valid (downloads if the state is `device`); no-op otherwise.
     void sync_to_host() const { prepare_host_read(); }
@@ -149,15 +160,38 @@ private:
     void mark_host_only();
     void ensure_mirror(int device) const;
 
+    // operator new / delete of raw bytes: the values are constructed by the parallel zero
+    // fill, not by one thread (std::vector would value-initialise them serially).
+    struct Release {
+        void operator()(T* p) const { ::operator delete(static_cast<void*>(p)); }
+    };
+    using Storage = std::unique_ptr<T[], Release>;
+    static Storage allocate(std::size_t count);
+
     global_index num_rows_ = 0;
     int num_cols_ = 0;
     // mutable: a const host read may download, a const device read may upload; the
     // observable values never change.
-    mutable std::vector<complex_type> data_;
+    mutable Storage data_;
     mutable std::atomic<MemoryState> state_{MemoryState::host};  // acquire load = plain load on x86
     mutable std::unique_ptr<DeviceMirror> mirror_;
     struct Sync;                         // mutex serialising transfers (block_vector.cpp)
     mutable std::unique_ptr<Sync> sync_;
 };
+
+extern template class BasicBlockVector<complex_double>;
+extern template class BasicBlockVector<complex_single>;
+
+/// The block every algorithm works in; single precision only inside the KPM recurrence.
+using BlockVector = BasicBlockVector<complex_double>;
+
+/// `in` with every value converted to To: double -> single rounds each part to nearest,
+/// single -> double is exact, equal types copy. Host result, no device mirror.
+template <class To, class From>
+BasicBlockVector<To> convert_block(const BasicBlockVector<From>& in);
+
+/// The same into `out`, which must have in's shape (DimensionMismatch otherwise).
+template <class To, class From>
+void convert_block_into(const BasicBlockVector<From>& in, BasicBlockVector<To>& out);
 
 }  // namespace topokpm

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
-#include "numerics/base/block_vector_single.hpp"
 #include "numerics/base/types.hpp"
 
 namespace topokpm {
@@ -54,10 +53,23 @@ public:
     /// Rows = columns of the (square) operator.
     virtual global_index num_rows() const = 0;
 
-    /// The augmented SpMMV. x and y have num_rows() rows and the same number of columns
-    /// R >= 1; x and y must not alias. If ops.want_dots, dots is reset and filled.
-    virtual void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
-                       DotSums* dots) const = 0;
+    /// The augmented SpMMV, for T = complex_double or complex_single:
+    ///     y := scale (A - shift) x + beta y        (beta == 0: y's old values are never read)
+    /// and, if ops.want_dots, dots->xx[c] = <x_c|x_c>, dots->yx[c] = <y_c|x_c> (new y),
+    /// accumulated in double for both T. x and y have num_rows() rows and the same number of
+    /// columns R >= 1 and are different blocks; dots is reset and filled (ignored without
+    /// want_dots). Checks the operands once, then runs the implementation's kernel:
+    /// blocks in the operator's own precision() go straight to it; double blocks on a
+    /// single-precision operator are rounded to float for one single sweep and y is widened
+    /// back (Lanczos bounds, tests); single blocks on a double operator throw InputError.
+    /// @throws DimensionMismatch  shapes differ, R < 1, x and y are one block, or want_dots
+    ///                            without a DotSums
+    template <class T>
+    void apply(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
+    {
+        check_operands(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), &x == &y, ops, dots);
+        do_apply(x, y, ops, ops.want_dots ? dots : nullptr);
+    }
 
     /// Short human-readable name of the implementation, e.g. "sell-32-256" or "free-ti".
     virtual std::string name() const = 0;
@@ -65,18 +77,10 @@ public:
     /// Cost figures of one apply() per column.
     virtual OperatorCost cost() const = 0;
 
-    // ---- Precision (--precision single, docs/performance.md). ----
-
-    /// The precision the operator stores its matrix in and sweeps with. Algorithms that
-    /// run many sweeps (the KPM recurrence) keep their vectors in this precision and call
-    /// apply_single() when it is Single; apply() always works (a single-precision
-    /// operator rounds x to single precision for it).
+    /// The precision the operator stores its matrix in and sweeps with (`--precision`).
+    /// Algorithms that run many sweeps (the KPM recurrence) keep their vectors in this
+    /// precision; dot products are double in both (docs/performance.md, "Single precision").
     virtual Precision precision() const { return Precision::Double; }
-    /// The augmented SpMMV on single-precision blocks: the same contract as apply(), with
-    /// the row sums in single precision and the dot products accumulated in double.
-    /// Only operators whose precision() is Single implement it; the default throws.
-    virtual void apply_single(const BlockVectorSingle& x, BlockVectorSingle& y, const AugmentedOps& ops,
-                              DotSums* dots) const;
 
     // ---- Distribution (docs/scaling.md). Serial operators keep these defaults. ----
 
@@ -95,6 +99,22 @@ public:
         (void)values;
         (void)count;
     }
+
+protected:
+    /// The kernel behind apply(), called with checked operands and dots == nullptr unless
+    /// ops.want_dots. Every operator implements the double one.
+    virtual void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const = 0;
+    /// The single-precision kernel: implemented by operators whose precision() is Single;
+    /// the default throws InputError (no single-precision kernel).
+    virtual void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                          const AugmentedOps& ops, DotSums* dots) const;
+    /// For a single-precision operator's double do_apply(): x (and y when beta != 0)
+    /// rounded to float, one single sweep, y widened back (exactly).
+    void apply_in_single(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const;
+
+private:
+    void check_operands(global_index x_rows, int x_cols, global_index y_rows, int y_cols, bool same_block,
+                        const AugmentedOps& ops, const DotSums* dots) const;
 };
 
 }  // namespace topokpm

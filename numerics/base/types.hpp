@@ -7,13 +7,20 @@
 
 namespace topokpm {
 
-using complex_type = std::complex<double>;  ///< all matrices and vectors (models.md: complex double)
-using complex_single = std::complex<float>; ///< --precision single: matrix and vectors (issue 4)
+using complex_double = std::complex<double>;  ///< all matrices and vectors (models.md: complex double)
+using complex_single = std::complex<float>;   ///< --precision single: matrix and vectors (issue 4)
+using complex_type = complex_double;          ///< the default value type
 using local_index = std::int32_t;           ///< row/column index inside one rank's storage
 using global_index = std::int64_t;          ///< canonical global row (models.md §2, §3)
 
 /// Arithmetic of the KPM vectors and the stored matrix. Dot products (and so the moments)
 /// are accumulated in double in both (docs/performance.md, "Single precision").
 enum class Precision { Double, Single };
+
+/// The Precision of a value type: precision_of<complex_double> = Double, <complex_single> = Single.
+template <class T>
+inline constexpr Precision precision_of = Precision::Double;
+template <>
+inline constexpr Precision precision_of<complex_single> = Precision::Single;
 
 }  // namespace topokpm

@@ -1,7 +1,7 @@
 #pragma once
 /// @file sell_sweep.hpp
 /// The register-blocked augmented SpMMV sweep over SELL-C-σ, written once for double
-/// (sell_spmmv_kernels.cpp) and float (sell_spmmv_single.cpp, --precision single) values:
+/// (sell_kernels.cpp) and float (sell_kernels_single.cpp, --precision single) values:
 /// chunks in the order of the ChunkSchedule (or the static split), each chunk as groups of
 /// G rows whose G x R sums stay in registers, then the shared row epilogue (row_epilogue.hpp).
 
@@ -15,6 +15,7 @@
 #include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
 
@@ -64,7 +65,7 @@ inline void finish_consecutive_rows(const double* __restrict as, const double* _
 }
 
 /// The arrays of a SELL-C-σ matrix a sweep reads, with values as interleaved (re, im) T:
-/// double for SellMatrix, float for SellSingleMatrix.
+/// double for BasicSellMatrix<complex_double>, float for BasicSellMatrix<complex_single>.
 template <class T>
 struct SellArrays {
     int c = 1;
@@ -75,6 +76,16 @@ struct SellArrays {
     const T* vals = nullptr;
     const local_index* row_of_slot = nullptr;
 };
+
+/// The arrays of `a` as a sweep reads them (values as interleaved re, im reals).
+template <class T>
+SellArrays<typename T::value_type> sell_arrays(const BasicSellMatrix<T>& a)
+{
+    return {a.chunk_height(),     a.num_chunks(),
+            a.chunk_start().data(), a.chunk_length().data(),
+            a.columns().data(),   reinterpret_cast<const typename T::value_type*>(a.values().data()),
+            a.row_of_slot().data()};
+}
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the
@@ -109,7 +120,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // split as the builder's fill (first touch) and the vectors' rows stay in one thread's
         // caches. dynamic/guided (chunk 64) measured 3-6 % slower at R = 1 and equal at R = 32.
         // With a ChunkSchedule (lattice_chunk_schedule: the same per-thread chunk range,
-        // visited in y tiles, x planes inner) see the measurements at the top of this file.
+        // visited in y tiles, x planes inner) see docs/performance.md, "Kernel design measurements".
         for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];

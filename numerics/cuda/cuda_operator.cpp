@@ -1,11 +1,11 @@
 // The CUDA operators behind the Operator seam (numerics/spmmv/cuda_operator.hpp): own the
 // device copy of the matrix or stencil, route block vectors through their device mirrors,
-// and call the kernels of spmmv_kernels.hpp.
+// and call the kernels of cuda_kernels.hpp.
 #include <cmath>
 #include <limits>
 #include <set>
 
-#include "numerics/cuda/spmmv_kernels.hpp"
+#include "numerics/cuda/cuda_kernels.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/device/device.hpp"
@@ -24,7 +24,7 @@ device::DeviceBuffer upload(const std::vector<T>& host, int device, const std::s
     return buffer;
 }
 
-/// Shared by both operators: operand checks, device pointers from the mirrors (x read,
+/// Shared by both operators: device pointers from the mirrors (x read,
 /// y written; y uploaded only when beta != 0), the perf warning for strip-mined widths.
 class CudaOperatorBase : public Operator {
 protected:
@@ -34,18 +34,12 @@ protected:
     void apply_with(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots,
                     const Sweep& sweep) const
     {
-        const global_index n = num_rows();
-        TOPOKPM_REQUIRE(x.num_rows() == n && y.num_rows() == n, name(), " apply: operator has ", n,
-                        " rows, x has ", x.num_rows(), ", y has ", y.num_rows());
-        TOPOKPM_REQUIRE(x.num_cols() >= 1 && x.num_cols() == y.num_cols(), name(), " apply: x has ",
-                        x.num_cols(), " columns, y has ", y.num_cols());
-        // Compare objects, not data(): a host accessor would download the device copy.
-        TOPOKPM_REQUIRE(&x != &y, name(), " apply: x and y must not alias");
-        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, name(), " apply: want_dots without DotSums");
+        // Operands checked by Operator::apply (by object, never by data(), which would
+        // download the device copy).
         device::set_device(device_);
         const complex_type* xd = x.device_data_read(device_);
         complex_type* yd = ops.beta == 0.0 ? y.device_data_overwrite(device_) : y.device_data_read_write(device_);
-        const kc::SweepInfo info = sweep(xd, yd, x.num_cols(), ops.want_dots ? dots : nullptr);
+        const kc::SweepInfo info = sweep(xd, yd, x.num_cols(), dots);
         if (!info.specialised && warned_widths_.insert(x.num_cols()).second) {
             std::string strips;
             for (const int w : info.strip_widths) strips += (strips.empty() ? "" : " + ") + std::to_string(w);
@@ -96,12 +90,15 @@ public:
 
     global_index num_rows() const override { return matrix_->num_rows(); }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
         apply_with(x, y, ops, dots, [&](const complex_type* xd, complex_type* yd, int r, DotSums* d) {
             return kc::sell_spmmv(view_, xd, yd, r, ops, workspace_, d);
         });
     }
+
+public:
 
     std::string name() const override
     {
@@ -193,12 +190,15 @@ public:
 
     global_index num_rows() const override { return num_rows_; }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
         apply_with(x, y, ops, dots, [&](const complex_type* xd, complex_type* yd, int r, DotSums* d) {
             return kc::stencil_spmmv(view_, xd, yd, r, ops, workspace_, d);
         });
     }
+
+public:
 
     std::string name() const override { return name_; }
 

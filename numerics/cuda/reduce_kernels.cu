@@ -101,17 +101,6 @@ double* DotWorkspace::results(std::size_t doubles)
     return static_cast<double*>(results_.data());
 }
 
-std::vector<int> strip_widths(int num_cols)
-{
-    std::vector<int> widths;
-    for (int rest = num_cols; rest > 0;) {
-        int w = 32;
-        while (w > rest) w /= 2;
-        widths.push_back(w);
-        rest -= w;
-    }
-    return widths;
-}
 
 void axpby_shifted(std::int64_t n, double scale, double shift, double beta, const complex_type* t,
                    const complex_type* x, complex_type* y)
@@ -131,14 +120,10 @@ std::vector<complex_type> column_dots(std::int64_t num_rows, int num_cols, const
     DotSums sums;
     detail::run_strips(num_cols, ops, workspace, &sums, [&](int w, const detail::SweepScalars& s, bool) {
         const int rows = static_cast<int>(num_rows);
-        switch (w) {
-        case 1: return launch_column_dots<1>(rows, a, b, s.ld, s.c0, workspace);
-        case 2: return launch_column_dots<2>(rows, a, b, s.ld, s.c0, workspace);
-        case 4: return launch_column_dots<4>(rows, a, b, s.ld, s.c0, workspace);
-        case 8: return launch_column_dots<8>(rows, a, b, s.ld, s.c0, workspace);
-        case 16: return launch_column_dots<16>(rows, a, b, s.ld, s.c0, workspace);
-        default: return launch_column_dots<32>(rows, a, b, s.ld, s.c0, workspace);
-        }
+        return with_width(w, [&](auto width) {  // w is a registered strip width
+            constexpr int W = decltype(width)::value;
+            return launch_column_dots<(W > 0 ? W : 1)>(rows, a, b, s.ld, s.c0, workspace);
+        });
     });
     return sums.yx;
 }

@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
 #include "runtime/mpi/communicator.hpp"
@@ -22,7 +22,7 @@ CommMode parse_comm_mode(const std::string& text)
     if (text == "vector") return CommMode::Vector;
     if (text == "overlap") return CommMode::Overlap;
     if (text == "task") return CommMode::Task;
-    throw InputError(detail::concat("--comm-mode '", text, "': allowed are vector, overlap, task"));
+    throw InputError(detail::concat("{comm_mode} '", text, "': allowed are vector, overlap, task"));
 }
 
 const char* comm_mode_name(CommMode mode)
@@ -274,13 +274,9 @@ void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, i
     times_.remote += now() - t0;
 }
 
-void DistributedOperator::apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
-                                DotSums* dots) const
+void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
+                                   DotSums* dots) const
 {
-    TOPOKPM_REQUIRE(x.num_rows() == num_rows() && y.num_rows() == num_rows() && x.num_cols() == y.num_cols() &&
-                        x.num_cols() >= 1,
-                    "distributed SpMMV on blocks of ", x.num_rows(), " x ", x.num_cols(), " and ", y.num_rows(),
-                    " x ", y.num_cols(), ", operator has ", num_rows(), " local rows");
     const int r = x.num_cols();
     halo_.resize(static_cast<size_t>(halo_rows()) * r);
     send_buf_.resize(static_cast<size_t>(send_rows()) * r);
@@ -382,23 +378,6 @@ OperatorCost DistributedOperator::cost() const
     c.matrix_bytes += remote * entry;
     c.storage_bytes += remote * entry + static_cast<double>(remote_row_.size()) * 12.0;
     return c;
-}
-
-double local_spmmv_rate(const RowSource& source, global_index rows, const SellParams& params, int width)
-{
-    TOPOKPM_REQUIRE(rows >= 1 && rows <= source.num_rows() && width >= 1, "rate sample of ", rows, " rows, width ",
-                    width);
-    const LocalRows sample(source, 0, rows);
-    const SellMatrix m = SellMatrix::build(sample, 0, rows, params);
-    BlockVector x(rows, width), y(rows, width);
-    for (size_t i = 0; i < x.size(); ++i) x.data()[i] = complex_type(1.0, 0.5);
-    const AugmentedOps ops{0.1, 0.0, 0.0, true};
-    DotSums dots;
-    kernels::cpu::sell_spmmv(m, x.data(), y.data(), width, ops, &dots);  // warm-up
-    constexpr int reps = 5;
-    const double t0 = now();
-    for (int k = 0; k < reps; ++k) kernels::cpu::sell_spmmv(m, x.data(), y.data(), width, ops, &dots);
-    return static_cast<double>(rows) * reps / std::max(now() - t0, 1e-9);
 }
 
 }  // namespace topokpm::numerics

@@ -84,7 +84,6 @@ public:
     bool dots_reduced() const override { return opts_.reduce_every_sweep || num_ranks_ == 1; }
     void sum_over_ranks(double* values, std::size_t count) const override;
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
     std::string name() const override;
     OperatorCost cost() const override;
 
@@ -98,6 +97,9 @@ public:
     std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(remote_vals_.size()); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
+
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
 
 private:
     struct Exchange;
@@ -126,10 +128,5 @@ private:
     struct TaskMachinery;
     std::unique_ptr<TaskMachinery> tasks_;
 };
-
-/// Rows per second of the fused SELL kernel (block width `width`, dots on) on the square
-/// matrix of rows [0, rows) of `source` restricted to their own columns: the same work
-/// on every rank, for `--weights auto`. Builds, warms up, times 5 sweeps. Not collective.
-double local_spmmv_rate(const RowSource& source, global_index rows, const SellParams& params, int width);
 
 }  // namespace topokpm::numerics

@@ -132,7 +132,7 @@ private:
 
 std::unique_ptr<StartVectorPlan> random_phase_plan(global_index num_rows, int num_vectors, std::uint64_t vector_seed)
 {
-    TOPOKPM_USER_REQUIRE(num_vectors >= 1, "--vectors ", num_vectors, ": must be >= 1");
+    TOPOKPM_USER_REQUIRE(num_vectors >= 1, "{vectors} ", num_vectors, ": must be >= 1");
     return std::make_unique<RandomPhasePlan>(num_rows, num_vectors, vector_seed);
 }
 
@@ -144,18 +144,18 @@ std::unique_ptr<StartVectorPlan> exact_trace_plan(global_index num_rows)
 
 std::unique_ptr<StartVectorPlan> unit_vector_plan(global_index num_rows, std::vector<global_index> rows)
 {
-    TOPOKPM_USER_REQUIRE(!rows.empty(), "--ldos: the selection holds no rows");
+    TOPOKPM_USER_REQUIRE(!rows.empty(), "{ldos}: the selection holds no rows");
     for (const global_index j : rows)
-        TOPOKPM_USER_REQUIRE(j >= 0 && j < num_rows, "--ldos: row ", j, " outside the allowed range 0 .. ",
+        TOPOKPM_USER_REQUIRE(j >= 0 && j < num_rows, "{ldos}: row ", j, " outside the allowed range 0 .. ",
                              num_rows - 1, " (N = ", num_rows, ")");
     return std::make_unique<UnitVectorPlan>(num_rows, std::move(rows));
 }
 
 std::unique_ptr<StartVectorPlan> plane_wave_plan(const PlaneWaveLattice& lattice, std::vector<Momentum> momenta)
 {
-    TOPOKPM_USER_REQUIRE(!momenta.empty(), "--k-points: no momenta given");
+    TOPOKPM_USER_REQUIRE(!momenta.empty(), "{k_points}: no momenta given");
     TOPOKPM_USER_REQUIRE(lattice.nx >= 1 && lattice.ny >= 1 && lattice.states_per_cell >= 1,
-                         "--k-points: lattice ", lattice.nx, "x", lattice.ny, " with ", lattice.states_per_cell,
+                         "{k_points}: lattice ", lattice.nx, "x", lattice.ny, " with ", lattice.states_per_cell,
                          " states per cell has no plane waves");
     return std::make_unique<PlaneWavePlan>(lattice, std::move(momenta));
 }
@@ -177,8 +177,8 @@ BlockTrace::BlockTrace(const Operator& op, const StartVectorPlan& plan, int num_
                        const KpmScaling& scaling)
     : op_(&op), plan_(&plan), num_moments_(num_moments), scaling_(scaling)
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
-    TOPOKPM_USER_REQUIRE(block_width >= 1, "--vectors ", block_width, ": the block width must be >= 1");
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(block_width >= 1, "{vectors} ", block_width, ": the block width must be >= 1");
     const global_index c = plan.num_columns();
     TOPOKPM_REQUIRE(c >= 1, "a trace without start vectors");
     width_ = static_cast<int>(std::min<global_index>(block_width, c));

@@ -132,7 +132,7 @@ private:
     std::optional<ChebyshevRecurrence> recurrence_;
 };
 
-/// Runs `plan` to the end (progress as in chebyshev_moments, scaled to the whole trace).
+/// Runs `plan` to the end; progress (moments done of M) is scaled to the whole trace.
 std::vector<double> run_block_trace(const Operator& op, const StartVectorPlan& plan, int num_moments,
                                     int block_width, const KpmScaling& scaling, const KpmProgress& progress = {});
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/start_vectors.hpp"
@@ -13,38 +14,64 @@ KpmScaling kpm_scaling(const SpectralBounds& bounds, double epsilon)
 {
     TOPOKPM_USER_REQUIRE(std::isfinite(bounds.lower) && std::isfinite(bounds.upper) &&
                              bounds.upper > bounds.lower,
-                         "--energy-range ", bounds.lower, ":", bounds.upper,
+                         "{energy_range} ", bounds.lower, ":", bounds.upper,
                          ": need finite Emin < Emax (energy units of t)");
-    TOPOKPM_USER_REQUIRE(epsilon >= 0.0 && epsilon < 1.0, "--epsilon ", epsilon,
+    TOPOKPM_USER_REQUIRE(epsilon >= 0.0 && epsilon < 1.0, "{epsilon} ", epsilon,
                          ": allowed range is [0, 1)");
     return {(bounds.upper - bounds.lower) / (2.0 - epsilon), (bounds.upper + bounds.lower) / 2.0};
 }
 
 int kpm_num_sweeps(int num_moments) { return 1 + (num_moments - 1) / 2; }
 
+namespace {
+
+/// `from` converted (moved when the types agree) into a block of value type To.
+template <class To, class From>
+BasicBlockVector<To> take_as(BasicBlockVector<From>&& from)
+{
+    if constexpr (std::is_same_v<To, From>) return std::move(from);
+    else return convert_block<To>(from);
+}
+
+}  // namespace
+
+void ChebyshevRecurrence::take_blocks(ChebyshevState& from)
+{
+    // A single run's saved blocks hold floats, so rounding them back is exact.
+    std::visit(
+        [&](auto& b) {
+            using T = typename std::decay_t<decltype(b.current)>::value_type;
+            b.current = take_as<T>(std::move(from.current));
+            b.previous = take_as<T>(std::move(from.previous));
+        },
+        blocks_);
+    from.current = BlockVector(0, 0);
+    from.previous = BlockVector(0, 0);
+}
+
 ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, BlockVector start, int num_moments,
                                          const KpmScaling& scaling)
     : op_(&op), num_moments_(num_moments), scaling_(scaling)
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
     TOPOKPM_REQUIRE(start.num_rows() == op.num_rows() && start.num_cols() >= 1, "start vectors have ",
                     start.num_rows(), " rows and ", start.num_cols(), " columns, operator ", op.num_rows(), " rows");
     state_.raw.assign(static_cast<size_t>(start.num_cols()) * num_moments, 0.0);
-    single_ = op.precision() == Precision::Single;
-    if (single_) {
-        current_single_ = to_single(start);  // the start vectors rounded to complex float
-        previous_single_ = BlockVectorSingle(start.num_rows(), start.num_cols());
-        return;
-    }
-    state_.previous = BlockVector(start.num_rows(), start.num_cols());
-    state_.current = std::move(start);
+    if (op.precision() == Precision::Single) blocks_.emplace<Blocks<complex_single>>();
+    std::visit(
+        [&](auto& b) {
+            using T = typename std::decay_t<decltype(b.current)>::value_type;
+            b.previous = BasicBlockVector<T>(start.num_rows(), start.num_cols());
+            b.current = take_as<T>(std::move(start));  // single: the start vectors rounded to complex float
+        },
+        blocks_);
 }
 
 ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, ChebyshevState state, int num_moments,
                                          const KpmScaling& scaling)
     : op_(&op), num_moments_(num_moments), scaling_(scaling), state_(std::move(state))
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 2, "--moments ", num_moments, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
     const int r = state_.current.num_cols();
     TOPOKPM_REQUIRE(r >= 1 && state_.current.num_rows() == op.num_rows() &&
                         state_.previous.num_rows() == op.num_rows() && state_.previous.num_cols() == r &&
@@ -53,20 +80,20 @@ ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, ChebyshevState stat
                     "saved recurrence state (", state_.current.num_rows(), " x ", r, " block, ",
                     state_.raw.size(), " moments, ", state_.sweeps_done, " sweeps) does not fit N = ",
                     op.num_rows(), ", M = ", num_moments);
-    single_ = op.precision() == Precision::Single;
-    if (single_) {  // a single run's saved blocks hold floats: the rounding is exact
-        current_single_ = to_single(state_.current);
-        previous_single_ = to_single(state_.previous);
-        state_.current = BlockVector(0, 0);
-        state_.previous = BlockVector(0, 0);
-    }
+    if (op.precision() == Precision::Single) blocks_.emplace<Blocks<complex_single>>();
+    take_blocks(state_);
 }
 
 const ChebyshevState& ChebyshevRecurrence::state() const
 {
-    if (single_) {
-        state_.current = to_double(current_single_);
-        state_.previous = to_double(previous_single_);
+    if (!lent_) {
+        std::visit(
+            [&](auto& b) {
+                state_.current = take_as<complex_double>(std::move(b.current));
+                state_.previous = take_as<complex_double>(std::move(b.previous));
+            },
+            blocks_);
+        lent_ = true;
     }
     return state_;
 }
@@ -76,50 +103,36 @@ int ChebyshevRecurrence::moments_done() const { return std::min(2 * state_.sweep
 void ChebyshevRecurrence::step()
 {
     TOPOKPM_REQUIRE(!done(), "step() after the last sweep");
+    if (lent_) {  // the blocks state() handed out come back (double) or are dropped (single)
+        take_blocks(state_);
+        lent_ = false;
+    }
     const int m = num_moments_;
-    const int r = single_ ? current_single_.num_cols() : state_.current.num_cols();
     auto at = [&](int col, int n) -> double& { return state_.raw[static_cast<size_t>(col) * m + n]; };
-    if (single_ && state_.current.num_rows() > 0) {  // drop the widened copies of a state() call
-        state_.current = BlockVector(0, 0);
-        state_.previous = BlockVector(0, 0);
-    }
-    auto sweep = [&](const AugmentedOps& ops) {
-        if (single_) op_->apply_single(current_single_, previous_single_, ops, &dots_);
-        else op_->apply(state_.current, state_.previous, ops, &dots_);
-    };
-    if (state_.sweeps_done == 0) {
-        // v_1 = Ht v_0; this first sweep yields mu_0 = <v0|v0> and mu_1 = Re<v1|v0>.
-        sweep(AugmentedOps{1.0 / scaling_.a, scaling_.b, 0.0, true});
-        for (int c = 0; c < r; ++c) {
-            at(c, 0) = dots_.xx[c];
-            at(c, 1) = dots_.yx[c].real();
-        }
-    } else {
-        // Sweep k: previous <- 2 Ht current - previous turns (v_k, v_{k-1}) into v_{k+1}, with
-        // <v_k|v_k> and <v_{k+1}|v_k> on the fly: two moments per pass over H (seed 004, Fig. 5).
-        const int k = state_.sweeps_done;
-        sweep(AugmentedOps{2.0 / scaling_.a, scaling_.b, -1.0, true});
-        for (int c = 0; c < r; ++c) {
-            at(c, 2 * k) = 2.0 * dots_.xx[c] - at(c, 0);
-            if (2 * k + 1 < m) at(c, 2 * k + 1) = 2.0 * dots_.yx[c].real() - at(c, 1);
-        }
-    }
-    if (single_) current_single_.swap(previous_single_);  // current = v_{k+1}, previous = v_k
-    else state_.current.swap(state_.previous);
+    std::visit(
+        [&](auto& b) {
+            const int r = b.current.num_cols();
+            if (state_.sweeps_done == 0) {
+                // v_1 = Ht v_0; this first sweep yields mu_0 = <v0|v0> and mu_1 = Re<v1|v0>.
+                op_->apply(b.current, b.previous, AugmentedOps{1.0 / scaling_.a, scaling_.b, 0.0, true}, &dots_);
+                for (int c = 0; c < r; ++c) {
+                    at(c, 0) = dots_.xx[c];
+                    at(c, 1) = dots_.yx[c].real();
+                }
+            } else {
+                // Sweep k: previous <- 2 Ht current - previous turns (v_k, v_{k-1}) into v_{k+1}, with
+                // <v_k|v_k> and <v_{k+1}|v_k> on the fly: two moments per pass over H (seed 004, Fig. 5).
+                const int k = state_.sweeps_done;
+                op_->apply(b.current, b.previous, AugmentedOps{2.0 / scaling_.a, scaling_.b, -1.0, true}, &dots_);
+                for (int c = 0; c < r; ++c) {
+                    at(c, 2 * k) = 2.0 * dots_.xx[c] - at(c, 0);
+                    if (2 * k + 1 < m) at(c, 2 * k + 1) = 2.0 * dots_.yx[c].real() - at(c, 1);
+                }
+            }
+            b.current.swap(b.previous);  // current = v_{k+1}, previous = v_k
+        },
+        blocks_);
     ++state_.sweeps_done;
-}
-
-std::vector<double> chebyshev_moments(const Operator& op, BlockVector& start, int num_moments,
-                                      const KpmScaling& scaling, const KpmProgress& progress)
-{
-    TOPOKPM_REQUIRE(start.num_rows() == op.num_rows(), "start vectors have ", start.num_rows(),
-                    " rows, operator ", op.num_rows());
-    ChebyshevRecurrence rec(op, std::move(start), num_moments, scaling);
-    while (!rec.done()) {
-        rec.step();
-        if (progress) progress(rec.moments_done(), num_moments);
-    }
-    return rec.take_raw();
 }
 
 KpmMoments kpm_stochastic_trace(const Operator& op, int num_moments, int num_vectors,
@@ -143,7 +156,7 @@ KpmMoments kpm_stochastic_trace(const Operator& op, int num_moments, int num_vec
 KpmMoments kpm_exact_trace(const Operator& op, int num_moments, int block_width,
                            const KpmScaling& scaling, const KpmProgress& progress)
 {
-    TOPOKPM_USER_REQUIRE(block_width >= 1, "--vectors ", block_width,
+    TOPOKPM_USER_REQUIRE(block_width >= 1, "{vectors} ", block_width,
                          ": the exact trace uses it as block width and needs >= 1");
     const global_index n = op.global_rows();
     const auto plan = exact_trace_plan(n);
@@ -163,8 +176,8 @@ void check_moments_bounded(const std::vector<double>& moments, double tolerance)
             throw NumericalError(detail::concat(
                 "Chebyshev moment mu_", k, " = ", moments[k],
                 " exceeds 1 in magnitude: the spectrum extends beyond the scaling interval "
-                "(bounds too tight). Use --bounds gershgorin, widen --energy-range, or raise "
-                "--epsilon"));
+                "(bounds too tight). Use {bounds} gershgorin, widen {energy_range}, or raise "
+                "{epsilon}"));
 }
 
 }  // namespace topokpm::numerics

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
@@ -28,7 +29,7 @@ KpmScaling kpm_scaling(const SpectralBounds& bounds, double epsilon);
 /// Called after every sweep with (moments done, moments total); may be empty.
 using KpmProgress = std::function<void(int moments_done, int num_moments)>;
 
-/// Number of augmented sweeps chebyshev_moments() makes for M moments: 1 + floor((M-1)/2).
+/// Number of augmented sweeps a recurrence makes for M moments: 1 + floor((M-1)/2).
 int kpm_num_sweeps(int num_moments);
 
 /// Everything a Chebyshev recurrence needs to continue after `sweeps_done` sweeps (for
@@ -63,33 +64,31 @@ public:
     int sweeps_done() const { return state_.sweeps_done; }
     /// Moments known so far per column: min(2 sweeps, M).
     int moments_done() const;
-    /// The state to save. With a single-precision operator the vectors are kept as
-    /// complex float and this widens them (exactly) into the returned state's double
-    /// blocks; those copies are released at the next step().
+    /// The state to save (valid until the next step()). The recurrence keeps its vectors in
+    /// the operator's precision: a double recurrence lends its blocks to the returned state,
+    /// a single one widens them (exactly) into it; step() takes them back or drops the copies.
     const ChebyshevState& state() const;
     /// Raw moments [R, M], raw[r M + n] = <r|T_n(Ht)|r>; complete once done().
     const std::vector<double>& raw() const { return state_.raw; }
     std::vector<double> take_raw() { return std::move(state_.raw); }
 
 private:
+    /// The two vectors of the recurrence in the operator's precision T.
+    template <class T>
+    struct Blocks {
+        BasicBlockVector<T> current, previous;
+    };
+    void take_blocks(ChebyshevState& from);
+
     const Operator* op_;
     int num_moments_;
     KpmScaling scaling_;
-    // raw moments and sweeps always; the double blocks only when the operator is double
-    // (or as the widened copy state() makes of the single blocks).
+    // raw moments and sweeps; the blocks only between state() and the next step()
     mutable ChebyshevState state_;
-    bool single_ = false;  ///< op.precision() == Single: the blocks below carry the recurrence
-    BlockVectorSingle current_single_, previous_single_;
+    mutable std::variant<Blocks<complex_double>, Blocks<complex_single>> blocks_;
+    mutable bool lent_ = false;  ///< state_ holds the blocks (state() was called)
     DotSums dots_;
 };
-
-/// Raw Chebyshev moments of a block of start vectors, one row per column r:
-/// raw[r * M + n] = <r| T_n(Ht) |r> (not divided by anything). `start` (N x R) is
-/// consumed (used as workspace). Uses 1 + floor((M-1)/2) augmented sweeps, each giving two
-/// moments: mu_2k = 2<v_k|v_k> - mu_0 and mu_2k+1 = 2 Re<v_k+1|v_k> - mu_1.
-/// Requires M >= 2.
-std::vector<double> chebyshev_moments(const Operator& op, BlockVector& start, int num_moments,
-                                      const KpmScaling& scaling, const KpmProgress& progress = {});
 
 /// Stochastic-trace result (models.md §4).
 struct KpmMoments {

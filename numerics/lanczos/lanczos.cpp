@@ -32,7 +32,7 @@ void tridiagonal_ritz(const std::vector<double>& alpha, const std::vector<double
 LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
                              double tolerance, const SpectralBounds* enclosure)
 {
-    TOPOKPM_USER_REQUIRE(max_steps >= 2, "--lanczos-steps ", max_steps, ": must be >= 2");
+    TOPOKPM_USER_REQUIRE(max_steps >= 2, "{lanczos_steps} ", max_steps, ": must be >= 2");
     // Distributed operators: this rank's rows of the global vectors (identical to the
     // serial ones), local dots and norms summed over the ranks every step.
     const global_index n = op.num_rows();

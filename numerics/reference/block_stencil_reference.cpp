@@ -21,16 +21,11 @@ public:
         return {static_cast<double>(s_.num_nonzeros()), bytes, bytes};
     }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
-        const global_index n = s_.num_rows();
         const int r = x.num_cols();
-        TOPOKPM_REQUIRE(x.num_rows() == n && y.num_rows() == n && y.num_cols() == r && r >= 1,
-                        "reference stencil apply: operator has ", n, " rows, x is ", x.num_rows(), " x ", r,
-                        ", y is ", y.num_rows(), " x ", y.num_cols());
-        TOPOKPM_REQUIRE(&x != &y, "reference stencil apply: x and y must not alias");
-        TOPOKPM_REQUIRE(!ops.want_dots || dots, "reference stencil apply: want_dots without DotSums");
-        if (ops.want_dots) dots->reset(r);
+        if (dots) dots->reset(r);
         const int nb = s_.orbitals;
         const std::array<int, 3> extent{s_.nx, s_.ny, s_.nz};
         const complex_type* xp = x.data();
@@ -63,7 +58,7 @@ public:
                     complex_type yi = ops.scale * (acc - ops.shift * xi);
                     if (ops.beta != 0.0) yi += ops.beta * yp[row * r + c];  // beta == 0: never read y
                     yp[row * r + c] = yi;
-                    if (ops.want_dots) {
+                    if (dots) {
                         dots->xx[c] += std::norm(xi);
                         dots->yx[c] += std::conj(yi) * xi;
                     }
@@ -71,6 +66,8 @@ public:
             }
         }
     }
+
+public:
 
 private:
     BlockStencil s_;

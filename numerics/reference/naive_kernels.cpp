@@ -3,7 +3,7 @@
 // baseline the fused kernel is measured against, and an independent oracle in tests.
 #include <vector>
 
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 
 namespace topokpm::numerics::kernels::reference {
 

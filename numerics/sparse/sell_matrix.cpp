@@ -3,25 +3,35 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
 
-SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, global_index row_end,
-                             const SellParams& params)
+template <class T>
+BasicSellMatrix<T>::BasicSellMatrix(const SellStructure& structure, std::vector<T> values)
+    : SellStructure(structure), values_(std::move(values))
 {
-    TOPOKPM_USER_REQUIRE(params.chunk_height >= 1, "--sell-C ", params.chunk_height, ": must be >= 1");
-    TOPOKPM_USER_REQUIRE(params.sigma >= 1, "--sell-sigma ", params.sigma, ": must be >= 1");
+    TOPOKPM_REQUIRE(static_cast<std::int64_t>(values_.size()) == num_stored(), values_.size(),
+                    " values for a SELL structure of ", num_stored(), " stored entries");
+}
+
+template <class T>
+BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_index row_begin, global_index row_end,
+                                             const SellParams& params)
+{
+    TOPOKPM_USER_REQUIRE(params.chunk_height >= 1, "{sell_chunk_height} ", params.chunk_height, ": must be >= 1");
+    TOPOKPM_USER_REQUIRE(params.sigma >= 1, "{sell_sigma} ", params.sigma, ": must be >= 1");
     TOPOKPM_REQUIRE(0 <= row_begin && row_begin <= row_end && row_end <= source.num_rows(),
                     "row range [", row_begin, ", ", row_end, ") outside [0, ", source.num_rows(), ")");
     const global_index n = row_end - row_begin;
     constexpr global_index max_index = std::numeric_limits<local_index>::max();
     if (n > max_index)
         throw ResourceError(detail::concat("SELL-C-sigma uses 32-bit row indices: ", n,
-                                           " rows exceed 2^31 - 1; use --matrix free or more ranks"));
+                                           " rows exceed 2^31 - 1; use {matrix} free or more ranks"));
     const int c = params.chunk_height;
-    SellMatrix m;
+    BasicSellMatrix m;
     m.num_rows_ = static_cast<local_index>(n);
     m.num_cols_ = source.num_rows();
     m.chunk_height_ = c;
@@ -55,7 +65,7 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
     if (max_col > max_index)
         throw ResourceError(detail::concat("SELL-C-sigma stores 32-bit column indices: column ", max_col,
                                            " exceeds 2^31 - 1 (", source.num_rows(),
-                                           " rows); use --matrix free or more ranks"));
+                                           " rows); use {matrix} free or more ranks"));
 
     // σ-sorting: inside each window, rows by descending length (stable, so equal lengths
     // keep their order and the permutation stays local).
@@ -91,6 +101,7 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
     // are placed by that first touch, not by the fill; one NUMA domain per rank (pinning,
     // docs/scaling.md) is what keeps matrix and threads together.
     const std::int64_t stored = m.chunk_start_[num_chunks];
+    using real = typename T::value_type;
     m.values_.resize(stored);
     m.columns_.resize(stored);
 #pragma omp parallel
@@ -113,10 +124,11 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
                     const std::int64_t idx = base + static_cast<std::int64_t>(k) * c + r;
                     if (k < len) {
                         m.columns_[idx] = static_cast<local_index>(cols[k]);
-                        m.values_[idx] = vals[k];
+                        // T = complex_single: each part rounded to nearest.
+                        m.values_[idx] = T(static_cast<real>(vals[k].real()), static_cast<real>(vals[k].imag()));
                     } else {
                         m.columns_[idx] = pad_col;
-                        m.values_[idx] = complex_type(0.0, 0.0);
+                        m.values_[idx] = T(0, 0);
                     }
                 }
             }
@@ -125,16 +137,39 @@ SellMatrix SellMatrix::build(const RowSource& source, global_index row_begin, gl
     return m;
 }
 
-double SellMatrix::fill_efficiency() const
+double SellStructure::fill_efficiency() const
 {
-    return values_.empty() ? 1.0 : static_cast<double>(num_nonzeros_) / static_cast<double>(values_.size());
+    return columns_.empty() ? 1.0 : static_cast<double>(num_nonzeros_) / static_cast<double>(columns_.size());
 }
 
-double SellMatrix::storage_bytes() const
+double SellStructure::index_bytes() const
 {
-    return static_cast<double>(values_.size()) * (sizeof(complex_type) + sizeof(local_index)) +
+    return static_cast<double>(columns_.size()) * sizeof(local_index) +
            static_cast<double>(chunk_start_.size()) * sizeof(std::int64_t) +
            static_cast<double>(chunk_length_.size() + row_of_slot_.size()) * sizeof(local_index);
 }
+
+template <class T>
+double BasicSellMatrix<T>::storage_bytes() const
+{
+    return static_cast<double>(values_.size()) * sizeof(T) + index_bytes();
+}
+
+template class BasicSellMatrix<complex_double>;
+template class BasicSellMatrix<complex_single>;
+
+template <class To, class From>
+BasicSellMatrix<To> convert_values(const BasicSellMatrix<From>& m)
+{
+    using real = typename To::value_type;
+    const std::vector<From>& v = m.values();
+    std::vector<To> out(v.size());
+    const std::int64_t n = static_cast<std::int64_t>(v.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) out[i] = To(static_cast<real>(v[i].real()), static_cast<real>(v[i].imag()));
+    return BasicSellMatrix<To>(m, std::move(out));
+}
+
+template BasicSellMatrix<complex_single> convert_values(const BasicSellMatrix<complex_double>&);
 
 }  // namespace topokpm::numerics

@@ -40,41 +40,31 @@ struct SellParams {
     int sigma = 256;        ///< sorting window σ >= 1 (rounded to a multiple of C); 1 = no sorting
 };
 
-class SellMatrix {
+/// The index structure of a SELL-C-σ matrix (everything but the values): what the chunk
+/// schedules (sell_schedule.hpp) and the cost model read, whatever the value type.
+class SellStructure {
 public:
-    /// Builds rows [row_begin, row_end) of `source` (rows generated in parallel, OpenMP).
-    /// @param source     the row generator (thread-safe row())
-    /// @param row_begin  first row, 0 <= row_begin <= row_end
-    /// @param row_end    one past the last row, <= source.num_rows(); at most 2^31 - 1 rows
-    /// @param params     C >= 1 (1 = CRS) and σ >= 1 (1 = no sorting; else rounded up to a
-    ///                   multiple of C)
-    /// @throws InputError     C < 1 (--sell-C) or σ < 1 (--sell-sigma)
-    /// @throws ResourceError  the range or a column index does not fit 32 bits
-    static SellMatrix build(const RowSource& source, global_index row_begin,
-                            global_index row_end, const SellParams& params);
-
     local_index num_rows() const { return num_rows_; }
     global_index num_cols() const { return num_cols_; }
     int chunk_height() const { return chunk_height_; }
     int sigma() const { return sigma_; }
     local_index num_chunks() const { return static_cast<local_index>(chunk_length_.size()); }
     std::int64_t num_nonzeros() const { return num_nonzeros_; }  ///< without padding
-    std::int64_t num_stored() const { return static_cast<std::int64_t>(values_.size()); }
+    std::int64_t num_stored() const { return static_cast<std::int64_t>(columns_.size()); }
     /// Fill efficiency β = nnz / stored entries (1 = no padding).
     double fill_efficiency() const;
-    /// Bytes held: values (16) and columns (4) per stored entry, chunk starts (8) and
-    /// lengths (4) per chunk, row_of_slot (4) per slot.
-    double storage_bytes() const;
+    /// Bytes of the index data: columns (4) per stored entry, chunk starts (8) and lengths
+    /// (4) per chunk, row_of_slot (4) per slot.
+    double index_bytes() const;
 
     const std::vector<std::int64_t>& chunk_start() const { return chunk_start_; }  ///< size chunks+1
     const std::vector<local_index>& chunk_length() const { return chunk_length_; }
     const std::vector<local_index>& columns() const { return columns_; }
-    const std::vector<complex_type>& values() const { return values_; }
     /// row_of_slot[p] = local row stored at position p (p = chunk*C + r); -1 for the
     /// padding rows of the last chunk.
     const std::vector<local_index>& row_of_slot() const { return row_of_slot_; }
 
-private:
+protected:
     local_index num_rows_ = 0;
     global_index num_cols_ = 0;
     int chunk_height_ = 1;
@@ -83,8 +73,48 @@ private:
     std::vector<std::int64_t> chunk_start_;
     std::vector<local_index> chunk_length_;
     std::vector<local_index> columns_;
-    std::vector<complex_type> values_;
     std::vector<local_index> row_of_slot_;
 };
+
+/// SELL-C-σ with values of type T: complex_double (SellMatrix) or complex_single
+/// (`--precision single`: the model's double values rounded to nearest complex float).
+template <class T>
+class BasicSellMatrix : public SellStructure {
+public:
+    using value_type = T;
+
+    BasicSellMatrix() = default;
+    /// `structure` with `values` (one per stored entry: DimensionMismatch otherwise).
+    BasicSellMatrix(const SellStructure& structure, std::vector<T> values);
+
+    /// Builds rows [row_begin, row_end) of `source` (rows generated in parallel, OpenMP).
+    /// @param source     the row generator (thread-safe row())
+    /// @param row_begin  first row, 0 <= row_begin <= row_end
+    /// @param row_end    one past the last row, <= source.num_rows(); at most 2^31 - 1 rows
+    /// @param params     C >= 1 (1 = CRS) and σ >= 1 (1 = no sorting; else rounded up to a
+    ///                   multiple of C)
+    /// @throws InputError     C < 1 (--sell-C) or σ < 1 (--sell-sigma)
+    /// @throws ResourceError  the range or a column index does not fit 32 bits
+    static BasicSellMatrix build(const RowSource& source, global_index row_begin, global_index row_end,
+                                 const SellParams& params);
+
+    /// Bytes held: index_bytes() plus sizeof(T) (16 or 8) per stored entry.
+    double storage_bytes() const;
+
+    const std::vector<T>& values() const { return values_; }
+
+private:
+    std::vector<T> values_;
+};
+
+extern template class BasicSellMatrix<complex_double>;
+extern template class BasicSellMatrix<complex_single>;
+
+using SellMatrix = BasicSellMatrix<complex_double>;
+
+/// The same matrix with every value converted to To (double -> single: each part rounded
+/// to nearest, the values BasicSellMatrix<complex_single>::build stores).
+template <class To, class From>
+BasicSellMatrix<To> convert_values(const BasicSellMatrix<From>& m);
 
 }  // namespace topokpm::numerics

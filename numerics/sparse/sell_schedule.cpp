@@ -53,7 +53,7 @@ ChunkSchedule static_chunk_schedule(local_index num_chunks, int num_threads)
 // starts where that one ends changes nothing. Inside (c0, c1) the boundaries are window
 // boundaries, where the chunks hold exactly the rows of their windows (σ sorts only inside
 // windows), so a chunk range holds exactly the rows of its rounded segment.
-ChunkSchedule build_from_row_segments(const SellMatrix& matrix, const std::vector<std::vector<RowSegment>>& segments)
+ChunkSchedule build_from_row_segments(const SellStructure& matrix, const std::vector<std::vector<RowSegment>>& segments)
 {
     const int num_threads = static_cast<int>(segments.size());
     TOPOKPM_REQUIRE(num_threads >= 1, "a chunk schedule needs at least one thread");
@@ -130,7 +130,7 @@ int lattice_tile_cells(const LatticeRowOrder& lattice, int block_width, const Ti
     return ty;
 }
 
-ChunkSchedule lattice_chunk_schedule(const SellMatrix& matrix, const LatticeRowOrder& lattice, int block_width,
+ChunkSchedule lattice_chunk_schedule(const SellStructure& matrix, const LatticeRowOrder& lattice, int block_width,
                                      int num_threads, const TileOptions& options)
 {
     TOPOKPM_REQUIRE(lattice.nx >= 1 && lattice.ny >= 1 && lattice.states_per_cell >= 1 &&

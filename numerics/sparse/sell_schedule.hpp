@@ -13,7 +13,7 @@
 /// not stay in a 32 MiB L3 shared with other tenants (the Zen 4 VM of docs/performance.md).
 /// (On a 2-vCPU Xeon with a 260 MiB L3 the tiled order measured equal to the untiled one
 /// when the machine was quiet and 10-20 % faster at R = 32 while other VMs loaded it;
-/// numerics/cpu/sell_spmmv_kernels.cpp has the numbers.)
+/// docs/performance.md, "Kernel design measurements", has the numbers.)
 /// lattice_chunk_schedule() keeps each thread on its own contiguous rows (the same chunk
 /// range as the static split, so the matrix and vectors stay where the builder's fill
 /// placed them) but visits them in y tiles: for each tile of Ty cells in y (outer), for
@@ -86,13 +86,13 @@ ChunkSchedule static_chunk_schedule(local_index num_chunks, int num_threads);
 /// static_chunk_range()), in any order. Ends are rounded to the σ window as described in
 /// the file comment; empty ranges are dropped and consecutive ones merged.
 /// @throws DimensionMismatch when the segments do not partition the rows
-ChunkSchedule build_from_row_segments(const SellMatrix& matrix, const std::vector<std::vector<RowSegment>>& segments);
+ChunkSchedule build_from_row_segments(const SellStructure& matrix, const std::vector<std::vector<RowSegment>>& segments);
 
 /// Cache budget and override for lattice_chunk_schedule().
 struct TileOptions {
     /// Bytes of x-vector rows one thread may keep for the x-1, x, x+1 planes of a tile.
     /// Measured on the 2-core Zen 4 VM (32 MiB L3 shared with other tenants, 1 MiB L2 per
-    /// core), ti 64x64x40, R = 32: see numerics/cpu/sell_spmmv_kernels.cpp for the scan.
+    /// core), ti 64x64x40, R = 32: the scan is in docs/performance.md, "Kernel design measurements".
     std::size_t cache_bytes_per_thread = std::size_t(2) << 20;
     /// > 0: the tile in cells of y regardless of the budget (ignored if >= Ny). 0: from
     /// the budget, or from the environment variable TOPOKPM_SELL_TILE_ROWS (rows of a tile
@@ -108,7 +108,7 @@ int lattice_tile_cells(const LatticeRowOrder& lattice, int block_width, const Ti
 /// range of the static split and visits its rows y tile by y tile (outer), x plane by x
 /// plane (inner). Degrades to the static split when lattice_tile_cells() == Ny.
 /// @throws DimensionMismatch when nx ny S != matrix.num_rows()
-ChunkSchedule lattice_chunk_schedule(const SellMatrix& matrix, const LatticeRowOrder& lattice, int block_width,
+ChunkSchedule lattice_chunk_schedule(const SellStructure& matrix, const LatticeRowOrder& lattice, int block_width,
                                      int num_threads, const TileOptions& options = {});
 
 /// Empty string when the schedule covers every chunk of [0, num_chunks) exactly once and

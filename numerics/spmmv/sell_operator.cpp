@@ -5,9 +5,10 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -15,16 +16,20 @@ namespace {
 
 enum class Path { Fused, Naive };
 
-class SellOperator : public Operator {
+/// T = complex_double or complex_single: the matrix's and the sweep's value type.
+template <class T>
+class SellOperator final : public Operator {
 public:
-    SellOperator(std::shared_ptr<const SellMatrix> matrix, Path path) : m_(std::move(matrix)), path_(path)
+    using Matrix = BasicSellMatrix<T>;
+
+    SellOperator(std::shared_ptr<const Matrix> matrix, Path path) : m_(std::move(matrix)), path_(path)
     {
         TOPOKPM_REQUIRE(m_ != nullptr, "null matrix");
         TOPOKPM_REQUIRE(m_->num_cols() == m_->num_rows(), "a local operator needs a square matrix");
     }
 
     /// Tiled: schedules from the lattice, built per (R, threads) on first use.
-    SellOperator(std::shared_ptr<const SellMatrix> matrix, const LatticeRowOrder& lattice, const TileOptions& options)
+    SellOperator(std::shared_ptr<const Matrix> matrix, const LatticeRowOrder& lattice, const TileOptions& options)
         : SellOperator(std::move(matrix), Path::Fused)
     {
         lattice_ = lattice;
@@ -34,7 +39,7 @@ public:
     }
 
     /// A fixed caller-made schedule.
-    SellOperator(std::shared_ptr<const SellMatrix> matrix, std::shared_ptr<const ChunkSchedule> schedule)
+    SellOperator(std::shared_ptr<const Matrix> matrix, std::shared_ptr<const ChunkSchedule> schedule)
         : SellOperator(std::move(matrix), Path::Fused)
     {
         TOPOKPM_REQUIRE(schedule != nullptr, "null chunk schedule");
@@ -46,21 +51,7 @@ public:
     }
 
     global_index num_rows() const override { return m_->num_rows(); }
-
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        TOPOKPM_REQUIRE(x.num_rows() == num_rows() && y.num_rows() == num_rows() && x.num_cols() == y.num_cols() &&
-                            x.num_cols() >= 1,
-                        "block shapes ", x.num_rows(), "x", x.num_cols(), " and ", y.num_rows(), "x", y.num_cols(),
-                        " for an operator of ", num_rows(), " rows");
-        TOPOKPM_REQUIRE(x.data() != y.data(), "x and y must not alias");
-        DotSums* d = ops.want_dots ? dots : nullptr;
-        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "want_dots without a DotSums");
-        if (path_ == Path::Fused)
-            kernels::cpu::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, d, schedule_for(x.num_cols()));
-        else
-            kernels::reference::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, d);
-    }
+    Precision precision() const override { return precision_of<T>; }
 
     std::string name() const override
     {
@@ -68,7 +59,8 @@ public:
                                        ? std::string("crs")
                                        : "sell-" + std::to_string(m_->chunk_height()) + "-" + std::to_string(m_->sigma());
         if (path_ == Path::Naive) return "naive-" + layout;
-        return lattice_ || fixed_ ? layout + "-tiled" : layout;
+        const std::string order = lattice_ || fixed_ ? layout + "-tiled" : layout;
+        return precision_of<T> == Precision::Single ? order + "-single" : order;
     }
 
     /// The schedule for width r and the current thread count (nullptr: static split).
@@ -97,8 +89,29 @@ public:
         return c;
     }
 
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if constexpr (std::is_same_v<T, complex_double>) sweep(x, y, ops, dots);
+        else apply_in_single(x, y, ops, dots);
+    }
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if constexpr (std::is_same_v<T, complex_single>) sweep(x, y, ops, dots);
+        else Operator::do_apply(x, y, ops, dots);  // throws: no single kernel here
+    }
+
 private:
-    std::shared_ptr<const SellMatrix> m_;
+    void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
+    {
+        if constexpr (std::is_same_v<T, complex_double>) {
+            if (path_ == Path::Naive) return kernels::reference::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, dots);
+        }
+        kernels::cpu::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, dots, schedule_for(x.num_cols()));
+    }
+
+    std::shared_ptr<const Matrix> m_;
     Path path_;
     std::optional<LatticeRowOrder> lattice_;
     TileOptions options_;
@@ -111,24 +124,35 @@ private:
 
 std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix)
 {
-    return std::make_unique<SellOperator>(std::move(matrix), Path::Fused);
+    return std::make_unique<SellOperator<complex_double>>(std::move(matrix), Path::Fused);
 }
 
 std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix, const LatticeRowOrder& lattice,
                                              const TileOptions& options)
 {
-    return std::make_unique<SellOperator>(std::move(matrix), lattice, options);
+    return std::make_unique<SellOperator<complex_double>>(std::move(matrix), lattice, options);
+}
+
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>> matrix)
+{
+    return std::make_unique<SellOperator<complex_single>>(std::move(matrix), Path::Fused);
+}
+
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>> matrix,
+                                             const LatticeRowOrder& lattice, const TileOptions& options)
+{
+    return std::make_unique<SellOperator<complex_single>>(std::move(matrix), lattice, options);
 }
 
 std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix,
                                              std::shared_ptr<const ChunkSchedule> schedule)
 {
-    return std::make_unique<SellOperator>(std::move(matrix), std::move(schedule));
+    return std::make_unique<SellOperator<complex_double>>(std::move(matrix), std::move(schedule));
 }
 
 std::unique_ptr<Operator> make_naive_operator(std::shared_ptr<const SellMatrix> matrix)
 {
-    return std::make_unique<SellOperator>(std::move(matrix), Path::Naive);
+    return std::make_unique<SellOperator<complex_double>>(std::move(matrix), Path::Naive);
 }
 
 }  // namespace topokpm::numerics

@@ -27,6 +27,17 @@ std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> m
 std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix, const LatticeRowOrder& lattice,
                                              const TileOptions& options = {});
 
+/// Single precision (`--precision single`): the same operators over a complex-float matrix
+/// (BasicSellMatrix<complex_single>::build rounds the model's values). precision() is
+/// Single; the KPM recurrence then keeps its vectors in complex float (kernel contract in
+/// sell_kernels.hpp); apply() on double blocks goes through one single sweep
+/// (Operator::apply). name(): the double name + "-single". The tiled schedules are built
+/// from the structure as in double (the tile budget counts 16 bytes per vector entry,
+/// so a single tile holds half the bytes it could; measured equal, docs/performance.md).
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>> matrix);
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>> matrix,
+                                             const LatticeRowOrder& lattice, const TileOptions& options = {});
+
 /// The SELL operator with a fixed, caller-made chunk schedule (e.g. build_from_row_segments()
 /// for another row order). Used when the thread count at apply() equals
 /// schedule->num_threads; otherwise the static split.

@@ -17,7 +17,7 @@ namespace topokpm::numerics {
 /// H the matrix block_stencil.hpp defines; the same results as
 /// make_block_stencil_reference_operator up to rounding.
 ///
-/// How (block_stencil_kernels.cpp): the non-zero entries of each orbital's row (on-site
+/// How (stencil_kernels.cpp): the non-zero entries of each orbital's row (on-site
 /// block and every term, equal offsets merged) are compiled once into a table of (relative
 /// column, value). The sweep visits the lattice in tiles of z-columns, x outermost inside a
 /// tile so that the x planes a tile touches stay in the caches; each z-column is cut into
@@ -29,7 +29,7 @@ namespace topokpm::numerics {
 /// neighbours coincide) build their column table with explicit checks. Tiles are x-slabs
 /// per thread, or y-tiles of ~640 KiB per x-plane when a plane exceeds 2 MiB (ti 64x64x40
 /// at R >= 16), with software prefetch of the far neighbour rows for R >= 16
-/// (measurements in the .cpp; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
+/// (measurements in docs/performance.md; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
 /// tuning and tests). The potential is
 /// applied in the epilogue together with the shift: y = scale (Hx + (V - shift) x) + beta y.
 /// R in {1, 2, 4, 8, 16, 32} and B in {2, 4} are compile-time specialised, other widths
@@ -50,12 +50,12 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 /// Precision::Single (`--precision single`, docs/performance.md "Single precision"): the
 /// same sweep (one algorithm, templated on the value type: tables, tiling, groups, checked
 /// and fast paths) on complex-float blocks, with the rules of the SELL single kernel
-/// (sell_single.hpp): the block values and the vectors are complex float, a row's sum over
+/// (sell_kernels.hpp): the block values and the vectors are complex float, a row's sum over
 /// its entries is float, the epilogue y = scale (sum + (V - shift) x) + beta y is double
 /// (the potential V, scale and shift are not rounded) and rounded once to float, and the
 /// dots <x|x>, <y|x> are accumulated in double per thread, then in thread order.
-/// precision() is Single and apply_single() runs that sweep; apply() rounds x (and y when
-/// beta != 0) to float, sweeps in single and widens y back. R = 8, 16, 32 are
+/// precision() is Single: apply() on complex-float blocks runs that sweep; on double blocks
+/// it rounds x (and y when beta != 0) to float, sweeps in single and widens y back. R = 8, 16, 32 are
 /// register-blocked (8 complex floats per 512-bit vector, G = 8, 4, 2 rows per group),
 /// R = 4 the same with one 256-bit vector per row (G = 8), R = 1, 2 vectorised across
 /// 8 / R rows (G = 8), other widths the generic loop. The tiling rule

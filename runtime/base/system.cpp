@@ -68,7 +68,7 @@ void require_memory(double needed_bytes, double available_bytes, const std::stri
         throw ResourceError(detail::concat(what, " needs ", format_bytes(needed_bytes), ", have ",
                                            format_bytes(available_bytes),
                                            " available on this machine; reduce the lattice, "
-                                           "--vectors, or run on more ranks"));
+                                           "{vectors}, or run on more ranks"));
 }
 
 }  // namespace topokpm

@@ -98,7 +98,7 @@ void require_device_memory(double bytes, int device, const std::string& what)
         throw ResourceError(detail::concat(what, " needs ", format_gib(bytes), " GiB on cuda:", device,
                                            ", the device has ", format_gib(static_cast<double>(m.free_bytes)),
                                            " GiB free (of ", format_gib(static_cast<double>(m.total_bytes)),
-                                           " GiB); use a smaller lattice or fewer --vectors"));
+                                           " GiB); use a smaller lattice or fewer {vectors}"));
 }
 
 void set_device(int device)

@@ -44,8 +44,8 @@ std::uint64_t ti_nnz(std::uint64_t nx, std::uint64_t ny, std::uint64_t nz)
 
 Plan make_plan(const PlanInput& in)
 {
-    TOPOKPM_USER_REQUIRE(in.ranks >= 1, "--ranks ", in.ranks, " must be at least 1");
-    TOPOKPM_USER_REQUIRE(in.gpus >= 0 && in.gpus <= in.ranks, "--gpus ", in.gpus, " must be in [0, --ranks = ",
+    TOPOKPM_USER_REQUIRE(in.ranks >= 1, "{ranks} ", in.ranks, " must be at least 1");
+    TOPOKPM_USER_REQUIRE(in.gpus >= 0 && in.gpus <= in.ranks, "{gpus} ", in.gpus, " must be in [0, {ranks} = ",
                          in.ranks, "] (each GPU is driven by one rank)");
     TOPOKPM_USER_REQUIRE(in.vectors >= 1, "number of random vectors R = ", in.vectors, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.moments >= 2 && in.moments % 2 == 0, "number of moments M = ", in.moments,
@@ -67,7 +67,7 @@ Plan make_plan(const PlanInput& in)
     }
     if (G > 0) {
         TOPOKPM_USER_REQUIRE(positive(in.gpu_memory_gbs), "GPU memory bandwidth ", in.gpu_memory_gbs,
-                             " GB/s must be positive when --gpus ", in.gpus, " is given");
+                             " GB/s must be positive when {gpus} ", in.gpus, " is given");
         TOPOKPM_USER_REQUIRE(positive(in.host_device_gbs), "host-device bandwidth ", in.host_device_gbs,
                              " GB/s must be positive");
     }
@@ -82,12 +82,19 @@ Plan make_plan(const PlanInput& in)
     if (in.weights.empty()) {
         for (std::size_t p = 0; p < P; ++p) plan.weights.push_back(bandwidth_gbs(p));
     } else {
-        TOPOKPM_USER_REQUIRE(in.weights.size() == P, "--weights: ", in.weights.size(), " weights for ", P, " ranks");
+        TOPOKPM_USER_REQUIRE(in.weights.size() == P, "{weights}: ", in.weights.size(), " weights for ", P, " ranks");
         plan.weights = in.weights;
     }
     const std::vector<RowRange> ranges = split_rows(in.rows, in.block, plan.weights);
+    TOPOKPM_USER_REQUIRE(in.block_width >= 0, "block width W = ", in.block_width, " must be at least 1");
+    TOPOKPM_USER_REQUIRE(in.matrix_bytes_per_nonzero >= 0 && in.matrix_bytes_per_row >= 0 && in.value_bytes > 0,
+                         "operator cost coefficients ", in.matrix_bytes_per_nonzero, " B/nnz, ",
+                         in.matrix_bytes_per_row, " B/row, ", in.value_bytes, " B/value");
     const std::uint64_t plane = in.ny * in.nz * in.block;
-    const double R = in.vectors;
+    const int width = in.block_width > 0 && in.block_width < in.vectors ? in.block_width : in.vectors;
+    const double W = width;
+    const double blocks = static_cast<double>((in.vectors + width - 1) / width);
+    const double v = in.value_bytes;
     plan.ranks.resize(P);
     for (std::size_t p = 0; p < P; ++p) {
         RankPlan& rp = plan.ranks[p];
@@ -98,14 +105,15 @@ Plan make_plan(const PlanInput& in)
             std::llround(static_cast<long double>(in.nnz) * rp.range.size() / in.rows));
         rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane, in.periodic_x);
         const double halo = static_cast<double>(rp.halo_rows);
-        rp.halo_bytes_per_sweep = 16.0 * halo * R;
-        rp.memory_bytes = 20.0 * rp.nnz + 2 * 16.0 * rows * R + 2 * rp.halo_bytes_per_sweep;
-        rp.sweep_bytes = 20.0 * rp.nnz + 48.0 * rows * R;
+        rp.halo_bytes_per_sweep = v * halo * W;
+        const double operator_bytes = in.matrix_bytes_per_nonzero * rp.nnz + in.matrix_bytes_per_row * rows;
+        rp.memory_bytes = operator_bytes + 2 * v * rows * W + 2 * rp.halo_bytes_per_sweep;
+        rp.sweep_bytes = operator_bytes + 3 * v * rows * W;
         const double sweep_seconds = rp.sweep_bytes / (bandwidth_gbs(p) * 1e9);
         double comm_seconds = rp.halo_bytes_per_sweep / (in.network_gbs * 1e9);
         if (rp.gpu) comm_seconds += 2 * rp.halo_bytes_per_sweep / (in.host_device_gbs * 1e9);
-        rp.seconds_per_moment = (sweep_seconds + comm_seconds) / 2;
-        rp.seconds_per_moment_overlap = std::max(sweep_seconds, comm_seconds) / 2;
+        rp.seconds_per_moment = blocks * (sweep_seconds + comm_seconds) / 2;
+        rp.seconds_per_moment_overlap = blocks * std::max(sweep_seconds, comm_seconds) / 2;
         plan.seconds_per_moment = std::max(plan.seconds_per_moment, rp.seconds_per_moment);
         plan.seconds_per_moment_overlap = std::max(plan.seconds_per_moment_overlap, rp.seconds_per_moment_overlap);
         double& peak = rp.gpu ? plan.max_gpu_memory_bytes : plan.max_memory_bytes;
@@ -134,8 +142,9 @@ std::string format_plan(const Plan& plan)
     const PlanInput& in = plan.input;
     std::ostringstream os;
     os << "plan: N = " << in.rows << " rows (" << in.nx << "x" << in.ny << "x" << in.nz << " sites x " << in.block
-       << " orbitals, x " << (in.periodic_x ? "periodic" : "open") << "), nnz = " << in.nnz << ", R = " << in.vectors
-       << ", M = " << in.moments << ", P = " << in.ranks << " ranks";
+       << " orbitals, x " << (in.periodic_x ? "periodic" : "open") << "), nnz = " << in.nnz << ", R = " << in.vectors;
+    if (in.block_width > 0 && in.block_width < in.vectors) os << " in blocks of W = " << in.block_width;
+    os << ", M = " << in.moments << ", P = " << in.ranks << " ranks";
     if (in.gpus > 0) os << " (" << in.ranks - in.gpus << " cpu + " << in.gpus << " gpu)";
     os << "\n      bandwidth per rank: memory ";
     if (in.gpus < in.ranks) {
@@ -157,12 +166,12 @@ std::string format_plan(const Plan& plan)
     }
 
     char line[256];
-    const char* header_fmt = "%-9s %11s %12s %12s %10s %13s %12s %12s\n";
-    const char* row_fmt = "%-9s %11.0f %12.0f %12.0f %10.3f %13.1f %12.3f %12.3f\n";
+    const char* header_fmt = "%-9s %11s %12s %12s %10s %13s %12s %12s %12s\n";
+    const char* row_fmt = "%-9s %11.0f %12.0f %12.0f %10.3f %13.1f %12.3f %12.3f %12.3f\n";
     std::snprintf(line, sizeof line, header_fmt, "rank", "rows [1]", "nnz [1]", "halo [rows]", "mem [GiB]",
-                  "halo [MiB/sw]", "t/mom [ms]", "overlap [ms]");
+                  "halo [MiB/sw]", "t/mom [ms]", "overlap [ms]", "sweep [MiB]");
     os << line;
-    constexpr int cols = 7;
+    constexpr int cols = 8;
     auto values = [](const RankPlan& r, double* v) {
         v[0] = static_cast<double>(r.range.size());
         v[1] = static_cast<double>(r.nnz);
@@ -171,9 +180,10 @@ std::string format_plan(const Plan& plan)
         v[4] = r.halo_bytes_per_sweep / mib;
         v[5] = r.seconds_per_moment * 1e3;
         v[6] = r.seconds_per_moment_overlap * 1e3;
+        v[7] = r.sweep_bytes / mib;
     };
     auto emit = [&](const std::string& label, const double* v) {
-        std::snprintf(line, sizeof line, row_fmt, label.c_str(), v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+        std::snprintf(line, sizeof line, row_fmt, label.c_str(), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
         os << line;
     };
     if (plan.ranks.size() <= 16) {

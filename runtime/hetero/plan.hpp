@@ -12,14 +12,19 @@
 ///   two planes for an inner rank, clipped at open x ends, wrapped and capped at the
 ///   other ranks' rows when periodic in x. Exact for ranks holding at least one plane;
 ///   an upper bound for thinner ranks (kept simple on purpose);
-/// - memory: matrix 20 B/nnz (16 B value + 4 B column), two 16*rows*R vector blocks,
-///   a receive and a send buffer of 16*halo_rows*R each (a slab sends what it receives);
-/// - time: one sweep gives two moments and streams 20*nnz + 48*rows*R bytes (matrix,
-///   read x, read and write y) at the rank's memory bandwidth b, and receives
-///   16*halo_rows*R bytes at the network bandwidth; a GPU rank also moves its send and
+/// - operator bytes of a rank: a_nnz nnz + a_row rows, held and read once per sweep, with
+///   the coefficients of the operator the run builds (numerics::operator_cost_model(): SELL
+///   double a_nnz = 20, matrix-free a_row = 8 bytes per potential entry per row);
+/// - the R vectors run in ceil(R / W) blocks of W columns (W = --block-width, default R);
+///   v bytes per vector entry (16);
+/// - memory: operator bytes, two v*rows*W vector blocks, a receive and a send buffer of
+///   v*halo_rows*W each (a slab sends what it receives);
+/// - time: one sweep gives two moments of W columns and streams operator bytes + 3*v*rows*W
+///   (read x, read and write y) at the rank's memory bandwidth b, and receives
+///   v*halo_rows*W bytes at the network bandwidth; a GPU rank also moves its send and
 ///   receive rows over PCIe. Without overlap:
-///   seconds per moment = (sweep_bytes / b + comm_seconds) / 2; with perfect overlap
-///   the sum becomes a max. The slowest rank sets the pace: total = M * max over ranks.
+///   seconds per moment = blocks * (sweep_bytes / b + comm_seconds) / 2; with perfect
+///   overlap the sum becomes a max. The slowest rank sets the pace: total = M * max over ranks.
 
 #include <cstdint>
 #include <string>
@@ -43,6 +48,13 @@ struct PlanInput {
     std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
     bool periodic_x = true;
     int vectors = 1;              ///< R
+    int block_width = 0;          ///< W columns per sweep, 1 <= W; 0 or W > R: W = R
+    /// Operator bytes per stored nonzero and per row (held and read per sweep), and bytes
+    /// per vector entry: numerics::OperatorCostModel of the operator the run builds. The
+    /// defaults are SELL-C-σ in double precision.
+    double matrix_bytes_per_nonzero = 20;
+    double matrix_bytes_per_row = 0;
+    double value_bytes = 16;
     int moments = 2;              ///< M, even
     int ranks = 1;                ///< P, all ranks (CPU and GPU)
     /// Weights, one per rank; empty: proportional to each rank's memory bandwidth
@@ -62,9 +74,9 @@ struct RankPlan {
     bool gpu = false;
     std::uint64_t nnz = 0;
     std::uint64_t halo_rows = 0;
-    double memory_bytes = 0;          ///< matrix + two vector blocks + send/receive buffers
+    double memory_bytes = 0;          ///< operator + two vector blocks + send/receive buffers
     double halo_bytes_per_sweep = 0;  ///< received per sweep (the same amount is sent)
-    double sweep_bytes = 0;           ///< memory traffic per sweep
+    double sweep_bytes = 0;           ///< memory traffic per sweep of W columns
     double seconds_per_moment = 0;    ///< halo exchange not overlapped
     double seconds_per_moment_overlap = 0;  ///< halo exchange hidden behind the sweep
 };

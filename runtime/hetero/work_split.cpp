@@ -14,7 +14,7 @@ namespace {
 
 [[noreturn]] void bad_weights(const std::string& text, const std::string& why)
 {
-    throw InputError(detail::concat("--weights '", text, "': ", why,
+    throw InputError(detail::concat("{weights} '", text, "': ", why,
                                     " (allowed: \"w0:w1:...\" with one positive finite weight per rank, or \"auto\")"));
 }
 
@@ -27,7 +27,7 @@ std::vector<double> weights_from_rates(const std::vector<double>& rates)
     TOPOKPM_USER_REQUIRE(!rates.empty(), "auto weights need one measured rate per rank, got none");
     double mean = 0.0;
     for (std::size_t r = 0; r < rates.size(); ++r) {
-        TOPOKPM_USER_REQUIRE(std::isfinite(rates[r]) && rates[r] > 0.0, "--weights auto: the measured rate of rank ",
+        TOPOKPM_USER_REQUIRE(std::isfinite(rates[r]) && rates[r] > 0.0, "{weights} auto: the measured rate of rank ",
                              r, " is ", rates[r], "; every rank needs a positive finite rate");
         mean += rates[r];
     }

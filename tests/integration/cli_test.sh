@@ -39,6 +39,16 @@ plan="$("$exe" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 10
 check "--plan 1024 ranks exits 0" "[ $? -eq 0 ]"
 check "--plan shows 400000 rows per rank" "grep -q 'min cpu *400000' <<<\"\$plan\""
 out=/dev/null bad "--plan 4 ranks refused" "needs 122.75 GiB per rank" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --plan-bandwidth 100 --memory-limit 64
+# --plan prices the operator and block width the run would use. ti 24x24x10 (N = 23040,
+# nnz = 290304) on 4 ranks: 5760 rows and 72576 nonzeros each. Sweep bytes by hand
+# (seed 004's minimum traffic, 3 x 16 bytes per row and column of the W-column block):
+#   sell, R = 32 (W = R):   20 x 72576 + 48 x 5760 x 32 = 10298880 B = 9.822 MiB
+#   sell, --block-width 8:  20 x 72576 + 48 x 5760 x 8  =  3663360 B = 3.494 MiB
+#   free, R = 8: potential 8 B per site (1440 sites) + 48 x 5760 x 8 = 2223360 B = 2.120 MiB
+plan_row() { "$exe" --config "$src/inputs/ti_quick.ini" --plan --ranks 4 --plan-bandwidth 10 --memory-limit 1 "$@" 2>&1 | grep '^0 cpu'; }
+check "--plan sell R = 32 sweeps 9.822 MiB" "plan_row --vectors 32 | grep -q ' 9.822\$'"
+check "--plan --block-width 8 sweeps 3.494 MiB" "plan_row --vectors 32 --block-width 8 | grep -q ' 3.494\$'"
+check "--plan --matrix free sweeps 2.120 MiB" "plan_row --matrix free | grep -q ' 2.120\$'"
 bad "impossible lattice" "--lattice" --lattice 0x4x4
 bad "dot period" "--dot-period" --lattice 10x10x4 --dot-period 4
 bad "missing input" "--config" --config "$work/none.ini"

@@ -7,6 +7,7 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
 
 using namespace topokpm;
@@ -51,7 +52,7 @@ TEST(OperatorEquivalence, AllOperatorsApplyTheSameMatrix)
             numerics::SellMatrix::build(*model, 0, n, {32, 64}))));
         ops.push_back(numerics::make_sell_operator(std::make_shared<numerics::SellMatrix>(
             numerics::SellMatrix::build(*model, 0, n, {8, 1}))));
-        ops.push_back(model->make_matrix_free());
+        ops.push_back(numerics::make_cpu_stencil_operator(model->block_stencil()));
         for (const int r : {1, 3, 8, 32}) {
             BlockVector x(n, r), y0(n, r);
             numerics::fill_random_phase_vectors(x, 17, 0, n);

@@ -22,22 +22,25 @@ public:
     std::string name() const override { return "dense-test"; }
     OperatorCost cost() const override { return {double(n_ * n_), 16.0 * n_ * n_, 16.0 * n_ * n_}; }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
         const int r = x.num_cols();
-        if (ops.want_dots) dots->reset(r);
+        if (dots) dots->reset(r);
         for (global_index i = 0; i < n_; ++i)
             for (int c = 0; c < r; ++c) {
                 complex_type acc = 0.0;
                 for (global_index j = 0; j < n_; ++j) acc += a_[i + j * n_] * x(j, c);
                 const complex_type v = ops.scale * (acc - ops.shift * x(i, c));
                 y(i, c) = ops.beta == 0.0 ? v : v + ops.beta * y(i, c);
-                if (ops.want_dots) {
+                if (dots) {
                     dots->xx[c] += std::norm(x(i, c));
                     dots->yx[c] += std::conj(y(i, c)) * x(i, c);
                 }
             }
     }
+
+public:
 
 private:
     std::vector<complex_type> a_;

@@ -10,11 +10,33 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "numerics/base/operator.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
 
 namespace topokpm::testing {
+
+/// The complex-float block of the single-precision tests.
+using SingleBlock = BasicBlockVector<complex_single>;
+
+/// The single-precision SELL operator over `m`'s values rounded to complex float.
+inline std::unique_ptr<Operator> single_sell_operator(const numerics::SellMatrix& m)
+{
+    return numerics::make_sell_operator(
+        std::make_shared<const numerics::BasicSellMatrix<complex_single>>(numerics::convert_values<complex_single>(m)));
+}
+/// The same with the tiled sweep order of `lattice`.
+inline std::unique_ptr<Operator> single_sell_operator(const numerics::SellMatrix& m,
+                                                      const numerics::LatticeRowOrder& lattice,
+                                                      const numerics::TileOptions& options = {})
+{
+    return numerics::make_sell_operator(
+        std::make_shared<const numerics::BasicSellMatrix<complex_single>>(numerics::convert_values<complex_single>(m)),
+        lattice, options);
+}
 
 inline constexpr double kEpsSingle = std::numeric_limits<float>::epsilon();   ///< 2 u_f = 2^-23
 inline constexpr double kEpsDouble = std::numeric_limits<double>::epsilon();  ///< 2 u_d = 2^-52

@@ -173,10 +173,10 @@ TEST(DampingFactors, KernelNamesRoundTrip)
 TEST(DampingFactors, BadInputIsRejected)
 {
     for (const std::string name : {"foo", "Jackson", "", "lorentz "})
-        expect_input_error([&] { parse_damping_kernel(name); }, {"--kernel", "jackson", "lorentz", "none"});
+        expect_input_error([&] { parse_damping_kernel(name); }, {"{kernel}", "jackson", "lorentz", "none"});
     for (double lambda : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()})
-        expect_input_error([&] { damping_factors(DampingKernel::Lorentz, 16, lambda); }, {"--lorentz-lambda"});
-    expect_input_error([] { damping_factors(DampingKernel::Jackson, 0, 4.0); }, {"--moments"});
+        expect_input_error([&] { damping_factors(DampingKernel::Lorentz, 16, lambda); }, {"{lorentz_lambda}"});
+    expect_input_error([] { damping_factors(DampingKernel::Jackson, 0, 4.0); }, {"{moments}"});
     // lambda is the Lorentz kernel's only: the others ignore it.
     EXPECT_NO_THROW(damping_factors(DampingKernel::Jackson, 8, std::nan("")));
     EXPECT_NO_THROW(damping_factors(DampingKernel::None, 8, -1.0));
@@ -188,7 +188,7 @@ TEST(Reconstruct, EnergyPointsFewerThanMomentsAreRejected)
 {
     const std::vector<double> mu = flat_moments(64), g(64, 1.0);
     expect_input_error([&] { reconstruct_chebyshev_grid(mu, g, 63, 1.0, 0.0); },
-                       {"--energy-points", "must be >= --moments"});
+                       {"{energy_points}", "must be >= {moments}"});
     EXPECT_NO_THROW(reconstruct_chebyshev_grid(mu, g, 64, 1.0, 0.0));
 }
 

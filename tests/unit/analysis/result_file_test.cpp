@@ -287,8 +287,8 @@ TEST_F(ResultFile, CheckOutputWritable)
     // A missing directory, /proc (no regular files can be created there, not even by root),
     // and a directory given as the output file.
     const std::string missing = file("missing/out.h5");
-    expect_io_error([&] { check_output_writable(missing); }, {"--output", missing, "No such file or directory"});
-    expect_io_error([] { check_output_writable("/proc/x"); }, {"--output", "/proc/x"});
+    expect_io_error([&] { check_output_writable(missing); }, {"{output}", missing, "No such file or directory"});
+    expect_io_error([] { check_output_writable("/proc/x"); }, {"{output}", "/proc/x"});
     expect_io_error([] { check_output_writable("/proc/x/out.h5"); }, {"/proc/x/out.h5"});
     expect_io_error([&] { check_output_writable(dir_.string()); }, {dir_.string(), "Is a directory"});
     expect_io_error([&] { check_output_writable(missing, "--export-matrix"); }, {"--export-matrix", missing});

@@ -16,6 +16,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
 #include "tests/support/backends.hpp"
 
 using namespace topokpm;
@@ -72,7 +73,7 @@ TEST(CudaKpm, StochasticTraceMomentsEqualTheCpuMoments)
         const numerics::KpmScaling scaling = numerics::kpm_scaling(bounds, 0.01);
         auto sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {32, 256}));
         const auto cpu_sell = numerics::make_sell_operator(sell);
-        const auto cpu_free = model->make_matrix_free();
+        const auto cpu_free = numerics::make_cpu_stencil_operator(model->block_stencil());
         const auto gpu_sell = numerics::make_cuda_sell_operator(sell, 0);
         const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
         for (const int r : {1, 3, 8, 32}) {
@@ -96,7 +97,7 @@ TEST(CudaKpm, ExactTraceAndLanczosRunThroughTheMirror)
     p.nx = 4;
     p.ny = 5;
     const auto model = hamiltonians::make_model(p);
-    const auto cpu = model->make_matrix_free();
+    const auto cpu = numerics::make_cpu_stencil_operator(model->block_stencil());
     const auto gpu = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
     const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(*model), 0.01);
     // Exact trace refills the start block on the host between blocks (host write after

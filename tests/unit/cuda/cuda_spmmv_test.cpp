@@ -24,6 +24,7 @@
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
 #include "tests/support/backends.hpp"
 
 using namespace topokpm;
@@ -205,7 +206,7 @@ TEST(CudaSpmmv, StencilMatchesTheCpuMatrixFreeOperator)
     for (const Case& k : cases()) {
         const auto model = hamiltonians::make_model(k.params);
         const auto gpu = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
-        const auto cpu = model->make_matrix_free();
+        const auto cpu = numerics::make_cpu_stencil_operator(model->block_stencil());
         EXPECT_EQ(gpu->cost().nonzeros, cpu->cost().nonzeros) << k.label;
         for (const int r : kWidths)
             for (const double beta : {0.0, -1.0})
@@ -227,7 +228,7 @@ TEST(CudaSpmmv, LargerThanOneGridPass)
     auto sell = std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, n, {32, 256}));
     const auto gpu_sell = numerics::make_cuda_sell_operator(sell, 0);
     const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
-    const auto cpu = model->make_matrix_free();
+    const auto cpu = numerics::make_cpu_stencil_operator(model->block_stencil());
     for (const int r : {1, 8, 32}) {
         expect_same_apply(*gpu_sell, *cpu, *model, r, -1.0, true, "large sell R=" + std::to_string(r));
         expect_same_apply(*gpu_free, *cpu, *model, r, -1.0, true, "large free R=" + std::to_string(r));

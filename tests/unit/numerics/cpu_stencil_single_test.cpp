@@ -21,13 +21,15 @@
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
-#include "numerics/spmmv/sell_single.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
+using topokpm::testing::SingleBlock;
+using topokpm::testing::single_sell_operator;
 
 namespace {
 
@@ -95,7 +97,7 @@ BlockStencil absolute(const BlockStencil& s, bool with_potential)
 
 /// Per entry of y (row-major like BlockVector): sum_k |a_ik| |x_k| over the stencil's
 /// hopping terms (the values the kernel rounds to float and sums in float), potential excluded.
-std::vector<double> hopping_abs_sums(const BlockStencil& s, const BlockVectorSingle& x)
+std::vector<double> hopping_abs_sums(const BlockStencil& s, const SingleBlock& x)
 {
     const global_index n = s.num_rows();
     const int r = x.num_cols();
@@ -203,14 +205,14 @@ void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const O
     BlockVector xd(n, r), yd(n, r);
     fill_random_phase_vectors(xd, 5, 0, n);
     fill_random_phase_vectors(yd, 6, 0, n);
-    const BlockVectorSingle x = to_single(xd);
-    const BlockVectorSingle y0 = to_single(yd);
-    BlockVectorSingle y = to_single(yd);
+    const SingleBlock x = convert_block<complex_single>(xd);
+    const SingleBlock y0 = convert_block<complex_single>(yd);
+    SingleBlock y = convert_block<complex_single>(yd);
     if (ops.beta == 0.0)
         for (size_t i = 0; i < y.size(); ++i) y.data()[i] = complex_single(NAN, NAN);  // never read
     DotSums dots;
 
-    op.apply_single(x, y, ops, &dots);
+    op.apply(x, y, ops, &dots);
 
     const std::vector<double> h = hopping_abs_sums(st, x);
     for (int c = 0; c < r; ++c) {
@@ -268,7 +270,7 @@ TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
 }
 
 // Name, cost and the precision seam: the one-argument function (and Precision::Double)
-// stays double and refuses apply_single; the single operator's apply() is the single sweep
+// stays double and refuses complex-float blocks; the single operator's apply() is the single sweep
 // on the rounded inputs, widened exactly.
 TEST(CpuStencilSingle, NameCostAndDoubleInterface)
 {
@@ -291,18 +293,18 @@ TEST(CpuStencilSingle, NameCostAndDoubleInterface)
         BlockVector x(n, r), y(n, r);
         fill_random_phase_vectors(x, 1, 0, n);
         fill_random_phase_vectors(y, 2, 0, n);
-        const BlockVectorSingle xs = to_single(x);
-        BlockVectorSingle ys = to_single(y);
+        const SingleBlock xs = convert_block<complex_single>(x);
+        SingleBlock ys = convert_block<complex_single>(y);
         DotSums ds, dd;
         const AugmentedOps ops{0.5, 0.25, -1.0, true};
-        sgl->apply_single(xs, ys, ops, &ds);
+        sgl->apply(xs, ys, ops, &ds);
         sgl->apply(x, y, ops, &dd);
-        const BlockVector expected = to_double(ys);
+        const BlockVector expected = convert_block<complex_double>(ys);
         for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], expected.data()[i]) << "R=" << r << " " << i;
         EXPECT_EQ(ds.xx, dd.xx);
         EXPECT_EQ(ds.yx, dd.yx);
-        BlockVectorSingle yt(n, r);
-        EXPECT_THROW(dbl->apply_single(xs, yt, ops, &ds), InputError);
+        SingleBlock yt(n, r);
+        EXPECT_THROW(dbl->apply(xs, yt, ops, &ds), InputError);
     }
 }
 
@@ -318,17 +320,17 @@ TEST(CpuStencilSingle, AgreesWithSingleSellWithinTheFloatBound)
         const int r = 8;
         const int m = std::max(stencil_row_entries(st), mdl->max_row_length());
         const auto stencil = make_cpu_stencil_operator(st, Precision::Single);
-        const auto sell = make_sell_single_operator(SellMatrix::build(*mdl, 0, n, {8, 32}));
+        const auto sell = single_sell_operator(SellMatrix::build(*mdl, 0, n, {8, 32}));
         BlockVector xd(n, r), yd(n, r);
         fill_random_phase_vectors(xd, 3, 0, n);
         fill_random_phase_vectors(yd, 4, 0, n);
-        const BlockVectorSingle x = to_single(xd);
-        const BlockVectorSingle y0 = to_single(yd);
-        BlockVectorSingle ya = to_single(yd), yb = to_single(yd);
+        const SingleBlock x = convert_block<complex_single>(xd);
+        const SingleBlock y0 = convert_block<complex_single>(yd);
+        SingleBlock ya = convert_block<complex_single>(yd), yb = convert_block<complex_single>(yd);
         const AugmentedOps ops{0.6, 0.2, -1.0, true};
         DotSums da, db;
-        stencil->apply_single(x, ya, ops, &da);
-        sell->apply_single(x, yb, ops, &db);
+        stencil->apply(x, ya, ops, &da);
+        sell->apply(x, yb, ops, &db);
         // S_i including the potential, from the absolute-value stencil.
         BlockVector xabs(n, r), sabs(n, r);
         for (size_t i = 0; i < x.size(); ++i) xabs.data()[i] = std::abs(x.data()[i]);
@@ -363,7 +365,7 @@ TEST(CpuStencilSingle, AgreesWithSingleSellWithinTheFloatBound)
 
 // The moments of a single-precision KPM run on the stencil at M = 4096 against the double
 // stencil, with the random-walk rounding model of
-// SellSingle.MomentsAtM4096StayWithinTheRoundingModelOfDouble (docs/performance.md):
+// SellFloat.MomentsAtM4096StayWithinTheRoundingModelOfDouble (docs/performance.md):
 //     |Δmu_n| <= 4 kappa c eps_f sqrt(n / 2 + 1),  c = (m + 3)(2 ||Ht||_inf + 1),
 // kappa = 1 / sqrt(1 - (1 - e/2)^2), and the largest difference below 1 % of the
 // stochastic error 1 / sqrt(N R). The single SELL run is held to the same bound.
@@ -374,7 +376,7 @@ TEST(CpuStencilSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     const BlockStencil st = mdl->block_stencil();
     const auto dbl = make_cpu_stencil_operator(st);
     const auto sgl = make_cpu_stencil_operator(st, Precision::Single);
-    const auto sell = make_sell_single_operator(SellMatrix::build(*mdl, 0, n, {8, 64}));
+    const auto sell = single_sell_operator(SellMatrix::build(*mdl, 0, n, {8, 64}));
     const SpectralBounds gb = gershgorin_bounds(*mdl);
     const double epsilon = 0.01;
     const KpmScaling scaling = kpm_scaling(gb, epsilon);
@@ -421,15 +423,15 @@ TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
     for (const int r : {1, 3, 8, 16, 32}) {
         BlockVector xd(n, r);
         fill_random_phase_vectors(xd, 4, 0, n);
-        const BlockVectorSingle x = to_single(xd);
+        const SingleBlock x = convert_block<complex_single>(xd);
         std::vector<complex_single> first;
         DotSums first_dots;
         for (const int threads : {1, 2, 3, 0}) {
             omp_set_num_threads(threads > 0 ? threads : 2);
             if (threads == 0) setenv("TOPOKPM_STENCIL_TILES", "2,2,3", 1);  // small tiles, 2 threads
-            BlockVectorSingle y(n, r);
+            SingleBlock y(n, r);
             DotSums dots;
-            op->apply_single(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
+            op->apply(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
             if (threads == 0) unsetenv("TOPOKPM_STENCIL_TILES");
             if (threads == 1) {
                 first.assign(y.data(), y.data() + y.size());

@@ -300,7 +300,7 @@ TEST(CpuStencil, RandomStencilsGenericAndSpecialisedOrbitals)
 TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
 {
     // The default tiling of these small lattices is one x-slab per thread; the override
-    // (the tuning knob of block_stencil_kernels.cpp) forces y- and z-tiles with ragged ends.
+    // (the tuning knob of stencil_kernels.cpp) forces y- and z-tiles with ragged ends.
     const BlockStencil ti = hamiltonians::make_model(ti_params(5, 7, 23, "ppo"))->block_stencil();
     const BlockStencil gr = hamiltonians::make_model(graphene_params(4, 9, "pp"))->block_stencil();
     for (const char* tiles : {"5,2,23", "2,3,5", "1,1,7", "3,7,1"}) {

@@ -183,13 +183,13 @@ TEST(SellMatrix, RejectsBadChunkHeightAndSigmaNamingTheOption)
         SellMatrix::build(src, 0, 4, {0, 1});
         FAIL() << "C = 0 accepted";
     } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("--sell-C"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("{sell_chunk_height}"), std::string::npos) << e.what();
     }
     try {
         SellMatrix::build(src, 0, 4, {4, 0});
         FAIL() << "sigma = 0 accepted";
     } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("--sell-sigma"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("{sell_sigma}"), std::string::npos) << e.what();
     }
 }
 

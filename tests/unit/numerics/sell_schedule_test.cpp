@@ -19,7 +19,7 @@
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/sparse/sell_schedule.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/random_source.hpp"
 

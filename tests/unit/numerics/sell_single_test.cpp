@@ -15,12 +15,13 @@
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/sell_single.hpp"
 #include "tests/support/random_source.hpp"
 #include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
+using topokpm::testing::SingleBlock;
+using topokpm::testing::single_sell_operator;
 using topokpm::testing::RandomSparseSource;
 
 namespace {
@@ -64,7 +65,7 @@ struct RowSums {
     std::vector<double> abs_s;
 };
 
-RowSums row_sums(const RowSource& src, const BlockVectorSingle& x)
+RowSums row_sums(const RowSource& src, const SingleBlock& x)
 {
     const global_index n = src.num_rows();
     const int r = x.num_cols();
@@ -83,17 +84,17 @@ RowSums row_sums(const RowSource& src, const BlockVectorSingle& x)
     return out;
 }
 
-void check_single_sweep(const RowSums& sums, const Operator& op, const BlockVectorSingle& x,
-                        const BlockVectorSingle& y0, const AugmentedOps& ops, const std::string& what)
+void check_single_sweep(const RowSums& sums, const Operator& op, const SingleBlock& x,
+                        const SingleBlock& y0, const AugmentedOps& ops, const std::string& what)
 {
     const global_index n = x.num_rows();
     const int r = x.num_cols();
-    BlockVectorSingle y(n, r);
+    SingleBlock y(n, r);
     for (size_t i = 0; i < y.size(); ++i)  // beta == 0: NaN garbage that must never be read
         y.data()[i] = ops.beta == 0.0 ? complex_single(NAN, NAN) : y0.data()[i];
     DotSums dots;
 
-    op.apply_single(x, y, ops, &dots);
+    op.apply(x, y, ops, &dots);
 
     for (int c = 0; c < r; ++c) {
         topokpm::testing::SingleDotReference dot_ref;
@@ -118,7 +119,7 @@ void check_single_sweep(const RowSums& sums, const Operator& op, const BlockVect
 // Partial last chunks, empty rows, C in {1, 4, 8, 32}, σ in {1, 64}; the register-blocked
 // widths (8, 16, 32), the chunk-wide ones (1, 2, 4) and the generic ones (3, 12); beta 0
 // (NaN garbage in y), -1 (the KPM step) and 0.5.
-TEST(SellSingle, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
+TEST(SellFloat, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
 {
     for (const global_index n : {7, 33, 130}) {
         const RandomSparseSource src(n, 11);
@@ -126,14 +127,14 @@ TEST(SellSingle, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
         for (const int c : {1, 4, 8, 32})
             for (const int sigma : {1, 64}) {
                 ops.emplace_back("C=" + std::to_string(c) + " sigma=" + std::to_string(sigma),
-                                 make_sell_single_operator(SellMatrix::build(src, 0, n, {c, sigma})));
+                                 single_sell_operator(SellMatrix::build(src, 0, n, {c, sigma})));
                 ASSERT_EQ(ops.back().second->precision(), Precision::Single);
             }
         for (const int r : {1, 2, 3, 4, 8, 12, 16, 32}) {
             BlockVector xd(n, r), yd(n, r);
             fill_random_phase_vectors(xd, 5, 0, n);
             fill_random_phase_vectors(yd, 6, 0, n);
-            const BlockVectorSingle x = to_single(xd), y0 = to_single(yd);
+            const SingleBlock x = convert_block<complex_single>(xd), y0 = convert_block<complex_single>(yd);
             const RowSums sums = row_sums(src, x);
             for (const auto& [label, op] : ops)
                 for (const double beta : {0.0, -1.0, 0.5})
@@ -146,22 +147,22 @@ TEST(SellSingle, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
 
 // The double interface of the single operator (used by Lanczos) is the single sweep on
 // the rounded inputs, widened exactly.
-TEST(SellSingle, DoubleInterfaceRoundsThroughSinglePrecision)
+TEST(SellFloat, DoubleInterfaceRoundsThroughSinglePrecision)
 {
     const global_index n = 300;
     const RandomSparseSource src(n, 3);
-    const auto op = make_sell_single_operator(SellMatrix::build(src, 0, n, {8, 32}));
+    const auto op = single_sell_operator(SellMatrix::build(src, 0, n, {8, 32}));
     for (const int r : {1, 8}) {
         BlockVector x(n, r), y(n, r);
         fill_random_phase_vectors(x, 1, 0, n);
         fill_random_phase_vectors(y, 2, 0, n);
-        const BlockVectorSingle xs = to_single(x);
-        BlockVectorSingle ys = to_single(y);
+        const SingleBlock xs = convert_block<complex_single>(x);
+        SingleBlock ys = convert_block<complex_single>(y);
         DotSums ds, dd;
         const AugmentedOps ops{0.5, 0.25, -1.0, true};
-        op->apply_single(xs, ys, ops, &ds);
+        op->apply(xs, ys, ops, &ds);
         op->apply(x, y, ops, &dd);
-        const BlockVector expected = to_double(ys);
+        const BlockVector expected = convert_block<complex_double>(ys);
         for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], expected.data()[i]) << "R=" << r << " " << i;
         EXPECT_EQ(ds.xx, dd.xx);
         EXPECT_EQ(ds.yx, dd.yx);
@@ -170,23 +171,23 @@ TEST(SellSingle, DoubleInterfaceRoundsThroughSinglePrecision)
 
 // Rows are independent: y is bit for bit the same on 1, 2 and 3 threads; the dots differ
 // only in the order of the per-thread double sums.
-TEST(SellSingle, ThreadCountChangesOnlyTheDotSummationOrder)
+TEST(SellFloat, ThreadCountChangesOnlyTheDotSummationOrder)
 {
     const global_index n = 300;
     const RandomSparseSource src(n, 9);
-    const auto op = make_sell_single_operator(SellMatrix::build(src, 0, n, {8, 32}));
+    const auto op = single_sell_operator(SellMatrix::build(src, 0, n, {8, 32}));
     const int saved = omp_get_max_threads();
     for (const int r : {1, 8, 32}) {
         BlockVector xd(n, r);
         fill_random_phase_vectors(xd, 4, 0, n);
-        const BlockVectorSingle x = to_single(xd);
+        const SingleBlock x = convert_block<complex_single>(xd);
         std::vector<complex_single> first;
         DotSums first_dots;
         for (const int threads : {1, 2, 3}) {
             omp_set_num_threads(threads);
-            BlockVectorSingle y(n, r);
+            SingleBlock y(n, r);
             DotSums dots;
-            op->apply_single(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
+            op->apply(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
             if (threads == 1) {
                 first.assign(y.data(), y.data() + y.size());
                 first_dots = dots;
@@ -216,7 +217,7 @@ TEST(SellSingle, ThreadCountChangesOnlyTheDotSummationOrder)
 // a broken kernel (wrong entry, float dot sums, stale vector) misses it by orders of
 // magnitude. The second check is the physics one: the rounding must stay far below the
 // stochastic error of the trace, ~ 1/sqrt(N R) per moment.
-TEST(SellSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
+TEST(SellFloat, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
 {
     hamiltonians::ModelParams p;
     p.name = "ti";
@@ -227,7 +228,7 @@ TEST(SellSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     const global_index n = model->num_rows();
     const SellMatrix m = SellMatrix::build(*model, 0, n, {8, 64});
     const auto dbl = make_sell_operator(std::make_shared<SellMatrix>(m));
-    const auto sgl = make_sell_single_operator(m);
+    const auto sgl = single_sell_operator(m);
     const SpectralBounds gb = gershgorin_bounds(*model);
     const double epsilon = 0.01;
     const KpmScaling scaling = kpm_scaling(gb, epsilon);
@@ -260,7 +261,7 @@ TEST(SellSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
 
 // The y-tiled sweep order changes only the order of the rows, not their arithmetic: y is
 // bit for bit the untiled one, the dots differ by the per-thread summation order only.
-TEST(SellSingle, TiledOrderEqualsTheStaticOrder)
+TEST(SellFloat, TiledOrderEqualsTheStaticOrder)
 {
     hamiltonians::ModelParams p;
     p.name = "ti";
@@ -275,19 +276,19 @@ TEST(SellSingle, TiledOrderEqualsTheStaticOrder)
     const int saved = omp_get_max_threads();
     for (const int threads : {1, 2, 3}) {
         omp_set_num_threads(threads);
-        const auto plain = make_sell_single_operator(m);
-        const auto tiled = make_sell_single_operator(m, LatticeRowOrder{p.nx, p.ny, 4 * p.nz}, tiles);
+        const auto plain = single_sell_operator(m);
+        const auto tiled = single_sell_operator(m, LatticeRowOrder{p.nx, p.ny, 4 * p.nz}, tiles);
         EXPECT_EQ(tiled->name(), "sell-8-32-tiled-single");
         for (const int r : {1, 8, 32}) {
             BlockVector xd(n, r), yd(n, r);
             fill_random_phase_vectors(xd, 1, 0, n);
             fill_random_phase_vectors(yd, 2, 0, n);
-            const BlockVectorSingle x = to_single(xd);
-            BlockVectorSingle ya = to_single(yd), yb = to_single(yd);
+            const SingleBlock x = convert_block<complex_single>(xd);
+            SingleBlock ya = convert_block<complex_single>(yd), yb = convert_block<complex_single>(yd);
             DotSums da, db;
             const AugmentedOps ops{0.4, 0.1, -1.0, true};
-            plain->apply_single(x, ya, ops, &da);
-            tiled->apply_single(x, yb, ops, &db);
+            plain->apply(x, ya, ops, &da);
+            tiled->apply(x, yb, ops, &db);
             for (size_t i = 0; i < ya.size(); ++i)
                 ASSERT_EQ(ya.data()[i], yb.data()[i]) << threads << " threads, R = " << r << ", entry " << i;
             for (int c = 0; c < r; ++c) {
@@ -297,4 +298,26 @@ TEST(SellSingle, TiledOrderEqualsTheStaticOrder)
         }
     }
     omp_set_num_threads(saved);
+}
+
+// Building the float matrix from the row source stores the same bits as rounding the double
+// matrix afterwards (run_dos builds it directly; the tests and the bench round a double one).
+TEST(SellFloat, BuildRoundsLikeConvertValues)
+{
+    const global_index n = 257;
+    const RandomSparseSource src(n, 5);
+    for (const SellParams p : {SellParams{8, 32}, SellParams{1, 1}, SellParams{32, 256}}) {
+        const SellMatrix d = SellMatrix::build(src, 0, n, p);
+        const auto direct = BasicSellMatrix<complex_single>::build(src, 0, n, p);
+        const auto rounded = convert_values<complex_single>(d);
+        EXPECT_EQ(direct.columns(), d.columns());
+        EXPECT_EQ(direct.row_of_slot(), d.row_of_slot());
+        EXPECT_EQ(direct.chunk_start(), d.chunk_start());
+        ASSERT_EQ(direct.values().size(), d.values().size());
+        for (size_t i = 0; i < d.values().size(); ++i) {
+            ASSERT_EQ(direct.values()[i], rounded.values()[i]) << i;
+            ASSERT_EQ(direct.values()[i].real(), static_cast<float>(d.values()[i].real())) << i;
+        }
+        EXPECT_EQ(direct.storage_bytes(), d.storage_bytes() - 8.0 * static_cast<double>(d.num_stored()));
+    }
 }

@@ -18,7 +18,7 @@ void expect_input_error(const std::string& text, int ranks, const std::string& p
         FAIL() << "no InputError for '" << text << "'";
     } catch (const InputError& e) {
         const std::string msg = e.what();
-        EXPECT_NE(msg.find("--weights"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("{weights}"), std::string::npos) << msg;
         EXPECT_NE(msg.find("w0:w1:..."), std::string::npos) << msg;
         EXPECT_NE(msg.find(part), std::string::npos) << msg;
     }

@@ -1,5 +1,5 @@
 #pragma once
-/// @file spmmv_kernels.hpp
+/// @file sell_kernels.hpp
 /// The kernel contract of the augmented SpMMV over SELL-C-σ, one namespace per backend.
 ///
 /// Every kernel computes, for all R columns of the row-major blocks x and y (element
@@ -40,6 +40,15 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 /// summed per thread in schedule order, then in thread order (deterministic for a fixed
 /// schedule and thread count; equal to the static split's up to rounding).
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule);
+
+/// Single precision (`--precision single`): the same contract on complex-float blocks and
+/// values; a row's sum over its entries is float, the epilogue y = scale (sum - shift x) +
+/// beta y is double rounded once to float, and the dots are accumulated in double from the
+/// stored floats. R = 2, 4 or a multiple of 8: register-blocked (a row's complex floats in
+/// 128-, 256- or 512-bit vectors); R = 1: the rows of a chunk side by side; other widths
+/// a generic loop. Minimum traffic 12 bytes per stored entry + 24 per row and column.
+void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* x, complex_single* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule);
 
 /// The SIMD instruction set the CPU kernels were compiled for ("AVX-512", "AVX2" or the

@@ -1,4 +1,5 @@
-// Fused augmented SpMMV over SELL-C-σ on the CPU (seed 004, Fig. 5):
+// Fused augmented SpMMV over SELL-C-σ on the CPU (seed 004, Fig. 5; contract in
+// numerics/spmmv/sell_kernels.hpp):
 //   y = scale (A - shift) x + beta y, with <x|x> and <y|x> per column, one pass over A.
 // Layout: entry k of slot s of chunk j at chunk_start[j] + k*C + s (sell_matrix.hpp, padding
 // = value 0 with a repeated valid column, so no branch); x, y row-major N x R, so the R
@@ -6,64 +7,29 @@
 // Complex numbers are handled as interleaved (re, im) doubles with explicit arithmetic:
 // std::complex multiplication would add the C99 NaN-recovery branch (__muldc3) per entry.
 //
-// Vectorisation (GCC 12.2, -O3 -march=native, AVX-512; checked with -fopt-info-vec and
-// objdump): the R loop is fully unrolled for the compile-time widths and GCC recognises
-// the interleaved complex multiply-add: per 4 complex values one vmulpd (Im v * x), one
-// vpermilpd (swap re/im), one vfmaddsub231pd (Re v * x -/+ ...) and the vaddpd into the
-// accumulator, on zmm for R >= 4, ymm for R = 2, xmm for R = 1 (one complex per row: no
-// SIMD across R is possible, and that width is memory-bound, B_min(1) = 2.23 bytes/flop).
-// The epilogue (shift/scale/axpby, dots) vectorises too; the generic runtime-R kernel
-// vectorises with a scalar remainder.
-//
-// Measured alternatives (ti 64x64x40, 2 threads, this machine), not kept:
-//  * compile-time C = 32 instead of runtime C: equal within 2 % for every R, so C stays
-//    a runtime parameter (no C x R instantiation matrix);
-//  * split accumulators (Re v * x and Im v * x summed separately, no permute in the hot
-//    loop): 10-25 % slower, twice the accumulator footprint in L1;
-//  * row-wise order (one row at a time, its split accumulators in registers) for R >= 8:
-//    15-60 % slower (fewer x rows in flight than with the C rows of a chunk side by side).
-//
-// Sweep order (issue 4). Both sweeps take an optional ChunkSchedule (sell_schedule.hpp,
-// iterated by for_each_scheduled_chunk, chunk_schedule.hpp): each thread keeps the chunk
-// range of the static split (the builder's first-touch split; this VM has one NUMA node,
-// so first touch cannot be measured here, but the thread -> rows mapping stays contiguous
-// and equal to the fill's) and visits it y tile by y tile (outer), x plane by x plane
-// (inner), so the x rows of the planes x-1, x, x+1 of a tile stay in cache.
-// Measured on the 2-vCPU Xeon (family 6 model 0xcf, AVX-512, 2 MiB L2 per core, a
-// 260 MiB L3 shared with other VMs; triad b = 12-25 GB/s, varying from minute to minute),
-// ti 64x64x40, 2 threads, spmmv-bench --interleave (all variants alternate in one process),
-// medians of 9-15 sweeps:
-//  * y tile Ty at R = 32, time relative to the untiled sweep, three runs (SELL-8-256):
-//    Ty = 2: +7/-7/-2 %, 4: -1/-9/-7 %, 8: -9/-11/-14 %, 16: -10/-10/-13 %, 32: -9 % (one
-//    run); SELL-32-256 (two runs): Ty = 4: -11/-7 %, 8: -9/-14 %, 16: -11/-13 %. The
-//    default budget (2 MiB of x per thread for the three planes, TileOptions) gives Ty = 8
-//    at R = 32 (8 tiles of 8 x 160 rows), 16 at R = 16, 32 at R = 8, none at R <= 4.
-//    These scans ran while other VMs loaded the machine (b 12-25 GB/s). On the quiet machine
-//    (b 25-26 GB/s, 3 runs of 15 interleaved sweeps) the orders are equal within noise:
-//    SELL-8 R = 32 89.6/85.1 ms untiled vs 86.8/83.9 ms tiled (-3/-1 %), SELL-32 equal,
-//    R = 8 (Ty 32) equal, R = 1 unchanged (static); the 260 MiB L3 of this Xeon holds the
-//    untiled plane triple (30 MiB) when nobody else uses it. The tiles matter where the
-//    L3 is small or shared (32 MiB Zen 4 of docs/performance.md, or a busy host).
-//  * non-temporal stores of y (_mm_stream_pd of the finished row, y read first as beta != 0):
-//    2x slower at R = 1 (24 -> 47-50 ms SELL-8, 24 -> 32.5 ms SELL-32) and at R = 32
-//    (186-203 -> 372-391 ms), two alternating process pairs. Not kept.
-//  * software prefetch (x rows of the last, i.e. largest-column, entry of each row and the
-//    y rows, 1, 2 or 4 chunks ahead in the same range): 8-20 % slower at R = 32 and 3-15 %
-//    at R = 8 than the tiled sweep without it (two in-process runs). Not kept: the sweep is
-//    bound by the L2 -> core traffic of the x rows (in-cache ti 8x8x10, R = 32: 43-45
-//    Gflop/s), and the prefetches add to exactly that.
+// Registered widths (width_registry.hpp) with C a multiple of the register group run the
+// register-blocked sweep (sell_sweep.hpp over complex_block_simd.hpp: split re/im
+// accumulators in registers); every other (R, C) runs sweep<> below, which keeps the C x R
+// interleaved sums of a chunk in an array (one PERFWARNING per shape). Both take an
+// optional ChunkSchedule (sell_schedule.hpp): the thread keeps its static-split chunk range
+// and visits it in y tiles so the x rows of the planes x-1, x, x+1 stay in cache.
+// Measurements behind these choices (C at run time, the accumulator form, the sweep
+// order, stores and prefetch that were tried and dropped): docs/performance.md,
+// "Kernel design measurements".
 #include <omp.h>
 
 #include <algorithm>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "numerics/cpu/chunk_schedule.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/cpu/sell_sweep.hpp"
-#include "numerics/spmmv/spmmv_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/log.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
@@ -140,6 +106,14 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
     if (want_dots) collect_dots(partial, num_threads, r, dots);
 }
 
+/// "1, 2, 4, 8, 16, 32" for the default registry.
+std::string registered_width_text()
+{
+    std::string text;
+    for (const int w : registered_widths()) text += (text.empty() ? "" : ", ") + std::to_string(w);
+    return text;
+}
+
 void warn_generic_once(int width, int chunk_height)
 {
     static std::mutex mutex;
@@ -147,8 +121,8 @@ void warn_generic_once(int width, int chunk_height)
     std::lock_guard<std::mutex> lock(mutex);
     if (warned.insert({width, chunk_height}).second)
         log::perf_warning("no specialised SELL SpMMV kernel for block width R = ", width, " and chunk height C = ",
-                          chunk_height, "; using the generic kernel (specialised: R in 1, 2, 4, 8, 16, 32 with C a",
-                          " multiple of 4/R; C in 8, 16, 32 recommended)");
+                          chunk_height, "; using the generic kernel (specialised: R in ", registered_width_text(),
+                          " with C a multiple of 4/R; C in 8, 16, 32 recommended)");
 }
 
 /// Largest G <= the register budget with C % G == 0 and (G R) % 4 == 0; 0 if none.
@@ -165,11 +139,7 @@ bool try_group(int c, const SellMatrix& a, const complex_type* x, complex_type* 
 {
     if constexpr (G >= 1 && (G * R) % 4 == 0) {
         if (pick_group(R, c) == G) {
-            const SellArrays<double> arrays{a.chunk_height(), a.num_chunks(), a.chunk_start().data(),
-                                            a.chunk_length().data(), a.columns().data(),
-                                            reinterpret_cast<const double*>(a.values().data()),
-                                            a.row_of_slot().data()};
-            sell_sweep_blocked<double, R, G>(arrays, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y),
+            sell_sweep_blocked<double, R, G>(sell_arrays(a), reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y),
                                              ops, dots, schedule);
             return true;
         }
@@ -202,17 +172,15 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    switch (num_cols) {
-    case 1: return dispatch_width<1>(a, x, y, ops, dots, schedule);
-    case 2: return dispatch_width<2>(a, x, y, ops, dots, schedule);
-    case 4: return dispatch_width<4>(a, x, y, ops, dots, schedule);
-    case 8: return dispatch_width<8>(a, x, y, ops, dots, schedule);
-    case 16: return dispatch_width<16>(a, x, y, ops, dots, schedule);
-    case 32: return dispatch_width<32>(a, x, y, ops, dots, schedule);
-    default:
-        warn_generic_once(num_cols, a.chunk_height());
-        return sweep<0>(a, x, y, num_cols, ops, dots, schedule);
-    }
+    with_width(num_cols, [&](auto width) {
+        constexpr int R = decltype(width)::value;
+        if constexpr (R > 0) {
+            dispatch_width<R>(a, x, y, ops, dots, schedule);
+        } else {
+            warn_generic_once(num_cols, a.chunk_height());
+            sweep<0>(a, x, y, num_cols, ops, dots, schedule);
+        }
+    });
 }
 
 }  // namespace topokpm::numerics::kernels::cpu

@@ -1,5 +1,5 @@
 #pragma once
-/// @file spmmv_kernels.hpp
+/// @file cuda_kernels.hpp
 /// The CUDA augmented SpMMV kernels as plain C++ declarations (no CUDA types), called by
 /// cuda_operator.cpp and bench/. Internal to numerics/cuda: algorithms use the Operator made
 /// by numerics/spmmv/cuda_operator.hpp instead.
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "numerics/base/operator.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "numerics/base/types.hpp"
 #include "runtime/device/device.hpp"
 
@@ -79,8 +80,8 @@ struct SweepInfo {
     bool specialised = true;        ///< false when R had to be strip-mined
 };
 
-/// Strip widths used for R columns (greedy over {32, 16, 8, 4, 2, 1}).
-std::vector<int> strip_widths(int num_cols);
+/// Strip widths used for R columns: numerics::strip_widths() of width_registry.hpp.
+using numerics::strip_widths;
 
 /// The augmented SpMMV over a SELL-C-σ matrix. x and y are device pointers to N x R blocks
 /// (N = a.num_rows) that must not alias.

@@ -30,47 +30,9 @@
 // For R >= 16 the fast path prefetches the rows 4 KiB ahead in every x stream at least a
 // z-column away (and in y).
 //
-// Measured (ti 64x64x40 "ppo", disorder 0.5, OMP_NUM_THREADS=2, this 2-vCPU AMD EPYC VM:
-// Zen 4, AVX-512, 1 MiB L2 per core, 32 MiB L3, triad b = 27-32 GB/s; shared and noisy, so
-// alternatives were compared inside one process, alternating, minimum of 7-9 sweeps):
-//
-//   R = 32, ms per sweep        sell-8 | free: x-slab/thread  y-tile ty=8  ty=4  ty=2  ty=16,tz=10
-//   no software prefetch        123    |      124            99          -     -     -
-//   prefetch (rows 4 KiB ahead) 119    |       87            76-80       87    119   128
-//   (tz < nz tiles (64,64,8), (64,64,4): 136 and 264 ms, slower; prefetch 2 or 8 KiB
-//   ahead: equal to 4 KiB; prefetching only the +-x streams: 87-98 ms, worse than all far
-//   streams.) The loads of x stalled 43 % of the samples without prefetch: a row of 13
-//   entries x 8 lines is too little work for the out-of-order window to cover the ±x, ±y
-//   misses; y-tiles keep the tile's three x-planes (3 x 640 KiB) mostly in L2/L3.
-//   At R <= 8 prefetch was neutral to 15 % slower (R = 8: 14.6 vs 17.0 ms), x-slabs best.
-// * Epilogue dots in interleaved form (x x, y x, y swap(x) per lane, combined once per
-//   thread) instead of de-interleaving per row: R = 32 80 -> 74-76 ms.
-// * Group size: G <= 8 rows (2 ti sites) instead of SELL's 32 at R = 1: 4.1-4.2 vs
-//   5.5-5.6 ms (R = 1), 7.5 vs 8.1 ms (R = 2), R = 4 equal.
-// Kept: the rows above, i.e. x-slabs per thread unless an x-plane exceeds 2 MiB, then
-// y-tiles of ~640 KiB per plane; prefetch for R >= 16; G <= 8.
-//
-// spmmv-bench --ops sell-8,free --reps 11, two runs (ms per sweep / Gflop/s):
-//   R    sell-8            free              sell-8            free
-//   1     6.158 / 14.60     4.748 / 18.94     7.305 / 12.31     4.506 / 19.96
-//   2     9.278 / 19.38     8.107 / 22.18     7.939 / 22.65     7.537 / 23.86
-//   4    10.587 / 33.97    10.829 / 33.21    10.827 / 33.22     8.666 / 41.50
-//   8    19.410 / 37.06    16.622 / 43.28    19.463 / 36.96    16.028 / 44.88
-//   16   47.287 / 30.42    35.497 / 40.53    75.312 / 19.10    36.265 / 39.67
-//   32  119.502 / 24.08    70.177 / 41.00   127.308 / 22.60    74.189 / 38.78
-// Single precision (make_cpu_stencil_operator(stencil, Precision::Single)): the same sweep
-// templated on the value type (tables, tiling, groups, checked/fast paths, prefetch in
-// bytes), complex-float tables and vectors, float row sums (R = 8, 16, 32: 8 complex floats
-// per 512-bit vector, G = 8, 4, 2; R = 4: one 256-bit vector per row; R = 1, 2: across
-// 8 / R rows, x gathered with register shuffles), the epilogue y = scale (sum + (V - shift)
-// x) + beta y in double rounded once to float, dots in double (the lanes above). The tiling
-// counts 8 bytes per vector entry. Measured (same VM, ti 64x64x40 disorder 0.5,
-// OMP_NUM_THREADS=2, double and single alternating in one process, median of 11 sweeps,
-// ms): R = 1 8.3 vs 7.6, R = 2 9.1 vs 9.7, R = 4 11.7 vs 11.2, R = 8 21.8 vs 15.4,
-// R = 16 35.0 vs 23.2, R = 32 76.8 vs 50.4. G = 4 instead of 8 at R = 8 measured equal
-// within noise. Tried and dropped for R = 1, 2, 4: building the gathered x vector in memory
-// with memcpy (2-3x slower than double: store-forwarding stalls), and for R = 4 the
-// across-rows form (2 rows per 512-bit vector: 24 ms vs 11 ms per sweep).
+// The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
+// single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
+// "Kernel design measurements".
 //
 // Not done: xy-boundary columns (periodic wrap, ~6 % of the columns here) and z-faces take
 // the checked path (about 10 % of the time at R = 32); per-column tables for the wrapped
@@ -88,6 +50,7 @@
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -234,42 +197,21 @@ public:
         return c;
     }
 
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
-        if (precision_ == Precision::Single) {
-            // Double blocks go through single precision: x (and y when beta != 0) rounded
-            // to float, one single sweep, y widened back (exactly).
-            const BlockVectorSingle xs = to_single(x);
-            BlockVectorSingle ys = ops.beta != 0.0 ? to_single(y) : BlockVectorSingle(y.num_rows(), y.num_cols());
-            apply_single(xs, ys, ops, dots);
-            y = to_double(ys);
-            return;
-        }
-        check_shapes(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), x.data() == y.data(), ops, dots);
-        run(reinterpret_cast<const double*>(x.data()), reinterpret_cast<double*>(y.data()), x.num_cols(), ops,
-            ops.want_dots ? dots : nullptr);
+        if (precision_ == Precision::Single) return apply_in_single(x, y, ops, dots);
+        run(reinterpret_cast<const double*>(x.data()), reinterpret_cast<double*>(y.data()), x.num_cols(), ops, dots);
     }
 
-    void apply_single(const BlockVectorSingle& x, BlockVectorSingle& y, const AugmentedOps& ops,
-                      DotSums* dots) const override
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
     {
-        if (precision_ != Precision::Single) return Operator::apply_single(x, y, ops, dots);  // throws
-        check_shapes(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), x.data() == y.data(), ops, dots);
-        run(reinterpret_cast<const float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops,
-            ops.want_dots ? dots : nullptr);
+        if (precision_ != Precision::Single) return Operator::do_apply(x, y, ops, dots);  // throws
+        run(reinterpret_cast<const float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops, dots);
     }
 
 private:
-    void check_shapes(global_index xn, int r, global_index yn, int yr, bool alias, const AugmentedOps& ops,
-                      DotSums* dots) const
-    {
-        const global_index n = num_rows();
-        TOPOKPM_REQUIRE(xn == n && yn == n && yr == r && r >= 1, "stencil apply: operator has ", n, " rows, x is ",
-                        xn, " x ", r, ", y is ", yn, " x ", yr);
-        TOPOKPM_REQUIRE(!alias, "stencil apply: x and y must not alias");
-        TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, "stencil apply: want_dots without DotSums");
-    }
-
     template <class T>
     void run(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
@@ -283,15 +225,7 @@ private:
     template <class T, int B>
     void dispatch_width(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
-        switch (r) {
-        case 1: return sweep<T, 1, B>(x, y, r, ops, dots);
-        case 2: return sweep<T, 2, B>(x, y, r, ops, dots);
-        case 4: return sweep<T, 4, B>(x, y, r, ops, dots);
-        case 8: return sweep<T, 8, B>(x, y, r, ops, dots);
-        case 16: return sweep<T, 16, B>(x, y, r, ops, dots);
-        case 32: return sweep<T, 32, B>(x, y, r, ops, dots);
-        default: return sweep<T, 0, B>(x, y, r, ops, dots);
-        }
+        with_width(r, [&](auto width) { sweep<T, decltype(width)::value, B>(x, y, r, ops, dots); });
     }
 
     /// Tiles: x-slabs per thread while three x-planes of a thread are small; y-tiles of

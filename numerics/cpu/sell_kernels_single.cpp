@@ -1,6 +1,6 @@
-// Fused augmented SpMMV over SELL-C-σ in single precision (numerics/spmmv/sell_single.hpp):
+// Fused augmented SpMMV over SELL-C-σ in single precision (numerics/spmmv/sell_kernels.hpp):
 //   y = scale (A - shift) x + beta y, with <x|x> and <y|x> per column accumulated in double.
-// Same layout and structure as the double kernel (sell_spmmv_kernels.cpp): x, y row-major
+// Same layout and structure as the double kernel (sell_kernels.cpp): x, y row-major
 // N x R complex floats as interleaved (re, im) floats; the R loop is the SIMD dimension for
 // R = 2, 4 and multiples of 8 (a row's complex floats in 16-, 32- or 64-byte vectors; R = 2
 // and 4 measured 2.3x / 1.8x faster than the chunk-wide loop they replaced), the C rows of
@@ -21,36 +21,10 @@
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
 #include "numerics/cpu/sell_sweep.hpp"
-#include "numerics/spmmv/sell_single.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 
 namespace topokpm::numerics {
-
-double SellSingleMatrix::storage_bytes() const
-{
-    return static_cast<double>(values.size()) * (sizeof(complex_single) + sizeof(local_index)) +
-           static_cast<double>(chunk_length.size()) * (sizeof(std::int64_t) + sizeof(local_index)) +
-           static_cast<double>(row_of_slot.size()) * sizeof(local_index);
-}
-
-SellSingleMatrix SellSingleMatrix::from(const SellMatrix& m)
-{
-    SellSingleMatrix s;
-    s.num_rows = m.num_rows();
-    s.chunk_height = m.chunk_height();
-    s.sigma = m.sigma();
-    s.num_nonzeros = m.num_nonzeros();
-    s.chunk_start = m.chunk_start();
-    s.chunk_length = m.chunk_length();
-    s.columns = m.columns();
-    s.row_of_slot = m.row_of_slot();
-    const std::vector<complex_type>& v = m.values();
-    s.values.resize(v.size());
-    const std::int64_t n = static_cast<std::int64_t>(v.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i)
-        s.values[i] = complex_single(static_cast<float>(v[i].real()), static_cast<float>(v[i].imag()));
-    return s;
-}
 
 namespace kernels::cpu {
 namespace {
@@ -71,17 +45,17 @@ constexpr int single_group_rows(int r)
 /// Chunk-wide sweep for any width: the C rows' sums in an array, vectorised across the
 /// rows of the chunk (R = 1: the SELL layout's purpose) or across R.
 template <int Width>
-void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runtime_cols, const AugmentedOps& ops,
+void sweep_generic(const BasicSellMatrix<complex_single>& a, const float* x, float* y, int runtime_cols, const AugmentedOps& ops,
                    DotSums* dots, const ChunkSchedule* schedule)
 {
     const int r = Width > 0 ? Width : runtime_cols;
-    const int c = a.chunk_height;
+    const int c = a.chunk_height();
     const local_index num_chunks = a.num_chunks();
-    const std::int64_t* chunk_start = a.chunk_start.data();
-    const local_index* chunk_length = a.chunk_length.data();
-    const local_index* cols = a.columns.data();
-    const float* vals = reinterpret_cast<const float*>(a.values.data());
-    const local_index* row_of_slot = a.row_of_slot.data();
+    const std::int64_t* chunk_start = a.chunk_start().data();
+    const local_index* chunk_length = a.chunk_length().data();
+    const local_index* cols = a.columns().data();
+    const float* vals = reinterpret_cast<const float*>(a.values().data());
+    const local_index* row_of_slot = a.row_of_slot().data();
     const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
     const bool want_dots = dots != nullptr;
     const int num_threads = omp_get_max_threads();
@@ -181,35 +155,29 @@ void sweep_generic(const SellSingleMatrix& a, const float* x, float* y, int runt
 }
 
 template <int R>
-void blocked(const SellSingleMatrix& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
+void blocked(const BasicSellMatrix<complex_single>& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
              const ChunkSchedule* schedule)
 {
     constexpr int g = single_group_rows(R);
     // The groups must tile the chunk; otherwise (C not a multiple of G) fall back to G = 1.
-    const SellArrays<float> arrays{a.chunk_height,        a.num_chunks(),
-                                   a.chunk_start.data(),  a.chunk_length.data(),
-                                   a.columns.data(),      reinterpret_cast<const float*>(a.values.data()),
-                                   a.row_of_slot.data()};
-    if (a.chunk_height % g == 0) return sell_sweep_blocked<float, R, g>(arrays, x, y, ops, dots, schedule);
+    const SellArrays<float> arrays = sell_arrays(a);
+    if (a.chunk_height() % g == 0) return sell_sweep_blocked<float, R, g>(arrays, x, y, ops, dots, schedule);
     return sell_sweep_blocked<float, R, 1>(arrays, x, y, ops, dots, schedule);
 }
 
 }  // namespace
 
-void sell_spmmv_single(const SellSingleMatrix& a, const complex_single* xc, complex_single* yc, int num_cols,
+void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* xc, complex_single* yc, int num_cols,
                        const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
     const float* x = reinterpret_cast<const float*>(xc);
     float* y = reinterpret_cast<float*>(yc);
-    switch (num_cols) {
-    case 1: return sweep_generic<1>(a, x, y, 1, ops, dots, schedule);
-    case 2: return blocked<2>(a, x, y, ops, dots, schedule);
-    case 4: return blocked<4>(a, x, y, ops, dots, schedule);
-    case 8: return blocked<8>(a, x, y, ops, dots, schedule);
-    case 16: return blocked<16>(a, x, y, ops, dots, schedule);
-    case 32: return blocked<32>(a, x, y, ops, dots, schedule);
-    default: return sweep_generic<0>(a, x, y, num_cols, ops, dots, schedule);
-    }
+    with_width(num_cols, [&](auto width) {
+        constexpr int R = decltype(width)::value;
+        // R = 1: the chunk's rows side by side; 2, 4 and multiples of 8: register-blocked.
+        if constexpr (R == 1 || R == 0) sweep_generic<R>(a, x, y, num_cols, ops, dots, schedule);
+        else blocked<R>(a, x, y, ops, dots, schedule);
+    });
 }
 
 }  // namespace kernels::cpu

@@ -14,6 +14,7 @@
 
 #include "numerics/cuda/augmented_common.cuh"
 #include "numerics/cuda/sweep_driver.cuh"
+#include "numerics/spmmv/width_registry.hpp"
 
 namespace topokpm::numerics::kernels::cuda {
 namespace {
@@ -79,16 +80,12 @@ template <bool Dots>
 int launch_width(int w, const SellView& a, const complex_type* x, complex_type* y, const SweepScalars& s,
                  DotWorkspace& workspace)
 {
-    switch (w) {
-    case 1: return launch<1, Dots>(a, x, y, s, workspace);
-    case 2: return launch<2, Dots>(a, x, y, s, workspace);
-    case 4: return launch<4, Dots>(a, x, y, s, workspace);
-    case 8: return launch<8, Dots>(a, x, y, s, workspace);
-    case 16: return launch<16, Dots>(a, x, y, s, workspace);
-    case 32: return launch<32, Dots>(a, x, y, s, workspace);
-    default: TOPOKPM_REQUIRE(false, "no SELL kernel for strip width ", w);
-    }
-    return 0;
+    return with_width(w, [&](auto width) {
+        constexpr int W = decltype(width)::value;
+        // run_strips() passes registered widths only (strip_widths()).
+        TOPOKPM_REQUIRE(W > 0, "no SELL kernel for strip width ", w);
+        return launch<(W > 0 ? W : 1), Dots>(a, x, y, s, workspace);
+    });
 }
 
 }  // namespace

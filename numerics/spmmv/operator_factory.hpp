@@ -1,0 +1,113 @@
+#pragma once
+/// @file operator_factory.hpp
+/// One way to build an operator, and one model of what it costs. Every caller that needs
+/// an operator (the serial run, the ranks of a distributed run, the `auto` weights probe)
+/// builds it with make_operator(); every caller that needs its size before building it
+/// (the memory check, the multi-rank planner, performance reports) asks
+/// operator_cost_model() for the same spec. So the planner, the memory refusal and the
+/// runtime price the same operator.
+///
+///   kind    device  precision        what runs                                 header
+///   sell    cpu     double | single  SELL-C-σ, tiled sweep order on a lattice  sell_operator.hpp
+///   crs     cpu     double | single  the same with C = 1, σ = 1                sell_operator.hpp
+///   free    cpu     double | single  the matrix-free stencil                   stencil_operator.hpp
+///   naive   cpu     double           SpMV per column + BLAS-1 sweeps (Fig. 3)  sell_operator.hpp
+///   sell    cuda    double           SELL-32-σ on the GPU (a chunk is a warp)  cuda_operator.hpp
+///   free    cuda    double           the stencil on the GPU                    cuda_operator.hpp
+///
+/// Cost model (seed 004 §III; perf_model.hpp has the flop count), for a rank of n rows and
+/// nnz stored nonzeros and a block of W columns:
+///   matrix bytes read per sweep  = a_nnz nnz + a_row n
+///       stored formats: a_nnz = sizeof(value) + 4 (16 + 4 double, 8 + 4 single), a_row = 0
+///       (padding and the O(n) chunk tables, ~5 bytes per row, are left out);
+///       free: a_nnz = 0, a_row = 8 p (the double potential, p entries per row: 1/4 ti, 1 graphene)
+///   bytes held                   = the same (the matrix, or the potential)
+///   vector bytes per sweep       = 3 v n W  (x read, y read and written; v = 16 double, 8 single)
+///   one N x W block              = v n W
+///   flops per sweep              = (8 nnz + 34 n) W
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "numerics/base/block_stencil.hpp"
+#include "numerics/base/operator.hpp"
+#include "numerics/base/row_source.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
+#include "numerics/sparse/sell_schedule.hpp"
+
+namespace topokpm::numerics {
+
+enum class OperatorKind { Sell, Crs, Free, Naive };
+enum class Backend { Cpu, Cuda };
+
+/// What to build (the app maps its options onto this, app/cli/operator_choice.hpp).
+struct OperatorSpec {
+    OperatorKind kind = OperatorKind::Sell;
+    Backend device = Backend::Cpu;
+    Precision precision = Precision::Double;
+    SellParams sell;       ///< C, σ of kind Sell on the CPU (crs: 1, 1; cuda: C = 32, σ as given)
+    int device_index = 0;  ///< CUDA device
+};
+
+/// Where the matrix comes from, as a model provides it (hamiltonians::operator_source()).
+struct OperatorSource {
+    const RowSource* rows = nullptr;          ///< sell, crs, naive: the rows [0, rows->num_rows())
+    std::function<BlockStencil()> stencil;    ///< free: builds the stencil (allocates the potential)
+    std::optional<LatticeRowOrder> lattice;   ///< row order of the lattice: tiled CPU SELL sweep
+    double estimated_nonzeros = 0;            ///< nonzeros of the whole matrix, for the cost model
+    double potential_per_row = 1;             ///< potential entries per row (free's data)
+};
+
+/// Built operator plus what the build learnt (fill efficiency of a stored format).
+struct BuiltOperator {
+    std::unique_ptr<Operator> op;
+    double fill_efficiency = 0;  ///< β of the SELL matrix; 0 for matrix-free
+};
+
+/// The SELL parameters the stored kinds of `spec` use: (C, σ) for sell on the CPU, (32, σ)
+/// on cuda (a chunk is a warp), (1, 1) for crs and naive. The distributed operator builds
+/// its local block with them too.
+SellParams sell_params(const OperatorSpec& spec);
+
+/// Builds `spec` over `source`. Throws InputError for a combination without an
+/// implementation (naive or cuda in single precision, naive on cuda), NotCompiled for cuda
+/// in a CPU-only build, and what the builders throw (SellMatrix::build, the stencil's
+/// validation, device memory).
+BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& source);
+
+/// The linear cost model of the file comment, per rank.
+struct OperatorCostModel {
+    double matrix_bytes_per_nonzero = 0;
+    double matrix_bytes_per_row = 0;
+    double value_bytes = 16;  ///< per vector entry
+
+    /// Operator data read per sweep, equal to what it holds (bytes).
+    double matrix_bytes(double rows, double nonzeros) const
+    {
+        return matrix_bytes_per_nonzero * nonzeros + matrix_bytes_per_row * rows;
+    }
+    /// Minimum traffic of one sweep over W columns (bytes).
+    double sweep_bytes(double rows, double nonzeros, int width) const
+    {
+        return matrix_bytes(rows, nonzeros) + 3.0 * value_bytes * rows * width;
+    }
+    /// One N x W block of vectors (bytes).
+    double block_bytes(double rows, int width) const { return value_bytes * rows * width; }
+    /// Flops of one sweep over W columns (seed 004 Eq. (5)).
+    double sweep_flops(double rows, double nonzeros, int width) const
+    {
+        return (8.0 * nonzeros + 34.0 * rows) * width;
+    }
+};
+
+/// The model for `spec` on a matrix with `potential_per_row` potential entries per row.
+OperatorCostModel operator_cost_model(const OperatorSpec& spec, double potential_per_row);
+
+/// Rows per second of `width`-column sweeps of the operator `spec` on the first `rows` rows
+/// of `source` (a sample: stored kinds keep the columns inside the sample, free takes whole
+/// x-planes of the stencil, so `rows` is rounded down to a multiple of one plane, at least one):
+/// the `auto` rank weights of a distributed run. Runs 1 warm-up and 5 timed sweeps.
+double operator_rate(const OperatorSpec& spec, const OperatorSource& source, global_index rows, int width);
+
+}  // namespace topokpm::numerics

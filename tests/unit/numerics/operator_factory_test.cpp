@@ -1,0 +1,158 @@
+// numerics::make_operator against the operators built by hand, operator_cost_model against
+// byte counts worked out by hand and the built operators' own storage, and the width
+// registry's dispatch and strips.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
+#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/width_registry.hpp"
+#include "runtime/base/error.hpp"
+
+using namespace topokpm;
+using namespace topokpm::numerics;
+
+namespace {
+
+std::unique_ptr<hamiltonians::Model> ti_model()
+{
+    hamiltonians::ModelParams p;
+    p.name = "ti";
+    p.nx = 6;
+    p.ny = 5;
+    p.nz = 4;
+    p.disorder = 0.3;
+    return hamiltonians::make_model(p);
+}
+
+/// y = A x for one random block, by `op`.
+BlockVector apply(const Operator& op, int r)
+{
+    const global_index n = op.num_rows();
+    BlockVector x(n, r), y(n, r);
+    fill_random_phase_vectors(x, 7, 0, n);
+    op.apply(x, y, AugmentedOps{0.5, 0.25, 0.0, false}, nullptr);
+    return y;
+}
+
+}  // namespace
+
+// Every kind the factory builds is bit for bit the operator built by hand from the same
+// matrix or stencil (same kernel, same sweep order).
+TEST(OperatorFactory, KindsEqualTheHandBuiltOperators)
+{
+    const auto model = ti_model();
+    const OperatorSource source = hamiltonians::operator_source(*model);
+    const global_index n = model->num_rows();
+    const LatticeRowOrder lattice = *source.lattice;
+    struct Case {
+        OperatorSpec spec;
+        std::unique_ptr<Operator> by_hand;
+        std::string name;
+    };
+    OperatorSpec sell;
+    sell.sell = {8, 32};
+    OperatorSpec crs = sell;
+    crs.kind = OperatorKind::Crs;
+    OperatorSpec naive = sell;
+    naive.kind = OperatorKind::Naive;
+    OperatorSpec free = sell;
+    free.kind = OperatorKind::Free;
+    OperatorSpec sell_single = sell;
+    sell_single.precision = Precision::Single;
+    OperatorSpec free_single = free;
+    free_single.precision = Precision::Single;
+    std::vector<Case> cases;
+    cases.push_back({sell, make_sell_operator(std::make_shared<SellMatrix>(SellMatrix::build(*model, 0, n, {8, 32})), lattice),
+                     "sell-8-32-tiled"});
+    cases.push_back({crs, make_sell_operator(std::make_shared<SellMatrix>(SellMatrix::build(*model, 0, n, {1, 1})), lattice),
+                     "crs-tiled"});
+    cases.push_back({naive, make_naive_operator(std::make_shared<SellMatrix>(SellMatrix::build(*model, 0, n, {1, 1}))),
+                     "naive-crs"});
+    cases.push_back({free, make_cpu_stencil_operator(model->block_stencil()), "ti-stencil-cpu"});
+    cases.push_back({sell_single,
+                     make_sell_operator(std::make_shared<const BasicSellMatrix<complex_single>>(
+                                            convert_values<complex_single>(SellMatrix::build(*model, 0, n, {8, 32}))),
+                                        lattice),
+                     "sell-8-32-tiled-single"});
+    cases.push_back({free_single, make_cpu_stencil_operator(model->block_stencil(), Precision::Single),
+                     "ti-stencil-cpu-single"});
+    for (const Case& c : cases) {
+        const BuiltOperator built = make_operator(c.spec, source);
+        EXPECT_EQ(built.op->name(), c.name);
+        EXPECT_EQ(built.op->precision(), c.spec.precision) << c.name;
+        EXPECT_EQ(built.fill_efficiency > 0, c.spec.kind != OperatorKind::Free) << c.name;
+        for (const int r : {1, 8}) {
+            const BlockVector a = apply(*built.op, r), b = apply(*c.by_hand, r);
+            for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.data()[i], b.data()[i]) << c.name << " R=" << r;
+        }
+    }
+}
+
+TEST(OperatorFactory, CombinationsWithoutAnImplementationAreInputErrors)
+{
+    const auto model = ti_model();
+    const OperatorSource source = hamiltonians::operator_source(*model);
+    OperatorSpec naive_single;
+    naive_single.kind = OperatorKind::Naive;
+    naive_single.precision = Precision::Single;
+    EXPECT_THROW(make_operator(naive_single, source), InputError);
+    OperatorSpec cuda_single;
+    cuda_single.device = Backend::Cuda;
+    cuda_single.precision = Precision::Single;
+    EXPECT_THROW(make_operator(cuda_single, source), InputError);
+}
+
+// Bytes by hand: SELL double 16 + 4 per nonzero, single 8 + 4; free the double potential
+// (ti: one entry per site = 1/4 per row); vectors 3 x 16 (8) bytes per row and column.
+TEST(OperatorCostModel, BytesByHandAndAgainstTheBuiltOperators)
+{
+    OperatorSpec sell;
+    OperatorSpec single = sell;
+    single.precision = Precision::Single;
+    OperatorSpec free;
+    free.kind = OperatorKind::Free;
+    const double n = 1000, nnz = 13000;
+    EXPECT_EQ(operator_cost_model(sell, 0.25).sweep_bytes(n, nnz, 8), 20.0 * nnz + 48.0 * n * 8);
+    EXPECT_EQ(operator_cost_model(single, 0.25).sweep_bytes(n, nnz, 8), 12.0 * nnz + 24.0 * n * 8);
+    EXPECT_EQ(operator_cost_model(free, 0.25).sweep_bytes(n, nnz, 8), 2.0 * n + 48.0 * n * 8);
+    EXPECT_EQ(operator_cost_model(free, 1.0).matrix_bytes(n, nnz), 8.0 * n);
+    EXPECT_EQ(operator_cost_model(single, 1.0).block_bytes(n, 4), 8.0 * n * 4);
+    EXPECT_EQ(operator_cost_model(sell, 1.0).sweep_flops(n, nnz, 2), (8.0 * nnz + 34.0 * n) * 2);
+
+    // The model counts what the kernels read: the built operators hold that plus their
+    // padding and O(rows) tables (SELL) and nothing else (free: the potential).
+    const auto model = ti_model();
+    const OperatorSource source = hamiltonians::operator_source(*model);
+    const double rows = static_cast<double>(model->num_rows());
+    for (const OperatorSpec& spec : {sell, single, free}) {
+        const BuiltOperator built = make_operator(spec, source);
+        const double modelled = operator_cost_model(spec, source.potential_per_row).matrix_bytes(rows, source.estimated_nonzeros);
+        const double held = built.op->cost().matrix_bytes;
+        EXPECT_LE(modelled, held) << built.op->name();
+        EXPECT_LE(held, 1.3 * modelled) << built.op->name();
+    }
+}
+
+TEST(WidthRegistry, DispatchAndStrips)
+{
+    for (const int r : {1, 2, 4, 8, 16, 32, 3, 12, 64}) {
+        const int got = with_width(r, [](auto w) { return decltype(w)::value; });
+        EXPECT_EQ(got, is_registered_width(r) ? r : 0) << r;
+    }
+    int sum = 0;
+    for (const int w : strip_widths(45)) {
+        EXPECT_TRUE(is_registered_width(w)) << w;
+        sum += w;
+    }
+    EXPECT_EQ(sum, 45);
+    if (registered_widths() == std::vector<int>{1, 2, 4, 8, 16, 32}) {
+        EXPECT_EQ(strip_widths(45), (std::vector<int>{32, 8, 4, 1}));
+    }
+}
