@@ -80,42 +80,50 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
     return e;
 }
 
-}  // namespace
+/// One kpm-dos run as a pipeline of small phases over shared state: validate (collectively,
+/// before anything is allocated) -> build the operator -> bounds -> moments -> result file
+/// -> report. Each phase is one member function; run() calls them in order.
+class DosRun {
+public:
+    DosRun(const RunConfig& config, Distribution& distribution)
+        : cfg(config), dist(distribution), what(quantity(config)), num_real(config.realizations)
+    {
+    }
 
-void run_dos(const RunConfig& cfg)
-{
-    Distribution serial;
-    run_dos(cfg, serial);
-}
+    void run()
+    {
+        log::set_quiet(cfg.quiet || !dist.root());  // one rank reports; warnings and errors still print
+        if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
+        threads = omp_get_max_threads();
+        // Run on every rank and agreed collectively: an error on any rank ends all of them
+        // with one message (no rank left waiting).
+        dist.agree([&] {
+            size_quantity();
+            check_files_and_layout();
+            check_restart();
+            check_memory_and_device();
+            load_checkpoint_state();
+        });
+        report_start();
+        build();
+        find_bounds();
+        compute_moments();
+        compute_bands();
+        write_result();
+        if (dist.root()) report_end();
+    }
 
-/// The pipeline of run_dos(), messages as the layers wrote them (parameter names).
-void run_dos_pipeline(const RunConfig& cfg, Distribution& dist);
-
-void run_dos(const RunConfig& cfg, Distribution& dist)
-{
-    // Lower layers name parameters; every message leaving the run names the flag.
-    with_flag_names([&] { run_dos_pipeline(cfg, dist); });
-}
-
-void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
-{
+private:
+    const RunConfig& cfg;
+    Distribution& dist;
+    const Quantity what;
+    const int num_real;
     const double t_start = wall_seconds();
     const std::string start_time = utc_now();
-    log::set_quiet(cfg.quiet || !dist.root());  // one rank reports; warnings and errors still print
-    if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
-    const int threads = omp_get_max_threads();
+    int threads = 1;
     PhaseTimers timers;
-    const Quantity what = quantity(cfg);
-    const int num_real = cfg.realizations;
 
-    // 1. Validate everything and size the run before allocating anything.
-    auto params_of = [&](int k) {
-        hamiltonians::ModelParams p = cfg.model;
-        p.disorder_seed = realization_seed(cfg.model.disorder_seed, k);
-        return p;
-    };
-    // Set by the validation below, which runs on every rank and is agreed collectively:
-    // an error on any rank ends all of them with one message (no rank left waiting).
+    // Set by the validation.
     std::unique_ptr<hamiltonians::Model> model;
     global_index n = 0;
     std::optional<LdosSelection> selection;
@@ -131,86 +139,130 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
     std::optional<CheckpointData> resume;
     MemoryEstimate mem;
     std::string devices = "cpu";
-    dist.agree([&] {
-        model = hamiltonians::make_model(params_of(0));
-        n = model->num_rows();
-        TOPOKPM_USER_REQUIRE(cfg.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
-                             " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
-        num_columns = cfg.trace == TraceKind::Exact ? n : cfg.num_vectors;
-        num_slots = cfg.trace == TraceKind::Exact ? 1 : cfg.num_vectors;
-        if (what == Quantity::Ldos) {
-            selection = resolve_ldos_selection(cfg.ldos, *model);
-            num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
-        } else if (what == Quantity::Spectral) {
-            lattice = plane_wave_lattice(*model);
-            momenta = resolve_momenta(cfg.k_points, cfg.k_path, *model);
-            num_slots = static_cast<std::int64_t>(momenta->momenta.size());
-            num_columns = num_slots * lattice.states_per_cell;
-        }
-        width = block_width(cfg, num_columns);
-        ckpt_path = checkpoint_path(cfg);
-        run_files = {cfg.output, ckpt_path, cfg.restart, cfg.export_matrix};
-        if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
-        if (dist.distributed()) {
-            TOPOKPM_USER_REQUIRE(cfg.restart.empty() && cfg.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
-                                 "checkpoints of runs on several ranks are not implemented yet; run on one rank or "
-                                 "without them");
-            TOPOKPM_USER_REQUIRE(what != Quantity::Spectral, "--k-points/--k-path: A(k, E) runs on one rank only so far "
-                                 "(the plane waves span every row); run it without mpirun");
-            TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
-                                 "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
-            TOPOKPM_USER_REQUIRE(cfg.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
-                                 "use sell, crs or free under mpirun");
-            TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double, "--precision single: runs on one rank only so "
-                                 "far (the distributed operator is double); run it without mpirun");
-        }
 
-        // A restart is checked against this run before anything is built.
-        parameters = run_parameters(
-            cfg, threads, selection ? selection->rows : std::vector<global_index>{},
-            momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
-        if (!cfg.restart.empty()) {
-            resume = read_checkpoint_header(cfg.restart);
-            resumed_id = resumed_checkpoint_id(run_files);
-            const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
-            if (!diff.empty()) {
-                std::string list;
-                for (const auto& d : diff) list += "\n  " + d;
-                throw InputError(detail::concat("--restart '", cfg.restart,
-                                                "': the checkpoint belongs to a run with other parameters; rerun with "
-                                                "the checkpoint's values (its command line was: ",
-                                                resume->command_line, "). Differences:", list));
-            }
+    // Set by the phases.
+    std::shared_ptr<const Operator> op;
+    double fill_beta = 0.0;  // of the last SELL matrix built
+    OperatorCost cost;
+    SpectralBounds bounds;
+    AttributeList bounds_attrs;
+    std::string bounds_how = to_string(cfg.bounds_method);
+    numerics::KpmScaling scaling;
+    double flops_per_sweep = 0.0, gflops = 0.0, gbytes = 0.0;
+    std::int64_t num_vectors_total = 0;
+    JobResult jr;
+    std::vector<double> bands;
+    DosSummary summary;
+
+    hamiltonians::ModelParams params_of(int k) const
+    {
+        hamiltonians::ModelParams p = cfg.model;
+        p.disorder_seed = realization_seed(cfg.model.disorder_seed, k);
+        return p;
+    }
+
+    /// The model, what is traced (columns, slots).
+    void size_quantity()
+    {
+    model = hamiltonians::make_model(params_of(0));
+    n = model->num_rows();
+    TOPOKPM_USER_REQUIRE(cfg.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
+                         " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
+    num_columns = cfg.trace == TraceKind::Exact ? n : cfg.num_vectors;
+    num_slots = cfg.trace == TraceKind::Exact ? 1 : cfg.num_vectors;
+    if (what == Quantity::Ldos) {
+        selection = resolve_ldos_selection(cfg.ldos, *model);
+        num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
+    } else if (what == Quantity::Spectral) {
+        lattice = plane_wave_lattice(*model);
+        momenta = resolve_momenta(cfg.k_points, cfg.k_path, *model);
+        num_slots = static_cast<std::int64_t>(momenta->momenta.size());
+        num_columns = num_slots * lattice.states_per_cell;
+    }
+    }
+
+    /// The block width, the files (rank 0 writes every file) and what runs on several ranks.
+    void check_files_and_layout()
+    {
+    width = block_width(cfg, num_columns);
+    ckpt_path = checkpoint_path(cfg);
+    run_files = {cfg.output, ckpt_path, cfg.restart, cfg.export_matrix};
+    if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
+    if (dist.distributed()) {
+        TOPOKPM_USER_REQUIRE(cfg.restart.empty() && cfg.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
+                             "checkpoints of runs on several ranks are not implemented yet; run on one rank or "
+                             "without them");
+        TOPOKPM_USER_REQUIRE(what != Quantity::Spectral, "--k-points/--k-path: A(k, E) runs on one rank only so far "
+                             "(the plane waves span every row); run it without mpirun");
+        TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
+                             "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
+        TOPOKPM_USER_REQUIRE(cfg.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
+                             "use sell, crs or free under mpirun");
+        TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double, "--precision single: runs on one rank only so "
+                             "far (the distributed operator is double); run it without mpirun");
+    }
+
+    }
+
+    void check_restart()
+    {
+    // A restart is checked against this run before anything is built.
+    parameters = run_parameters(
+        cfg, threads, selection ? selection->rows : std::vector<global_index>{},
+        momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
+    if (!cfg.restart.empty()) {
+        resume = read_checkpoint_header(cfg.restart);
+        resumed_id = resumed_checkpoint_id(run_files);
+        const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
+        if (!diff.empty()) {
+            std::string list;
+            for (const auto& d : diff) list += "\n  " + d;
+            throw InputError(detail::concat("--restart '", cfg.restart,
+                                            "': the checkpoint belongs to a run with other parameters; rerun with "
+                                            "the checkpoint's values (its command line was: ",
+                                            resume->command_line, "). Differences:", list));
         }
+    }
 
-        mem = estimate_memory(cfg, *model, width);
-        if (dist.distributed()) mem = mem.share(1.0 / dist.size());  // per rank, evenly split
-        const double available = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
-                                                          : static_cast<double>(available_memory_bytes());
-        require_memory(mem.total(), available,
-                       detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
-                                      format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes), ")"));
+    }
 
-        // --device cuda: fail before building anything when there is no GPU backend or device,
-        // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
-        if (cfg.device == DeviceKind::Cuda) {
-            std::string why;
-            if (!device::cuda_compiled())
-                throw InputError("--device cuda: this build has no CUDA kernels (configured with TOPOKPM_CUDA=OFF or "
-                                 "no nvcc found); use --device cpu");
-            if (device::visible_device_count(&why) == 0)
-                throw InputError("--device cuda: no CUDA device visible (" + why + "); use --device cpu");
-            device::require_device_memory(mem.total(), 0, detail::concat("this run (", model->params().name, ", N = ", n,
-                                                                         " rows, matrix ", format_bytes(mem.matrix_bytes),
-                                                                         ", vectors ", format_bytes(mem.vector_bytes), ")"));
-            devices = device::describe(0);
-        }
-        // The parameters agree and the run fits: now the checkpoint's header and every
-        // array must fit this run (checked before each is allocated), then they are read.
-        if (resume)
-            read_checkpoint_state(cfg.restart, {n, num_columns, width, cfg.num_moments, num_slots, num_real}, *resume);
-    });
+    /// The run fits in memory and, with --device cuda, on the GPU.
+    void check_memory_and_device()
+    {
+    mem = estimate_memory(cfg, *model, width);
+    if (dist.distributed()) mem = mem.share(1.0 / dist.size());  // per rank, evenly split
+    const double available = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
+                                                      : static_cast<double>(available_memory_bytes());
+    require_memory(mem.total(), available,
+                   detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
+                                  format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes), ")"));
 
+    // --device cuda: fail before building anything when there is no GPU backend or device,
+    // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
+    if (cfg.device == DeviceKind::Cuda) {
+        std::string why;
+        if (!device::cuda_compiled())
+            throw InputError("--device cuda: this build has no CUDA kernels (configured with TOPOKPM_CUDA=OFF or "
+                             "no nvcc found); use --device cpu");
+        if (device::visible_device_count(&why) == 0)
+            throw InputError("--device cuda: no CUDA device visible (" + why + "); use --device cpu");
+        device::require_device_memory(mem.total(), 0, detail::concat("this run (", model->params().name, ", N = ", n,
+                                                                     " rows, matrix ", format_bytes(mem.matrix_bytes),
+                                                                     ", vectors ", format_bytes(mem.vector_bytes), ")"));
+        devices = device::describe(0);
+    }
+    }
+
+    void load_checkpoint_state()
+    {
+    // The parameters agree and the run fits: now the checkpoint's header and every
+    // array must fit this run (checked before each is allocated), then they are read.
+    if (resume)
+        read_checkpoint_state(cfg.restart, {n, num_columns, width, cfg.num_moments, num_slots, num_real}, *resume);
+    }
+
+    void report_start() const
+    {
     log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
               dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
               " OpenMP thread(s), CPU kernels ", numerics::kernels::cpu::compiled_isa(),
@@ -220,17 +272,21 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
               model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)",
               num_real > 1 ? detail::concat(", ", num_real, " disorder realizations") : std::string());
 
-    // 2. The operator behind the Operator seam: KPM does not know which one runs.
-    double fill_beta = 0.0;  // of the last SELL matrix built
-    auto build_operator = [&](const hamiltonians::Model& mdl) -> std::shared_ptr<const Operator> {
-        if (dist.distributed()) return dist.build_operator(cfg, mdl);  // this rank's rows only
-        numerics::BuiltOperator built = numerics::make_operator(operator_spec(cfg), hamiltonians::operator_source(mdl));
-        fill_beta = built.fill_efficiency;
-        return std::move(built.op);
-    };
-    std::shared_ptr<const Operator> op;
+    }
+
+    /// The operator behind the Operator seam: KPM does not know which one runs.
+    std::shared_ptr<const Operator> build_operator(const hamiltonians::Model& mdl)
+    {
+    if (dist.distributed()) return dist.build_operator(cfg, mdl);  // this rank's rows only
+    numerics::BuiltOperator built = numerics::make_operator(operator_spec(cfg), hamiltonians::operator_source(mdl));
+    fill_beta = built.fill_efficiency;
+    return std::move(built.op);
+    }
+
+    void build()
+    {
     timers.time("build", [&] { op = build_operator(*model); });
-    OperatorCost cost = op->cost();  // of the whole matrix: summed over the ranks
+    cost = op->cost();  // of the whole matrix: summed over the ranks
     cost = {dist.sum(cost.nonzeros), dist.sum(cost.matrix_bytes), dist.sum(cost.storage_bytes)};
     log::info("operator    : ", op->name(), ", ", format_bytes(cost.storage_bytes), " stored",
               fill_beta > 0 ? detail::concat(", fill efficiency beta = ", fmt("%.4f", fill_beta)) : std::string(),
@@ -241,34 +297,37 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
         log::info("matrix      : written to ", cfg.export_matrix, " (Matrix Market)");
     }
 
-    // 3. Spectral bounds and the KPM scaling: one scaling for every realization (the union
-    // of their bounds), so their moments average; a restart takes the checkpoint's.
-    SpectralBounds bounds;
-    AttributeList bounds_attrs;
-    std::string bounds_how = to_string(cfg.bounds_method);
-    auto bounds_of = [&](const hamiltonians::Model& mdl, const Operator& o, bool record) {
-        if (cfg.bounds_method == BoundsMethod::User) return cfg.energy_range;
-        if (cfg.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
-        // Lanczos stops once its residuals fit in the margin, or once the rigorous
-        // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
-        // values, when they are the tighter bounds.
-        const SpectralBounds discs = dist.gershgorin(mdl);
-        const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed,
-                                                                    cfg.lanczos_margin, cfg.lanczos_margin, &discs);
-        if (record) bounds_how = lb.enclosure_taken ? detail::concat("gershgorin (within the margin of ", lb.iterations,
-                                                                     " lanczos steps)")
-                                                    : detail::concat("lanczos (", lb.iterations, " steps)");
-        if (record)
-            bounds_attrs = {{"lanczos_iterations", std::int64_t(lb.iterations)},
-                            {"bounds_source", std::string(lb.enclosure_taken ? "gershgorin (within the lanczos margin)"
-                                                                             : "lanczos ritz values + residual + margin")},
-                            {"lanczos_lowest_ritz", lb.lowest_ritz},
-                            {"lanczos_highest_ritz", lb.highest_ritz},
-                            {"lanczos_residual_low", lb.residual_low},
-                            {"lanczos_residual_high", lb.residual_high}};
-        return lb.bounds;
-    };
-    numerics::KpmScaling scaling;
+    }
+
+    /// Bounds of one realization: given, Gershgorin, or Lanczos (stopping early).
+    SpectralBounds bounds_of(const hamiltonians::Model& mdl, const Operator& o, bool record)
+    {
+    if (cfg.bounds_method == BoundsMethod::User) return cfg.energy_range;
+    if (cfg.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
+    // Lanczos stops once its residuals fit in the margin, or once the rigorous
+    // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
+    // values, when they are the tighter bounds.
+    const SpectralBounds discs = dist.gershgorin(mdl);
+    const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed,
+                                                                cfg.lanczos_margin, cfg.lanczos_margin, &discs);
+    if (record) bounds_how = lb.enclosure_taken ? detail::concat("gershgorin (within the margin of ", lb.iterations,
+                                                                 " lanczos steps)")
+                                                : detail::concat("lanczos (", lb.iterations, " steps)");
+    if (record)
+        bounds_attrs = {{"lanczos_iterations", std::int64_t(lb.iterations)},
+                        {"bounds_source", std::string(lb.enclosure_taken ? "gershgorin (within the lanczos margin)"
+                                                                         : "lanczos ritz values + residual + margin")},
+                        {"lanczos_lowest_ritz", lb.lowest_ritz},
+                        {"lanczos_highest_ritz", lb.highest_ritz},
+                        {"lanczos_residual_low", lb.residual_low},
+                        {"lanczos_residual_high", lb.residual_high}};
+    return lb.bounds;
+    }
+
+    /// One scaling for every realization (the union of their bounds), so their moments
+    /// average; a restart takes the checkpoint's.
+    void find_bounds()
+    {
     timers.time("bounds", [&] {
         if (resume) {
             bounds = resume->bounds;
@@ -290,8 +349,12 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
               fmt("%.3f", timers.get("bounds")), " s); scale a = ", fmt("%.6f", scaling.a), " t, b = ",
               fmt("%.6f", scaling.b), " t");
 
-    // 4. Moments, with progress lines on long runs, checkpoints and a clean stop on signals.
-    const double flops_per_sweep = perf::sweep_flops(cost.nonzeros, static_cast<double>(n), width);
+    }
+
+    /// Moments, with progress lines on long runs, checkpoints and a clean stop on signals.
+    void compute_moments()
+    {
+    flops_per_sweep = perf::sweep_flops(cost.nonzeros, static_cast<double>(n), width);
     const double t_moments = wall_seconds();
     double last_report = t_moments;
     MomentsJob job;
@@ -351,22 +414,24 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
         log::info("restart     : from ", cfg.restart, " at realization ", resume->realization + 1, "/", num_real,
                   ", block ", resume->trace.blocks_done + 1, ", ",
                   resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it");
-    JobResult jr;
     timers.time("moments", [&] { jr = run_moments_job(job); });
     for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm);
     const double t_kernel = timers.get("moments");
-    const double gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
-    const double gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,
+    gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
+    gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,
                                                                    cfg.precision == Precision::Single ? 8.0 : 16.0) /
                           t_kernel * 1e-9;
-    const std::int64_t num_vectors_total = static_cast<std::int64_t>(num_columns) * num_real;
+    num_vectors_total = static_cast<std::int64_t>(num_columns) * num_real;
     log::info("moments     : M = ", cfg.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.trace) : to_string(what),
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
               " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
               " GB/s (minimum traffic)", jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s)") : std::string());
 
-    // Bands of the clean lattice from its Bloch Hamiltonians (exact there), for the plot.
-    std::vector<double> bands;
+    }
+
+    /// Bands of the clean lattice from its Bloch Hamiltonians (exact there), for the plot.
+    void compute_bands()
+    {
     if (what == Quantity::Spectral && translation_invariant(*model) && op) {
         timers.time("bands", [&] {
             for (const auto& k : momenta->momenta) {
@@ -377,12 +442,15 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
         });
     }
 
-    // 5. Reconstruction and the result file (spec §5), atomically, by rank 0: after the
-    // moment reduction every rank holds the same moments.
+    }
+
+    /// Reconstruction and the result file (spec §5), atomically, by rank 0: after the
+    /// moment reduction every rank holds the same moments.
+    void write_result()
+    {
     const AttributeList layout = dist.provenance(cfg);  // collective
     // Rank 0 writes; agreed, so a failure there (a full disk) ends every rank with its one
     // message and exit code instead of an abort.
-    DosSummary summary;
     dist.agree([&] {
         if (!dist.root()) return;
         MomentsOutcome outcome;
@@ -446,8 +514,10 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
         out.write_attributes("/provenance", prov);
         out.commit();
     });
-    if (!dist.root()) return;
+    }
 
+    void report_end()
+    {
     log::info("dos         : ", summary.dos.energy.size(), " energies from ", fmt("%.4f", summary.dos.energy.front()), " to ",
               fmt("%.4f", summary.dos.energy.back()), " t, kernel ", analysis::to_string(cfg.kernel),
               ", integral of rho = ", fmt("%.12f", summary.integral), cfg.energy_grid ? " (trapezoid on the user grid)" : "",
@@ -464,6 +534,21 @@ void run_dos_pipeline(const RunConfig& cfg, Distribution& dist)
     log::info("memory      : ", format_bytes(mem.total()), " estimated (matrix ", format_bytes(mem.matrix_bytes),
               ", vectors ", format_bytes(mem.vector_bytes), ")");
     std::printf("result written to %s\n", cfg.output.c_str());
+    }
+};
+
+}  // namespace
+
+void run_dos(const RunConfig& cfg)
+{
+    Distribution serial;
+    run_dos(cfg, serial);
+}
+
+void run_dos(const RunConfig& cfg, Distribution& dist)
+{
+    // Lower layers name parameters; every message leaving the run names the flag.
+    with_flag_names([&] { DosRun(cfg, dist).run(); });
 }
 
 }  // namespace topokpm::app
