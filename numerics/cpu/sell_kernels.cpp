@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <complex>
 #include <mutex>
 #include <set>
 #include <string>
@@ -35,10 +36,71 @@
 namespace topokpm::numerics::kernels::cpu {
 namespace {
 
-/// One sweep. Width > 0: compile-time R; Width == 0: runtime R (generic fallback).
-template <int Width>
-void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int runtime_cols,
-           const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+/// R = 1, one chunk: the C rows' sums side by side (split re / im), vectorised across the
+/// rows. Consecutive rows (most chunks of a lattice model) get one vector epilogue with the
+/// dots reduced across the rows first: returns true, the chunk is done. Otherwise the sums
+/// are left interleaved in `acc` for the per-row epilogue.
+template <typename T>
+bool sweep_chunk_r1(const T* vals, const local_index* cols, const T* x, T* y, std::int64_t base, local_index width,
+                    int c, const local_index* slot_rows, T* __restrict pr, T* __restrict pi, T* acc, double scale,
+                    double shift, double beta, bool want_dots, double* txx, double* tyr, double* tyi)
+{
+    std::fill(pr, pr + c, T(0));
+    std::fill(pi, pi + c, T(0));
+    for (local_index k = 0; k < width; ++k) {
+        const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
+#pragma omp simd
+        for (int s = 0; s < c; ++s) {
+            const T vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
+            const std::int64_t col = cols[kb + s];
+            const T xr = x[2 * col], xi = x[2 * col + 1];
+            pr[s] += vr * xr - vi * xi;
+            pi[s] += vr * xi + vi * xr;
+        }
+    }
+    bool consecutive = slot_rows[0] >= 0;
+    for (int s = 1; s < c; ++s) consecutive &= slot_rows[s] == slot_rows[0] + s;
+    if (!consecutive) {
+        for (int s = 0; s < c; ++s) {
+            acc[2 * s] = pr[s];
+            acc[2 * s + 1] = pi[s];
+        }
+        return false;
+    }
+    const T* __restrict xo = x + 2 * static_cast<std::int64_t>(slot_rows[0]);
+    T* __restrict yo = y + 2 * static_cast<std::int64_t>(slot_rows[0]);
+    double sxx = 0.0, syr = 0.0, syi = 0.0;
+#pragma omp simd reduction(+ : sxx, syr, syi)
+    for (int s = 0; s < c; ++s) {
+        const double xre = xo[2 * s], xim = xo[2 * s + 1];
+        double yre = scale * (static_cast<double>(pr[s]) - shift * xre);
+        double yim = scale * (static_cast<double>(pi[s]) - shift * xim);
+        if (beta != 0.0) {
+            yre += beta * static_cast<double>(yo[2 * s]);
+            yim += beta * static_cast<double>(yo[2 * s + 1]);
+        }
+        const T fre = static_cast<T>(yre), fim = static_cast<T>(yim);
+        yo[2 * s] = fre;
+        yo[2 * s + 1] = fim;
+        sxx += xre * xre + xim * xim;
+        syr += static_cast<double>(fre) * xre + static_cast<double>(fim) * xim;  // conj(y) x
+        syi += static_cast<double>(fre) * xim - static_cast<double>(fim) * xre;
+    }
+    if (want_dots) {
+        txx[0] += sxx;
+        tyr[0] += syr;
+        tyi[0] += syi;
+    }
+    return true;
+}
+
+/// The chunk-wide sweep over T = double or float values (every (R, C) without a register-
+/// blocked instance; in single precision also R = 1). Width > 0: compile-time R; Width == 0:
+/// runtime R. The C x R interleaved sums of a chunk live in an array; the row epilogue is
+/// computed in double (row_epilogue.hpp), so single precision rounds once per stored value.
+template <typename T, int Width>
+void sweep(const BasicSellMatrix<std::complex<T>>& a, const T* x, T* y, int runtime_cols, const AugmentedOps& ops,
+           DotSums* dots, const ChunkSchedule* schedule)
 {
     const int r = Width > 0 ? Width : runtime_cols;
     const int c = a.chunk_height();
@@ -46,10 +108,8 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
     const std::int64_t* chunk_start = a.chunk_start().data();
     const local_index* chunk_length = a.chunk_length().data();
     const local_index* cols = a.columns().data();
-    const double* vals = reinterpret_cast<const double*>(a.values().data());
+    const T* vals = reinterpret_cast<const T*>(a.values().data());
     const local_index* row_of_slot = a.row_of_slot().data();
-    const double* x = reinterpret_cast<const double*>(xc);
-    double* y = reinterpret_cast<double*>(yc);
     const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
     const bool want_dots = dots != nullptr;
 
@@ -65,9 +125,10 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
         // a false-sharing miss (measured: R = 1 at 9 GB/s instead of ~25).
         // Accumulators for all C rows of a chunk: the entry loop runs k outer, rows inner, so
         // the C x R accumulation chains are independent (a single row's chain is a serial
-        // FMA dependency: 13 x 4 cycles per row, measured 17 ns/row at R = 1) and the chunk's
-        // values are read contiguously, which is what SELL-C-σ's layout is for.
-        std::vector<double> acc(2 * static_cast<size_t>(c) * r);
+        // FMA dependency) and the chunk's values are read contiguously, which is what
+        // SELL-C-σ's layout is for.
+        std::vector<T> acc(2 * static_cast<size_t>(c) * r);
+        std::vector<T> are(c), aim(c);  // R = 1: split re / im sums of the chunk's rows
         constexpr int kMax = Width > 0 ? Width : 1;
         double xx_fixed[kMax] = {}, yr_fixed[kMax] = {}, yi_fixed[kMax] = {};
         std::vector<double> dyn(Width > 0 ? 0 : 3 * static_cast<size_t>(r), 0.0);
@@ -78,25 +139,30 @@ void sweep(const SellMatrix& a, const complex_type* xc, complex_type* yc, int ru
         for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
-            double* const a = acc.data();
-            std::fill(acc.begin(), acc.end(), 0.0);
-            for (local_index k = 0; k < width; ++k) {
-                const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
-                for (int s = 0; s < c; ++s) {
-                    const double vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
-                    const double* xr = x + 2 * static_cast<std::int64_t>(cols[kb + s]) * r;
-                    double* as = a + 2 * static_cast<size_t>(s) * r;
+            if constexpr (Width == 1) {
+                if (sweep_chunk_r1(vals, cols, x, y, base, width, c, row_of_slot + static_cast<size_t>(ch) * c,
+                                   are.data(), aim.data(), acc.data(), scale, shift, beta, want_dots, txx, tyr, tyi))
+                    return;  // consecutive rows: the chunk is done
+            } else {
+                std::fill(acc.begin(), acc.end(), T(0));
+                for (local_index k = 0; k < width; ++k) {
+                    const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
+                    for (int s = 0; s < c; ++s) {
+                        const T vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
+                        const T* xr = x + 2 * static_cast<std::int64_t>(cols[kb + s]) * r;
+                        T* as = acc.data() + 2 * static_cast<size_t>(s) * r;
 #pragma omp simd
-                    for (int j = 0; j < r; ++j) {
-                        as[2 * j] += vr * xr[2 * j] - vi * xr[2 * j + 1];
-                        as[2 * j + 1] += vr * xr[2 * j + 1] + vi * xr[2 * j];
+                        for (int j = 0; j < r; ++j) {
+                            as[2 * j] += vr * xr[2 * j] - vi * xr[2 * j + 1];
+                            as[2 * j + 1] += vr * xr[2 * j + 1] + vi * xr[2 * j];
+                        }
                     }
                 }
             }
             for (int s = 0; s < c; ++s) {
                 const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s];
                 if (row < 0) continue;
-                finish_row<Width>(a + 2 * static_cast<size_t>(s) * r, x + 2 * static_cast<std::int64_t>(row) * r,
+                finish_row<Width>(acc.data() + 2 * static_cast<size_t>(s) * r, x + 2 * static_cast<std::int64_t>(row) * r,
                                   y + 2 * static_cast<std::int64_t>(row) * r, r, scale, shift, beta, want_dots, txx,
                                   tyr, tyi);
             }
@@ -156,7 +222,31 @@ void dispatch_width(const SellMatrix& a, const complex_type* x, complex_type* y,
 {
     if (try_group<R, simd::group_rows(R, 1 << 20)>(a.chunk_height(), a, x, y, ops, dots, schedule)) return;
     warn_generic_once(R, a.chunk_height());
-    sweep<R>(a, x, y, R, ops, dots, schedule);
+    sweep<double, R>(a, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y), R, ops, dots, schedule);
+}
+
+/// Accumulator vectors per group (each of the two real halves): 8 with AVX-512 (16 of the
+/// 32 registers), 2 otherwise -- the double kernels' budget of complex sums, in vectors.
+constexpr int kSingleVectors = 2 * simd::accumulator_complex / 8;
+
+/// Rows side by side for block width R: fills the vector budget.
+constexpr int single_group_rows(int r)
+{
+    const int floats = r >= 8 ? 16 : 2 * r;  // lanes of simd::SingleRowVector<R>
+    const int per_row = 2 * r / floats;
+    const int g = kSingleVectors / per_row;
+    return g < 1 ? 1 : g;
+}
+
+template <int R>
+void blocked(const BasicSellMatrix<complex_single>& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
+             const ChunkSchedule* schedule)
+{
+    constexpr int g = single_group_rows(R);
+    // The groups must tile the chunk; otherwise (C not a multiple of G) fall back to G = 1.
+    const SellArrays<float> arrays = sell_arrays(a);
+    if (a.chunk_height() % g == 0) return sell_sweep_blocked<float, R, g>(arrays, x, y, ops, dots, schedule);
+    return sell_sweep_blocked<float, R, 1>(arrays, x, y, ops, dots, schedule);
 }
 
 }  // namespace
@@ -178,8 +268,25 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
             dispatch_width<R>(a, x, y, ops, dots, schedule);
         } else {
             warn_generic_once(num_cols, a.chunk_height());
-            sweep<0>(a, x, y, num_cols, ops, dots, schedule);
+            sweep<double, 0>(a, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y), num_cols, ops, dots,
+                             schedule);
         }
+    });
+}
+
+// Single precision (--precision single): float row sums, the epilogue and the dots in
+// double. R = 1 runs the chunk-wide sweep (the C rows side by side); 2, 4 and multiples of
+// 8 the register-blocked sweep with 16-, 32- or 64-byte row vectors.
+void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* xc, complex_single* yc, int num_cols,
+                       const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+{
+    const float* x = reinterpret_cast<const float*>(xc);
+    float* y = reinterpret_cast<float*>(yc);
+    with_width(num_cols, [&](auto width) {
+        constexpr int R = decltype(width)::value;
+        // R = 1: the chunk's rows side by side; 2, 4 and multiples of 8: register-blocked.
+        if constexpr (R == 1 || R == 0) sweep<float, R>(a, x, y, num_cols, ops, dots, schedule);
+        else blocked<R>(a, x, y, ops, dots, schedule);
     });
 }
 

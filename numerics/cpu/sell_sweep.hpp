@@ -1,7 +1,7 @@
 #pragma once
 /// @file sell_sweep.hpp
 /// The register-blocked augmented SpMMV sweep over SELL-C-σ, written once for double
-/// (sell_kernels.cpp) and float (sell_kernels_single.cpp, --precision single) values:
+/// and float (--precision single) values, both in sell_kernels.cpp:
 /// chunks in the order of the ChunkSchedule (or the static split), each chunk as groups of
 /// G rows whose G x R sums stay in registers, then the shared row epilogue (row_epilogue.hpp).
 
