@@ -107,14 +107,20 @@ class Result:
             raise self.bad(f"dataset '{name}' holds non-finite values")
         return a
 
+    def attribute(self, obj, key, default=None):
+        """The raw attribute `key` of `obj`; `default` when absent and a default is given."""
+        attrs = self.f[obj].attrs
+        if key in attrs:
+            return attrs[key]
+        if default is not None:
+            return default
+        raise self.bad(f"no attribute '{key}' of '{obj}'")
+
     def number(self, obj, key, default=None, integer=False):
         """A finite numeric scalar attribute (or `default` when absent and a default is given)."""
-        attrs = self.f[obj].attrs
-        if key not in attrs:
-            if default is not None:
-                return default
-            raise self.bad(f"no attribute '{key}' of '{obj}'")
-        v = attrs[key]
+        v = self.attribute(obj, key, default)
+        if v is default and default is not None:
+            return default
         v = v.item() if isinstance(v, np.ndarray) and v.shape == () else v
         ok = isinstance(v, (int, np.integer)) if integer else isinstance(v, (int, float, np.integer, np.floating))
         if isinstance(v, (bool, np.bool_)) or not ok or not math.isfinite(v):
@@ -123,12 +129,9 @@ class Result:
 
     def text(self, obj, key, default=None):
         """A short printable text attribute (it is drawn into the figure)."""
-        attrs = self.f[obj].attrs
-        if key not in attrs:
-            if default is not None:
-                return default
-            raise self.bad(f"no attribute '{key}' of '{obj}'")
-        v = attrs[key]
+        v = self.attribute(obj, key, default)
+        if v is default and default is not None:
+            return default
         if isinstance(v, bytes):
             v = v.decode("utf-8", "replace")
         if not isinstance(v, str) or len(v) > MAX_TEXT or not v.isprintable():
