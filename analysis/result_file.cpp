@@ -463,26 +463,10 @@ void ResultWriter::commit()
             throw IoError(detail::concat("cannot write '", impl_->path, "' (trimming '", impl_->temp_path,
                                          "'): ", std::strerror(errno)));
     }
-    // On disk before it gets the final name (a file system may report a full disk or an I/O
-    // error only here), then rename() within one directory is atomic: readers see the old
-    // file or the complete new one.
-    if (const int fd = ::open(impl_->temp_path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-        const bool synced = ::fsync(fd) == 0;
-        const int err = errno;
-        ::close(fd);
-        if (!synced) {
-            std::remove(impl_->temp_path.c_str());
-            throw IoError(detail::concat("cannot write '", impl_->path, "' (syncing the file to disk): ",
-                                         std::strerror(err), free_space_note(impl_->path), "; '", impl_->path,
-                                         "' is left as it was"));
-        }
-    }
-    if (std::rename(impl_->temp_path.c_str(), impl_->path.c_str()) != 0) {
-        const int err = errno;
-        std::remove(impl_->temp_path.c_str());
-        throw IoError(detail::concat("cannot write '", impl_->path, "' (renaming the complete temporary file '",
-                                     impl_->temp_path, "' to it): ", std::strerror(err), "; '", impl_->path, "' is left as it was"));
-    }
+    const char* step = "";
+    if (const int err = files::publish(impl_->temp_path, impl_->path, &step); err != 0)
+        throw IoError(detail::concat("cannot write '", impl_->path, "' (", step, "): ", std::strerror(err),
+                                     free_space_note(impl_->path), "; '", impl_->path, "' is left as it was"));
     impl_->committed = true;
 }
 

@@ -74,10 +74,10 @@ void check_run_files(const RunFiles& f)
                                             "kpm-dos replaces only its own results: remove it or choose another path"));
         break;
     }
-    if (!f.export_matrix.empty() && files::kind_of(f.export_matrix) != files::Kind::missing &&
-        files::kind_of(f.export_matrix) != files::Kind::directory &&
-        (files::kind_of(f.export_matrix) != files::Kind::regular || !is_matrix_market(f.export_matrix) ||
-         files::write_protected(f.export_matrix)))
+    const files::Kind export_kind = f.export_matrix.empty() ? files::Kind::missing : files::kind_of(f.export_matrix);
+    if (export_kind == files::Kind::other ||
+        (export_kind == files::Kind::regular &&
+         (!is_matrix_market(f.export_matrix) || files::write_protected(f.export_matrix))))
         throw InputError(detail::concat("--export-matrix '", f.export_matrix, "': exists and is not a writable Matrix "
                                         "Market file; remove it or choose another path"));
 

@@ -2,7 +2,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <memory>
 #include <vector>
 
@@ -55,11 +54,11 @@ void export_matrix_market(const RowSource& source, const std::string& path)
     }
     std::FILE* raw = file.release();
     errno = 0;
-    const bool failed = std::ferror(raw) != 0 || std::fflush(raw) != 0 || ::fsync(::fileno(raw)) != 0;
-    const int err = errno;
-    if (std::fclose(raw) != 0 || failed) throw write_error(path, err ? err : errno ? errno : EIO);
-    if (std::rename(temp.c_str(), path.c_str()) != 0) throw write_error(path, errno ? errno : EIO);
-    cleanup.armed = false;
+    const bool failed = std::ferror(raw) != 0;
+    if (std::fclose(raw) != 0 || failed) throw write_error(path, errno ? errno : EIO);
+    const char* step = "";
+    cleanup.armed = false;  // publish() removes the temporary file when it fails
+    if (const int err = files::publish(temp, path, &step); err != 0) throw write_error(path, err);
 }
 
 }  // namespace topokpm::hamiltonians

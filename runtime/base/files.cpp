@@ -1,6 +1,7 @@
 #include "runtime/base/files.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -116,6 +118,21 @@ bool write_protected(const std::string& path)
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     return (st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0;
+}
+
+int publish(const std::string& temp, const std::string& path, const char** step)
+{
+    int err = 0;
+    *step = "syncing the file to disk";
+    const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) err = errno;
+    if (fd >= 0) ::close(fd);
+    if (err == 0) {
+        *step = "renaming the complete temporary file";
+        if (std::rename(temp.c_str(), path.c_str()) != 0) err = errno;
+    }
+    if (err != 0) std::remove(temp.c_str());
+    return err;
 }
 
 bool identify(const std::string& path, FileId& id)

@@ -45,6 +45,13 @@ Kind kind_of(const std::string& path);
 /// user protected on purpose).
 bool write_protected(const std::string& path);
 
+/// Makes the complete temporary file `temp` the file `path`: synced to disk first (a file
+/// system may report a full disk or an I/O error only then), then renamed (atomic within
+/// one directory: readers see the old file or the complete new one). Returns 0, or the
+/// errno with `temp` removed and `path` left as it was; `*step` names the failed step
+/// ("syncing the file to disk" or "renaming the complete temporary file").
+int publish(const std::string& temp, const std::string& path, const char** step);
+
 /// The identity of an existing file (device, inode): a file this run wrote keeps it until
 /// somebody replaces the file, so "remove what I wrote" never removes someone else's file.
 struct FileId {
