@@ -30,9 +30,9 @@ int run_under_mpi(int argc, char** argv)
         std::optional<app::RunConfig> config;
         topokpm::mpi::agree_or_throw([&] { config = app::parse_command_line(argc, argv); });
         if (!config) return;  // --help / --version
-        if (config->comm_mode == "task")
+        if (config->runtime.comm_mode == "task")
             env.require(topokpm::mpi::ThreadLevel::serialized, "--comm-mode task");
-        if (config->plan) {
+        if (config->runtime.plan.enabled) {
             if (topokpm::mpi::rank() == 0) app::run_plan(*config);
             return;
         }
@@ -52,7 +52,7 @@ int main(int argc, char** argv)
         topokpm::app::with_flag_names([&] {
             const std::optional<topokpm::app::RunConfig> config = topokpm::app::parse_command_line(argc, argv);
             if (!config) return;  // --help / --version
-            if (config->plan)
+            if (config->runtime.plan.enabled)
                 topokpm::app::run_plan(*config);
             else
                 topokpm::app::run_dos(*config);

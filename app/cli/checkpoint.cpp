@@ -72,27 +72,27 @@ RunParameters run_parameters(const RunConfig& c, int threads, const std::vector<
         {"disorder", exact(m.disorder)},
         {"disorder-seed", std::to_string(m.disorder_seed)},
         {"boundary", m.boundary},
-        {"moments", std::to_string(c.num_moments)},
-        {"vectors", std::to_string(c.num_vectors)},
-        {"block-width", std::to_string(c.block_width)},
-        {"vector-seed", std::to_string(c.vector_seed)},
-        {"trace", to_string(c.trace)},
+        {"moments", std::to_string(c.kpm.num_moments)},
+        {"vectors", std::to_string(c.kpm.num_vectors)},
+        {"block-width", std::to_string(c.kpm.block_width)},
+        {"vector-seed", std::to_string(c.kpm.vector_seed)},
+        {"trace", to_string(c.kpm.trace)},
         {"quantity", to_string(quantity(c))},
-        {"realizations", std::to_string(c.realizations)},
-        {"bounds", to_string(c.bounds_method)},
-        {"energy-range", c.bounds_method == BoundsMethod::User
-                             ? exact(c.energy_range.lower) + ":" + exact(c.energy_range.upper)
+        {"realizations", std::to_string(c.kpm.realizations)},
+        {"bounds", to_string(c.kpm.bounds_method)},
+        {"energy-range", c.kpm.bounds_method == BoundsMethod::User
+                             ? exact(c.kpm.energy_range.lower) + ":" + exact(c.kpm.energy_range.upper)
                              : std::string("none")},
-        {"epsilon", exact(c.epsilon)},
-        {"lanczos-steps", std::to_string(c.lanczos_steps)},
-        {"matrix", to_string(c.matrix)},
-        {"sell-C", std::to_string(c.sell_chunk_height)},
-        {"sell-sigma", std::to_string(c.sell_sigma)},
+        {"epsilon", exact(c.kpm.epsilon)},
+        {"lanczos-steps", std::to_string(c.kpm.lanczos_steps)},
+        {"matrix", to_string(c.storage.matrix)},
+        {"sell-C", std::to_string(c.storage.sell_chunk_height)},
+        {"sell-sigma", std::to_string(c.storage.sell_sigma)},
         {"threads", std::to_string(threads)},
-        {"device", to_string(c.device)},
-        {"precision", to_string(c.precision)},
+        {"device", to_string(c.storage.device)},
+        {"precision", to_string(c.storage.precision)},
     };
-    if (!c.ldos.empty()) p.push_back({"ldos", digest(std::vector<std::int64_t>(ldos_rows.begin(), ldos_rows.end()))});
+    if (!c.kpm.ldos.empty()) p.push_back({"ldos", digest(std::vector<std::int64_t>(ldos_rows.begin(), ldos_rows.end()))});
     if (!momenta.empty()) {
         std::vector<std::int64_t> flat;
         for (const auto& k : momenta) {

@@ -31,7 +31,7 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
     Distribution d;
     d.rank_ = mpi::rank();
     d.size_ = mpi::size();
-    if (d.size_ == 1 || !cfg.pin_threads) return d;
+    if (d.size_ == 1 || !cfg.runtime.pin_threads) return d;
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
     const topology::Topology topo;
@@ -73,26 +73,26 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
 {
     TOPOKPM_REQUIRE(distributed(), "Distribution::build_operator on one rank");
     const auto& mp = model.params();
-    const bool free = cfg.matrix == MatrixKind::Free;
+    const bool free = cfg.storage.matrix == MatrixKind::Free;
     const global_index plane = static_cast<global_index>(model.orbitals_per_site()) * mp.ny * mp.nz;
     const global_index block = free ? plane : model.orbitals_per_site();
 
-    if (hetero::is_auto_weights(cfg.weights)) {
+    if (hetero::is_auto_weights(cfg.runtime.weights)) {
         // Each rank's SpMMV rate on the same rows: the `auto` weights (GHOST left them as
         // future work, seed 000 §4.1).
         // The probe is the operator this run builds (--matrix, --precision), on a sample.
         const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
         const double rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
-                                                    std::max(sample, block), std::min(std::max(cfg.num_vectors, 1), 8));
+                                                    std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
         weights_ = hetero::weights_from_rates(mpi::allgather(rate));
         if (root()) {
             std::string list;
             for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
-            log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.matrix), " SpMMV rate on the same ",
+            log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.storage.matrix), " SpMMV rate on the same ",
                       std::max(sample, block), " rows)");
         }
     } else {
-        weights_ = hetero::parse_weights(cfg.weights, size_);
+        weights_ = hetero::parse_weights(cfg.runtime.weights, size_);
     }
     const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()),
                                            static_cast<std::uint64_t>(block), weights_);
@@ -101,8 +101,8 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
 
     numerics::DistributedOptions opts;
     opts.sell = numerics::sell_params(operator_spec(cfg));
-    opts.mode = numerics::parse_comm_mode(cfg.comm_mode);
-    opts.reduce_every_sweep = cfg.reduce_every_sweep;
+    opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
+    opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
     std::shared_ptr<const Operator> local;
     if (free) {  // the matrix-free stencil of this rank's x-slab
         numerics::OperatorSource slab;
@@ -136,8 +136,8 @@ AttributeList Distribution::provenance(const RunConfig& cfg) const
     if (!sets.empty()) sets.pop_back();
     out.push_back({"weights", weights});
     out.push_back({"rows_per_rank", rows});
-    out.push_back({"comm_mode", cfg.comm_mode});
-    out.push_back({"dot_reduction", std::string(cfg.reduce_every_sweep ? "every sweep" : "once at the end")});
+    out.push_back({"comm_mode", cfg.runtime.comm_mode});
+    out.push_back({"dot_reduction", std::string(cfg.runtime.reduce_every_sweep ? "every sweep" : "once at the end")});
     out.push_back({"cpusets", sets});
     return out;
 }

@@ -28,7 +28,7 @@ public:
     /// One process, no MPI.
     Distribution() = default;
     /// After MPI_Init: rank, size; with P > 1 also the CPU set and thread pinning of this
-    /// rank (unless cfg.pin_threads is false) and the layout PERFWARNINGs. Collective.
+    /// rank (unless cfg.runtime.pin_threads is false) and the layout PERFWARNINGs. Collective.
     static Distribution from_mpi(const RunConfig& cfg);
 
     bool distributed() const { return size_ > 1; }

@@ -264,39 +264,39 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 /// KPM: moments, vectors, trace, bounds, scaling.
 void read_kpm(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.num_moments = int_option<int>(vm, "moments", 2, 1 << 24, "2 .. 16777216");
-    cfg.num_vectors = int_option<int>(vm, "vectors", 1, 1 << 16, "1 .. 65536");
-    cfg.block_width = int_option<int>(vm, "block-width", 0, cfg.num_vectors, "0 .. --vectors");
-    cfg.vector_seed = parse_seed("vector-seed", vm["vector-seed"].as<std::string>());
+    cfg.kpm.num_moments = int_option<int>(vm, "moments", 2, 1 << 24, "2 .. 16777216");
+    cfg.kpm.num_vectors = int_option<int>(vm, "vectors", 1, 1 << 16, "1 .. 65536");
+    cfg.kpm.block_width = int_option<int>(vm, "block-width", 0, cfg.kpm.num_vectors, "0 .. --vectors");
+    cfg.kpm.vector_seed = parse_seed("vector-seed", vm["vector-seed"].as<std::string>());
     const std::string trace = vm["trace"].as<std::string>();
     TOPOKPM_USER_REQUIRE(trace == "stochastic" || trace == "exact", "--trace '", trace,
                          "': allowed values are stochastic, exact");
-    cfg.trace = trace == "exact" ? TraceKind::Exact : TraceKind::Stochastic;
+    cfg.kpm.trace = trace == "exact" ? TraceKind::Exact : TraceKind::Stochastic;
     const std::string bounds = vm["bounds"].as<std::string>();
     TOPOKPM_USER_REQUIRE(bounds == "lanczos" || bounds == "gershgorin", "--bounds '", bounds,
                          "': allowed values are lanczos, gershgorin");
-    cfg.bounds_method = bounds == "gershgorin" ? BoundsMethod::Gershgorin : BoundsMethod::Lanczos;
+    cfg.kpm.bounds_method = bounds == "gershgorin" ? BoundsMethod::Gershgorin : BoundsMethod::Lanczos;
     if (vm.count("energy-range")) {
         const auto [lo, hi] = parse_range("energy-range", vm["energy-range"].as<std::string>());
-        cfg.energy_range = {lo, hi};
-        cfg.bounds_method = BoundsMethod::User;
+        cfg.kpm.energy_range = {lo, hi};
+        cfg.kpm.bounds_method = BoundsMethod::User;
     }
-    cfg.lanczos_steps = int_option<int>(vm, "lanczos-steps", 2, 100000, "2 .. 100000");
-    cfg.epsilon = parse_real("epsilon", vm["epsilon"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.epsilon >= 0.0 && cfg.epsilon < 1.0, "--epsilon ", cfg.epsilon,
+    cfg.kpm.lanczos_steps = int_option<int>(vm, "lanczos-steps", 2, 100000, "2 .. 100000");
+    cfg.kpm.epsilon = parse_real("epsilon", vm["epsilon"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.kpm.epsilon >= 0.0 && cfg.kpm.epsilon < 1.0, "--epsilon ", cfg.kpm.epsilon,
                          ": allowed range is [0, 1)");
 }
 
 /// Reconstruction: kernel and energy grid.
 void read_reconstruction(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.kernel = analysis::parse_damping_kernel(vm["kernel"].as<std::string>());
-    cfg.lorentz_lambda = parse_real("lorentz-lambda", vm["lorentz-lambda"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.lorentz_lambda > 0.0, "--lorentz-lambda ", cfg.lorentz_lambda, ": must be > 0");
-    cfg.energy_points = int_option<int>(vm, "energy-points", 0, 1 << 28, "0 (= 2 M) or M .. 2^28");
-    if (cfg.energy_points == 0) cfg.energy_points = 2 * cfg.num_moments;
-    TOPOKPM_USER_REQUIRE(cfg.energy_points >= cfg.num_moments, "--energy-points ", cfg.energy_points,
-                         ": must be >= --moments (", cfg.num_moments, ") or 0 for 2 M");
+    cfg.kpm.kernel = analysis::parse_damping_kernel(vm["kernel"].as<std::string>());
+    cfg.kpm.lorentz_lambda = parse_real("lorentz-lambda", vm["lorentz-lambda"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.kpm.lorentz_lambda > 0.0, "--lorentz-lambda ", cfg.kpm.lorentz_lambda, ": must be > 0");
+    cfg.kpm.energy_points = int_option<int>(vm, "energy-points", 0, 1 << 28, "0 (= 2 M) or M .. 2^28");
+    if (cfg.kpm.energy_points == 0) cfg.kpm.energy_points = 2 * cfg.kpm.num_moments;
+    TOPOKPM_USER_REQUIRE(cfg.kpm.energy_points >= cfg.kpm.num_moments, "--energy-points ", cfg.kpm.energy_points,
+                         ": must be >= --moments (", cfg.kpm.num_moments, ") or 0 for 2 M");
     if (vm.count("energy-grid")) {
         const std::string text = vm["energy-grid"].as<std::string>();
         const std::vector<std::string> parts = split(text, ':');
@@ -308,41 +308,41 @@ void read_reconstruction(const po::variables_map& vm, RunConfig& cfg)
         TOPOKPM_USER_REQUIRE(grid.lower < grid.upper && k >= 2 && k <= (1 << 28), "--energy-grid '", text,
                              "': need Emin < Emax and 2 <= K <= 2^28");
         grid.num_points = static_cast<int>(k);
-        cfg.energy_grid = grid;
+        cfg.kpm.energy_grid = grid;
     }
 }
 
 /// Realizations, LDOS / A(k, E) selections, checkpoint and restart.
 void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.realizations = int_option<int>(vm, "realizations", 1, 100000, "1 .. 100000");
+    cfg.kpm.realizations = int_option<int>(vm, "realizations", 1, 100000, "1 .. 100000");
     if (vm.count("ldos")) {
-        cfg.ldos = vm["ldos"].as<std::string>();
-        TOPOKPM_USER_REQUIRE(!cfg.ldos.empty(), "--ldos: empty selection (e.g. --ldos 0,1,2 or --ldos layer:0)");
+        cfg.kpm.ldos = vm["ldos"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.kpm.ldos.empty(), "--ldos: empty selection (e.g. --ldos 0,1,2 or --ldos layer:0)");
     }
     if (vm.count("ldos-map-energy")) {
-        cfg.ldos_map_energy = parse_real("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
-        TOPOKPM_USER_REQUIRE(cfg.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
+        cfg.kpm.ldos_map_energy = parse_real("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
+        TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
     }
-    if (vm.count("k-points")) cfg.k_points = vm["k-points"].as<std::string>();
-    if (vm.count("k-path")) cfg.k_path = vm["k-path"].as<std::string>();
+    if (vm.count("k-points")) cfg.kpm.k_points = vm["k-points"].as<std::string>();
+    if (vm.count("k-path")) cfg.kpm.k_path = vm["k-path"].as<std::string>();
     TOPOKPM_USER_REQUIRE(!(vm.count("k-points") && vm.count("k-path")), "--k-points and --k-path: give one of them");
-    TOPOKPM_USER_REQUIRE(!vm.count("k-points") || !cfg.k_points.empty(), "--k-points: empty list (e.g. --k-points \"0,0;1,0\")");
-    TOPOKPM_USER_REQUIRE(!vm.count("k-path") || !cfg.k_path.empty(), "--k-path: empty path (e.g. --k-path M-G-X)");
-    TOPOKPM_USER_REQUIRE(cfg.ldos.empty() || (cfg.k_points.empty() && cfg.k_path.empty()),
+    TOPOKPM_USER_REQUIRE(!vm.count("k-points") || !cfg.kpm.k_points.empty(), "--k-points: empty list (e.g. --k-points \"0,0;1,0\")");
+    TOPOKPM_USER_REQUIRE(!vm.count("k-path") || !cfg.kpm.k_path.empty(), "--k-path: empty path (e.g. --k-path M-G-X)");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.empty() || (cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty()),
                          "--ldos and --k-points/--k-path: one run computes one of them");
-    TOPOKPM_USER_REQUIRE(cfg.trace == TraceKind::Stochastic || (cfg.ldos.empty() && cfg.k_points.empty() && cfg.k_path.empty()),
+    TOPOKPM_USER_REQUIRE(cfg.kpm.trace == TraceKind::Stochastic || (cfg.kpm.ldos.empty() && cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty()),
                          "--trace exact applies to the DOS; --ldos and --k-points/--k-path are always exact");
     if (vm.count("checkpoint")) {
-        cfg.checkpoint = vm["checkpoint"].as<std::string>();
-        TOPOKPM_USER_REQUIRE(!cfg.checkpoint.empty(), "--checkpoint: empty file name");
+        cfg.outputs.checkpoint = vm["checkpoint"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.outputs.checkpoint.empty(), "--checkpoint: empty file name");
     }
-    cfg.checkpoint_every_s = parse_real("checkpoint-every", vm["checkpoint-every"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.checkpoint_every_s >= 0.0, "--checkpoint-every ", cfg.checkpoint_every_s,
+    cfg.outputs.checkpoint_every_s = parse_real("checkpoint-every", vm["checkpoint-every"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.outputs.checkpoint_every_s >= 0.0, "--checkpoint-every ", cfg.outputs.checkpoint_every_s,
                          ": must be >= 0 seconds (0 = only on SIGTERM/SIGINT)");
     if (vm.count("restart")) {
-        cfg.restart = vm["restart"].as<std::string>();
-        TOPOKPM_USER_REQUIRE(!cfg.restart.empty(), "--restart: empty file name");
+        cfg.outputs.restart = vm["restart"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.outputs.restart.empty(), "--restart: empty file name");
     }
 }
 
@@ -350,64 +350,64 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
 void read_storage(const po::variables_map& vm, RunConfig& cfg)
 {
     const std::string matrix = vm["matrix"].as<std::string>();
-    if (matrix == "sell") cfg.matrix = MatrixKind::Sell;
-    else if (matrix == "crs") cfg.matrix = MatrixKind::Crs;
-    else if (matrix == "free") cfg.matrix = MatrixKind::Free;
-    else if (matrix == "naive") cfg.matrix = MatrixKind::Naive;
+    if (matrix == "sell") cfg.storage.matrix = MatrixKind::Sell;
+    else if (matrix == "crs") cfg.storage.matrix = MatrixKind::Crs;
+    else if (matrix == "free") cfg.storage.matrix = MatrixKind::Free;
+    else if (matrix == "naive") cfg.storage.matrix = MatrixKind::Naive;
     else throw InputError(detail::concat("--matrix '", matrix, "': allowed values are sell, crs, free, naive"));
-    cfg.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024");
-    cfg.sell_sigma = int_option<int>(vm, "sell-sigma", 1, 1 << 30, "1 .. 2^30");
-    cfg.threads = int_option<int>(vm, "threads", 0, 4096, "0 .. 4096");
+    cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024");
+    cfg.storage.sell_sigma = int_option<int>(vm, "sell-sigma", 1, 1 << 30, "1 .. 2^30");
+    cfg.runtime.threads = int_option<int>(vm, "threads", 0, 4096, "0 .. 4096");
     const std::string device = vm["device"].as<std::string>();
     TOPOKPM_USER_REQUIRE(device == "cpu" || device == "cuda", "--device '", device, "': allowed values are cpu, cuda");
-    cfg.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
-    TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu || cfg.matrix != MatrixKind::Naive,
+    cfg.storage.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+    TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu || cfg.storage.matrix != MatrixKind::Naive,
                          "--matrix naive runs on the CPU only; use --device cpu, or --matrix sell, crs or free");
     const std::string precision = vm["precision"].as<std::string>();
     TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
                          "': allowed values are double, single");
-    cfg.precision = precision == "single" ? Precision::Single : Precision::Double;
-    TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double ||
-                             (cfg.matrix != MatrixKind::Naive && cfg.device == DeviceKind::Cpu),
+    cfg.storage.precision = precision == "single" ? Precision::Single : Precision::Double;
+    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double ||
+                             (cfg.storage.matrix != MatrixKind::Naive && cfg.storage.device == DeviceKind::Cpu),
                          "--precision single: implemented for --matrix sell, crs or free on --device cpu (got --matrix ",
-                         to_string(cfg.matrix), ", --device ", to_string(cfg.device), "); use --precision double");
+                         to_string(cfg.storage.matrix), ", --device ", to_string(cfg.storage.device), "); use --precision double");
 }
 
 /// Planning and runs under mpirun.
 void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.plan = vm["plan"].as<bool>();
-    cfg.plan_ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
-    cfg.plan_gpus = int_option<int>(vm, "gpus", 0, cfg.plan_ranks, "0 .. --ranks");
-    cfg.weights = vm["weights"].as<std::string>();
-    cfg.comm_mode = vm["comm-mode"].as<std::string>();
-    TOPOKPM_USER_REQUIRE(cfg.comm_mode == "vector" || cfg.comm_mode == "overlap" || cfg.comm_mode == "task",
-                         "--comm-mode '", cfg.comm_mode, "': allowed are vector, overlap, task");
-    cfg.reduce_every_sweep = vm["reduce-every-sweep"].as<bool>();
-    cfg.pin_threads = !vm["no-pin"].as<bool>();
-    cfg.plan_bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.plan_bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.plan_bandwidth_gbs, ": must be >= 0 GB/s");
-    cfg.plan_network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.plan_network_gbs > 0.0, "--plan-network ", cfg.plan_network_gbs, ": must be > 0 GB/s");
-    cfg.plan_gpu_bandwidth_gbs = parse_real("plan-gpu-bandwidth", vm["plan-gpu-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.plan_gpu_bandwidth_gbs > 0.0, "--plan-gpu-bandwidth ", cfg.plan_gpu_bandwidth_gbs, ": must be > 0 GB/s");
+    cfg.runtime.plan.enabled = vm["plan"].as<bool>();
+    cfg.runtime.plan.ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
+    cfg.runtime.plan.gpus = int_option<int>(vm, "gpus", 0, cfg.runtime.plan.ranks, "0 .. --ranks");
+    cfg.runtime.weights = vm["weights"].as<std::string>();
+    cfg.runtime.comm_mode = vm["comm-mode"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(cfg.runtime.comm_mode == "vector" || cfg.runtime.comm_mode == "overlap" || cfg.runtime.comm_mode == "task",
+                         "--comm-mode '", cfg.runtime.comm_mode, "': allowed are vector, overlap, task");
+    cfg.runtime.reduce_every_sweep = vm["reduce-every-sweep"].as<bool>();
+    cfg.runtime.pin_threads = !vm["no-pin"].as<bool>();
+    cfg.runtime.plan.bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.runtime.plan.bandwidth_gbs, ": must be >= 0 GB/s");
+    cfg.runtime.plan.network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.network_gbs > 0.0, "--plan-network ", cfg.runtime.plan.network_gbs, ": must be > 0 GB/s");
+    cfg.runtime.plan.gpu_bandwidth_gbs = parse_real("plan-gpu-bandwidth", vm["plan-gpu-bandwidth"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.gpu_bandwidth_gbs > 0.0, "--plan-gpu-bandwidth ", cfg.runtime.plan.gpu_bandwidth_gbs, ": must be > 0 GB/s");
 }
 
 /// Output files and reporting.
 void read_output(const po::variables_map& vm, RunConfig& cfg)
 {
-    if (vm.count("output")) cfg.output = vm["output"].as<std::string>();
-    TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.output.empty(), "--output: empty file name");
-    if (cfg.output.empty()) cfg.output = cfg.model.name + "_" + vm["lattice"].as<std::string>() + ".h5";
+    if (vm.count("output")) cfg.outputs.result_file = vm["output"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.outputs.result_file.empty(), "--output: empty file name");
+    if (cfg.outputs.result_file.empty()) cfg.outputs.result_file = cfg.model.name + "_" + vm["lattice"].as<std::string>() + ".h5";
     if (vm.count("export-matrix")) {
-        cfg.export_matrix = vm["export-matrix"].as<std::string>();
-        TOPOKPM_USER_REQUIRE(!cfg.export_matrix.empty(), "--export-matrix: empty file name");
+        cfg.outputs.export_matrix = vm["export-matrix"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.outputs.export_matrix.empty(), "--export-matrix: empty file name");
     }
-    cfg.quiet = vm["quiet"].as<bool>();
-    cfg.progress_interval_s = parse_real("progress-interval", vm["progress-interval"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.progress_interval_s > 0.0, "--progress-interval ", cfg.progress_interval_s, ": must be > 0 seconds");
-    cfg.memory_limit_gib = parse_real("memory-limit", vm["memory-limit"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.memory_limit_gib >= 0.0, "--memory-limit ", cfg.memory_limit_gib, ": must be >= 0 GiB");
+    cfg.outputs.quiet = vm["quiet"].as<bool>();
+    cfg.outputs.progress_interval_s = parse_real("progress-interval", vm["progress-interval"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.outputs.progress_interval_s > 0.0, "--progress-interval ", cfg.outputs.progress_interval_s, ": must be > 0 seconds");
+    cfg.runtime.memory_limit_gib = parse_real("memory-limit", vm["memory-limit"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(cfg.runtime.memory_limit_gib >= 0.0, "--memory-limit ", cfg.runtime.memory_limit_gib, ": must be >= 0 GiB");
 }
 
 }  // namespace
@@ -427,13 +427,13 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv)
     const po::options_description options = make_options();
     po::variables_map vm;
     RunConfig cfg;
-    for (int i = 0; i < argc; ++i) cfg.command_line += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; ++i) cfg.provenance.command_line += (i ? " " : "") + std::string(argv[i]);
     try {
         po::store(po::parse_command_line(argc, argv, options), vm);
         if (vm.count("config")) {
-            cfg.config_path = vm["config"].as<std::string>();
-            cfg.config_text = read_input_file(cfg.config_path);
-            std::istringstream config_stream(cfg.config_text);
+            cfg.provenance.config_path = vm["config"].as<std::string>();
+            cfg.provenance.config_text = read_input_file(cfg.provenance.config_path);
+            std::istringstream config_stream(cfg.provenance.config_text);
             // Stored after the command line: po::store keeps the first value, so the command line wins.
             po::store(po::parse_config_file(config_stream, options), vm);
         }
@@ -474,8 +474,8 @@ std::string to_string(MatrixKind kind)
 
 Quantity quantity(const RunConfig& config)
 {
-    if (!config.ldos.empty()) return Quantity::Ldos;
-    if (!config.k_points.empty() || !config.k_path.empty()) return Quantity::Spectral;
+    if (!config.kpm.ldos.empty()) return Quantity::Ldos;
+    if (!config.kpm.k_points.empty() || !config.kpm.k_path.empty()) return Quantity::Spectral;
     return Quantity::Dos;
 }
 
@@ -496,7 +496,7 @@ std::uint64_t realization_seed(std::uint64_t seed, int k)
 
 std::string checkpoint_path(const RunConfig& config)
 {
-    return config.checkpoint.empty() ? config.output + ".checkpoint.h5" : config.checkpoint;
+    return config.outputs.checkpoint.empty() ? config.outputs.result_file + ".checkpoint.h5" : config.outputs.checkpoint;
 }
 
 std::string to_string(TraceKind kind) { return kind == TraceKind::Exact ? "exact" : "stochastic"; }

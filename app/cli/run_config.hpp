@@ -29,12 +29,12 @@ struct EnergyGrid {
     int num_points = 0;
 };
 
-struct RunConfig {
-    hamiltonians::ModelParams model;
-
-    // KPM
+/// The KPM method: moments, start vectors, trace, bounds and
+/// scaling, the traced quantity (--ldos, --k-points/--k-path) and the reconstruction.
+struct KpmConfig {
     int num_moments = 1024;
     int num_vectors = 16;
+    int block_width = 0;               ///< stochastic trace: vectors per sweep; 0 = all --vectors
     std::uint64_t vector_seed = 1;
     TraceKind trace = TraceKind::Stochastic;
     BoundsMethod bounds_method = BoundsMethod::Lanczos;
@@ -42,7 +42,6 @@ struct RunConfig {
     int lanczos_steps = 200;
     double lanczos_margin = 0.005;     ///< relative to the spectral width
     double epsilon = 0.01;
-
     int realizations = 1;              ///< disorder realizations K (seeds: realization_seed)
 
     // Local DOS and spectral function (docs/physics.md)
@@ -51,52 +50,71 @@ struct RunConfig {
     std::string k_points;              ///< --k-points "mx,my;mx,my"
     std::string k_path;                ///< --k-path "M-G-X"
 
-    // Checkpoint / restart
-    std::string checkpoint;            ///< file for periodic and on-signal checkpoints; empty = "<output>.checkpoint.h5" on a signal only
-    double checkpoint_every_s = 0.0;   ///< seconds between checkpoints; 0 = only on SIGTERM/SIGINT
-    std::string restart;               ///< checkpoint to continue from; empty = fresh run
-
     // Reconstruction
     analysis::DampingKernel kernel = analysis::DampingKernel::Jackson;
     double lorentz_lambda = 4.0;
     int energy_points = 0;             ///< K; 0 = 2 M
     std::optional<EnergyGrid> energy_grid;
+};
 
-    // Storage and parallelism
+/// The operator the sweeps apply (mapped onto numerics::OperatorSpec by operator_spec()).
+/// The member is called `storage` because `operator` is a keyword.
+struct OperatorConfig {
     MatrixKind matrix = MatrixKind::Sell;
     int sell_chunk_height = 8;         ///< CPU best at R >= 2 (docs/performance.md); the GPU uses 32
     int sell_sigma = 256;
-    int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
-    int block_width = 0;               ///< stochastic trace: vectors per sweep; 0 = all --vectors
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil
     Precision precision = Precision::Double;  ///< single: complex-float matrix and vectors (sell/crs on the CPU)
+};
 
-    // Planning (kpm-dos --plan): sizes a distributed run without allocating or running it
-    bool plan = false;
-    int plan_ranks = 1;                ///< P, all ranks (CPU and GPU)
-    int plan_gpus = 0;                 ///< G of the P ranks drive one GPU each
-    std::string weights;               ///< "w0:w1:..." per rank, "" = by bandwidth
-    double plan_bandwidth_gbs = 0.0;   ///< memory bandwidth of a CPU rank; 0 = measure this machine
-    double plan_network_gbs = 10.0;    ///< network bandwidth per rank for the halo
-    double plan_gpu_bandwidth_gbs = 2990.0;  ///< device bandwidth of a GPU rank (H100 copy, measured)
+/// The files a run writes or resumes from, and how it reports.
+struct OutputConfig {
+    std::string result_file;           ///< --output; default "<model>_<lattice>.h5"
+    std::string export_matrix;         ///< Matrix Market path, empty = none
+    std::string checkpoint;            ///< file for periodic and on-signal checkpoints; empty = "<output>.checkpoint.h5" on a signal only
+    double checkpoint_every_s = 0.0;   ///< seconds between checkpoints; 0 = only on SIGTERM/SIGINT
+    std::string restart;               ///< checkpoint to continue from; empty = fresh run
+    bool quiet = false;
+    double progress_interval_s = 5.0;
+    std::int64_t per_vector_limit = 10'000'000;  ///< store /kpm/moments_per_vector if R*M <= this
+};
 
+/// kpm-dos --plan: sizes a distributed run without allocating or running it.
+struct PlanConfig {
+    bool enabled = false;
+    int ranks = 1;                     ///< P, all ranks (CPU and GPU)
+    int gpus = 0;                      ///< G of the P ranks drive one GPU each
+    double bandwidth_gbs = 0.0;        ///< memory bandwidth of a CPU rank; 0 = measure this machine
+    double network_gbs = 10.0;         ///< network bandwidth per rank for the halo
+    double gpu_bandwidth_gbs = 2990.0; ///< device bandwidth of a GPU rank (H100 copy, measured)
+};
+
+/// Where and how the run executes: threads, memory, ranks under mpirun, the planner.
+struct RuntimeConfig {
+    int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
+    double memory_limit_gib = 0.0;     ///< 0 = the machine's available memory
+    std::string weights;               ///< "w0:w1:..." per rank, "" = by bandwidth, "auto" = probed
     // Parallel runs under mpirun (app/cli/distribution.hpp)
     std::string comm_mode = "overlap";  ///< vector | overlap | task
     bool reduce_every_sweep = false;    ///< dots summed over ranks every sweep (else once at the end)
     bool pin_threads = true;            ///< pin each rank's OpenMP threads to its own CPU set
+    PlanConfig plan;
+};
 
-    // Output
-    std::string output;                ///< result file; default "<model>_<lattice>.h5"
-    std::string export_matrix;         ///< Matrix Market path, empty = none
-    bool quiet = false;
-    double progress_interval_s = 5.0;
-    double memory_limit_gib = 0.0;     ///< 0 = the machine's available memory
-    std::int64_t per_vector_limit = 10'000'000;  ///< store /kpm/moments_per_vector if R*M <= this
-
-    // Provenance
+/// What the result file records about how the run was asked for.
+struct ProvenanceConfig {
     std::string command_line;
     std::string config_path;
     std::string config_text;
+};
+
+struct RunConfig {
+    hamiltonians::ModelParams model;
+    KpmConfig kpm;
+    OperatorConfig storage;
+    OutputConfig outputs;
+    RuntimeConfig runtime;
+    ProvenanceConfig provenance;
 };
 
 /// The quantity the configuration asks for.

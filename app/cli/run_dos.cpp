@@ -58,9 +58,9 @@ struct MemoryEstimate {
 /// capped at the columns.
 int block_width(const RunConfig& cfg, global_index num_columns)
 {
-    if (cfg.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos)
-        return cfg.block_width > 0 ? std::min(cfg.block_width, cfg.num_vectors) : cfg.num_vectors;
-    return static_cast<int>(std::min<global_index>(cfg.num_vectors, num_columns));
+    if (cfg.kpm.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos)
+        return cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
+    return static_cast<int>(std::min<global_index>(cfg.kpm.num_vectors, num_columns));
 }
 
 MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& model, int width)
@@ -70,12 +70,12 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
     const numerics::OperatorCostModel cost =
         numerics::operator_cost_model(operator_spec(cfg), model.potential_entries_per_row());
     const double n = static_cast<double>(model.num_rows());
-    const bool single = cfg.precision == Precision::Single;
+    const bool single = cfg.storage.precision == Precision::Single;
     MemoryEstimate e;
     e.matrix_bytes = cost.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros()));
     // KPM block pair (+ one more while a checkpoint is read back or written from single
     // precision) + the double start block (single) + Lanczos vectors.
-    e.vector_bytes = (cfg.restart.empty() ? 2.0 : 3.0) * cost.block_bytes(n, width) + 3.0 * 16.0 * n;
+    e.vector_bytes = (cfg.outputs.restart.empty() ? 2.0 : 3.0) * cost.block_bytes(n, width) + 3.0 * 16.0 * n;
     if (single) e.vector_bytes += 2.0 * 16.0 * n * width;  // double start block; checkpoint's widened pair
     return e;
 }
@@ -86,14 +86,14 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
 class DosRun {
 public:
     DosRun(const RunConfig& config, Distribution& distribution)
-        : cfg(config), dist(distribution), what(quantity(config)), num_real(config.realizations)
+        : cfg(config), dist(distribution), what(quantity(config)), num_real(config.kpm.realizations)
     {
     }
 
     void run()
     {
-        log::set_quiet(cfg.quiet || !dist.root());  // one rank reports; warnings and errors still print
-        if (cfg.threads > 0) omp_set_num_threads(cfg.threads);
+        log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
+        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
         threads = omp_get_max_threads();
         // Run on every rank and agreed collectively: an error on any rank ends all of them
         // with one message (no rank left waiting).
@@ -146,7 +146,7 @@ private:
     OperatorCost cost;
     SpectralBounds bounds;
     AttributeList bounds_attrs;
-    std::string bounds_how = to_string(cfg.bounds_method);
+    std::string bounds_how = to_string(cfg.kpm.bounds_method);
     numerics::KpmScaling scaling;
     double flops_per_sweep = 0.0, gflops = 0.0, gbytes = 0.0;
     std::int64_t num_vectors_total = 0;
@@ -166,16 +166,16 @@ private:
     {
     model = hamiltonians::make_model(params_of(0));
     n = model->num_rows();
-    TOPOKPM_USER_REQUIRE(cfg.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
+    TOPOKPM_USER_REQUIRE(cfg.kpm.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
                          " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
-    num_columns = cfg.trace == TraceKind::Exact ? n : cfg.num_vectors;
-    num_slots = cfg.trace == TraceKind::Exact ? 1 : cfg.num_vectors;
+    num_columns = cfg.kpm.trace == TraceKind::Exact ? n : cfg.kpm.num_vectors;
+    num_slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
     if (what == Quantity::Ldos) {
-        selection = resolve_ldos_selection(cfg.ldos, *model);
+        selection = resolve_ldos_selection(cfg.kpm.ldos, *model);
         num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
     } else if (what == Quantity::Spectral) {
         lattice = plane_wave_lattice(*model);
-        momenta = resolve_momenta(cfg.k_points, cfg.k_path, *model);
+        momenta = resolve_momenta(cfg.kpm.k_points, cfg.kpm.k_path, *model);
         num_slots = static_cast<std::int64_t>(momenta->momenta.size());
         num_columns = num_slots * lattice.states_per_cell;
     }
@@ -186,19 +186,19 @@ private:
     {
     width = block_width(cfg, num_columns);
     ckpt_path = checkpoint_path(cfg);
-    run_files = {cfg.output, ckpt_path, cfg.restart, cfg.export_matrix};
+    run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(cfg.restart.empty() && cfg.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
+        TOPOKPM_USER_REQUIRE(cfg.outputs.restart.empty() && cfg.outputs.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
                              "checkpoints of runs on several ranks are not implemented yet; run on one rank or "
                              "without them");
         TOPOKPM_USER_REQUIRE(what != Quantity::Spectral, "--k-points/--k-path: A(k, E) runs on one rank only so far "
                              "(the plane waves span every row); run it without mpirun");
-        TOPOKPM_USER_REQUIRE(cfg.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
+        TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
                              "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
-        TOPOKPM_USER_REQUIRE(cfg.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
+        TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                              "use sell, crs or free under mpirun");
-        TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double, "--precision single: runs on one rank only so "
+        TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
                              "far (the distributed operator is double); run it without mpirun");
     }
 
@@ -210,14 +210,14 @@ private:
     parameters = run_parameters(
         cfg, threads, selection ? selection->rows : std::vector<global_index>{},
         momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
-    if (!cfg.restart.empty()) {
-        resume = read_checkpoint_header(cfg.restart);
+    if (!cfg.outputs.restart.empty()) {
+        resume = read_checkpoint_header(cfg.outputs.restart);
         resumed_id = resumed_checkpoint_id(run_files);
         const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
         if (!diff.empty()) {
             std::string list;
             for (const auto& d : diff) list += "\n  " + d;
-            throw InputError(detail::concat("--restart '", cfg.restart,
+            throw InputError(detail::concat("--restart '", cfg.outputs.restart,
                                             "': the checkpoint belongs to a run with other parameters; rerun with "
                                             "the checkpoint's values (its command line was: ",
                                             resume->command_line, "). Differences:", list));
@@ -231,7 +231,7 @@ private:
     {
     mem = estimate_memory(cfg, *model, width);
     if (dist.distributed()) mem = mem.share(1.0 / dist.size());  // per rank, evenly split
-    const double available = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
+    const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
                                                       : static_cast<double>(available_memory_bytes());
     require_memory(mem.total(), available,
                    detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
@@ -239,7 +239,7 @@ private:
 
     // --device cuda: fail before building anything when there is no GPU backend or device,
     // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
-    if (cfg.device == DeviceKind::Cuda) {
+    if (cfg.storage.device == DeviceKind::Cuda) {
         std::string why;
         if (!device::cuda_compiled())
             throw InputError("--device cuda: this build has no CUDA kernels (configured with TOPOKPM_CUDA=OFF or "
@@ -258,7 +258,7 @@ private:
     // The parameters agree and the run fits: now the checkpoint's header and every
     // array must fit this run (checked before each is allocated), then they are read.
     if (resume)
-        read_checkpoint_state(cfg.restart, {n, num_columns, width, cfg.num_moments, num_slots, num_real}, *resume);
+        read_checkpoint_state(cfg.outputs.restart, {n, num_columns, width, cfg.kpm.num_moments, num_slots, num_real}, *resume);
     }
 
     void report_start() const
@@ -266,7 +266,7 @@ private:
     log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
               dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
               " OpenMP thread(s), CPU kernels ", numerics::kernels::cpu::compiled_isa(),
-              dist.distributed() ? detail::concat(", --comm-mode ", cfg.comm_mode) : std::string());
+              dist.distributed() ? detail::concat(", --comm-mode ", cfg.runtime.comm_mode) : std::string());
     log::info("model       : ", model->params().name, " ", model->params().nx, "x", model->params().ny, "x",
               model->params().nz, " boundary ", model->params().boundary, ", N = ", n, " rows, nnz = ",
               model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)",
@@ -292,9 +292,9 @@ private:
               fill_beta > 0 ? detail::concat(", fill efficiency beta = ", fmt("%.4f", fill_beta)) : std::string(),
               ", built in ", fmt("%.3f", timers.get("build")), " s");
 
-    if (!cfg.export_matrix.empty()) {
-        timers.time("export", [&] { hamiltonians::export_matrix_market(*model, cfg.export_matrix); });
-        log::info("matrix      : written to ", cfg.export_matrix, " (Matrix Market)");
+    if (!cfg.outputs.export_matrix.empty()) {
+        timers.time("export", [&] { hamiltonians::export_matrix_market(*model, cfg.outputs.export_matrix); });
+        log::info("matrix      : written to ", cfg.outputs.export_matrix, " (Matrix Market)");
     }
 
     }
@@ -302,14 +302,14 @@ private:
     /// Bounds of one realization: given, Gershgorin, or Lanczos (stopping early).
     SpectralBounds bounds_of(const hamiltonians::Model& mdl, const Operator& o, bool record)
     {
-    if (cfg.bounds_method == BoundsMethod::User) return cfg.energy_range;
-    if (cfg.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
+    if (cfg.kpm.bounds_method == BoundsMethod::User) return cfg.kpm.energy_range;
+    if (cfg.kpm.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
     // Lanczos stops once its residuals fit in the margin, or once the rigorous
     // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
     // values, when they are the tighter bounds.
     const SpectralBounds discs = dist.gershgorin(mdl);
-    const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.lanczos_steps, cfg.vector_seed,
-                                                                cfg.lanczos_margin, cfg.lanczos_margin, &discs);
+    const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed,
+                                                                cfg.kpm.lanczos_margin, cfg.kpm.lanczos_margin, &discs);
     if (record) bounds_how = lb.enclosure_taken ? detail::concat("gershgorin (within the margin of ", lb.iterations,
                                                                  " lanczos steps)")
                                                 : detail::concat("lanczos (", lb.iterations, " steps)");
@@ -336,13 +336,13 @@ private:
         }
         bounds = bounds_of(*model, *op, true);
         // Realizations differ only when there is disorder; user bounds are taken as given.
-        if (cfg.model.disorder != 0.0 && cfg.bounds_method != BoundsMethod::User)
+        if (cfg.model.disorder != 0.0 && cfg.kpm.bounds_method != BoundsMethod::User)
             for (int k = 1; k < num_real; ++k) {
                 const auto mk = hamiltonians::make_model(params_of(k));
                 const SpectralBounds bk = bounds_of(*mk, *build_operator(*mk), false);
                 bounds = {std::min(bounds.lower, bk.lower), std::max(bounds.upper, bk.upper)};
             }
-        scaling = numerics::kpm_scaling(bounds, cfg.epsilon);
+        scaling = numerics::kpm_scaling(bounds, cfg.kpm.epsilon);
     });
     log::info("bounds      : [", fmt("%.6f", bounds.lower), ", ", fmt("%.6f", bounds.upper), "] t by ",
               resume ? std::string("the checkpoint") : bounds_how, " (",
@@ -359,7 +359,7 @@ private:
     double last_report = t_moments;
     MomentsJob job;
     job.num_realizations = num_real;
-    job.num_moments = cfg.num_moments;
+    job.num_moments = cfg.kpm.num_moments;
     job.block_width = width;
     job.num_slots = num_slots;
     job.scaling = scaling;
@@ -377,41 +377,41 @@ private:
         case Quantity::Spectral: return numerics::plane_wave_plan(lattice, momenta->momenta);
         case Quantity::Dos: break;
         }
-        if (cfg.trace == TraceKind::Exact) return numerics::exact_trace_plan(n);
-        return numerics::random_phase_plan(n, cfg.num_vectors, realization_seed(cfg.vector_seed, k));
+        if (cfg.kpm.trace == TraceKind::Exact) return numerics::exact_trace_plan(n);
+        return numerics::random_phase_plan(n, cfg.kpm.num_vectors, realization_seed(cfg.kpm.vector_seed, k));
     };
     job.resume = resume;
     job.checkpoint_header.parameters = parameters;
-    job.checkpoint_header.command_line = cfg.command_line;
+    job.checkpoint_header.command_line = cfg.provenance.command_line;
     job.checkpoint_header.scaling = scaling;
     job.checkpoint_header.bounds = bounds;
     job.checkpoint_path = ckpt_path;
-    job.checkpoint_every_s = cfg.checkpoint_every_s;
-    job.resume_command = cfg.command_line.find("--restart") == std::string::npos
-                             ? cfg.command_line + " --restart " + ckpt_path
-                             : cfg.command_line;
+    job.checkpoint_every_s = cfg.outputs.checkpoint_every_s;
+    job.resume_command = cfg.provenance.command_line.find("--restart") == std::string::npos
+                             ? cfg.provenance.command_line + " --restart " + ckpt_path
+                             : cfg.provenance.command_line;
     // Under mpirun a signal reaches the ranks between different sweeps; without
     // distributed checkpoints the default action (terminate) is the consistent one.
     job.handle_signals = !dist.distributed();
     job.progress = [&](const JobProgress& p) {
         const double now = wall_seconds();
-        if (now - last_report < cfg.progress_interval_s || p.sweeps_done >= p.num_sweeps) return;
+        if (now - last_report < cfg.outputs.progress_interval_s || p.sweeps_done >= p.num_sweeps) return;
         last_report = now;
         const double elapsed = now - t_moments;
         const double rate = p.sweeps_this_run / std::max(elapsed, 1e-9);  // sweeps per second
-        const std::int64_t per_block = numerics::kpm_num_sweeps(cfg.num_moments);
+        const std::int64_t per_block = numerics::kpm_num_sweeps(cfg.kpm.num_moments);
         const std::int64_t in_block = p.sweeps_done % per_block;
-        const int moments_done = std::min<int>(cfg.num_moments, 2 * static_cast<int>(in_block == 0 ? per_block : in_block));
+        const int moments_done = std::min<int>(cfg.kpm.num_moments, 2 * static_cast<int>(in_block == 0 ? per_block : in_block));
         std::string where;
         if (p.num_blocks > 1) where += detail::concat(", block ", p.block + 1, "/", p.num_blocks);
         if (p.num_realizations > 1) where += detail::concat(", realization ", p.realization + 1, "/", p.num_realizations);
-        log::info("  moments ", moments_done, "/", cfg.num_moments, where, " (",
+        log::info("  moments ", moments_done, "/", cfg.kpm.num_moments, where, " (",
                   fmt("%.0f", 100.0 * p.sweeps_done / p.num_sweeps), "% of all sweeps), elapsed ", fmt("%.1f", elapsed),
                   " s, ETA ", fmt("%.1f", (p.num_sweeps - p.sweeps_done) / rate), " s, ",
                   fmt("%.2f", rate * flops_per_sweep * 1e-9), " Gflop/s");
     };
     if (resume)
-        log::info("restart     : from ", cfg.restart, " at realization ", resume->realization + 1, "/", num_real,
+        log::info("restart     : from ", cfg.outputs.restart, " at realization ", resume->realization + 1, "/", num_real,
                   ", block ", resume->trace.blocks_done + 1, ", ",
                   resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it");
     timers.time("moments", [&] { jr = run_moments_job(job); });
@@ -419,10 +419,10 @@ private:
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
     gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,
-                                                                   cfg.precision == Precision::Single ? 8.0 : 16.0) /
+                                                                   cfg.storage.precision == Precision::Single ? 8.0 : 16.0) /
                           t_kernel * 1e-9;
     num_vectors_total = static_cast<std::int64_t>(num_columns) * num_real;
-    log::info("moments     : M = ", cfg.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.trace) : to_string(what),
+    log::info("moments     : M = ", cfg.kpm.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what),
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
               " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
               " GB/s (minimum traffic)", jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s)") : std::string());
@@ -457,11 +457,11 @@ private:
         outcome.slot_moments = std::move(jr.slot_moments);
         for (int k = 0; k < num_real; ++k) {
             outcome.disorder_seeds.push_back(realization_seed(cfg.model.disorder_seed, k));
-            outcome.vector_seeds.push_back(realization_seed(cfg.vector_seed, k));
+            outcome.vector_seeds.push_back(realization_seed(cfg.kpm.vector_seed, k));
         }
         const Reconstructor rec(cfg, scaling);
         const double t_write = wall_seconds();
-        analysis::ResultWriter out(cfg.output);
+        analysis::ResultWriter out(cfg.outputs.result_file);
         out.write_attributes("/model", model->attributes());
         // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
         out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
@@ -472,40 +472,40 @@ private:
             summary = write_spectral(out, cfg, rec, outcome, *momenta, lattice.states_per_cell, bands);
             break;
         }
-        const std::string trace_name = what == Quantity::Dos ? to_string(cfg.trace) : to_string(what);
+        const std::string trace_name = what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what);
         out.write_attributes("/kpm", {{"scale_a", scaling.a},
                                       {"scale_b", scaling.b},
-                                      {"num_moments", std::int64_t(cfg.num_moments)},
-                                      {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.trace == TraceKind::Exact
+                                      {"num_moments", std::int64_t(cfg.kpm.num_moments)},
+                                      {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.kpm.trace == TraceKind::Exact
                                                                        ? n * num_real : num_vectors_total)},
-                                      {"vector_seed", std::uint64_t(cfg.vector_seed)},
+                                      {"vector_seed", std::uint64_t(cfg.kpm.vector_seed)},
                                       {"num_rows", std::int64_t(n)},
                                       {"trace", trace_name},
                                       {"num_realizations", std::int64_t(num_real)},
                                       {"block_width", std::int64_t(width)},
-                                      {"precision", to_string(cfg.precision)},
-                                      {"epsilon", cfg.epsilon},
-                                      {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.bounds_method)},
+                                      {"precision", to_string(cfg.storage.precision)},
+                                      {"epsilon", cfg.kpm.epsilon},
+                                      {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.kpm.bounds_method)},
                                       {"bounds_lower", bounds.lower},
                                       {"bounds_upper", bounds.upper}});
         if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
-        out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kernel)},
-                                      {"lorentz_lambda", cfg.lorentz_lambda},
-                                      {"grid", std::string(cfg.energy_grid ? "user" : "chebyshev")},
+        out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kpm.kernel)},
+                                      {"lorentz_lambda", cfg.kpm.lorentz_lambda},
+                                      {"grid", std::string(cfg.kpm.energy_grid ? "user" : "chebyshev")},
                                       {"integral", summary.integral}});
         timers.add("write", wall_seconds() - t_write);
         AttributeList prov = {{"program", std::string("topokpm kpm-dos")},
                               {"program_version", std::string(TOPOKPM_VERSION)},
                               {"git_revision", std::string(TOPOKPM_GIT_REVISION)},
-                              {"command_line", cfg.command_line},
-                              {"input_file", cfg.config_path},
-                              {"input_file_text", cfg.config_text},
+                              {"command_line", cfg.provenance.command_line},
+                              {"input_file", cfg.provenance.config_path},
+                              {"input_file_text", cfg.provenance.config_text},
                               {"threads_per_rank", std::int64_t(threads)},
                               {"devices", devices},
                               {"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
                               {"start_time", start_time},
                               {"end_time", utc_now()},
-                              {"restarted_from", cfg.restart},
+                              {"restarted_from", cfg.outputs.restart},
                               {"gflops", gflops},
                               {"gbytes_per_second", gbytes}};
         prov.insert(prov.end(), layout.begin(), layout.end());
@@ -519,8 +519,8 @@ private:
     void report_end()
     {
     log::info("dos         : ", summary.dos.energy.size(), " energies from ", fmt("%.4f", summary.dos.energy.front()), " to ",
-              fmt("%.4f", summary.dos.energy.back()), " t, kernel ", analysis::to_string(cfg.kernel),
-              ", integral of rho = ", fmt("%.12f", summary.integral), cfg.energy_grid ? " (trapezoid on the user grid)" : "",
+              fmt("%.4f", summary.dos.energy.back()), " t, kernel ", analysis::to_string(cfg.kpm.kernel),
+              ", integral of rho = ", fmt("%.12f", summary.integral), cfg.kpm.energy_grid ? " (trapezoid on the user grid)" : "",
               summary.has_stderr ? ", with error bars" : "");
     // The result holds everything now: the checkpoint this run wrote and the one it resumed
     // are spent; nothing else is touched.
@@ -533,7 +533,7 @@ private:
     log::info("time        :", phases, " total ", fmt("%.3f", wall_seconds() - t_start), " s");
     log::info("memory      : ", format_bytes(mem.total()), " estimated (matrix ", format_bytes(mem.matrix_bytes),
               ", vectors ", format_bytes(mem.vector_bytes), ")");
-    std::printf("result written to %s\n", cfg.output.c_str());
+    std::printf("result written to %s\n", cfg.outputs.result_file.c_str());
     }
 };
 

@@ -83,7 +83,7 @@ DosSummary write_projected_dos(analysis::ResultWriter& out, const RunConfig& cfg
                                const std::vector<double>& slot_moments, std::size_t num_slots)
 {
     DosSummary s;
-    const std::size_t m = static_cast<std::size_t>(cfg.num_moments);
+    const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
     s.moments = slot_mean(slot_moments, num_slots, m);
     s.dos = rec(s.moments);
     s.integral = rec.integral(s.dos);
@@ -106,20 +106,20 @@ void write_seeds(analysis::ResultWriter& out, const MomentsOutcome& m)
 
 Reconstructor::Reconstructor(const RunConfig& config, const numerics::KpmScaling& scaling)
     : config_(&config), scaling_(scaling),
-      g_(analysis::damping_factors(config.kernel, config.num_moments, config.lorentz_lambda))
+      g_(analysis::damping_factors(config.kpm.kernel, config.kpm.num_moments, config.kpm.lorentz_lambda))
 {}
 
 analysis::Spectrum Reconstructor::operator()(const std::vector<double>& moments) const
 {
-    if (config_->energy_grid) {
-        const EnergyGrid& eg = *config_->energy_grid;
+    if (config_->kpm.energy_grid) {
+        const EnergyGrid& eg = *config_->kpm.energy_grid;
         analysis::Spectrum s;
         s.energy.resize(eg.num_points);
         for (int k = 0; k < eg.num_points; ++k) s.energy[k] = eg.lower + (eg.upper - eg.lower) * k / (eg.num_points - 1);
         s.rho = analysis::reconstruct_at(moments, g_, s.energy, scaling_.a, scaling_.b);
         return s;
     }
-    return analysis::reconstruct_chebyshev_grid(moments, g_, config_->energy_points, scaling_.a, scaling_.b);
+    return analysis::reconstruct_chebyshev_grid(moments, g_, config_->kpm.energy_points, scaling_.a, scaling_.b);
 }
 
 double Reconstructor::at(const std::vector<double>& moments, double energy) const
@@ -129,16 +129,16 @@ double Reconstructor::at(const std::vector<double>& moments, double energy) cons
 
 double Reconstructor::integral(const analysis::Spectrum& spectrum) const
 {
-    return config_->energy_grid ? analysis::integral_trapezoid(spectrum.energy, spectrum.rho)
+    return config_->kpm.energy_grid ? analysis::integral_trapezoid(spectrum.energy, spectrum.rho)
                                 : analysis::integral_chebyshev_grid(spectrum, scaling_.a, scaling_.b);
 }
 
 DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
                      const MomentsOutcome& mo)
 {
-    const int m = cfg.num_moments;
+    const int m = cfg.kpm.num_moments;
     const int k_real = static_cast<int>(mo.slot_moments.size());
-    const bool stochastic = cfg.trace == TraceKind::Stochastic;
+    const bool stochastic = cfg.kpm.trace == TraceKind::Stochastic;
     const std::size_t slots = mo.slot_moments.front().size() / m;  // R (stochastic) or 1 (exact)
     DosSummary s;
     // DOS moments of each realization: the mean over its vectors (the slot itself for exact).
@@ -152,7 +152,7 @@ DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Re
     out.write_doubles("/dos/rho", s.dos.rho, {s.dos.rho.size()});
     if (stochastic) {
         const std::vector<double> pv = flatten(mo.slot_moments);
-        if (static_cast<std::int64_t>(pv.size()) <= cfg.per_vector_limit)
+        if (static_cast<std::int64_t>(pv.size()) <= cfg.outputs.per_vector_limit)
             out.write_doubles("/kpm/moments_per_vector", pv, {std::uint64_t(k_real * slots), std::uint64_t(m)});
     }
     // Independent samples: the vectors of the one realization, or the realizations (their
@@ -185,7 +185,7 @@ DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Re
 DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
                       const MomentsOutcome& mo, const LdosSelection& sel)
 {
-    const std::size_t m = static_cast<std::size_t>(cfg.num_moments);
+    const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
     const std::size_t nr = sel.rows.size();
     const SlotResult r = per_slot(mo.slot_moments, nr, m, rec);
     const std::size_t kp = r.energy.size();
@@ -197,12 +197,12 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
         out.write_doubles("/ldos/rho_stderr", r.rho_stderr, {nr, kp});
         out.write_doubles("/ldos/moments_stderr", r.moments_stderr, {nr, m});
     }
-    out.write_attributes("/ldos", {{"selection", cfg.ldos},
-                                   {"kernel", analysis::to_string(cfg.kernel)},
+    out.write_attributes("/ldos", {{"selection", cfg.kpm.ldos},
+                                   {"kernel", analysis::to_string(cfg.kpm.kernel)},
                                    {"normalisation", std::string("per row: the integral of rho over E is 1")}});
-    if (sel.layer && cfg.ldos_map_energy) {
+    if (sel.layer && cfg.kpm.ldos_map_energy) {
         // Per site: the sum over its orbitals (consecutive rows of the layer selection).
-        const double e = *cfg.ldos_map_energy;
+        const double e = *cfg.kpm.ldos_map_energy;
         std::vector<double> map(static_cast<std::size_t>(sel.nx) * sel.ny, 0.0);
         for (std::size_t i = 0; i < nr; ++i) map[i / sel.orbitals] += rec.at(row_of(r.moments, i, m), e);
         out.write_doubles("/ldos_map/rho", map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
@@ -222,7 +222,7 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
                           const MomentsOutcome& mo, const MomentumList& ml, int states_per_k,
                           const std::vector<double>& bands)
 {
-    const std::size_t m = static_cast<std::size_t>(cfg.num_moments);
+    const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
     const std::size_t nk = ml.momenta.size();
     const SlotResult r = per_slot(mo.slot_moments, nk, m, rec);
     const std::size_t kp = r.energy.size();
@@ -243,10 +243,10 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
     }
     if (!ml.ticks.empty()) out.write_int64("/spectral/ticks", ml.ticks, {ml.ticks.size()});
     if (!bands.empty()) out.write_doubles("/spectral/bands", bands, {nk, std::uint64_t(states_per_k)});
-    out.write_attributes("/spectral", {{"path", cfg.k_path.empty() ? std::string("points") : cfg.k_path},
+    out.write_attributes("/spectral", {{"path", cfg.kpm.k_path.empty() ? std::string("points") : cfg.kpm.k_path},
                                        {"tick_labels", ml.tick_labels},
                                        {"states_per_k", std::int64_t(states_per_k)},
-                                       {"kernel", analysis::to_string(cfg.kernel)},
+                                       {"kernel", analysis::to_string(cfg.kpm.kernel)},
                                        {"model", cfg.model.name},
                                        {"normalisation", std::string("per state: the integral of A over E is 1")}});
     write_seeds(out, mo);

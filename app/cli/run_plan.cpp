@@ -14,7 +14,7 @@ void run_plan(const RunConfig& cfg)
 {
     // The plan models the distributed (double-precision) operator; a single-precision run
     // is one rank only so far, so a plan for it would describe a run that cannot start.
-    TOPOKPM_USER_REQUIRE(cfg.precision == Precision::Double, "--plan with --precision single: the planner models "
+    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--plan with --precision single: the planner models "
                          "distributed double-precision runs, and --precision single runs on one rank only so far; "
                          "plan with --precision double");
     // The model validates every parameter; it allocates nothing proportional to N.
@@ -28,8 +28,8 @@ void run_plan(const RunConfig& cfg)
     in.ny = static_cast<std::uint64_t>(p.ny);
     in.nz = static_cast<std::uint64_t>(p.nz);
     in.periodic_x = !p.boundary.empty() && p.boundary[0] == 'p';
-    in.vectors = cfg.num_vectors;
-    in.block_width = cfg.block_width;
+    in.vectors = cfg.kpm.num_vectors;
+    in.block_width = cfg.kpm.block_width;
     // The bytes of the operator the run builds (numerics/spmmv/operator_factory.hpp), as
     // the memory check of a run prices them.
     const numerics::OperatorCostModel cost =
@@ -37,13 +37,13 @@ void run_plan(const RunConfig& cfg)
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;
-    in.moments = cfg.num_moments + cfg.num_moments % 2;
-    in.ranks = cfg.plan_ranks;
-    in.gpus = cfg.plan_gpus;
-    in.gpu_memory_gbs = cfg.plan_gpu_bandwidth_gbs;
-    in.network_gbs = cfg.plan_network_gbs;
-    if (!cfg.weights.empty()) in.weights = hetero::parse_weights(cfg.weights, cfg.plan_ranks);
-    double bandwidth = cfg.plan_bandwidth_gbs;
+    in.moments = cfg.kpm.num_moments + cfg.kpm.num_moments % 2;
+    in.ranks = cfg.runtime.plan.ranks;
+    in.gpus = cfg.runtime.plan.gpus;
+    in.gpu_memory_gbs = cfg.runtime.plan.gpu_bandwidth_gbs;
+    in.network_gbs = cfg.runtime.plan.network_gbs;
+    if (!cfg.runtime.weights.empty()) in.weights = hetero::parse_weights(cfg.runtime.weights, cfg.runtime.plan.ranks);
+    double bandwidth = cfg.runtime.plan.bandwidth_gbs;
     if (bandwidth <= 0.0) {
         bandwidth = measure_triad_bandwidth_gbs(std::size_t(1) << 24, 5);
         std::printf("memory bandwidth per CPU rank: %.1f GB/s, measured on this machine (STREAM triad); "
@@ -53,9 +53,9 @@ void run_plan(const RunConfig& cfg)
 
     const hetero::Plan plan = hetero::make_plan(in);
     std::printf("%s", hetero::format_plan(plan).c_str());
-    const double per_rank = cfg.memory_limit_gib > 0 ? cfg.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
+    const double per_rank = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
                                                      : static_cast<double>(available_memory_bytes());
-    if (cfg.memory_limit_gib <= 0)
+    if (cfg.runtime.memory_limit_gib <= 0)
         log::info("memory per rank: ", format_bytes(per_rank), " (this machine; give --memory-limit for the target)");
     hetero::require_fits(plan, per_rank);
     std::printf("plan fits: largest rank needs %s of %s\n", format_bytes(plan.max_memory_bytes).c_str(),

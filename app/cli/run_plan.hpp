@@ -7,7 +7,7 @@
 
 namespace topokpm::app {
 
-/// Prints the plan for cfg.plan_ranks ranks; throws ResourceError ("needs X GiB per rank,
+/// Prints the plan for cfg.runtime.plan.ranks ranks; throws ResourceError ("needs X GiB per rank,
 /// have Y GiB") when a rank would not fit --memory-limit (or this machine's memory).
 void run_plan(const RunConfig& cfg);
 

@@ -257,7 +257,7 @@ TEST(Restart, MismatchedParametersAndCorruptFilesAreRefused)
 {
     const app::RunConfig a = parse({"--config", kInputs + "ti_tiny.ini"});
     app::RunConfig b = a;
-    b.num_moments = 128;
+    b.kpm.num_moments = 128;
     b.model.disorder = 0.25;
     const auto diff = app::parameter_differences(app::run_parameters(a, 2, {}, {}), app::run_parameters(b, 1, {}, {}));
     ASSERT_EQ(diff.size(), 3u);
