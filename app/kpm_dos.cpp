@@ -6,13 +6,13 @@
 #include <exception>
 #include <optional>
 
-#include "app/cli/distribution.hpp"
-#include "app/cli/interrupt.hpp"
-#include "app/cli/moments_job.hpp"
+#include "app/mpi/distribution.hpp"
+#include "app/run/interrupt.hpp"
+#include "app/run/moments_job.hpp"
 #include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_config.hpp"
-#include "app/cli/run_dos.hpp"
-#include "app/cli/run_plan.hpp"
+#include "app/run/run_dos.hpp"
+#include "app/plan/run_plan.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/environment.hpp"
 

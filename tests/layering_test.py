@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails if a source folder includes a header of a layer it must not depend on
 (docs/architecture.md): runtime <- numerics <- hamiltonians; analysis uses runtime and
-numerics/base only; app may include everything; nothing includes app/."""
+numerics/base only; app may include everything; nothing includes app/. Inside app/
+(docs/architecture.md, "The app"): cli/ sees no other app folder, and only run/ sees run/."""
 import pathlib
 import re
 import sys
@@ -14,6 +15,10 @@ forbidden = {
     "hamiltonians": ["analysis/", "app/", "numerics/cpu/", "numerics/reference/", "numerics/cuda/"],
     "analysis": ["hamiltonians/", "app/", "numerics/sparse/", "numerics/spmmv/", "numerics/kpm/",
                  "numerics/lanczos/", "numerics/cpu/", "numerics/reference/", "numerics/cuda/"],
+    "app/cli": ["app/run/", "app/mpi/", "app/checkpoint/", "app/plan/"],
+    "app/mpi": ["app/run/", "app/checkpoint/", "app/plan/"],
+    "app/checkpoint": ["app/run/", "app/mpi/", "app/plan/"],
+    "app/plan": ["app/run/", "app/mpi/", "app/checkpoint/"],
 }
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 violations = []

@@ -94,7 +94,7 @@ struct RuntimeConfig {
     int threads = 0;                   ///< 0 = OpenMP default (OMP_NUM_THREADS or all cores)
     double memory_limit_gib = 0.0;     ///< 0 = the machine's available memory
     std::string weights;               ///< "w0:w1:..." per rank, "" = by bandwidth, "auto" = probed
-    // Parallel runs under mpirun (app/cli/distribution.hpp)
+    // Parallel runs under mpirun (app/mpi/distribution.hpp)
     std::string comm_mode = "overlap";  ///< vector | overlap | task
     bool reduce_every_sweep = false;    ///< dots summed over ranks every sweep (else once at the end)
     bool pin_threads = true;            ///< pin each rank's OpenMP threads to its own CPU set

@@ -13,7 +13,7 @@
 
 #include "analysis/result_file.hpp"
 #include "app/cli/run_config.hpp"
-#include "app/cli/run_dos.hpp"
+#include "app/run/run_dos.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/app_runner.hpp"

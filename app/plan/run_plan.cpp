@@ -1,4 +1,4 @@
-#include "app/cli/run_plan.hpp"
+#include "app/plan/run_plan.hpp"
 
 #include <cstdio>
 

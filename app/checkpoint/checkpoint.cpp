@@ -1,4 +1,4 @@
-#include "app/cli/checkpoint.hpp"
+#include "app/checkpoint/checkpoint.hpp"
 
 #include <cmath>
 #include <cstdint>

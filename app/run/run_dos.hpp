@@ -12,7 +12,7 @@ class Distribution;
 /// Runs one DOS calculation; throws topokpm::Error on any failure, leaving no output file.
 void run_dos(const RunConfig& config);
 
-/// The same under mpirun (app/cli/distribution.hpp): every rank calls it; rank 0 reports
+/// The same under mpirun (app/mpi/distribution.hpp): every rank calls it; rank 0 reports
 /// and writes the result file.
 void run_dos(const RunConfig& config, Distribution& distribution);
 

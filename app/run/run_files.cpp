@@ -1,4 +1,4 @@
-#include "app/cli/run_files.hpp"
+#include "app/run/run_files.hpp"
 
 #include <cstdio>
 #include <fstream>

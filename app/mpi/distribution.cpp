@@ -1,4 +1,4 @@
-#include "app/cli/distribution.hpp"
+#include "app/mpi/distribution.hpp"
 
 #include <mpi.h>
 #include <omp.h>

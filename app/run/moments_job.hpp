@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/checkpoint.hpp"
+#include "app/checkpoint/checkpoint.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/files.hpp"

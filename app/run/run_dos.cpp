@@ -1,4 +1,4 @@
-#include "app/cli/run_dos.hpp"
+#include "app/run/run_dos.hpp"
 
 #include <omp.h>
 
@@ -9,13 +9,13 @@
 
 #include "analysis/bands.hpp"
 #include "analysis/result_file.hpp"
-#include "app/cli/checkpoint.hpp"
-#include "app/cli/distribution.hpp"
-#include "app/cli/moments_job.hpp"
+#include "app/checkpoint/checkpoint.hpp"
+#include "app/mpi/distribution.hpp"
+#include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
-#include "app/cli/run_files.hpp"
-#include "app/cli/run_output.hpp"
+#include "app/run/run_files.hpp"
+#include "app/run/run_output.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/bloch.hpp"

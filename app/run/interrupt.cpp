@@ -1,4 +1,4 @@
-#include "app/cli/interrupt.hpp"
+#include "app/run/interrupt.hpp"
 
 #include <csignal>
 #include <initializer_list>

@@ -1,4 +1,4 @@
-#include "app/cli/run_output.hpp"
+#include "app/run/run_output.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "app/cli/moments_job.hpp"
+#include "app/run/moments_job.hpp"
 
 #include <optional>
 
-#include "app/cli/interrupt.hpp"
+#include "app/run/interrupt.hpp"
 #include "runtime/base/files.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/timer.hpp"
