@@ -39,7 +39,7 @@ public:
         v_.n = n_;
         v_.cols = m_ + 1;
         v_.data.assign(static_cast<std::size_t>(n_) * (m_ + 1), kZero);
-        h_.resize(static_cast<std::size_t>(m_ + 1 + locked.cols));
+        h_.resize(static_cast<std::size_t>(m_ + 1));
     }
 
     /// Random-phase vector `column` of `stream`, orthogonalized against the locked vectors
@@ -71,12 +71,23 @@ public:
     /// the basis columns (h_i = <v_i|w> of the unorthogonalized w, to rounding).
     const std::vector<complex_double>& orthogonalize(complex_double* w, int cols)
     {
+        const int nl = locked_.cols;
         std::fill(h_.begin(), h_.end(), kZero);
-        std::vector<complex_double> pass(h_.size());
+        std::vector<complex_double> pass(static_cast<std::size_t>(nl + cols));
         for (int twice = 0; twice < 2; ++twice) {
-            project_out(locked_.data.data(), locked_.cols, w, pass.data());
-            project_out(v_.data.data(), cols, w, pass.data());
-            for (int i = 0; i < cols; ++i) h_[static_cast<std::size_t>(i)] += pass[static_cast<std::size_t>(i)];
+            // c = [L V_j]^H w on this rank's rows, one reduction, then w -= [L V_j] c.
+            if (n_ > 0) {
+                if (nl > 0) cblas_zgemv(CblasColMajor, CblasConjTrans, n_, nl, &kOne, locked_.data.data(), n_, w, 1, &kZero, pass.data(), 1);
+                if (cols > 0) cblas_zgemv(CblasColMajor, CblasConjTrans, n_, cols, &kOne, v_.data.data(), n_, w, 1, &kZero, pass.data() + nl, 1);
+            } else {
+                std::fill(pass.begin(), pass.end(), kZero);
+            }
+            op_.sum_over_ranks(reinterpret_cast<double*>(pass.data()), 2 * pass.size());
+            if (n_ > 0) {
+                if (nl > 0) cblas_zgemv(CblasColMajor, CblasNoTrans, n_, nl, &kMinusOne, locked_.data.data(), n_, pass.data(), 1, &kOne, w, 1);
+                if (cols > 0) cblas_zgemv(CblasColMajor, CblasNoTrans, n_, cols, &kMinusOne, v_.data.data(), n_, pass.data() + nl, 1, &kOne, w, 1);
+            }
+            for (int i = 0; i < cols; ++i) h_[static_cast<std::size_t>(i)] += pass[static_cast<std::size_t>(nl + i)];
         }
         return h_;
     }
@@ -98,18 +109,6 @@ public:
     int n() const { return n_; }
 
 private:
-    /// w -= B (B^H w) for the cols columns of B; coefficients into c.
-    void project_out(const complex_double* b, int cols, complex_double* w, complex_double* c) const
-    {
-        if (cols == 0) return;
-        if (n_ > 0)
-            cblas_zgemv(CblasColMajor, CblasConjTrans, n_, cols, &kOne, b, n_, w, 1, &kZero, c, 1);
-        else
-            std::fill(c, c + cols, kZero);
-        op_.sum_over_ranks(reinterpret_cast<double*>(c), 2 * static_cast<std::size_t>(cols));
-        if (n_ > 0) cblas_zgemv(CblasColMajor, CblasNoTrans, n_, cols, &kMinusOne, b, n_, c, 1, &kOne, w, 1);
-    }
-
     const Operator& op_;
     const Columns& locked_;
     int n_;

@@ -21,9 +21,9 @@
 /// eigenvalue within the wanted count (and every partner degenerate with the last one, to
 /// 2 `tolerance`) is returned with its own orthonormal vector.
 ///
-/// Costs per Lanczos step: one apply of a single column, 4 (j + locked) local complex dots
-/// and axpys for the reorthogonalization, and 2 reductions over the ranks (the vector of
-/// inner products, the norm) for a distributed operator.
+/// Costs per Lanczos step j: one apply of a single column, 2 (j + locked) local complex dots
+/// and as many axpys (two Gram-Schmidt passes, as BLAS-2), and 3 reductions over the ranks
+/// for a distributed operator (the inner products of each pass, the norm).
 
 #include <cstdint>
 #include <vector>
