@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numeric>
 #include <optional>
 
 #include "numerics/base/counter_rng.hpp"
@@ -263,10 +262,11 @@ Found run_search(const Operator& op, const Columns& locked, const SearchSettings
 EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& options)
 {
     const global_index big_n = op.global_rows();
-    TOPOKPM_USER_REQUIRE(options.count >= 1 && options.count <= big_n, "{eig_count} ", options.count,
-                         ": must be in 1..", big_n, " (the matrix dimension)");
-    TOPOKPM_USER_REQUIRE(options.tolerance > 0.0 && std::isfinite(options.tolerance), "{eig_tolerance} ",
-                         options.tolerance, ": must be > 0");
+    EigenRequest request;
+    request.kind = options.end == SpectrumEnd::Lowest ? EigenRequest::Kind::Lowest : EigenRequest::Kind::Highest;
+    request.count = options.count;
+    request.tolerance = options.tolerance;
+    validate(request, big_n);
     TOPOKPM_USER_REQUIRE(options.basis_size == 0 || options.basis_size >= options.count + 2, "{eig_basis} ",
                          options.basis_size, ": must be 0 (automatic) or >= count + 2 = ", options.count + 2);
     TOPOKPM_REQUIRE(op.num_rows() < std::numeric_limits<int>::max(), "local rows ", op.num_rows(),
@@ -275,8 +275,7 @@ EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& 
     const int basis = options.basis_size > 0 ? options.basis_size : std::max(2 * options.count + 20, 40);
     const bool lowest = options.end == SpectrumEnd::Lowest;
 
-    EigenPairs out;
-    out.local_rows = n;
+    EigenPairs out;  // counters; the pairs come from measured_pairs()
     Columns locked;
     locked.n = n;
     std::vector<double> locked_values;
@@ -324,45 +323,19 @@ EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& 
     }
 
     // The answer: the count values of the wanted end plus partners within 2 tolerance of the
-    // count-th, ascending; Rayleigh quotients and residuals measured with one block apply.
+    // count-th; Rayleigh quotients and residuals measured with one block apply.
     const double limit = boundary() + (lowest ? 2.0 : -2.0) * options.tolerance;
-    std::vector<int> order(locked_values.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return locked_values[a] < locked_values[b]; });
     std::vector<int> pick;
-    for (int i : order)
+    for (int i = 0; i < static_cast<int>(locked_values.size()); ++i)
         if (lowest ? locked_values[i] <= limit : locked_values[i] >= limit) pick.push_back(i);
     const int k = static_cast<int>(pick.size());
-    BlockVector x(n, k), hx(n, k);
-    for (int c = 0; c < k; ++c)
-        for (int r = 0; r < n; ++r) x(r, c) = locked.col(pick[c])[r];
-    op.apply(x, hx, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
-    out.matvecs += k;
-    std::vector<double> sums(2 * static_cast<std::size_t>(k), 0.0);  // <v|Hv> (real: H Hermitian), |v|^2
-    for (int c = 0; c < k; ++c)
-        for (int r = 0; r < n; ++r) {
-            sums[2 * c] += (std::conj(x(r, c)) * hx(r, c)).real();
-            sums[2 * c + 1] += std::norm(x(r, c));
-        }
-    op.sum_over_ranks(sums.data(), sums.size());
-    std::vector<double> lambda(static_cast<std::size_t>(k)), res2(static_cast<std::size_t>(k), 0.0);
-    for (int c = 0; c < k; ++c) {
-        lambda[c] = sums[2 * c] / sums[2 * c + 1];
-        for (int r = 0; r < n; ++r) res2[c] += std::norm(hx(r, c) - lambda[c] * x(r, c));
-    }
-    op.sum_over_ranks(res2.data(), res2.size());
-    // Ascending by the Rayleigh quotient (degenerate partners may swap against the Ritz order).
-    std::vector<int> by_value(static_cast<std::size_t>(k));
-    std::iota(by_value.begin(), by_value.end(), 0);
-    std::stable_sort(by_value.begin(), by_value.end(), [&](int a, int b) { return lambda[a] < lambda[b]; });
-    out.vectors.resize(static_cast<std::size_t>(n) * k);
-    for (int i = 0; i < k; ++i) {
-        const int c = by_value[i];
-        out.values.push_back(lambda[c]);
-        out.residuals.push_back(std::sqrt(res2[c]));
-        for (int r = 0; r < n; ++r) out.vectors[static_cast<std::size_t>(r) + static_cast<std::size_t>(i) * n] = x(r, c);
-    }
-    return out;
+    std::vector<complex_double> vectors(static_cast<std::size_t>(n) * k);
+    for (int c = 0; c < k; ++c) std::copy_n(locked.col(pick[c]), n, vectors.begin() + static_cast<std::ptrdiff_t>(c) * n);
+    EigenPairs pairs = measured_pairs(op, vectors, k);
+    pairs.matvecs += out.matvecs;
+    pairs.restarts = out.restarts;
+    pairs.searches = out.searches;
+    return pairs;
 }
 
 }  // namespace topokpm::numerics

@@ -30,6 +30,7 @@
 
 #include "numerics/base/operator.hpp"
 #include "numerics/base/types.hpp"
+#include "numerics/eigs/eigenpairs.hpp"
 
 namespace topokpm::numerics {
 
@@ -43,17 +44,6 @@ struct ThickRestartOptions {
     int basis_size = 0;         ///< m, basis vectors per cycle; 0 = max(2 k + 20, 40), at most N
     int max_restarts = 2000;    ///< cycles per search before NumericalError
     std::uint64_t seed = 1;     ///< start vectors: random phases of stream splitmix64(seed, 4), one column per search
-};
-
-/// The converged pairs, ascending in value.
-struct EigenPairs {
-    std::vector<double> values;
-    std::vector<double> residuals;       ///< ||H v - lambda v||_2, measured with one more apply per pair
-    std::vector<complex_double> vectors; ///< this rank's rows of the vectors, column-major: n x values.size()
-    global_index local_rows = 0;         ///< n = op.num_rows()
-    std::int64_t matvecs = 0;            ///< applications of H to one vector
-    int restarts = 0;                    ///< thick restarts over all searches
-    int searches = 0;                    ///< searches from a fresh start vector (1 + the ones that found partners)
 };
 
 /// The `options.count` eigenpairs at `options.end` of the Hermitian operator `op`, each with

@@ -15,7 +15,9 @@
 //   - stochastic-trace KPM moments (M = 48, R = 3) equal the serial moments;
 //   - Lanczos bounds equal the serial ones;
 //   - the 6 lowest eigenvalues by thick-restart Lanczos equal the serial ones (each is
-//     within its residual r of an eigenvalue, so two runs agree to r_serial + r_dist);
+//     within its residual r of an eigenvalue, so two runs agree to r_serial + r_dist), and
+//     the dense method's window [-1, 1] equals the serial one to 1e-12 (the same LAPACK
+//     call on a matrix that differs by the summation order of its rows: ulps);
 //   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial.
 // Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
 // different order than serial (local part, then the remote correction), so y differs by
@@ -180,6 +182,15 @@ void check_eigs(const Operator& serial, const Operator& dist, const std::string&
         expect(std::abs(got.values[i] - ref.values[i]) <= got.residuals[i] + ref.residuals[i] + 1e-12,
                tag + ": eigenvalue " + std::to_string(i) + " differs");
     }
+    numerics::EigenRequest window;
+    window.kind = numerics::EigenRequest::Kind::Window;
+    window.window_min = -1.0;
+    window.window_max = 1.0;
+    const auto dense_ref = numerics::dense_eigenpairs(serial, window);
+    const auto dense_got = numerics::dense_eigenpairs(dist, window);
+    expect(dense_got.values.size() == dense_ref.values.size() &&
+               max_diff(dense_got.values, dense_ref.values) < 1e-12,
+           tag + ": dense window eigenvalues differ");
 }
 
 void check_kpm(const hamiltonians::Model& model, const Operator& serial, const Operator& dist, const std::string& tag)
