@@ -23,4 +23,14 @@ namespace topokpm::numerics {
 /// LAPACK reports failure.
 std::vector<double> hermitian_eigenvalues(const std::vector<complex_type>& a, int n, char uplo = 'L');
 
+/// Eigenvalues (ascending) and orthonormal eigenvectors of a Hermitian n x n matrix.
+struct HermitianEigensystem {
+    std::vector<double> values;
+    std::vector<complex_type> vectors;  ///< column-major n x n: column i belongs to values[i]
+};
+
+/// All eigenpairs of the Hermitian matrix `a` (as above) by LAPACK zheevd (divide and
+/// conquer). Throws NumericalError when LAPACK reports failure.
+HermitianEigensystem hermitian_eigensystem(const std::vector<complex_type>& a, int n, char uplo = 'L');
+
 }  // namespace topokpm::numerics

@@ -14,6 +14,10 @@
 //     (reduced over the ranks) equal the serial dots;
 //   - stochastic-trace KPM moments (M = 48, R = 3) equal the serial moments;
 //   - Lanczos bounds equal the serial ones;
+//   - the 6 lowest eigenvalues by thick-restart Lanczos equal the serial ones (each is
+//     within its residual r of an eigenvalue, so two runs agree to r_serial + r_dist), and
+//     the dense method's window [-1, 1] equals the serial one to 1e-12 (the same LAPACK
+//     call on a matrix that differs by the summation order of its rows: ulps);
 //   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial.
 // Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
 // different order than serial (local part, then the remote correction), so y differs by
@@ -37,6 +41,7 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
+#include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
@@ -163,6 +168,31 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b)
     return d;
 }
 
+void check_eigs(const Operator& serial, const Operator& dist, const std::string& tag)
+{
+    numerics::ThickRestartOptions o;
+    o.count = 6;
+    o.tolerance = 1e-9;
+    o.basis_size = 20;
+    const auto ref = numerics::thick_restart_lanczos(serial, o);
+    const auto got = numerics::thick_restart_lanczos(dist, o);
+    expect(got.values.size() == ref.values.size(), tag + ": eigenpair counts differ");
+    for (std::size_t i = 0; i < std::min(got.values.size(), ref.values.size()); ++i) {
+        expect(got.residuals[i] <= o.tolerance, tag + ": eigenpair residual above the tolerance");
+        expect(std::abs(got.values[i] - ref.values[i]) <= got.residuals[i] + ref.residuals[i] + 1e-12,
+               tag + ": eigenvalue " + std::to_string(i) + " differs");
+    }
+    numerics::EigenRequest window;
+    window.kind = numerics::EigenRequest::Kind::Window;
+    window.window_min = -1.0;
+    window.window_max = 1.0;
+    const auto dense_ref = numerics::dense_eigenpairs(serial, window);
+    const auto dense_got = numerics::dense_eigenpairs(dist, window);
+    expect(dense_got.values.size() == dense_ref.values.size() &&
+               max_diff(dense_got.values, dense_ref.values) < 1e-12,
+           tag + ": dense window eigenvalues differ");
+}
+
 void check_kpm(const hamiltonians::Model& model, const Operator& serial, const Operator& dist, const std::string& tag)
 {
     const int m = 48;
@@ -191,6 +221,7 @@ void check_kpm(const hamiltonians::Model& model, const Operator& serial, const O
     expect(std::abs(lgot.bounds.lower - lref.bounds.lower) < 1e-9 * width &&
                std::abs(lgot.bounds.upper - lref.bounds.upper) < 1e-9 * width,
            tag + ": Lanczos bounds differ");
+    check_eigs(serial, dist, tag);
 }
 
 int run()
