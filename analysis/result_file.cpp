@@ -433,6 +433,23 @@ void ResultWriter::write_doubles(const std::string& dataset, const double* data,
     impl_->write_dataset(dataset, data, count, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
 }
 
+void ResultWriter::write_complex(const std::string& dataset, const std::complex<double>* data, std::size_t count,
+                                 const std::vector<std::uint64_t>& dims)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    const SilenceHdf5Errors silence;
+    // std::complex<double> is laid out as double[2] (re, im): the compound maps onto it.
+    auto compound = [](hid_t member) {
+        Handle type(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
+        if (type.valid() && (H5Tinsert(type.get(), "r", 0, member) < 0 || H5Tinsert(type.get(), "i", sizeof(double), member) < 0))
+            return Handle(-1, H5Tclose);
+        return type;
+    };
+    const Handle mem_type = compound(H5T_NATIVE_DOUBLE), file_type = compound(H5T_IEEE_F64LE);
+    if (!mem_type.valid() || !file_type.valid()) throw_hdf5(impl_->path, "cannot create the complex128 type");
+    impl_->write_dataset(dataset, data, count, dims, mem_type.get(), file_type.get());
+}
+
 void ResultWriter::write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
                                const std::vector<std::uint64_t>& dims)
 {

@@ -6,6 +6,7 @@
 /// <path>, so a failed run never leaves a partial (or half-overwritten) result file.
 
 #include <cstddef>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,6 +46,11 @@ public:
     /// The same from `count` doubles at `data` (large arrays written without a copy, e.g. a
     /// block of complex vectors viewed as [N, R, 2] doubles).
     void write_doubles(const std::string& dataset, const double* data, std::size_t count,
+                       const std::vector<std::uint64_t>& dims);
+
+    /// Writes `count` complex doubles as HDF5's compound {r: float64, i: float64} (what h5py
+    /// reads as complex128, models.md §6), e.g. /eigs/vectors; otherwise as write_doubles.
+    void write_complex(const std::string& dataset, const std::complex<double>* data, std::size_t count,
                        const std::vector<std::uint64_t>& dims);
 
     /// Writes an int64 dataset (e.g. /ldos/rows); otherwise as write_doubles.

@@ -1,5 +1,5 @@
-// Boost.Program_options descriptions of every kpm-dos option, and their translation into
-// a validated RunConfig. Command line and input file share one description, so each key
+// Boost.Program_options descriptions of every kpm-dos and kpm-eigs option, and their
+// translation into a validated RunConfig. Command line and input file share one description, so each key
 // means the same in both (`moments = 2048` <-> `--moments 2048`).
 #include <boost/program_options.hpp>
 
@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_config.hpp"
@@ -138,7 +139,7 @@ std::pair<double, double> parse_range(const std::string& option, const std::stri
     return {lo, hi};
 }
 
-po::options_description make_options()
+po::options_description make_options(Program program)
 {
     po::options_description general("General");
     general.add_options()
@@ -186,8 +187,8 @@ po::options_description make_options()
         ("checkpoint-every", po::value<std::string>()->default_value("0"), "seconds between checkpoints during the moments (>= 0; 0 = only on SIGTERM/SIGINT). A signal writes a checkpoint after the current sweep and exits with code 75; a second signal kills at once. A periodic checkpoint that cannot be written (full disk) is a warning; the run goes on")
         ("restart", po::value<std::string>(), "continue from this checkpoint with the same options (the moments are bit-identical to an uninterrupted run with the same --threads); a run whose parameters differ is refused with the list of differences");
 
-    po::options_description dos("Reconstruction");
-    dos.add_options()
+    po::options_description dos_reconstruction("Reconstruction");
+    dos_reconstruction.add_options()
         ("kernel", po::value<std::string>()->default_value("jackson"), "damping kernel: `jackson`, `lorentz` or `none`")
         ("lorentz-lambda", po::value<std::string>()->default_value("4"), "lambda of the Lorentz kernel (> 0)")
         ("energy-points", po::value<std::string>()->default_value("0"), "points K of the Chebyshev energy grid (K >= M; 0 = 2 M), evaluated with FFTW's DCT")
@@ -226,10 +227,27 @@ po::options_description make_options()
         ("reduce-every-sweep", po::bool_switch(), "sum the dot products over the ranks in every sweep instead of once at the end (for comparison; seed 004 Table III)")
         ("no-pin", po::bool_switch(), "do not pin each rank's OpenMP threads to its own CPU set (default: pinned, one set per rank of the node, or the launcher's binding)");
 
-    po::options_description all("kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
-                                "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
-                                "Usage: kpm-dos [--config FILE] [options]\n\nOptions");
-    all.add(general).add(model).add(kpm).add(local).add(dos).add(storage).add(output).add(restart).add(planning).add(parallel);
+    po::options_description eigs("Eigenpairs (models.md §6; give one of --window, --extremal, --shift)");
+    eigs.add_options()
+        ("window", po::value<std::string>(), "every eigenvalue in Emin:Emax (units of t) with its eigenvector")
+        ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole")
+        ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first")
+        ("count", po::value<std::string>(), "k >= 1, with --shift")
+        ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else lanczos for --extremal), `lanczos` (thick-restart Lanczos, --extremal), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `chebfd` and `shift-invert` (not available yet)")
+        ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos)")
+        ("save-vectors", po::bool_switch(), "also write the eigenvectors /eigs/vectors [k, N] (complex128, canonical row order)");
+
+    const bool dos = program == Program::Dos;
+    po::options_description all(dos ? "kpm-dos: density of states of a topological-material Hamiltonian by the Kernel\n"
+                                      "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
+                                      "Usage: kpm-dos [--config FILE] [options]\n\nOptions"
+                                    : "kpm-eigs: eigenpairs of a topological-material Hamiltonian (models.md §6): a window,\n"
+                                      "the extremal ones, or those nearest a shift. Same models, operators and input files as\n"
+                                      "kpm-dos (its KPM options are accepted and ignored). Writes an HDF5 file with /eigs.\n\n"
+                                      "Usage: kpm-eigs [--config FILE] (--window A:B | --extremal lowest:K | --shift E --count K) [options]\n\nOptions");
+    all.add(general);
+    if (!dos) all.add(eigs);
+    all.add(model).add(kpm).add(local).add(dos_reconstruction).add(storage).add(output).add(restart).add(planning).add(parallel);
     return all;
 }
 
@@ -398,7 +416,9 @@ void read_output(const po::variables_map& vm, RunConfig& cfg)
 {
     if (vm.count("output")) cfg.outputs.result_file = vm["output"].as<std::string>();
     TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.outputs.result_file.empty(), "--output: empty file name");
-    if (cfg.outputs.result_file.empty()) cfg.outputs.result_file = cfg.model.name + "_" + vm["lattice"].as<std::string>() + ".h5";
+    if (cfg.outputs.result_file.empty())
+        cfg.outputs.result_file = cfg.model.name + "_" + vm["lattice"].as<std::string>() +
+                                  (cfg.program == Program::Eigs ? "_eigs.h5" : ".h5");
     if (vm.count("export-matrix")) {
         cfg.outputs.export_matrix = vm["export-matrix"].as<std::string>();
         TOPOKPM_USER_REQUIRE(!cfg.outputs.export_matrix.empty(), "--export-matrix: empty file name");
@@ -410,23 +430,64 @@ void read_output(const po::variables_map& vm, RunConfig& cfg)
     TOPOKPM_USER_REQUIRE(cfg.runtime.memory_limit_gib >= 0.0, "--memory-limit ", cfg.runtime.memory_limit_gib, ": must be >= 0 GiB");
 }
 
+/// kpm-eigs: one request (models.md §6), the method and the tolerance.
+void read_eigs(const po::variables_map& vm, RunConfig& cfg)
+{
+    using Kind = numerics::EigenRequest::Kind;
+    auto& r = cfg.eigs.request;
+    const int given = int(vm.count("window")) + int(vm.count("extremal")) + int(vm.count("shift"));
+    TOPOKPM_USER_REQUIRE(given == 1, "kpm-eigs needs exactly one request: --window Emin:Emax, --extremal lowest:k "
+                         "(or highest:k), or --shift E0 --count k (got ", given, ")");
+    TOPOKPM_USER_REQUIRE(!vm.count("count") || vm.count("shift"), "--count goes with --shift (for --extremal write lowest:k)");
+    if (vm.count("window")) {
+        r.kind = Kind::Window;
+        std::tie(r.window_min, r.window_max) = parse_range("window", vm["window"].as<std::string>());
+    } else if (vm.count("extremal")) {
+        const std::string text = vm["extremal"].as<std::string>();
+        const std::vector<std::string> parts = split(text, ':');
+        TOPOKPM_USER_REQUIRE(parts.size() == 2 && (parts[0] == "lowest" || parts[0] == "highest"), "--extremal '", text,
+                             "': expected lowest:k or highest:k, e.g. lowest:10");
+        r.kind = parts[0] == "lowest" ? Kind::Lowest : Kind::Highest;
+        const long long k = parse_integer("extremal", parts[1]);
+        TOPOKPM_USER_REQUIRE(k >= 1 && k <= (1 << 30), "--extremal '", text, "': k must be >= 1");
+        r.count = static_cast<int>(k);
+    } else {
+        r.kind = Kind::Shift;
+        r.shift = parse_real("shift", vm["shift"].as<std::string>());
+        TOPOKPM_USER_REQUIRE(vm.count("count"), "--shift needs --count k (the number of eigenvalues nearest the shift)");
+        r.count = int_option<int>(vm, "count", 1, 1 << 30, "1 .. N");
+    }
+    const std::string method = vm["method"].as<std::string>();
+    if (method == "auto") cfg.eigs.method = EigsMethod::Auto;
+    else if (method == "chebfd") cfg.eigs.method = EigsMethod::ChebFd;
+    else if (method == "lanczos") cfg.eigs.method = EigsMethod::Lanczos;
+    else if (method == "shift-invert") cfg.eigs.method = EigsMethod::ShiftInvert;
+    else if (method == "dense") cfg.eigs.method = EigsMethod::Dense;
+    else throw InputError(detail::concat("--method '", method, "': allowed values are auto, chebfd, lanczos, shift-invert, dense"));
+    r.tolerance = parse_real("tolerance", vm["tolerance"].as<std::string>());
+    TOPOKPM_USER_REQUIRE(r.tolerance > 0.0 && r.tolerance < 1.0, "--tolerance ", r.tolerance,
+                         ": allowed range is 0 < tolerance < 1 (relative to max(|Emin|, |Emax|))");
+    cfg.eigs.save_vectors = vm["save-vectors"].as<bool>();
+}
+
 }  // namespace
 
 /// parse_command_line() with the messages of the library calls as those layers wrote them.
-std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv);
+std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Program program);
 
-std::optional<RunConfig> parse_command_line(int argc, char** argv)
+std::optional<RunConfig> parse_command_line(int argc, char** argv, Program program)
 {
     std::optional<RunConfig> cfg;
-    with_flag_names([&] { cfg = parse_with_parameter_names(argc, argv); });
+    with_flag_names([&] { cfg = parse_with_parameter_names(argc, argv, program); });
     return cfg;
 }
 
-std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv)
+std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Program program)
 {
-    const po::options_description options = make_options();
+    const po::options_description options = make_options(program);
     po::variables_map vm;
     RunConfig cfg;
+    cfg.program = program;
     for (int i = 0; i < argc; ++i) cfg.provenance.command_line += (i ? " " : "") + std::string(argv[i]);
     try {
         po::store(po::parse_command_line(argc, argv, options), vm);
@@ -440,14 +501,14 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv)
         po::notify(vm);
     } catch (const po::error& e) {
         // Boost quotes the offending line or key, which may come from any file: printable.
-        throw InputError(detail::concat(printable_message(e.what()), " (see kpm-dos --help)"));
+        throw InputError(detail::concat(printable_message(e.what()), " (see ", program_name(program), " --help)"));
     }
     if (vm.count("help")) {
         std::cout << options << "\n";
         return std::nullopt;
     }
     if (vm.count("version")) {
-        std::cout << "kpm-dos (topokpm) " << TOPOKPM_VERSION << ", git " << TOPOKPM_GIT_REVISION << "\n";
+        std::cout << program_name(program) << " (topokpm) " << TOPOKPM_VERSION << ", git " << TOPOKPM_GIT_REVISION << "\n";
         return std::nullopt;
     }
 
@@ -458,7 +519,34 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv)
     read_storage(vm, cfg);
     read_plan_and_parallel(vm, cfg);
     read_output(vm, cfg);
+    if (program == Program::Eigs) read_eigs(vm, cfg);
     return cfg;
+}
+
+std::string program_name(Program program) { return program == Program::Eigs ? "kpm-eigs" : "kpm-dos"; }
+
+std::string to_string(EigsMethod method)
+{
+    switch (method) {
+    case EigsMethod::Auto: return "auto";
+    case EigsMethod::ChebFd: return "chebfd";
+    case EigsMethod::Lanczos: return "lanczos";
+    case EigsMethod::ShiftInvert: return "shift-invert";
+    case EigsMethod::Dense: return "dense";
+    }
+    return "?";
+}
+
+std::string to_string(numerics::EigenRequest::Kind kind)
+{
+    using Kind = numerics::EigenRequest::Kind;
+    switch (kind) {
+    case Kind::Window: return "window";
+    case Kind::Lowest: return "lowest";
+    case Kind::Highest: return "highest";
+    case Kind::Shift: return "shift";
+    }
+    return "?";
 }
 
 std::string to_string(MatrixKind kind)

@@ -1,7 +1,8 @@
 #pragma once
 /// @file run_config.hpp
-/// The validated, typed configuration of one `kpm-dos` run. Built from three layers,
-/// later wins: built-in defaults (models.md §4) <- input file (--config) <- command line.
+/// The validated, typed configuration of one `kpm-dos` or `kpm-eigs` run (one option table:
+/// the same models, operators and input files). Built from three layers, later wins:
+/// built-in defaults (models.md §4) <- input file (--config) <- command line.
 
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "analysis/reconstruct.hpp"
 #include "hamiltonians/model.hpp"
+#include "numerics/eigs/eigenpairs.hpp"
 #include "numerics/base/row_source.hpp"
 
 namespace topokpm::app {
@@ -18,6 +20,12 @@ enum class MatrixKind { Sell, Crs, Free, Naive };
 enum class TraceKind { Stochastic, Exact };
 enum class BoundsMethod { Lanczos, Gershgorin, User };
 enum class DeviceKind { Cpu, Cuda };  ///< where the sweeps run (--device)
+
+/// The programs that share the option table: kpm-dos (DOS, LDOS, A(k,E)) and kpm-eigs
+/// (eigenpairs, models.md §6; its options are added to the table).
+enum class Program { Dos, Eigs };
+/// How kpm-eigs finds its pairs (--method).
+enum class EigsMethod { Auto, ChebFd, Lanczos, ShiftInvert, Dense };
 
 /// What a run computes (models.md §4): the DOS (stochastic or exact trace), the local DOS
 /// of selected rows (--ldos), or the spectral function A(k, E) (--k-points / --k-path).
@@ -101,6 +109,13 @@ struct RuntimeConfig {
     PlanConfig plan;
 };
 
+/// kpm-eigs: the request of models.md §6 and how to meet it.
+struct EigsConfig {
+    numerics::EigenRequest request;     ///< request.tolerance is the relative --tolerance here
+    EigsMethod method = EigsMethod::Auto;
+    bool save_vectors = false;          ///< write /eigs/vectors [k, N]
+};
+
 /// What the result file records about how the run was asked for.
 struct ProvenanceConfig {
     std::string command_line;
@@ -115,6 +130,8 @@ struct RunConfig {
     OutputConfig outputs;
     RuntimeConfig runtime;
     ProvenanceConfig provenance;
+    Program program = Program::Dos;
+    EigsConfig eigs;                   ///< program Eigs only
 };
 
 /// The quantity the configuration asks for.
@@ -133,14 +150,20 @@ std::string checkpoint_path(const RunConfig& config);
 /// (EX_TEMPFAIL of sysexits.h: "try again later", here with --restart).
 constexpr int kExitInterrupted = 75;
 
-/// Parses argv (and the --config file it names). Returns nullopt when --help or
-/// --version was printed. Throws InputError naming the option for every bad value.
-std::optional<RunConfig> parse_command_line(int argc, char** argv);
+/// Parses argv (and the --config file it names) with the option table of `program`.
+/// Returns nullopt when --help or --version was printed. Throws InputError naming the
+/// option for every bad value.
+std::optional<RunConfig> parse_command_line(int argc, char** argv, Program program = Program::Dos);
+
+/// "kpm-dos" or "kpm-eigs".
+std::string program_name(Program program);
 
 std::string to_string(MatrixKind kind);
 std::string to_string(TraceKind kind);
 std::string to_string(BoundsMethod method);
 std::string to_string(DeviceKind kind);
 std::string to_string(Precision precision);
+std::string to_string(EigsMethod method);
+std::string to_string(numerics::EigenRequest::Kind kind);
 
 }  // namespace topokpm::app

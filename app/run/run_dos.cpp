@@ -32,14 +32,6 @@
 namespace topokpm::app {
 namespace {
 
-std::string utc_now()
-{
-    char buf[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    return buf;
-}
-
 std::string fmt(const char* format, double v)
 {
     char buf[64];
@@ -494,20 +486,11 @@ private:
                                       {"grid", std::string(cfg.kpm.energy_grid ? "user" : "chebyshev")},
                                       {"integral", summary.integral}});
         timers.add("write", wall_seconds() - t_write);
-        AttributeList prov = {{"program", std::string("topokpm kpm-dos")},
-                              {"program_version", std::string(TOPOKPM_VERSION)},
-                              {"git_revision", std::string(TOPOKPM_GIT_REVISION)},
-                              {"command_line", cfg.provenance.command_line},
-                              {"input_file", cfg.provenance.config_path},
-                              {"input_file_text", cfg.provenance.config_text},
-                              {"threads_per_rank", std::int64_t(threads)},
-                              {"devices", devices},
-                              {"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
-                              {"start_time", start_time},
-                              {"end_time", utc_now()},
-                              {"restarted_from", cfg.outputs.restart},
-                              {"gflops", gflops},
-                              {"gbytes_per_second", gbytes}};
+        AttributeList prov = provenance_attributes(cfg, threads, devices, start_time);
+        prov.insert(prov.end(), {{"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
+                                 {"restarted_from", cfg.outputs.restart},
+                                 {"gflops", gflops},
+                                 {"gbytes_per_second", gbytes}});
         prov.insert(prov.end(), layout.begin(), layout.end());
         for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
         prov.push_back({"seconds_total", wall_seconds() - t_start});

@@ -81,8 +81,8 @@ void check_run_files(const RunFiles& f)
         throw InputError(detail::concat("--export-matrix '", f.export_matrix, "': exists and is not a writable Matrix "
                                         "Market file; remove it or choose another path"));
 
-    // The checkpoint path holds nothing, or the checkpoint this run resumes.
-    if (files::kind_of(f.checkpoint) != files::Kind::missing &&
+    // The checkpoint path (kpm-eigs has none) holds nothing, or the checkpoint this run resumes.
+    if (!f.checkpoint.empty() && files::kind_of(f.checkpoint) != files::Kind::missing &&
         (f.restart.empty() || !files::same_file(f.checkpoint, f.restart))) {
         const std::string kind = topokpm_file_kind(f.checkpoint);
         throw InputError(detail::concat(
@@ -96,9 +96,9 @@ void check_run_files(const RunFiles& f)
 
     analysis::check_output_writable(f.output);
     if (!f.export_matrix.empty()) analysis::check_output_writable(f.export_matrix, "--export-matrix");
-    analysis::check_output_writable(f.checkpoint, "--checkpoint");
+    if (!f.checkpoint.empty()) analysis::check_output_writable(f.checkpoint, "--checkpoint");
     clean_temporaries(f.output);
-    clean_temporaries(f.checkpoint);
+    if (!f.checkpoint.empty()) clean_temporaries(f.checkpoint);
     if (!f.export_matrix.empty()) clean_temporaries(f.export_matrix);
 }
 

@@ -1,10 +1,12 @@
 #include "app/run/run_output.hpp"
 
 #include <cmath>
+#include <ctime>
 
 #include "analysis/statistics.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
+#include "topokpm/config.hpp"
 
 namespace topokpm::app {
 namespace {
@@ -251,6 +253,29 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
                                        {"normalisation", std::string("per state: the integral of A over E is 1")}});
     write_seeds(out, mo);
     return write_projected_dos(out, cfg, rec, r.moments, nk);
+}
+
+std::string utc_now()
+{
+    char buf[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buf;
+}
+
+AttributeList provenance_attributes(const RunConfig& config, int threads, const std::string& devices,
+                                    const std::string& start_time)
+{
+    return {{"program", "topokpm " + program_name(config.program)},
+            {"program_version", std::string(TOPOKPM_VERSION)},
+            {"git_revision", std::string(TOPOKPM_GIT_REVISION)},
+            {"command_line", config.provenance.command_line},
+            {"input_file", config.provenance.config_path},
+            {"input_file_text", config.provenance.config_text},
+            {"threads_per_rank", std::int64_t(threads)},
+            {"devices", devices},
+            {"start_time", start_time},
+            {"end_time", utc_now()}};
 }
 
 }  // namespace topokpm::app

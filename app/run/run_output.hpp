@@ -60,4 +60,13 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& config, 
                           const MomentsOutcome& m, const MomentumList& momenta, int states_per_k,
                           const std::vector<double>& bands);
 
+/// The current time as ISO 8601 UTC, "2026-11-24T12:00:00Z".
+std::string utc_now();
+
+/// The /provenance attributes every program writes (models.md §5): program, version, git
+/// revision, command line, input file and its text, threads per rank, devices, start and
+/// end (now) time. Programs add their layout, operator, rates and phase times.
+AttributeList provenance_attributes(const RunConfig& config, int threads, const std::string& devices,
+                                    const std::string& start_time);
+
 }  // namespace topokpm::app

@@ -6,6 +6,7 @@
 
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -75,10 +76,21 @@ EigenPairs measured_pairs(const Operator& op, const std::vector<complex_double>&
     EigenPairs out;
     out.local_rows = n;
     if (k == 0) return out;
+    // x and H x in strips of registered widths (no generic-kernel fallback for, e.g., k = 12).
     BlockVector x(n, k), hx(n, k);
-    for (global_index r = 0; r < n; ++r)
-        for (int c = 0; c < k; ++c) x(r, c) = vectors[static_cast<std::size_t>(r + c * n)];
-    op.apply(x, hx, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+    int first = 0;
+    for (const int w : strip_widths(k)) {
+        BlockVector xs(n, w), ys(n, w);
+        for (global_index r = 0; r < n; ++r)
+            for (int c = 0; c < w; ++c) xs(r, c) = vectors[static_cast<std::size_t>(r + (first + c) * n)];
+        op.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        for (global_index r = 0; r < n; ++r)
+            for (int c = 0; c < w; ++c) {
+                x(r, first + c) = xs(r, c);
+                hx(r, first + c) = ys(r, c);
+            }
+        first += w;
+    }
     out.matvecs = k;
     std::vector<double> sums(2 * static_cast<std::size_t>(k), 0.0);  // <v|Hv> (real: H Hermitian), |v|^2
     for (global_index r = 0; r < n; ++r)
@@ -118,7 +130,7 @@ EigenPairs dense_eigenpairs(const Operator& op, const EigenRequest& request)
     const global_index n = op.num_rows(), first = op.row_begin();
     // H column block by column block: this rank's rows of H e_j, summed over the ranks.
     std::vector<complex_type> a(static_cast<std::size_t>(nn) * nn, complex_type(0.0, 0.0));
-    const int strip = 32;
+    const int strip = registered_widths().back();  // the widest compiled kernel
     for (int j0 = 0; j0 < nn; j0 += strip) {
         const int w = std::min(strip, nn - j0);
         BlockVector e(n, w), he(n, w);

@@ -1,0 +1,300 @@
+#include "app/run/run_eigs.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "analysis/result_file.hpp"
+#include "app/cli/operator_choice.hpp"
+#include "app/cli/parameter_flags.hpp"
+#include "app/mpi/distribution.hpp"
+#include "app/run/run_files.hpp"
+#include "app/run/run_output.hpp"
+#include "numerics/eigs/eigenpairs.hpp"
+#include "numerics/eigs/thick_restart_lanczos.hpp"
+#include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
+#include "runtime/base/log.hpp"
+#include "runtime/base/system.hpp"
+#include "runtime/base/timer.hpp"
+#include "topokpm/config.hpp"
+
+namespace topokpm::app {
+namespace {
+
+using Kind = numerics::EigenRequest::Kind;
+
+/// Largest N that `auto` solves densely (5 * 16 N^2 = 1.3 GiB, seconds of zheevd).
+constexpr global_index kAutoDenseRows = 4096;
+
+std::string fmt(const char* format, double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+/// The method that runs `request` on N rows (models.md §6), or InputError saying why none
+/// can yet.
+EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
+{
+    const bool extremal = kind == Kind::Lowest || kind == Kind::Highest;
+    switch (asked) {
+    case EigsMethod::Auto:
+        if (n <= kAutoDenseRows) return EigsMethod::Dense;
+        if (extremal) return EigsMethod::Lanczos;
+        throw InputError(detail::concat(
+            kind == Kind::Window ? "--window" : "--shift", " on N = ", n, " rows needs ",
+            kind == Kind::Window ? "--method chebfd" : "--method shift-invert",
+            ", which is not available yet; --method dense solves up to N = ", numerics::kDenseMaxRows, " rows"));
+    case EigsMethod::Lanczos:
+        TOPOKPM_USER_REQUIRE(extremal, "--method lanczos finds extremal eigenpairs (--extremal lowest:k or highest:k); "
+                             "for --window or --shift use --method dense (N <= ", numerics::kDenseMaxRows, ")");
+        return asked;
+    case EigsMethod::Dense:
+        TOPOKPM_USER_REQUIRE(n <= numerics::kDenseMaxRows, "--method dense: N = ", n, " rows, at most ",
+                             numerics::kDenseMaxRows, " (it needs about ", format_bytes(80.0 * double(n) * double(n)),
+                             "); use --method lanczos with --extremal");
+        return asked;
+    case EigsMethod::ChebFd:
+        throw InputError("--method chebfd (Chebyshev filter diagonalization) is not available yet; use --method dense "
+                         "(N <= 8192) or --method lanczos with --extremal");
+    case EigsMethod::ShiftInvert:
+        throw InputError("--method shift-invert comes with the sparse direct solver and is not available yet; use "
+                         "--method dense (N <= 8192)");
+    }
+    return asked;
+}
+
+/// Per pair, the weight of |v|^2 on each layer z (ti) or sublattice (graphene), from this
+/// rank's rows in canonical order (models.md §2, §3), summed over the ranks: row-major
+/// [k, parts], each row summing to 1 for a unit vector.
+std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::ModelParams& m,
+                                 global_index row_begin, const Operator& op, int& parts)
+{
+    const bool ti = m.name == "ti";
+    parts = ti ? m.nz : 2;
+    const std::size_t k = pairs.values.size();
+    const global_index n = pairs.local_rows;
+    std::vector<double> w(k * static_cast<std::size_t>(parts), 0.0);
+    for (std::size_t c = 0; c < k; ++c)
+        for (global_index r = 0; r < n; ++r) {
+            const global_index row = row_begin + r;
+            const int part = ti ? static_cast<int>((row / 4) % m.nz) : static_cast<int>(row % 2);
+            w[c * parts + part] += std::norm(pairs.vectors[static_cast<std::size_t>(r + c * n)]);
+        }
+    op.sum_over_ranks(w.data(), w.size());
+    return w;
+}
+
+class EigsRun {
+public:
+    EigsRun(const RunConfig& config, Distribution& distribution) : cfg(config), dist(distribution) {}
+
+    void run()
+    {
+        log::set_quiet(cfg.outputs.quiet || !dist.root());
+        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
+        threads = omp_get_max_threads();
+        dist.agree([&] { validate(); });
+        log::info("topokpm kpm-eigs ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
+                  dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
+                  " OpenMP thread(s)");
+        log::info("model       : ", cfg.model.name, " ", cfg.model.nx, "x", cfg.model.ny, "x", cfg.model.nz,
+                  " boundary ", model->params().boundary, ", N = ", n, " rows");
+        build();
+        find_scale();
+        solve();
+        write_result();
+        if (dist.root()) report();
+    }
+
+private:
+    const RunConfig& cfg;
+    Distribution& dist;
+    const double t_start = wall_seconds();
+    const std::string start_time = utc_now();
+    int threads = 1;
+    PhaseTimers timers;
+    std::unique_ptr<hamiltonians::Model> model;
+    global_index n = 0;
+    EigsMethod method = EigsMethod::Auto;
+    std::shared_ptr<const Operator> op;
+    SpectralBounds discs;
+    double energy_scale = 0.0, tolerance = 0.0;
+    numerics::EigenPairs pairs;
+    std::vector<double> weights;
+    int parts = 0;
+    std::vector<complex_double> all_vectors;  // [k, N] on every rank with --save-vectors
+
+    /// Request, method, files and memory, before anything is built.
+    void validate()
+    {
+        TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan sizes kpm-dos runs; kpm-eigs has no planner yet");
+        TOPOKPM_USER_REQUIRE(cfg.outputs.restart.empty() && cfg.outputs.checkpoint.empty() &&
+                                 cfg.outputs.checkpoint_every_s == 0.0,
+                             "--restart/--checkpoint/--checkpoint-every: kpm-eigs writes no checkpoints");
+        TOPOKPM_USER_REQUIRE(cfg.kpm.realizations == 1, "--realizations: kpm-eigs solves one disorder realization");
+        TOPOKPM_USER_REQUIRE(cfg.outputs.export_matrix.empty(), "--export-matrix: kpm-dos exports the matrix; kpm-eigs does not");
+        model = hamiltonians::make_model(cfg.model);
+        n = model->num_rows();
+        numerics::validate(cfg.eigs.request, n);
+        method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
+        if (dist.root()) check_run_files({cfg.outputs.result_file, "", "", ""});
+        // The operator (cost model of the one factory), the method's workspace, and the
+        // gathered vectors with --save-vectors.
+        const auto cost = numerics::operator_cost_model(operator_spec(cfg), model->potential_entries_per_row());
+        const double rows = static_cast<double>(n), share = 1.0 / dist.size();
+        const double k = cfg.eigs.request.kind == Kind::Window ? 64.0 : double(cfg.eigs.request.count) + 8.0;
+        double workspace = method == EigsMethod::Dense
+                               ? 80.0 * rows * rows
+                               : 16.0 * rows * share * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
+        if (cfg.eigs.save_vectors) workspace += 16.0 * rows * k;
+        const double matrix = cost.matrix_bytes(rows, static_cast<double>(model->estimated_nonzeros())) * share;
+        const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * double(1 << 30)
+                                                                  : static_cast<double>(available_memory_bytes());
+        require_memory(matrix + workspace, available,
+                       detail::concat("this kpm-eigs run (N = ", n, " rows, --method ", to_string(method), ", matrix ",
+                                      format_bytes(matrix), ", workspace ", format_bytes(workspace), ")"));
+    }
+
+    void build()
+    {
+        timers.time("build", [&] {
+            if (dist.distributed()) {
+                op = dist.build_operator(cfg, *model);
+            } else {
+                op = std::move(numerics::make_operator(operator_spec(cfg), hamiltonians::operator_source(*model)).op);
+            }
+        });
+        log::info("operator    : ", op->name(), ", built in ", fmt("%.3f", timers.get("build")), " s");
+    }
+
+    /// max(|Emin|, |Emax|) from the extremal Ritz values (they lie inside the spectrum, so
+    /// the tolerance is never looser than asked), and the rigorous Gershgorin enclosure a
+    /// window must meet.
+    void find_scale()
+    {
+        timers.time("bounds", [&] {
+            discs = dist.gershgorin(*model);
+            const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed,
+                                                                        cfg.kpm.lanczos_margin, cfg.kpm.lanczos_margin);
+            energy_scale = std::max(std::abs(lb.lowest_ritz), std::abs(lb.highest_ritz));
+        });
+        tolerance = cfg.eigs.request.tolerance * energy_scale;
+        const auto& r = cfg.eigs.request;
+        dist.agree([&] {
+            TOPOKPM_USER_REQUIRE(r.kind != Kind::Window || (r.window_max >= discs.lower && r.window_min <= discs.upper),
+                                 "--window ", r.window_min, ":", r.window_max, " lies outside the spectrum, which is "
+                                 "inside [", discs.lower, ", ", discs.upper, "] t (Gershgorin)");
+        });
+        log::info("scale       : max |E| = ", fmt("%.6f", energy_scale), " t (Lanczos), spectrum inside [",
+                  fmt("%.4f", discs.lower), ", ", fmt("%.4f", discs.upper), "] t, tolerance ", fmt("%.3e", tolerance),
+                  " t (", fmt("%.3f", timers.get("bounds")), " s)");
+    }
+
+    void solve()
+    {
+        numerics::EigenRequest request = cfg.eigs.request;
+        request.tolerance = tolerance;
+        timers.time("eigs", [&] {
+            if (method == EigsMethod::Dense) {
+                pairs = numerics::dense_eigenpairs(*op, request);
+            } else {
+                numerics::ThickRestartOptions o;
+                o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
+                o.count = request.count;
+                o.tolerance = tolerance;
+                o.seed = cfg.kpm.vector_seed;
+                pairs = numerics::thick_restart_lanczos(*op, o);
+            }
+            weights = part_weights(pairs, cfg.model, op->row_begin(), *op, parts);
+            if (cfg.eigs.save_vectors) {
+                // Every rank's rows into one [k, N] array (zeros elsewhere), summed over the ranks.
+                const std::size_t k = pairs.values.size();
+                all_vectors.assign(k * static_cast<std::size_t>(n), complex_double(0.0, 0.0));
+                const global_index nl = pairs.local_rows, b = op->row_begin();
+                for (std::size_t c = 0; c < k; ++c)
+                    for (global_index r = 0; r < nl; ++r) all_vectors[c * n + b + r] = pairs.vectors[r + c * nl];
+                op->sum_over_ranks(reinterpret_cast<double*>(all_vectors.data()), 2 * all_vectors.size());
+            }
+        });
+        const double worst = pairs.residuals.empty() ? 0.0 : *std::max_element(pairs.residuals.begin(), pairs.residuals.end());
+        log::info("eigs        : ", pairs.values.size(), " pair(s) by ", to_string(method), " in ",
+                  fmt("%.3f", timers.get("eigs")), " s, ", pairs.matvecs, " matvecs",
+                  method == EigsMethod::Lanczos ? detail::concat(", ", pairs.restarts, " restarts, ", pairs.searches, " searches")
+                                                : std::string(),
+                  ", largest residual ", fmt("%.3e", worst), " t");
+        if (pairs.values.empty()) log::info("eigs        : no eigenvalue in the window [", cfg.eigs.request.window_min, ", ",
+                                            cfg.eigs.request.window_max, "] t");
+    }
+
+    void write_result()
+    {
+        const AttributeList layout = dist.provenance(cfg);  // collective
+        dist.agree([&] {
+            if (!dist.root()) return;
+            const auto& r = cfg.eigs.request;
+            const std::uint64_t k = pairs.values.size();
+            analysis::ResultWriter out(cfg.outputs.result_file);
+            out.write_attributes("/model", model->attributes());
+            out.write_attributes("/eigs", {{"method", to_string(method)},
+                                           {"request", to_string(r.kind)},
+                                           {"window_min", r.window_min},
+                                           {"window_max", r.window_max},
+                                           {"shift", r.shift},
+                                           {"num_requested", std::int64_t(r.kind == Kind::Window ? 0 : r.count)},
+                                           {"num_found", std::int64_t(k)},
+                                           {"tolerance", r.tolerance},
+                                           {"tolerance_absolute", tolerance},
+                                           {"energy_scale", energy_scale},
+                                           {"num_matvecs", std::int64_t(pairs.matvecs)},
+                                           {"iterations", std::int64_t(pairs.restarts)},
+                                           {"filter_degree", std::int64_t(0)},
+                                           {"num_rows", std::int64_t(n)}});
+            out.write_doubles("/eigs/values", pairs.values, {k});
+            out.write_doubles("/eigs/residuals", pairs.residuals, {k});
+            out.write_doubles(cfg.model.name == "ti" ? "/eigs/layer_weight" : "/eigs/sublattice_weight", weights,
+                              {k, static_cast<std::uint64_t>(parts)});
+            if (cfg.eigs.save_vectors)
+                out.write_complex("/eigs/vectors", all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
+            AttributeList prov = provenance_attributes(cfg, threads, "cpu", start_time);
+            prov.push_back({"operator", op->name()});
+            prov.insert(prov.end(), layout.begin(), layout.end());
+            for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
+            prov.push_back({"seconds_total", wall_seconds() - t_start});
+            out.write_attributes("/provenance", prov);
+            out.commit();
+        });
+    }
+
+    void report() const
+    {
+        const std::size_t shown = std::min<std::size_t>(pairs.values.size(), 12);
+        for (std::size_t i = 0; i < shown; ++i) {
+            std::string w;
+            if (cfg.model.name == "ti")  // surface weight: top and bottom layers
+                w = fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) + " on the surfaces";
+            else
+                w = fmt("%.3f", weights[i * parts]) + " on sublattice A";
+            log::info("  E = ", fmt("%+.10f", pairs.values[i]), " t, residual ", fmt("%.2e", pairs.residuals[i]), " t, ", w);
+        }
+        if (pairs.values.size() > shown) log::info("  ... ", pairs.values.size() - shown, " more in the result file");
+        std::string phases;
+        for (const auto& [phase, seconds] : timers.phases()) phases += " " + phase + " " + fmt("%.3f", seconds) + " s,";
+        log::info("time        :", phases, " total ", fmt("%.3f", wall_seconds() - t_start), " s");
+        std::printf("result written to %s\n", cfg.outputs.result_file.c_str());
+    }
+};
+
+}  // namespace
+
+void run_eigs(const RunConfig& cfg, Distribution& dist)
+{
+    with_flag_names([&] { EigsRun(cfg, dist).run(); });
+}
+
+}  // namespace topokpm::app

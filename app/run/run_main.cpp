@@ -1,0 +1,81 @@
+#include "app/run/run_main.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <optional>
+
+#include "app/cli/parameter_flags.hpp"
+#include "app/mpi/distribution.hpp"
+#include "app/plan/run_plan.hpp"
+#include "app/run/interrupt.hpp"
+#include "app/run/moments_job.hpp"
+#include "app/run/run_dos.hpp"
+#include "app/run/run_eigs.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/mpi/environment.hpp"
+
+namespace topokpm::app {
+namespace {
+
+/// The run a parsed configuration asks for, on `dist`'s ranks.
+void dispatch(const RunConfig& config, Distribution& dist)
+{
+    if (config.program == Program::Eigs) {
+        run_eigs(config, dist);
+    } else if (config.runtime.plan.enabled) {
+        if (dist.root()) run_plan(config);
+    } else {
+        run_dos(config, dist);
+    }
+}
+
+/// Under mpirun: MPI up (MULTIPLE, so --comm-mode task may call MPI from its thread),
+/// every rank parses the same command line; errors agreed collectively or, when only
+/// one rank sees one mid-run, MPI_Abort (runtime/mpi/environment.hpp). Exit codes as
+/// above; no checkpoints, so no 75.
+int run_under_mpi(int argc, char** argv, Program program)
+{
+    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::multiple);
+    return mpi::run_guarded([&] { with_flag_names([&] {
+        std::optional<RunConfig> config;
+        mpi::agree_or_throw([&] { config = parse_command_line(argc, argv, program); });
+        if (!config) return;  // --help / --version
+        if (config->runtime.comm_mode == "task") env.require(mpi::ThreadLevel::serialized, "--comm-mode task");
+        Distribution dist = Distribution::from_mpi(*config);
+        dispatch(*config, dist);
+    }); });
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv, Program program)
+{
+    survive_lost_output();
+    if (launched_by_mpi()) return run_under_mpi(argc, argv, program);
+    const std::string name = program_name(program);
+    try {
+        // Lower layers name parameters; the messages printed below name the flags.
+        with_flag_names([&] {
+            const std::optional<RunConfig> config = parse_command_line(argc, argv, program);
+            if (!config) return;  // --help / --version
+            Distribution serial;
+            dispatch(*config, serial);
+        });
+        return 0;
+    } catch (const RunInterrupted& e) {
+        // Not a failure: the checkpoint is complete and the message says how to resume.
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+        return kExitInterrupted;
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "%s: input error: %s\n", name.c_str(), e.what());
+        return 2;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
+        return 3;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
+        return 4;
+    }
+}
+
+}  // namespace topokpm::app

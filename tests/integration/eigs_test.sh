@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# kpm-eigs as a user runs it (models.md §6): every request and method against numpy's
+# eigvalsh of the matrix kpm-dos exports (independent reference), the in-gap Dirac states
+# of a clean slab on its surfaces, an empty window, 1-3 MPI ranks equal to one, and every
+# impossible request refused with a message naming the option and no file left.
+set -u
+eigs="$1"; dos="$2"; mpiexec="${3:-}"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+py=/usr/bin/python3
+checker="$(dirname "$0")/check_eigs.py"
+export OMP_NUM_THREADS=1
+
+help="$("$eigs" --help)"
+for opt in window extremal shift count method tolerance save-vectors model lattice matrix output; do
+  check "--help mentions --$opt" "grep -q -- '--$opt' <<<\"\$help\""
+done
+
+ti=(--model ti --lattice 4x4x4 --disorder 1.0 --dot-period 2 --dot-radius 1 --dot-potential 0.4)
+"$dos" "${ti[@]}" --moments 16 --vectors 1 --output "$work/dos.h5" --export-matrix "$work/ti.mtx" -q > /dev/null
+check "kpm-dos exports the reference matrix" "[ -s '$work/ti.mtx' ]"
+
+run() {  # run NAME FILE ARGS...: kpm-eigs exits 0 and the file passes the checker's options in CHECK
+  local name="$1" file="$2"; shift 2
+  "$eigs" --output "$work/$file" "$@" > "$work/$file.txt" 2>&1
+  check "$name: exit 0" "[ $? -eq 0 ]"
+  check "$name: file checks out" "$py '$checker' '$work/$file' $CHECK > '$work/$file.check' 2>&1 || { cat '$work/$file.check'; false; }"
+}
+CHECK="--matrix $work/ti.mtx" run "lowest:6 lanczos" low.h5 "${ti[@]}" --extremal lowest:6 --method lanczos --save-vectors
+CHECK="--matrix $work/ti.mtx" run "highest:5 lanczos" high.h5 "${ti[@]}" --extremal highest:5 --method lanczos
+CHECK="--matrix $work/ti.mtx --same-as $work/low.h5" run "lowest:6 dense" lowd.h5 "${ti[@]}" --extremal lowest:6 --method dense --save-vectors
+CHECK="--matrix $work/ti.mtx" run "window dense (auto)" win.h5 "${ti[@]}" --window -1:0.5 --save-vectors
+CHECK="--matrix $work/ti.mtx" run "shift 0.2 count 5" shift.h5 "${ti[@]}" --shift 0.2 --count 5
+CHECK="--matrix $work/ti.mtx" run "free operator" free.h5 "${ti[@]}" --extremal lowest:4 --method lanczos --matrix free
+check "window run names its pairs" "grep -q 'pair(s) by dense' '$work/win.h5.txt'"
+
+# Physics: the clean slab's in-gap states at the Dirac point live on its two surfaces.
+CHECK="--surface-min 0.9" run "Dirac states of a clean slab" dirac.h5 --model ti --lattice 6x6x6 --window -0.3:0.3
+check "Dirac states found" "[ \"\$($py -c \"import h5py; print(len(h5py.File('$work/dirac.h5')['/eigs/values']))\")\" -ge 2 ]"
+# Periodic in all directions the clean bulk has a gap [-1, 1]: an empty window, said so.
+CHECK="" run "empty window" empty.h5 --model ti --lattice 4x4x4 --boundary ppp --window -0.5:0.5
+check "empty window is reported" "grep -q 'no eigenvalue in the window' '$work/empty.h5.txt'"
+CHECK="" run "graphene sublattices" gra.h5 --model graphene --lattice 6x6 --extremal highest:3 --method lanczos
+
+bad() {  # bad NAME MUST_MENTION ARGS...
+  local name="$1" mention="$2"; shift 2
+  "$eigs" --output "$work/bad.h5" "$@" > "$work/bad.txt" 2>&1
+  local rc=$?
+  check "$name: exit 2" "[ $rc -eq 2 ]"
+  check "$name: message names $mention" "grep -q -- '$mention' '$work/bad.txt' || { cat '$work/bad.txt'; false; }"
+  check "$name: no output file" "[ ! -e '$work/bad.h5' ] && [ -z \"\$(ls '$work' | grep tmp)\" ]"
+}
+bad "no request" "exactly one request" "${ti[@]}"
+bad "two requests" "exactly one request" "${ti[@]}" --window -1:1 --extremal lowest:2
+bad "k > N" "--extremal" "${ti[@]}" --extremal lowest:300
+bad "inverted window" "--window" "${ti[@]}" --window 1:-1
+bad "window outside the spectrum" "outside the spectrum" "${ti[@]}" --window 20:30
+bad "shift without count" "--count" "${ti[@]}" --shift 0
+bad "lanczos for a window" "--method lanczos" "${ti[@]}" --window -1:1 --method lanczos
+bad "chebfd not yet" "not available yet" "${ti[@]}" --window -1:1 --method chebfd
+bad "shift-invert not yet" "not available yet" "${ti[@]}" --shift 0 --count 2 --method shift-invert
+bad "bad method" "--method" "${ti[@]}" --extremal lowest:2 --method magic
+bad "tolerance" "--tolerance" "${ti[@]}" --extremal lowest:2 --tolerance 0
+
+if [ -n "$mpiexec" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  for np in 2 3; do
+    timeout 120 "$mpiexec" -np $np --bind-to none "$eigs" "${ti[@]}" --extremal lowest:6 --method lanczos \
+      --output "$work/mpi$np.h5" > "$work/mpi$np.txt" 2>&1
+    check "$np ranks lanczos: exit 0" "[ $? -eq 0 ] || { cat '$work/mpi$np.txt'; false; }"
+    check "$np ranks lanczos equals 1 rank" "$py '$checker' '$work/mpi$np.h5' --same-as '$work/low.h5' --matrix '$work/ti.mtx'"
+    timeout 120 "$mpiexec" -np $np --bind-to none "$eigs" "${ti[@]}" --window -1:0.5 --save-vectors --matrix free \
+      --output "$work/mpiw$np.h5" > "$work/mpiw$np.txt" 2>&1
+    check "$np ranks dense window (free): exit 0" "[ $? -eq 0 ] || { cat '$work/mpiw$np.txt'; false; }"
+    check "$np ranks dense window equals 1 rank" "$py '$checker' '$work/mpiw$np.h5' --same-as '$work/win.h5' --matrix '$work/ti.mtx'"
+  done
+else
+  echo "SKIPPED: kpm-eigs under mpirun (no mpiexec given)"
+fi
+exit $fail
