@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""kpm-plot: draw whatever a kpm-dos result file holds (docs/physics.md).
+"""kpm-plot: draw whatever a kpm-dos or kpm-eigs result file holds (docs/physics.md).
 
-    kpm-plot RESULT.h5 [-o FILE.png|.svg|.pdf] [--kind dos|ldos|map|spectral] [--dpi N]
+    kpm-plot RESULT.h5 [-o FILE.png|.svg|.pdf] [--kind dos|ldos|map|spectral|eigs] [--dos DOS.h5] [--dpi N]
 
   dos       the DOS rho(E) with its error band (+-1 standard error) when the file has one
   ldos      local DOS curves of the selected rows (up to 8, with the mean of all rows)
   map       the real-space LDOS map of a surface layer at one energy (/ldos_map)
   spectral  A(k, E) as a heat map along the momentum path, with the bands when known
+  eigs      eigenvalues (kpm-eigs) against their surface weight (ti: on the top and bottom
+            layers; graphene: on sublattice A), over the KPM DOS of a kpm-dos file (--dos)
 
-Without --kind the richest content is drawn (spectral > map > ldos > dos). Energies are
+Without --kind the richest content is drawn (eigs > spectral > map > ldos > dos). Energies are
 in units of the hopping t. Uses Debian's /usr/bin/python3 (h5py, numpy, matplotlib):
 the `python3` first on PATH may be an interpreter without them.
 """
@@ -32,7 +34,7 @@ except KeyboardInterrupt:  # the imports take a moment
     sys.exit("kpm-plot: interrupted")
 
 # Figure sizes in inches; with the default dpi 100 the PNG is exactly 100x these in pixels.
-SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "map": (10.0, 4.5), "spectral": (8.0, 6.0)}
+SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "map": (10.0, 4.5), "spectral": (8.0, 6.0), "eigs": (8.0, 5.0)}
 GREEK = {"G": "Γ"}
 
 # A result file may come from anywhere: every dataset is checked (a plain dataset, type,
@@ -155,7 +157,9 @@ def check_input_path(path):
 
 def title_of(r):
     r.group("/model")
-    r.group("/kpm")
+    kpm = not r.has("/eigs")  # a kpm-eigs file has /eigs instead of /kpm
+    if kpm:
+        r.group("/kpm")
     name = r.text("/model", "name")
     lattice = f"{r.number('/model', 'Nx', integer=True)}x{r.number('/model', 'Ny', integer=True)}"
     if name == "ti":
@@ -168,10 +172,13 @@ def title_of(r):
                      f"r = {r.number('/model', 'dot_radius', 0):g}")
     if r.number("/model", "disorder", 0):
         extra.append(f"W = {r.number('/model', 'disorder'):g}")
-    extra.append(f"M = {r.number('/kpm', 'num_moments', integer=True)}")
-    realizations = r.number("/kpm", "num_realizations", 1, integer=True)
-    if realizations > 1:
-        extra.append(f"{realizations} realizations")
+    if kpm:
+        extra.append(f"M = {r.number('/kpm', 'num_moments', integer=True)}")
+        realizations = r.number("/kpm", "num_realizations", 1, integer=True)
+        if realizations > 1:
+            extra.append(f"{realizations} realizations")
+    else:
+        extra.append(f"{r.number('/eigs', 'num_found', integer=True)} eigenpairs by {r.text('/eigs', 'method')}")
     return f"{name} {lattice}, " + ", ".join(extra)
 
 
@@ -292,6 +299,41 @@ def plot_spectral(r, ax, fig):
     ax.set_ylim(e[0], e[-1])
 
 
+def plot_eigs(r, ax, dos_path):
+    values = r.array("/eigs/values", 1)
+    k = len(values)
+    if r.text("/model", "name") == "ti":
+        w = r.array("/eigs/layer_weight", 2, shape=(k, None))
+        weight, what = w[:, 0] + w[:, -1], "weight on the top and bottom layers"
+    else:
+        w = r.array("/eigs/sublattice_weight", 2, shape=(k, 2))
+        weight, what = w[:, 0], "weight on sublattice A"
+    if dos_path:
+        check_input_path(dos_path)
+        try:
+            g = h5py.File(dos_path, "r")
+        except Exception:
+            raise BadInput(f"cannot read '{dos_path}': not an HDF5 file, or a damaged one") from None
+        with g:
+            d = Result(dos_path, g)
+            e = energies(d, "/dos/energy")
+            rho = d.array("/dos/rho", 1, shape=(len(e),))
+        behind = ax.twinx()
+        behind.fill_between(e, 0, rho, color="0.85", lw=0, label="KPM DOS (--dos)")
+        behind.set_ylabel("DOS ρ(E) (states per state per t)", color="0.45")
+        behind.set_ylim(bottom=0)
+        ax.set_zorder(behind.get_zorder() + 1)
+        ax.patch.set_visible(False)
+    ax.scatter(values, weight, s=22, c=weight, cmap="viridis", vmin=0, vmax=1, edgecolors="k", linewidths=0.3,
+               label=f"{k} eigenpairs")
+    ax.set_xlabel("energy E (units of t)")
+    ax.set_ylabel(what)
+    ax.set_ylim(-0.02, 1.02)
+    pad = 0.05 * max(values[-1] - values[0], 1e-3)
+    ax.set_xlim(values[0] - pad, values[-1] + pad)
+    ax.legend(loc="upper right", fontsize=8)
+
+
 def plot(args):
     """Draws args.result into the output image; raises BadInput for an unusable file."""
     check_input_path(args.result)
@@ -308,9 +350,9 @@ def plot(args):
 
 
 def draw(args, r):
-    have = {"spectral": r.has("/spectral/A"), "map": r.has("/ldos_map/rho"), "ldos": r.has("/ldos/rho"),
+    have = {"eigs": r.has("/eigs/values"), "spectral": r.has("/spectral/A"), "map": r.has("/ldos_map/rho"), "ldos": r.has("/ldos/rho"),
             "dos": r.has("/dos/rho")}
-    kind = args.kind or next((k for k in ["spectral", "map", "ldos", "dos"] if have[k]), None)
+    kind = args.kind or next((k for k in ["eigs", "spectral", "map", "ldos", "dos"] if have[k]), None)
     if kind is None or not have[kind]:
         raise BadInput(f"'{args.result}' has no {kind or 'plottable'} data "
                        f"(has: {', '.join(k for k, v in have.items() if v) or 'nothing'})")
@@ -322,6 +364,7 @@ def draw(args, r):
     else:
         ax = fig.add_subplot(1, 1, 1)
         {"dos": lambda: plot_dos(r, ax), "ldos": lambda: plot_ldos(r, ax),
+         "eigs": lambda: plot_eigs(r, ax, args.dos),
          "spectral": lambda: plot_spectral(r, ax, fig)}[kind]()
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))  # room for the suptitle
@@ -337,9 +380,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="kpm-plot", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("result", help="HDF5 result file of kpm-dos")
+    p.add_argument("result", help="HDF5 result file of kpm-dos or kpm-eigs")
     p.add_argument("-o", "--output", help="image file (.png, .svg, .pdf); default RESULT.png")
-    p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral"], help="what to draw (default: the richest content)")
+    p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral", "eigs"], help="what to draw (default: the richest content)")
+    p.add_argument("--dos", help="with eigs: a kpm-dos result of the same system whose DOS is drawn behind the eigenvalues")
     p.add_argument("--dpi", type=int, default=100, help="dots per inch of raster output, 10 .. 1000 (default 100)")
     args = p.parse_args(argv)
     if not 10 <= args.dpi <= 1000:

@@ -4,7 +4,7 @@
 # of a clean slab on its surfaces, an empty window, 1-3 MPI ranks equal to one, and every
 # impossible request refused with a message naming the option and no file left.
 set -u
-eigs="$1"; dos="$2"; mpiexec="${3:-}"
+eigs="$1"; dos="$2"; plot="$3"; mpiexec="${4:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -42,6 +42,11 @@ check "Dirac states found" "[ \"\$($py -c \"import h5py; print(len(h5py.File('$w
 CHECK="" run "empty window" empty.h5 --model ti --lattice 4x4x4 --boundary ppp --window -0.5:0.5
 check "empty window is reported" "grep -q 'no eigenvalue in the window' '$work/empty.h5.txt'"
 CHECK="" run "graphene sublattices" gra.h5 --model graphene --lattice 6x6 --extremal highest:3 --method lanczos
+
+# kpm-plot draws eigenvalues against their surface weight, over a kpm-dos DOS of the same system.
+"$dos" --model ti --lattice 6x6x6 --moments 64 --vectors 2 --output "$work/dirac_dos.h5" -q > /dev/null
+check "kpm-plot draws an eigs file over a DOS" "'$plot' '$work/dirac.h5' --dos '$work/dirac_dos.h5' -o '$work/dirac.png' > /dev/null && [ -s '$work/dirac.png' ]"
+check "kpm-plot draws a graphene eigs file" "'$plot' '$work/gra.h5' -o '$work/gra.png' > /dev/null && [ -s '$work/gra.png' ]"
 
 bad() {  # bad NAME MUST_MENTION ARGS...
   local name="$1" mention="$2"; shift 2
