@@ -59,10 +59,16 @@ public:
     /// w = H v_j into basis column j + 1 (unnormalized).
     void apply(int j)
     {
-        std::memcpy(x_.data(), v_.col(j), sizeof(complex_double) * n_);
+        copy(v_.col(j), x_.data());
         op_.apply(x_, y_, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
         ++matvecs_;
-        std::memcpy(v_.col(j + 1), y_.data(), sizeof(complex_double) * n_);
+        copy(y_.data(), v_.col(j + 1));
+    }
+
+    void copy(const complex_double* from, complex_double* to) const
+    {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < n_; ++i) to[i] = from[i];
     }
 
     /// w -= L (L^H w) + V_j (V_j^H w) over the locked vectors and basis columns 0..cols-1,
@@ -91,9 +97,12 @@ public:
         return h_;
     }
 
+    // The vector passes run on the kernels' threads: a serial loop between two parallel
+    // sweeps leaves the other threads spinning at the barrier.
     double global_norm(const complex_double* w) const
     {
         double s = 0.0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
         for (int i = 0; i < n_; ++i) s += std::norm(w[i]);
         op_.sum_over_ranks(&s, 1);
         return std::sqrt(s);
@@ -101,6 +110,7 @@ public:
 
     void scale(complex_double* w, double f) const
     {
+#pragma omp parallel for schedule(static)
         for (int i = 0; i < n_; ++i) w[i] *= f;
     }
 
