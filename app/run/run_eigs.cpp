@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 #include "analysis/result_file.hpp"
@@ -209,6 +210,7 @@ private:
                 o.count = request.count;
                 o.tolerance = tolerance;
                 o.seed = cfg.kpm.vector_seed;
+                o.progress = progress_printer(request.count);
                 pairs = numerics::thick_restart_lanczos(*op, o);
             }
             weights = part_weights(pairs, cfg.model, op->row_begin(), *op, parts);
@@ -230,6 +232,34 @@ private:
                   ", largest residual ", fmt("%.3e", worst), " t");
         if (pairs.values.empty()) log::info("eigs        : no eigenvalue in the window [", cfg.eigs.request.window_min, ", ",
                                             cfg.eigs.request.window_max, "] t");
+    }
+
+    /// A progress line every --progress-interval seconds: pairs converged, matvecs, and the
+    /// time until the next pair converges, extrapolated from its residual's decay.
+    std::function<void(const numerics::ThickRestartProgress&)> progress_printer(int count) const
+    {
+        struct State {
+            double start = wall_seconds(), last = start, prev_residual = 0.0, prev_time = start;
+        };
+        auto state = std::make_shared<State>();
+        return [this, count, state](const numerics::ThickRestartProgress& p) {
+            const double now = wall_seconds();
+            std::string eta;
+            if (p.next_residual > 0.0 && state->prev_residual > p.next_residual && now > state->prev_time) {
+                const double rate = std::log(state->prev_residual / p.next_residual) / (now - state->prev_time);
+                eta = ", next pair in ~" + fmt("%.1f", std::log(p.next_residual / tolerance) / rate) + " s";
+            }
+            state->prev_residual = p.next_residual;
+            state->prev_time = now;
+            if (now - state->last < cfg.outputs.progress_interval_s) return;
+            state->last = now;
+            const std::string where =
+                p.search == 0 ? detail::concat(p.converged, "/", count, " converged")
+                              : detail::concat(p.locked, " locked, search ", p.search + 1,
+                                               " for the missed vectors of degenerate levels");
+            log::info("  eigs ", where, ", ", p.matvecs, " matvecs, elapsed ", fmt("%.1f", now - state->start),
+                      " s, residual ", fmt("%.2e", p.next_residual), " t of ", fmt("%.2e", tolerance), " t", eta);
+        };
     }
 
     void write_result()

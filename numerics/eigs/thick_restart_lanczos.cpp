@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -153,6 +154,7 @@ struct SearchSettings {
     std::uint64_t stream;
     std::int64_t column;                ///< start vector column of the stream
     std::optional<double> give_up_beyond;  ///< stop with nothing once the first wanted value converged beyond it
+    std::function<void(int converged, int wanted, double next_residual)> on_cycle;  ///< after every cycle
 };
 
 /// One thick-restart search for `nev` pairs at the wanted end of H deflated by `locked`.
@@ -208,6 +210,8 @@ Found run_search(const Operator& op, const Columns& locked, const SearchSettings
         // the wanted values up to the first converged one beyond it (the rest cannot matter).
         int take = nev;
         bool converged = true;
+        int converged_count = 0;
+        double next_residual = 0.0;
         for (int i = 0; i < nev; ++i) {
             const bool done = exhausted || estimate(wanted(i)) <= s.converge_at;
             const double value = theta[static_cast<std::size_t>(wanted(i))];
@@ -218,9 +222,12 @@ Found run_search(const Operator& op, const Columns& locked, const SearchSettings
             }
             if (!done) {
                 converged = false;
+                next_residual = estimate(wanted(i));
                 break;
             }
+            ++converged_count;
         }
+        if (s.on_cycle) s.on_cycle(converged_count, nev, next_residual);
         if (converged) {
             found.vectors.cols = take;
             found.vectors.data.assign(static_cast<std::size_t>(n) * take, kZero);
@@ -304,7 +311,11 @@ EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& 
     // The residual estimate and the measured residual differ by the rounding of the basis
     // relation H V = V T + r e^T (of order eps ||H|| sqrt(m)); half the tolerance leaves that room.
     SearchSettings s{options.end, options.count, basis, 0.5 * options.tolerance, options.max_restarts,
-                     splitmix64(options.seed, 4), 0, std::nullopt};
+                     splitmix64(options.seed, 4), 0, std::nullopt, nullptr};
+    if (options.progress)
+        s.on_cycle = [&](int converged, int wanted, double next_residual) {
+            options.progress({locked.cols, converged, wanted, out.searches, out.matvecs, next_residual});
+        };
     lock(run_search(op, locked, s, out.matvecs, out.restarts));
     out.searches = 1;
     TOPOKPM_REQUIRE(static_cast<int>(locked_values.size()) >= std::min<global_index>(options.count, big_n),

@@ -26,6 +26,7 @@
 /// for a distributed operator (the inner products of each pass, the norm).
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "numerics/base/operator.hpp"
@@ -37,6 +38,16 @@ namespace topokpm::numerics {
 /// Which end of the spectrum is wanted.
 enum class SpectrumEnd { Lowest, Highest };
 
+/// Where a run stands after a cycle (for progress lines).
+struct ThickRestartProgress {
+    int locked = 0;              ///< pairs locked by earlier searches
+    int converged = 0;           ///< wanted pairs of the current search converged so far
+    int wanted = 0;              ///< pairs the current search looks for
+    int search = 0;              ///< 0 = the first search, then the searches from fresh vectors
+    std::int64_t matvecs = 0;    ///< applications of H to one vector so far
+    double next_residual = 0.0;  ///< residual estimate of the first unconverged wanted pair (energy units)
+};
+
 struct ThickRestartOptions {
     SpectrumEnd end = SpectrumEnd::Lowest;
     int count = 1;              ///< k >= 1 eigenpairs wanted, k <= N
@@ -44,6 +55,7 @@ struct ThickRestartOptions {
     int basis_size = 0;         ///< m, basis vectors per cycle; 0 = max(2 k + 20, 40), at most N
     int max_restarts = 2000;    ///< cycles per search before NumericalError
     std::uint64_t seed = 1;     ///< start vectors: random phases of stream splitmix64(seed, 4), one column per search
+    std::function<void(const ThickRestartProgress&)> progress;  ///< called after every cycle (optional)
 };
 
 /// The `options.count` eigenpairs at `options.end` of the Hermitian operator `op`, each with
