@@ -41,6 +41,7 @@
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
@@ -212,8 +213,14 @@ int run()
             const auto bounds = bounds_for(*model, w, free);
             // Matrix-free local part: the reference stencil of the rank's x-slab (x open; the
             // faces and the periodic wrap go through the halo); one rank keeps the whole box.
+            // SELL local part: the factory's part of the rank's rows (numerics::RowRange).
             std::shared_ptr<const Operator> local;
-            if (free) {
+            if (!free) {
+                numerics::OperatorSpec spec;
+                spec.sell = sp;
+                spec.rows = {bounds[my_rank], bounds[my_rank + 1]};
+                local = numerics::make_operator(spec, hamiltonians::operator_source(*model)).op;
+            } else {
                 const global_index plane = global_index(model->orbitals_per_site()) * params.ny * params.nz;
                 const BlockStencil whole = model->block_stencil();
                 local = make_block_stencil_reference_operator(
@@ -224,7 +231,6 @@ int run()
             for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
                 for (const bool every : {false, true}) {
                     numerics::DistributedOptions opts;
-                    opts.sell = sp;
                     opts.mode = mode;
                     opts.reduce_every_sweep = every;
                     const numerics::DistributedOperator dist(*model, bounds, opts, local);
