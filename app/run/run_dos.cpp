@@ -81,17 +81,16 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpe
     return e;
 }
 
-/// One kpm-dos run as a pipeline of small phases over shared state: validate (collectively,
-/// before anything is allocated) -> build the operator -> bounds -> moments -> result file
-/// -> report. Each phase is one member function; run() calls them in order.
-class DosRun {
-public:
-    DosRun(const RunConfig& config, Distribution& distribution)
+}  // namespace
+
+/// The shared state of the phases; each phase is one member function.
+struct DosRun::State {
+    State(const RunConfig& config, Distribution& distribution)
         : cfg(config), dist(distribution), what(quantity(config)), num_real(config.kpm.realizations)
     {
     }
 
-    void run()
+    void validate()
     {
         log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
         if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
@@ -109,15 +108,8 @@ public:
             load_checkpoint_state();
         });
         report_start();
-        build();
-        find_bounds();
-        compute_moments();
-        compute_bands();
-        write_result();
-        if (dist.root()) report_end();
     }
 
-private:
     const RunConfig& cfg;
     Distribution& dist;
     const Quantity what;
@@ -548,7 +540,37 @@ private:
     }
 };
 
-}  // namespace
+DosRun::DosRun(const RunConfig& config, Distribution& distribution)
+    : s_(std::make_unique<State>(config, distribution))
+{
+}
+
+DosRun::~DosRun() = default;
+
+void DosRun::run()
+{
+    validate();
+    build();
+    bounds();
+    moments();
+    bands();
+    result();
+    report();
+}
+
+void DosRun::validate() { s_->validate(); }
+void DosRun::build() { s_->build(); }
+void DosRun::bounds() { s_->find_bounds(); }
+void DosRun::moments() { s_->compute_moments(); }
+void DosRun::bands() { s_->compute_bands(); }
+void DosRun::result() { s_->write_result(); }
+void DosRun::report() { if (s_->dist.root()) s_->report_end(); }
+
+const hamiltonians::Model* DosRun::model() const { return s_->model.get(); }
+const Operator* DosRun::op() const { return s_->op.get(); }
+SpectralBounds DosRun::spectral_bounds() const { return s_->bounds; }
+const std::vector<std::vector<double>>& DosRun::slot_moments() const { return s_->jr.slot_moments; }
+const std::vector<double>& DosRun::band_energies() const { return s_->bands; }
 
 void run_dos(const RunConfig& cfg)
 {
