@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
@@ -168,14 +169,14 @@ void check_kpm(const hamiltonians::Model& model, const Operator& serial, const O
 {
     const int m = 48;
     const numerics::KpmScaling scaling{8.0, 0.1};
-    const auto ref = numerics::kpm_stochastic_trace(serial, m, 3, 99, scaling);
-    const auto got = numerics::kpm_stochastic_trace(dist, m, 3, 99, scaling);
+    const auto ref = topokpm::testing::stochastic_trace(serial, m, 3, 99, scaling);
+    const auto got = topokpm::testing::stochastic_trace(dist, m, 3, 99, scaling);
     const double d = max_diff(got.per_vector, ref.per_vector);
     expect(d < 1e-12, tag + ": stochastic moments differ by " + std::to_string(d));
 
     const int m_small = 12;
-    const auto ref_exact = numerics::kpm_exact_trace(serial, m_small, 16, scaling);
-    const auto got_exact = numerics::kpm_exact_trace(dist, m_small, 16, scaling);
+    const auto ref_exact = topokpm::testing::exact_trace(serial, m_small, 16, scaling);
+    const auto got_exact = topokpm::testing::exact_trace(dist, m_small, 16, scaling);
     expect(max_diff(got_exact.moments, ref_exact.moments) < 1e-12, tag + ": exact-trace moments differ");
 
     const global_index n = model.num_rows();
