@@ -29,6 +29,7 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/hetero/plan.hpp"
 #include "runtime/hetero/work_split.hpp"
@@ -148,11 +149,15 @@ void run(int argc, char** argv)
     BlockVector x(nl, args.width), y(nl, args.width);
     numerics::fill_random_phase_vectors(x, 1, 0, n, bounds[me]);
     numerics::fill_random_phase_vectors(y, 2, 0, n, bounds[me]);
+    numerics::OperatorSpec spec;  // the rank's SELL-32-256 part
+    spec.sell = {32, 256};
+    spec.rows = {bounds[me], bounds[me + 1]};
+    const std::shared_ptr<const Operator> local =
+        numerics::make_operator(spec, hamiltonians::operator_source(*model)).op;
     for (const std::string& mode_name : args.modes) {
         numerics::DistributedOptions opts;
-        opts.sell = {32, 256};
         opts.mode = numerics::parse_comm_mode(mode_name);
-        const numerics::DistributedOperator op(*model, bounds, opts);
+        const numerics::DistributedOperator op(*model, bounds, opts, local);
         const AugmentedOps ops{0.1, 0.0, -1.0, true};
         DotSums dots;
         op.apply(x, y, ops, &dots);  // warm-up

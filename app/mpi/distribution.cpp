@@ -8,7 +8,6 @@
 
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
-#include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
@@ -64,14 +63,17 @@ double Distribution::sum(double value) const { return distributed() ? mpi::allre
 SpectralBounds Distribution::gershgorin(const RowSource& source) const
 {
     if (!distributed()) return gershgorin_bounds(source);
-    TOPOKPM_REQUIRE(bounds_.size() == static_cast<size_t>(size_) + 1, "gershgorin() before build_operator()");
+    TOPOKPM_REQUIRE(bounds_.size() == static_cast<size_t>(size_) + 1, "gershgorin() before split_rows()");
     const SpectralBounds mine = gershgorin_bounds(source, bounds_[rank_], bounds_[rank_ + 1]);
     return {-mpi::allreduce_max(-mine.lower), mpi::allreduce_max(mine.upper)};
 }
 
-std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cfg, const hamiltonians::Model& model)
+void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& model)
 {
-    TOPOKPM_REQUIRE(distributed(), "Distribution::build_operator on one rank");
+    if (!distributed()) {
+        bounds_ = {0, model.num_rows()};
+        return;
+    }
     const auto& mp = model.params();
     const bool free = cfg.storage.matrix == MatrixKind::Free;
     const global_index plane = static_cast<global_index>(model.orbitals_per_site()) * mp.ny * mp.nz;
@@ -98,21 +100,23 @@ std::shared_ptr<const Operator> Distribution::build_operator(const RunConfig& cf
                                            static_cast<std::uint64_t>(block), weights_);
     bounds_.assign(1, 0);
     for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
+}
 
+numerics::RowRange Distribution::rows() const
+{
+    if (bounds_.empty()) return {};  // before the split: all rows
+    return {bounds_[rank_], bounds_[rank_ + 1]};
+}
+
+std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const hamiltonians::Model& model,
+                                                   std::shared_ptr<const Operator> local) const
+{
+    if (!distributed()) return local;
+    TOPOKPM_REQUIRE(bounds_.size() == static_cast<size_t>(size_) + 1, "wrap() before split_rows()");
     numerics::DistributedOptions opts;
-    opts.sell = numerics::sell_params(operator_spec(cfg));
     opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
-    std::shared_ptr<const Operator> local;
-    if (free) {  // the matrix-free stencil of this rank's x-slab
-        numerics::OperatorSource slab;
-        slab.stencil = [&] {
-            return x_slab(model.block_stencil(), static_cast<int>(bounds_[rank_] / plane),
-                          static_cast<int>(bounds_[rank_ + 1] / plane));
-        };
-        local = numerics::make_operator(operator_spec(cfg), slab).op;
-    }
-    return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, local);
+    return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
 }
 
 AttributeList Distribution::provenance(const RunConfig& cfg) const

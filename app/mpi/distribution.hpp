@@ -3,8 +3,8 @@
 /// How kpm-dos runs under `mpirun -np P` (docs/scaling.md): the only part of the app that
 /// knows about MPI. A serial Distribution (P = 1, no MPI) keeps every code path of the
 /// spine as it was; a distributed one agrees on validation collectively, pins each rank's
-/// OpenMP threads to its own CPU set, splits the rows by --weights and builds the
-/// rank's DistributedOperator (SELL-C-σ or the matrix-free stencil of its x-slab).
+/// OpenMP threads to its own CPU set, splits the rows by --weights and wraps the rank's
+/// part (built by numerics::make_operator over rows()) into a DistributedOperator.
 
 #include <functional>
 #include <memory>
@@ -15,6 +15,7 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/base/attribute.hpp"
 #include "numerics/base/operator.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 
 namespace topokpm::app {
 
@@ -42,17 +43,28 @@ public:
     /// just calls it.
     void agree(const std::function<void()>& validate) const;
 
-    /// The operator for this rank's rows: SELL-C-σ (--matrix sell/crs) or the matrix-free
-    /// stencil of its x-slab (--matrix free; rows then split by whole x-planes), rows split
-    /// by --weights (`w0:w1:...`, empty = equal, `auto` = each rank's measured SpMMV rate).
-    /// Collective. Records the split for provenance().
-    std::shared_ptr<const Operator> build_operator(const RunConfig& cfg, const hamiltonians::Model& model);
+    /// Splits the rows over the ranks: by --weights (`w0:w1:...`, empty = equal, `auto` =
+    /// each rank's measured rate of the run's operator), in whole sites, or whole x-planes
+    /// for --matrix free. Collective under mpirun; serial: one part, all rows. Records the
+    /// split for rows(), gershgorin() and provenance().
+    void split_rows(const RunConfig& cfg, const hamiltonians::Model& model);
+
+    /// This rank's rows of the last split_rows() (serial: all of them), as the spec's range
+    /// (numerics::OperatorSpec::rows): the operator, the cost model and the memory check
+    /// all take the rank's part from here.
+    numerics::RowRange rows() const;
+
+    /// The operator of the run: `local` (this rank's part) itself when serial, else the
+    /// DistributedOperator with `local` as its local part and the halo exchange of the
+    /// other columns (--comm-mode, --reduce-every-sweep). Collective.
+    std::shared_ptr<const Operator> wrap(const RunConfig& cfg, const hamiltonians::Model& model,
+                                         std::shared_ptr<const Operator> local) const;
 
     /// Sum over ranks of one value (serial: the value).
     double sum(double value) const;
 
     /// Gershgorin bounds of the whole matrix: each rank scans the discs of its rows of the
-    /// last build_operator() split, then min/max over the ranks. Collective.
+    /// last split_rows(), then min/max over the ranks. Collective.
     SpectralBounds gershgorin(const RowSource& source) const;
 
     /// /provenance attributes of the layout: ranks, weights, rows per rank, comm mode,

@@ -43,7 +43,6 @@ struct MemoryEstimate {
     double matrix_bytes = 0;
     double vector_bytes = 0;
     double total() const { return matrix_bytes + vector_bytes; }
-    MemoryEstimate share(double f) const { return {matrix_bytes * f, vector_bytes * f}; }
 };
 
 /// Start vectors per sweep: --block-width (default R) for the stochastic trace, else --vectors
@@ -55,16 +54,18 @@ int block_width(const RunConfig& cfg, global_index num_columns)
     return static_cast<int>(std::min<global_index>(cfg.kpm.num_vectors, num_columns));
 }
 
-MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& model, int width)
+/// This rank's memory: the cost model of the operator the run builds (`spec`, over this
+/// rank's rows; numerics/spmmv/operator_factory.hpp, --plan prices it the same way), with
+/// the rank's share of the nonzeros, and the rank's rows of the vectors.
+MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpec& spec,
+                               const hamiltonians::Model& model, int width)
 {
-    // The operator's bytes from the cost model of the operator the run builds
-    // (numerics/spmmv/operator_factory.hpp; --plan prices it the same way).
-    const numerics::OperatorCostModel cost =
-        numerics::operator_cost_model(operator_spec(cfg), model.potential_entries_per_row());
-    const double n = static_cast<double>(model.num_rows());
+    const numerics::OperatorCostModel cost = numerics::operator_cost_model(spec, model.potential_entries_per_row());
+    const double n = static_cast<double>(numerics::part_rows(spec, model.num_rows()));
+    const double nonzeros = static_cast<double>(model.estimated_nonzeros()) * n / static_cast<double>(model.num_rows());
     const bool single = cfg.storage.precision == Precision::Single;
     MemoryEstimate e;
-    e.matrix_bytes = cost.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros()));
+    e.matrix_bytes = cost.matrix_bytes(n, nonzeros);
     // KPM block pair (+ one more while a checkpoint is read back or written from single
     // precision) + the double start block (single) + Lanczos vectors.
     e.vector_bytes = (cfg.outputs.restart.empty() ? 2.0 : 3.0) * cost.block_bytes(n, width) + 3.0 * 16.0 * n;
@@ -72,17 +73,16 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const hamiltonians::Model& 
     return e;
 }
 
-/// One kpm-dos run as a pipeline of small phases over shared state: validate (collectively,
-/// before anything is allocated) -> build the operator -> bounds -> moments -> result file
-/// -> report. Each phase is one member function; run() calls them in order.
-class DosRun {
-public:
-    DosRun(const RunConfig& config, Distribution& distribution)
+}  // namespace
+
+/// The shared state of the phases; each phase is one member function.
+struct DosRun::State {
+    State(const RunConfig& config, Distribution& distribution)
         : cfg(config), dist(distribution), what(quantity(config)), num_real(config.kpm.realizations)
     {
     }
 
-    void run()
+    void validate()
     {
         log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
         if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
@@ -93,19 +93,15 @@ public:
             size_quantity();
             check_files_and_layout();
             check_restart();
+        });
+        dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
+        dist.agree([&] {
             check_memory_and_device();
             load_checkpoint_state();
         });
         report_start();
-        build();
-        find_bounds();
-        compute_moments();
-        compute_bands();
-        write_result();
-        if (dist.root()) report_end();
     }
 
-private:
     const RunConfig& cfg;
     Distribution& dist;
     const Quantity what;
@@ -221,8 +217,7 @@ private:
     /// The run fits in memory and, with --device cuda, on the GPU.
     void check_memory_and_device()
     {
-    mem = estimate_memory(cfg, *model, width);
-    if (dist.distributed()) mem = mem.share(1.0 / dist.size());  // per rank, evenly split
+    mem = estimate_memory(cfg, spec(), *model, width);
     const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
                                                       : static_cast<double>(available_memory_bytes());
     require_memory(mem.total(), available,
@@ -266,13 +261,21 @@ private:
 
     }
 
-    /// The operator behind the Operator seam: KPM does not know which one runs.
+    /// The operator of the options over this rank's rows (all rows when serial).
+    numerics::OperatorSpec spec() const
+    {
+        numerics::OperatorSpec s = operator_spec(cfg);
+        s.rows = dist.rows();
+        return s;
+    }
+
+    /// The operator behind the Operator seam: KPM does not know which one runs. Built by
+    /// make_operator over this rank's rows; under mpirun wrapped with the halo exchange.
     std::shared_ptr<const Operator> build_operator(const hamiltonians::Model& mdl)
     {
-    if (dist.distributed()) return dist.build_operator(cfg, mdl);  // this rank's rows only
-    numerics::BuiltOperator built = numerics::make_operator(operator_spec(cfg), hamiltonians::operator_source(mdl));
-    fill_beta = built.fill_efficiency;
-    return std::move(built.op);
+    numerics::BuiltOperator built = numerics::make_operator(spec(), hamiltonians::operator_source(mdl));
+    if (!dist.distributed()) fill_beta = built.fill_efficiency;  // of the whole matrix
+    return dist.wrap(cfg, mdl, std::move(built.op));
     }
 
     void build()
@@ -520,7 +523,37 @@ private:
     }
 };
 
-}  // namespace
+DosRun::DosRun(const RunConfig& config, Distribution& distribution)
+    : s_(std::make_unique<State>(config, distribution))
+{
+}
+
+DosRun::~DosRun() = default;
+
+void DosRun::run()
+{
+    validate();
+    build();
+    bounds();
+    moments();
+    bands();
+    result();
+    report();
+}
+
+void DosRun::validate() { s_->validate(); }
+void DosRun::build() { s_->build(); }
+void DosRun::bounds() { s_->find_bounds(); }
+void DosRun::moments() { s_->compute_moments(); }
+void DosRun::bands() { s_->compute_bands(); }
+void DosRun::result() { s_->write_result(); }
+void DosRun::report() { if (s_->dist.root()) s_->report_end(); }
+
+const hamiltonians::Model* DosRun::model() const { return s_->model.get(); }
+const Operator* DosRun::op() const { return s_->op.get(); }
+SpectralBounds DosRun::spectral_bounds() const { return s_->bounds; }
+const std::vector<std::vector<double>>& DosRun::slot_moments() const { return s_->jr.slot_moments; }
+const std::vector<double>& DosRun::band_energies() const { return s_->bands; }
 
 void run_dos(const RunConfig& cfg)
 {

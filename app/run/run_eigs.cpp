@@ -101,6 +101,8 @@ public:
         if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
         threads = omp_get_max_threads();
         dist.agree([&] { validate(); });
+        dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
+        dist.agree([&] { check_memory(); });
         log::info("topokpm kpm-eigs ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
                   dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
                   " OpenMP thread(s)");
@@ -145,16 +147,30 @@ private:
         numerics::validate(cfg.eigs.request, n);
         method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
         if (dist.root()) check_run_files({cfg.outputs.result_file, "", "", ""});
-        // The operator (cost model of the one factory), the method's workspace, and the
-        // gathered vectors with --save-vectors.
-        const auto cost = numerics::operator_cost_model(operator_spec(cfg), model->potential_entries_per_row());
-        const double rows = static_cast<double>(n), share = 1.0 / dist.size();
+    }
+
+    /// The operator of the options over this rank's rows (all rows when serial).
+    numerics::OperatorSpec spec() const
+    {
+        numerics::OperatorSpec s = operator_spec(cfg);
+        s.rows = dist.rows();
+        return s;
+    }
+
+    /// This rank's operator part (cost model of the one factory), the method's workspace,
+    /// and the gathered vectors with --save-vectors fit in memory.
+    void check_memory() const
+    {
+        const numerics::OperatorSpec s = spec();
+        const auto cost = numerics::operator_cost_model(s, model->potential_entries_per_row());
+        const double rows = static_cast<double>(n);
+        const double part = static_cast<double>(numerics::part_rows(s, n)), share = part / rows;
         const double k = cfg.eigs.request.kind == Kind::Window ? 64.0 : double(cfg.eigs.request.count) + 8.0;
         double workspace = method == EigsMethod::Dense
                                ? 80.0 * rows * rows
-                               : 16.0 * rows * share * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
+                               : 16.0 * part * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
         if (cfg.eigs.save_vectors) workspace += 16.0 * rows * k;
-        const double matrix = cost.matrix_bytes(rows, static_cast<double>(model->estimated_nonzeros())) * share;
+        const double matrix = cost.matrix_bytes(part, static_cast<double>(model->estimated_nonzeros()) * share);
         const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * double(1 << 30)
                                                                   : static_cast<double>(available_memory_bytes());
         require_memory(matrix + workspace, available,
@@ -165,11 +181,7 @@ private:
     void build()
     {
         timers.time("build", [&] {
-            if (dist.distributed()) {
-                op = dist.build_operator(cfg, *model);
-            } else {
-                op = std::move(numerics::make_operator(operator_spec(cfg), hamiltonians::operator_source(*model)).op);
-            }
+            op = dist.wrap(cfg, *model, std::move(numerics::make_operator(spec(), hamiltonians::operator_source(*model)).op));
         });
         log::info("operator    : ", op->name(), ", built in ", fmt("%.3f", timers.get("build")), " s");
     }

@@ -6,7 +6,6 @@
 #include <limits>
 #include <numeric>
 
-#include "numerics/spmmv/sell_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
 #include "runtime/mpi/communicator.hpp"
@@ -36,34 +35,6 @@ const char* comm_mode_name(CommMode mode)
 }
 
 namespace {
-
-/// Rows [begin, end) of `source` restricted to the columns inside that range, renumbered
-/// from 0: the local part, as a RowSource SellMatrix::build can take.
-class LocalRows final : public RowSource {
-public:
-    LocalRows(const RowSource& source, global_index begin, global_index end)
-        : source_(source), begin_(begin), end_(end)
-    {
-    }
-    global_index num_rows() const override { return end_ - begin_; }
-    int max_row_length() const override { return source_.max_row_length(); }
-    int row(global_index row, global_index* cols, complex_type* values) const override
-    {
-        const int len = source_.row(begin_ + row, cols, values);
-        int kept = 0;
-        for (int k = 0; k < len; ++k) {
-            if (cols[k] < begin_ || cols[k] >= end_) continue;
-            cols[kept] = cols[k] - begin_;
-            values[kept] = values[k];
-            ++kept;
-        }
-        return kept;
-    }
-
-private:
-    const RowSource& source_;
-    global_index begin_, end_;
-};
 
 int owner_of(const std::vector<global_index>& bounds, global_index col)
 {
@@ -99,14 +70,9 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     row_end_ = bounds_[rank_ + 1];
     const global_index n = row_end_ - row_begin_;
 
-    // Local part: SELL-C-σ of the own columns, renumbered (unless the caller gave one).
-    if (local_op_) {
-        TOPOKPM_REQUIRE(local_op_->num_rows() == n, "local operator ", local_op_->name(), " has ",
-                        local_op_->num_rows(), " rows, the rank owns ", n);
-    } else {
-        const LocalRows local_rows(source, row_begin_, row_end_);
-        local_sell_ = std::make_shared<SellMatrix>(SellMatrix::build(local_rows, 0, n, opts_.sell));
-    }
+    TOPOKPM_REQUIRE(local_op_ != nullptr, "distributed operator without a local part");
+    TOPOKPM_REQUIRE(local_op_->num_rows() == n, "local operator ", local_op_->name(), " has ", local_op_->num_rows(),
+                    " rows, the rank owns ", n);
 
     // Remote part: one pass over the own rows collects the foreign columns.
     const int max_len = source.max_row_length();
@@ -285,10 +251,7 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     complex_type* yp = y.data();
     auto local = [&] {
         const double t0 = now();
-        if (local_op_)
-            local_op_->apply(x, y, ops, want);
-        else
-            kernels::cpu::sell_spmmv(*local_sell_, xp, yp, r, ops, want);
+        local_op_->apply(x, y, ops, want);
         times_.local += now() - t0;
     };
 
@@ -351,29 +314,19 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
 
 std::int64_t DistributedOperator::local_nonzeros() const
 {
-    return local_sell_ ? local_sell_->num_nonzeros() : static_cast<std::int64_t>(local_op_->cost().nonzeros);
+    return static_cast<std::int64_t>(local_op_->cost().nonzeros);
 }
 
 std::string DistributedOperator::name() const
 {
-    const std::string local = local_sell_ ? detail::concat("sell-", local_sell_->chunk_height(), "-",
-                                                           local_sell_->sigma())
-                                          : local_op_->name();
-    return detail::concat("mpi-", local, "-", comm_mode_name(opts_.mode));
+    return detail::concat("mpi-", local_op_->name(), "-", comm_mode_name(opts_.mode));
 }
 
 OperatorCost DistributedOperator::cost() const
 {
     const double remote = static_cast<double>(remote_vals_.size());
     const double entry = sizeof(complex_type) + sizeof(local_index);
-    OperatorCost c;
-    if (local_sell_) {
-        c.nonzeros = static_cast<double>(local_sell_->num_nonzeros());
-        c.matrix_bytes = static_cast<double>(local_sell_->num_stored()) * entry;
-        c.storage_bytes = local_sell_->storage_bytes();
-    } else {
-        c = local_op_->cost();
-    }
+    OperatorCost c = local_op_->cost();
     c.nonzeros += remote;
     c.matrix_bytes += remote * entry;
     c.storage_bytes += remote * entry + static_cast<double>(remote_row_.size()) * 12.0;

@@ -5,10 +5,10 @@
 ///
 /// Rank p owns the contiguous rows [bounds[p], bounds[p+1]) of the canonical order and
 /// builds only those. Its rows are split by column at build time:
-///   local part   columns inside the own range, stored as SELL-C-σ with 32-bit local
-///                column indices (col - row_begin) and run by the fused CPU kernel, or
-///                any operator on the rank's rows the caller provides (the matrix-free
-///                stencil of the rank's x-slab);
+///   local part   columns inside the own range: an operator on the rank's rows that the
+///                caller builds with numerics::make_operator and spec.rows = the rank's
+///                range (SELL-C-σ with local column indices col - row_begin, or the
+///                matrix-free stencil of the rank's x-slab);
 ///   remote part  the other columns, mapped to 32-bit positions h in a halo buffer of
 ///                halo_rows x R (sorted by owner rank, then global column, deduplicated),
 ///                stored as a compressed list of the few rows that have any (the x-plane
@@ -42,7 +42,6 @@
 
 #include "numerics/base/operator.hpp"
 #include "numerics/base/row_source.hpp"
-#include "numerics/sparse/sell_matrix.hpp"
 
 namespace topokpm::numerics {
 
@@ -53,7 +52,6 @@ CommMode parse_comm_mode(const std::string& text);
 const char* comm_mode_name(CommMode mode);
 
 struct DistributedOptions {
-    SellParams sell;                 ///< C and σ of the local part
     CommMode mode = CommMode::Overlap;
     bool reduce_every_sweep = false; ///< allreduce the dots in every apply()
     MPI_Comm comm = MPI_COMM_WORLD;
@@ -70,12 +68,12 @@ public:
     /// Collective over opts.comm. `bounds` has P + 1 ascending entries, bounds[0] = 0,
     /// bounds[P] = source.num_rows() (e.g. runtime/hetero split_rows); this rank builds
     /// rows [bounds[rank], bounds[rank + 1]).
-    /// @param local  the local part as an operator on the rank's rows (e.g. the matrix-free
-    ///               stencil of the rank's x-slab, block_stencil.hpp x_slab()); it must apply
-    ///               exactly the entries of those rows whose columns are inside the range.
-    ///               nullptr: SELL-C-σ built from `source` with opts.sell.
+    /// @param local  the local part: an operator on the rank's rows applying exactly the
+    ///               entries of those rows whose columns are inside the range, renumbered
+    ///               from row_begin (make_operator with spec.rows = the rank's range builds
+    ///               it for every kind). Required.
     DistributedOperator(const RowSource& source, std::vector<global_index> bounds, DistributedOptions opts,
-                        std::shared_ptr<const Operator> local = nullptr);
+                        std::shared_ptr<const Operator> local);
     ~DistributedOperator() override;
 
     global_index num_rows() const override { return row_end_ - row_begin_; }
@@ -111,8 +109,7 @@ private:
     DistributedOptions opts_;
     int rank_ = 0, num_ranks_ = 1;
     global_index row_begin_ = 0, row_end_ = 0;
-    std::shared_ptr<const SellMatrix> local_sell_;  ///< the local part when stored
-    std::shared_ptr<const Operator> local_op_;      ///< the local part when provided
+    std::shared_ptr<const Operator> local_op_;  ///< the local part
     // remote part: rows remote_row_[i] have entries remote_ptr_[i] .. remote_ptr_[i+1]
     std::vector<local_index> remote_row_;
     std::vector<std::int64_t> remote_ptr_;

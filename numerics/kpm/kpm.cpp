@@ -4,8 +4,6 @@
 #include <cmath>
 #include <type_traits>
 
-#include "numerics/kpm/block_trace.hpp"
-#include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -133,40 +131,6 @@ void ChebyshevRecurrence::step()
         },
         blocks_);
     ++state_.sweeps_done;
-}
-
-KpmMoments kpm_stochastic_trace(const Operator& op, int num_moments, int num_vectors,
-                                std::uint64_t vector_seed, const KpmScaling& scaling,
-                                const KpmProgress& progress)
-{
-    const auto plan = random_phase_plan(op.global_rows(), num_vectors, vector_seed);
-    KpmMoments result;
-    result.per_vector = run_block_trace(op, *plan, num_moments, num_vectors, scaling, progress);
-    result.moments.assign(num_moments, 0.0);
-    for (int c = 0; c < num_vectors; ++c)
-        for (int k = 0; k < num_moments; ++k)
-            result.moments[k] += result.per_vector[static_cast<size_t>(c) * num_moments + k];
-    for (double& v : result.moments) v /= num_vectors;
-    result.num_vectors = num_vectors;
-    result.num_sweeps = kpm_num_sweeps(num_moments);
-    result.block_width = num_vectors;
-    return result;
-}
-
-KpmMoments kpm_exact_trace(const Operator& op, int num_moments, int block_width,
-                           const KpmScaling& scaling, const KpmProgress& progress)
-{
-    TOPOKPM_USER_REQUIRE(block_width >= 1, "{vectors} ", block_width,
-                         ": the exact trace uses it as block width and needs >= 1");
-    const global_index n = op.global_rows();
-    const auto plan = exact_trace_plan(n);
-    BlockTrace probe(op, *plan, num_moments, block_width, scaling);
-    KpmMoments result;
-    result.moments = run_block_trace(op, *plan, num_moments, block_width, scaling, progress);
-    result.num_vectors = n;
-    result.num_sweeps = probe.num_sweeps();
-    result.block_width = probe.block_width();
-    return result;
 }
 
 void check_moments_bounded(const std::vector<double>& moments, double tolerance)

@@ -1,8 +1,9 @@
 #pragma once
 /// @file kpm.hpp
-/// The Kernel Polynomial Method moments driver, written once against the Operator seam
-/// (models.md §4, seed 004 Fig. 5). Every backend (SELL-C-σ, matrix-free, naive, later
-/// CUDA and MPI-distributed operators) runs through the same loop.
+/// The Kernel Polynomial Method recurrence, written once against the Operator seam
+/// (models.md §4, seed 004 Fig. 5). Every backend (SELL-C-σ, matrix-free, naive, CUDA and
+/// MPI-distributed operators) runs through the same loop. The one trace driver over it,
+/// for every quantity, is BlockTrace (block_trace.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -89,26 +90,6 @@ private:
     mutable bool lent_ = false;  ///< state_ holds the blocks (state() was called)
     DotSums dots_;
 };
-
-/// Stochastic-trace result (models.md §4).
-struct KpmMoments {
-    std::vector<double> moments;     ///< mu_n, n = 0..M-1 (mu_0 = 1 up to rounding)
-    std::vector<double> per_vector;  ///< mu_n^(r), row-major [R, M]; empty for the exact trace
-    std::int64_t num_vectors = 0;    ///< R (N for the exact trace)
-    std::int64_t num_sweeps = 0;     ///< augmented SpMMV calls made, each on a block
-    int block_width = 0;             ///< columns per sweep
-};
-
-/// Stochastic trace over R random-phase vectors |r>_j = exp(2 pi i uniform(S_v, r N + j)),
-/// S_v = splitmix64(vector_seed, 2); mu_n^(r) = <r|T_n|r> / N.
-KpmMoments kpm_stochastic_trace(const Operator& op, int num_moments, int num_vectors,
-                                std::uint64_t vector_seed, const KpmScaling& scaling,
-                                const KpmProgress& progress = {});
-
-/// Exact trace mu_n = (1/N) sum_j <j|T_n|j> over all N unit vectors, in blocks of
-/// `block_width` columns.
-KpmMoments kpm_exact_trace(const Operator& op, int num_moments, int block_width,
-                           const KpmScaling& scaling, const KpmProgress& progress = {});
 
 /// Throws NumericalError if some |mu_n| exceeds 1 + tolerance: the spectrum then lies
 /// outside the scaled interval (bounds too tight) and the moments grow without limit.

@@ -23,13 +23,49 @@ const char* kind_name(OperatorKind kind)
     return "?";
 }
 
+/// Rows [begin, end) of a source with the columns outside that range dropped, renumbered
+/// from 0: a part of the matrix (RowRange), as a RowSource SellMatrix::build can take.
+class RowPart final : public RowSource {
+public:
+    RowPart(const RowSource& source, global_index begin, global_index end) : source_(source), begin_(begin), end_(end)
+    {
+    }
+    global_index num_rows() const override { return end_ - begin_; }
+    int max_row_length() const override { return source_.max_row_length(); }
+    int row(global_index row, global_index* cols, complex_type* values) const override
+    {
+        const int len = source_.row(begin_ + row, cols, values);
+        int kept = 0;
+        for (int k = 0; k < len; ++k) {
+            if (cols[k] < begin_ || cols[k] >= end_) continue;
+            cols[kept] = cols[k] - begin_;
+            values[kept] = values[k];
+            ++kept;
+        }
+        return kept;
+    }
+
+private:
+    const RowSource& source_;
+    global_index begin_, end_;
+};
+
+bool is_whole(const OperatorSpec& spec, global_index total)
+{
+    return spec.rows.begin == 0 && (spec.rows.end < 0 || spec.rows.end == total);
+}
+
 template <class T>
 BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source)
 {
     TOPOKPM_REQUIRE(source.rows != nullptr, "make_operator: kind ", kind_name(spec.kind), " without a row source");
-    const RowSource& rows = *source.rows;
-    auto m = std::make_shared<const BasicSellMatrix<T>>(
-        BasicSellMatrix<T>::build(rows, 0, rows.num_rows(), sell_params(spec)));
+    const global_index total = source.rows->num_rows();
+    const global_index n = part_rows(spec, total);
+    const bool whole = is_whole(spec, total);
+    std::optional<RowPart> part;
+    if (!whole) part.emplace(*source.rows, spec.rows.begin, spec.rows.begin + n);
+    const RowSource& rows = whole ? *source.rows : *part;
+    auto m = std::make_shared<const BasicSellMatrix<T>>(BasicSellMatrix<T>::build(rows, 0, n, sell_params(spec)));
     BuiltOperator out;
     out.fill_efficiency = m->fill_efficiency();
     if constexpr (std::is_same_v<T, complex_double>) {
@@ -38,11 +74,33 @@ BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source
     }
     // The CPU sweeps visit lattice rows in y tiles so the neighbouring x planes stay in
     // cache (docs/performance.md).
-    if (!out.op) out.op = source.lattice ? make_sell_operator(m, *source.lattice) : make_sell_operator(m);
+    if (!out.op) out.op = source.lattice && whole ? make_sell_operator(m, *source.lattice) : make_sell_operator(m);
     return out;
 }
 
+/// The stencil of the x-planes spec.rows selects (whole planes), or the whole stencil.
+BlockStencil stencil_part(const OperatorSpec& spec, const OperatorSource& source)
+{
+    TOPOKPM_REQUIRE(static_cast<bool>(source.stencil), "make_operator: kind free without a stencil");
+    BlockStencil whole = source.stencil();
+    const global_index plane = static_cast<global_index>(whole.orbitals) * whole.ny * whole.nz;
+    const global_index total = plane * whole.nx;
+    const global_index n = part_rows(spec, total);
+    if (is_whole(spec, total)) return whole;
+    TOPOKPM_USER_REQUIRE(spec.rows.begin % plane == 0 && n % plane == 0, "{rows} [", spec.rows.begin, ", ",
+                         spec.rows.begin + n, "): the matrix-free operator takes whole x-planes of ", plane, " rows");
+    return x_slab(whole, static_cast<int>(spec.rows.begin / plane), static_cast<int>((spec.rows.begin + n) / plane));
+}
+
 }  // namespace
+
+global_index part_rows(const OperatorSpec& spec, global_index total)
+{
+    const global_index end = spec.rows.end < 0 ? total : spec.rows.end;
+    TOPOKPM_USER_REQUIRE(spec.rows.begin >= 0 && spec.rows.begin < end && end <= total, "{rows} [", spec.rows.begin,
+                         ", ", end, "): not a non-empty range of the ", total, " rows");
+    return end - spec.rows.begin;
+}
 
 SellParams sell_params(const OperatorSpec& spec)
 {
@@ -60,10 +118,9 @@ BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& sour
     TOPOKPM_USER_REQUIRE(spec.device == Backend::Cpu || spec.kind != OperatorKind::Naive,
                          "kind naive: the baseline runs on the cpu device only");
     if (spec.kind == OperatorKind::Free) {
-        TOPOKPM_REQUIRE(static_cast<bool>(source.stencil), "make_operator: kind free without a stencil");
         BuiltOperator out;
-        out.op = spec.device == Backend::Cuda ? make_cuda_stencil_operator(source.stencil(), spec.device_index)
-                                              : make_cpu_stencil_operator(source.stencil(), spec.precision);
+        out.op = spec.device == Backend::Cuda ? make_cuda_stencil_operator(stencil_part(spec, source), spec.device_index)
+                                              : make_cpu_stencil_operator(stencil_part(spec, source), spec.precision);
         return out;
     }
     return single ? make_stored<complex_single>(spec, source) : make_stored<complex_double>(spec, source);
@@ -81,54 +138,18 @@ OperatorCostModel operator_cost_model(const OperatorSpec& spec, double potential
     return m;
 }
 
-namespace {
-
-/// Rows [0, end) of a source with the columns outside dropped: a self-contained sample.
-class LeadingRows final : public RowSource {
-public:
-    LeadingRows(const RowSource& source, global_index end) : source_(source), end_(end) {}
-    global_index num_rows() const override { return end_; }
-    int max_row_length() const override { return source_.max_row_length(); }
-    int row(global_index row, global_index* cols, complex_type* values) const override
-    {
-        const int len = source_.row(row, cols, values);
-        int kept = 0;
-        for (int k = 0; k < len; ++k) {
-            if (cols[k] >= end_) continue;
-            cols[kept] = cols[k];
-            values[kept] = values[k];
-            ++kept;
-        }
-        return kept;
-    }
-
-private:
-    const RowSource& source_;
-    global_index end_;
-};
-
-}  // namespace
-
 double operator_rate(const OperatorSpec& spec, const OperatorSource& source, global_index rows, int width)
 {
     TOPOKPM_REQUIRE(rows >= 1 && width >= 1, "rate sample of ", rows, " rows, width ", width);
-    OperatorSource sample;
-    std::optional<LeadingRows> leading;
-    BlockStencil slab;
-    if (spec.kind == OperatorKind::Free) {
+    OperatorSpec part = spec;
+    part.rows = {0, rows};
+    if (spec.kind == OperatorKind::Free) {  // whole x-planes, at least one
         TOPOKPM_REQUIRE(static_cast<bool>(source.stencil), "operator_rate: kind free without a stencil");
         const BlockStencil whole = source.stencil();
         const global_index plane = static_cast<global_index>(whole.orbitals) * whole.ny * whole.nz;
-        const int planes = static_cast<int>(std::clamp<global_index>(rows / plane, 1, whole.nx));
-        slab = x_slab(whole, 0, planes);
-        sample.stencil = [&slab] { return slab; };
-    } else {
-        TOPOKPM_REQUIRE(source.rows != nullptr && rows <= source.rows->num_rows(), "operator_rate: ", rows,
-                        " sample rows");
-        leading.emplace(*source.rows, rows);
-        sample.rows = &*leading;
+        part.rows.end = std::clamp<global_index>(rows / plane, 1, whole.nx) * plane;
     }
-    const BuiltOperator built = make_operator(spec, sample);
+    const BuiltOperator built = make_operator(part, source);
     const global_index n = built.op->num_rows();
     BlockVector x(n, width), y(n, width);
     for (size_t i = 0; i < x.size(); ++i) x.data()[i] = complex_type(1.0, 0.5);

@@ -41,6 +41,17 @@ namespace topokpm::numerics {
 enum class OperatorKind { Sell, Crs, Free, Naive };
 enum class Backend { Cpu, Cuda };
 
+/// The rows an operator applies: [begin, end) of the whole matrix; end < 0 means up to the
+/// last row. A part that is not the whole matrix keeps only the entries whose columns lie in
+/// [begin, end), renumbered from 0: the local block of a rank of a row-distributed run
+/// (numerics/distributed; the other columns are its remote part) or a self-contained
+/// sample (operator_rate). Kind free takes whole x-planes of the stencil (x_slab), so begin
+/// and end must be multiples of one plane (orbitals ny nz rows); an InputError otherwise.
+struct RowRange {
+    global_index begin = 0;
+    global_index end = -1;
+};
+
 /// What to build (the app maps its options onto this, app/cli/operator_choice.hpp).
 struct OperatorSpec {
     OperatorKind kind = OperatorKind::Sell;
@@ -48,7 +59,12 @@ struct OperatorSpec {
     Precision precision = Precision::Double;
     SellParams sell;       ///< C, σ of kind Sell on the CPU (crs: 1, 1; cuda: C = 32, σ as given)
     int device_index = 0;  ///< CUDA device
+    RowRange rows;         ///< the rank's (or sample's) rows; default: all of them
 };
+
+/// Rows of the part `spec.rows` selects from a matrix of `total` rows. Throws InputError
+/// when the range is not inside [0, total] or is empty.
+global_index part_rows(const OperatorSpec& spec, global_index total);
 
 /// Where the matrix comes from, as a model provides it (hamiltonians::operator_source()).
 struct OperatorSource {
@@ -66,17 +82,18 @@ struct BuiltOperator {
 };
 
 /// The SELL parameters the stored kinds of `spec` use: (C, σ) for sell on the CPU, (32, σ)
-/// on cuda (a chunk is a warp), (1, 1) for crs and naive. The distributed operator builds
-/// its local block with them too.
+/// on cuda (a chunk is a warp), (1, 1) for crs and naive.
 SellParams sell_params(const OperatorSpec& spec);
 
 /// Builds `spec` over `source`. Throws InputError for a combination without an
 /// implementation (naive or cuda in single precision, naive on cuda), NotCompiled for cuda
 /// in a CPU-only build, and what the builders throw (SellMatrix::build, the stencil's
-/// validation, device memory).
+/// validation, device memory). A part (spec.rows not the whole matrix) of a stored kind is
+/// swept in plain chunk order: the lattice's tiled order describes the whole matrix.
 BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& source);
 
-/// The linear cost model of the file comment, per rank.
+/// The linear cost model of the file comment, per rank: price a rank's part with the rows
+/// part_rows(spec, N) and its share of the nonzeros.
 struct OperatorCostModel {
     double matrix_bytes_per_nonzero = 0;
     double matrix_bytes_per_row = 0;
@@ -105,8 +122,8 @@ struct OperatorCostModel {
 OperatorCostModel operator_cost_model(const OperatorSpec& spec, double potential_per_row);
 
 /// Rows per second of `width`-column sweeps of the operator `spec` on the first `rows` rows
-/// of `source` (a sample: stored kinds keep the columns inside the sample, free takes whole
-/// x-planes of the stencil, so `rows` is rounded down to a multiple of one plane, at least one):
+/// of `source` (the part RowRange{0, rows}; for free `rows` is rounded down to a multiple of
+/// one x-plane, at least one):
 /// the `auto` rank weights of a distributed run. Runs 1 warm-up and 5 timed sweeps.
 double operator_rate(const OperatorSpec& spec, const OperatorSource& source, global_index rows, int width);
 

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
@@ -46,6 +47,7 @@
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
@@ -197,14 +199,14 @@ void check_kpm(const hamiltonians::Model& model, const Operator& serial, const O
 {
     const int m = 48;
     const numerics::KpmScaling scaling{8.0, 0.1};
-    const auto ref = numerics::kpm_stochastic_trace(serial, m, 3, 99, scaling);
-    const auto got = numerics::kpm_stochastic_trace(dist, m, 3, 99, scaling);
+    const auto ref = topokpm::testing::stochastic_trace(serial, m, 3, 99, scaling);
+    const auto got = topokpm::testing::stochastic_trace(dist, m, 3, 99, scaling);
     const double d = max_diff(got.per_vector, ref.per_vector);
     expect(d < 1e-12, tag + ": stochastic moments differ by " + std::to_string(d));
 
     const int m_small = 12;
-    const auto ref_exact = numerics::kpm_exact_trace(serial, m_small, 16, scaling);
-    const auto got_exact = numerics::kpm_exact_trace(dist, m_small, 16, scaling);
+    const auto ref_exact = topokpm::testing::exact_trace(serial, m_small, 16, scaling);
+    const auto got_exact = topokpm::testing::exact_trace(dist, m_small, 16, scaling);
     expect(max_diff(got_exact.moments, ref_exact.moments) < 1e-12, tag + ": exact-trace moments differ");
 
     const global_index n = model.num_rows();
@@ -243,8 +245,14 @@ int run()
             const auto bounds = bounds_for(*model, w, free);
             // Matrix-free local part: the reference stencil of the rank's x-slab (x open; the
             // faces and the periodic wrap go through the halo); one rank keeps the whole box.
+            // SELL local part: the factory's part of the rank's rows (numerics::RowRange).
             std::shared_ptr<const Operator> local;
-            if (free) {
+            if (!free) {
+                numerics::OperatorSpec spec;
+                spec.sell = sp;
+                spec.rows = {bounds[my_rank], bounds[my_rank + 1]};
+                local = numerics::make_operator(spec, hamiltonians::operator_source(*model)).op;
+            } else {
                 const global_index plane = global_index(model->orbitals_per_site()) * params.ny * params.nz;
                 const BlockStencil whole = model->block_stencil();
                 local = make_block_stencil_reference_operator(
@@ -255,7 +263,6 @@ int run()
             for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
                 for (const bool every : {false, true}) {
                     numerics::DistributedOptions opts;
-                    opts.sell = sp;
                     opts.mode = mode;
                     opts.reduce_every_sweep = every;
                     const numerics::DistributedOperator dist(*model, bounds, opts, local);

@@ -1,4 +1,4 @@
-// The unchanged KPM loop (numerics::kpm_stochastic_trace) through the CUDA operators gives
+// The unchanged KPM loop (numerics::run_block_trace) through the CUDA operators gives
 // the CPU moments: same seeds, same start vectors, same recurrence; only the summation
 // order of each sweep differs.
 //
@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/lanczos/lanczos.hpp"
@@ -49,7 +50,7 @@ hamiltonians::ModelParams graphene_params()
     return p;
 }
 
-void expect_same_moments(const numerics::KpmMoments& gpu, const numerics::KpmMoments& cpu, const std::string& label)
+void expect_same_moments(const topokpm::testing::TraceMoments& gpu, const topokpm::testing::TraceMoments& cpu, const std::string& label)
 {
     ASSERT_EQ(gpu.moments.size(), cpu.moments.size()) << label;
     EXPECT_NEAR(cpu.moments[0], 1.0, 1e-12) << label;
@@ -78,10 +79,10 @@ TEST(CudaKpm, StochasticTraceMomentsEqualTheCpuMoments)
         const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
         for (const int r : {1, 3, 8, 32}) {
             const int m = 128;
-            const auto ref_sell = numerics::kpm_stochastic_trace(*cpu_sell, m, r, 11, scaling);
-            const auto ref_free = numerics::kpm_stochastic_trace(*cpu_free, m, r, 11, scaling);
-            const auto got_sell = numerics::kpm_stochastic_trace(*gpu_sell, m, r, 11, scaling);
-            const auto got_free = numerics::kpm_stochastic_trace(*gpu_free, m, r, 11, scaling);
+            const auto ref_sell = topokpm::testing::stochastic_trace(*cpu_sell, m, r, 11, scaling);
+            const auto ref_free = topokpm::testing::stochastic_trace(*cpu_free, m, r, 11, scaling);
+            const auto got_sell = topokpm::testing::stochastic_trace(*gpu_sell, m, r, 11, scaling);
+            const auto got_free = topokpm::testing::stochastic_trace(*gpu_free, m, r, 11, scaling);
             const std::string label = params.name + " R=" + std::to_string(r);
             expect_same_moments(got_sell, ref_sell, label + " sell");
             expect_same_moments(got_free, ref_free, label + " free");
@@ -102,8 +103,8 @@ TEST(CudaKpm, ExactTraceAndLanczosRunThroughTheMirror)
     const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(*model), 0.01);
     // Exact trace refills the start block on the host between blocks (host write after
     // device write); width 7 does not divide N = 40 and is strip-mined (4 + 2 + 1).
-    const auto ref = numerics::kpm_exact_trace(*cpu, 64, 7, scaling);
-    const auto got = numerics::kpm_exact_trace(*gpu, 64, 7, scaling);
+    const auto ref = topokpm::testing::exact_trace(*cpu, 64, 7, scaling);
+    const auto got = topokpm::testing::exact_trace(*gpu, 64, 7, scaling);
     for (std::size_t k = 0; k < ref.moments.size(); ++k) EXPECT_NEAR(got.moments[k], ref.moments[k], 1e-12) << k;
     // Lanczos mixes host BLAS-1 work and device sweeps every step.
     const auto lb_cpu = numerics::lanczos_bounds(*cpu, 30, 3, 0.005);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/kpm/kpm.hpp"
@@ -387,9 +388,9 @@ TEST(CpuStencilSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     // count is tested below.
     const int saved = omp_get_max_threads();
     omp_set_num_threads(1);
-    const KpmMoments md = kpm_stochastic_trace(*dbl, num_moments, r, 7, scaling);
-    const KpmMoments ms = kpm_stochastic_trace(*sgl, num_moments, r, 7, scaling);
-    const KpmMoments ml = kpm_stochastic_trace(*sell, num_moments, r, 7, scaling);
+    const topokpm::testing::TraceMoments md = topokpm::testing::stochastic_trace(*dbl, num_moments, r, 7, scaling);
+    const topokpm::testing::TraceMoments ms = topokpm::testing::stochastic_trace(*sgl, num_moments, r, 7, scaling);
+    const topokpm::testing::TraceMoments ml = topokpm::testing::stochastic_trace(*sell, num_moments, r, 7, scaling);
     omp_set_num_threads(saved);
 
     const int max_row = std::max(mdl->max_row_length(), stencil_row_entries(st));

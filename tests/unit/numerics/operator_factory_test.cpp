@@ -3,6 +3,9 @@
 // registry's dispatch and strips.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <complex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +96,66 @@ TEST(OperatorFactory, KindsEqualTheHandBuiltOperators)
             for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.data()[i], b.data()[i]) << c.name << " R=" << r;
         }
     }
+}
+
+// A part of the rows (OperatorSpec::rows, a rank's local block) applies exactly the entries
+// of its rows whose columns lie inside it, renumbered: compared with a plain loop over the
+// model's rows, in long double. Each y entry is a sum of at most m + 1 terms (m = row
+// length, plus the shift term): recursive summation errs by at most m eps relative to
+// sum |terms|, each complex product by at most sqrt(8) eps < 3 eps, the final scaling by
+// eps, so |y - y_exact| <= 2 (m + 3) eps scale (sum |H_ij| + shift) with |x_j| = 1 (random
+// phases); the long-double reference adds nothing of that order.
+TEST(OperatorFactory, PartOfTheRowsAppliesItsDiagonalBlock)
+{
+    const auto model = ti_model();
+    const OperatorSource source = hamiltonians::operator_source(*model);
+    const global_index n = model->num_rows();
+    const global_index plane = 4 * 5 * 4;  // orbitals ny nz
+    const double scale = 0.5, shift = 0.25, eps = 0x1p-52;
+    for (const OperatorKind kind : {OperatorKind::Sell, OperatorKind::Crs, OperatorKind::Naive, OperatorKind::Free}) {
+        const bool free = kind == OperatorKind::Free;
+        // Stored kinds take any range; free whole x-planes.
+        const global_index begin = free ? plane : 37, end = free ? 4 * plane : 211;
+        OperatorSpec spec;
+        spec.kind = kind;
+        spec.sell = {8, 32};
+        spec.rows = {begin, end};
+        ASSERT_EQ(part_rows(spec, n), end - begin);
+        const auto op = make_operator(spec, source).op;
+        ASSERT_EQ(op->num_rows(), end - begin);
+        const BlockVector y = apply(*op, 3);
+        BlockVector x(end - begin, 3);
+        fill_random_phase_vectors(x, 7, 0, end - begin);
+        std::vector<global_index> cols(model->max_row_length());
+        std::vector<complex_type> vals(model->max_row_length());
+        double worst = 0;
+        for (global_index i = 0; i < end - begin; ++i) {
+            const int len = model->row(begin + i, cols.data(), vals.data());
+            for (int c = 0; c < 3; ++c) {
+                using wide = std::complex<long double>;
+                wide sum = -static_cast<long double>(shift) * wide(x(i, c));
+                double magnitude = shift;
+                for (int k = 0; k < len; ++k) {
+                    if (cols[k] < begin || cols[k] >= end) continue;
+                    sum += wide(vals[k]) * wide(x(cols[k] - begin, c));
+                    magnitude += std::abs(vals[k]);
+                }
+                const double bound = 2.0 * (len + 3) * eps * scale * magnitude;
+                const wide diff = wide(y(i, c)) - static_cast<long double>(scale) * sum;
+                worst = std::max(worst, static_cast<double>(std::abs(diff)) / bound);
+            }
+        }
+        EXPECT_LE(worst, 1.0) << op->name() << ": largest error in units of the bound";
+    }
+    // Ranges outside the matrix, empty ones and free parts that cut an x-plane are refused.
+    OperatorSpec bad;
+    for (const RowRange r : {RowRange{0, 0}, RowRange{-1, 10}, RowRange{0, n + 1}, RowRange{10, 5}}) {
+        bad.rows = r;
+        EXPECT_THROW(make_operator(bad, source), InputError) << r.begin << ", " << r.end;
+    }
+    bad.kind = OperatorKind::Free;
+    bad.rows = {plane / 2, 2 * plane};
+    EXPECT_THROW(make_operator(bad, source), InputError);
 }
 
 TEST(OperatorFactory, CombinationsWithoutAnImplementationAreInputErrors)

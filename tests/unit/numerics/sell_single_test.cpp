@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
@@ -238,8 +239,8 @@ TEST(SellFloat, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
     // loaded machine spend in barriers (0.2 s -> 8 s); the thread count is tested above.
     const int saved = omp_get_max_threads();
     omp_set_num_threads(1);
-    const KpmMoments md = kpm_stochastic_trace(*dbl, num_moments, r, 7, scaling);
-    const KpmMoments ms = kpm_stochastic_trace(*sgl, num_moments, r, 7, scaling);
+    const topokpm::testing::TraceMoments md = topokpm::testing::stochastic_trace(*dbl, num_moments, r, 7, scaling);
+    const topokpm::testing::TraceMoments ms = topokpm::testing::stochastic_trace(*sgl, num_moments, r, 7, scaling);
     omp_set_num_threads(saved);
 
     // ||Ht||_inf <= 1 - e/2 with Gershgorin bounds (the discs are what gave the interval).

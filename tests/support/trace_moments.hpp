@@ -1,0 +1,41 @@
+#pragma once
+/// @file trace_moments.hpp
+/// The DOS moments of a whole trace for tests, through the one trace driver the runs use
+/// (numerics::run_block_trace over a StartVectorPlan, numerics/kpm/block_trace.hpp): the
+/// stochastic trace's per-vector moments and their mean, or the exact trace.
+
+#include <cstdint>
+#include <vector>
+
+#include "numerics/kpm/block_trace.hpp"
+
+namespace topokpm::testing {
+
+struct TraceMoments {
+    std::vector<double> moments;     ///< mu_n, n = 0..M-1
+    std::vector<double> per_vector;  ///< [R, M] row-major; empty for the exact trace
+};
+
+/// R random-phase vectors in one block of R (models.md §4): per-vector moments and their mean.
+inline TraceMoments stochastic_trace(const Operator& op, int num_moments, int num_vectors, std::uint64_t seed,
+                                     const numerics::KpmScaling& scaling)
+{
+    const auto plan = numerics::random_phase_plan(op.global_rows(), num_vectors, seed);
+    TraceMoments out;
+    out.per_vector = numerics::run_block_trace(op, *plan, num_moments, num_vectors, scaling);
+    out.moments.assign(num_moments, 0.0);
+    for (int c = 0; c < num_vectors; ++c)
+        for (int k = 0; k < num_moments; ++k) out.moments[k] += out.per_vector[static_cast<size_t>(c) * num_moments + k];
+    for (double& v : out.moments) v /= num_vectors;
+    return out;
+}
+
+/// (1/N) Tr T_n over all N unit vectors, in blocks of `block_width`.
+inline TraceMoments exact_trace(const Operator& op, int num_moments, int block_width,
+                                const numerics::KpmScaling& scaling)
+{
+    const auto plan = numerics::exact_trace_plan(op.global_rows());
+    return {numerics::run_block_trace(op, *plan, num_moments, block_width, scaling), {}};
+}
+
+}  // namespace topokpm::testing
