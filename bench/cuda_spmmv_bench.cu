@@ -25,7 +25,8 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
-#include "numerics/cuda/cuda_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "runtime/base/timer.hpp"

@@ -62,7 +62,7 @@
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
 #include "numerics/spmmv/sell_kernels.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
 

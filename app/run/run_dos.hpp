@@ -20,9 +20,10 @@ class Distribution;
 /// One kpm-dos run as a pipeline of small phases over shared state. run() calls them in
 /// order; each needs the ones before it (a test may stop after any of them):
 ///   validate  the model, the traced quantity, the files and rank layout, a --restart's
-///             parameters, the memory (and GPU) estimate and the checkpoint state, agreed
-///             collectively; allocates nothing proportional to the run (InputError,
-///             ResourceError, IoError otherwise)
+///             parameters, this rank's rows (Distribution::split_rows; `--weights auto`
+///             probes a sample), the memory (and GPU) estimate of this rank's part and the
+///             checkpoint state, agreed collectively; builds no operator and allocates no
+///             vectors (InputError, ResourceError, IoError otherwise)
 ///   build     the operator of the options over this rank's rows (make_operator)
 ///   bounds    the spectral bounds (given, Gershgorin or Lanczos; the union over the
 ///             disorder realizations) and the KPM scaling

@@ -1,4 +1,4 @@
-// Matrix-free fused augmented SpMMV of a BlockStencil on the CPU (stencil_operator.hpp):
+// Matrix-free fused augmented SpMMV of a BlockStencil on the CPU (the contract: numerics/spmmv/stencil_kernels.hpp):
 //   y = scale (H - shift) x + beta y, with <x|x> and <y|x> per column, in one sweep that
 // reads x, y and the potential and nothing else.
 //
@@ -49,7 +49,7 @@
 
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 

@@ -1,11 +1,12 @@
 // The CUDA operators behind the Operator seam (numerics/spmmv/cuda_operator.hpp): own the
 // device copy of the matrix or stencil, route block vectors through their device mirrors,
-// and call the kernels of cuda_kernels.hpp.
+// and call the CUDA launchers of numerics/spmmv/sell_kernels.hpp and stencil_kernels.hpp.
 #include <cmath>
 #include <limits>
 #include <set>
 
-#include "numerics/cuda/cuda_kernels.hpp"
+#include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/device/device.hpp"

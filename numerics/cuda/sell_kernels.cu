@@ -14,6 +14,7 @@
 
 #include "numerics/cuda/augmented_common.cuh"
 #include "numerics/cuda/sweep_driver.cuh"
+#include "numerics/spmmv/sell_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 
 namespace topokpm::numerics::kernels::cuda {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "numerics/cuda/augmented_common.cuh"
-#include "numerics/cuda/cuda_kernels.hpp"
+#include "numerics/spmmv/reduce_kernels.hpp"
 #include "runtime/device/cuda_check.hpp"
 
 namespace topokpm::numerics::kernels::cuda::detail {

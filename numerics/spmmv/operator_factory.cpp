@@ -6,7 +6,7 @@
 
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {

@@ -10,7 +10,7 @@
 ///   kind    device  precision        what runs                                 header
 ///   sell    cpu     double | single  SELL-C-σ, tiled sweep order on a lattice  sell_operator.hpp
 ///   crs     cpu     double | single  the same with C = 1, σ = 1                sell_operator.hpp
-///   free    cpu     double | single  the matrix-free stencil                   stencil_operator.hpp
+///   free    cpu     double | single  the matrix-free stencil                   stencil_kernels.hpp
 ///   naive   cpu     double           SpMV per column + BLAS-1 sweeps (Fig. 3)  sell_operator.hpp
 ///   sell    cuda    double           SELL-32-σ on the GPU (a chunk is a warp)  cuda_operator.hpp
 ///   free    cuda    double           the stencil on the GPU                    cuda_operator.hpp

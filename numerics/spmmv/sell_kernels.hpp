@@ -1,6 +1,8 @@
 #pragma once
 /// @file sell_kernels.hpp
-/// The kernel contract of the augmented SpMMV over SELL-C-σ, one namespace per backend.
+/// The kernel contract of the augmented SpMMV over SELL-C-σ, one namespace per backend:
+/// cpu (numerics/cpu/sell_kernels.cpp), reference (numerics/reference/naive_kernels.cpp)
+/// and cuda (numerics/cuda/sell_kernels.cu; device blocks, see reduce_kernels.hpp).
 ///
 /// Every kernel computes, for all R columns of the row-major blocks x and y (element
 /// (i, c) at [i * R + c]):
@@ -24,6 +26,7 @@
 #include "numerics/base/operator.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
 #include "numerics/sparse/sell_schedule.hpp"
+#include "numerics/spmmv/reduce_kernels.hpp"
 
 namespace topokpm::numerics::kernels {
 
@@ -62,5 +65,24 @@ namespace reference {
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots);
 }  // namespace reference
+
+namespace cuda {
+/// A SELL-C-σ matrix in device memory (layout of numerics/sparse/sell_matrix.hpp).
+struct SellView {
+    local_index num_rows = 0;
+    local_index num_chunks = 0;
+    int chunk_height = 32;                      ///< C (any C >= 1; 32 = one warp per chunk at R = 1)
+    const std::int64_t* chunk_start = nullptr;  ///< num_chunks + 1 offsets into columns/values
+    const local_index* chunk_length = nullptr;  ///< entries per row of each chunk (with padding)
+    const local_index* columns = nullptr;       ///< canonical column of each stored entry
+    const complex_type* values = nullptr;       ///< 16 bytes per stored entry
+    const local_index* row_of_slot = nullptr;   ///< num_chunks * C; -1 for padding rows
+};
+
+/// The augmented SpMMV over a SELL-C-σ matrix. x and y are device pointers to N x R blocks
+/// (N = a.num_rows) that must not alias.
+SweepInfo sell_spmmv(const SellView& a, const complex_type* x, complex_type* y, int num_cols,
+                     const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
+}  // namespace cuda
 
 }  // namespace topokpm::numerics::kernels

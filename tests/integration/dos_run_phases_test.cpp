@@ -39,6 +39,16 @@ app::RunConfig parse(std::vector<std::string> args, const std::string& out)
     return topokpm::testing::parse_kpm_dos(std::move(args));
 }
 
+/// Runs the phases up to and including bands.
+void run_to_bands(app::DosRun& run)
+{
+    run.validate();
+    run.build();
+    run.bounds();
+    run.moments();
+    run.bands();
+}
+
 }  // namespace
 
 // validate: a run that does not fit the memory limit, or whose output path is a directory,
@@ -74,7 +84,7 @@ TEST(DosRunPhases, ValidateRefusesBeforeBuildingAnything)
 TEST(DosRunPhases, BuildReturnsTheOperatorOfTheSpec)
 {
     app::Distribution serial;
-    for (const std::vector<std::string> extra :
+    for (const std::vector<std::string>& extra :
          {std::vector<std::string>{"--matrix", "sell", "--sell-C", "4", "--sell-sigma", "8"},
           {"--matrix", "crs"}, {"--matrix", "free"}, {"--matrix", "naive"},
           {"--matrix", "sell", "--precision", "single"}}) {
@@ -154,11 +164,7 @@ TEST(DosRunPhases, BandsAreEigenvaluesOfTheDenseMatrix)
                                       "--k-points", "0,0;1,0;1,1;2,1"},
                                      "bands.h5");
     app::DosRun run(cfg, serial);
-    run.validate();
-    run.build();
-    run.bounds();
-    run.moments();
-    run.bands();
+    run_to_bands(run);
     const std::vector<double>& bands = run.band_energies();
     ASSERT_EQ(bands.size(), 4u * 4 * 2);
     const std::vector<double> e = topokpm::testing::dense_eigenvalues(*run.model());
@@ -179,11 +185,7 @@ TEST(DosRunPhases, ResultWritesTheSchemaAndReportNamesIt)
     const app::RunConfig cfg = parse({"--config", kTiny}, "result.h5");
     fs::remove(cfg.outputs.result_file);
     app::DosRun run(cfg, serial);
-    run.validate();
-    run.build();
-    run.bounds();
-    run.moments();
-    run.bands();
+    run_to_bands(run);
     EXPECT_FALSE(fs::exists(cfg.outputs.result_file));
     run.result();
     ASSERT_TRUE(fs::exists(cfg.outputs.result_file));

@@ -7,7 +7,7 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "tests/support/dense_oracle.hpp"
 
 using namespace topokpm;

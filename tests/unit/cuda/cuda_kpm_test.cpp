@@ -17,7 +17,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "tests/support/backends.hpp"
 
 using namespace topokpm;

@@ -14,14 +14,7 @@
 
 using namespace topokpm;
 using namespace topokpm::numerics;
-using topokpm::testing::DenseOperator;
-using topokpm::testing::RandomHermitianSource;
-
-namespace {
-
 using SmallSystem = topokpm::testing::SmallDenseSystem;
-
-}  // namespace
 
 TEST(KpmScaling, FollowsModelsSection4)
 {

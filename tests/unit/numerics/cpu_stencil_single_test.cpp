@@ -23,7 +23,7 @@
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/single_precision.hpp"
 

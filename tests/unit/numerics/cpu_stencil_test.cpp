@@ -18,7 +18,7 @@
 
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 using namespace topokpm;

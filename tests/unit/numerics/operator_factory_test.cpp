@@ -14,7 +14,7 @@
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
-#include "numerics/spmmv/stencil_operator.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 

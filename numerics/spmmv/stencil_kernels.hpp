@@ -1,13 +1,16 @@
 #pragma once
-/// @file stencil_operator.hpp
-/// The matrix-free augmented SpMMV on the CPU: the rows of H are generated from a
-/// BlockStencil (numerics/base/block_stencil.hpp) while the sweep runs, so a sweep reads
-/// only the vectors and the potential, never a stored matrix.
+/// @file stencil_kernels.hpp
+/// The kernel contract of the matrix-free augmented SpMMV: the rows of H are generated
+/// from a BlockStencil (numerics/base/block_stencil.hpp) while the sweep runs, so a sweep
+/// reads only the vectors and the potential, never a stored matrix. One entry per backend:
+/// the CPU operator (numerics/cpu/stencil_kernels.cpp) and the CUDA launcher
+/// (numerics/cuda/stencil_kernels.cu; device blocks, see reduce_kernels.hpp).
 
 #include <memory>
 
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/base/operator.hpp"
+#include "numerics/spmmv/reduce_kernels.hpp"
 
 namespace topokpm::numerics {
 
@@ -65,3 +68,31 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision);
 
 }  // namespace topokpm::numerics
+
+namespace topokpm::numerics::kernels::cuda {
+
+/// A BlockStencil (numerics/base/block_stencil.hpp) in device memory, with the blocks
+/// compressed to their non-zero entries per row orbital.
+struct StencilView {
+    int nx = 1, ny = 1, nz = 1;
+    int orbitals = 1;                    ///< B
+    int periodic[3] = {0, 0, 0};
+    int num_terms = 0;                   ///< T, term 0 is the on-site block (offset 0, 0, 0)
+    int num_entries = 0;                 ///< length of entry_column / entry_value
+    const int* term_offset = nullptr;    ///< 3 T ints: dx, dy, dz of each term
+    const int* entry_begin = nullptr;    ///< B T + 1 ints: entries of (orbital o, term t) are
+                                         ///< [entry_begin[o T + t], entry_begin[o T + t + 1])
+    const int* entry_column = nullptr;   ///< column orbital b of each entry
+    const complex_type* entry_value = nullptr;
+    const complex_type* dense_blocks = nullptr;  ///< T B B values, block t row-major (site kernel)
+    const double* potential = nullptr;   ///< per site, or per row when potential_per_row
+    int potential_per_row = 0;
+    local_index num_rows = 0;            ///< nx ny nz B
+};
+
+/// The augmented SpMMV (reduce_kernels.hpp) with the matrix generated from a stencil (no
+/// stored matrix). x and y are device pointers to N x R blocks that must not alias.
+SweepInfo stencil_spmmv(const StencilView& s, const complex_type* x, complex_type* y, int num_cols,
+                        const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
+
+}  // namespace topokpm::numerics::kernels::cuda
