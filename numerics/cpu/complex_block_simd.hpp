@@ -167,7 +167,7 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
 /// The vector holding one row's R complex floats (or a whole fraction of them) in
 /// rows_times_block_single: 512 bits for R a multiple of 8, 256 bits for R = 4, 128 for R = 2.
 template <int R>
-struct SingleRowVector {
+struct SingleRowVector {  // R = 1: 8 rows side by side
     using V = v16f;
     using I = v16i;
 };
@@ -182,7 +182,28 @@ struct SingleRowVector<2> {
     using I = v4i;
 };
 
-/// rows_times_block in single precision, vectorised across R (R = 2, 4 or a multiple of 8):
+/// The 64 bits of one complex float as an integer (a lane of a v8l).
+inline long long word(const float* p)
+{
+    long long w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+}
+
+using v2l = long long __attribute__((vector_size(16)));
+using v4l = long long __attribute__((vector_size(32)));
+
+/// Eight 64-bit words as one vector, by pairs and shuffles (no trip through memory).
+inline v8l combine8(long long w0, long long w1, long long w2, long long w3, long long w4, long long w5,
+                    long long w6, long long w7)
+{
+    const v4l lo = __builtin_shufflevector(v2l{w0, w1}, v2l{w2, w3}, 0, 1, 2, 3);
+    const v4l hi = __builtin_shufflevector(v2l{w4, w5}, v2l{w6, w7}, 0, 1, 2, 3);
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+/// rows_times_block in single precision, vectorised across R (R = 2, 4 or a multiple of 8;
+/// R = 1: across 8 rows per vector, G a multiple of 8):
 /// out[2 * (g * R + c) + {0, 1}] := sum over k < width of v(g, k) * x(col(g, k), c), with the
 /// same strided addressing of values and columns and the same split accumulation
 /// (a += Re v x, b += Im v x, out = a + (-1, +1) swap_re_im(b)), all G x R complex sums in
@@ -195,13 +216,41 @@ inline void rows_times_block_single(int width, const float* __restrict vals, std
     using V = typename SingleRowVector<R>::V;
     using I = typename SingleRowVector<R>::I;
     constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
-    static_assert((2 * R) % lanes == 0, "whole vectors per row (R = 2, 4 or a multiple of 8)");
-    constexpr int per_row = 2 * R / lanes;
-    constexpr int nv = G * per_row;
+    static_assert(R == 1 ? G % 8 == 0 : (2 * R) % lanes == 0,
+                  "whole vectors per row (R = 2, 4 or a multiple of 8), or 8 rows per vector (R = 1)");
+    constexpr int per_row = R == 1 ? 1 : 2 * R / lanes;
+    constexpr int nv = R == 1 ? G / 8 : G * per_row;
     V a[nv], b[nv];
 #pragma GCC unroll 16
     for (int v = 0; v < nv; ++v) a[v] = b[v] = V{};
     for (int k = 0; k < width; ++k) {
+        if constexpr (R == 1) {
+            // Across the rows, as the double kernel: 8 rows' complex floats (one 64-bit word
+            // each) per vector, the values broadcast within their (re, im) pair.
+#pragma GCC unroll 8
+            for (int v = 0; v < nv; ++v) {
+                // 8 complex floats as 64-bit words, combined in registers (filling a vector
+                // lane by lane went through the stack: a store-forwarding stall per entry).
+                auto x_at = [&](int l) {
+                    return word(x + 2 * static_cast<std::ptrdiff_t>(cols[(8 * v + l) * col_g + k * col_k]));
+                };
+                const v8l xw = combine8(x_at(0), x_at(1), x_at(2), x_at(3), x_at(4), x_at(5), x_at(6), x_at(7));
+                v8l vw;
+                if (val_g == 1) {
+                    std::memcpy(&vw, vals + 2 * (8 * v + k * val_k), sizeof vw);
+                } else {
+                    auto v_at = [&](int l) { return word(vals + 2 * ((8 * v + l) * val_g + k * val_k)); };
+                    vw = combine8(v_at(0), v_at(1), v_at(2), v_at(3), v_at(4), v_at(5), v_at(6), v_at(7));
+                }
+                const v16f xv = (v16f)xw;  // the same bits as 16 floats
+                const v16f raw = (v16f)vw;
+                const v16f vr = __builtin_shufflevector(raw, raw, 0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14);
+                const v16f vi = __builtin_shufflevector(raw, raw, 1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15);
+                a[v] += vr * xv;
+                b[v] += vi * xv;
+            }
+            continue;
+        }
 #pragma GCC unroll 16
         for (int g = 0; g < G; ++g) {
             const std::ptrdiff_t e = g * val_g + k * val_k;

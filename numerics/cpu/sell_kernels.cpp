@@ -95,7 +95,7 @@ bool sweep_chunk_r1(const T* vals, const local_index* cols, const T* x, T* y, st
 }
 
 /// The chunk-wide sweep over T = double or float values (every (R, C) without a register-
-/// blocked instance; in single precision also R = 1). Width > 0: compile-time R; Width == 0:
+/// blocked instance; in single precision also R = 1 with C not a multiple of 8). Width > 0: compile-time R; Width == 0:
 /// runtime R. The C x R interleaved sums of a chunk live in an array; the row epilogue is
 /// computed in double (row_epilogue.hpp), so single precision rounds once per stored value.
 template <typename T, int Width>
@@ -238,6 +238,22 @@ constexpr int single_group_rows(int r)
     return g < 1 ? 1 : g;
 }
 
+/// R = 1 in single precision: the largest G = 8 n <= 8 kSingleVectors dividing C (C = 8: 8,
+/// C = 32: 32), 0 when C is not a multiple of 8 (the chunk-wide sweep then runs).
+template <int G = 8 * kSingleVectors>
+bool blocked_r1(const BasicSellMatrix<complex_single>& a, const float* x, float* y, const AugmentedOps& ops,
+                DotSums* dots, const ChunkSchedule* schedule)
+{
+    if constexpr (G < 8) {
+        (void)a, (void)x, (void)y, (void)ops, (void)dots, (void)schedule;
+        return false;
+    } else {
+        if (a.chunk_height() % G != 0) return blocked_r1<G / 2>(a, x, y, ops, dots, schedule);
+        sell_sweep_blocked<float, 1, G>(sell_arrays(a), x, y, ops, dots, schedule);
+        return true;
+    }
+}
+
 template <int R>
 void blocked(const BasicSellMatrix<complex_single>& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
              const ChunkSchedule* schedule)
@@ -275,8 +291,9 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 }
 
 // Single precision (--precision single): float row sums, the epilogue and the dots in
-// double. R = 1 runs the chunk-wide sweep (the C rows side by side); 2, 4 and multiples of
-// 8 the register-blocked sweep with 16-, 32- or 64-byte row vectors.
+// double. R = 1 runs the register-blocked sweep across 8 rows per vector when C is a
+// multiple of 8 (else the chunk-wide sweep); 2, 4 and multiples of 8 the register-blocked
+// sweep with 16-, 32- or 64-byte row vectors.
 void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* xc, complex_single* yc, int num_cols,
                        const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
@@ -284,8 +301,9 @@ void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* 
     float* y = reinterpret_cast<float*>(yc);
     with_width(num_cols, [&](auto width) {
         constexpr int R = decltype(width)::value;
-        // R = 1: the chunk's rows side by side; 2, 4 and multiples of 8: register-blocked.
-        if constexpr (R == 1 || R == 0) sweep<float, R>(a, x, y, num_cols, ops, dots, schedule);
+        if constexpr (R == 1) {
+            if (!blocked_r1(a, x, y, ops, dots, schedule)) sweep<float, 1>(a, x, y, num_cols, ops, dots, schedule);
+        } else if constexpr (R == 0) sweep<float, R>(a, x, y, num_cols, ops, dots, schedule);
         else blocked<R>(a, x, y, ops, dots, schedule);
     });
 }
