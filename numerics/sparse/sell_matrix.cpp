@@ -114,10 +114,11 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
     // Pass 2: fill the chunks with the kernel's schedule (static over chunks): each thread
     // writes, and so first touches, the part it will later read.
     const std::int64_t stored = m.chunk_start_[num_chunks];
-    using real = typename T::value_type;
+    using real = typename ValueTraits<T>::real;
     m.values_.resize(stored);
     m.columns_.resize(stored);
-#pragma omp parallel
+    bool complex_entry = false;  // a real T and an entry with an imaginary part
+#pragma omp parallel reduction(|| : complex_entry)
     {
         std::vector<global_index> cols(max_len);
         std::vector<complex_type> vals(max_len);
@@ -137,16 +138,22 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
                     const std::int64_t idx = base + static_cast<std::int64_t>(k) * c + r;
                     if (k < len) {
                         m.columns_[idx] = static_cast<local_index>(cols[k]);
-                        // T = complex_single: each part rounded to nearest.
-                        m.values_[idx] = T(static_cast<real>(vals[k].real()), static_cast<real>(vals[k].imag()));
+                        // T = complex_single, float: each part rounded to nearest.
+                        if constexpr (ValueTraits<T>::is_complex) {
+                            m.values_[idx] = T(static_cast<real>(vals[k].real()), static_cast<real>(vals[k].imag()));
+                        } else {
+                            m.values_[idx] = static_cast<real>(vals[k].real());
+                            complex_entry = complex_entry || vals[k].imag() != 0.0;
+                        }
                     } else {
                         m.columns_[idx] = pad_col;
-                        m.values_[idx] = T(0, 0);
+                        m.values_[idx] = T(0);
                     }
                 }
             }
         }
     }
+    TOPOKPM_REQUIRE(!complex_entry, "a real-valued SELL matrix of a row source with complex entries");
     return m;
 }
 
@@ -170,19 +177,28 @@ double BasicSellMatrix<T>::storage_bytes() const
 
 template class BasicSellMatrix<complex_double>;
 template class BasicSellMatrix<complex_single>;
+template class BasicSellMatrix<double>;
+template class BasicSellMatrix<float>;
 
 template <class To, class From>
 BasicSellMatrix<To> convert_values(const BasicSellMatrix<From>& m)
 {
-    using real = typename To::value_type;
+    static_assert(ValueTraits<To>::is_complex || !ValueTraits<From>::is_complex, "complex values into real ones");
+    using real = typename ValueTraits<To>::real;
     const FirstTouchVector<From>& v = m.values();
     FirstTouchVector<To> out(v.size());
     const std::int64_t n = static_cast<std::int64_t>(v.size());
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) out[i] = To(static_cast<real>(v[i].real()), static_cast<real>(v[i].imag()));
+    for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (ValueTraits<To>::is_complex)
+            out[i] = To(static_cast<real>(std::real(v[i])), static_cast<real>(std::imag(v[i])));
+        else
+            out[i] = static_cast<real>(std::real(v[i]));  // real From only (static_assert below)
+    }
     return BasicSellMatrix<To>(m, std::move(out));
 }
 
 template BasicSellMatrix<complex_single> convert_values(const BasicSellMatrix<complex_double>&);
+template BasicSellMatrix<float> convert_values(const BasicSellMatrix<double>&);
 
 }  // namespace topokpm::numerics

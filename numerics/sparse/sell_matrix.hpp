@@ -79,7 +79,11 @@ protected:
 };
 
 /// SELL-C-σ with values of type T: complex_double (SellMatrix) or complex_single
-/// (`--precision single`: the model's double values rounded to nearest complex float).
+/// (`--precision single`: the model's double values rounded to nearest complex float), or,
+/// for a source whose entries are all real (RowSource::real_valued(), graphene), double or
+/// float: the real parts only (8 + 4 instead of 16 + 4 bytes per stored entry; build throws
+/// DimensionMismatch if an entry has an imaginary part). The kernels multiply them into
+/// complex vectors (ValueTraits<T>::vector).
 template <class T>
 class BasicSellMatrix : public SellStructure {
 public:
@@ -102,7 +106,7 @@ public:
     static BasicSellMatrix build(const RowSource& source, global_index row_begin, global_index row_end,
                                  const SellParams& params);
 
-    /// Bytes held: index_bytes() plus sizeof(T) (16 or 8) per stored entry.
+    /// Bytes held: index_bytes() plus sizeof(T) (16, 8 or 4) per stored entry.
     double storage_bytes() const;
 
     const FirstTouchVector<T>& values() const { return values_; }
@@ -113,6 +117,8 @@ private:
 
 extern template class BasicSellMatrix<complex_double>;
 extern template class BasicSellMatrix<complex_single>;
+extern template class BasicSellMatrix<double>;
+extern template class BasicSellMatrix<float>;
 
 using SellMatrix = BasicSellMatrix<complex_double>;
 
