@@ -86,6 +86,7 @@ std::vector<std::string> split(const std::string& s)
 }
 
 struct Args {
+    std::string model = "ti";  // ti | graphene
     int nx = 64, ny = 64, nz = 40;
     int reps = 7;
     int triad_mib = 256;
@@ -103,14 +104,16 @@ struct Args {
 {
     std::printf(
         "usage: spmmv-bench [options]\n"
-        "  --lattice NXxNYxNZ  ti lattice in sites (default 64x64x40: N = 655360 rows)\n"
+        "  --model NAME        ti (default) or graphene (real-valued entries: the r ops below)\n"
+        "  --lattice NXxNYxNZ  ti lattice in sites (default 64x64x40: N = 655360 rows); graphene: NXxNY cells\n"
         "  --reps N            timed sweeps per operator and width, median reported (default 7)\n"
         "  --widths LIST       block widths R, comma-separated (default 1,2,4,8,16,32)\n"
         "  --ops LIST          of naive,sell-32,sell-8,sell-32t,sell-8t,sell-8ts,free,frees (default all); also\n"
         "                      sell-<C> / sell-<C>t (tiled sweep order) for any C, sell-<C>t<Ty> (tile of\n"
         "                      Ty cells of y forced); a trailing s (sell-8s, sell-8ts): single precision\n"
         "                      (complex float, --precision single), rated against its own B_min;\n"
-        "                      frees: the matrix-free stencil in single precision\n"
+        "                      frees: the matrix-free stencil in single precision; an r before it\n"
+        "                      (sell-8tr, sell-8trs): real stored values (real-valued models, graphene)\n"
         "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
         "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
         "                      instead of all repetitions of one pair after the other\n"
@@ -127,6 +130,7 @@ struct Args {
 Args parse(int argc, char** argv)
 {
     Args a;
+    bool llc_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string k = argv[i];
         if (k == "--help" || k == "-h") usage(0);
@@ -140,8 +144,13 @@ Args parse(int argc, char** argv)
         }
         if (i + 1 >= argc) usage(2);
         const std::string v = argv[++i];
-        if (k == "--lattice") {
-            if (std::sscanf(v.c_str(), "%dx%dx%d", &a.nx, &a.ny, &a.nz) != 3) usage(2);
+        if (k == "--model") {
+            a.model = v;
+            if (v != "ti" && v != "graphene") usage(2);
+        } else if (k == "--lattice") {
+            const int got = std::sscanf(v.c_str(), "%dx%dx%d", &a.nx, &a.ny, &a.nz);
+            if (got == 2) a.nz = 1;
+            else if (got != 3) usage(2);
         } else if (k == "--reps") {
             a.reps = std::max(1, std::atoi(v.c_str()));
         } else if (k == "--widths") {
@@ -156,15 +165,22 @@ Args parse(int argc, char** argv)
         } else if (k == "--clock-ghz") {
             a.clock_ghz = std::atof(v.c_str());
         } else if (k == "--llc-lattice") {
+            llc_given = true;
             if (v == "0")
                 a.lx = 0;
-            else if (std::sscanf(v.c_str(), "%dx%dx%d", &a.lx, &a.ly, &a.lz) != 3)
+            else if (const int got = std::sscanf(v.c_str(), "%dx%dx%d", &a.lx, &a.ly, &a.lz); got == 2)
+                a.lz = 1;
+            else if (got != 3)
                 usage(2);
         } else if (k == "--json") {
             a.json = v;
         } else {
             usage(2);
         }
+    }
+    if (a.model == "graphene") {
+        a.nz = 1;
+        if (!llc_given) a.lx = a.ly = 64, a.lz = 1;  // 8192 rows: in cache like ti 16x16x10
     }
     return a;
 }
@@ -406,6 +422,7 @@ struct SellLabel {
     bool tiled = false;
     int tile = 0;
     bool single = false;
+    bool real = false;  ///< real stored values (BasicSellMatrix<double> / <float>)
 };
 SellLabel parse_sell_label(const std::string& label)
 {
@@ -414,6 +431,10 @@ SellLabel parse_sell_label(const std::string& label)
     std::string rest = label.substr(5);
     if (!rest.empty() && rest.back() == 's') {
         l.single = true;
+        rest.pop_back();
+    }
+    if (!rest.empty() && rest.back() == 'r') {
+        l.real = true;
         rest.pop_back();
     }
     const auto t = rest.find('t');
@@ -489,7 +510,7 @@ int main(int argc, char** argv)
                 bw, args.triad_mib, threads, args.triad_reps);
 
     hamiltonians::ModelParams mp;
-    mp.name = "ti";
+    mp.name = args.model;
     mp.nx = args.nx;
     mp.ny = args.ny;
     mp.nz = args.nz;
@@ -508,7 +529,8 @@ int main(int argc, char** argv)
         ops.push_back({"naive", numerics::make_naive_operator(crs)});
     }
     // SELL operators in the order of --ops; one matrix per C, shared by its plain and tiled sweeps.
-    const numerics::LatticeRowOrder lattice{args.nx, args.ny, 4 * args.nz};  // ti: S = 4 Nz (models.md §2)
+    // S = orbitals x Nz rows per (x, y) cell: 4 Nz for ti, 2 for graphene (models.md §2, §3)
+    const numerics::LatticeRowOrder lattice{args.nx, args.ny, model->orbitals_per_site() * args.nz};
     std::map<int, std::shared_ptr<const numerics::SellMatrix>> sell_by_c;
     const auto sell_matrix = [&](const hamiltonians::Model& mod, global_index rows, int c,
                                  std::map<int, std::shared_ptr<const numerics::SellMatrix>>& cache) {
@@ -517,9 +539,26 @@ int main(int argc, char** argv)
         return m;
     };
     const auto make_sell = [](const SellLabel& l, std::shared_ptr<const numerics::SellMatrix> m,
-                              const numerics::LatticeRowOrder& lat) -> std::unique_ptr<Operator> {
+                              const numerics::LatticeRowOrder& lat,
+                              const hamiltonians::Model& mod) -> std::unique_ptr<Operator> {
         numerics::TileOptions o;
         o.tile_cells = l.tile;
+        if (l.real) {  // real stored values, built from the model as make_operator does
+            if (!mod.real_valued()) {
+                std::fprintf(stderr, "spmmv-bench: real-valued ops need a real-valued model (graphene)\n");
+                std::exit(2);
+            }
+            const numerics::SellParams p{m->chunk_height(), m->sigma()};
+            if (l.single) {
+                const auto f = std::make_shared<const numerics::BasicSellMatrix<float>>(
+                    numerics::BasicSellMatrix<float>::build(mod, 0, m->num_rows(), p));
+                return std::make_unique<SingleSweep>(l.tiled ? numerics::make_sell_operator(f, lat, o)
+                                                             : numerics::make_sell_operator(f));
+            }
+            const auto d = std::make_shared<const numerics::BasicSellMatrix<double>>(
+                numerics::BasicSellMatrix<double>::build(mod, 0, m->num_rows(), p));
+            return l.tiled ? numerics::make_sell_operator(d, lat, o) : numerics::make_sell_operator(d);
+        }
         if (l.single) {  // the double matrix rounded, as BasicSellMatrix<complex_single>::build does
             const auto f = std::make_shared<const numerics::BasicSellMatrix<complex_single>>(
                 numerics::convert_values<complex_single>(*m));
@@ -550,7 +589,7 @@ int main(int argc, char** argv)
         if (is_new)
             std::printf("sell-%d-256: fill efficiency beta = %.4f, %.1f MiB\n", l.c, m->fill_efficiency(),
                         m->storage_bytes() / 1048576.0);
-        ops.push_back({label, make_sell(l, m, lattice)});
+        ops.push_back({label, make_sell(l, m, lattice, *model)});
     }
     for (const Op& o : ops) {
         const SellLabel l = parse_sell_label(o.label);
@@ -566,8 +605,8 @@ int main(int argc, char** argv)
                     std::getenv("TOPOKPM_SELL_TILE_ROWS") ? std::getenv("TOPOKPM_SELL_TILE_ROWS") : "unset");
     }
     const double nnz = static_cast<double>(model->num_nonzeros(0, n));
-    std::printf("ti %dx%dx%d (disorder 0.5): N = %lld rows, N_nz = %.0f (%.2f per row); matrices built in %.2f s\n",
-                args.nx, args.ny, args.nz, static_cast<long long>(n), nnz, nnz / double(n), wall_seconds() - t0);
+    std::printf("%s %dx%dx%d (disorder 0.5): N = %lld rows, N_nz = %.0f (%.2f per row); matrices built in %.2f s\n",
+                args.model.c_str(), args.nx, args.ny, args.nz, static_cast<long long>(n), nnz, nnz / double(n), wall_seconds() - t0);
     const auto opt = [](double v, const char* fmt) {
         char buf[32] = "-";
         if (v >= 0.0) std::snprintf(buf, sizeof buf, fmt, v);
@@ -627,18 +666,18 @@ int main(int argc, char** argv)
         const auto small = hamiltonians::make_model(sp);
         const global_index ns = small->num_rows();
         const double nnz_s = static_cast<double>(small->num_nonzeros(0, ns));
-        std::printf("\nIn-cache limit P_LLC: ti %dx%dx%d, N = %lld rows (working set = matrix + x + y; "
+        std::printf("\nIn-cache limit P_LLC: %s %dx%dx%d, N = %lld rows (working set = matrix + x + y; "
                     "fastest of %d timings of >= 2 ms each):\n",
-                    args.lx, args.ly, args.lz, static_cast<long long>(ns), args.reps);
+                    args.model.c_str(), args.lx, args.ly, args.lz, static_cast<long long>(ns), args.reps);
         std::printf("%-8s %3s %11s %9s %12s\n", "op", "R", "t [us]", "P_LLC", "working set");
         std::printf("%-8s %3s %11s %9s %12s\n", "", "", "per sweep", "[Gflop/s]", "[MiB]");
         bool first = true;
-        const numerics::LatticeRowOrder small_lattice{args.lx, args.ly, 4 * args.lz};
+        const numerics::LatticeRowOrder small_lattice{args.lx, args.ly, small->orbitals_per_site() * args.lz};
         std::map<int, std::shared_ptr<const numerics::SellMatrix>> small_by_c;
         for (const std::string& label : args.ops) {
             const SellLabel l = parse_sell_label(label);
             if (!l.ok) continue;
-            const auto op = make_sell(l, sell_matrix(*small, ns, l.c, small_by_c), small_lattice);
+            const auto op = make_sell(l, sell_matrix(*small, ns, l.c, small_by_c), small_lattice, *small);
             const auto m = small_by_c.at(l.c);
             for (const int r : args.widths) {
                 BlockVector x(ns, r), y(ns, r);
@@ -659,10 +698,13 @@ int main(int argc, char** argv)
     }
 
     // ---- The roofline table ----
-    std::printf("\nti %dx%dx%d, %d reps, median. flops/sweep = R (8 N_nz + 34 N); B_min(R) = (260/R + 48)/138 "
-                "bytes/flop;\nP* = min(P_peak, b / B_min(R)) with b = %.2f GB/s, P_peak = %.1f Gflop/s; "
+    const double per_row = nnz / double(n);
+    std::printf("\n%s %dx%dx%d, %d reps, median. flops/sweep = R (8 N_nz + 34 N); B_min(R) = (%.2f e/R + 3 v)/%.1f "
+                "bytes/flop\n(e = bytes per stored entry: 20 complex double, 12 single or real double, 8 real single; "
+                "v = 16 double, 8 single);\nP* = min(P_peak, b / B_min(R)) with b = %.2f GB/s, P_peak = %.1f Gflop/s; "
                 "Omega = t / (V_own / b)\n\n",
-                args.nx, args.ny, args.nz, args.reps, bw, mach.peak_gflops);
+                args.model.c_str(), args.nx, args.ny, args.nz, args.reps, per_row, 8 * per_row + 34, bw,
+                mach.peak_gflops);
     const char* hfmt = "%-8s %3s %9s %8s %7s %7s %8s %7s %6s %8s %8s %7s %7s %6s %6s\n";
     std::printf(hfmt, "op", "R", "t [ms]", "Gflop/s", "GB/s", "B_min", "P*", "meas/P*", "Omega", "own P*", "P_LLC",
                 "/P_LLC", "/P_peak", "x R=1", "vs");
@@ -695,8 +737,12 @@ int main(int argc, char** argv)
             if (r == 1) t_r1[o.label] = seconds;
             t_all[o.label][r] = seconds;
             const double gflops = flops / seconds * 1e-9;
-            // Single precision: its own minimum traffic (8-byte values), so P* is its roofline.
-            const double balance = single ? perf::code_balance_13_single(r) : perf::code_balance_13(r);
+            // Each format against its own minimum traffic (single: 8-byte vector values; real:
+            // half-size stored values), so P* is its roofline (ti complex: (260/R + 48)/138).
+            const bool real = parse_sell_label(o.label).real;
+            const double entry_bytes = (single ? 8.0 : 16.0) / (real ? 2.0 : 1.0) + 4.0;
+            const double balance =
+                (entry_bytes * per_row / r + 3.0 * (single ? 8.0 : 16.0)) / (8.0 * per_row + 34.0);
             int tile_cells = 0;  // y tile of the tiled SELL sweep order (0: static split)
             if (const SellLabel l = parse_sell_label(o.label); l.tiled) {
                 numerics::TileOptions to;
@@ -769,7 +815,8 @@ int main(int argc, char** argv)
         << ", \"peak_derivation\": " << json_string(derivation) << "},\n  \"stream_gb_s\": " << bw
         << ",\n  \"stream_gb_s_end\": " << bw_end << ",\n  \"load_average_start\": " << json_string(load_start)
         << ", \"load_average_end\": " << json_string(load_end) << ",\n  \"triad\": {\"mib_per_array\": " << args.triad_mib
-        << ", \"reps\": " << args.triad_reps << "},\n  \"lattice\": [" << args.nx << ", " << args.ny << ", " << args.nz
+        << ", \"reps\": " << args.triad_reps << "},\n  \"model\": " << json_string(args.model)
+        << ",\n  \"lattice\": [" << args.nx << ", " << args.ny << ", " << args.nz
         << "],\n  \"rows\": " << n << ",\n  \"nonzeros\": " << nnz << ",\n  \"reps\": " << args.reps
         << ",\n  \"sigma_scan\": [" << json_sigma.str() << "\n  ],\n  \"llc\": {\"lattice\": [" << args.lx << ", "
         << args.ly << ", " << args.lz << "], \"results\": [" << json_llc.str() << "\n  ]},\n  \"results\": ["

@@ -21,6 +21,8 @@ public:
     global_index num_rows() const override { return stencil_.num_rows(); }
     int max_row_length() const override { return GrapheneStencil::max_row_length; }
     int row(global_index row, global_index* cols, complex_type* values) const override;
+    /// Hoppings -t and the potential are real (models.md §3).
+    bool real_valued() const override { return true; }
 
     const ModelParams& params() const override { return params_; }
     int orbitals_per_site() const override { return GrapheneStencil::atoms_per_cell; }

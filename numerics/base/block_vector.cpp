@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "runtime/base/error.hpp"
+#include "runtime/base/system.hpp"
 #include "runtime/device/device.hpp"
 
 namespace topokpm {
@@ -44,7 +45,7 @@ template <class T>
 typename BasicBlockVector<T>::Storage BasicBlockVector<T>::allocate(std::size_t count)
 {
     if (count == 0) return Storage();
-    return Storage(static_cast<T*>(::operator new(count * sizeof(T))));
+    return Storage(static_cast<T*>(allocate_pages(count * sizeof(T))));  // huge pages for large blocks
 }
 
 template <class T>

@@ -38,6 +38,7 @@
 #include <memory>
 
 #include "numerics/base/types.hpp"
+#include "runtime/base/system.hpp"
 
 namespace topokpm {
 
@@ -160,10 +161,11 @@ private:
     void mark_host_only();
     void ensure_mirror(int device) const;
 
-    // operator new / delete of raw bytes: the values are constructed by the parallel zero
-    // fill, not by one thread (std::vector would value-initialise them serially).
+    // Raw bytes from allocate_pages (huge pages for large blocks): the values are
+    // constructed by the parallel zero fill, not by one thread (std::vector would
+    // value-initialise them serially).
     struct Release {
-        void operator()(T* p) const { ::operator delete(static_cast<void*>(p)); }
+        void operator()(T* p) const { release_pages(static_cast<void*>(p)); }
     };
     using Storage = std::unique_ptr<T[], Release>;
     static Storage allocate(std::size_t count);

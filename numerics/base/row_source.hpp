@@ -28,6 +28,11 @@ public:
 
     /// Exact number of stored entries in [row_begin, row_end).
     virtual global_index num_nonzeros(global_index row_begin, global_index row_end) const;
+
+    /// True when every entry of every row has imaginary part exactly 0 (graphene): stored
+    /// formats may then keep real values (BasicSellMatrix<double>, 12 instead of 20 bytes
+    /// per entry) and multiply them into complex vectors. Default false (always correct).
+    virtual bool real_valued() const { return false; }
 };
 
 /// Spectral bounds [lower, upper] of a Hermitian matrix.

@@ -22,5 +22,23 @@ template <class T>
 inline constexpr Precision precision_of = Precision::Double;
 template <>
 inline constexpr Precision precision_of<complex_single> = Precision::Single;
+template <>
+inline constexpr Precision precision_of<float> = Precision::Single;  ///< real-valued single matrix
+
+/// A stored matrix value type V: complex_double, complex_single, or, for Hamiltonians whose
+/// entries are all real (graphene), double or float. `real` is its scalar, `vector` the
+/// value type of the (always complex, models.md) vectors it multiplies.
+template <class V>
+struct ValueTraits {
+    using real = V;
+    using vector = std::complex<V>;
+    static constexpr bool is_complex = false;
+};
+template <class T>
+struct ValueTraits<std::complex<T>> {
+    using real = T;
+    using vector = std::complex<T>;
+    static constexpr bool is_complex = true;
+};
 
 }  // namespace topokpm

@@ -82,8 +82,10 @@ constexpr int group_rows(int r, int limit)
 /// cols[g * col_g + k * col_k]; x row-major with R columns as interleaved doubles.
 /// ContiguousRows: val_g == 1 (SELL's slots of one entry index are adjacent), which lets
 /// R < 4 load the values of 4/R rows with one vector load.
+/// Real: the values are real (vals[g * val_g + k * val_k], one double per entry): only the
+/// a accumulators run, out = a (a real-valued Hamiltonian, ValueTraits).
 /// Requires (G * R) % 4 == 0.
-template <int R, int G, bool ContiguousRows, class Col>
+template <int R, int G, bool ContiguousRows, bool Real = false, class Col>
 inline void rows_times_block(int width, const double* __restrict vals, std::ptrdiff_t val_g, std::ptrdiff_t val_k,
                              const Col* __restrict cols, std::ptrdiff_t col_g, std::ptrdiff_t col_k,
                              const double* __restrict x, double* __restrict out)
@@ -100,13 +102,13 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
 #pragma GCC unroll 32
             for (int g = 0; g < G; ++g) {
                 const std::ptrdiff_t e = g * val_g + k * val_k;
-                const double vr = vals[2 * e], vi = vals[2 * e + 1];
+                const double vr = Real ? vals[e] : vals[2 * e], vi = Real ? 0.0 : vals[2 * e + 1];
                 const double* xr = x + 2 * static_cast<std::ptrdiff_t>(cols[g * col_g + k * col_k]) * R;
 #pragma GCC unroll 8
                 for (int j = 0; j < per_row; ++j) {
                     const v8d xv = load<v8d>(xr + 8 * j);
                     a[g * per_row + j] += vr * xv;
-                    b[g * per_row + j] += vi * xv;
+                    if constexpr (!Real) b[g * per_row + j] += vi * xv;
                 }
             }
         } else {
@@ -124,7 +126,15 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
                     const v4d hi = __builtin_shufflevector(load<v2d>(x2), load<v2d>(x3), 0, 1, 2, 3);
                     xv = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
                     v8d raw;
-                    if constexpr (ContiguousRows) {
+                    if constexpr (Real) {
+                        v4d r4;
+                        if constexpr (ContiguousRows) {
+                            r4 = load<v4d>(vals + g0 * val_g + k * val_k);
+                        } else {
+                            for (int l = 0; l < 4; ++l) r4[l] = vals[(g0 + l) * val_g + k * val_k];
+                        }
+                        vr = __builtin_shufflevector(r4, r4, 0, 0, 1, 1, 2, 2, 3, 3);
+                    } else if constexpr (ContiguousRows) {
                         raw = load<v8d>(vals + 2 * (g0 * val_g + k * val_k));
                     } else {
                         const v4d r01 = __builtin_shufflevector(load<v2d>(vals + 2 * ((g0 + 0) * val_g + k * val_k)),
@@ -135,25 +145,33 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
                                                                 0, 1, 2, 3);
                         raw = __builtin_shufflevector(r01, r23, 0, 1, 2, 3, 4, 5, 6, 7);
                     }
-                    vr = __builtin_shufflevector(raw, raw, 0, 0, 2, 2, 4, 4, 6, 6);
-                    vi = __builtin_shufflevector(raw, raw, 1, 1, 3, 3, 5, 5, 7, 7);
+                    if constexpr (!Real) {
+                        vr = __builtin_shufflevector(raw, raw, 0, 0, 2, 2, 4, 4, 6, 6);
+                        vi = __builtin_shufflevector(raw, raw, 1, 1, 3, 3, 5, 5, 7, 7);
+                    }
                 } else {  // R == 2
                     const double* x0 = x + 4 * static_cast<std::ptrdiff_t>(cols[(g0 + 0) * col_g + k * col_k]);
                     const double* x1 = x + 4 * static_cast<std::ptrdiff_t>(cols[(g0 + 1) * col_g + k * col_k]);
                     xv = __builtin_shufflevector(load<v4d>(x0), load<v4d>(x1), 0, 1, 2, 3, 4, 5, 6, 7);
                     v4d raw;
-                    if constexpr (ContiguousRows) {
+                    if constexpr (Real) {
+                        const v2d r2 = ContiguousRows ? load<v2d>(vals + g0 * val_g + k * val_k)
+                                                      : v2d{vals[g0 * val_g + k * val_k], vals[(g0 + 1) * val_g + k * val_k]};
+                        vr = __builtin_shufflevector(r2, r2, 0, 0, 0, 0, 1, 1, 1, 1);
+                    } else if constexpr (ContiguousRows) {
                         raw = load<v4d>(vals + 2 * (g0 * val_g + k * val_k));
                     } else {
                         raw = __builtin_shufflevector(load<v2d>(vals + 2 * ((g0 + 0) * val_g + k * val_k)),
                                                       load<v2d>(vals + 2 * ((g0 + 1) * val_g + k * val_k)), 0, 1, 2,
                                                       3);
                     }
-                    vr = __builtin_shufflevector(raw, raw, 0, 0, 0, 0, 2, 2, 2, 2);
-                    vi = __builtin_shufflevector(raw, raw, 1, 1, 1, 1, 3, 3, 3, 3);
+                    if constexpr (!Real) {
+                        vr = __builtin_shufflevector(raw, raw, 0, 0, 0, 0, 2, 2, 2, 2);
+                        vi = __builtin_shufflevector(raw, raw, 1, 1, 1, 1, 3, 3, 3, 3);
+                    }
                 }
                 a[v] += vr * xv;
-                b[v] += vi * xv;
+                if constexpr (!Real) b[v] += vi * xv;
             }
         }
     }
@@ -161,13 +179,13 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
     const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
     const v8l swap = {1, 0, 3, 2, 5, 4, 7, 6};
 #pragma GCC unroll 16
-    for (int v = 0; v < nv; ++v) store(out + 8 * v, a[v] + sign * __builtin_shuffle(b[v], swap));
+    for (int v = 0; v < nv; ++v) store(out + 8 * v, Real ? a[v] : a[v] + sign * __builtin_shuffle(b[v], swap));
 }
 
 /// The vector holding one row's R complex floats (or a whole fraction of them) in
 /// rows_times_block_single: 512 bits for R a multiple of 8, 256 bits for R = 4, 128 for R = 2.
 template <int R>
-struct SingleRowVector {
+struct SingleRowVector {  // R = 1: 8 rows side by side
     using V = v16f;
     using I = v16i;
 };
@@ -182,12 +200,33 @@ struct SingleRowVector<2> {
     using I = v4i;
 };
 
-/// rows_times_block in single precision, vectorised across R (R = 2, 4 or a multiple of 8):
+/// The 64 bits of one complex float as an integer (a lane of a v8l).
+__attribute__((always_inline)) inline long long word(const float* p)
+{
+    long long w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+}
+
+using v2l = long long __attribute__((vector_size(16)));
+using v4l = long long __attribute__((vector_size(32)));
+
+/// Eight 64-bit words as one vector, by pairs and shuffles (no trip through memory).
+__attribute__((always_inline)) inline v8l combine8(long long w0, long long w1, long long w2, long long w3, long long w4, long long w5,
+                    long long w6, long long w7)
+{
+    const v4l lo = __builtin_shufflevector(v2l{w0, w1}, v2l{w2, w3}, 0, 1, 2, 3);
+    const v4l hi = __builtin_shufflevector(v2l{w4, w5}, v2l{w6, w7}, 0, 1, 2, 3);
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+/// rows_times_block in single precision, vectorised across R (R = 2, 4 or a multiple of 8;
+/// R = 1: across 8 rows per vector, G a multiple of 8):
 /// out[2 * (g * R + c) + {0, 1}] := sum over k < width of v(g, k) * x(col(g, k), c), with the
 /// same strided addressing of values and columns and the same split accumulation
 /// (a += Re v x, b += Im v x, out = a + (-1, +1) swap_re_im(b)), all G x R complex sums in
 /// registers. Used by the single-precision SELL kernel and the matrix-free stencil.
-template <int R, int G, class Col>
+template <int R, int G, bool Real = false, class Col>
 inline void rows_times_block_single(int width, const float* __restrict vals, std::ptrdiff_t val_g,
                                     std::ptrdiff_t val_k, const Col* __restrict cols, std::ptrdiff_t col_g,
                                     std::ptrdiff_t col_k, const float* __restrict x, float* __restrict out)
@@ -195,24 +234,70 @@ inline void rows_times_block_single(int width, const float* __restrict vals, std
     using V = typename SingleRowVector<R>::V;
     using I = typename SingleRowVector<R>::I;
     constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
-    static_assert((2 * R) % lanes == 0, "whole vectors per row (R = 2, 4 or a multiple of 8)");
-    constexpr int per_row = 2 * R / lanes;
-    constexpr int nv = G * per_row;
+    static_assert(R == 1 ? G % 8 == 0 : (2 * R) % lanes == 0,
+                  "whole vectors per row (R = 2, 4 or a multiple of 8), or 8 rows per vector (R = 1)");
+    constexpr int per_row = R == 1 ? 1 : 2 * R / lanes;
+    constexpr int nv = R == 1 ? G / 8 : G * per_row;
     V a[nv], b[nv];
 #pragma GCC unroll 16
     for (int v = 0; v < nv; ++v) a[v] = b[v] = V{};
     for (int k = 0; k < width; ++k) {
+        if constexpr (R == 1) {
+            // Across the rows, as the double kernel: 8 rows' complex floats (one 64-bit word
+            // each) per vector, the values broadcast within their (re, im) pair.
+#pragma GCC unroll 8
+            for (int v = 0; v < nv; ++v) {
+                // 8 complex floats as 64-bit words, combined in registers (filling a vector
+                // lane by lane went through the stack: a store-forwarding stall per entry).
+                // (No lambda here: GCC stopped inlining it in some instances, a call per x value.)
+                const Col* cg = cols + 8 * v * col_g + k * col_k;
+                const v8l xw = combine8(word(x + 2 * static_cast<std::ptrdiff_t>(cg[0])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[col_g])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[2 * col_g])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[3 * col_g])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[4 * col_g])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[5 * col_g])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[6 * col_g])),
+                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[7 * col_g])));
+                const v16f xv = (v16f)xw;  // the same bits as 16 floats
+                if constexpr (Real) {
+                    v8f r8;
+                    if (val_g == 1) {
+                        std::memcpy(&r8, vals + 8 * v + k * val_k, sizeof r8);
+                    } else {
+                        for (int l = 0; l < 8; ++l) r8[l] = vals[(8 * v + l) * val_g + k * val_k];
+                    }
+                    a[v] += __builtin_shufflevector(r8, r8, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7) * xv;
+                    continue;
+                }
+                v8l vw;
+                if (val_g == 1) {
+                    std::memcpy(&vw, vals + 2 * (8 * v + k * val_k), sizeof vw);
+                } else {
+                    const float* vg = vals + 2 * (8 * v * val_g + k * val_k);
+                    vw = combine8(word(vg), word(vg + 2 * val_g), word(vg + 4 * val_g), word(vg + 6 * val_g),
+                                  word(vg + 8 * val_g), word(vg + 10 * val_g), word(vg + 12 * val_g),
+                                  word(vg + 14 * val_g));
+                }
+                const v16f raw = (v16f)vw;
+                const v16f vr = __builtin_shufflevector(raw, raw, 0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14);
+                const v16f vi = __builtin_shufflevector(raw, raw, 1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15);
+                a[v] += vr * xv;
+                b[v] += vi * xv;
+            }
+            continue;
+        }
 #pragma GCC unroll 16
         for (int g = 0; g < G; ++g) {
             const std::ptrdiff_t e = g * val_g + k * val_k;
-            const float vr = vals[2 * e], vi = vals[2 * e + 1];
+            const float vr = Real ? vals[e] : vals[2 * e], vi = Real ? 0.0f : vals[2 * e + 1];
             const float* xr = x + 2 * static_cast<std::ptrdiff_t>(cols[g * col_g + k * col_k]) * R;
 #pragma GCC unroll 8
             for (int j = 0; j < per_row; ++j) {
                 V xv;
                 std::memcpy(&xv, xr + lanes * j, sizeof xv);  // unaligned vector load
                 a[g * per_row + j] += vr * xv;
-                b[g * per_row + j] += vi * xv;
+                if constexpr (!Real) b[g * per_row + j] += vi * xv;
             }
         }
     }
@@ -224,7 +309,7 @@ inline void rows_times_block_single(int width, const float* __restrict vals, std
     }
 #pragma GCC unroll 16
     for (int v = 0; v < nv; ++v) {
-        const V o = a[v] + sign * __builtin_shuffle(b[v], swap);
+        const V o = Real ? a[v] : a[v] + sign * __builtin_shuffle(b[v], swap);
         std::memcpy(out + lanes * v, &o, sizeof o);
     }
 }

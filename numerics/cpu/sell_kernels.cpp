@@ -40,7 +40,7 @@ namespace {
 /// rows. Consecutive rows (most chunks of a lattice model) get one vector epilogue with the
 /// dots reduced across the rows first: returns true, the chunk is done. Otherwise the sums
 /// are left interleaved in `acc` for the per-row epilogue.
-template <typename T>
+template <typename T, bool Real>
 bool sweep_chunk_r1(const T* vals, const local_index* cols, const T* x, T* y, std::int64_t base, local_index width,
                     int c, const local_index* slot_rows, T* __restrict pr, T* __restrict pi, T* acc, double scale,
                     double shift, double beta, bool want_dots, double* txx, double* tyr, double* tyi)
@@ -51,11 +51,17 @@ bool sweep_chunk_r1(const T* vals, const local_index* cols, const T* x, T* y, st
         const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
 #pragma omp simd
         for (int s = 0; s < c; ++s) {
-            const T vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
+            const T vr = Real ? vals[kb + s] : vals[2 * (kb + s)];
             const std::int64_t col = cols[kb + s];
             const T xr = x[2 * col], xi = x[2 * col + 1];
-            pr[s] += vr * xr - vi * xi;
-            pi[s] += vr * xi + vi * xr;
+            if constexpr (Real) {
+                pr[s] += vr * xr;
+                pi[s] += vr * xi;
+            } else {
+                const T vi = vals[2 * (kb + s) + 1];
+                pr[s] += vr * xr - vi * xi;
+                pi[s] += vr * xi + vi * xr;
+            }
         }
     }
     bool consecutive = slot_rows[0] >= 0;
@@ -95,13 +101,14 @@ bool sweep_chunk_r1(const T* vals, const local_index* cols, const T* x, T* y, st
 }
 
 /// The chunk-wide sweep over T = double or float values (every (R, C) without a register-
-/// blocked instance; in single precision also R = 1). Width > 0: compile-time R; Width == 0:
+/// blocked instance; in single precision also R = 1 with C not a multiple of 8). Width > 0: compile-time R; Width == 0:
 /// runtime R. The C x R interleaved sums of a chunk live in an array; the row epilogue is
 /// computed in double (row_epilogue.hpp), so single precision rounds once per stored value.
-template <typename T, int Width>
-void sweep(const BasicSellMatrix<std::complex<T>>& a, const T* x, T* y, int runtime_cols, const AugmentedOps& ops,
-           DotSums* dots, const ChunkSchedule* schedule)
+template <class V, int Width, typename T = typename ValueTraits<V>::real>
+void sweep(const BasicSellMatrix<V>& a, const T* x, T* y, int runtime_cols, const AugmentedOps& ops, DotSums* dots,
+           const ChunkSchedule* schedule)
 {
+    constexpr bool Real = !ValueTraits<V>::is_complex;
     const int r = Width > 0 ? Width : runtime_cols;
     const int c = a.chunk_height();
     const local_index num_chunks = a.num_chunks();
@@ -140,7 +147,7 @@ void sweep(const BasicSellMatrix<std::complex<T>>& a, const T* x, T* y, int runt
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             if constexpr (Width == 1) {
-                if (sweep_chunk_r1(vals, cols, x, y, base, width, c, row_of_slot + static_cast<size_t>(ch) * c,
+                if (sweep_chunk_r1<T, Real>(vals, cols, x, y, base, width, c, row_of_slot + static_cast<size_t>(ch) * c,
                                    are.data(), aim.data(), acc.data(), scale, shift, beta, want_dots, txx, tyr, tyi))
                     return;  // consecutive rows: the chunk is done
             } else {
@@ -148,7 +155,8 @@ void sweep(const BasicSellMatrix<std::complex<T>>& a, const T* x, T* y, int runt
                 for (local_index k = 0; k < width; ++k) {
                     const std::int64_t kb = base + static_cast<std::int64_t>(k) * c;
                     for (int s = 0; s < c; ++s) {
-                        const T vr = vals[2 * (kb + s)], vi = vals[2 * (kb + s) + 1];
+                        const T vr = Real ? vals[kb + s] : vals[2 * (kb + s)];
+                        const T vi = Real ? T(0) : vals[2 * (kb + s) + 1];
                         const T* xr = x + 2 * static_cast<std::int64_t>(cols[kb + s]) * r;
                         T* as = acc.data() + 2 * static_cast<size_t>(s) * r;
 #pragma omp simd
@@ -199,14 +207,13 @@ constexpr int pick_group(int r, int c)
     return 0;
 }
 
-template <int R, int G>
-bool try_group(int c, const SellMatrix& a, const complex_type* x, complex_type* y, const AugmentedOps& ops,
+template <int R, int G, class V>
+bool try_group(int c, const BasicSellMatrix<V>& a, const double* x, double* y, const AugmentedOps& ops,
                DotSums* dots, const ChunkSchedule* schedule)
 {
     if constexpr (G >= 1 && (G * R) % 4 == 0) {
         if (pick_group(R, c) == G) {
-            sell_sweep_blocked<double, R, G>(sell_arrays(a), reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y),
-                                             ops, dots, schedule);
+            sell_sweep_blocked<double, R, G, !ValueTraits<V>::is_complex>(sell_arrays(a), x, y, ops, dots, schedule);
             return true;
         }
         return try_group<R, G / 2>(c, a, x, y, ops, dots, schedule);
@@ -216,13 +223,14 @@ bool try_group(int c, const SellMatrix& a, const complex_type* x, complex_type* 
     }
 }
 
-template <int R>
-void dispatch_width(const SellMatrix& a, const complex_type* x, complex_type* y, const AugmentedOps& ops,
-                    DotSums* dots, const ChunkSchedule* schedule)
+/// Double vectors, V = complex_double or double values.
+template <int R, class V>
+void dispatch_width(const BasicSellMatrix<V>& a, const double* x, double* y, const AugmentedOps& ops, DotSums* dots,
+                    const ChunkSchedule* schedule)
 {
     if (try_group<R, simd::group_rows(R, 1 << 20)>(a.chunk_height(), a, x, y, ops, dots, schedule)) return;
     warn_generic_once(R, a.chunk_height());
-    sweep<double, R>(a, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y), R, ops, dots, schedule);
+    sweep<V, R>(a, x, y, R, ops, dots, schedule);
 }
 
 /// Accumulator vectors per group (each of the two real halves): 8 with AVX-512 (16 of the
@@ -238,15 +246,72 @@ constexpr int single_group_rows(int r)
     return g < 1 ? 1 : g;
 }
 
-template <int R>
-void blocked(const BasicSellMatrix<complex_single>& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
+/// R = 1 in single precision: the largest G = 8 n <= 8 kSingleVectors dividing C (C = 8: 8,
+/// C = 32: 32), 0 when C is not a multiple of 8 (the chunk-wide sweep then runs).
+template <class V, int G = 8 * kSingleVectors>
+bool blocked_r1(const BasicSellMatrix<V>& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
+                const ChunkSchedule* schedule)
+{
+    if constexpr (G < 8) {
+        (void)a, (void)x, (void)y, (void)ops, (void)dots, (void)schedule;
+        return false;
+    } else {
+        if (a.chunk_height() % G != 0) return blocked_r1<V, G / 2>(a, x, y, ops, dots, schedule);
+        sell_sweep_blocked<float, 1, G, !ValueTraits<V>::is_complex>(sell_arrays(a), x, y, ops, dots, schedule);
+        return true;
+    }
+}
+
+template <int R, class V>
+void blocked(const BasicSellMatrix<V>& a, const float* x, float* y, const AugmentedOps& ops, DotSums* dots,
              const ChunkSchedule* schedule)
 {
     constexpr int g = single_group_rows(R);
+    constexpr bool real = !ValueTraits<V>::is_complex;
     // The groups must tile the chunk; otherwise (C not a multiple of G) fall back to G = 1.
     const SellArrays<float> arrays = sell_arrays(a);
-    if (a.chunk_height() % g == 0) return sell_sweep_blocked<float, R, g>(arrays, x, y, ops, dots, schedule);
-    return sell_sweep_blocked<float, R, 1>(arrays, x, y, ops, dots, schedule);
+    if (a.chunk_height() % g == 0) return sell_sweep_blocked<float, R, g, real>(arrays, x, y, ops, dots, schedule);
+    return sell_sweep_blocked<float, R, 1, real>(arrays, x, y, ops, dots, schedule);
+}
+
+/// Every width of the double-vector sweep (V = complex_double or double).
+template <class V>
+void sweep_double(const BasicSellMatrix<V>& a, const complex_double* xc, complex_double* yc, int num_cols,
+                  const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+{
+    const double* x = reinterpret_cast<const double*>(xc);
+    double* y = reinterpret_cast<double*>(yc);
+    with_width(num_cols, [&](auto width) {
+        constexpr int R = decltype(width)::value;
+        if constexpr (R > 0) {
+            dispatch_width<R>(a, x, y, ops, dots, schedule);
+        } else {
+            warn_generic_once(num_cols, a.chunk_height());
+            sweep<V, 0>(a, x, y, num_cols, ops, dots, schedule);
+        }
+    });
+}
+
+// Single precision (--precision single): float row sums, the epilogue and the dots in
+// double. R = 1 runs the register-blocked sweep across 8 rows per vector when C is a
+// multiple of 8 (else the chunk-wide sweep); 2, 4 and multiples of 8 the register-blocked
+// sweep with 16-, 32- or 64-byte row vectors. V = complex_single or float.
+template <class V>
+void sweep_single(const BasicSellMatrix<V>& a, const complex_single* xc, complex_single* yc, int num_cols,
+                  const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+{
+    const float* x = reinterpret_cast<const float*>(xc);
+    float* y = reinterpret_cast<float*>(yc);
+    with_width(num_cols, [&](auto width) {
+        constexpr int R = decltype(width)::value;
+        if constexpr (R == 1) {
+            if (!blocked_r1(a, x, y, ops, dots, schedule)) sweep<V, 1>(a, x, y, num_cols, ops, dots, schedule);
+        } else if constexpr (R == 0) {
+            sweep<V, 0>(a, x, y, num_cols, ops, dots, schedule);
+        } else {
+            blocked<R>(a, x, y, ops, dots, schedule);
+        }
+    });
 }
 
 }  // namespace
@@ -262,32 +327,25 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    with_width(num_cols, [&](auto width) {
-        constexpr int R = decltype(width)::value;
-        if constexpr (R > 0) {
-            dispatch_width<R>(a, x, y, ops, dots, schedule);
-        } else {
-            warn_generic_once(num_cols, a.chunk_height());
-            sweep<double, 0>(a, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(y), num_cols, ops, dots,
-                             schedule);
-        }
-    });
+    sweep_double(a, x, y, num_cols, ops, dots, schedule);
 }
 
-// Single precision (--precision single): float row sums, the epilogue and the dots in
-// double. R = 1 runs the chunk-wide sweep (the C rows side by side); 2, 4 and multiples of
-// 8 the register-blocked sweep with 16-, 32- or 64-byte row vectors.
-void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* xc, complex_single* yc, int num_cols,
-                       const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+void sell_spmmv(const BasicSellMatrix<double>& a, const complex_double* x, complex_double* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    const float* x = reinterpret_cast<const float*>(xc);
-    float* y = reinterpret_cast<float*>(yc);
-    with_width(num_cols, [&](auto width) {
-        constexpr int R = decltype(width)::value;
-        // R = 1: the chunk's rows side by side; 2, 4 and multiples of 8: register-blocked.
-        if constexpr (R == 1 || R == 0) sweep<float, R>(a, x, y, num_cols, ops, dots, schedule);
-        else blocked<R>(a, x, y, ops, dots, schedule);
-    });
+    sweep_double(a, x, y, num_cols, ops, dots, schedule);
+}
+
+void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* x, complex_single* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+{
+    sweep_single(a, x, y, num_cols, ops, dots, schedule);
+}
+
+void sell_spmmv(const BasicSellMatrix<float>& a, const complex_single* x, complex_single* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
+{
+    sweep_single(a, x, y, num_cols, ops, dots, schedule);
 }
 
 }  // namespace topokpm::numerics::kernels::cpu

@@ -36,17 +36,22 @@ inline bool rows_are_consecutive(const local_index* slot_rows)
 /// G rows before they reach the thread's sums. The per-row epilogue at R = 1 is scalar code
 /// (one complex per row). Measured in cache (ti 16x16x10, 1 thread, best of 21, 3
 /// alternating pairs of runs): sell-8 148 -> 125 us per sweep, sell-32 117-126 -> 116 us.
-template <int G>
-inline void finish_consecutive_rows(const double* __restrict as, const double* __restrict xo, double* __restrict yo,
-                                    double scale, double shift, double beta, bool want_dots, double* __restrict txx,
+template <int G, class T>
+inline void finish_consecutive_rows(const T* __restrict as, const T* __restrict xo, T* __restrict yo, double scale,
+                                    double shift, double beta, bool want_dots, double* __restrict txx,
                                     double* __restrict tyr, double* __restrict tyi)
 {
+    // T = float: computed in double, rounded once when stored, dots from the stored values
+    // (finish_row's arithmetic); for T = double the casts are no-ops.
     if (beta == 0.0) {
 #pragma omp simd
-        for (int j = 0; j < 2 * G; ++j) yo[j] = scale * (as[j] - shift * xo[j]);
+        for (int j = 0; j < 2 * G; ++j)
+            yo[j] = static_cast<T>(scale * (static_cast<double>(as[j]) - shift * static_cast<double>(xo[j])));
     } else {
 #pragma omp simd
-        for (int j = 0; j < 2 * G; ++j) yo[j] = scale * (as[j] - shift * xo[j]) + beta * yo[j];
+        for (int j = 0; j < 2 * G; ++j)
+            yo[j] = static_cast<T>(scale * (static_cast<double>(as[j]) - shift * static_cast<double>(xo[j])) +
+                                   beta * static_cast<double>(yo[j]));
     }
     if (want_dots) {
         double sxx = 0.0, syr = 0.0, syi = 0.0;
@@ -77,22 +82,24 @@ struct SellArrays {
     const local_index* row_of_slot = nullptr;
 };
 
-/// The arrays of `a` as a sweep reads them (values as interleaved re, im reals).
-template <class T>
-SellArrays<typename T::value_type> sell_arrays(const BasicSellMatrix<T>& a)
+/// The arrays of `a` as a sweep reads them (complex values as interleaved re, im reals;
+/// real values as they are).
+template <class V>
+SellArrays<typename ValueTraits<V>::real> sell_arrays(const BasicSellMatrix<V>& a)
 {
     return {a.chunk_height(),     a.num_chunks(),
             a.chunk_start().data(), a.chunk_length().data(),
-            a.columns().data(),   reinterpret_cast<const typename T::value_type*>(a.values().data()),
+            a.columns().data(),   reinterpret_cast<const typename ValueTraits<V>::real*>(a.values().data()),
             a.row_of_slot().data()};
 }
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the
 /// chunk's whole width. Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
-/// R = 2, 4 or a multiple of 8 (simd::rows_times_block_single). T = float: row sums in
-/// float, epilogue and dots in double (finish_row).
-template <class T, int R, int G>
+/// R = 2, 4 or a multiple of 8, or R = 1 with G a multiple of 8 (simd::rows_times_block_single).
+/// T = float: row sums in float, epilogue and dots in double (finish_row). Real: the matrix
+/// values are real (one T per entry, ValueTraits); the vectors stay complex.
+template <class T, int R, int G, bool Real = false>
 void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const AugmentedOps& ops, DotSums* dots,
                         const ChunkSchedule* schedule)
 {
@@ -125,14 +132,15 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             const std::int64_t base = chunk_start[ch];
             const local_index width = chunk_length[ch];
             for (int s0 = 0; s0 < c; s0 += G) {
+                constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
                 if constexpr (std::is_same_v<T, double>)
-                    simd::rows_times_block<R, G, true>(width, vals + 2 * (base + s0), 1, c, cols + base + s0, 1, c, x,
-                                                       acc);
+                    simd::rows_times_block<R, G, true, Real>(width, vals + per_entry * (base + s0), 1, c,
+                                                             cols + base + s0, 1, c, x, acc);
                 else
-                    simd::rows_times_block_single<R, G>(width, vals + 2 * (base + s0), 1, c, cols + base + s0, 1, c,
-                                                        x, acc);
+                    simd::rows_times_block_single<R, G, Real>(width, vals + per_entry * (base + s0), 1, c,
+                                                              cols + base + s0, 1, c, x, acc);
                 const local_index* slot_rows = row_of_slot + static_cast<size_t>(ch) * c + s0;
-                if constexpr (R == 1 && std::is_same_v<T, double>) {
+                if constexpr (R == 1) {
                     if (rows_are_consecutive<G>(slot_rows)) {
                         finish_consecutive_rows<G>(acc, x + 2 * static_cast<std::int64_t>(slot_rows[0]),
                                                    y + 2 * static_cast<std::int64_t>(slot_rows[0]), scale, shift,

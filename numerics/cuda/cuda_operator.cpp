@@ -16,9 +16,9 @@ namespace {
 
 namespace kc = kernels::cuda;
 
-/// Uploads a host vector into a new device buffer.
-template <typename T>
-device::DeviceBuffer upload(const std::vector<T>& host, int device, const std::string& what)
+/// Uploads a host vector (std::vector or FirstTouchVector) into a new device buffer.
+template <typename T, typename Alloc>
+device::DeviceBuffer upload(const std::vector<T, Alloc>& host, int device, const std::string& what)
 {
     device::DeviceBuffer buffer(host.size() * sizeof(T), device, what);
     buffer.upload(host.data(), host.size() * sizeof(T));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "numerics/base/counter_rng.hpp"
@@ -27,43 +28,57 @@ void tridiagonal_ritz(const std::vector<double>& alpha, const std::vector<double
     for (int i = 0; i < m; ++i) last_component[i] = z[static_cast<size_t>(i) * m + (m - 1)];
 }
 
-}  // namespace
-
-LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
-                             double tolerance, const SpectralBounds* enclosure)
+/// Lanczos in value type T (the operator's precision). The stored vectors are unnormalised,
+/// u_j = beta_{j-1} v_j (u_0 = v_0), so one sweep and one vector pass make a step and the
+/// blocks only swap roles:
+///   sweep:  w = (1/beta_{j-1}) H u_j - (beta_{j-1}/beta_{j-2}) u_{j-1} = H v_j - beta_{j-1} v_{j-1}
+///           (scale and beta of the augmented kernel; w overwrites u_{j-1}), with
+///           <w|u_j> = beta_{j-1} alpha_j on the fly;
+///   pass:   w -= (alpha_j / beta_{j-1}) u_j, ||w||^2 = beta_j^2: w is u_{j+1}.
+/// In exact arithmetic this is the textbook recurrence; the norms stay of the size of the
+/// betas (no growth like ||H||^j, which would overflow float). Sums are double for both T.
+template <class T>
+LanczosBounds run_lanczos(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
+                          double tolerance, const SpectralBounds* enclosure)
 {
-    TOPOKPM_USER_REQUIRE(max_steps >= 2, "{lanczos_steps} ", max_steps, ": must be >= 2");
     // Distributed operators: this rank's rows of the global vectors (identical to the
     // serial ones), local dots and norms summed over the ranks every step.
     const global_index n = op.num_rows();
     const global_index n_global = op.global_rows();
     const int steps = static_cast<int>(std::min<global_index>(max_steps, n_global));
 
-    BlockVector v(n, 1), w(n, 1);
-    // Its own counter stream (the spec reserves 1 and 2 for disorder and vectors).
-    fill_random_phase_vectors(v, splitmix64(seed, 3), 0, n_global, op.row_begin());
-    const double inv_norm = 1.0 / std::sqrt(static_cast<double>(n_global));
-    for (size_t i = 0; i < v.size(); ++i) v.data()[i] *= inv_norm;
+    BasicBlockVector<T> u(0, 0), w(n, 1);
+    {
+        BlockVector start(n, 1);
+        // Its own counter stream (the spec reserves 1 and 2 for disorder and vectors).
+        fill_random_phase_vectors(start, splitmix64(seed, 3), 0, n_global, op.row_begin());
+        const double inv_norm = 1.0 / std::sqrt(static_cast<double>(n_global));
+        for (size_t i = 0; i < start.size(); ++i) start.data()[i] *= inv_norm;
+        if constexpr (std::is_same_v<T, complex_double>) u = std::move(start);
+        else u = convert_block<T>(start);
+    }
 
     std::vector<double> alpha, beta, theta, last;
     LanczosBounds out;
     DotSums dots;
+    double norm_u = 1.0, norm_w = 1.0;  // ||u_j|| = beta_{j-1}, ||u_{j-1}|| = beta_{j-2} (1 for v_0)
     for (int j = 0; j < steps; ++j) {
-        // w = H v - beta_{j-1} v_prev: the augmented kernel with beta = -beta_{j-1}
-        // needs w preloaded with v_prev, which it is after the rotation below.
         const double b_prev = j == 0 ? 0.0 : beta[j - 1];
-        op.apply(v, w, AugmentedOps{1.0, 0.0, j == 0 ? 0.0 : -b_prev, true}, &dots);
-        // dots.yx = <w|v> = <Hv|v> - b_prev <v_prev|v> = alpha_j (v_prev ⟂ v in exact arithmetic)
+        op.apply(u, w, AugmentedOps{1.0 / norm_u, 0.0, j == 0 ? 0.0 : -b_prev / norm_w, true}, &dots);
+        // dots.yx = <w|u_j> = norm_u (<Hv|v> - b_prev <v_prev|v>) = norm_u alpha_j (v_prev ⟂ v)
         double a = dots.yx[0].real();
         if (!op.dots_reduced()) op.sum_over_ranks(&a, 1);
+        a /= norm_u;
         alpha.push_back(a);
+        const double c = a / norm_u;
         double norm2 = 0.0;
-        complex_type* wp = w.data();
-        const complex_type* vp = v.data();
+        T* wp = w.data();
+        const T* up = u.data();
 #pragma omp parallel for reduction(+ : norm2) schedule(static)
         for (global_index i = 0; i < n; ++i) {
-            wp[i] -= a * vp[i];
-            norm2 += std::norm(wp[i]);
+            const complex_double wi = complex_double(wp[i]) - c * complex_double(up[i]);
+            wp[i] = T(wi);
+            norm2 += std::norm(complex_double(wp[i]));
         }
         op.sum_over_ranks(&norm2, 1);  // no-op unless distributed
         const double b = std::sqrt(norm2);
@@ -91,14 +106,10 @@ LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t se
             break;
         }
         beta.push_back(b);
-        // Rotate: v_prev <- v, v <- w / b, and w <- v_prev (preloaded for the next step).
-        const double inv_b = 1.0 / b;
-#pragma omp parallel for schedule(static)
-        for (global_index i = 0; i < n; ++i) {
-            const complex_type old_v = vp[i];
-            v.data()[i] = wp[i] * inv_b;
-            wp[i] = old_v;
-        }
+        // w is u_{j+1}; u_j becomes the block the next sweep overwrites.
+        u.swap(w);
+        norm_w = norm_u;
+        norm_u = b;
     }
     const double width = out.highest_ritz - out.lowest_ritz;
     if (!(width > 0.0) && out.highest_ritz == 0.0 && out.lowest_ritz == 0.0)
@@ -107,6 +118,19 @@ LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t se
     out.bounds.lower = out.lowest_ritz - out.residual_low - margin;
     out.bounds.upper = out.highest_ritz + out.residual_high + margin;
     return out;
+}
+
+}  // namespace
+
+LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
+                             double tolerance, const SpectralBounds* enclosure)
+{
+    TOPOKPM_USER_REQUIRE(max_steps >= 2, "{lanczos_steps} ", max_steps, ": must be >= 2");
+    // The vectors in the operator's precision: a single-precision operator sweeps its own
+    // blocks (rounding double blocks into float ones every step allocated two blocks per step).
+    if (op.precision() == Precision::Single) return run_lanczos<complex_single>(op, max_steps, seed, relative_margin,
+                                                                                tolerance, enclosure);
+    return run_lanczos<complex_double>(op, max_steps, seed, relative_margin, tolerance, enclosure);
 }
 
 }  // namespace topokpm::numerics

@@ -10,7 +10,7 @@
 namespace topokpm::numerics {
 
 template <class T>
-BasicSellMatrix<T>::BasicSellMatrix(const SellStructure& structure, std::vector<T> values)
+BasicSellMatrix<T>::BasicSellMatrix(const SellStructure& structure, FirstTouchVector<T> values)
     : SellStructure(structure), values_(std::move(values))
 {
     TOPOKPM_REQUIRE(static_cast<std::int64_t>(values_.size()) == num_stored(), values_.size(),
@@ -40,10 +40,17 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
     const std::int64_t window = (static_cast<std::int64_t>(params.sigma) + c - 1) / c * c;
     m.sigma_ = params.sigma == 1 ? 1 : static_cast<int>(std::min<std::int64_t>(window, max_index / c * c));
 
+    // Every loop over rows, windows or chunks below is static over chunks (rows = chunk
+    // ranges, σ windows are whole chunks): the same split as the kernel's, so each thread
+    // first touches the pages it will sweep (FirstTouchVector leaves them untouched until
+    // then), and the result is independent of the thread count.
+    const local_index num_chunks = static_cast<local_index>((n + c - 1) / c);
+    const std::int64_t num_slots = static_cast<std::int64_t>(num_chunks) * c;
+
     // Pass 1: row lengths (the row generator is cheap; calling it twice avoids a
     // temporary CRS copy of the whole matrix) and the column range, checked here so that
     // pass 2 can narrow columns to 32 bits without a test per entry.
-    std::vector<local_index> length(n);
+    FirstTouchVector<local_index> length(n);
     const int max_len = source.max_row_length();
     global_index max_col = -1, min_col = 0;
 #pragma omp parallel reduction(max : max_col) reduction(min : min_col)
@@ -51,14 +58,15 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
         std::vector<global_index> cols(max_len);
         std::vector<complex_type> vals(max_len);
 #pragma omp for schedule(static)
-        for (global_index i = 0; i < n; ++i) {
-            const int len = source.row(row_begin + i, cols.data(), vals.data());
-            length[i] = len;
-            for (int k = 0; k < len; ++k) {
-                max_col = std::max(max_col, cols[k]);
-                min_col = std::min(min_col, cols[k]);
+        for (local_index ch = 0; ch < num_chunks; ++ch)
+            for (global_index i = static_cast<global_index>(ch) * c; i < std::min<global_index>(n, (ch + 1) * c); ++i) {
+                const int len = source.row(row_begin + i, cols.data(), vals.data());
+                length[i] = len;
+                for (int k = 0; k < len; ++k) {
+                    max_col = std::max(max_col, cols[k]);
+                    min_col = std::min(min_col, cols[k]);
+                }
             }
-        }
     }
     TOPOKPM_REQUIRE(min_col >= 0 && max_col < source.num_rows(), "row source returned column ",
                     min_col < 0 ? min_col : max_col, " outside [0, ", source.num_rows(), ")");
@@ -68,43 +76,49 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
                                            " rows); use {matrix} free or more ranks"));
 
     // σ-sorting: inside each window, rows by descending length (stable, so equal lengths
-    // keep their order and the permutation stays local).
-    const local_index num_chunks = static_cast<local_index>((n + c - 1) / c);
-    m.row_of_slot_.assign(static_cast<size_t>(num_chunks) * c, -1);
-    std::iota(m.row_of_slot_.begin(), m.row_of_slot_.begin() + n, 0);
-    if (m.sigma_ > 1) {
-        const global_index num_windows = (n + m.sigma_ - 1) / m.sigma_;
+    // keep their order and the permutation stays local). A window is sigma / C chunks.
+    m.row_of_slot_.resize(num_slots);
+    const std::int64_t window_slots = m.sigma_ > 1 ? m.sigma_ : c;
+    const std::int64_t num_windows = (num_slots + window_slots - 1) / window_slots;
 #pragma omp parallel for schedule(static)
-        for (global_index w = 0; w < num_windows; ++w) {
-            auto first = m.row_of_slot_.begin() + w * m.sigma_;
-            auto last = m.row_of_slot_.begin() + std::min<global_index>(n, (w + 1) * m.sigma_);
-            std::stable_sort(first, last, [&](local_index a, local_index b) { return length[a] > length[b]; });
+    for (std::int64_t w = 0; w < num_windows; ++w) {
+        const std::int64_t first = w * window_slots, last = std::min(num_slots, first + window_slots);
+        for (std::int64_t p = first; p < last; ++p) m.row_of_slot_[p] = p < n ? static_cast<local_index>(p) : -1;
+        if (m.sigma_ > 1) {
+            const std::int64_t last_row = std::min<std::int64_t>(n, last);
+            if (last_row > first)
+                std::stable_sort(m.row_of_slot_.begin() + first, m.row_of_slot_.begin() + last_row,
+                                 [&](local_index a, local_index b) { return length[a] > length[b]; });
         }
     }
 
-    m.chunk_length_.assign(num_chunks, 0);
-    m.chunk_start_.assign(num_chunks + 1, 0);
+    m.chunk_length_.resize(num_chunks);
+    std::int64_t nonzeros = 0;
+#pragma omp parallel for schedule(static) reduction(+ : nonzeros)
     for (local_index ch = 0; ch < num_chunks; ++ch) {
         local_index width = 0;
         for (int r = 0; r < c; ++r) {
             const local_index row = m.row_of_slot_[static_cast<size_t>(ch) * c + r];
-            if (row >= 0) width = std::max(width, length[row]);
+            if (row >= 0) {
+                width = std::max(width, length[row]);
+                nonzeros += length[row];
+            }
         }
         m.chunk_length_[ch] = width;
-        m.chunk_start_[ch + 1] = m.chunk_start_[ch] + static_cast<std::int64_t>(width) * c;
     }
-    m.num_nonzeros_ = std::accumulate(length.begin(), length.end(), std::int64_t(0));
+    m.num_nonzeros_ = nonzeros;
+    m.chunk_start_.assign(num_chunks + 1, 0);  // 1/C of the rows: the serial prefix sum is cheap
+    for (local_index ch = 0; ch < num_chunks; ++ch)
+        m.chunk_start_[ch + 1] = m.chunk_start_[ch] + static_cast<std::int64_t>(m.chunk_length_[ch]) * c;
 
-    // Pass 2: fill the chunks with the kernel's schedule (static over chunks), so each
-    // thread writes the part it will later read. The public std::vector members are
-    // value-initialised by resize() on this thread, so on a multi-socket machine the pages
-    // are placed by that first touch, not by the fill; one NUMA domain per rank (pinning,
-    // docs/scaling.md) is what keeps matrix and threads together.
+    // Pass 2: fill the chunks with the kernel's schedule (static over chunks): each thread
+    // writes, and so first touches, the part it will later read.
     const std::int64_t stored = m.chunk_start_[num_chunks];
-    using real = typename T::value_type;
+    using real = typename ValueTraits<T>::real;
     m.values_.resize(stored);
     m.columns_.resize(stored);
-#pragma omp parallel
+    bool complex_entry = false;  // a real T and an entry with an imaginary part
+#pragma omp parallel reduction(|| : complex_entry)
     {
         std::vector<global_index> cols(max_len);
         std::vector<complex_type> vals(max_len);
@@ -124,16 +138,22 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
                     const std::int64_t idx = base + static_cast<std::int64_t>(k) * c + r;
                     if (k < len) {
                         m.columns_[idx] = static_cast<local_index>(cols[k]);
-                        // T = complex_single: each part rounded to nearest.
-                        m.values_[idx] = T(static_cast<real>(vals[k].real()), static_cast<real>(vals[k].imag()));
+                        // T = complex_single, float: each part rounded to nearest.
+                        if constexpr (ValueTraits<T>::is_complex) {
+                            m.values_[idx] = T(static_cast<real>(vals[k].real()), static_cast<real>(vals[k].imag()));
+                        } else {
+                            m.values_[idx] = static_cast<real>(vals[k].real());
+                            complex_entry = complex_entry || vals[k].imag() != 0.0;
+                        }
                     } else {
                         m.columns_[idx] = pad_col;
-                        m.values_[idx] = T(0, 0);
+                        m.values_[idx] = T(0);
                     }
                 }
             }
         }
     }
+    TOPOKPM_REQUIRE(!complex_entry, "a real-valued SELL matrix of a row source with complex entries");
     return m;
 }
 
@@ -157,19 +177,28 @@ double BasicSellMatrix<T>::storage_bytes() const
 
 template class BasicSellMatrix<complex_double>;
 template class BasicSellMatrix<complex_single>;
+template class BasicSellMatrix<double>;
+template class BasicSellMatrix<float>;
 
 template <class To, class From>
 BasicSellMatrix<To> convert_values(const BasicSellMatrix<From>& m)
 {
-    using real = typename To::value_type;
-    const std::vector<From>& v = m.values();
-    std::vector<To> out(v.size());
+    static_assert(ValueTraits<To>::is_complex || !ValueTraits<From>::is_complex, "complex values into real ones");
+    using real = typename ValueTraits<To>::real;
+    const FirstTouchVector<From>& v = m.values();
+    FirstTouchVector<To> out(v.size());
     const std::int64_t n = static_cast<std::int64_t>(v.size());
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) out[i] = To(static_cast<real>(v[i].real()), static_cast<real>(v[i].imag()));
+    for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (ValueTraits<To>::is_complex)
+            out[i] = To(static_cast<real>(std::real(v[i])), static_cast<real>(std::imag(v[i])));
+        else
+            out[i] = static_cast<real>(std::real(v[i]));  // real From only (static_assert below)
+    }
     return BasicSellMatrix<To>(m, std::move(out));
 }
 
 template BasicSellMatrix<complex_single> convert_values(const BasicSellMatrix<complex_double>&);
+template BasicSellMatrix<float> convert_values(const BasicSellMatrix<double>&);
 
 }  // namespace topokpm::numerics

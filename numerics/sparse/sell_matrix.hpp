@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "numerics/base/first_touch.hpp"
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
 
@@ -59,10 +60,10 @@ public:
 
     const std::vector<std::int64_t>& chunk_start() const { return chunk_start_; }  ///< size chunks+1
     const std::vector<local_index>& chunk_length() const { return chunk_length_; }
-    const std::vector<local_index>& columns() const { return columns_; }
+    const FirstTouchVector<local_index>& columns() const { return columns_; }
     /// row_of_slot[p] = local row stored at position p (p = chunk*C + r); -1 for the
     /// padding rows of the last chunk.
-    const std::vector<local_index>& row_of_slot() const { return row_of_slot_; }
+    const FirstTouchVector<local_index>& row_of_slot() const { return row_of_slot_; }
 
 protected:
     local_index num_rows_ = 0;
@@ -72,12 +73,17 @@ protected:
     std::int64_t num_nonzeros_ = 0;
     std::vector<std::int64_t> chunk_start_;
     std::vector<local_index> chunk_length_;
-    std::vector<local_index> columns_;
-    std::vector<local_index> row_of_slot_;
+    // Per stored entry and per slot: first touched by the thread that sweeps them.
+    FirstTouchVector<local_index> columns_;
+    FirstTouchVector<local_index> row_of_slot_;
 };
 
 /// SELL-C-σ with values of type T: complex_double (SellMatrix) or complex_single
-/// (`--precision single`: the model's double values rounded to nearest complex float).
+/// (`--precision single`: the model's double values rounded to nearest complex float), or,
+/// for a source whose entries are all real (RowSource::real_valued(), graphene), double or
+/// float: the real parts only (8 + 4 instead of 16 + 4 bytes per stored entry; build throws
+/// DimensionMismatch if an entry has an imaginary part). The kernels multiply them into
+/// complex vectors (ValueTraits<T>::vector).
 template <class T>
 class BasicSellMatrix : public SellStructure {
 public:
@@ -85,9 +91,11 @@ public:
 
     BasicSellMatrix() = default;
     /// `structure` with `values` (one per stored entry: DimensionMismatch otherwise).
-    BasicSellMatrix(const SellStructure& structure, std::vector<T> values);
+    BasicSellMatrix(const SellStructure& structure, FirstTouchVector<T> values);
 
-    /// Builds rows [row_begin, row_end) of `source` (rows generated in parallel, OpenMP).
+    /// Builds rows [row_begin, row_end) of `source` (rows generated in parallel, OpenMP;
+    /// every array sized by rows or entries is first touched in the kernel's static split
+    /// over chunks). The result does not depend on the thread count (bit for bit).
     /// @param source     the row generator (thread-safe row())
     /// @param row_begin  first row, 0 <= row_begin <= row_end
     /// @param row_end    one past the last row, <= source.num_rows(); at most 2^31 - 1 rows
@@ -98,17 +106,19 @@ public:
     static BasicSellMatrix build(const RowSource& source, global_index row_begin, global_index row_end,
                                  const SellParams& params);
 
-    /// Bytes held: index_bytes() plus sizeof(T) (16 or 8) per stored entry.
+    /// Bytes held: index_bytes() plus sizeof(T) (16, 8 or 4) per stored entry.
     double storage_bytes() const;
 
-    const std::vector<T>& values() const { return values_; }
+    const FirstTouchVector<T>& values() const { return values_; }
 
 private:
-    std::vector<T> values_;
+    FirstTouchVector<T> values_;
 };
 
 extern template class BasicSellMatrix<complex_double>;
 extern template class BasicSellMatrix<complex_single>;
+extern template class BasicSellMatrix<double>;
+extern template class BasicSellMatrix<float>;
 
 using SellMatrix = BasicSellMatrix<complex_double>;
 

@@ -9,6 +9,7 @@
 ///
 ///   kind    device  precision        what runs                                 header
 ///   sell    cpu     double | single  SELL-C-σ, tiled sweep order on a lattice  sell_operator.hpp
+///                                    (real values when the rows are real_valued())
 ///   crs     cpu     double | single  the same with C = 1, σ = 1                sell_operator.hpp
 ///   free    cpu     double | single  the matrix-free stencil                   stencil_kernels.hpp
 ///   naive   cpu     double           SpMV per column + BLAS-1 sweeps (Fig. 3)  sell_operator.hpp
@@ -18,7 +19,8 @@
 /// Cost model (seed 004 §III; perf_model.hpp has the flop count), for a rank of n rows and
 /// nnz stored nonzeros and a block of W columns:
 ///   matrix bytes read per sweep  = a_nnz nnz + a_row n
-///       stored formats: a_nnz = sizeof(value) + 4 (16 + 4 double, 8 + 4 single), a_row = 0
+///       stored formats: a_nnz = sizeof(value) + 4 (16 + 4 double, 8 + 4 single; a real-valued
+///       model on the CPU's sell and crs stores real values: 8 + 4, 4 + 4), a_row = 0
 ///       (padding and the O(n) chunk tables, ~5 bytes per row, are left out);
 ///       free: a_nnz = 0, a_row = 8 p (the double potential, p entries per row: 1/4 ti, 1 graphene)
 ///   bytes held                   = the same (the matrix, or the potential)
@@ -118,8 +120,15 @@ struct OperatorCostModel {
     }
 };
 
-/// The model for `spec` on a matrix with `potential_per_row` potential entries per row.
-OperatorCostModel operator_cost_model(const OperatorSpec& spec, double potential_per_row);
+/// True when make_operator() stores real values for `spec` on a model whose entries are all
+/// real (RowSource::real_valued()): sell and crs on the CPU (the naive baseline and the GPU
+/// kernels keep complex values).
+bool stores_real_values(const OperatorSpec& spec, bool real_valued_model);
+
+/// The model for `spec` on a matrix with `potential_per_row` potential entries per row;
+/// `real_valued_model`: its entries are all real (RowSource::real_valued()).
+OperatorCostModel operator_cost_model(const OperatorSpec& spec, double potential_per_row,
+                                      bool real_valued_model = false);
 
 /// Rows per second of `width`-column sweeps of the operator `spec` on the first `rows` rows
 /// of `source` (the part RowRange{0, rows}; for free `rows` is rounded down to a multiple of

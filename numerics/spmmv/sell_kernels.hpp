@@ -54,6 +54,15 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* x, complex_single* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule);
 
+/// Real-valued matrices (RowSource::real_valued(), e.g. graphene) with complex vectors: the
+/// same contract, arithmetic and widths, each stored value multiplying both parts of x (one
+/// product per part instead of a complex one). Minimum traffic 12 (double) or 8 (float)
+/// bytes per stored entry + 48 or 24 per row and column.
+void sell_spmmv(const BasicSellMatrix<double>& a, const complex_double* x, complex_double* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule);
+void sell_spmmv(const BasicSellMatrix<float>& a, const complex_single* x, complex_single* y, int num_cols,
+                const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule);
+
 /// The SIMD instruction set the CPU kernels were compiled for ("AVX-512", "AVX2" or the
 /// portable fallback); printed by kpm-dos and spmmv-bench so a run says which path ran.
 const char* compiled_isa();

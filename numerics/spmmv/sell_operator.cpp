@@ -16,11 +16,13 @@ namespace {
 
 enum class Path { Fused, Naive };
 
-/// T = complex_double or complex_single: the matrix's and the sweep's value type.
-template <class T>
+/// V = complex_double, complex_single, double or float: the matrix's value type; the
+/// sweep's vectors are T = ValueTraits<V>::vector (complex double or complex float).
+template <class V>
 class SellOperator final : public Operator {
 public:
-    using Matrix = BasicSellMatrix<T>;
+    using Matrix = BasicSellMatrix<V>;
+    using T = typename ValueTraits<V>::vector;
 
     SellOperator(std::shared_ptr<const Matrix> matrix, Path path) : m_(std::move(matrix)), path_(path)
     {
@@ -52,6 +54,7 @@ public:
 
     global_index num_rows() const override { return m_->num_rows(); }
     Precision precision() const override { return precision_of<T>; }
+    bool real_values() const { return !ValueTraits<V>::is_complex; }
 
     std::string name() const override
     {
@@ -60,7 +63,8 @@ public:
                                        : "sell-" + std::to_string(m_->chunk_height()) + "-" + std::to_string(m_->sigma());
         if (path_ == Path::Naive) return "naive-" + layout;
         const std::string order = lattice_ || fixed_ ? layout + "-tiled" : layout;
-        return precision_of<T> == Precision::Single ? order + "-single" : order;
+        const std::string values = real_values() ? order + "-real" : order;
+        return precision_of<T> == Precision::Single ? values + "-single" : values;
     }
 
     /// The schedule for width r and the current thread count (nullptr: static split).
@@ -105,7 +109,7 @@ protected:
 private:
     void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
     {
-        if constexpr (std::is_same_v<T, complex_double>) {
+        if constexpr (std::is_same_v<V, complex_double>) {
             if (path_ == Path::Naive) return kernels::reference::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, dots);
         }
         kernels::cpu::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, dots, schedule_for(x.num_cols()));
@@ -142,6 +146,28 @@ std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatr
                                              const LatticeRowOrder& lattice, const TileOptions& options)
 {
     return std::make_unique<SellOperator<complex_single>>(std::move(matrix), lattice, options);
+}
+
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<double>> matrix)
+{
+    return std::make_unique<SellOperator<double>>(std::move(matrix), Path::Fused);
+}
+
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<double>> matrix,
+                                             const LatticeRowOrder& lattice, const TileOptions& options)
+{
+    return std::make_unique<SellOperator<double>>(std::move(matrix), lattice, options);
+}
+
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<float>> matrix)
+{
+    return std::make_unique<SellOperator<float>>(std::move(matrix), Path::Fused);
+}
+
+std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const BasicSellMatrix<float>> matrix,
+                                             const LatticeRowOrder& lattice, const TileOptions& options)
+{
+    return std::make_unique<SellOperator<float>>(std::move(matrix), lattice, options);
 }
 
 std::unique_ptr<Operator> make_sell_operator(std::shared_ptr<const SellMatrix> matrix,

@@ -1,6 +1,10 @@
 #include "runtime/base/system.hpp"
 
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
+
+#include <cstdlib>
+#include <new>
 
 #include <algorithm>
 #include <cstdio>
@@ -26,6 +30,22 @@ std::uint64_t available_memory_bytes()
     if (sysinfo(&info) == 0) return static_cast<std::uint64_t>(info.freeram) * info.mem_unit;
     return 0;
 }
+
+void* allocate_pages(std::size_t bytes)
+{
+    constexpr std::size_t huge = std::size_t(2) << 20;
+    const bool large = bytes >= 2 * huge;
+    const std::size_t align = large ? huge : 64;
+    // aligned_alloc wants a multiple of the alignment; the rounding is at most 2 MiB of 4+.
+    const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
+    void* p = std::aligned_alloc(align, size);
+    if (p == nullptr) throw std::bad_alloc();
+    // Advice only: without THP support the pages stay 4 KiB, which is correct, just slower.
+    if (large) (void)madvise(p, size, MADV_HUGEPAGE);
+    return p;
+}
+
+void release_pages(void* p) noexcept { std::free(p); }
 
 std::string format_bytes(double bytes)
 {

@@ -17,6 +17,17 @@ std::uint64_t available_memory_bytes();
 /// GB/s (1e9 B/s) counting 24 bytes per element (two reads, one write).
 double measure_triad_bandwidth_gbs(std::size_t elements, int repetitions);
 
+/// Raw storage for a large array that the threads of a static loop then write first (first
+/// touch): 64-byte aligned; from 4 MiB on, 2 MiB aligned with transparent huge pages
+/// requested (madvise MADV_HUGEPAGE; the Debian default is "madvise"), so the first touch
+/// costs one page fault per 2 MiB instead of per 4 KiB -- on a virtual machine a fault
+/// costs microseconds, and the 4 KiB faults of a 0.8 GB matrix were most of its build
+/// time (docs/performance.md, "Issue 13"). Never returns null: throws std::bad_alloc.
+/// Free with release_pages.
+void* allocate_pages(std::size_t bytes);
+/// Frees storage from allocate_pages (null is allowed).
+void release_pages(void* p) noexcept;
+
 /// "12.3 GiB", "512.0 MiB", ... (binary prefixes).
 std::string format_bytes(double bytes);
 

@@ -15,7 +15,9 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
+#include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "tests/support/dense_operator.hpp"
 #include "tests/support/random_source.hpp"
 #include "tests/support/single_precision.hpp"
 
@@ -321,4 +323,29 @@ TEST(SellFloat, BuildRoundsLikeConvertValues)
         }
         EXPECT_EQ(direct.storage_bytes(), d.storage_bytes() - 8.0 * static_cast<double>(d.num_stored()));
     }
+}
+
+// Lanczos on a single-precision operator runs in complex float (no conversion of double
+// blocks per step). Its bounds must contain the spectrum of the double matrix: the float
+// matrix A_f differs from A by ||A_f - A||_2 <= ||A_f - A||_F <= (eps_f / 2) ||A||_F, and
+// float sweeps perturb each Lanczos step by O(m eps_f ||A||) (m entries per row), both below
+// 1e-4 of the width here against the 0.5 % margin. The Ritz values converged to tolerance
+// 1e-10 relative must therefore lie within 1e-4 w of the exact extremal eigenvalues
+// (bound: residual + float perturbation; a double-rounding defect, e.g. a norm summed in
+// float over N = 200, stays far below, but a wrong recurrence coefficient does not).
+TEST(SellFloat, LanczosInSinglePrecisionBoundsTheDoubleSpectrum)
+{
+    const global_index n = 200;
+    const topokpm::testing::RandomHermitianSource src(n, 0.1, 11);
+    const std::vector<double> eig = topokpm::testing::dense_eigenvalues(src);
+    const double width = eig.back() - eig.front();
+    const auto op = single_sell_operator(SellMatrix::build(src, 0, n, {8, 32}));
+    ASSERT_EQ(op->precision(), Precision::Single);
+    const LanczosBounds quick = lanczos_bounds(*op, 150, 1, 0.005, 0.005);
+    EXPECT_LE(quick.bounds.lower, eig.front());
+    EXPECT_GE(quick.bounds.upper, eig.back());
+    const LanczosBounds sharp = lanczos_bounds(*op, 150, 1, 0.005, 1e-10);
+    EXPECT_NEAR(sharp.lowest_ritz, eig.front(), 1e-4 * width);
+    EXPECT_NEAR(sharp.highest_ritz, eig.back(), 1e-4 * width);
+    EXPECT_LT(quick.iterations, sharp.iterations);
 }
