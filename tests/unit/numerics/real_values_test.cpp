@@ -17,6 +17,7 @@
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
 #include "tests/support/random_source.hpp"
+#include "tests/support/trace_moments.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
@@ -159,8 +160,8 @@ TEST(RealValues, GrapheneMomentsEqualTheComplexPathToRounding)
     const double epsilon = 0.01;
     const KpmScaling scaling = kpm_scaling(gershgorin_bounds(*model), epsilon);
     const int num_moments = 1024, r = 2;
-    const KpmMoments mr = kpm_stochastic_trace(*real_op, num_moments, r, 7, scaling);
-    const KpmMoments mc = kpm_stochastic_trace(*complex_op, num_moments, r, 7, scaling);
+    const auto mr = topokpm::testing::stochastic_trace(*real_op, num_moments, r, 7, scaling);
+    const auto mc = topokpm::testing::stochastic_trace(*complex_op, num_moments, r, 7, scaling);
     const double kappa = 1.0 / std::sqrt(1.0 - (1.0 - epsilon / 2) * (1.0 - epsilon / 2));
     const double c = (model->max_row_length() + 3) * 3.0;
     for (int k = 0; k < num_moments; ++k) {
