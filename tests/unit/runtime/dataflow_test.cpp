@@ -1,6 +1,7 @@
 #include "runtime/tasks/dataflow.hpp"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <atomic>
 #include <mutex>
@@ -154,4 +155,18 @@ TEST(Dataflow, RejectsBadConfiguration)
 {
     EXPECT_THROW(DataflowRuntime(options(0, 0, 4)), topokpm::InputError);
     EXPECT_THROW(DataflowRuntime(options(1, 0, 0)), topokpm::InputError);
+}
+
+// Task bodies see one OpenMP thread (so an OpenMP-built BLAS inside runs single-threaded),
+// whatever the master's setting.
+TEST(Dataflow, BodiesRunWithOneOpenMpThread)
+{
+    omp_set_num_threads(2);
+    int seen = -1;
+    DataflowRuntime rt(options(2, 1, 8));
+    rt.register_data(1, &seen, sizeof seen, 1);
+    rt.submit({[](const TaskContext& c) { *c.as<int>(1) = omp_get_max_threads(); }, {{1, Access::read_write}}});
+    rt.wait_all();
+    EXPECT_EQ(seen, 1);
+    EXPECT_EQ(omp_get_max_threads(), 2);
 }
