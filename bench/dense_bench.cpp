@@ -1,0 +1,278 @@
+// dense-bench: tile Cholesky / tile QR / TSQR on the dataflow runtime against OpenBLAS's
+// zpotrf / zgeqrf (+ zungqr for TSQR's explicit Q) on the same matrix in the same run.
+// Gflop/s by the LAWN 41 counts; medians over --reps; the residual of our factor; the
+// per-worker busy time. See docs/dense.md for the measured table.
+#include <omp.h>
+
+#include <complex>
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "numerics/dense/cholesky.hpp"
+#include "numerics/dense/qr.hpp"
+#include "numerics/dense/tall_skinny.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/base/timer.hpp"
+#include "runtime/topology/topology.hpp"
+
+using namespace topokpm;
+using namespace topokpm::numerics::dense;
+using Z = complex_double;
+
+namespace {
+
+struct Args {
+    std::string op = "potrf";
+    long n = 4000;
+    int k = 64;
+    int tile = 0;  // 0: per-op default
+    int ib = 32;
+    int threads = 2;
+    int reps = 3;
+    int device_workers = 0;
+    bool pin = true;
+    bool check = true;
+    std::string json;
+};
+
+[[noreturn]] void usage(const std::string& why)
+{
+    std::cerr << "dense-bench: " << why << "\n"
+              << "usage: dense-bench --op potrf|geqrf|tsqr --n N [--k K] [--tile B] [--ib IB] [--threads T]\n"
+                 "                   [--reps R] [--device-workers D] [--no-pin] [--no-check] [--json FILE]\n"
+                 "  --n N       matrix order (potrf, geqrf) or rows (tsqr)\n"
+                 "  --k K       columns of the tsqr block (default 64)\n"
+                 "  --tile B    tile size (potrf/geqrf) or row block (tsqr); default 320 / 256 / 8192\n"
+                 "  --ib IB     QR inner blocking (default 32)\n"
+                 "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
+                 "  --device-workers D  workers of a host-memory device (default 0: none)\n";
+    std::exit(2);
+}
+
+Args parse(int argc, char** argv)
+{
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        const std::string key = argv[i];
+        if (key == "--no-pin") { a.pin = false; continue; }
+        if (key == "--no-check") { a.check = false; continue; }
+        if (key == "--help" || key == "-h") usage("help");
+        if (i + 1 >= argc) usage("missing value for " + key);
+        const std::string v = argv[++i];
+        try {
+            if (key == "--op") a.op = v;
+            else if (key == "--n") a.n = std::stol(v);
+            else if (key == "--k") a.k = std::stoi(v);
+            else if (key == "--tile") a.tile = std::stoi(v);
+            else if (key == "--ib") a.ib = std::stoi(v);
+            else if (key == "--threads") a.threads = std::stoi(v);
+            else if (key == "--reps") a.reps = std::stoi(v);
+            else if (key == "--device-workers") a.device_workers = std::stoi(v);
+            else if (key == "--json") a.json = v;
+            else usage("unknown option " + key);
+        } catch (const std::logic_error&) {
+            usage("bad number '" + v + "' for " + key);
+        }
+    }
+    if (a.op != "potrf" && a.op != "geqrf" && a.op != "tsqr") usage("--op must be potrf, geqrf or tsqr");
+    if (a.n < 1 || a.k < 1 || a.threads < 1 || a.reps < 1 || a.ib < 1 || a.tile < 0) usage("values must be >= 1");
+    if (a.tile == 0) a.tile = a.op == "potrf" ? 320 : a.op == "geqrf" ? 256 : 8192;
+    return a;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+std::vector<Z> gaussian(long m, long n, unsigned seed)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> g(0.0, std::sqrt(0.5));
+    std::vector<Z> a(std::size_t(m) * n);
+    for (auto& x : a) x = {g(rng), g(rng)};
+    return a;
+}
+
+double frob(const std::vector<Z>& a)
+{
+    double s = 0;
+    for (const Z& x : a) s += std::norm(x);
+    return std::sqrt(s);
+}
+
+/// ||A - B C||_F with B m x k, C k x n (column major), via zgemm.
+double residual(const std::vector<Z>& a, const std::vector<Z>& b, const std::vector<Z>& c, long m, long k, long n,
+                CBLAS_TRANSPOSE tc)
+{
+    std::vector<Z> d = a;
+    const Z minus_one(-1), one(1);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, tc, m, n, k, &minus_one, b.data(), m, c.data(), tc == CblasNoTrans ? k : n,
+                &one, d.data(), m);
+    return frob(d);
+}
+
+/// LAWN 41 xUNGQR(m, n, k) flops, complex.
+double ungqr_flops(double m, double n, double k)
+{
+    const double mults = 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3 + 2 * n * k - k * k - 5 * k / 3;
+    const double adds = 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3 + n * k - m * k + k / 3;
+    return 6 * mults + 2 * adds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const Args args = parse(argc, argv);
+    const double u = std::numeric_limits<double>::epsilon() / 2;
+    std::unique_ptr<topology::Topology> topo;
+    DenseExecution ex;
+    ex.host_workers = args.threads;
+    ex.device_workers = args.device_workers;
+    ex.inner_block = args.ib;
+    if (args.pin) {
+        topo = std::make_unique<topology::Topology>();
+        ex.topology = topo.get();
+        ex.host_pus = topo->all_pus();
+        ex.device_pus = topo->all_pus();
+    }
+    const long n = args.n;
+    const long cols = args.op == "tsqr" ? args.k : n;
+    std::vector<Z> a = gaussian(n, cols, 2026);
+    if (args.op == "potrf") {  // A = X X^H / n + I
+        std::vector<Z> h(std::size_t(n) * n);
+        const Z alpha(1.0 / n), beta(0.0);
+        omp_set_num_threads(args.threads);
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &alpha, a.data(), n, a.data(), n, &beta,
+                    h.data(), n);
+        for (long d = 0; d < n; ++d) h[std::size_t(d) * n + d] += 1.0;
+        a.swap(h);
+    }
+    const double flops = args.op == "potrf" ? cholesky_flops(n)
+                         : args.op == "geqrf" ? qr_flops(n, n)
+                                              : qr_flops(n, cols) + ungqr_flops(n, cols, cols);
+
+    std::vector<double> ours_s, theirs_s;
+    DenseReport last_report;
+    std::vector<Z> ours_out, r_out;
+    for (int rep = 0; rep < args.reps; ++rep) {
+        // Ours (the copy into tiles is not timed; LAPACK's copy below is not either).
+        const int mb = args.tile, nb = args.op == "tsqr" ? int(cols) : args.tile;
+        TileMatrix<Z> t(n, cols, mb, nb);
+        t.from_column_major(a.data(), n);
+        DenseReport report;
+        if (args.op == "potrf") {
+            report = cholesky(t, ex);
+            ours_out.assign(t.storage().size(), 0.0);
+            t.to_column_major(ours_out.data(), n);
+        } else if (args.op == "geqrf") {
+            auto f = qr(std::move(t), ex, &report);
+            if (rep == args.reps - 1 && args.check) {
+                auto q = form_q(f, ex);
+                ours_out.assign(std::size_t(n) * n, 0.0);
+                q.to_column_major(ours_out.data(), n);
+                r_out.assign(std::size_t(n) * n, 0.0);
+                f.a.to_column_major(r_out.data(), n);
+            }
+        } else {
+            auto result = tsqr(t, ex);
+            report = result.report;
+            ours_out.assign(std::size_t(n) * cols, 0.0);
+            t.to_column_major(ours_out.data(), n);
+            r_out = result.r;
+        }
+        ours_s.push_back(report.seconds);
+        last_report = report;
+
+        // Theirs: OpenBLAS with the same number of threads.
+        std::vector<Z> b = a;
+        omp_set_num_threads(args.threads);
+        const double start = wall_seconds();
+        if (args.op == "potrf") {
+            if (LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, 'L', n, b.data(), n) != 0) throw NumericalError("zpotrf failed");
+        } else {
+            std::vector<Z> tau(static_cast<std::size_t>(cols));
+            Z query;
+            LAPACKE_zgeqrf_work(LAPACK_COL_MAJOR, n, cols, b.data(), n, tau.data(), &query, -1);
+            std::vector<Z> work(std::size_t(query.real()) + 1);
+            LAPACKE_zgeqrf_work(LAPACK_COL_MAJOR, n, cols, b.data(), n, tau.data(), work.data(), lapack_int(work.size()));
+            if (args.op == "tsqr") {
+                LAPACKE_zungqr_work(LAPACK_COL_MAJOR, n, cols, cols, b.data(), n, tau.data(), &query, -1);
+                work.resize(std::size_t(query.real()) + 1);
+                LAPACKE_zungqr_work(LAPACK_COL_MAJOR, n, cols, cols, b.data(), n, tau.data(), work.data(),
+                                    lapack_int(work.size()));
+            }
+        }
+        theirs_s.push_back(wall_seconds() - start);
+    }
+
+    // Backward error of our last factorization, ||A - factors||_F / (n u ||A||_F).
+    double res = -1;
+    if (args.check) {
+        omp_set_num_threads(args.threads);
+        if (args.op == "potrf") {
+            for (long c = 0; c < n; ++c)
+                for (long r = 0; r < c; ++r) ours_out[std::size_t(c) * n + r] = 0.0;
+            res = residual(a, ours_out, ours_out, n, n, n, CblasConjTrans);
+        } else {
+            std::vector<Z> r(std::size_t(cols) * cols, 0.0);
+            const long ldr = args.op == "tsqr" ? cols : n;
+            for (long c = 0; c < cols; ++c)
+                for (long row = 0; row <= c; ++row) r[std::size_t(c) * cols + row] = r_out[std::size_t(c) * ldr + row];
+            res = residual(a, ours_out, r, n, cols, cols, CblasNoTrans);
+        }
+        res /= double(n) * u * frob(a);
+    }
+
+    const double ours_med = median(ours_s), theirs_med = median(theirs_s);
+    const double ours_gf = flops / ours_med * 1e-9, theirs_gf = flops / theirs_med * 1e-9;
+    const auto& st = last_report.stats;
+    double busy_max = 0, busy_sum = 0;
+    for (double b : st.busy_seconds) {
+        busy_max = std::max(busy_max, b);
+        busy_sum += b;
+    }
+    const double imbalance = st.busy_seconds.empty() ? 0 : busy_max / (busy_sum / st.busy_seconds.size());
+    std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d reps=%d\n", args.op.c_str(), n,
+                args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile, args.ib, args.threads,
+                args.device_workers, args.reps);
+    std::printf("  ours    median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
+    std::printf("  openblas median %.4f s  %.2f Gflop/s (%s)\n", theirs_med, theirs_gf,
+                args.op == "potrf" ? "zpotrf" : args.op == "geqrf" ? "zgeqrf" : "zgeqrf+zungqr");
+    std::printf("  ratio ours/theirs %.3f   residual ||A-F||_F/(n u ||A||_F) %.3g\n", ours_gf / theirs_gf, res);
+    std::printf("  tasks %ld, per-worker busy s:", st.tasks_submitted);
+    for (double b : st.busy_seconds) std::printf(" %.3f", b);
+    std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB\n", imbalance,
+                st.bytes_to_device / 1e6, st.bytes_to_host / 1e6);
+    if (!args.json.empty()) {
+        std::ofstream out(args.json);
+        if (!out) throw IoError("cannot write " + args.json);
+        out.precision(10);
+        out << "{\"op\": \"" << args.op << "\", \"n\": " << n << ", \"k\": " << cols << ", \"tile\": " << args.tile
+            << ", \"ib\": " << args.ib << ", \"threads\": " << args.threads
+            << ", \"device_workers\": " << args.device_workers << ", \"reps\": " << args.reps
+            << ", \"ours_seconds\": " << ours_med << ", \"lapack_seconds\": " << theirs_med
+            << ", \"ours_gflops\": " << ours_gf << ", \"lapack_gflops\": " << theirs_gf
+            << ", \"ratio\": " << ours_gf / theirs_gf << ", \"residual\": " << res << ", \"busy_seconds\": [";
+        for (std::size_t w = 0; w < st.busy_seconds.size(); ++w) out << (w ? ", " : "") << st.busy_seconds[w];
+        out << "], \"imbalance\": " << imbalance << "}\n";
+    }
+    return 0;
+}

@@ -1,0 +1,187 @@
+// CPU tile kernels of numerics/dense/dense_kernels.hpp: LAPACKE (_work variants, so no
+// O(n^2) NaN scan per call) and CBLAS, one instantiation per precision.
+#include "numerics/dense/dense_kernels.hpp"
+
+#include <complex>
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/base/error.hpp"
+
+namespace topokpm::numerics::kernels::cpu {
+
+namespace {
+
+template <class T>
+constexpr bool is_double = std::is_same_v<T, complex_double>;
+
+/// Per-thread workspace (the tile kernels run on many workers at once).
+template <class T>
+T* workspace(std::size_t n)
+{
+    thread_local std::vector<T> buffer;
+    if (buffer.size() < n) buffer.resize(n);
+    return buffer.data();
+}
+
+void check(lapack_int info, const char* routine)
+{
+    TOPOKPM_REQUIRE(info == 0, routine, " rejected argument ", -info);
+}
+
+}  // namespace
+
+template <class T>
+int potrf(int n, T* a, int lda)
+{
+    lapack_int info;
+    if constexpr (is_double<T>) info = LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda);
+    else info = LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda);
+    TOPOKPM_REQUIRE(info >= 0, "potrf rejected argument ", -info);
+    return static_cast<int>(info);
+}
+
+template <class T>
+int potrf_upper(int n, T* a, int lda)
+{
+    lapack_int info;
+    if constexpr (is_double<T>) info = LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+    else info = LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+    TOPOKPM_REQUIRE(info >= 0, "potrf rejected argument ", -info);
+    return static_cast<int>(info);
+}
+
+template <class T>
+void trsm_right_lower_conj(int m, int n, const T* l, int ldl, T* b, int ldb)
+{
+    const T one(1);
+    if constexpr (is_double<T>)
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasLower, CblasConjTrans, CblasNonUnit, m, n, &one, l, ldl, b, ldb);
+    else
+        cblas_ctrsm(CblasColMajor, CblasRight, CblasLower, CblasConjTrans, CblasNonUnit, m, n, &one, l, ldl, b, ldb);
+}
+
+template <class T>
+void trsm_right_upper(int m, int n, const T* r, int ldr, T* b, int ldb)
+{
+    const T one(1);
+    if constexpr (is_double<T>)
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, &one, r, ldr, b, ldb);
+    else
+        cblas_ctrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, &one, r, ldr, b, ldb);
+}
+
+template <class T>
+void herk_minus(int n, int k, const T* a, int lda, T* c, int ldc)
+{
+    if constexpr (is_double<T>) cblas_zherk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0, a, lda, 1.0, c, ldc);
+    else cblas_cherk(CblasColMajor, CblasLower, CblasNoTrans, n, k, -1.0f, a, lda, 1.0f, c, ldc);
+}
+
+template <class T>
+void gemm_minus_conj(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc)
+{
+    const T minus_one(-1), one(1);
+    if constexpr (is_double<T>)
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
+    else
+        cblas_cgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
+}
+
+template <class T>
+void gemm_conj_plain(int n, int k, int m, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc)
+{
+    if constexpr (is_double<T>)
+        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, n, k, m, &alpha, a, lda, b, ldb, &beta, c, ldc);
+    else
+        cblas_cgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, n, k, m, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+
+template <class T>
+void geqrt(int m, int n, int ib, T* a, int lda, T* t, int ldt)
+{
+    const int nb = std::max(1, std::min({ib, m, n}));
+    T* work = workspace<T>(static_cast<std::size_t>(nb) * n);
+    if constexpr (is_double<T>) check(LAPACKE_zgeqrt_work(LAPACK_COL_MAJOR, m, n, nb, a, lda, t, ldt, work), "zgeqrt");
+    else check(LAPACKE_cgeqrt_work(LAPACK_COL_MAJOR, m, n, nb, a, lda, t, ldt, work), "cgeqrt");
+}
+
+template <class T>
+void gemqrt(char trans, int m, int n, int k, int ib, const T* v, int ldv, const T* t, int ldt, T* c, int ldc)
+{
+    const int nb = std::max(1, std::min(ib, k));
+    T* work = workspace<T>(static_cast<std::size_t>(nb) * std::max(1, n));
+    if constexpr (is_double<T>)
+        check(LAPACKE_zgemqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, nb, v, ldv, t, ldt, c, ldc, work), "zgemqrt");
+    else
+        check(LAPACKE_cgemqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, nb, v, ldv, t, ldt, c, ldc, work), "cgemqrt");
+}
+
+template <class T>
+void tpqrt(int m, int n, int l, int ib, T* a, int lda, T* b, int ldb, T* t, int ldt)
+{
+    const int nb = std::max(1, std::min(ib, n));
+    T* work = workspace<T>(static_cast<std::size_t>(nb) * n);
+    if constexpr (is_double<T>)
+        check(LAPACKE_ztpqrt_work(LAPACK_COL_MAJOR, m, n, l, nb, a, lda, b, ldb, t, ldt, work), "ztpqrt");
+    else
+        check(LAPACKE_ctpqrt_work(LAPACK_COL_MAJOR, m, n, l, nb, a, lda, b, ldb, t, ldt, work), "ctpqrt");
+}
+
+template <class T>
+void tpmqrt(char trans, int m, int n, int k, int l, int ib, const T* v, int ldv, const T* t, int ldt, T* a,
+            int lda, T* b, int ldb)
+{
+    const int nb = std::max(1, std::min(ib, k));
+    T* work = workspace<T>(static_cast<std::size_t>(nb) * std::max(1, n));
+    if constexpr (is_double<T>)
+        check(LAPACKE_ztpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, l, nb, v, ldv, t, ldt, a, lda, b, ldb, work),
+              "ztpmqrt");
+    else
+        check(LAPACKE_ctpmqrt_work(LAPACK_COL_MAJOR, 'L', trans, m, n, k, l, nb, v, ldv, t, ldt, a, lda, b, ldb, work),
+              "ctpmqrt");
+}
+
+template <class T>
+double pocon_upper(int n, const T* u, int ldu, double anorm)
+{
+    std::vector<T> work(2 * static_cast<std::size_t>(n));
+    if constexpr (is_double<T>) {
+        std::vector<double> rwork(static_cast<std::size_t>(n));
+        double rcond = 0.0;
+        check(LAPACKE_zpocon_work(LAPACK_COL_MAJOR, 'U', n, u, ldu, anorm, &rcond, work.data(), rwork.data()), "zpocon");
+        return rcond;
+    } else {
+        std::vector<float> rwork(static_cast<std::size_t>(n));
+        float rcond = 0.0f;
+        check(LAPACKE_cpocon_work(LAPACK_COL_MAJOR, 'U', n, u, ldu, static_cast<float>(anorm), &rcond, work.data(),
+                                  rwork.data()),
+              "cpocon");
+        return rcond;
+    }
+}
+
+#define TOPOKPM_DENSE_KERNELS(T)                                                                                  \
+    template int potrf<T>(int, T*, int);                                                                          \
+    template int potrf_upper<T>(int, T*, int);                                                                    \
+    template void trsm_right_lower_conj<T>(int, int, const T*, int, T*, int);                                     \
+    template void trsm_right_upper<T>(int, int, const T*, int, T*, int);                                          \
+    template void herk_minus<T>(int, int, const T*, int, T*, int);                                                \
+    template void gemm_minus_conj<T>(int, int, int, const T*, int, const T*, int, T*, int);                       \
+    template void gemm_conj_plain<T>(int, int, int, T, const T*, int, const T*, int, T, T*, int);                 \
+    template void geqrt<T>(int, int, int, T*, int, T*, int);                                                      \
+    template void gemqrt<T>(char, int, int, int, int, const T*, int, const T*, int, T*, int);                     \
+    template void tpqrt<T>(int, int, int, int, T*, int, T*, int, T*, int);                                        \
+    template void tpmqrt<T>(char, int, int, int, int, int, const T*, int, const T*, int, T*, int, T*, int);       \
+    template double pocon_upper<T>(int, const T*, int, double);
+
+TOPOKPM_DENSE_KERNELS(complex_double)
+TOPOKPM_DENSE_KERNELS(complex_single)
+
+}  // namespace topokpm::numerics::kernels::cpu

@@ -1,0 +1,60 @@
+#pragma once
+/// @file execution.hpp
+/// Where the tile algorithms run (docs/dense.md): host workers, optionally one
+/// "host-memory device" (tasks::DeviceKind::host_memory: own buffers, explicit copies),
+/// and the seed-001 two-level 1-D block-cyclic distribution of tile columns over them.
+/// Tasks run on the owner of the tile they write; the runtime stages the others.
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "numerics/dense/tile_matrix.hpp"
+#include "runtime/tasks/dataflow.hpp"
+
+namespace topokpm::numerics::dense {
+
+struct DenseExecution {
+    int host_workers = 1;      ///< CPU workers on the host memory, >= 1
+    int device_workers = 0;    ///< workers of one host-memory device; 0: no device
+    int slices = 2;            ///< s of seed §3.4: tile column j is the device's when j mod s == s-1; >= 1
+    std::size_t window = 4096; ///< task window of the runtime, >= 1
+    int inner_block = 32;      ///< QR inner blocking ib, >= 1
+    const topology::Topology* topology = nullptr;  ///< for pinning (optional)
+    std::vector<unsigned> host_pus;    ///< pin host worker w to host_pus[w % size]; empty: unpinned
+    std::vector<unsigned> device_pus;  ///< same for the device's workers
+};
+
+/// Owner of tile column j among the host (0) and `accelerators` devices (1..P), seed
+/// §3.4: columns with j mod s == s-1 go to device 1 + (j / s) mod P, the rest to the
+/// host. With P = 0 every column is the host's.
+int column_owner(int j, int slices, int accelerators);
+
+/// The workers' time inside tasks and the copies, for benchmarks and tests.
+struct DenseReport {
+    double seconds = 0.0;
+    tasks::DataflowRuntime::Stats stats;
+};
+
+/// A runtime for `execution` (throws InputError for out-of-range fields).
+std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execution);
+
+/// The runtime's id of tile (i, j) of matrix number `matrix` (0..255).
+inline tasks::DataId tile_id(int matrix, int i, int j)
+{
+    return (tasks::DataId(matrix) << 56) | (tasks::DataId(static_cast<unsigned>(i)) << 28) |
+           tasks::DataId(static_cast<unsigned>(j));
+}
+
+/// Registers every tile of `a` as matrix `matrix`, owned per column_owner().
+template <class T>
+void register_tiles(tasks::DataflowRuntime& runtime, TileMatrix<T>& a, int matrix, const DenseExecution& execution)
+{
+    const int accelerators = execution.device_workers > 0 ? 1 : 0;
+    for (int j = 0; j < a.nt(); ++j)
+        for (int i = 0; i < a.mt(); ++i)
+            runtime.register_data(tile_id(matrix, i, j), a.tile(i, j), a.tile_bytes(i, j),
+                                  column_owner(j, execution.slices, accelerators));
+}
+
+}  // namespace topokpm::numerics::dense

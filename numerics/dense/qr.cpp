@@ -1,0 +1,157 @@
+#include "numerics/dense/qr.hpp"
+
+#include <algorithm>
+
+#include "numerics/dense/dense_kernels.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/base/timer.hpp"
+
+namespace topokpm::numerics::dense {
+
+using tasks::Access;
+using tasks::TaskContext;
+
+double qr_flops(double m, double n)
+{
+    // LAWN 41 xGEQRF (m >= n); complex: 6 per multiply, 2 per add.
+    const double mults = m * n * n - n * n * n / 3 + m * n + n * n / 2 + 23 * n / 6;
+    const double adds = m * n * n - n * n * n / 3 + n * n / 2 + 5 * n / 6;
+    return 6 * mults + 2 * adds;
+}
+
+template <class T>
+TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* report)
+{
+    TOPOKPM_USER_REQUIRE(a.mb() == a.nb(), "tile QR needs square tiles, got ", a.mb(), " x ", a.nb());
+    const double start = wall_seconds();
+    const int ib = std::min(execution.inner_block, a.nb());
+    TileQr<T> f{std::move(a), TileMatrix<T>(), ib};
+    TileMatrix<T>& A = f.a;
+    f.t = TileMatrix<T>(global_index(A.mt()) * ib, A.cols(), ib, A.nb());
+    auto runtime = make_runtime(execution);
+    register_tiles(*runtime, A, 0, execution);
+    register_tiles(*runtime, f.t, 1, execution);
+    auto a_id = [](int i, int j) { return tile_id(0, i, j); };
+    auto t_id = [](int i, int j) { return tile_id(1, i, j); };
+    const int mt = A.mt(), nt = A.nt();
+    for (int k = 0; k < std::min(mt, nt); ++k) {
+        const int mk = A.tile_rows(k), nk = A.tile_cols(k), kk = std::min(mk, nk);
+        const double base = 3.0 * (nt - k);
+        runtime->submit({[=](const TaskContext& c) {
+                             kernels::cpu::geqrt(mk, nk, ib, c.as<T>(a_id(k, k)), mk, c.as<T>(t_id(k, k)), ib);
+                         },
+                         {{a_id(k, k), Access::read_write}, {t_id(k, k), Access::read_write}},
+                         base + 2});
+        for (int j = k + 1; j < nt; ++j) {
+            const int nj = A.tile_cols(j);
+            runtime->submit({[=](const TaskContext& c) {
+                                 kernels::cpu::gemqrt('C', mk, nj, kk, ib, c.as<T>(a_id(k, k)), mk,
+                                                      c.as<T>(t_id(k, k)), ib, c.as<T>(a_id(k, j)), mk);
+                             },
+                             {{a_id(k, j), Access::read_write}, {a_id(k, k), Access::read}, {t_id(k, k), Access::read}},
+                             base + (j == k + 1 ? 1 : 0)});
+        }
+        for (int i = k + 1; i < mt; ++i) {
+            const int mi = A.tile_rows(i);
+            runtime->submit({[=](const TaskContext& c) {
+                                 kernels::cpu::tpqrt(mi, nk, 0, ib, c.as<T>(a_id(k, k)), mk, c.as<T>(a_id(i, k)), mi,
+                                                     c.as<T>(t_id(i, k)), ib);
+                             },
+                             {{a_id(k, k), Access::read_write}, {a_id(i, k), Access::read_write},
+                              {t_id(i, k), Access::read_write}},
+                             base + 2});
+            for (int j = k + 1; j < nt; ++j) {
+                const int nj = A.tile_cols(j);
+                runtime->submit({[=](const TaskContext& c) {
+                                     kernels::cpu::tpmqrt('C', mi, nj, nk, 0, ib, c.as<T>(a_id(i, k)), mi,
+                                                          c.as<T>(t_id(i, k)), ib, c.as<T>(a_id(k, j)), mk,
+                                                          c.as<T>(a_id(i, j)), mi);
+                                 },
+                                 {{a_id(k, j), Access::read_write}, {a_id(i, j), Access::read_write},
+                                  {a_id(i, k), Access::read}, {t_id(i, k), Access::read}},
+                                 base + (j == k + 1 ? 1 : 0)});
+            }
+        }
+    }
+    runtime->wait_all();
+    if (report != nullptr) *report = {wall_seconds() - start, runtime->stats()};
+    return f;
+}
+
+template <class T>
+DenseReport apply_q(const TileQr<T>& f, char trans, TileMatrix<T>& c, const DenseExecution& execution)
+{
+    TOPOKPM_USER_REQUIRE(trans == 'N' || trans == 'C', "apply_q: trans must be 'N' or 'C', got '", trans, "'");
+    TOPOKPM_USER_REQUIRE(c.rows() == f.a.rows() && c.mb() == f.a.mb(), "apply_q: c must have ", f.a.rows(),
+                         " rows in tiles of ", f.a.mb(), ", got ", c.rows(), " in tiles of ", c.mb());
+    const double start = wall_seconds();
+    // The factors are only read; the runtime's items need non-const host pointers.
+    auto& A = const_cast<TileMatrix<T>&>(f.a);
+    auto& Tm = const_cast<TileMatrix<T>&>(f.t);
+    auto runtime = make_runtime(execution);
+    register_tiles(*runtime, A, 0, execution);
+    register_tiles(*runtime, Tm, 1, execution);
+    register_tiles(*runtime, c, 2, execution);
+    auto a_id = [](int i, int j) { return tile_id(0, i, j); };
+    auto t_id = [](int i, int j) { return tile_id(1, i, j); };
+    auto c_id = [](int i, int j) { return tile_id(2, i, j); };
+    const int ib = f.inner_block;
+    const int mt = A.mt(), K = std::min(A.mt(), A.nt());
+    auto unmqr = [&](int k) {
+        const int mk = A.tile_rows(k), kk = std::min(mk, A.tile_cols(k));
+        for (int j = 0; j < c.nt(); ++j) {
+            const int nj = c.tile_cols(j);
+            runtime->submit({[=](const TaskContext& x) {
+                                 kernels::cpu::gemqrt(trans, mk, nj, kk, ib, x.as<T>(a_id(k, k)), mk,
+                                                      x.as<T>(t_id(k, k)), ib, x.as<T>(c_id(k, j)), mk);
+                             },
+                             {{c_id(k, j), Access::read_write}, {a_id(k, k), Access::read}, {t_id(k, k), Access::read}},
+                             double(K - k)});
+        }
+    };
+    auto tsmqr = [&](int i, int k) {
+        const int mi = A.tile_rows(i), mk = A.tile_rows(k), nk = A.tile_cols(k);
+        for (int j = 0; j < c.nt(); ++j) {
+            const int nj = c.tile_cols(j);
+            runtime->submit({[=](const TaskContext& x) {
+                                 kernels::cpu::tpmqrt(trans, mi, nj, nk, 0, ib, x.as<T>(a_id(i, k)), mi,
+                                                      x.as<T>(t_id(i, k)), ib, x.as<T>(c_id(k, j)), mk,
+                                                      x.as<T>(c_id(i, j)), mi);
+                             },
+                             {{c_id(k, j), Access::read_write}, {c_id(i, j), Access::read_write},
+                              {a_id(i, k), Access::read}, {t_id(i, k), Access::read}},
+                             double(K - k)});
+        }
+    };
+    if (trans == 'C') {
+        for (int k = 0; k < K; ++k) {
+            unmqr(k);
+            for (int i = k + 1; i < mt; ++i) tsmqr(i, k);
+        }
+    } else {
+        for (int k = K - 1; k >= 0; --k) {
+            for (int i = mt - 1; i > k; --i) tsmqr(i, k);
+            unmqr(k);
+        }
+    }
+    runtime->wait_all();
+    return {wall_seconds() - start, runtime->stats()};
+}
+
+template <class T>
+TileMatrix<T> form_q(const TileQr<T>& f, const DenseExecution& execution)
+{
+    TileMatrix<T> q(f.a.rows(), f.a.cols(), f.a.mb(), f.a.nb());
+    for (global_index d = 0; d < std::min(q.rows(), q.cols()); ++d) q(d, d) = T(1);
+    apply_q(f, 'N', q, execution);
+    return q;
+}
+
+#define TOPOKPM_TILE_QR(T)                                                                   \
+    template TileQr<T> qr<T>(TileMatrix<T>, const DenseExecution&, DenseReport*);            \
+    template DenseReport apply_q<T>(const TileQr<T>&, char, TileMatrix<T>&, const DenseExecution&); \
+    template TileMatrix<T> form_q<T>(const TileQr<T>&, const DenseExecution&);
+TOPOKPM_TILE_QR(complex_double)
+TOPOKPM_TILE_QR(complex_single)
+
+}  // namespace topokpm::numerics::dense

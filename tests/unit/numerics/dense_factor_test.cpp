@@ -1,0 +1,478 @@
+// Tile Cholesky, tile QR, TSQR and CholQR2 (numerics/dense) against backward-error
+// bounds and against LAPACK's zpotrf/zgeqrf; schedule independence bit for bit.
+//
+// Tolerances (u = unit roundoff, gamma_j = j u / (1 - j u); complex arithmetic costs a
+// small constant, taken as 4 = 2 sqrt(2) rounded up, Higham §3.6):
+//  - Cholesky (Higham Thm 10.3): |A - L L^H| <= gamma_{n+1} |L| |L^H| elementwise, and
+//    || |L| |L^H| ||_F <= ||L||_F^2 = trace(A), so ||A - L L^H||_F <= 4 gamma_{n+1} trace(A).
+//  - Householder QR (Higham Thm 19.4 / Lemma 19.3): a product of r reflectors of length
+//    <= l perturbs each column by <= r gamma_l relative to its norm. In tile QR a column
+//    meets at most r = n * mt reflectors (nb per GEQRT/TSQRT and mt tile rows) of length
+//    <= 2 nb, so ||A - QR||_F <= 4 r gamma_{2 nb} ||A||_F and ||Q^H Q - I||_F <= sqrt(n)
+//    times that relative bound.
+//  - Against LAPACK: both factors are exact for A + dA_ours and A + dA_lapack; the
+//    first-order perturbation bounds (Higham Thm 10.8 for Cholesky, Sun 1991 for QR)
+//    give ||L - L_ref||_F <= kappa2(A) (||dA_1||_F + ||dA_2||_F) / ||A||_2 * ||L||_2 and the
+//    same for R with kappa2(A) of the rectangular A.
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "numerics/base/dense_eigen.hpp"
+#include "numerics/dense/cholesky.hpp"
+#include "numerics/dense/qr.hpp"
+#include "numerics/dense/tall_skinny.hpp"
+#include "runtime/base/error.hpp"
+
+using namespace topokpm;
+using namespace topokpm::numerics::dense;
+
+namespace {
+
+template <class T>
+using Real = typename T::value_type;
+
+template <class T>
+double unit_roundoff()
+{
+    return std::numeric_limits<Real<T>>::epsilon() / 2;
+}
+
+double gamma(double j, double u) { return j * u / (1 - j * u); }
+
+/// Column-major m x n Gaussian matrix (complex entries, unit variance), fixed seed.
+std::vector<complex_double> gaussian(int m, int n, unsigned seed)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> g(0.0, std::sqrt(0.5));
+    std::vector<complex_double> a(std::size_t(m) * n);
+    for (auto& x : a) x = {g(rng), g(rng)};
+    return a;
+}
+
+/// A = X X^H / n + I: Hermitian positive definite, eigenvalues in [1, ~5].
+std::vector<complex_double> random_hpd(int n, unsigned seed)
+{
+    auto x = gaussian(n, n, seed);
+    std::vector<complex_double> a(std::size_t(n) * n);
+    const complex_double alpha(1.0 / n), beta(0.0);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &alpha, x.data(), n, x.data(), n, &beta,
+                a.data(), n);
+    for (int d = 0; d < n; ++d) a[std::size_t(d) * n + d] += 1.0;
+    return a;
+}
+
+template <class T>
+std::vector<T> cast(const std::vector<complex_double>& a)
+{
+    return std::vector<T>(a.begin(), a.end());
+}
+
+template <class T>
+double frob(const std::vector<T>& a)
+{
+    double s = 0;
+    for (const auto& x : a) s += std::norm(complex_double(x));
+    return std::sqrt(s);
+}
+
+/// C = A^H B in double (m x n inputs, n x n result), the reference products of the tests.
+std::vector<complex_double> gram(const std::vector<complex_double>& a, const std::vector<complex_double>& b, int m,
+                                 int n)
+{
+    std::vector<complex_double> c(std::size_t(n) * n);
+    const complex_double one(1), zero(0);
+    cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, n, n, m, &one, a.data(), m, b.data(), m, &zero, c.data(),
+                n);
+    return c;
+}
+
+std::vector<complex_double> product(const std::vector<complex_double>& a, const std::vector<complex_double>& b, int m,
+                                    int k, int n)
+{
+    std::vector<complex_double> c(std::size_t(m) * n);
+    const complex_double one(1), zero(0);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, a.data(), m, b.data(), k, &zero, c.data(),
+                m);
+    return c;
+}
+
+template <class T>
+std::vector<complex_double> to_double(const TileMatrix<T>& t)
+{
+    std::vector<T> out(std::size_t(t.rows()) * t.cols());
+    t.to_column_major(out.data(), t.rows());
+    return std::vector<complex_double>(out.begin(), out.end());
+}
+
+/// kappa2 of an m x n matrix (m >= n) from the eigenvalues of A^H A.
+double kappa2(const std::vector<complex_double>& a, int m, int n)
+{
+    auto ev = numerics::hermitian_eigenvalues(gram(a, a, m, n), n);
+    return std::sqrt(ev.back() / ev.front());
+}
+
+double orthogonality(const std::vector<complex_double>& q, int m, int n)
+{
+    auto g = gram(q, q, m, n);
+    for (int d = 0; d < n; ++d) g[std::size_t(d) * n + d] -= 1.0;
+    return frob(g);
+}
+
+std::vector<complex_double> upper(const std::vector<complex_double>& a, int lda, int n)
+{
+    std::vector<complex_double> r(std::size_t(n) * n, 0.0);
+    for (int c = 0; c < n; ++c)
+        for (int row = 0; row <= c; ++row) r[row + std::size_t(c) * n] = a[row + std::size_t(c) * lda];
+    return r;
+}
+
+/// ||R - D R_ref||_F with D the diagonal phases that align R_ref's diagonal to R's
+/// (QR is unique only up to them).
+double phase_aligned_difference(const std::vector<complex_double>& r, const std::vector<complex_double>& ref, int n)
+{
+    double s = 0;
+    for (int row = 0; row < n; ++row) {
+        const complex_double a = r[row + std::size_t(row) * n], b = ref[row + std::size_t(row) * n];
+        const complex_double phase = (std::abs(b) > 0 && std::abs(a) > 0) ? (a / std::abs(a)) / (b / std::abs(b)) : 1.0;
+        for (int c = row; c < n; ++c)
+            s += std::norm(r[row + std::size_t(c) * n] - phase * ref[row + std::size_t(c) * n]);
+    }
+    return std::sqrt(s);
+}
+
+std::vector<DenseExecution> schedules()
+{
+    std::vector<DenseExecution> out;
+    DenseExecution one;  // 1 host worker
+    out.push_back(one);
+    DenseExecution two = one;
+    two.host_workers = 2;
+    out.push_back(two);
+    DenseExecution device = one;  // host + host-memory device, seed §3.4 split
+    device.device_workers = 1;
+    out.push_back(device);
+    DenseExecution tight = two;  // window of one task, both devices
+    tight.device_workers = 1;
+    tight.slices = 3;
+    tight.window = 1;
+    out.push_back(tight);
+    return out;
+}
+
+template <class T>
+class DenseTyped : public ::testing::Test {};
+using Precisions = ::testing::Types<complex_double, complex_single>;
+TYPED_TEST_SUITE(DenseTyped, Precisions);
+
+}  // namespace
+
+TYPED_TEST(DenseTyped, CholeskyResidualWithinBackwardErrorBound)
+{
+    using T = TypeParam;
+    const int n = 300, nb = 64;  // ragged last tile
+    const auto a = random_hpd(n, 1);
+    TileMatrix<T> t(n, n, nb, nb);
+    t.from_column_major(cast<T>(a).data(), n);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    cholesky(t, ex);
+    auto l = to_double(t);
+    for (int c = 0; c < n; ++c)
+        for (int r = 0; r < c; ++r) l[r + std::size_t(c) * n] = 0.0;
+    std::vector<complex_double> llh(std::size_t(n) * n);
+    const complex_double one(1), zero(0);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &one, l.data(), n, l.data(), n, &zero,
+                llh.data(), n);
+    std::vector<complex_double> diff(a.size());
+    double trace = 0;
+    for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(cast<T>({a[e]})[0]) - llh[e];
+    for (int d = 0; d < n; ++d) trace += a[std::size_t(d) * n + d].real();
+    const double bound = 4 * gamma(n + 1, unit_roundoff<T>()) * trace;
+    EXPECT_LE(frob(diff), bound);
+    // Not vacuous: a factor with one perturbed entry fails the bound.
+    EXPECT_GT(1e-3 * trace, bound);
+}
+
+TEST(DenseCholesky, EqualsLapackZpotrfToRounding)
+{
+    const int n = 256, nb = 48;
+    const auto a = random_hpd(n, 2);
+    TileMatrix<complex_double> t(n, n, nb, nb);
+    t.from_column_major(a.data(), n);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    ex.device_workers = 1;
+    cholesky(t, ex);
+    auto ref = a;
+    ASSERT_EQ(LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'L', n, ref.data(), n), 0);
+    auto ours = to_double(t);
+    double diff = 0, trace = 0;
+    for (int c = 0; c < n; ++c)
+        for (int r = c; r < n; ++r) diff += std::norm(ours[r + std::size_t(c) * n] - ref[r + std::size_t(c) * n]);
+    for (int d = 0; d < n; ++d) trace += a[std::size_t(d) * n + d].real();
+    const auto ev = numerics::hermitian_eigenvalues(a, n);
+    const double kappa = ev.back() / ev.front(), norm2 = ev.back();
+    const double da = 4 * gamma(n + 1, unit_roundoff<complex_double>()) * trace;
+    EXPECT_LE(std::sqrt(diff), kappa * 2 * da / norm2 * std::sqrt(norm2));
+}
+
+TYPED_TEST(DenseTyped, CholeskyOfNonPositiveMatrixNamesTheFailingColumn)
+{
+    using T = TypeParam;
+    const int n = 200, nb = 64;
+    TileMatrix<T> t(n, n, nb, nb);
+    for (int d = 0; d < n; ++d) t(d, d) = T(4);
+    t(150, 150) = T(-1);  // tile 2, leading minor of order 151 is negative
+    DenseExecution ex;
+    ex.host_workers = 2;
+    try {
+        cholesky(t, ex);
+        FAIL() << "no NumericalError";
+    } catch (const NumericalError& e) {
+        EXPECT_NE(std::string(e.what()).find("column 150,"), std::string::npos) << e.what();
+    }
+}
+
+TYPED_TEST(DenseTyped, CholeskyIsBitwiseIndependentOfWorkersDevicesAndWindow)
+{
+    using T = TypeParam;
+    const int n = 330, nb = 40;
+    const auto a = cast<T>(random_hpd(n, 3));
+    std::vector<std::vector<T>> results;
+    for (const DenseExecution& ex : schedules()) {
+        TileMatrix<T> t(n, n, nb, nb);
+        t.from_column_major(a.data(), n);
+        const DenseReport report = cholesky(t, ex);
+        if (ex.device_workers > 0) {
+            EXPECT_GT(report.stats.bytes_to_device, 0u);
+        }
+        if (ex.window == 1) {
+            EXPECT_EQ(report.stats.max_window, 1u);
+        }
+        results.push_back(t.storage());
+    }
+    for (std::size_t r = 1; r < results.size(); ++r)
+        EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(T)), 0)
+            << "schedule " << r;
+}
+
+namespace {
+
+template <class T>
+void check_qr(const std::vector<complex_double>& a, int m, int n, int nb, int ib)
+{
+    TileMatrix<T> t(m, n, nb, nb);
+    t.from_column_major(cast<T>(a).data(), m);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    ex.device_workers = 1;
+    ex.inner_block = ib;
+    auto f = qr(std::move(t), ex);
+    const auto q = to_double(form_q(f, ex));
+    const auto r = upper(to_double(f.a), m, n);
+    const auto qr_prod = product(q, r, m, n, n);
+    std::vector<complex_double> diff(a.size());
+    for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(cast<T>({a[e]})[0]) - qr_prod[e];
+    const double rel = 4 * double(n) * f.a.mt() * gamma(2 * nb, unit_roundoff<T>());
+    EXPECT_LE(frob(diff), rel * frob(a));
+    EXPECT_LE(orthogonality(q, m, n), std::sqrt(double(n)) * rel);
+}
+
+}  // namespace
+
+TYPED_TEST(DenseTyped, QrResidualAndOrthogonalityWithinBounds)
+{
+    check_qr<TypeParam>(gaussian(320, 200, 4), 320, 200, 64, 16);
+}
+
+TYPED_TEST(DenseTyped, QrOfRankDeficientMatrixStaysBackwardStable)
+{
+    const int m = 300, n = 180, rank = 40;
+    const auto a = product(gaussian(m, rank, 5), gaussian(rank, n, 6), m, rank, n);
+    check_qr<TypeParam>(a, m, n, 60, 20);
+}
+
+TEST(DenseQr, REqualsLapackZgeqrfToRoundingUpToPhases)
+{
+    const int m = 320, n = 200, nb = 64;
+    const auto a = gaussian(m, n, 7);
+    TileMatrix<complex_double> t(m, n, nb, nb);
+    t.from_column_major(a.data(), m);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    ex.inner_block = 16;
+    auto f = qr(std::move(t), ex);
+    auto ref = a;
+    std::vector<complex_double> tau(n);
+    ASSERT_EQ(LAPACKE_zgeqrf(LAPACK_COL_MAJOR, m, n, ref.data(), m, tau.data()), 0);
+    const auto r = upper(to_double(f.a), m, n), r_ref = upper(ref, m, n);
+    const double u = unit_roundoff<complex_double>();
+    const double backward = 4 * double(n) * f.a.mt() * gamma(2 * nb, u) + 4 * n * gamma(m, u);  // ours + LAPACK
+    const double kappa = kappa2(a, m, n);
+    // ||R||_2 = ||A||_2, so Sun's bound sqrt(2) kappa ||dA||_F / ||A||_2 * ||R||_2 = sqrt(2) kappa ||dA||_F.
+    EXPECT_LE(phase_aligned_difference(r, r_ref, n), std::sqrt(2.0) * kappa * backward * frob(a));
+}
+
+TYPED_TEST(DenseTyped, QrIsBitwiseIndependentOfWorkersDevicesAndWindow)
+{
+    using T = TypeParam;
+    const int m = 250, n = 170, nb = 40;
+    const auto a = cast<T>(gaussian(m, n, 8));
+    std::vector<std::vector<T>> results;
+    for (DenseExecution ex : schedules()) {
+        ex.inner_block = 8;
+        TileMatrix<T> t(m, n, nb, nb);
+        t.from_column_major(a.data(), m);
+        auto f = qr(std::move(t), ex);
+        auto q = form_q(f, ex);
+        std::vector<T> all = f.a.storage();
+        all.insert(all.end(), q.storage().begin(), q.storage().end());
+        results.push_back(all);
+    }
+    for (std::size_t r = 1; r < results.size(); ++r)
+        EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(T)), 0)
+            << "schedule " << r;
+}
+
+namespace {
+
+/// N x k block with singular values spread geometrically from 1 to 1/kappa.
+std::vector<complex_double> conditioned_block(int rows, int k, double kappa, unsigned seed)
+{
+    auto x = gaussian(rows, k, seed);
+    std::vector<complex_double> tau(k);
+    LAPACKE_zgeqrf(LAPACK_COL_MAJOR, rows, k, x.data(), rows, tau.data());
+    LAPACKE_zungqr(LAPACK_COL_MAJOR, rows, k, k, x.data(), rows, tau.data());  // orthonormal U
+    auto v = gaussian(k, k, seed + 1);
+    LAPACKE_zgeqrf(LAPACK_COL_MAJOR, k, k, v.data(), k, tau.data());
+    LAPACKE_zungqr(LAPACK_COL_MAJOR, k, k, k, v.data(), k, tau.data());  // unitary V
+    for (int c = 0; c < k; ++c) {
+        const double sigma = std::pow(kappa, -double(c) / (k - 1));
+        for (int r = 0; r < rows; ++r) x[r + std::size_t(c) * rows] *= sigma;
+    }
+    return product(x, v, rows, k, k);
+}
+
+template <class T>
+void check_tall_skinny(const std::vector<complex_double>& a, int rows, int k, int block_rows, const TileMatrix<T>& q,
+                       const std::vector<T>& r_small, double orth_bound, double residual_bound)
+{
+    (void)block_rows;
+    const auto qd = to_double(q);
+    const std::vector<complex_double> r(r_small.begin(), r_small.end());
+    const auto qr_prod = product(qd, r, rows, k, k);
+    std::vector<complex_double> diff(a.size());
+    for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(cast<T>({a[e]})[0]) - qr_prod[e];
+    EXPECT_LE(orthogonality(qd, rows, k), orth_bound);
+    EXPECT_LE(frob(diff), residual_bound * frob(a));
+}
+
+/// TSQR reflectors per column: k at the leaf (length <= mb) plus k per tree level
+/// (length <= 2k); backward error as in the file comment.
+double tsqr_relative_bound(int rows, int k, int mb, double u)
+{
+    const int blocks = (rows + mb - 1) / mb;
+    int levels = 0;
+    while ((1 << levels) < blocks) ++levels;
+    return 4 * (k * gamma(mb, u) + double(k) * levels * gamma(2 * k, u));
+}
+
+}  // namespace
+
+TYPED_TEST(DenseTyped, TsqrIsOrthonormalAndMatchesTheBlock)
+{
+    using T = TypeParam;
+    const int rows = 3000, k = 24, mb = 256;  // 12 blocks, last one 184 rows
+    const auto a = conditioned_block(rows, k, 1e3, 9);
+    TileMatrix<T> t(rows, k, mb, k);
+    t.from_column_major(cast<T>(a).data(), rows);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    ex.device_workers = 1;
+    ex.inner_block = 8;
+    const auto result = tsqr(t, ex);
+    const double rel = tsqr_relative_bound(rows, k, mb, unit_roundoff<T>());
+    check_tall_skinny<T>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
+    EXPECT_EQ(result.method, OrthoMethod::tsqr);
+}
+
+TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
+{
+    const int rows = 2000, k = 16, mb = 200;
+    const auto a = conditioned_block(rows, k, 10.0, 10);
+    TileMatrix<complex_double> t(rows, k, mb, k);
+    t.from_column_major(a.data(), rows);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    const auto result = tsqr(t, ex);
+    auto ref = a;
+    std::vector<complex_double> tau(k);
+    ASSERT_EQ(LAPACKE_zgeqrf(LAPACK_COL_MAJOR, rows, k, ref.data(), rows, tau.data()), 0);
+    const double u = unit_roundoff<complex_double>();
+    const double backward = tsqr_relative_bound(rows, k, mb, u) + 4 * k * gamma(rows, u);
+    const double kappa = 10.0;  // by construction
+    // ||A||_2 = 1 by construction; ||R||_2 = 1.
+    EXPECT_LE(phase_aligned_difference(std::vector<complex_double>(result.r.begin(), result.r.end()),
+                                       upper(ref, rows, k), k),
+              std::sqrt(2.0) * kappa * backward * frob(a));
+}
+
+TYPED_TEST(DenseTyped, CholQr2OnAWellConditionedBlockStaysCholQr2)
+{
+    using T = TypeParam;
+    // Float: the CholQR2 condition 64 (N k + k(k+1)) u <= 1/kappa^2 needs a small block.
+    const int rows = std::is_same_v<T, complex_double> ? 4000 : 400, k = 12, mb = 200;
+    const auto a = conditioned_block(rows, k, 4.0, 11);
+    TileMatrix<T> t(rows, k, mb, k);
+    t.from_column_major(cast<T>(a).data(), rows);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    ex.device_workers = 1;
+    const auto result = cholqr2(t, ex);
+    ASSERT_EQ(result.method, OrthoMethod::cholqr2) << "rcond " << result.gram_rcond;
+    const double u = unit_roundoff<T>();
+    // Yamamoto et al. 2015, Thms 3.3/3.4: ||Q^H Q - I||_F <= 6 (N k u + k(k+1) u),
+    // ||A - QR||_F / ||A||_2 <= 5 k^2 sqrt(k) u.
+    const double orth = 6 * (double(rows) * k * u + double(k) * (k + 1) * u);
+    const double res = 5.0 * k * k * std::sqrt(double(k)) * u / frob(a);  // ||A||_2 = 1
+    check_tall_skinny<T>(a, rows, k, mb, t, result.r, orth, res);
+}
+
+TEST(DenseTallSkinny, CholQr2FallsBackToTsqrForAnIllConditionedBlock)
+{
+    const int rows = 3000, k = 16, mb = 300;
+    const auto a = conditioned_block(rows, k, 1e10, 12);
+    TileMatrix<complex_double> t(rows, k, mb, k);
+    t.from_column_major(a.data(), rows);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    const auto result = cholqr2(t, ex);
+    EXPECT_EQ(result.method, OrthoMethod::tsqr);
+    EXPECT_LT(result.gram_rcond, cholqr2_rcond_threshold<complex_double>(rows, k));
+    const double rel = tsqr_relative_bound(rows, k, mb, unit_roundoff<complex_double>());
+    check_tall_skinny<complex_double>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
+}
+
+TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
+{
+    TileMatrix<complex_double> t(130, 16, 64, 16);  // last block: 2 rows
+    EXPECT_THROW(tsqr(t, DenseExecution{}), InputError);
+    TileMatrix<complex_double> wide(100, 40, 64, 16);
+    EXPECT_THROW(cholqr2(wide, DenseExecution{}), InputError);
+    TileMatrix<complex_double> rect(64, 64, 32, 16);
+    EXPECT_THROW(cholesky(rect, DenseExecution{}), InputError);
+}

@@ -1,0 +1,172 @@
+#include "runtime/tasks/dataflow.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <stdexcept>
+#include <vector>
+
+#include "runtime/base/error.hpp"
+
+using namespace topokpm::tasks;
+
+namespace {
+
+DataflowRuntime::Options options(int host_workers, int device_workers, std::size_t window)
+{
+    DataflowRuntime::Options o;
+    o.devices = {DeviceConfig{DeviceKind::host, host_workers, {}}};
+    if (device_workers > 0) o.devices.push_back(DeviceConfig{DeviceKind::host_memory, device_workers, {}});
+    o.window = window;
+    return o;
+}
+
+}  // namespace
+
+// Writes to one item happen in submission order, whatever the workers or the window;
+// readers see the value of the last earlier writer.
+TEST(Dataflow, WritesToOneItemFollowSubmissionOrder)
+{
+    for (std::size_t window : {std::size_t{1}, std::size_t{3}, std::size_t{1000}})
+        for (int workers : {1, 2}) {
+            std::vector<int> log;
+            long value = 0;
+            std::vector<long> seen(50, -1);
+            DataflowRuntime rt(options(workers, 0, window));
+            rt.register_data(1, &log, sizeof log);
+            rt.register_data(2, &value, sizeof value);
+            for (int t = 0; t < 50; ++t) {
+                if (t % 5 == 4)
+                    rt.submit({[&seen, t](const TaskContext& c) { seen[t] = *c.as<long>(2); }, {{2, Access::read}}});
+                else
+                    rt.submit({[t](const TaskContext& c) {
+                                   c.as<std::vector<int>>(1)->push_back(t);
+                                   *c.as<long>(2) = t;
+                               },
+                               {{1, Access::read_write}, {2, Access::read_write}}});
+            }
+            rt.wait_all();
+            std::vector<int> expected;
+            for (int t = 0; t < 50; ++t)
+                if (t % 5 != 4) expected.push_back(t);
+            EXPECT_EQ(log, expected) << "window " << window << " workers " << workers;
+            for (int t = 4; t < 50; t += 5) EXPECT_EQ(seen[t], t - 1);
+            EXPECT_LE(rt.stats().max_window, window);
+        }
+}
+
+// A task on the host-memory device works on its own copy; the runtime copies the item
+// there and back (counted), and a host task after it sees the device's result.
+TEST(Dataflow, HostMemoryDeviceUsesItsOwnBuffersAndExplicitCopies)
+{
+    std::vector<double> a(100, 1.0);
+    double sum = 0.0;
+    DataflowRuntime rt(options(1, 1, 8));
+    rt.register_data(1, a.data(), a.size() * sizeof(double), /*owner=*/1);
+    rt.register_data(2, &sum, sizeof sum, 0);
+    const double* host = a.data();
+    bool on_private_copy = false;
+    rt.submit({[&](const TaskContext& c) {
+                   double* d = c.as<double>(1);
+                   on_private_copy = (d != host) && c.kind == DeviceKind::host_memory;
+                   for (int i = 0; i < 100; ++i) d[i] = 2.0 * i;
+               },
+               {{1, Access::read_write}}});
+    rt.submit({[](const TaskContext& c) {
+                   const double* d = c.as<double>(1);
+                   for (int i = 0; i < 100; ++i) *c.as<double>(2) += d[i];
+               },
+               {{1, Access::read}, {2, Access::read_write}}});
+    rt.wait_all();
+    EXPECT_TRUE(on_private_copy);
+    EXPECT_EQ(sum, 9900.0);
+    EXPECT_EQ(a[99], 198.0);
+    const auto s = rt.stats();
+    EXPECT_EQ(s.bytes_to_device, 800u);  // first use on the device
+    EXPECT_EQ(s.bytes_to_host, 800u);    // the host task's read
+}
+
+// release(): once the tasks touching an item are done, its device copy is written
+// back and freed, and host memory holds the result without wait_all().
+TEST(Dataflow, ReleasedItemIsWrittenBackWhenItsVisitsAreDone)
+{
+    int x = 0;
+    DataflowRuntime rt(options(1, 1, 4));
+    rt.register_data(7, &x, sizeof x, 1);
+    rt.submit({[](const TaskContext& c) { *c.as<int>(7) = 42; }, {{7, Access::read_write}}});
+    rt.release(7);
+    rt.wait_all();
+    EXPECT_EQ(x, 42);
+    EXPECT_EQ(rt.stats().bytes_to_host, sizeof x);
+}
+
+// A window of one task: the master waits for each task before unrolling the next; the
+// graph still completes (no deadlock), even with independent tasks on two devices.
+TEST(Dataflow, WindowOfOneFinishes)
+{
+    std::vector<int> v(20, 0);
+    DataflowRuntime rt(options(2, 1, 1));
+    for (int i = 0; i < 20; ++i) rt.register_data(static_cast<DataId>(i), &v[static_cast<std::size_t>(i)], sizeof(int), i % 2);
+    for (int r = 0; r < 3; ++r)
+        for (int i = 0; i < 20; ++i)
+            rt.submit({[i](const TaskContext& c) { *c.as<int>(static_cast<DataId>(i)) += i; },
+                       {{static_cast<DataId>(i), Access::read_write}}});
+    rt.wait_all();
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(v[static_cast<std::size_t>(i)], 3 * i);
+    EXPECT_EQ(rt.stats().max_window, 1u);
+}
+
+// Among ready tasks of a device, the higher priority runs first.
+TEST(Dataflow, HigherPriorityRunsFirst)
+{
+    std::atomic<bool> go{false};
+    std::vector<int> order;
+    int a = 0, b = 0, c = 0;
+    DataflowRuntime rt(options(1, 0, 100));
+    rt.register_data(1, &a, sizeof a);
+    rt.register_data(2, &b, sizeof b);
+    rt.register_data(3, &c, sizeof c);
+    rt.submit({[&](const TaskContext&) { while (!go) std::this_thread::yield(); }, {{1, Access::read_write}}});
+    std::mutex m;
+    rt.submit({[&](const TaskContext&) { std::lock_guard<std::mutex> l(m); order.push_back(2); }, {{2, Access::read_write}}, 1.0});
+    rt.submit({[&](const TaskContext&) { std::lock_guard<std::mutex> l(m); order.push_back(3); }, {{3, Access::read_write}}, 5.0});
+    go = true;
+    rt.wait_all();
+    EXPECT_EQ(order, (std::vector<int>{3, 2}));
+}
+
+// A throwing body: wait_all() rethrows it, later dependent bodies do not run.
+TEST(Dataflow, FirstExceptionIsRethrownAndLaterBodiesSkipped)
+{
+    int x = 0;
+    DataflowRuntime rt(options(2, 0, 16));
+    rt.register_data(1, &x, sizeof x);
+    rt.submit({[](const TaskContext&) { throw std::runtime_error("boom"); }, {{1, Access::read_write}}});
+    rt.submit({[](const TaskContext& c) { *c.as<int>(1) = 5; }, {{1, Access::read_write}}});
+    EXPECT_THROW(rt.wait_all(), std::runtime_error);
+    EXPECT_EQ(x, 0);
+    EXPECT_THROW(rt.submit({[](const TaskContext&) {}, {{99, Access::read}}}), topokpm::InputError);
+}
+
+TEST(Dataflow, RejectsBadConfiguration)
+{
+    EXPECT_THROW(DataflowRuntime(options(0, 0, 4)), topokpm::InputError);
+    EXPECT_THROW(DataflowRuntime(options(1, 0, 0)), topokpm::InputError);
+}
+
+// Task bodies see one OpenMP thread (so an OpenMP-built BLAS inside runs single-threaded),
+// whatever the master's setting.
+TEST(Dataflow, BodiesRunWithOneOpenMpThread)
+{
+    omp_set_num_threads(2);
+    int seen = -1;
+    DataflowRuntime rt(options(2, 1, 8));
+    rt.register_data(1, &seen, sizeof seen, 1);
+    rt.submit({[](const TaskContext& c) { *c.as<int>(1) = omp_get_max_threads(); }, {{1, Access::read_write}}});
+    rt.wait_all();
+    EXPECT_EQ(seen, 1);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+}
