@@ -109,12 +109,17 @@ void dissect(const LatticeGeometry& L, const Box& box, std::vector<global_index>
             for (int y = b.lo[1]; y < b.hi[1]; ++y)
                 for (int z = b.lo[2]; z < b.hi[2]; ++z) sites.push_back(site_of(x, y, z));
     };
-    // Cut the longest direction; a box too small to gain from a cut is a leaf.
-    int d = 0;
-    for (int k = 1; k < 3; ++k)
-        if (ext[k] > ext[d]) d = k;
+    // Cut where the separator is smallest (one plane, two across a direction that still wraps;
+    // ties to the longest direction); a box too small to gain from a cut is a leaf.
+    int d = -1;
+    long best = 0;
+    for (int k = 0; k < 3; ++k) {
+        if (ext[k] < 3 || (box.wraps[k] && ext[k] < 4)) continue;
+        const long sep_sites = (box.wraps[k] ? 2L : 1L) * ext[(k + 1) % 3] * ext[(k + 2) % 3];
+        if (d < 0 || sep_sites < best || (sep_sites == best && ext[k] > ext[d])) { d = k; best = sep_sites; }
+    }
     const long volume = static_cast<long>(ext[0]) * ext[1] * ext[2];
-    if (ext[d] < 3 || volume <= 8) { emit(box); return; }
+    if (d < 0 || volume <= 8) { emit(box); return; }
     const int mid = box.lo[d] + ext[d] / 2;
     Box left = box, right = box, sep = box;
     left.wraps[d] = right.wraps[d] = false;
@@ -130,7 +135,6 @@ void dissect(const LatticeGeometry& L, const Box& box, std::vector<global_index>
         emit(s1);
         return;
     }
-    if (box.wraps[d]) { emit(box); return; }  // a periodic ring of 3 sites: every site touches every other
     left.hi[d] = mid;
     right.lo[d] = mid + 1;
     sep.lo[d] = mid; sep.hi[d] = mid + 1;
