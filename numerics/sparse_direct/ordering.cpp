@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 
 #include "runtime/base/error.hpp"
@@ -54,29 +55,41 @@ Graph symmetric_graph(const CsrMatrix& a)
     return g;
 }
 
+Graph site_graph(const Graph& g, int b)
+{
+    TOPOKPM_REQUIRE(b >= 1 && g.n % b == 0, "site size ", b, " does not divide ", g.n);
+    Graph q;
+    q.n = g.n / b;
+    q.xadj.assign(q.n + 1, 0);
+    std::vector<global_index> mark(q.n, -1);
+    for (global_index s = 0; s < q.n; ++s) {
+        mark[s] = s;
+        for (global_index v = s * b; v < (s + 1) * b; ++v)
+            for (global_index p = g.xadj[v]; p < g.xadj[v + 1]; ++p) {
+                const global_index t = g.adj[p] / b;
+                if (mark[t] != s) { mark[t] = s; q.adj.push_back(t); }
+            }
+        std::sort(q.adj.begin() + q.xadj[s], q.adj.end());
+        q.xadj[s + 1] = static_cast<global_index>(q.adj.size());
+    }
+    return q;
+}
+
 namespace {
 
 std::vector<global_index> metis_ordering(const Graph& g, int site_size)
 {
     TOPOKPM_USER_REQUIRE(site_size >= 1 && g.n % site_size == 0, "{site_size} = ", site_size,
                          " must be >= 1 and divide the matrix size ", g.n);
-    // Quotient graph of the sites (rows v / site_size): orbitals of a site stay together and
-    // METIS sees a graph site_size times smaller.
-    const global_index ns = g.n / site_size;
+    // METIS sees the graph of the sites: orbitals of a site stay together and the graph is
+    // site_size times smaller.
+    const Graph sites = site_graph(g, site_size);
+    const global_index ns = sites.n;
     if (ns == 0) return {};
-    TOPOKPM_USER_REQUIRE(ns < std::numeric_limits<idx_t>::max() / 64, "matrix size ", g.n,
-                         " exceeds METIS's 32-bit index range");
-    std::vector<idx_t> xadj(ns + 1, 0), adj;
-    std::vector<global_index> mark(ns, -1);
-    for (global_index s = 0; s < ns; ++s) {
-        mark[s] = s;
-        for (global_index v = s * site_size; v < (s + 1) * site_size; ++v)
-            for (global_index p = g.xadj[v]; p < g.xadj[v + 1]; ++p) {
-                const global_index t = g.adj[p] / site_size;
-                if (mark[t] != s) { mark[t] = s; adj.push_back(static_cast<idx_t>(t)); }
-            }
-        xadj[s + 1] = static_cast<idx_t>(adj.size());
-    }
+    TOPOKPM_USER_REQUIRE(ns < std::numeric_limits<idx_t>::max() / 64 &&
+                             sites.xadj[ns] < std::numeric_limits<idx_t>::max(),
+                         "matrix size ", g.n, " exceeds METIS's 32-bit index range");
+    std::vector<idx_t> xadj(sites.xadj.begin(), sites.xadj.end()), adj(sites.adj.begin(), sites.adj.end());
     std::vector<idx_t> order(ns), inverse(ns);
     idx_t nv = static_cast<idx_t>(ns);
     idx_t options[METIS_NOPTIONS];

@@ -19,6 +19,9 @@ struct Graph {
 /// The graph of |A| + |A|^T (diagonal dropped). Throws DimensionMismatch for a malformed CSR.
 Graph symmetric_graph(const CsrMatrix& a);
 
+/// The quotient graph of the sites v / b (b consecutive rows per site; n a multiple of b).
+Graph site_graph(const Graph& g, int b);
+
 /// perm[new] = old: a permutation of 0..n-1 by options.ordering. Throws InputError for
 /// inconsistent {site_size} / {lattice}.
 std::vector<global_index> fill_reducing_ordering(const Graph& g, const AnalyseOptions& options);

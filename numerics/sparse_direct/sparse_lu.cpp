@@ -35,22 +35,36 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
                              options.relax_zero_fraction <= 1.0,
                          "{relax_columns} = ", options.relax_columns, " must be >= 0 and {relax_zero_fraction} = ",
                          options.relax_zero_fraction, " in [0, 1]");
-    const Graph g0 = symmetric_graph(a_);
-    const std::vector<global_index> order = fill_reducing_ordering(g0, options);
-    TOPOKPM_REQUIRE(static_cast<global_index>(order.size()) == n_, "ordering of ", order.size(), " rows for n = ", n_);
-    std::vector<global_index> inv(n_, -1);
-    for (global_index p = 0; p < n_; ++p) {
-        TOPOKPM_REQUIRE(order[p] >= 0 && order[p] < n_ && inv[order[p]] < 0, "ordering is not a permutation");
+    const Graph rows_graph = symmetric_graph(a_);
+    // The symbolic phase runs on sites (`b` consecutive rows kept together by the ordering):
+    // supernodes are unions of whole sites, so the orbitals of a site, which the etree of
+    // the rows often leaves as separate single-column leaves, share one dense block.
+    const int b = options.ordering == Ordering::LatticeNestedDissection && options.lattice
+                      ? options.lattice->orbitals
+                      : options.site_size;
+    TOPOKPM_USER_REQUIRE(b >= 1 && n_ % b == 0, "{site_size} = ", b, " must be >= 1 and divide the matrix size ", n_);
+    const std::vector<global_index> row_order = fill_reducing_ordering(rows_graph, options);
+    TOPOKPM_REQUIRE(static_cast<global_index>(row_order.size()) == n_, "ordering of ", row_order.size(),
+                    " rows for n = ", n_);
+    const global_index N = n_ / b;
+    std::vector<global_index> order(N), inv(N, -1);
+    for (global_index p = 0; p < N; ++p) {
+        order[p] = row_order[p * b] / b;
+        TOPOKPM_REQUIRE(row_order[p * b] % b == 0 && order[p] < N && inv[order[p]] < 0,
+                        "ordering is not a permutation of whole sites");
         inv[order[p]] = p;
+        for (int o = 1; o < b; ++o)
+            TOPOKPM_REQUIRE(row_order[p * b + o] == row_order[p * b] + o, "ordering splits site ", order[p]);
     }
+    const Graph g0 = site_graph(rows_graph, b);
 
     // Elimination tree of the permuted pattern (Liu's algorithm with path compression).
     auto neighbours = [&](global_index p, auto&& visit) {  // in permuted numbering
         const global_index v = order[p];
         for (global_index q = g0.xadj[v]; q < g0.xadj[v + 1]; ++q) visit(inv[g0.adj[q]]);
     };
-    std::vector<global_index> parent(n_, -1), ancestor(n_, -1);
-    for (global_index j = 0; j < n_; ++j)
+    std::vector<global_index> parent(N, -1), ancestor(N, -1);
+    for (global_index j = 0; j < N; ++j)
         neighbours(j, [&](global_index i) {
             if (i >= j) return;
             global_index r = i;
@@ -64,12 +78,12 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
 
     // Postorder the tree (children in ascending order) so that every subtree, and so every
     // supernode, is a contiguous range of columns.
-    std::vector<global_index> head(n_, -1), next(n_, -1), post;
-    post.reserve(n_);
-    for (global_index j = n_ - 1; j >= 0; --j)
+    std::vector<global_index> head(N, -1), next(N, -1), post;
+    post.reserve(N);
+    for (global_index j = N - 1; j >= 0; --j)
         if (parent[j] != -1) { next[j] = head[parent[j]]; head[parent[j]] = j; }
     std::vector<global_index> stack;
-    for (global_index root = 0; root < n_; ++root) {
+    for (global_index root = 0; root < N; ++root) {
         if (parent[root] != -1) continue;
         stack.push_back(root);
         while (!stack.empty()) {
@@ -84,12 +98,12 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
             }
         }
     }
-    std::vector<global_index> post_inv(n_);
-    for (global_index k = 0; k < n_; ++k) post_inv[post[k]] = k;
-    perm_.resize(n_);
-    iperm_.resize(n_);
-    parent_.assign(n_, -1);
-    for (global_index k = 0; k < n_; ++k) {
+    std::vector<global_index> post_inv(N);
+    for (global_index k = 0; k < N; ++k) post_inv[post[k]] = k;
+    perm_.resize(N);
+    iperm_.resize(N);
+    parent_.assign(N, -1);
+    for (global_index k = 0; k < N; ++k) {
         perm_[k] = order[post[k]];
         iperm_[perm_[k]] = k;
         if (parent[post[k]] != -1) parent_[k] = post_inv[parent[post[k]]];
@@ -101,8 +115,8 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
 
     // Column counts of L (diagonal included) from the row subtrees: row i of L is the union of
     // the tree paths from each k < i with A_ik != 0 up to i.
-    std::vector<global_index> colcount(n_, 1), mark(n_, -1);
-    for (global_index i = 0; i < n_; ++i) {
+    std::vector<global_index> colcount(N, 1), mark(N, -1);
+    for (global_index i = 0; i < N; ++i) {
         mark[i] = i;
         pneighbours(i, [&](global_index k) {
             for (global_index j = k; j < i && mark[j] != i; j = parent_[j]) {
@@ -112,17 +126,19 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
         });
     }
 
+    const global_index max_sites = std::max(1, options.max_supernode / b);
+    const global_index relax_sites = options.relax_columns / b;
     // Fundamental supernodes: j+1 continues j's supernode when struct(L_j) = {j} ∪ struct(L_{j+1}).
     std::vector<global_index> fbegin;
-    for (global_index j = 0; j < n_; ++j)
+    for (global_index j = 0; j < N; ++j)
         if (j == 0 || !(parent_[j - 1] == j && colcount[j - 1] == colcount[j] + 1 &&
-                        j - fbegin.back() < options.max_supernode))
+                        j - fbegin.back() < max_sites))
             fbegin.push_back(j);
     const global_index nf = static_cast<global_index>(fbegin.size());
-    fbegin.push_back(n_);
+    fbegin.push_back(N);
 
     // Relaxed amalgamation: merge supernode s into its parent p when p directly follows s.
-    std::vector<global_index> fsn(n_);
+    std::vector<global_index> fsn(N);
     for (global_index s = 0; s < nf; ++s)
         for (global_index j = fbegin[s]; j < fbegin[s + 1]; ++j) fsn[j] = s;
     std::vector<global_index> first(fbegin.begin(), fbegin.end() - 1), ncols(nf), below(nf);
@@ -137,12 +153,12 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
         if (parent_[last] == -1 || fsn[parent_[last]] != s + 1) continue;
         const global_index p = s + 1;
         const global_index nc = ncols[s] + ncols[p];
-        if (nc > options.max_supernode) continue;
+        if (nc > max_sites) continue;
         const double merged_zeros = zeros[s] + zeros[p] +
                                     static_cast<double>(ncols[s]) * static_cast<double>(ncols[p] + below[p] - below[s]);
         const double entries = 0.5 * static_cast<double>(nc) * static_cast<double>(nc + 1) +
                                static_cast<double>(nc) * static_cast<double>(below[p]);
-        if (nc <= options.relax_columns || merged_zeros <= options.relax_zero_fraction * entries) {
+        if (nc <= relax_sites || merged_zeros <= options.relax_zero_fraction * entries) {
             alive[s] = 0;
             first[p] = first[s];
             ncols[p] = nc;
@@ -153,8 +169,8 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
     for (global_index s = 0; s < nf; ++s)
         if (alive[s]) sn_begin_.push_back(first[s]);
     const global_index ns = static_cast<global_index>(sn_begin_.size());
-    sn_begin_.push_back(n_);
-    sn_of_.resize(n_);
+    sn_begin_.push_back(N);
+    sn_of_.resize(N);
     for (global_index s = 0; s < ns; ++s)
         for (global_index j = sn_begin_[s]; j < sn_begin_[s + 1]; ++j) sn_of_[j] = s;
 
@@ -176,6 +192,29 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
         TOPOKPM_REQUIRE(static_cast<global_index>(rows.size()) == colcount[end - 1] - 1, "supernode ", s, " has ",
                         rows.size(), " rows below, its last column count says ", colcount[end - 1] - 1);
         if (parent_[end - 1] != -1) children[sn_of_[parent_[end - 1]]].push_back(s);
+    }
+
+    // Expand sites to rows.
+    {
+        std::vector<global_index> site_perm = std::move(perm_);
+        perm_.resize(n_);
+        iperm_.resize(n_);
+        for (global_index k = 0; k < N; ++k)
+            for (int o = 0; o < b; ++o) {
+                perm_[k * b + o] = site_perm[k] * b + o;
+                iperm_[perm_[k * b + o]] = k * b + o;
+            }
+        for (auto& v : sn_begin_) v *= b;
+        for (auto& rows : sn_rows_) {
+            std::vector<global_index> expanded;
+            expanded.reserve(rows.size() * b);
+            for (global_index r : rows)
+                for (int o = 0; o < b; ++o) expanded.push_back(r * b + o);
+            rows = std::move(expanded);
+        }
+        sn_of_.resize(n_);
+        for (std::size_t k = 0; k + 1 < sn_begin_.size(); ++k)
+            for (global_index j = sn_begin_[k]; j < sn_begin_[k + 1]; ++j) sn_of_[j] = static_cast<global_index>(k);
     }
 
     // Where each entry of A lands in the panels (the same for every shift z).

@@ -71,8 +71,9 @@ enum class Ordering {
 
 struct AnalyseOptions {
     Ordering ordering = Ordering::Metis;
-    /// Rows per site for Metis: the graph is compressed to sites of `site_size` consecutive
-    /// rows (n must be a multiple), so all orbitals of a site stay together. >= 1.
+    /// Rows per site (Natural, Metis): the ordering and the symbolic phase work on sites of
+    /// `site_size` consecutive rows (n must be a multiple), so all orbitals of a site stay
+    /// together in one supernode. >= 1. The lattice ordering uses lattice->orbitals instead.
     int site_size = 1;
     /// Required by LatticeNestedDissection: nx ny nz orbitals must equal n.
     std::optional<LatticeGeometry> lattice;
@@ -132,9 +133,12 @@ public:
                       const SolveOptions& options = {}) const;
 
     // ---- the analysis (permuted index space: row/column p of P A P^T = row perm()[p] of A) ----
+    // The symbolic phase works on sites of b rows (b = lattice orbitals for the lattice
+    // ordering, site_size otherwise): site k of the permuted matrix is rows [k b, (k+1) b).
     global_index size() const { return n_; }
     const std::vector<global_index>& perm() const { return perm_; }
-    /// Elimination tree of P (|A| + |A|^T) P^T: parent of column j (-1 for a root).
+    /// Elimination tree of the site graph of P (|A| + |A|^T) P^T: parent of site k (-1 for a
+    /// root); with b = 1 the elimination tree of the columns.
     const std::vector<global_index>& etree() const { return parent_; }
     /// Supernode s holds columns [supernode_begin()[s], supernode_begin()[s+1]).
     const std::vector<global_index>& supernode_begin() const { return sn_begin_; }

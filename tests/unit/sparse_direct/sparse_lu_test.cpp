@@ -220,36 +220,70 @@ std::vector<std::vector<char>> brute_force_structure(const CsrMatrix& a, const s
     return s;
 }
 
+// Pattern of the site graph: sites of b consecutive rows, (s, t) stored when any entry of
+// the b x b block is.
+CsrMatrix site_pattern(const CsrMatrix& a, int b)
+{
+    CsrMatrix q;
+    q.n = a.n / b;
+    q.row_ptr.assign(q.n + 1, 0);
+    for (global_index s = 0; s < q.n; ++s) {
+        std::set<global_index> cols;
+        for (global_index i = s * b; i < (s + 1) * b; ++i)
+            for (global_index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) cols.insert(a.cols[k] / b);
+        for (global_index c : cols) { q.cols.push_back(c); q.values.push_back(1.0); }
+        q.row_ptr[s + 1] = q.nnz();
+    }
+    return q;
+}
+
+// The analysis against a brute-force elimination of the site graph (b = site_size; b = 1:
+// the scalar elimination of the columns).
 void check_symbolic(const CsrMatrix& a, const AnalyseOptions& opt, bool exact_columns)
 {
-    const global_index n = a.n;
+    const int b = opt.site_size;
     SparseLU lu(a, opt);
-    // perm is a permutation
+    // perm is a permutation of whole sites
     std::vector<global_index> sorted = lu.perm();
     std::sort(sorted.begin(), sorted.end());
-    for (global_index i = 0; i < n; ++i) ASSERT_EQ(sorted[i], i);
-    const auto s = brute_force_structure(a, lu.perm());
+    for (global_index i = 0; i < a.n; ++i) ASSERT_EQ(sorted[i], i);
+    const global_index n = a.n / b;
+    std::vector<global_index> site_perm(n);
+    for (global_index k = 0; k < n; ++k) {
+        site_perm[k] = lu.perm()[k * b] / b;
+        ASSERT_EQ(lu.perm()[k * b] % b, 0);
+        for (int o = 1; o < b; ++o) ASSERT_EQ(lu.perm()[k * b + o], lu.perm()[k * b] + o);
+    }
+    const auto s = brute_force_structure(site_pattern(a, b), site_perm);
     // etree: parent(j) = first off-diagonal row of column j of L
+    ASSERT_EQ(static_cast<global_index>(lu.etree().size()), n);
     for (global_index j = 0; j < n; ++j) {
         global_index first = -1;
         for (global_index i = j + 1; i < n && first < 0; ++i)
             if (s[i][j]) first = i;
         EXPECT_EQ(lu.etree()[j], first) << "column " << j;
     }
-    // supernodes partition [0, n)
+    // supernodes partition [0, n) into whole sites
     const auto& sb = lu.supernode_begin();
     ASSERT_GE(sb.size(), 1u);
     EXPECT_EQ(sb.front(), 0);
-    EXPECT_EQ(sb.back(), n);
+    EXPECT_EQ(sb.back(), a.n);
     for (std::size_t k = 0; k + 1 < sb.size(); ++k) {
         ASSERT_LT(sb[k], sb[k + 1]);
-        EXPECT_LE(sb[k + 1] - sb[k], opt.max_supernode);
-        const global_index end = sb[k + 1];
-        const auto& rows = lu.supernode_rows(k);
+        ASSERT_EQ(sb[k] % b, 0);
+        EXPECT_LE(sb[k + 1] - sb[k], std::max(opt.max_supernode, b));
+        const global_index begin = sb[k] / b, end = sb[k + 1] / b;
+        std::vector<global_index> rows;  // stored rows below, as sites
+        for (std::size_t r = 0; r < lu.supernode_rows(k).size(); r += b) {
+            const global_index row = lu.supernode_rows(k)[r];
+            ASSERT_EQ(row % b, 0);
+            for (int o = 1; o < b; ++o) ASSERT_EQ(lu.supernode_rows(k)[r + o], row + o);
+            rows.push_back(row / b);
+        }
         // R_k = union over the supernode's columns of the rows >= end (exact), and every
         // column's structure lies inside the stored one (with equality without amalgamation).
         std::set<global_index> uni;
-        for (global_index j = sb[k]; j < end; ++j) {
+        for (global_index j = begin; j < end; ++j) {
             std::set<global_index> col;
             for (global_index i = end; i < n; ++i)
                 if (s[i][j]) { col.insert(i); uni.insert(i); }
@@ -264,8 +298,8 @@ void check_symbolic(const CsrMatrix& a, const AnalyseOptions& opt, bool exact_co
     global_index bf = 0;
     for (global_index i = 0; i < n; ++i)
         for (global_index j = 0; j < n; ++j) bf += s[i][j];
-    if (exact_columns) EXPECT_EQ(lu.factor_nonzeros(), bf);
-    else EXPECT_GE(lu.factor_nonzeros(), bf);
+    if (exact_columns) EXPECT_EQ(lu.factor_nonzeros(), bf * b * b);
+    else EXPECT_GE(lu.factor_nonzeros(), bf * b * b);
 }
 
 TEST(SparseLUSymbolic, MatchesBruteForceElimination)
@@ -288,6 +322,12 @@ TEST(SparseLUSymbolic, MatchesBruteForceElimination)
             relaxed.relax_zero_fraction = 0.3;
             relaxed.max_supernode = 10;
             check_symbolic(a, relaxed, false);
+            AnalyseOptions sites = exact;
+            sites.site_size = 3;  // 60 rows = 20 sites of 3
+            check_symbolic(a, sites, true);
+            sites.relax_columns = 9;
+            sites.relax_zero_fraction = 0.2;
+            check_symbolic(a, sites, false);
         }
     }
 }
