@@ -62,25 +62,26 @@ void dense_lu_static(complex_double* a, int n, int lda, double tau, global_index
 
 // The Schur-complement update of supernode k restricted to the columns [c0, c1) of its update
 // block: A(R, R[c0:c1]) -= L(R, k) U(k, R[c0:c1]), R = supernode_rows(k), as one GEMM into
-// `work` and a SCATTER into the panels of the later supernodes. Entry (R[i], R[j]) lands in
+// the work array and a SCATTER into the panels of the later supernodes. Entry (R[i], R[j]) lands in
 // the L panel of the supernode of column R[j] when R[i] is not above it, otherwise in the U
 // panel of the supernode of row R[i]. Updates of disjoint column ranges touch disjoint
 // entries, which is what lets HALO hand [n_g, m) to another device.
-void SparseLU::schur_update(global_index k, global_index c0, global_index c1, std::vector<complex_double>& work)
+void SparseLU::schur_update(global_index k, global_index c0, global_index c1)
 {
     const auto& rows = sn_rows_[k];
     const global_index m = static_cast<global_index>(rows.size());
     const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
     if (c1 <= c0 || m == 0) return;
     const global_index w = c1 - c0;
-    work.resize(static_cast<std::size_t>(m * w));
-    const complex_double* lbelow = lpanel_[k].data() + nc;  // m x nc, leading dimension nc + m
-    const complex_double* ucols = upanel_[k].data() + c0 * nc;  // nc x w, leading dimension nc
+    complex_double* work = work_.data();  // m x w <= m x m
+    const complex_double* lbelow = lpanel(k) + nc;  // m x nc, leading dimension nc + m
+    const complex_double* ucols = upanel(k) + c0 * nc;  // nc x w, leading dimension nc
     cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(w),
                 static_cast<int>(nc), &kOne, lbelow, static_cast<int>(nc + m), ucols, static_cast<int>(nc), &kZero,
-                work.data(), static_cast<int>(m));
+                work, static_cast<int>(m));
 
-    std::vector<global_index> pos(m);
+    std::vector<global_index>& pos = positions_;
+    pos.resize(m);
     // L part, column group by column group: rows at or below the target supernode's first column.
     for (global_index g0 = c0; g0 < c1;) {
         const global_index t = sn_of_[rows[g0]];
@@ -99,8 +100,8 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1, st
             pos[i] = tnc + static_cast<global_index>(walk);
         }
         for (global_index j = g0; j < g1; ++j) {
-            complex_double* dst = lpanel_[t].data() + (rows[j] - tb) * ld;
-            const complex_double* src = work.data() + (j - c0) * m;
+            complex_double* dst = lpanel(t) + (rows[j] - tb) * ld;
+            const complex_double* src = work + (j - c0) * m;
             for (global_index i = i0; i < m; ++i) dst[pos[i]] -= src[i];
         }
         g0 = g1;
@@ -120,8 +121,8 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1, st
                 while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
                 TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
                                 " outside supernode ", t);
-                complex_double* dst = upanel_[t].data() + static_cast<global_index>(walk) * tnc;
-                const complex_double* src = work.data() + (j - c0) * m;
+                complex_double* dst = upanel(t) + static_cast<global_index>(walk) * tnc;
+                const complex_double* src = work + (j - c0) * m;
                 for (global_index i = h0; i < h1; ++i) dst[rows[i] - tb] -= src[i];
             }
         }
@@ -139,12 +140,20 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
     const auto t0 = std::chrono::steady_clock::now();
     factored_ = false;
     const global_index ns = static_cast<global_index>(sn_rows_.size());
-    lpanel_.resize(ns);
-    upanel_.resize(ns);
-    for (global_index s = 0; s < ns; ++s) {
-        const global_index nc = sn_begin_[s + 1] - sn_begin_[s], m = sn_rows_[s].size();
-        lpanel_[s].assign(static_cast<std::size_t>((nc + m) * nc), kZero);
-        upanel_[s].assign(static_cast<std::size_t>(nc * m), kZero);
+    // One arena for all panels, allocated on the first call and reused by later shifts.
+    if (panel_offset_.empty()) {
+        panel_offset_.resize(2 * ns + 1, 0);
+        std::size_t max_update = 0;
+        for (global_index s = 0; s < ns; ++s) {
+            const global_index nc = sn_begin_[s + 1] - sn_begin_[s], m = sn_rows_[s].size();
+            panel_offset_[2 * s + 1] = panel_offset_[2 * s] + (nc + m) * nc;
+            panel_offset_[2 * s + 2] = panel_offset_[2 * s + 1] + nc * m;
+            max_update = std::max(max_update, static_cast<std::size_t>(m * m));
+        }
+        panels_.assign(static_cast<std::size_t>(panel_offset_[2 * ns]), kZero);
+        work_.resize(max_update);
+    } else {
+        std::fill(panels_.begin(), panels_.end(), kZero);
     }
     // Scatter A - z I and take its 1-norm.
     std::vector<double> colsum(n_, 0.0);
@@ -154,7 +163,7 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
             const complex_double v = a_.values[q];
             if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
                 throw NumericalError(detail::concat("matrix entry (", i, ", ", a_.cols[q], ") = ", v, " is not finite"));
-            (entry_in_u_[q] ? upanel_ : lpanel_)[entry_sn_[q]][entry_offset_[q]] = v;
+            (entry_in_u_[q] ? upanel(entry_sn_[q]) : lpanel(entry_sn_[q]))[entry_offset_[q]] = v;
             if (a_.cols[q] == i) diag[i] = v;
             else colsum[a_.cols[q]] += std::abs(v);
         }
@@ -164,29 +173,28 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
         const global_index s = sn_of_[p], nc = sn_begin_[s + 1] - sn_begin_[s];
         const global_index ld = nc + static_cast<global_index>(sn_rows_[s].size());
         const global_index r = p - sn_begin_[s];
-        lpanel_[s][r + r * ld] -= z;
+        lpanel(s)[r + r * ld] -= z;
     }
 
     FactorReport report;
     report.norm1 = norm1;
     report.pivot_threshold = options.pivot_scale * norm1;
-    std::vector<complex_double> work;
     for (global_index k = 0; k < ns; ++k) {
         const int nc = static_cast<int>(sn_begin_[k + 1] - sn_begin_[k]);
         const int m = static_cast<int>(sn_rows_[k].size());
         const int ld = nc + m;
-        complex_double* l = lpanel_[k].data();
+        complex_double* l = lpanel(k);
         // Panel factorization: diagonal block, then L(R, k) = A(R, k) U_kk^-1 and
         // U(k, R) = L_kk^-1 A(k, R).
         dense_lu_static(l, nc, ld, report.pivot_threshold, report.tiny_pivots);
         if (m > 0) {
             cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, nc, &kOne, l, ld, l + nc, ld);
             cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, m, &kOne, l, ld,
-                        upanel_[k].data(), nc);
+                        upanel(k), nc);
         }
         const global_index ng = static_cast<global_index>(std::llround(options.schur_split * m));
-        schur_update(k, 0, ng, work);
-        schur_update(k, ng, m, work);
+        schur_update(k, 0, ng);
+        schur_update(k, ng, m);
     }
     shift_ = z;
     pivot_threshold_ = report.pivot_threshold;
@@ -217,7 +225,7 @@ SolveReport SparseLU::solve(const complex_double* b, complex_double* x, int nrhs
             const int nc = static_cast<int>(sn_begin_[s + 1] - sn_begin_[s]);
             const auto& rows = sn_rows_[s];
             const int m = static_cast<int>(rows.size());
-            const complex_double* l = lpanel_[s].data();
+            const complex_double* l = lpanel(s);
             complex_double* ys = y.data() + sn_begin_[s];
             cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, nrhs, &kOne, l, nc + m, ys,
                         static_cast<int>(n));
@@ -237,11 +245,11 @@ SolveReport SparseLU::solve(const complex_double* b, complex_double* x, int nrhs
                 tmp.resize(static_cast<std::size_t>(m) * nrhs);
                 for (int c = 0; c < nrhs; ++c)
                     for (int i = 0; i < m; ++i) tmp[i + c * m] = y[rows[i] + c * n];
-                cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nc, nrhs, m, &kMinusOne, upanel_[s].data(), nc,
+                cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nc, nrhs, m, &kMinusOne, upanel(s), nc,
                             tmp.data(), m, &kOne, ys, static_cast<int>(n));
             }
             cblas_ztrsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, nc, nrhs, &kOne,
-                        lpanel_[s].data(), nc + m, ys, static_cast<int>(n));
+                        lpanel(s), nc + m, ys, static_cast<int>(n));
         }
         for (int c = 0; c < nrhs; ++c)
             for (global_index p = 0; p < n; ++p) v[perm_[p] + c * n] = y[p + c * n];

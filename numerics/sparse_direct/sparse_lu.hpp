@@ -151,8 +151,11 @@ public:
     double factor_flops() const;
 
 private:
-    void schur_update(global_index k, global_index c0, global_index c1,
-                      std::vector<complex_double>& work);
+    void schur_update(global_index k, global_index c0, global_index c1);
+    complex_double* lpanel(global_index s) { return panels_.data() + panel_offset_[2 * s]; }
+    complex_double* upanel(global_index s) { return panels_.data() + panel_offset_[2 * s + 1]; }
+    const complex_double* lpanel(global_index s) const { return panels_.data() + panel_offset_[2 * s]; }
+    const complex_double* upanel(global_index s) const { return panels_.data() + panel_offset_[2 * s + 1]; }
 
     global_index n_ = 0;
     CsrMatrix a_;
@@ -161,9 +164,12 @@ private:
     // Destination of every entry of a_ in the panels: (supernode, L or U, offset).
     std::vector<global_index> entry_sn_, entry_offset_;
     std::vector<std::uint8_t> entry_in_u_;
-    // Numeric factors: lpanel_[s] column-major (nc + m) x nc (diagonal block on top, LU in
-    // place), upanel_[s] column-major nc x m.
-    std::vector<std::vector<complex_double>> lpanel_, upanel_;
+    // Numeric factors in one arena: lpanel(s) column-major (nc + m) x nc (diagonal block on
+    // top, LU in place), upanel(s) column-major nc x m.
+    std::vector<complex_double> panels_;
+    std::vector<global_index> panel_offset_;
+    std::vector<complex_double> work_;        // GEMM result of one Schur update, m x m at most
+    std::vector<global_index> positions_;     // scatter positions of one update
     complex_double shift_ = 0.0;
     bool factored_ = false;
     double pivot_threshold_ = 0.0;
