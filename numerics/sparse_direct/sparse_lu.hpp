@@ -128,7 +128,8 @@ public:
 
     /// x = (A - z I)^-1 b for `nrhs` right-hand sides, column-major n x nrhs blocks with
     /// leading dimension n (b and x may not alias). Requires factorize(); throws
-    /// DimensionMismatch otherwise.
+    /// DimensionMismatch otherwise. Concurrent solve() calls on one factorization are safe
+    /// (their buffers are local); factorize() must not run concurrently with anything.
     SolveReport solve(const complex_double* b, complex_double* x, int nrhs,
                       const SolveOptions& options = {}) const;
 
