@@ -12,6 +12,7 @@ packages=(
   libhdf5-openmpi-dev
   libopenblas-openmp-dev liblapacke-dev
   libgtest-dev
+  libmetis-dev
   python3-h5py python3-matplotlib python3-numpy
 )
 

@@ -1,0 +1,326 @@
+// Numeric phase of SparseLU: right-looking supernodal LU with static pivoting, and the solve
+// with iterative refinement.
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "numerics/sparse_direct/sparse_lu.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::sparse_direct {
+namespace {
+
+const complex_double kOne(1.0, 0.0), kMinusOne(-1.0, 0.0), kZero(0.0, 0.0);
+
+double seconds_since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// In-place LU without row interchanges of the n x n column-major block a (leading dimension
+// lda): a = L U, L unit lower. Pivots below tau are replaced (see sparse_lu.hpp) and counted.
+// Recursive halving keeps all but O(n^2 * 32) of the work in BLAS-3.
+void dense_lu_static(complex_double* a, int n, int lda, double tau, global_index& replaced)
+{
+    if (n <= 32) {
+        for (int k = 0; k < n; ++k) {
+            complex_double& pivot = a[k + k * lda];
+            const double mag = std::abs(pivot);
+            if (mag < tau || mag == 0.0) {
+                if (tau == 0.0)
+                    throw NumericalError(detail::concat("zero pivot in the sparse LU with static pivoting disabled "
+                                                        "({pivot_scale} = 0)"));
+                pivot = mag == 0.0 ? complex_double(tau, 0.0) : pivot * (tau / mag);
+                ++replaced;
+            }
+            const complex_double inv = kOne / pivot;
+            for (int i = k + 1; i < n; ++i) a[i + k * lda] *= inv;
+            for (int j = k + 1; j < n; ++j) {
+                const complex_double ukj = a[k + j * lda];
+                if (ukj == kZero) continue;
+                for (int i = k + 1; i < n; ++i) a[i + j * lda] -= a[i + k * lda] * ukj;
+            }
+        }
+        return;
+    }
+    const int n1 = n / 2, n2 = n - n1;
+    complex_double* a12 = a + n1 * lda;
+    complex_double* a21 = a + n1;
+    complex_double* a22 = a + n1 + n1 * lda;
+    dense_lu_static(a, n1, lda, tau, replaced);
+    cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1, n2, &kOne, a, lda, a12, lda);
+    cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, n2, n1, &kOne, a, lda, a21, lda);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n2, n2, n1, &kMinusOne, a21, lda, a12, lda, &kOne, a22, lda);
+    dense_lu_static(a22, n2, lda, tau, replaced);
+}
+
+}  // namespace
+
+// The Schur-complement update of supernode k restricted to the columns [c0, c1) of its update
+// block: A(R, R[c0:c1]) -= L(R, k) U(k, R[c0:c1]), R = supernode_rows(k), as one GEMM into
+// the work array and a SCATTER into the panels of the later supernodes. Entry (R[i], R[j]) lands in
+// the L panel of the supernode of column R[j] when R[i] is not above it, otherwise in the U
+// panel of the supernode of row R[i]. Updates of disjoint column ranges touch disjoint
+// entries, which is what lets HALO hand [n_g, m) to another device.
+void SparseLU::schur_update(global_index k, global_index c0, global_index c1)
+{
+    const auto& rows = sn_rows_[k];
+    const global_index m = static_cast<global_index>(rows.size());
+    const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
+    if (c1 <= c0 || m == 0) return;
+    const global_index w = c1 - c0;
+    complex_double* work = work_.data();  // m x w <= m x m
+    const complex_double* lbelow = lpanel(k) + nc;  // m x nc, leading dimension nc + m
+    const complex_double* ucols = upanel(k) + c0 * nc;  // nc x w, leading dimension nc
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(w),
+                static_cast<int>(nc), &kOne, lbelow, static_cast<int>(nc + m), ucols, static_cast<int>(nc), &kZero,
+                work, static_cast<int>(m));
+
+    std::vector<global_index>& pos = positions_;
+    pos.resize(m);
+    // L part, column group by column group: rows at or below the target supernode's first column.
+    for (global_index g0 = c0; g0 < c1;) {
+        const global_index t = sn_of_[rows[g0]];
+        const global_index tb = sn_begin_[t], te = sn_begin_[t + 1], tnc = te - tb;
+        global_index g1 = g0;
+        while (g1 < c1 && rows[g1] < te) ++g1;
+        const auto& trows = sn_rows_[t];
+        const global_index ld = tnc + static_cast<global_index>(trows.size());
+        const global_index i0 = std::lower_bound(rows.begin(), rows.end(), tb) - rows.begin();
+        std::size_t walk = 0;
+        for (global_index i = i0; i < m; ++i) {
+            if (rows[i] < te) { pos[i] = rows[i] - tb; continue; }
+            while (walk < trows.size() && trows[walk] < rows[i]) ++walk;
+            TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[i], "update row ", rows[i],
+                            " outside supernode ", t);
+            pos[i] = tnc + static_cast<global_index>(walk);
+        }
+        for (global_index j = g0; j < g1; ++j) {
+            complex_double* dst = lpanel(t) + (rows[j] - tb) * ld;
+            const complex_double* src = work + (j - c0) * m;
+            for (global_index i = i0; i < m; ++i) dst[pos[i]] -= src[i];
+        }
+        g0 = g1;
+    }
+    // U part, row group by row group: columns beyond the row's supernode.
+    for (global_index h0 = 0; h0 < m;) {
+        const global_index t = sn_of_[rows[h0]];
+        const global_index tb = sn_begin_[t], te = sn_begin_[t + 1], tnc = te - tb;
+        global_index h1 = h0;
+        while (h1 < m && rows[h1] < te) ++h1;
+        const global_index j0 = std::max<global_index>(
+            c0, std::lower_bound(rows.begin(), rows.end(), te) - rows.begin());
+        if (j0 < c1) {
+            const auto& trows = sn_rows_[t];
+            std::size_t walk = 0;
+            for (global_index j = j0; j < c1; ++j) {
+                while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
+                TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
+                                " outside supernode ", t);
+                complex_double* dst = upanel(t) + static_cast<global_index>(walk) * tnc;
+                const complex_double* src = work + (j - c0) * m;
+                for (global_index i = h0; i < h1; ++i) dst[rows[i] - tb] -= src[i];
+            }
+        }
+        h0 = h1;
+    }
+}
+
+FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
+{
+    TOPOKPM_USER_REQUIRE(options.pivot_scale >= 0.0 && std::isfinite(options.pivot_scale), "{pivot_scale} = ",
+                         options.pivot_scale, " must be finite and >= 0");
+    TOPOKPM_USER_REQUIRE(options.schur_split >= 0.0 && options.schur_split <= 1.0, "{schur_split} = ",
+                         options.schur_split, " must be in [0, 1]");
+    TOPOKPM_USER_REQUIRE(std::isfinite(z.real()) && std::isfinite(z.imag()), "{shift} = ", z, " must be finite");
+    const auto t0 = std::chrono::steady_clock::now();
+    factored_ = false;
+    const global_index ns = static_cast<global_index>(sn_rows_.size());
+    // One arena for all panels, allocated on the first call and reused by later shifts.
+    if (panel_offset_.empty()) {
+        panel_offset_.resize(2 * ns + 1, 0);
+        std::size_t max_update = 0;
+        for (global_index s = 0; s < ns; ++s) {
+            const global_index nc = sn_begin_[s + 1] - sn_begin_[s], m = sn_rows_[s].size();
+            panel_offset_[2 * s + 1] = panel_offset_[2 * s] + (nc + m) * nc;
+            panel_offset_[2 * s + 2] = panel_offset_[2 * s + 1] + nc * m;
+            max_update = std::max(max_update, static_cast<std::size_t>(m * m));
+        }
+        panels_.assign(static_cast<std::size_t>(panel_offset_[2 * ns]), kZero);
+        work_.resize(max_update);
+    } else {
+        std::fill(panels_.begin(), panels_.end(), kZero);
+    }
+    // Scatter A - z I and take its 1-norm.
+    std::vector<double> colsum(n_, 0.0);
+    std::vector<complex_double> diag(n_, kZero);
+    for (global_index i = 0; i < n_; ++i)
+        for (global_index q = a_.row_ptr[i]; q < a_.row_ptr[i + 1]; ++q) {
+            const complex_double v = a_.values[q];
+            if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+                throw NumericalError(detail::concat("matrix entry (", i, ", ", a_.cols[q], ") = ", v, " is not finite"));
+            (entry_in_u_[q] ? upanel(entry_sn_[q]) : lpanel(entry_sn_[q]))[entry_offset_[q]] = v;
+            if (a_.cols[q] == i) diag[i] = v;
+            else colsum[a_.cols[q]] += std::abs(v);
+        }
+    double norm1 = 0.0;
+    for (global_index i = 0; i < n_; ++i) norm1 = std::max(norm1, colsum[i] + std::abs(diag[i] - z));
+    for (global_index p = 0; p < n_; ++p) {
+        const global_index s = sn_of_[p], nc = sn_begin_[s + 1] - sn_begin_[s];
+        const global_index ld = nc + static_cast<global_index>(sn_rows_[s].size());
+        const global_index r = p - sn_begin_[s];
+        lpanel(s)[r + r * ld] -= z;
+    }
+
+    FactorReport report;
+    report.norm1 = norm1;
+    report.pivot_threshold = options.pivot_scale * norm1;
+    for (global_index k = 0; k < ns; ++k) {
+        const int nc = static_cast<int>(sn_begin_[k + 1] - sn_begin_[k]);
+        const int m = static_cast<int>(sn_rows_[k].size());
+        const int ld = nc + m;
+        complex_double* l = lpanel(k);
+        // Panel factorization: diagonal block, then L(R, k) = A(R, k) U_kk^-1 and
+        // U(k, R) = L_kk^-1 A(k, R).
+        dense_lu_static(l, nc, ld, report.pivot_threshold, report.tiny_pivots);
+        if (m > 0) {
+            cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, nc, &kOne, l, ld, l + nc, ld);
+            cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, m, &kOne, l, ld,
+                        upanel(k), nc);
+        }
+        const global_index ng = static_cast<global_index>(std::llround(options.schur_split * m));
+        schur_update(k, 0, ng);
+        schur_update(k, ng, m);
+    }
+    shift_ = z;
+    pivot_threshold_ = report.pivot_threshold;
+    tiny_pivots_ = report.tiny_pivots;
+    factored_ = true;
+    report.seconds = seconds_since(t0);
+    return report;
+}
+
+SolveReport SparseLU::solve(const complex_double* b, complex_double* x, int nrhs, const SolveOptions& options) const
+{
+    TOPOKPM_REQUIRE(factored_, "solve() before factorize()");
+    TOPOKPM_USER_REQUIRE(nrhs >= 0, "{nrhs} = ", nrhs, " must be >= 0");
+    TOPOKPM_USER_REQUIRE(options.max_refinement_steps >= 0, "{max_refinement_steps} = ", options.max_refinement_steps,
+                         " must be >= 0");
+    const auto t0 = std::chrono::steady_clock::now();
+    const global_index n = n_;
+    const global_index ns = static_cast<global_index>(sn_rows_.size());
+    SolveReport report;
+    if (nrhs == 0 || n == 0) return report;
+
+    std::vector<complex_double> y(static_cast<std::size_t>(n * nrhs)), tmp;
+    // y <- (A - zI)^-1 y in place, y in the original order on entry and exit.
+    auto lu_solve = [&](std::vector<complex_double>& v) {
+        for (int c = 0; c < nrhs; ++c)
+            for (global_index p = 0; p < n; ++p) y[p + c * n] = v[perm_[p] + c * n];
+        for (global_index s = 0; s < ns; ++s) {  // L y = P v
+            const int nc = static_cast<int>(sn_begin_[s + 1] - sn_begin_[s]);
+            const auto& rows = sn_rows_[s];
+            const int m = static_cast<int>(rows.size());
+            const complex_double* l = lpanel(s);
+            complex_double* ys = y.data() + sn_begin_[s];
+            cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, nrhs, &kOne, l, nc + m, ys,
+                        static_cast<int>(n));
+            if (m == 0) continue;
+            tmp.resize(static_cast<std::size_t>(m) * nrhs);
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, nrhs, nc, &kOne, l + nc, nc + m, ys,
+                        static_cast<int>(n), &kZero, tmp.data(), m);
+            for (int c = 0; c < nrhs; ++c)
+                for (int i = 0; i < m; ++i) y[rows[i] + c * n] -= tmp[i + c * m];
+        }
+        for (global_index s = ns - 1; s >= 0; --s) {  // U y = y
+            const int nc = static_cast<int>(sn_begin_[s + 1] - sn_begin_[s]);
+            const auto& rows = sn_rows_[s];
+            const int m = static_cast<int>(rows.size());
+            complex_double* ys = y.data() + sn_begin_[s];
+            if (m > 0) {
+                tmp.resize(static_cast<std::size_t>(m) * nrhs);
+                for (int c = 0; c < nrhs; ++c)
+                    for (int i = 0; i < m; ++i) tmp[i + c * m] = y[rows[i] + c * n];
+                cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nc, nrhs, m, &kMinusOne, upanel(s), nc,
+                            tmp.data(), m, &kOne, ys, static_cast<int>(n));
+            }
+            cblas_ztrsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, nc, nrhs, &kOne,
+                        lpanel(s), nc + m, ys, static_cast<int>(n));
+        }
+        for (int c = 0; c < nrhs; ++c)
+            for (global_index p = 0; p < n; ++p) v[perm_[p] + c * n] = y[p + c * n];
+    };
+    // r = b - (A - zI) x per column; returns (componentwise backward error, ||r||_inf).
+    std::vector<complex_double> r(static_cast<std::size_t>(n * nrhs));
+    auto residual = [&](int c) {
+        double berr = 0.0, rmax = 0.0;
+        const complex_double* xc = x + c * n;
+        for (global_index i = 0; i < n; ++i) {
+            // the diagonal of A - zI enters |A - zI| |x| as one entry, not as |a_ii| + |z|
+            complex_double acc = b[i + c * n], dii = -shift_;
+            double scale = std::abs(b[i + c * n]);
+            for (global_index q = a_.row_ptr[i]; q < a_.row_ptr[i + 1]; ++q) {
+                if (a_.cols[q] == i) { dii += a_.values[q]; continue; }
+                acc -= a_.values[q] * xc[a_.cols[q]];
+                scale += std::abs(a_.values[q]) * std::abs(xc[a_.cols[q]]);
+            }
+            acc -= dii * xc[i];
+            scale += std::abs(dii) * std::abs(xc[i]);
+            r[i + c * n] = acc;
+            const double mag = std::abs(acc);
+            rmax = std::max(rmax, mag);
+            if (mag > 0.0) berr = std::max(berr, scale > 0.0 ? mag / scale : INFINITY);
+        }
+        return std::make_pair(berr, rmax);
+    };
+
+    std::vector<complex_double> v(b, b + n * nrhs);
+    lu_solve(v);
+    std::copy(v.begin(), v.end(), x);
+    std::vector<double> berr(nrhs), rnorm(nrhs);
+    std::vector<int> steps(nrhs, 0);
+    std::vector<char> active(nrhs, 1);
+    std::vector<complex_double> previous(static_cast<std::size_t>(n));
+    for (int c = 0; c < nrhs; ++c) std::tie(berr[c], rnorm[c]) = residual(c);
+    for (int step = 0; step < options.max_refinement_steps; ++step) {
+        bool any = false;
+        for (int c = 0; c < nrhs; ++c) {
+            if (active[c] && berr[c] <= options.target_backward_error) active[c] = 0;
+            any = any || active[c];
+        }
+        if (!any) break;
+        std::copy(r.begin(), r.end(), v.begin());
+        lu_solve(v);  // corrections d = (A - zI)^-1 r
+        for (int c = 0; c < nrhs; ++c) {
+            if (!active[c]) continue;
+            complex_double* xc = x + c * n;
+            std::copy(xc, xc + n, previous.begin());
+            for (global_index i = 0; i < n; ++i) xc[i] += v[i + c * n];
+            const auto [e, rn] = residual(c);
+            if (e < berr[c]) {
+                ++steps[c];
+                // Continue only while each step at least halves the error (LAPACK's xGERFS rule).
+                if (e > 0.5 * berr[c]) active[c] = 0;
+                berr[c] = e;
+                rnorm[c] = rn;
+            } else {  // no gain: keep the previous iterate
+                std::copy(previous.begin(), previous.end(), xc);
+                residual(c);
+                active[c] = 0;
+            }
+        }
+    }
+    for (int c = 0; c < nrhs; ++c) {
+        report.refinement_steps = std::max(report.refinement_steps, steps[c]);
+        report.backward_error = std::max(report.backward_error, berr[c]);
+        report.residual_norm = std::max(report.residual_norm, rnorm[c]);
+    }
+    report.seconds = seconds_since(t0);
+    return report;
+}
+
+}  // namespace topokpm::sparse_direct

@@ -1,0 +1,180 @@
+#pragma once
+/// @file sparse_lu.hpp
+/// Serial supernodal sparse LU with static pivoting (the SuperLU_DIST scheme of seed 003,
+/// one process, host only), complex double. Three phases:
+///
+///   SparseLU lu(A, options);   // analyse: ordering P, elimination tree, supernodes (pattern only)
+///   lu.factorize(z);           // numeric: P (A - z I) P^T = L U, L unit lower, U upper
+///   lu.solve(b, x, nrhs);      // x = (A - z I)^-1 b by triangular solves + iterative refinement
+///
+/// factorize() may be called again with another shift z (the Green's-function energy grid,
+/// shift-invert) and reuses the analysis. The pattern is symmetrized (|A| + |A|^T), so L and
+/// U^T share one supernodal structure; values need not be symmetric or Hermitian, so both
+/// (E + i eta) - H (z = E + i eta, then negate: G(z) = -(H - z I)^-1) and the Hermitian-
+/// indefinite H - sigma (z = sigma real) are factored.
+///
+/// Static pivoting: no row interchanges. A pivot u_jj with |u_jj| < tau, where
+/// tau = pivot_scale * ||A - z I||_1 (default pivot_scale = sqrt(eps), eps = 2^-52), is replaced
+/// by tau * u_jj/|u_jj| (tau when u_jj = 0) and counted (FactorReport::tiny_pivots); the
+/// factors are then those of a nearby matrix and the solve's iterative refinement recovers
+/// the solution of the original system where it is well conditioned. A replaced pivot at an
+/// exact singularity (z an eigenvalue of A) shows as a large backward error in SolveReport,
+/// never as inf/NaN.
+///
+/// The Schur-complement update of supernode step k is one function (numeric.cpp,
+/// schur_update) acting on a column range [c0, c1) of the update block; the factorization
+/// cuts it at column n_g = round(schur_split * m_k) of the m_k-column update (the HALO
+/// host/accelerator split point). Both halves run on the host in this build; the factors
+/// are independent of schur_split up to rounding.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "numerics/base/row_source.hpp"
+#include "numerics/base/types.hpp"
+
+namespace topokpm::sparse_direct {
+
+/// Square sparse matrix in compressed rows: the entries of row i are
+/// cols[row_ptr[i] .. row_ptr[i+1]), strictly ascending, 0 <= col < n. The diagonal need not
+/// be stored (a missing diagonal entry is zero).
+struct CsrMatrix {
+    global_index n = 0;
+    std::vector<global_index> row_ptr{0};
+    std::vector<global_index> cols;
+    std::vector<complex_double> values;
+    global_index nnz() const { return static_cast<global_index>(cols.size()); }
+};
+
+/// Every stored entry of `source` (e.g. a hamiltonians::Model) as a CsrMatrix.
+CsrMatrix csr_from_rows(const RowSource& source);
+
+/// A cuboid lattice of sites with `orbitals` consecutive rows per site, in the canonical order
+/// of models.md: site(x, y, z) = z + nz (y + ny x), row = o + orbitals * site(x, y, z).
+/// ti: (Nx, Ny, Nz, 4); graphene: (Nx, Ny, 1, 2). Couplings are assumed to reach only sites
+/// whose coordinates differ by at most 1 per direction (true for both models): then one
+/// plane of sites separates (two planes across a periodic direction).
+struct LatticeGeometry {
+    int nx = 1, ny = 1, nz = 1;
+    int orbitals = 1;
+    bool periodic[3] = {false, false, false};  ///< x, y, z
+};
+
+enum class Ordering {
+    Natural,                    ///< identity (tests; banded matrices)
+    Metis,                      ///< METIS_NodeND on the graph of |A| + |A|^T (sites compressed)
+    LatticeNestedDissection,    ///< geometric nested dissection on AnalyseOptions::lattice
+};
+
+struct AnalyseOptions {
+    Ordering ordering = Ordering::Metis;
+    /// Rows per site (Natural, Metis): the ordering and the symbolic phase work on sites of
+    /// `site_size` consecutive rows (n must be a multiple), so all orbitals of a site stay
+    /// together in one supernode. >= 1. The lattice ordering uses lattice->orbitals instead.
+    int site_size = 1;
+    /// Required by LatticeNestedDissection: nx ny nz orbitals must equal n.
+    std::optional<LatticeGeometry> lattice;
+    /// Relaxed amalgamation: a child supernode is merged into its parent when the merged
+    /// supernode has <= relax_columns columns, or when the explicit zeros it then stores are
+    /// <= relax_zero_fraction of its entries; never beyond max_supernode columns.
+    int relax_columns = 16;
+    double relax_zero_fraction = 0.1;
+    int max_supernode = 192;
+};
+
+struct FactorOptions {
+    /// tau = pivot_scale * ||A - z I||_1 (see file comment). >= 0; 0 disables replacement.
+    double pivot_scale = std::sqrt(std::numeric_limits<double>::epsilon());
+    /// HALO split point of every Schur-complement update, as a fraction in [0, 1] of its
+    /// columns (1 = all in the first part).
+    double schur_split = 1.0;
+};
+
+struct FactorReport {
+    global_index tiny_pivots = 0;   ///< pivots replaced by tau (static pivoting)
+    double norm1 = 0.0;             ///< ||A - z I||_1 (max column sum of |entries|)
+    double pivot_threshold = 0.0;   ///< tau
+    double seconds = 0.0;           ///< wall time of factorize()
+};
+
+struct SolveOptions {
+    int max_refinement_steps = 10;  ///< >= 0
+    /// Stop when the componentwise backward error max_i |r_i| / (|A| |x| + |b|)_i is below
+    /// this, or when a step does not halve it.
+    double target_backward_error = 4 * std::numeric_limits<double>::epsilon();
+};
+
+struct SolveReport {
+    int refinement_steps = 0;        ///< corrections applied (max over right-hand sides)
+    double backward_error = 0.0;     ///< componentwise, after the last step (max over rhs)
+    double residual_norm = 0.0;      ///< max over rhs of ||b - (A - z I) x||_inf
+    double seconds = 0.0;
+};
+
+class SparseLU {
+public:
+    /// Analyse phase: ordering, elimination tree, supernodes. Copies `a`. Throws InputError
+    /// for an inconsistent option ({site_size}, {lattice}) and DimensionMismatch for a
+    /// malformed matrix (row_ptr/cols sizes, unsorted or out-of-range columns).
+    SparseLU(const CsrMatrix& a, const AnalyseOptions& options = {});
+
+    /// Numeric phase: factors A - z I (z in units of A's entries). Throws InputError for
+    /// {pivot_scale} < 0 or {schur_split} outside [0, 1]; NumericalError if an entry is not
+    /// finite.
+    FactorReport factorize(complex_double z = 0.0, const FactorOptions& options = {});
+
+    /// x = (A - z I)^-1 b for `nrhs` right-hand sides, column-major n x nrhs blocks with
+    /// leading dimension n (b and x may not alias). Requires factorize(); throws
+    /// DimensionMismatch otherwise. Concurrent solve() calls on one factorization are safe
+    /// (their buffers are local); factorize() must not run concurrently with anything.
+    SolveReport solve(const complex_double* b, complex_double* x, int nrhs,
+                      const SolveOptions& options = {}) const;
+
+    // ---- the analysis (permuted index space: row/column p of P A P^T = row perm()[p] of A) ----
+    // The symbolic phase works on sites of b rows (b = lattice orbitals for the lattice
+    // ordering, site_size otherwise): site k of the permuted matrix is rows [k b, (k+1) b).
+    global_index size() const { return n_; }
+    const std::vector<global_index>& perm() const { return perm_; }
+    /// Elimination tree of the site graph of P (|A| + |A|^T) P^T: parent of site k (-1 for a
+    /// root); with b = 1 the elimination tree of the columns.
+    const std::vector<global_index>& etree() const { return parent_; }
+    /// Supernode s holds columns [supernode_begin()[s], supernode_begin()[s+1]).
+    const std::vector<global_index>& supernode_begin() const { return sn_begin_; }
+    /// Rows below supernode s (>= its last column + 1), ascending: the stored rows of its L
+    /// block under the dense diagonal block, and the stored columns of its U block.
+    const std::vector<global_index>& supernode_rows(global_index s) const { return sn_rows_[s]; }
+    /// Stored entries of L + U (explicit zeros of amalgamation included; diagonal once).
+    global_index factor_nonzeros() const;
+    /// Real floating-point operations of one factorize() (complex mul-add = 8).
+    double factor_flops() const;
+
+private:
+    void schur_update(global_index k, global_index c0, global_index c1);
+    complex_double* lpanel(global_index s) { return panels_.data() + panel_offset_[2 * s]; }
+    complex_double* upanel(global_index s) { return panels_.data() + panel_offset_[2 * s + 1]; }
+    const complex_double* lpanel(global_index s) const { return panels_.data() + panel_offset_[2 * s]; }
+    const complex_double* upanel(global_index s) const { return panels_.data() + panel_offset_[2 * s + 1]; }
+
+    global_index n_ = 0;
+    CsrMatrix a_;
+    std::vector<global_index> perm_, iperm_, parent_, sn_begin_, sn_of_;
+    std::vector<std::vector<global_index>> sn_rows_;
+    // Destination of every entry of a_ in the panels: (supernode, L or U, offset).
+    std::vector<global_index> entry_sn_, entry_offset_;
+    std::vector<std::uint8_t> entry_in_u_;
+    // Numeric factors in one arena: lpanel(s) column-major (nc + m) x nc (diagonal block on
+    // top, LU in place), upanel(s) column-major nc x m.
+    std::vector<complex_double> panels_;
+    std::vector<global_index> panel_offset_;
+    std::vector<complex_double> work_;        // GEMM result of one Schur update, m x m at most
+    std::vector<global_index> positions_;     // scatter positions of one update
+    complex_double shift_ = 0.0;
+    bool factored_ = false;
+    double pivot_threshold_ = 0.0;
+    global_index tiny_pivots_ = 0;
+};
+
+}  // namespace topokpm::sparse_direct
