@@ -12,15 +12,22 @@ namespace {
 /// Complex entries of slack behind every array LAPACK reads (8 KiB; the fault was at
 /// 3.5 KiB past the end).
 constexpr size_t kPadding = 512;
-}  // namespace
-
-std::vector<double> hermitian_eigenvalues(const std::vector<complex_type>& a, int n, char uplo)
+/// `a` checked (n x n, uplo 'L' or 'U') and copied with kPadding entries of slack.
+std::vector<complex_type> padded_copy(const std::vector<complex_type>& a, int n, char uplo)
 {
     TOPOKPM_REQUIRE(n >= 1 && a.size() == static_cast<size_t>(n) * n, "a ", n, " x ", n, " matrix with ",
                     a.size(), " entries");
     TOPOKPM_REQUIRE(uplo == 'L' || uplo == 'U', "uplo 'L' or 'U', got '", uplo, "'");
     std::vector<complex_type> m(a.size() + kPadding);
     std::copy(a.begin(), a.end(), m.begin());
+    return m;
+}
+
+}  // namespace
+
+std::vector<double> hermitian_eigenvalues(const std::vector<complex_type>& a, int n, char uplo)
+{
+    std::vector<complex_type> m = padded_copy(a, n, uplo);
     std::vector<double> w(static_cast<size_t>(n) + kPadding);
     std::vector<double> rwork(static_cast<size_t>(std::max(1, 3 * n - 2)) + kPadding);
     auto* mp = reinterpret_cast<lapack_complex_double*>(m.data());
@@ -43,11 +50,7 @@ std::vector<double> hermitian_eigenvalues(const std::vector<complex_type>& a, in
 
 HermitianEigensystem hermitian_eigensystem(const std::vector<complex_type>& a, int n, char uplo)
 {
-    TOPOKPM_REQUIRE(n >= 1 && a.size() == static_cast<size_t>(n) * n, "a ", n, " x ", n, " matrix with ",
-                    a.size(), " entries");
-    TOPOKPM_REQUIRE(uplo == 'L' || uplo == 'U', "uplo 'L' or 'U', got '", uplo, "'");
-    std::vector<complex_type> m(a.size() + kPadding);
-    std::copy(a.begin(), a.end(), m.begin());
+    std::vector<complex_type> m = padded_copy(a, n, uplo);
     std::vector<double> w(static_cast<size_t>(n) + kPadding);
     auto* mp = reinterpret_cast<lapack_complex_double*>(m.data());
     complex_type work_query;

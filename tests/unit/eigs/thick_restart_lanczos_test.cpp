@@ -60,6 +60,20 @@ void expect_pairs_match(const EigenPairs& got, const std::vector<double>& refere
         }
 }
 
+/// A (+) A for a random Hermitian A of `n` rows: every level exactly twice. Column-major 2n x 2n.
+std::vector<complex_type> doubled_random(int n, double fill, std::uint64_t seed)
+{
+    const std::vector<complex_type> a = topokpm::testing::dense_matrix(RandomHermitianSource(n, fill, seed));
+    const int m = 2 * n;
+    std::vector<complex_type> d(static_cast<std::size_t>(m) * m, 0.0);
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+            d[i + j * m] = a[i + j * n];
+            d[(i + n) + (j + n) * m] = a[i + j * n];
+        }
+    return d;
+}
+
 }  // namespace
 
 TEST(ThickRestartLanczos, LowestAndHighestOfARandomHermitianMatrix)
@@ -85,16 +99,9 @@ TEST(ThickRestartLanczos, LowestAndHighestOfARandomHermitianMatrix)
 // searches from fresh vectors must find the partners.
 TEST(ThickRestartLanczos, FindsEveryVectorOfDegenerateLevels)
 {
-    const RandomHermitianSource block(120, 0.3, 5);
-    const std::vector<complex_type> a = topokpm::testing::dense_matrix(block);
     const int n = 240;
-    std::vector<complex_type> doubled(static_cast<std::size_t>(n) * n, 0.0);
-    for (int j = 0; j < 120; ++j)
-        for (int i = 0; i < 120; ++i) {
-            doubled[i + j * n] = a[i + j * 120];
-            doubled[(i + 120) + (j + 120) * n] = a[i + j * 120];
-        }
-    std::vector<double> reference = topokpm::testing::dense_eigenvalues(doubled, n);
+    const std::vector<complex_type> doubled = doubled_random(120, 0.3, 5);
+    const std::vector<double> reference = topokpm::testing::dense_eigenvalues(doubled, n);
     const DenseOperator op(doubled, n);
     ThickRestartOptions o;
     o.count = 6;
@@ -109,15 +116,8 @@ TEST(ThickRestartLanczos, FindsEveryVectorOfDegenerateLevels)
 // A count ending inside a degenerate level returns the partner too (models.md §6).
 TEST(ThickRestartLanczos, ReturnsThePartnerOfADegenerateLastLevel)
 {
-    const RandomHermitianSource block(60, 0.4, 9);
-    const std::vector<complex_type> a = topokpm::testing::dense_matrix(block);
     const int n = 120;
-    std::vector<complex_type> doubled(static_cast<std::size_t>(n) * n, 0.0);
-    for (int j = 0; j < 60; ++j)
-        for (int i = 0; i < 60; ++i) {
-            doubled[i + j * n] = a[i + j * 60];
-            doubled[(i + 60) + (j + 60) * n] = a[i + j * 60];
-        }
+    const std::vector<complex_type> doubled = doubled_random(60, 0.4, 9);
     const std::vector<double> reference = topokpm::testing::dense_eigenvalues(doubled, n);
     const DenseOperator op(doubled, n);
     ThickRestartOptions o;
