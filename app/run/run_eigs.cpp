@@ -133,9 +133,13 @@ private:
     int parts = 0;
     std::vector<complex_double> all_vectors;  // [k, N] on every rank with --save-vectors
 
-    /// Request, method, files and memory, before anything is built.
+    /// Request, method, operator and files, before anything is built.
     void validate()
     {
+        TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: kpm-eigs runs on the CPU so far; "
+                             "use --device cpu");
+        TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: kpm-eigs needs double "
+                             "precision (residuals of 1e-10 relative are below float's rounding); use --precision double");
         TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan sizes kpm-dos runs; kpm-eigs has no planner yet");
         TOPOKPM_USER_REQUIRE(cfg.outputs.restart.empty() && cfg.outputs.checkpoint.empty() &&
                                  cfg.outputs.checkpoint_every_s == 0.0,

@@ -67,6 +67,8 @@ bad "chebfd not yet" "not available yet" "${ti[@]}" --window -1:1 --method chebf
 bad "shift-invert not yet" "not available yet" "${ti[@]}" --shift 0 --count 2 --method shift-invert
 bad "bad method" "--method" "${ti[@]}" --extremal lowest:2 --method magic
 bad "tolerance" "--tolerance" "${ti[@]}" --extremal lowest:2 --tolerance 0
+bad "single precision" "--precision single" "${ti[@]}" --extremal lowest:2 --precision single
+bad "gpu" "--device cuda" "${ti[@]}" --extremal lowest:2 --device cuda
 
 if [ -n "$mpiexec" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
