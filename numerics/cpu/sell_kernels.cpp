@@ -23,6 +23,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "numerics/cpu/chunk_schedule.hpp"
@@ -274,40 +275,28 @@ void blocked(const BasicSellMatrix<V>& a, const float* x, float* y, const Augmen
     return sell_sweep_blocked<float, R, 1, real>(arrays, x, y, ops, dots, schedule);
 }
 
-/// Every width of the double-vector sweep (V = complex_double or double).
-template <class V>
-void sweep_double(const BasicSellMatrix<V>& a, const complex_double* xc, complex_double* yc, int num_cols,
+/// Every width of the sweep, for vectors of real type F: double (V = complex_double or
+/// double values) or float (--precision single, V = complex_single or float: float row sums,
+/// the epilogue and the dots in double). Registered widths run the register-blocked sweep;
+/// in single precision R = 1 runs it across 8 rows per vector when C is a multiple of 8
+/// (else the chunk-wide sweep) and 2, 4 and multiples of 8 with 16-, 32- or 64-byte row
+/// vectors. Other widths take the chunk-wide generic sweep.
+template <class F, class V>
+void sweep_widths(const BasicSellMatrix<V>& a, const std::complex<F>* xc, std::complex<F>* yc, int num_cols,
                   const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    const double* x = reinterpret_cast<const double*>(xc);
-    double* y = reinterpret_cast<double*>(yc);
+    const F* x = reinterpret_cast<const F*>(xc);
+    F* y = reinterpret_cast<F*>(yc);
+    constexpr bool is_double = std::is_same_v<F, double>;
     with_width(num_cols, [&](auto width) {
         constexpr int R = decltype(width)::value;
-        if constexpr (R > 0) {
+        if constexpr (R == 0) {
+            if constexpr (is_double) warn_generic_once(num_cols, a.chunk_height());
+            sweep<V, 0>(a, x, y, num_cols, ops, dots, schedule);
+        } else if constexpr (is_double) {
             dispatch_width<R>(a, x, y, ops, dots, schedule);
-        } else {
-            warn_generic_once(num_cols, a.chunk_height());
-            sweep<V, 0>(a, x, y, num_cols, ops, dots, schedule);
-        }
-    });
-}
-
-// Single precision (--precision single): float row sums, the epilogue and the dots in
-// double. R = 1 runs the register-blocked sweep across 8 rows per vector when C is a
-// multiple of 8 (else the chunk-wide sweep); 2, 4 and multiples of 8 the register-blocked
-// sweep with 16-, 32- or 64-byte row vectors. V = complex_single or float.
-template <class V>
-void sweep_single(const BasicSellMatrix<V>& a, const complex_single* xc, complex_single* yc, int num_cols,
-                  const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
-{
-    const float* x = reinterpret_cast<const float*>(xc);
-    float* y = reinterpret_cast<float*>(yc);
-    with_width(num_cols, [&](auto width) {
-        constexpr int R = decltype(width)::value;
-        if constexpr (R == 1) {
+        } else if constexpr (R == 1) {
             if (!blocked_r1(a, x, y, ops, dots, schedule)) sweep<V, 1>(a, x, y, num_cols, ops, dots, schedule);
-        } else if constexpr (R == 0) {
-            sweep<V, 0>(a, x, y, num_cols, ops, dots, schedule);
         } else {
             blocked<R>(a, x, y, ops, dots, schedule);
         }
@@ -327,25 +316,25 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    sweep_double(a, x, y, num_cols, ops, dots, schedule);
+    sweep_widths(a, x, y, num_cols, ops, dots, schedule);
 }
 
 void sell_spmmv(const BasicSellMatrix<double>& a, const complex_double* x, complex_double* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    sweep_double(a, x, y, num_cols, ops, dots, schedule);
+    sweep_widths(a, x, y, num_cols, ops, dots, schedule);
 }
 
 void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* x, complex_single* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    sweep_single(a, x, y, num_cols, ops, dots, schedule);
+    sweep_widths(a, x, y, num_cols, ops, dots, schedule);
 }
 
 void sell_spmmv(const BasicSellMatrix<float>& a, const complex_single* x, complex_single* y, int num_cols,
                 const AugmentedOps& ops, DotSums* dots, const ChunkSchedule* schedule)
 {
-    sweep_single(a, x, y, num_cols, ops, dots, schedule);
+    sweep_widths(a, x, y, num_cols, ops, dots, schedule);
 }
 
 }  // namespace topokpm::numerics::kernels::cpu
