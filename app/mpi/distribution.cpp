@@ -108,6 +108,13 @@ numerics::RowRange Distribution::rows() const
     return {bounds_[rank_], bounds_[rank_ + 1]};
 }
 
+numerics::OperatorSpec Distribution::operator_spec(const RunConfig& cfg) const
+{
+    numerics::OperatorSpec s = app::operator_spec(cfg);
+    s.rows = rows();
+    return s;
+}
+
 std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const hamiltonians::Model& model,
                                                    std::shared_ptr<const Operator> local) const
 {

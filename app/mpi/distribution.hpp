@@ -54,6 +54,10 @@ public:
     /// all take the rank's part from here.
     numerics::RowRange rows() const;
 
+    /// The operator the options ask for (app/cli/operator_choice.hpp) over rows(): what this
+    /// rank builds and prices.
+    numerics::OperatorSpec operator_spec(const RunConfig& cfg) const;
+
     /// The operator of the run: `local` (this rank's part) itself when serial, else the
     /// DistributedOperator with `local` as its local part and the halo exchange of the
     /// other columns (--comm-mode, --reduce-every-sweep). Collective.

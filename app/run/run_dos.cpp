@@ -32,13 +32,6 @@
 namespace topokpm::app {
 namespace {
 
-std::string fmt(const char* format, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
 struct MemoryEstimate {
     double matrix_bytes = 0;
     double vector_bytes = 0;
@@ -217,7 +210,7 @@ struct DosRun::State {
     /// The run fits in memory and, with --device cuda, on the GPU.
     void check_memory_and_device()
     {
-    mem = estimate_memory(cfg, spec(), *model, width);
+    mem = estimate_memory(cfg, dist.operator_spec(cfg), *model, width);
     const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
                                                       : static_cast<double>(available_memory_bytes());
     require_memory(mem.total(), available,
@@ -261,19 +254,11 @@ struct DosRun::State {
 
     }
 
-    /// The operator of the options over this rank's rows (all rows when serial).
-    numerics::OperatorSpec spec() const
-    {
-        numerics::OperatorSpec s = operator_spec(cfg);
-        s.rows = dist.rows();
-        return s;
-    }
-
     /// The operator behind the Operator seam: KPM does not know which one runs. Built by
     /// make_operator over this rank's rows; under mpirun wrapped with the halo exchange.
     std::shared_ptr<const Operator> build_operator(const hamiltonians::Model& mdl)
     {
-    numerics::BuiltOperator built = numerics::make_operator(spec(), hamiltonians::operator_source(mdl));
+    numerics::BuiltOperator built = numerics::make_operator(dist.operator_spec(cfg), hamiltonians::operator_source(mdl));
     if (!dist.distributed()) fill_beta = built.fill_efficiency;  // of the whole matrix
     return dist.wrap(cfg, mdl, std::move(built.op));
     }
@@ -495,8 +480,7 @@ struct DosRun::State {
                                  {"gflops", gflops},
                                  {"gbytes_per_second", gbytes}});
         prov.insert(prov.end(), layout.begin(), layout.end());
-        for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
-        prov.push_back({"seconds_total", wall_seconds() - t_start});
+        add_phase_seconds(prov, timers, wall_seconds() - t_start);
         out.write_attributes("/provenance", prov);
         out.commit();
     });
@@ -514,9 +498,7 @@ struct DosRun::State {
         log::info("checkpoint  : ", spent, " removed (run complete)");
     if (jr.checkpoints_failed > 0)
         log::warning(jr.checkpoints_failed, " periodic checkpoint(s) could not be written (see the warnings above)");
-    std::string phases;
-    for (const auto& [phase, seconds] : timers.phases()) phases += " " + phase + " " + fmt("%.3f", seconds) + " s,";
-    log::info("time        :", phases, " total ", fmt("%.3f", wall_seconds() - t_start), " s");
+    log::info("time        :", phase_times(timers, wall_seconds() - t_start));
     log::info("memory      : ", format_bytes(mem.total()), " estimated (matrix ", format_bytes(mem.matrix_bytes),
               ", vectors ", format_bytes(mem.vector_bytes), ")");
     std::printf("result written to %s\n", cfg.outputs.result_file.c_str());

@@ -31,13 +31,6 @@ using Kind = numerics::EigenRequest::Kind;
 /// Largest N that `auto` solves densely (5 * 16 N^2 = 1.3 GiB, seconds of zheevd).
 constexpr global_index kAutoDenseRows = 4096;
 
-std::string fmt(const char* format, double v)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
 /// The method that runs `request` on N rows (models.md §6), or InputError saying why none
 /// can yet.
 EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
@@ -153,19 +146,11 @@ private:
         if (dist.root()) check_run_files({cfg.outputs.result_file, "", "", ""});
     }
 
-    /// The operator of the options over this rank's rows (all rows when serial).
-    numerics::OperatorSpec spec() const
-    {
-        numerics::OperatorSpec s = operator_spec(cfg);
-        s.rows = dist.rows();
-        return s;
-    }
-
     /// This rank's operator part (cost model of the one factory), the method's workspace,
     /// and the gathered vectors with --save-vectors fit in memory.
     void check_memory() const
     {
-        const numerics::OperatorSpec s = spec();
+        const numerics::OperatorSpec s = dist.operator_spec(cfg);
         const auto cost = numerics::operator_cost_model(s, model->potential_entries_per_row());
         const double rows = static_cast<double>(n);
         const double part = static_cast<double>(numerics::part_rows(s, n)), share = part / rows;
@@ -185,7 +170,7 @@ private:
     void build()
     {
         timers.time("build", [&] {
-            op = dist.wrap(cfg, *model, std::move(numerics::make_operator(spec(), hamiltonians::operator_source(*model)).op));
+            op = dist.wrap(cfg, *model, std::move(numerics::make_operator(dist.operator_spec(cfg), hamiltonians::operator_source(*model)).op));
         });
         log::info("operator    : ", op->name(), ", built in ", fmt("%.3f", timers.get("build")), " s");
     }
@@ -310,8 +295,7 @@ private:
             AttributeList prov = provenance_attributes(cfg, threads, "cpu", start_time);
             prov.push_back({"operator", op->name()});
             prov.insert(prov.end(), layout.begin(), layout.end());
-            for (const auto& [phase, seconds] : timers.phases()) prov.push_back({"seconds_" + phase, seconds});
-            prov.push_back({"seconds_total", wall_seconds() - t_start});
+            add_phase_seconds(prov, timers, wall_seconds() - t_start);
             out.write_attributes("/provenance", prov);
             out.commit();
         });
@@ -329,9 +313,7 @@ private:
             log::info("  E = ", fmt("%+.10f", pairs.values[i]), " t, residual ", fmt("%.2e", pairs.residuals[i]), " t, ", w);
         }
         if (pairs.values.size() > shown) log::info("  ... ", pairs.values.size() - shown, " more in the result file");
-        std::string phases;
-        for (const auto& [phase, seconds] : timers.phases()) phases += " " + phase + " " + fmt("%.3f", seconds) + " s,";
-        log::info("time        :", phases, " total ", fmt("%.3f", wall_seconds() - t_start), " s");
+        log::info("time        :", phase_times(timers, wall_seconds() - t_start));
         std::printf("result written to %s\n", cfg.outputs.result_file.c_str());
     }
 };

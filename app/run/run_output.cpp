@@ -1,6 +1,7 @@
 #include "app/run/run_output.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 
 #include "analysis/statistics.hpp"
@@ -276,6 +277,26 @@ AttributeList provenance_attributes(const RunConfig& config, int threads, const 
             {"devices", devices},
             {"start_time", start_time},
             {"end_time", utc_now()}};
+}
+
+std::string fmt(const char* format, double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+std::string phase_times(const PhaseTimers& timers, double total_seconds)
+{
+    std::string out;
+    for (const auto& [phase, seconds] : timers.phases()) out += " " + phase + " " + fmt("%.3f", seconds) + " s,";
+    return out + " total " + fmt("%.3f", total_seconds) + " s";
+}
+
+void add_phase_seconds(AttributeList& provenance, const PhaseTimers& timers, double total_seconds)
+{
+    for (const auto& [phase, seconds] : timers.phases()) provenance.push_back({"seconds_" + phase, seconds});
+    provenance.push_back({"seconds_total", total_seconds});
 }
 
 }  // namespace topokpm::app

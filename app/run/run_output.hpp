@@ -13,6 +13,7 @@
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/kpm/kpm.hpp"
+#include "runtime/base/timer.hpp"
 
 namespace topokpm::app {
 
@@ -59,6 +60,15 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& config, cons
 DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
                           const MomentsOutcome& m, const MomentumList& momenta, int states_per_k,
                           const std::vector<double>& bands);
+
+/// One number printed with a printf `format` ("%.3f"), for the summary lines.
+std::string fmt(const char* format, double v);
+
+/// The summary's phase times: " build 0.123 s, bounds 0.456 s, ... total 1.234 s".
+std::string phase_times(const PhaseTimers& timers, double total_seconds);
+
+/// /provenance attributes seconds_<phase> for every phase and seconds_total.
+void add_phase_seconds(AttributeList& provenance, const PhaseTimers& timers, double total_seconds);
 
 /// The current time as ISO 8601 UTC, "2026-11-24T12:00:00Z".
 std::string utc_now();
