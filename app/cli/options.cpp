@@ -178,6 +178,7 @@ po::options_description make_options(Program program)
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
         ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t)")
+        ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (ETA > 0, units of t; one rank; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
 
@@ -233,7 +234,7 @@ po::options_description make_options(Program program)
         ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole")
         ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first")
         ("count", po::value<std::string>(), "k >= 1, with --shift")
-        ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else lanczos for --extremal), `lanczos` (thick-restart Lanczos, --extremal), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `chebfd` and `shift-invert` (not available yet)")
+        ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else lanczos for --extremal), `lanczos` (thick-restart Lanczos, --extremal), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `shift-invert` (with --shift: Lanczos on (H - E0)^-1, one sparse LU of H - E0; auto picks it for --shift when N > 4096), `chebfd` (not available yet)")
         ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos)")
         ("save-vectors", po::bool_switch(), "also write the eigenvectors /eigs/vectors [k, N] (complex128, canonical row order)");
 
@@ -341,6 +342,12 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
     if (vm.count("ldos-map-energy")) {
         cfg.kpm.ldos_map_energy = parse_real("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
         TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
+    }
+    if (vm.count("green")) {
+        const double eta = parse_real("green", vm["green"].as<std::string>());
+        TOPOKPM_USER_REQUIRE(eta > 0.0 && std::isfinite(eta), "--green ", eta, ": the broadening ETA must be > 0 (units of t)");
+        TOPOKPM_USER_REQUIRE(vm.count("ldos"), "--green needs --ldos ROWS (the rows whose exact LDOS it computes)");
+        cfg.kpm.green_eta = eta;
     }
     if (vm.count("k-points")) cfg.kpm.k_points = vm["k-points"].as<std::string>();
     if (vm.count("k-path")) cfg.kpm.k_path = vm["k-path"].as<std::string>();

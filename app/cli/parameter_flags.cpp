@@ -30,6 +30,7 @@ const std::map<std::string, std::string>& flag_table()
     {"epsilon", "--epsilon"},
     {"export_matrix", "--export-matrix"},
     {"gpus", "--gpus"},
+    {"green_eta", "--green"},
     {"k_points", "--k-points"},
     {"kernel", "--kernel"},
     {"lanczos_steps", "--lanczos-steps"},

@@ -55,6 +55,7 @@ struct KpmConfig {
     // Local DOS and spectral function (docs/physics.md)
     std::string ldos;                  ///< --ldos selection text; empty = no LDOS
     std::optional<double> ldos_map_energy;  ///< energy of the per-site map of a layer:Z selection
+    std::optional<double> green_eta;   ///< --green ETA: exact LDOS of the --ldos rows (models.md §7)
     std::string k_points;              ///< --k-points "mx,my;mx,my"
     std::string k_path;                ///< --k-path "M-G-X"
 

@@ -23,6 +23,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/sparse_direct/green.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
@@ -90,6 +91,7 @@ struct DosRun::State {
         dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
         dist.agree([&] {
             check_memory_and_device();
+            analyse_green();
             load_checkpoint_state();
         });
         report_start();
@@ -134,6 +136,10 @@ struct DosRun::State {
     JobResult jr;
     std::vector<double> bands;
     DosSummary summary;
+    // --green: the analysis of H (validate), then the exact LDOS (green phase).
+    std::unique_ptr<sparse_direct::SparseLU> green_lu;
+    std::vector<double> green_energy;
+    sparse_direct::GreenLdos green;
 
     hamiltonians::ModelParams params_of(int k) const
     {
@@ -181,7 +187,11 @@ struct DosRun::State {
                              "use sell, crs or free under mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
                              "far (the distributed operator is double); run it without mpirun");
+        TOPOKPM_USER_REQUIRE(!cfg.kpm.green_eta, "--green: the sparse direct solver runs on one rank so far; run "
+                             "kpm-dos --green without mpirun");
     }
+    TOPOKPM_USER_REQUIRE(!cfg.kpm.green_eta || num_real == 1, "--green with --realizations ", num_real,
+                         ": the exact LDOS is of one disorder realization; use --realizations 1");
 
     }
 
@@ -231,6 +241,58 @@ struct DosRun::State {
                                                                      ", vectors ", format_bytes(mem.vector_bytes), ")"));
         devices = device::describe(0);
     }
+    }
+
+    /// --green: the matrix of the same model (its RowSource, as the operator's) analysed by
+    /// the sparse LU (ordering, supernodes), and the factors' memory, known from the
+    /// analysis, checked with the run's before anything numeric runs.
+    void analyse_green()
+    {
+    if (!cfg.kpm.green_eta) return;
+    timers.time("green", [&] {
+        sparse_direct::AnalyseOptions a;
+        a.site_size = model->params().name == "ti" ? 4 : 1;  // ti: the 4 orbitals of a site together (docs/sparse_direct.md)
+        green_lu = std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(*model), a);
+    });
+    const double factors = green_lu->factor_memory_bytes();
+    const double work = sparse_direct::green_workspace_bytes(n, 16) + 32.0 * double(model->estimated_nonzeros());
+    const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
+                                                              : static_cast<double>(available_memory_bytes());
+    require_memory(mem.total() + factors + work, available,
+                   detail::concat("this run with --green (KPM ", format_bytes(mem.total()), ", sparse LU factors ",
+                                  format_bytes(factors), " from the analysis, solves and matrix copy ", format_bytes(work), ")"));
+    log::info("green       : sparse LU analysed in ", fmt("%.3f", timers.get("green")), " s: ",
+              green_lu->factor_nonzeros(), " entries in L + U (", format_bytes(factors), "), ",
+              fmt("%.2f", green_lu->factor_flops() * 1e-9), " Gflop per energy");
+    }
+
+    /// --green: rho_j(E) = -Im G_jj(E + i eta) / pi of the --ldos rows on the KPM grid,
+    /// one factorization per energy.
+    void compute_green()
+    {
+    if (!green_lu) return;
+    green_energy = Reconstructor(cfg, scaling).energies();
+    const double eta = *cfg.kpm.green_eta;
+    const double t0 = wall_seconds();
+    double last = t0;
+    sparse_direct::GreenLdosOptions o;
+    o.eta = eta;
+    o.progress = [&](int done, int total, const sparse_direct::FactorReport& f) {
+        const double now = wall_seconds();
+        if (now - last < cfg.outputs.progress_interval_s || done == total) return;
+        last = now;
+        log::info("  green energy ", done, "/", total, " (E = ", fmt("%.4f", green_energy[done - 1]), " t, ETA ",
+                  fmt("%.3g", eta), " t), elapsed ", fmt("%.1f", now - t0), " s, remaining ~",
+                  fmt("%.1f", (now - t0) / done * (total - done)), " s",
+                  f.tiny_pivots ? detail::concat(", ", f.tiny_pivots, " tiny pivots") : std::string());
+    };
+    timers.time("green", [&] { green = sparse_direct::green_ldos(*green_lu, selection->rows, green_energy, o); });
+    green_lu.reset();  // the factors are not needed any more
+    log::info("green       : ", selection->rows.size(), " rows x ", green_energy.size(), " energies, ETA ",
+              fmt("%.4g", eta), " t (Lorentz-kernel KPM equivalent: lambda = ", fmt("%.3g", eta * cfg.kpm.num_moments / scaling.a),
+              " at M = ", cfg.kpm.num_moments, "), factor ", fmt("%.3f", green.factor_seconds), " s, solve ",
+              fmt("%.3f", green.solve_seconds), " s, worst backward error ", fmt("%.1e", green.worst_backward_error),
+              green.tiny_pivots ? detail::concat(", ", green.tiny_pivots, " tiny pivots replaced") : std::string());
     }
 
     void load_checkpoint_state()
@@ -447,7 +509,10 @@ struct DosRun::State {
         out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
         switch (what) {
         case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
-        case Quantity::Ldos: summary = write_ldos(out, cfg, rec, outcome, *selection); break;
+        case Quantity::Ldos:
+            summary = write_ldos(out, cfg, rec, outcome, *selection);
+            if (cfg.kpm.green_eta) write_green(out);
+            break;
         case Quantity::Spectral:
             summary = write_spectral(out, cfg, rec, outcome, *momenta, lattice.states_per_cell, bands);
             break;
@@ -486,6 +551,20 @@ struct DosRun::State {
     });
     }
 
+    /// models.md §7: /green/rows, /green/energy, /green/rho [rows, K], eta (and how it was solved).
+    void write_green(analysis::ResultWriter& out) const
+    {
+    const std::uint64_t nr = selection->rows.size(), kp = green_energy.size();
+    out.write_int64("/green/rows", std::vector<std::int64_t>(selection->rows.begin(), selection->rows.end()), {nr});
+    out.write_doubles("/green/energy", green_energy, {kp});
+    out.write_doubles("/green/rho", green.rho, {nr, kp});
+    out.write_attributes("/green", {{"eta", *cfg.kpm.green_eta},
+                                    {"method", std::string("sparse LU of (E + i eta) - H per energy, unit-vector solves")},
+                                    {"tiny_pivots", std::int64_t(green.tiny_pivots)},
+                                    {"worst_backward_error", green.worst_backward_error},
+                                    {"lorentz_lambda_equivalent", *cfg.kpm.green_eta * cfg.kpm.num_moments / scaling.a}});
+    }
+
     void report_end()
     {
     log::info("dos         : ", summary.dos.energy.size(), " energies from ", fmt("%.4f", summary.dos.energy.front()), " to ",
@@ -518,6 +597,7 @@ void DosRun::run()
     build();
     bounds();
     moments();
+    green();
     bands();
     result();
     report();
@@ -527,6 +607,7 @@ void DosRun::validate() { s_->validate(); }
 void DosRun::build() { s_->build(); }
 void DosRun::bounds() { s_->find_bounds(); }
 void DosRun::moments() { s_->compute_moments(); }
+void DosRun::green() { s_->compute_green(); }
 void DosRun::bands() { s_->compute_bands(); }
 void DosRun::result() { s_->write_result(); }
 void DosRun::report() { if (s_->dist.root()) s_->report_end(); }

@@ -17,6 +17,7 @@
 #include "numerics/eigs/eigenpairs.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/lanczos/lanczos.hpp"
+#include "numerics/sparse_direct/shift_invert.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
@@ -40,6 +41,7 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
     case EigsMethod::Auto:
         if (n <= kAutoDenseRows) return EigsMethod::Dense;
         if (extremal) return EigsMethod::Lanczos;
+        if (kind == Kind::Shift) return EigsMethod::ShiftInvert;
         throw InputError(detail::concat(
             kind == Kind::Window ? "--window" : "--shift", " on N = ", n, " rows needs ",
             kind == Kind::Window ? "--method chebfd" : "--method shift-invert",
@@ -57,8 +59,9 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
         throw InputError("--method chebfd (Chebyshev filter diagonalization) is not available yet; use --method dense "
                          "(N <= 8192) or --method lanczos with --extremal");
     case EigsMethod::ShiftInvert:
-        throw InputError("--method shift-invert comes with the sparse direct solver and is not available yet; use "
-                         "--method dense (N <= 8192)");
+        TOPOKPM_USER_REQUIRE(kind == Kind::Shift, "--method shift-invert finds the eigenvalues nearest a shift: use "
+                             "--shift E0 --count k (for --extremal use --method lanczos)");
+        return asked;
     }
     return asked;
 }
@@ -122,6 +125,8 @@ private:
     SpectralBounds discs;
     double energy_scale = 0.0, tolerance = 0.0;
     numerics::EigenPairs pairs;
+    std::unique_ptr<sparse_direct::SparseLU> lu;  // shift-invert: the analysis of H (check_memory)
+    sparse_direct::ShiftInvertReport si;
     std::vector<double> weights;
     int parts = 0;
     std::vector<complex_double> all_vectors;  // [k, N] on every rank with --save-vectors
@@ -144,11 +149,14 @@ private:
         numerics::validate(cfg.eigs.request, n);
         method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
         if (dist.root()) check_run_files({cfg.outputs.result_file, "", "", ""});
+        TOPOKPM_USER_REQUIRE(method != EigsMethod::ShiftInvert || !dist.distributed(), "--method shift-invert: the "
+                             "sparse direct solver runs on one rank so far; run it without mpirun (or --method dense "
+                             "for N <= ", numerics::kDenseMaxRows, ")");
     }
 
     /// This rank's operator part (cost model of the one factory), the method's workspace,
     /// and the gathered vectors with --save-vectors fit in memory.
-    void check_memory() const
+    void check_memory()
     {
         const numerics::OperatorSpec s = dist.operator_spec(cfg);
         const auto cost = numerics::operator_cost_model(s, model->potential_entries_per_row());
@@ -159,6 +167,12 @@ private:
                                ? 80.0 * rows * rows
                                : 16.0 * part * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
         if (cfg.eigs.save_vectors) workspace += 16.0 * rows * k;
+        if (method == EigsMethod::ShiftInvert) {  // the factors' size is known from the analysis
+            sparse_direct::AnalyseOptions a;
+            a.site_size = cfg.model.name == "ti" ? 4 : 1;
+            timers.time("analyse", [&] { lu = std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(*model), a); });
+            workspace += lu->factor_memory_bytes() + 32.0 * double(model->estimated_nonzeros()) + 16.0 * rows * (4.0 * k + 8.0);
+        }
         const double matrix = cost.matrix_bytes(part, static_cast<double>(model->estimated_nonzeros()) * share);
         const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * double(1 << 30)
                                                                   : static_cast<double>(available_memory_bytes());
@@ -205,6 +219,8 @@ private:
         timers.time("eigs", [&] {
             if (method == EigsMethod::Dense) {
                 pairs = numerics::dense_eigenpairs(*op, request);
+            } else if (method == EigsMethod::ShiftInvert) {
+                solve_shift_invert(request);
             } else {
                 numerics::ThickRestartOptions o;
                 o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
@@ -233,6 +249,26 @@ private:
                   ", largest residual ", fmt("%.3e", worst), " t");
         if (pairs.values.empty()) log::info("eigs        : no eigenvalue in the window [", cfg.eigs.request.window_min, ", ",
                                             cfg.eigs.request.window_max, "] t");
+    }
+
+    /// Lanczos on (H - sigma)^-1 with one sparse LU; a singular shift said so with its count.
+    void solve_shift_invert(const numerics::EigenRequest& request)
+    {
+        sparse_direct::ShiftInvertOptions o;
+        o.seed = cfg.kpm.vector_seed;
+        o.progress = progress_printer(request.count);
+        pairs = sparse_direct::shift_invert_eigenpairs(*op, *lu, request, o, si);
+        log::info("shift-invert: H - sigma factored in ", fmt("%.3f", si.factor_seconds), " s (", lu->factor_nonzeros(),
+                  " entries in L + U), ", si.solves, " solves, ", si.refinement_rounds,
+                  " subspace refinement round(s), worst backward error ", fmt("%.1e", si.worst_backward_error));
+        if (si.factored_shift != request.shift)
+            log::warning("--shift ", request.shift, " is an eigenvalue of H to rounding: H - sigma is singular (",
+                         si.tiny_pivots, " tiny pivot(s) replaced, refinement cannot recover the solve); factored at ",
+                         fmt("%.10g", si.factored_shift), " instead, the pairs nearest ", request.shift, " reported");
+        else if (si.tiny_pivots > 0)
+            log::info("shift-invert: ", si.tiny_pivots, " tiny pivot(s) replaced by static pivoting; refinement "
+                      "recovered the solves");
+        lu.reset();
     }
 
     /// A progress line every --progress-interval seconds: pairs converged, matvecs, and the
@@ -286,6 +322,10 @@ private:
                                            {"iterations", std::int64_t(pairs.restarts)},
                                            {"filter_degree", std::int64_t(0)},
                                            {"num_rows", std::int64_t(n)}});
+            if (method == EigsMethod::ShiftInvert)
+                out.write_attributes("/eigs", {{"tiny_pivots", std::int64_t(si.tiny_pivots)},
+                                               {"factored_shift", si.factored_shift},
+                                               {"num_solves", std::int64_t(si.solves)}});
             out.write_doubles("/eigs/values", pairs.values, {k});
             out.write_doubles("/eigs/residuals", pairs.residuals, {k});
             out.write_doubles(cfg.model.name == "ti" ? "/eigs/layer_weight" : "/eigs/sublattice_weight", weights,

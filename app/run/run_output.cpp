@@ -125,6 +125,14 @@ analysis::Spectrum Reconstructor::operator()(const std::vector<double>& moments)
     return analysis::reconstruct_chebyshev_grid(moments, g_, config_->kpm.energy_points, scaling_.a, scaling_.b);
 }
 
+std::vector<double> Reconstructor::energies() const
+{
+    // The grid does not depend on the moments: reconstruct mu = (1, 0, ...) and keep its energies.
+    std::vector<double> unit(static_cast<std::size_t>(config_->kpm.num_moments), 0.0);
+    unit[0] = 1.0;
+    return (*this)(unit).energy;
+}
+
 double Reconstructor::at(const std::vector<double>& moments, double energy) const
 {
     return analysis::reconstruct_at(moments, g_, {energy}, scaling_.a, scaling_.b).front();

@@ -22,6 +22,8 @@ class Reconstructor {
 public:
     Reconstructor(const RunConfig& config, const numerics::KpmScaling& scaling);
     analysis::Spectrum operator()(const std::vector<double>& moments) const;
+    /// The energies of the run's grid (those operator() returns), e.g. for --green.
+    std::vector<double> energies() const;
     /// rho at one energy (Clenshaw).
     double at(const std::vector<double>& moments, double energy) const;
     /// Integral of a spectrum of this grid (Gauss-Chebyshev, or trapezoid on a user grid).

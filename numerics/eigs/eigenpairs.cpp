@@ -54,6 +54,16 @@ std::vector<int> select_eigenvalues(const std::vector<double>& values, const Eig
             const double da = std::abs(values[a] - request.shift), db = std::abs(values[b] - request.shift);
             return da != db ? da < db : values[a] < values[b];
         });
+        // Distances equal to rounding are ties too (E0 -/+ d of a symmetric spectrum, e.g.
+        // graphene's): within each run of distances within 2 tolerance of its first, the
+        // lower value first.
+        for (int i = 0; i < n;) {
+            const double d0 = std::abs(values[order[i]] - request.shift);
+            int j = i + 1;
+            while (j < n && std::abs(values[order[j]] - request.shift) - d0 <= 2.0 * request.tolerance) ++j;
+            std::sort(order.begin() + i, order.begin() + j, [&](int a, int b) { return values[a] < values[b]; });
+            i = j;
+        }
         break;
     }
     std::vector<int> pick(order.begin(), order.begin() + k);

@@ -261,6 +261,19 @@ global_index SparseLU::factor_nonzeros() const
     return total;
 }
 
+double SparseLU::factor_memory_bytes() const
+{
+    // The layout of factorize()'s arena: L panel (nc + m) x nc, U panel nc x m, work m x m.
+    double entries = 0.0, work = 0.0;
+    for (std::size_t s = 0; s + 1 < sn_begin_.size(); ++s) {
+        const double nc = static_cast<double>(sn_begin_[s + 1] - sn_begin_[s]);
+        const double m = static_cast<double>(sn_rows_[s].size());
+        entries += (nc + m) * nc + nc * m;
+        work = std::max(work, m * m);
+    }
+    return 16.0 * (entries + work);
+}
+
 double SparseLU::factor_flops() const
 {
     double flops = 0.0;

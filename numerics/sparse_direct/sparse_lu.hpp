@@ -150,6 +150,10 @@ public:
     global_index factor_nonzeros() const;
     /// Real floating-point operations of one factorize() (complex mul-add = 8).
     double factor_flops() const;
+    /// Bytes factorize() holds: the panel arena (16 bytes per stored entry, as
+    /// factor_nonzeros() but with the diagonal block's full square) and the largest Schur
+    /// update's work array; known after the analysis, before any numeric work.
+    double factor_memory_bytes() const;
 
 private:
     void schur_update(global_index k, global_index c0, global_index c1);

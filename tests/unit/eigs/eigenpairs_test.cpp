@@ -60,6 +60,10 @@ TEST(EigenRequest, SelectsByTheRulesOfModelsSection6)
     // A degenerate level is returned whole: the second -1 joins the 2 lowest.
     EXPECT_EQ(select_eigenvalues(v, request(Kind::Lowest, 2)), (std::vector<int>{0, 1, 2}));
     EXPECT_EQ(select_eigenvalues(v, request(Kind::Shift, 1, -1.2)), (std::vector<int>{1, 2}));
+    // A symmetric pair whose distances differ by rounding only is a tie: the lower first
+    // (an exact comparison would take +0.5 - 1e-15, 1e-15 nearer 0).
+    const std::vector<double> mirror{-1.0, -0.5, 0.5 - 1e-15, 1.0};
+    EXPECT_EQ(select_eigenvalues(mirror, request(Kind::Shift, 1, 0.0)), (std::vector<int>{1}));
 }
 
 TEST(EigenRequest, RefusesImpossibleRequests)

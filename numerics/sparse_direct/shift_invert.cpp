@@ -1,0 +1,233 @@
+#include "numerics/sparse_direct/shift_invert.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "numerics/base/dense_eigen.hpp"
+#include "numerics/spmmv/width_registry.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::sparse_direct {
+namespace {
+
+constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0);
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+
+/// Column-major n x cols.
+struct Columns {
+    std::vector<complex_double> data;
+    global_index n = 0;
+    int cols = 0;
+    complex_double* col(int c) { return data.data() + static_cast<std::size_t>(c) * n; }
+    const complex_double* col(int c) const { return data.data() + static_cast<std::size_t>(c) * n; }
+};
+
+/// Orthonormalizes the columns in place by classical Gram-Schmidt, twice per column; a
+/// column that keeps less than 1e-8 of its norm lies in the span of the earlier ones and is
+/// dropped (the two Lanczos runs may share vectors when one side of sigma has fewer than k).
+void orthonormalize(Columns& u)
+{
+    const int n = static_cast<int>(u.n);
+    int kept = 0;
+    std::vector<complex_double> c(static_cast<std::size_t>(u.cols));
+    for (int j = 0; j < u.cols; ++j) {
+        complex_double* w = u.col(j);
+        const double before = cblas_dznrm2(n, w, 1);
+        for (int pass = 0; pass < 2 && kept > 0; ++pass) {
+            cblas_zgemv(CblasColMajor, CblasConjTrans, n, kept, &kOne, u.data.data(), n, w, 1, &kZero, c.data(), 1);
+            const complex_double minus(-1.0, 0.0);
+            cblas_zgemv(CblasColMajor, CblasNoTrans, n, kept, &minus, u.data.data(), n, c.data(), 1, &kOne, w, 1);
+        }
+        const double after = cblas_dznrm2(n, w, 1);
+        if (!(after > 1e-8 * before)) continue;
+        const complex_double inv(1.0 / after, 0.0);
+        cblas_zscal(n, &inv, w, 1);
+        if (kept != j) std::copy_n(w, n, u.col(kept));
+        ++kept;
+    }
+    u.cols = kept;
+    u.data.resize(static_cast<std::size_t>(u.n) * kept);
+}
+
+/// Rayleigh-Ritz of H on span(u) (u orthonormal): u becomes the Ritz vectors, ascending
+/// Ritz values returned. Applies h to u.cols vectors (counted in matvecs).
+std::vector<double> rayleigh_ritz(const Operator& h, Columns& u, std::int64_t& matvecs)
+{
+    const global_index n = u.n;
+    const int p = u.cols;
+    Columns hu{std::vector<complex_double>(u.data.size()), n, p};
+    int first = 0;
+    for (const int w : numerics::strip_widths(p)) {
+        BlockVector xs(n, w), ys(n, w);
+        for (global_index r = 0; r < n; ++r)
+            for (int c = 0; c < w; ++c) xs(r, c) = u.col(first + c)[r];
+        h.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        for (global_index r = 0; r < n; ++r)
+            for (int c = 0; c < w; ++c) hu.col(first + c)[r] = ys(r, c);
+        first += w;
+    }
+    matvecs += p;
+    std::vector<complex_type> g(static_cast<std::size_t>(p) * p);
+    cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, p, p, static_cast<int>(n), &kOne, u.data.data(),
+                static_cast<int>(n), hu.data.data(), static_cast<int>(n), &kZero, g.data(), p);
+    // U^H H U is Hermitian up to rounding: take its Hermitian part.
+    for (int j = 0; j < p; ++j)
+        for (int i = j; i < p; ++i) {
+            const complex_double m = 0.5 * (g[i + j * p] + std::conj(g[j + i * p]));
+            g[i + j * p] = m;
+            g[j + i * p] = std::conj(m);
+        }
+    const numerics::HermitianEigensystem es = numerics::hermitian_eigensystem(g, p, 'L');
+    std::vector<complex_double> v(u.data.size());
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), p, p, &kOne, u.data.data(),
+                static_cast<int>(n), es.vectors.data(), p, &kZero, v.data(), static_cast<int>(n));
+    u.data = std::move(v);
+    return es.values;
+}
+
+/// Backward error of one solve with a fixed pseudo-random right-hand side: small when the
+/// factors (with any replaced pivots) still solve the system after refinement.
+double probe_backward_error(const SparseLU& lu)
+{
+    const global_index n = lu.size();
+    std::vector<complex_double> b(static_cast<std::size_t>(n)), x(b.size());
+    for (global_index i = 0; i < n; ++i) b[i] = std::polar(1.0, 2.0 * M_PI * std::fmod(0.6180339887 * (i + 1), 1.0));
+    return lu.solve(b.data(), x.data(), 1).backward_error;
+}
+
+}  // namespace
+
+OperatorCost ShiftInvertOperator::cost() const
+{
+    OperatorCost c;
+    c.nonzeros = static_cast<double>(lu_.factor_nonzeros());
+    c.storage_bytes = lu_.factor_memory_bytes();
+    c.matrix_bytes = 16.0 * c.nonzeros;
+    return c;
+}
+
+void ShiftInvertOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const
+{
+    const global_index n = lu_.size();
+    const int r = x.num_cols();
+    std::vector<complex_double> b(static_cast<std::size_t>(n) * r), t(b.size());
+    for (global_index i = 0; i < n; ++i)
+        for (int c = 0; c < r; ++c) b[static_cast<std::size_t>(i + c * n)] = x(i, c);
+    const SolveReport s = lu_.solve(b.data(), t.data(), r);
+    worst_backward_error_ = std::max(worst_backward_error_, s.backward_error);
+    solves_ += r;
+    if (dots) dots->reset(r);
+    for (global_index i = 0; i < n; ++i)
+        for (int c = 0; c < r; ++c) {
+            complex_double v = ops.scale * (t[static_cast<std::size_t>(i + c * n)] - ops.shift * x(i, c));
+            if (ops.beta != 0.0) v += ops.beta * y(i, c);
+            y(i, c) = v;
+            if (dots) {
+                dots->xx[c] += std::norm(x(i, c));
+                dots->yx[c] += std::conj(v) * x(i, c);
+            }
+        }
+}
+
+numerics::EigenPairs shift_invert_eigenpairs(const Operator& h, SparseLU& lu, const numerics::EigenRequest& request,
+                                             const ShiftInvertOptions& options, ShiftInvertReport& report)
+{
+    using numerics::EigenRequest;
+    const global_index n = h.global_rows();
+    numerics::validate(request, n);
+    TOPOKPM_USER_REQUIRE(request.kind == EigenRequest::Kind::Shift,
+                         "{eig_method} shift-invert finds the eigenvalues nearest a shift ({eig_shift} with {eig_count})");
+    TOPOKPM_USER_REQUIRE(h.num_rows() == n, "{eig_method} shift-invert runs on one rank (the sparse LU is serial)");
+    TOPOKPM_REQUIRE(lu.size() == n, "analysis of ", lu.size(), " rows for an operator of ", n);
+    const double sigma = request.shift, tol = request.tolerance;
+    report = {};
+
+    // One factorization; a singular one (sigma an eigenvalue to rounding: pivots replaced and
+    // refinement cannot recover the solution) is reported and moved off by delta.
+    FactorReport f = lu.factorize(sigma, options.factor);
+    report.tiny_pivots = f.tiny_pivots;
+    report.norm1 = f.norm1;
+    report.factor_seconds = f.seconds;
+    report.factored_shift = sigma;
+    const double s_norm = std::max(f.norm1, std::numeric_limits<double>::min());
+    if (f.tiny_pivots > 0 && !(probe_backward_error(lu) <= std::sqrt(kEps))) {
+        report.factored_shift = sigma + 1e-6 * s_norm;
+        f = lu.factorize(report.factored_shift, options.factor);
+        report.factor_seconds += f.seconds;
+    }
+    const ShiftInvertOperator op(lu);
+
+    // |theta_max| from a few power steps, for the rounding floor of the Lanczos tolerance.
+    double theta_max = 0.0;
+    {
+        BlockVector x(n, 1), y(n, 1);
+        for (global_index i = 0; i < n; ++i) x(i, 0) = std::polar(1.0, 2.0 * M_PI * std::fmod(0.7548776662 * (i + 1), 1.0));
+        for (int step = 0; step < 6; ++step) {
+            op.apply(x, y, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+            double xx = 0.0, yy = 0.0;
+            for (global_index i = 0; i < n; ++i) {
+                xx += std::norm(x(i, 0));
+                yy += std::norm(y(i, 0));
+            }
+            theta_max = std::sqrt(yy / xx);
+            const double inv = 1.0 / std::sqrt(yy);
+            for (global_index i = 0; i < n; ++i) x(i, 0) = y(i, 0) * inv;
+        }
+    }
+    const double tol_theta = std::max(tol / (s_norm * s_norm), 1e3 * kEps * theta_max);
+
+    // Both ends of theta: nearest above sigma (largest theta > 0), nearest below (smallest < 0).
+    Columns u;
+    u.n = n;
+    std::int64_t matvecs = 0;
+    int restarts = 0, searches = 0;
+    for (const numerics::SpectrumEnd end : {numerics::SpectrumEnd::Highest, numerics::SpectrumEnd::Lowest}) {
+        numerics::ThickRestartOptions o;
+        o.end = end;
+        o.count = request.count;
+        o.tolerance = tol_theta;
+        o.seed = options.seed;
+        o.progress = options.progress;
+        const numerics::EigenPairs side = numerics::thick_restart_lanczos(op, o);
+        restarts += side.restarts;
+        searches += side.searches;
+        for (std::size_t i = 0; i < side.values.size(); ++i) {
+            const double theta = side.values[i];
+            if (end == numerics::SpectrumEnd::Highest ? theta <= 0.0 : theta >= 0.0) continue;
+            u.data.insert(u.data.end(), side.vectors.begin() + static_cast<std::ptrdiff_t>(i * n),
+                          side.vectors.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
+            ++u.cols;
+        }
+    }
+
+    numerics::EigenPairs out;
+    for (int round = 0;; ++round) {
+        orthonormalize(u);
+        const std::vector<double> ritz = rayleigh_ritz(h, u, matvecs);
+        const std::vector<int> pick = numerics::select_eigenvalues(ritz, request);
+        const int k = static_cast<int>(pick.size());
+        std::vector<complex_double> chosen(static_cast<std::size_t>(n) * k);
+        for (int c = 0; c < k; ++c) std::copy_n(u.col(pick[c]), n, chosen.begin() + static_cast<std::ptrdiff_t>(c) * n);
+        out = numerics::measured_pairs(h, chosen, k);
+        const double worst = out.residuals.empty() ? 0.0 : *std::max_element(out.residuals.begin(), out.residuals.end());
+        if (worst <= tol || round == options.refinement_rounds) break;
+        // Subspace iteration: u <- (H - sigma)^-1 u, one blocked solve of every column.
+        Columns w{std::vector<complex_double>(u.data.size()), n, u.cols};
+        const SolveReport s = lu.solve(u.data.data(), w.data.data(), u.cols);
+        report.worst_backward_error = std::max(report.worst_backward_error, s.backward_error);
+        report.solves += u.cols;
+        u = std::move(w);
+        ++report.refinement_rounds;
+    }
+    out.matvecs += matvecs;
+    out.restarts = restarts;
+    out.searches = searches;
+    report.solves += op.solves();
+    report.worst_backward_error = std::max(report.worst_backward_error, op.worst_backward_error());
+    return out;
+}
+
+}  // namespace topokpm::sparse_direct
