@@ -4,7 +4,10 @@
     kpm-plot RESULT.h5 [-o FILE.png|.svg|.pdf] [--kind dos|ldos|map|spectral|eigs] [--dos DOS.h5] [--dpi N]
 
   dos       the DOS rho(E) with its error band (+-1 standard error) when the file has one
-  ldos      local DOS curves of the selected rows (up to 8, with the mean of all rows)
+  ldos      local DOS curves of the selected rows (up to 8, with the mean of all rows); with
+            /green (kpm-dos --green ETA) the exact -Im G_jj/pi dashed over the KPM LDOS
+            recomputed from /ldos/moments with the Lorentz kernel of the same broadening,
+            lambda = ETA M / a (models.md §7)
   map       the real-space LDOS map of a surface layer at one energy (/ldos_map)
   spectral  A(k, E) as a heat map along the momentum path, with the bands when known
   eigs      eigenvalues (kpm-eigs) against their surface weight (ti: on the top and bottom
@@ -205,15 +208,55 @@ def plot_dos(r, ax):
     ax.legend(loc="upper right")
 
 
+def lorentz_ldos(r, moments, e, eta):
+    """The Lorentz-kernel KPM LDOS of the moments [nr, M] on the energies e with the broadening
+    eta of the Green's function: lambda = eta M / a (models.md §7)."""
+    a = r.number("/kpm", "scale_a")
+    b = r.number("/kpm", "scale_b")
+    m = moments.shape[1]
+    lam = eta * m / a
+    x = np.clip((e - b) / a, -1 + 1e-12, 1 - 1e-12)
+    n = np.arange(m)
+    g = np.sinh(lam * (1.0 - n / m)) / np.sinh(lam)
+    c = moments * g[None, :]
+    c[:, 1:] *= 2.0
+    return c @ np.cos(np.outer(n, np.arccos(x))) / (a * np.pi * np.sqrt(1.0 - x * x))[None, :], lam
+
+
 def plot_ldos(r, ax):
     e = energies(r, "/ldos/energy")
     rows = r.array("/ldos/rows", 1, kind="iu")
     rho = r.array("/ldos/rho", 2, shape=(len(rows), len(e)))
     shown = np.unique(np.linspace(0, len(rows) - 1, min(8, len(rows))).astype(int))
-    for i in shown:
-        ax.plot(e, rho[i], lw=1.0, label=f"row {rows[i]}")
-    if len(rows) > 1:
-        ax.plot(e, rho.mean(axis=0), color="k", lw=1.8, label=f"mean of {len(rows)} rows")
+    if r.has("/green/rho"):
+        # Exact -Im G_jj(E + i eta)/pi (dashed) over the KPM LDOS of the same moments with
+        # the Lorentz kernel of the same broadening (solid): they differ by the kernel's shape.
+        ge = energies(r, "/green/energy")
+        grows = r.array("/green/rows", 1, kind="iu")
+        if len(grows) != len(rows) or not np.array_equal(grows, rows):
+            raise r.bad("'/green/rows' differs from '/ldos/rows'")
+        grho = r.array("/green/rho", 2, shape=(len(rows), len(ge)))
+        eta = r.number("/green", "eta")
+        if not eta > 0:
+            raise r.bad("attribute 'eta' of '/green' is not positive")
+        mom = r.array("/ldos/moments", 2)
+        if mom.shape[0] != len(rows) or mom.shape[1] < 2:
+            raise r.bad("'/ldos/moments' does not have one row of moments per LDOS row")
+        kpm, lam = lorentz_ldos(r, mom, ge, eta)
+        for j, i in enumerate(shown):
+            ax.plot(ge, kpm[i], lw=1.0, color=f"C{j}", label=f"row {rows[i]}")
+            ax.plot(ge, grho[i], lw=1.0, ls="--", color=f"C{j}")
+        if len(rows) > 1:
+            ax.plot(ge, kpm.mean(axis=0), color="k", lw=1.8, label=f"mean of {len(rows)} rows")
+            ax.plot(ge, grho.mean(axis=0), color="k", lw=1.8, ls="--")
+        ax.plot([], [], color="gray", lw=1.0, label=f"KPM, Lorentz λ = {lam:.3g} (η = λa/M)")
+        ax.plot([], [], color="gray", lw=1.0, ls="--", label=f"exact −Im G/π, η = {eta:.3g} t")
+        e = ge
+    else:
+        for i in shown:
+            ax.plot(e, rho[i], lw=1.0, label=f"row {rows[i]}")
+        if len(rows) > 1:
+            ax.plot(e, rho.mean(axis=0), color="k", lw=1.8, label=f"mean of {len(rows)} rows")
     ax.set_xlabel("energy E (units of t)")
     ax.set_ylabel("local DOS ρ_j(E) (1/t)")
     ax.set_xlim(e[0], e[-1])

@@ -64,7 +64,7 @@ bad "window outside the spectrum" "outside the spectrum" "${ti[@]}" --window 20:
 bad "shift without count" "--count" "${ti[@]}" --shift 0
 bad "lanczos for a window" "--method lanczos" "${ti[@]}" --window -1:1 --method lanczos
 bad "chebfd not yet" "not available yet" "${ti[@]}" --window -1:1 --method chebfd
-bad "shift-invert not yet" "not available yet" "${ti[@]}" --shift 0 --count 2 --method shift-invert
+bad "shift-invert for --extremal" "--method shift-invert" "${ti[@]}" --extremal lowest:2 --method shift-invert
 bad "bad method" "--method" "${ti[@]}" --extremal lowest:2 --method magic
 bad "tolerance" "--tolerance" "${ti[@]}" --extremal lowest:2 --tolerance 0
 bad "single precision" "--precision single" "${ti[@]}" --extremal lowest:2 --precision single
