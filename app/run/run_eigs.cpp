@@ -256,7 +256,14 @@ private:
     {
         sparse_direct::ShiftInvertOptions o;
         o.seed = cfg.kpm.vector_seed;
-        o.progress = progress_printer(request.count);
+        // The Lanczos runs see (H - sigma)^-1: their residuals are in units of 1/t.
+        auto last = std::make_shared<double>(wall_seconds());
+        o.progress = [this, last](const numerics::ThickRestartProgress& p) {
+            if (wall_seconds() - *last < cfg.outputs.progress_interval_s) return;
+            *last = wall_seconds();
+            log::info("  shift-invert Lanczos: ", p.converged, "/", p.wanted, " converged, ", p.matvecs,
+                      " solves, residual of (H - sigma)^-1 ", fmt("%.2e", p.next_residual), " 1/t");
+        };
         pairs = sparse_direct::shift_invert_eigenpairs(*op, *lu, request, o, si);
         log::info("shift-invert: H - sigma factored in ", fmt("%.3f", si.factor_seconds), " s (", lu->factor_nonzeros(),
                   " entries in L + U), ", si.solves, " solves, ", si.refinement_rounds,
