@@ -250,9 +250,7 @@ struct DosRun::State {
     {
     if (!cfg.kpm.green_eta) return;
     timers.time("green", [&] {
-        sparse_direct::AnalyseOptions a;
-        a.site_size = model->params().name == "ti" ? 4 : 1;  // ti: the 4 orbitals of a site together (docs/sparse_direct.md)
-        green_lu = std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(*model), a);
+        green_lu = analyse_sparse_lu(*model);
     });
     const double factors = green_lu->factor_memory_bytes();
     const double work = sparse_direct::green_workspace_bytes(n, 16) + 32.0 * double(model->estimated_nonzeros());

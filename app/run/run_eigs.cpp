@@ -168,9 +168,7 @@ private:
                                : 16.0 * part * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
         if (cfg.eigs.save_vectors) workspace += 16.0 * rows * k;
         if (method == EigsMethod::ShiftInvert) {  // the factors' size is known from the analysis
-            sparse_direct::AnalyseOptions a;
-            a.site_size = cfg.model.name == "ti" ? 4 : 1;
-            timers.time("analyse", [&] { lu = std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(*model), a); });
+            timers.time("analyse", [&] { lu = analyse_sparse_lu(*model); });
             workspace += lu->factor_memory_bytes() + 32.0 * double(model->estimated_nonzeros()) + 16.0 * rows * (4.0 * k + 8.0);
         }
         const double matrix = cost.matrix_bytes(part, static_cast<double>(model->estimated_nonzeros()) * share);

@@ -264,6 +264,13 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
     return write_projected_dos(out, cfg, rec, r.moments, nk);
 }
 
+std::unique_ptr<sparse_direct::SparseLU> analyse_sparse_lu(const hamiltonians::Model& model)
+{
+    sparse_direct::AnalyseOptions a;
+    a.site_size = model.params().name == "ti" ? model.orbitals_per_site() : 1;
+    return std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(model), a);
+}
+
 std::string utc_now()
 {
     char buf[32];

@@ -4,6 +4,7 @@
 /// additions documented in docs/physics.md): reconstruction with the configured kernel and
 /// grid, error bars from independent samples, and the groups of each quantity.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +13,9 @@
 #include "analysis/result_file.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
+#include "hamiltonians/model.hpp"
 #include "numerics/kpm/kpm.hpp"
+#include "numerics/sparse_direct/sparse_lu.hpp"
 #include "runtime/base/timer.hpp"
 
 namespace topokpm::app {
@@ -71,6 +74,12 @@ std::string phase_times(const PhaseTimers& timers, double total_seconds);
 
 /// /provenance attributes seconds_<phase> for every phase and seconds_total.
 void add_phase_seconds(AttributeList& provenance, const PhaseTimers& timers, double total_seconds);
+
+/// The sparse LU analysis (ordering, supernodes, factor size) of the model's matrix, for
+/// kpm-dos --green and kpm-eigs --method shift-invert. A ti site's 4 orbitals are kept
+/// together; graphene's atoms are sites of one row (grouping a cell's two atoms densifies the
+/// quotient graph: docs/sparse_direct.md). Throws what SparseLU's analysis throws.
+std::unique_ptr<sparse_direct::SparseLU> analyse_sparse_lu(const hamiltonians::Model& model);
 
 /// The current time as ISO 8601 UTC, "2026-11-24T12:00:00Z".
 std::string utc_now();
