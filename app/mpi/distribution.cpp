@@ -60,6 +60,28 @@ void Distribution::agree(const std::function<void()>& validate) const
 
 double Distribution::sum(double value) const { return distributed() ? mpi::allreduce_sum(value) : value; }
 
+void Distribution::max(std::vector<std::int64_t>& values) const
+{
+    if (!distributed()) return;
+    mpi::check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_MAX,
+                             MPI_COMM_WORLD),
+               "MPI_Allreduce(MPI_MAX)");
+}
+
+std::vector<std::pair<global_index, global_index>> Distribution::row_runs(global_index num_rows) const
+{
+    if (bounds_.empty()) return {{0, num_rows}};
+    return {{bounds_[rank_], bounds_[rank_ + 1]}};
+}
+
+std::string Distribution::layout() const
+{
+    if (bounds_.empty()) return "1 rank";
+    std::string text = "1d rows ";
+    for (std::size_t i = 0; i < bounds_.size(); ++i) text += (i ? ":" : "") + std::to_string(bounds_[i]);
+    return text;
+}
+
 SpectralBounds Distribution::gershgorin(const RowSource& source) const
 {
     if (!distributed()) return gershgorin_bounds(source);

@@ -7,7 +7,7 @@ namespace topokpm::app {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
-struct sigaction g_old_term, g_old_int;
+struct sigaction g_old_term, g_old_int, g_old_usr1;
 
 extern "C" void on_signal(int sig)
 {
@@ -30,12 +30,14 @@ SignalCatcher::SignalCatcher()
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, &g_old_term);
     sigaction(SIGINT, &sa, &g_old_int);
+    sigaction(SIGUSR1, &sa, &g_old_usr1);
 }
 
 SignalCatcher::~SignalCatcher()
 {
     sigaction(SIGTERM, &g_old_term, nullptr);
     sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGUSR1, &g_old_usr1, nullptr);
 }
 
 int SignalCatcher::pending() { return g_signal; }
@@ -50,6 +52,7 @@ const char* signal_name(int signal)
     switch (signal) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
     default: return "a signal";
     }
 }
