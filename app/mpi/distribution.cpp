@@ -148,6 +148,25 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
 }
 
+AttributeList Distribution::imbalance(const Operator& op) const
+{
+    if (!distributed()) return {};
+    const auto* d = dynamic_cast<const numerics::DistributedOperator*>(&op);
+    double busy = 0.0, wait = 0.0;
+    if (d != nullptr && d->times().applies > 0) {
+        const numerics::DistributedTimes& t = d->times();
+        busy = (t.pack + t.local + t.remote) / double(t.applies);
+        wait = t.wait / double(t.applies);
+    }
+    const double slowest = mpi::allreduce_max(busy);
+    const double mean = mpi::allreduce_sum(busy) / size_;
+    const double wait_mean = mpi::allreduce_sum(wait) / size_;
+    return {{"sweep_busy_seconds_slowest", slowest},
+            {"sweep_busy_seconds_mean", mean},
+            {"sweep_wait_seconds_mean", wait_mean},
+            {"rank_imbalance", mean > 0.0 ? slowest / mean : 1.0}};
+}
+
 AttributeList Distribution::provenance(const RunConfig& cfg) const
 {
     AttributeList out{{"ranks", std::int64_t(size_)}};

@@ -83,6 +83,14 @@ public:
     /// last split_rows(), then min/max over the ranks. Collective.
     SpectralBounds gershgorin(const RowSource& source) const;
 
+    /// The balance of the ranks' work in the sweeps of `op` (the run's operator, as wrap()
+    /// returned it): each rank's busy seconds per sweep (pack + local + remote part, the
+    /// halo wait excluded) since it was built, gathered: attributes
+    /// sweep_busy_seconds_slowest / _mean, sweep_wait_seconds_mean and rank_imbalance =
+    /// slowest / mean (1 = balanced; the others wait that much longer than needed). Empty
+    /// when serial. Collective.
+    AttributeList imbalance(const Operator& op) const;
+
     /// /provenance attributes of the layout: ranks, weights, rows per rank, comm mode,
     /// each rank's CPU set (gathered). Collective.
     AttributeList provenance(const RunConfig& cfg) const;

@@ -136,6 +136,7 @@ struct DosRun::State {
     double flops_per_sweep = 0.0, gflops = 0.0, gbytes = 0.0;
     std::int64_t num_vectors_total = 0;
     JobResult jr;
+    AttributeList balance;  // the ranks' sweep times (Distribution::imbalance)
     std::vector<double> bands;
     DosSummary summary;
 
@@ -426,6 +427,7 @@ struct DosRun::State {
                                            ? "other layout: the summed moments on rank 0" : "summed moments", ")")
                       : std::string());
     timers.time("moments", [&] { jr = run_moments_job(job); });
+    if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
     for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm);
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
@@ -437,6 +439,11 @@ struct DosRun::State {
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
               " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
               " GB/s (minimum traffic)", jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s)") : std::string());
+    if (balance.size() == 4)
+        log::info("ranks       : busy per sweep slowest ", fmt("%.3f", 1e3 * std::get<double>(balance[0].value)),
+                  " ms, mean ", fmt("%.3f", 1e3 * std::get<double>(balance[1].value)), " ms (imbalance ",
+                  fmt("%.3f", std::get<double>(balance[3].value)), "), halo wait mean ",
+                  fmt("%.3f", 1e3 * std::get<double>(balance[2].value)), " ms");
 
     }
 
@@ -511,6 +518,7 @@ struct DosRun::State {
                                  {"gflops", gflops},
                                  {"gbytes_per_second", gbytes}});
         prov.insert(prov.end(), layout.begin(), layout.end());
+        prov.insert(prov.end(), balance.begin(), balance.end());
         add_phase_seconds(prov, timers, wall_seconds() - t_start);
         out.write_attributes("/provenance", prov);
         out.commit();

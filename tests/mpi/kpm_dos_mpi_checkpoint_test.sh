@@ -14,7 +14,9 @@
 #             rank without mpirun.
 #   refused   a truncated checkpoint and one whose vector rows of rank 1 only hold a NaN
 #             (only rank 1 reads them) are refused with exit 2 and the message printed once,
-#             no hang; a checkpoint of other parameters (--moments) likewise.
+#             no hang; a checkpoint of other parameters (--vector-seed) likewise.
+#   imbalance the per-rank balance (slowest / mean busy time per sweep) in the summary and
+#             /provenance, consistent.
 # "Equal to rounding" (3 ranks, or one rank against 2): each dot product of a sweep is summed
 # in another order (other row blocks per rank; rank 0 continues from the summed partials), a
 # relative change of a few eps = 2.2e-16 per moment; the Chebyshev recurrence is stable
@@ -159,6 +161,21 @@ PY
   expect_refused "truncated file" "not a usable topokpm checkpoint" "$work/cut.h5"
   cp "$work/ck.h5" "$work/other.h5"
   expect_refused "other --vector-seed" "other parameters" "$work/other.h5" --vector-seed 99
+  ;;
+imbalance)
+  # The per-rank balance in the summary and /provenance (a timing, so only its consistency
+  # is checked: slowest >= mean > 0, imbalance = slowest / mean >= 1).
+  args=(-c "$src/inputs/test/ti_tiny.ini" --lattice 16x16x4 --moments 256 --vectors 4)
+  run_mpi 2 --weights 1:3 -o "$work/w.h5" > "$work/log" 2>&1 || fail "balance run: exit status $?"
+  [ "$(grep -c '^ranks       : busy per sweep slowest' "$work/log")" -eq 1 ] || fail "no balance line in the summary"
+  "$py" - "$work/w.h5" <<'PY' || fail "balance attributes"
+import sys, h5py
+a = h5py.File(sys.argv[1], "r")["provenance"].attrs
+s, m, i = a["sweep_busy_seconds_slowest"], a["sweep_busy_seconds_mean"], a["rank_imbalance"]
+assert s >= m > 0 and abs(i - s / m) <= 1e-12 * i and i >= 1.0, (s, m, i)
+assert a["sweep_wait_seconds_mean"] >= 0
+print(f"ok: balance: slowest {s*1e3:.3f} ms, mean {m*1e3:.3f} ms, imbalance {i:.3f} (weights 1:3)")
+PY
   ;;
 *) fail "unknown case '$case'" ;;
 esac
