@@ -8,6 +8,7 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 struct sigaction g_old_term, g_old_int, g_old_usr1;
+int g_depth = 0;  // catchers alive (main thread only)
 
 extern "C" void on_signal(int sig)
 {
@@ -23,6 +24,7 @@ extern "C" void on_signal(int sig)
 
 SignalCatcher::SignalCatcher()
 {
+    if (g_depth++ > 0) return;  // nested: the outer catcher is in place and keeps its flag
     g_signal = 0;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
@@ -35,6 +37,7 @@ SignalCatcher::SignalCatcher()
 
 SignalCatcher::~SignalCatcher()
 {
+    if (--g_depth > 0) return;
     sigaction(SIGTERM, &g_old_term, nullptr);
     sigaction(SIGINT, &g_old_int, nullptr);
     sigaction(SIGUSR1, &g_old_usr1, nullptr);

@@ -8,7 +8,10 @@
 
 namespace topokpm::app {
 
-/// Installs the handlers for its lifetime and restores the previous ones afterwards.
+/// Installs the handlers for its lifetime and restores the previous ones afterwards. A
+/// catcher made while another is alive changes nothing (a signal caught by the outer one
+/// stays pending): kpm-dos holds one for the whole run, so a signal during the set-up
+/// stops the run at the first sweep instead of killing it.
 class SignalCatcher {
 public:
     SignalCatcher();

@@ -11,6 +11,7 @@
 #include "analysis/result_file.hpp"
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/mpi/distribution.hpp"
+#include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
@@ -81,6 +82,7 @@ struct DosRun::State {
 
     void validate()
     {
+        signals.emplace();  // from here on a signal stops the run at its first sweep (moments_job)
         log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
         if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
         threads = omp_get_max_threads();
@@ -101,6 +103,7 @@ struct DosRun::State {
 
     const RunConfig& cfg;
     Distribution& dist;
+    std::optional<SignalCatcher> signals;
     const Quantity what;
     const int num_real;
     const double t_start = wall_seconds();
