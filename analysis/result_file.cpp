@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <mpi.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -231,6 +232,32 @@ struct ResultWriter::Impl {
     std::string temp_path;
     Handle file;
     bool committed = false;
+    bool collective = false;  ///< MPI-IO on MPI_COMM_WORLD (every rank calls every method)
+    int rank = 0;
+
+    /// Runs `write`; collective: agrees on its outcome, so every rank throws when one failed.
+    template <typename F>
+    void agreed(F&& write)
+    {
+        if (!collective) {
+            write();
+            return;
+        }
+        std::string error;
+        try {
+            write();
+        } catch (const IoError& e) {
+            error = e.what();
+        }
+        int size = 1;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        const int mine = error.empty() ? size : rank;
+        int first = size;
+        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (first == size) return;
+        if (error.empty()) error = detail::concat("cannot write '", path, "': the write failed on rank ", first);
+        throw IoError(error);
+    }
 
     /// Closes a file that cannot be completed (a write failed: full disk, quota, I/O
     /// error) and deletes it. HDF5 flushes its cached metadata on close, and a failing
@@ -247,6 +274,7 @@ struct ResultWriter::Impl {
     /// naming `what` after abandoning the file.
     void reserve(std::uint64_t bytes, const std::string& what)
     {
+        if (collective) return;  // several writers: MPI-IO reports a full disk itself
         size_t max_size = 0, min_clean = 0, cached = 0;
         int entries = 0;
         if (H5Fget_mdc_size(file.get(), &max_size, &min_clean, &cached, &entries) < 0) cached = max_size;
@@ -275,6 +303,13 @@ struct ResultWriter::Impl {
 
     void abandon()
     {
+        if (collective) {  // every rank is here (failures are agreed): close, rank 0 removes
+            const SilenceHdf5Errors silence;
+            file.close();
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) std::remove(temp_path.c_str());
+            return;
+        }
         if (!file.valid()) {
             std::remove(temp_path.c_str());
             return;
@@ -346,22 +381,81 @@ struct ResultWriter::Impl {
                               : -1,
                           H5Dclose);
         if (!dset.valid()) throw_hdf5_write(path, detail::concat("creating dataset '", name, "'"));
-        if (count > 0 && H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+        if (!collective) {
+            if (count > 0 && H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+                throw_hdf5_write(path, detail::concat("writing dataset '", name, "'"));
+            return;
+        }
+        // Collective: rank 0's values, the others select nothing (every rank takes part).
+        write_selection(dset, name, mem_type, values, rank == 0 ? std::vector<RowRun>{{0, dims[0]}} : std::vector<RowRun>{},
+                        dims);
+    }
+
+    /// Writes `runs` (rows of the first dimension of `dims`) of dataset `dset` from
+    /// `values` (the runs' rows in list order); collective transfer in collective mode.
+    template <typename T>
+    void write_selection(const Handle& dset, const std::string& name, hid_t mem_type, const T* values,
+                         const std::vector<RowRun>& runs, const std::vector<std::uint64_t>& dims)
+    {
+        std::vector<hsize_t> hdims(dims.begin(), dims.end());
+        const hsize_t row_len = static_cast<hsize_t>(product(dims) / std::max<std::uint64_t>(dims[0], 1));
+        const Handle file_space(H5Dget_space(dset.get()), H5Sclose);
+        bool ok = file_space.valid() && H5Sselect_none(file_space.get()) >= 0;
+        hsize_t local_rows = 0;
+        for (const RowRun& run : runs) {
+            if (run.count == 0) continue;
+            std::vector<hsize_t> start(hdims.size(), 0), block(hdims);
+            start[0] = run.begin;
+            block[0] = run.count;
+            std::vector<hsize_t> one(hdims.size(), 1);
+            ok = ok && H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, start.data(), one.data(), one.data(),
+                                           block.data()) >= 0;
+            local_rows += run.count;
+        }
+        const hsize_t local_count = local_rows * row_len;
+        const Handle mem_space(H5Screate_simple(1, &local_count, nullptr), H5Sclose);
+        if (ok && local_count == 0) ok = H5Sselect_none(mem_space.get()) >= 0;
+        const Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+        if (ok && collective) ok = H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE) >= 0;
+        if (!ok || !mem_space.valid() || !dxpl.valid() ||
+            H5Dwrite(dset.get(), mem_type, mem_space.get(), file_space.get(), dxpl.get(), values) < 0)
             throw_hdf5_write(path, detail::concat("writing dataset '", name, "'"));
     }
 };
 
-ResultWriter::ResultWriter(const std::string& path) : impl_(std::make_unique<Impl>())
+ResultWriter::ResultWriter(const std::string& path) : ResultWriter(path, false) {}
+
+ResultWriter::ResultWriter(const std::string& path, bool collective) : impl_(std::make_unique<Impl>())
 {
+    if (!collective) {
+        impl_->path = path;
+        impl_->temp_path = temporary_path(path);
+        const SilenceHdf5Errors silence;
+        // The default (sec2) file driver: one process writes, no MPI-IO.
+        impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                             H5Fclose);
+        if (!impl_->file.valid())
+            throw IoError(detail::concat("cannot write output file '", path, "' (temporary '",
+                                         impl_->temp_path, "'): ", hdf5_reason()));
+    return;
+    }
     impl_->path = path;
-    impl_->temp_path = temporary_path(path);
-    const SilenceHdf5Errors silence;
-    // The default (sec2) file driver: one process writes, no MPI-IO.
-    impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                         H5Fclose);
-    if (!impl_->file.valid())
-        throw IoError(detail::concat("cannot write output file '", path, "' (temporary '",
-                                     impl_->temp_path, "'): ", hdf5_reason()));
+    impl_->collective = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &impl_->rank);
+    // One temporary name for all ranks: rank 0's.
+    char name[4096] = {};
+    if (impl_->rank == 0) std::snprintf(name, sizeof name, "%s", temporary_path(path).c_str());
+    MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+    impl_->temp_path = name;
+    impl_->agreed([&] {
+        const SilenceHdf5Errors silence;
+        const Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+        if (fapl.valid() && H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL) >= 0)
+            impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+        if (!impl_->file.valid())
+            throw IoError(detail::concat("cannot write output file '", path, "' (temporary '", impl_->temp_path,
+                                         "', MPI-IO): ", hdf5_reason()));
+    });
 }
 
 ResultWriter::~ResultWriter()
@@ -372,6 +466,7 @@ ResultWriter::~ResultWriter()
 void ResultWriter::write_attributes(const std::string& group, const AttributeList& attributes)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->agreed([&] {
     const SilenceHdf5Errors silence;
     std::uint64_t text_bytes = 0;
     for (const Attribute& attribute : attributes)
@@ -417,26 +512,70 @@ void ResultWriter::write_attributes(const std::string& group, const AttributeLis
         if (!attr.valid()) throw_hdf5(impl_->path, "cannot create " + where);
         if (H5Awrite(attr.get(), type, buffer) < 0) throw_hdf5_write(impl_->path, "writing " + where);
     }
+    });
 }
 
 void ResultWriter::write_doubles(const std::string& dataset, const std::vector<double>& data,
                                  const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->agreed([&] {
     impl_->write_dataset(dataset, data, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+    });
 }
 
 void ResultWriter::write_doubles(const std::string& dataset, const double* data, std::size_t count,
                                  const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->agreed([&] {
     impl_->write_dataset(dataset, data, count, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+    });
+}
+
+void ResultWriter::write_rows(const std::string& dataset, const double* local, std::size_t count,
+                              const std::vector<RowRun>& runs, const std::vector<std::uint64_t>& dims)
+{
+    TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    TOPOKPM_REQUIRE(!dims.empty(), "dataset '", dataset, "' needs dimensions");
+    const std::uint64_t row_len = product(dims) / std::max<std::uint64_t>(dims[0], 1);
+    std::uint64_t rows = 0, end = 0;
+    for (const RowRun& run : runs) {
+        // HDF5 maps memory onto a selection in increasing file order: runs must be sorted.
+        if (run.begin > dims[0] || run.count > dims[0] - run.begin || run.begin < end)
+            throw DimensionMismatch(detail::concat("dataset '", dataset, "': rows ", run.begin, " + ", run.count,
+                                                   " leave its ", dims[0], " rows or are not after row ", end));
+        rows += run.count;
+        end = run.begin + run.count;
+    }
+    if (rows * row_len != count)
+        throw DimensionMismatch(detail::concat("dataset '", dataset, "': ", count, " local values, the runs hold ",
+                                               rows, " rows of ", row_len));
+    impl_->agreed([&] {
+        const SilenceHdf5Errors silence;
+        // The dataset is created by write_dataset's path with no data, then each rank's rows.
+        TOPOKPM_REQUIRE(!split_path(dataset).empty(), "dataset name '", dataset, "' is empty");
+        TOPOKPM_REQUIRE(!link_exists(impl_->file.get(), dataset), "dataset '", dataset, "' written twice");
+        require_parents_are_groups(impl_->file.get(), impl_->path, dataset);
+        impl_->reserve(count * sizeof(double), detail::concat("writing dataset '", dataset, "'"));
+        std::vector<hsize_t> hdims(dims.begin(), dims.end());
+        const Handle space(H5Screate_simple(static_cast<int>(hdims.size()), hdims.data(), nullptr), H5Sclose);
+        const Handle lcpl = link_create_plist_with_parents();
+        const Handle dset(space.valid() && lcpl.valid()
+                              ? H5Dcreate2(impl_->file.get(), dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(),
+                                           H5P_DEFAULT, H5P_DEFAULT)
+                              : -1,
+                          H5Dclose);
+        if (!dset.valid()) throw_hdf5_write(impl_->path, detail::concat("creating dataset '", dataset, "'"));
+        impl_->write_selection(dset, dataset, H5T_NATIVE_DOUBLE, local, runs, dims);
+    });
 }
 
 void ResultWriter::write_complex(const std::string& dataset, const std::complex<double>* data, std::size_t count,
                                  const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->agreed([&] {
     const SilenceHdf5Errors silence;
     // std::complex<double> is laid out as double[2] (re, im): the compound maps onto it.
     auto compound = [](hid_t member) {
@@ -448,25 +587,47 @@ void ResultWriter::write_complex(const std::string& dataset, const std::complex<
     const Handle mem_type = compound(H5T_NATIVE_DOUBLE), file_type = compound(H5T_IEEE_F64LE);
     if (!mem_type.valid() || !file_type.valid()) throw_hdf5(impl_->path, "cannot create the complex128 type");
     impl_->write_dataset(dataset, data, count, dims, mem_type.get(), file_type.get());
+    });
 }
 
 void ResultWriter::write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
                                const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->agreed([&] {
     impl_->write_dataset(dataset, data, dims, H5T_NATIVE_INT64, H5T_STD_I64LE);
+    });
 }
 
 void ResultWriter::write_uint64(const std::string& dataset, const std::vector<std::uint64_t>& data,
                                 const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    impl_->agreed([&] {
     impl_->write_dataset(dataset, data, dims, H5T_NATIVE_UINT64, H5T_STD_U64LE);
+    });
 }
 
 void ResultWriter::commit()
 {
     TOPOKPM_REQUIRE(!impl_->committed, "second commit of '", impl_->path, "'");
+    if (impl_->collective) {
+        impl_->agreed([&] {
+            const SilenceHdf5Errors silence;
+            if (!impl_->file.close()) throw_hdf5_write(impl_->path, "closing the file");
+        });
+        impl_->agreed([&] {  // every rank has closed the file: rank 0 renames it into place
+            const char* step = "";
+            if (impl_->rank != 0) return;
+            if (const int err = files::publish(impl_->temp_path, impl_->path, &step); err != 0) {
+                std::remove(impl_->temp_path.c_str());
+                throw IoError(detail::concat("cannot write '", impl_->path, "' (", step, "): ", std::strerror(err),
+                                             free_space_note(impl_->path), "; '", impl_->path, "' is left as it was"));
+            }
+        });
+        impl_->committed = true;
+        return;
+    }
     {
         // The metadata still in HDF5's cache is written by the flush, into reserved space;
         // then the file is cut back to HDF5's real end (the reservations grew it).
@@ -694,6 +855,46 @@ void ResultReader::read_doubles(const std::string& dataset, const std::vector<st
                          &expected_dims, dims);
     if (count > 0 && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
         throw_hdf5(impl_->path, detail::concat("cannot read dataset '", dataset, "'"));
+}
+
+void ResultReader::read_rows(const std::string& dataset, const std::vector<std::uint64_t>& expected_dims,
+                             const std::vector<RowRun>& runs, double* out, std::size_t count) const
+{
+    TOPOKPM_REQUIRE(!expected_dims.empty(), "dataset '", dataset, "': no dimensions given");
+    const std::uint64_t row_len = product(expected_dims) / std::max<std::uint64_t>(expected_dims[0], 1);
+    std::uint64_t rows = 0, end = 0;
+    for (const RowRun& run : runs) {
+        if (run.begin > expected_dims[0] || run.count > expected_dims[0] - run.begin || run.begin < end)
+            impl_->fail(detail::concat("dataset '", dataset, "': rows ", run.begin, " + ", run.count, " leave its ",
+                                       expected_dims[0], " rows or are not after row ", end));
+        rows += run.count;
+        end = run.begin + run.count;
+    }
+    if (rows * row_len != count)
+        throw DimensionMismatch(detail::concat("dataset '", dataset, "': ", count, " values asked, the runs hold ",
+                                               rows, " rows of ", row_len));
+    const SilenceHdf5Errors silence;
+    const Handle d = impl_->dataset(dataset);
+    std::vector<std::uint64_t> dims;
+    impl_->check_dataset(d, dataset, H5T_NATIVE_DOUBLE, H5T_FLOAT, "floating point", sizeof(double), &expected_dims,
+                         dims);
+    if (count == 0) return;
+    std::vector<hsize_t> hdims(dims.begin(), dims.end());
+    const Handle file_space(H5Dget_space(d.get()), H5Sclose);
+    bool ok = file_space.valid() && H5Sselect_none(file_space.get()) >= 0;
+    for (const RowRun& run : runs) {
+        if (run.count == 0) continue;
+        std::vector<hsize_t> start(hdims.size(), 0), block(hdims), one(hdims.size(), 1);
+        start[0] = run.begin;
+        block[0] = run.count;
+        ok = ok && H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, start.data(), one.data(), one.data(),
+                                       block.data()) >= 0;
+    }
+    const hsize_t n = count;
+    const Handle mem_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    if (!ok || !mem_space.valid() ||
+        H5Dread(d.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out) < 0)
+        throw_hdf5(impl_->path, detail::concat("cannot read rows of dataset '", dataset, "'"));
 }
 
 std::vector<std::int64_t> ResultReader::read_int64(const std::string& dataset) const

@@ -16,6 +16,16 @@
 
 namespace topokpm::analysis {
 
+/// A run of consecutive rows [begin, begin + count) of a dataset's first dimension (the
+/// global canonical row order): a rank's share of a vector is a list of them, its local
+/// rows being the runs' rows in list order (one run for the 1-D row split). Lists are in
+/// increasing row order without overlaps (HDF5 maps memory onto a selection in file order):
+/// a decomposition whose local order differs permutes its rows before and after the I/O.
+struct RowRun {
+    std::uint64_t begin = 0;
+    std::uint64_t count = 0;
+};
+
 /// Throws IoError "<option>: cannot write output file '<path>': <reason>" if a file cannot
 /// be created next to `path` (directory missing or not writable, or `path` is a
 /// directory). Leaves nothing behind. Called before a run starts, so a long run never
@@ -27,6 +37,15 @@ public:
     /// Creates the temporary file "<path>.tmp-<pid>" next to `path` (one process, default
     /// file driver); throws IoError naming `path` and HDF5's reason.
     explicit ResultWriter(const std::string& path);
+    /// Collective (`collective` true, MPI initialised): every rank of MPI_COMM_WORLD opens
+    /// the same temporary file "<path>.tmp-<pid of rank 0>" through MPI-IO (parallel HDF5)
+    /// and must make every call below in the same order with the same arguments, except
+    /// the data of write_rows (each rank its own rows). write_attributes and the dataset
+    /// writes store rank 0's values; commit() renames on rank 0. A failure on any rank is
+    /// agreed: every rank throws IoError (the failing rank's reason, or "on rank R" on the
+    /// others), so no rank is left in a collective. No disk reservation is made (the
+    /// blocks are written by several processes); a full disk is reported by MPI-IO.
+    ResultWriter(const std::string& path, bool collective);
     ~ResultWriter();  ///< removes the temporary file unless commit() succeeded
     ResultWriter(const ResultWriter&) = delete;
     ResultWriter& operator=(const ResultWriter&) = delete;
@@ -47,6 +66,14 @@ public:
     /// block of complex vectors viewed as [N, R, 2] doubles).
     void write_doubles(const std::string& dataset, const double* data, std::size_t count,
                        const std::vector<std::uint64_t>& dims);
+
+    /// Writes this process's rows of a float64 dataset of dimensions `dims` (dims[0] = all
+    /// rows, in canonical order): `local` holds the rows of `runs`, in list order, each of
+    /// product(dims[1..]) values (DimensionMismatch if `count` differs or a run leaves
+    /// dims[0]). Collective writer: each rank passes its own runs (the union is written,
+    /// rows of no rank stay zero); otherwise the runs of the one process.
+    void write_rows(const std::string& dataset, const double* local, std::size_t count,
+                    const std::vector<RowRun>& runs, const std::vector<std::uint64_t>& dims);
 
     /// Writes `count` complex doubles as HDF5's compound {r: float64, i: float64} (what h5py
     /// reads as complex128, models.md §6), e.g. /eigs/vectors; otherwise as write_doubles.
@@ -110,6 +137,12 @@ public:
     /// DimensionMismatch): large arrays read without a copy.
     void read_doubles(const std::string& dataset, const std::vector<std::uint64_t>& expected_dims,
                       double* out, std::size_t count) const;
+    /// The rows `runs` of dataset (its shape exactly `expected_dims`, checked first) into
+    /// `count` doubles at `out`, in list order (DimensionMismatch if count does not fit the
+    /// runs, IoError if a run leaves the dataset). A rank reads its share of a checkpoint
+    /// vector so.
+    void read_rows(const std::string& dataset, const std::vector<std::uint64_t>& expected_dims,
+                   const std::vector<RowRun>& runs, double* out, std::size_t count) const;
     /// A signed-integer dataset as int64 (flattened, row-major).
     std::vector<std::int64_t> read_int64(const std::string& dataset) const;
     /// An unsigned-integer dataset as uint64 (flattened, row-major).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <algorithm>
 #include <optional>
 
 #include "analysis/result_file.hpp"
@@ -45,13 +46,6 @@ std::string utc_now()
     const std::time_t now = std::time(nullptr);
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     return buf;
-}
-
-void write_block(analysis::ResultWriter& out, const std::string& name, const BlockVector& b)
-{
-    // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-    out.write_doubles(name, reinterpret_cast<const double*>(b.data()), 2 * b.size(),
-                      {std::uint64_t(b.num_rows()), std::uint64_t(b.num_cols()), 2});
 }
 
 }  // namespace
@@ -118,25 +112,38 @@ std::vector<std::string> parameter_differences(const RunParameters& saved, const
     return diff;
 }
 
-void write_checkpoint(const std::string& path, const CheckpointData& d, const numerics::BlockTrace* trace)
+void write_checkpoint(const std::string& path, const CheckpointData& d, const numerics::BlockTrace* trace,
+                      const CheckpointRanks& ranks)
 {
-    analysis::ResultWriter out(path);
+    const bool collective = ranks.size > 1;
     const numerics::ChebyshevState* block = trace ? trace->block_state() : (d.trace.block ? &*d.trace.block : nullptr);
     const std::vector<double>& sums = trace ? trace->sums() : d.trace.sums;
     const std::int64_t blocks_done = trace ? trace->blocks_done() : d.trace.blocks_done;
-    out.write_attributes("/checkpoint", {{"format", std::string(kFormat)},
-                                         {"format_version", kFormatVersion},
-                                         {"command_line", d.command_line},
-                                         {"realization", std::int64_t(d.realization)},
-                                         {"num_realizations", std::int64_t(d.num_realizations)},
-                                         {"num_moments", std::int64_t(d.num_moments)},
-                                         {"num_slots", d.num_slots},
-                                         {"blocks_done", blocks_done},
-                                         {"scale_a", d.scaling.a},
-                                         {"scale_b", d.scaling.b},
-                                         {"bounds_lower", d.bounds.lower},
-                                         {"bounds_upper", d.bounds.upper},
-                                         {"written_at", utc_now()}});
+    // The file holds the moments summed over the ranks (what any rank count can resume);
+    // with per-rank partial sums also each rank's own, for a bit-identical restart.
+    const bool partial = collective && ranks.partial_dots;
+    std::vector<double> summed_sums = sums, summed_raw = block ? block->raw : std::vector<double>{};
+    if (partial) {
+        TOPOKPM_REQUIRE(bool(ranks.sum), "write_checkpoint: partial dots without a sum over the ranks");
+        ranks.sum(summed_sums.data(), summed_sums.size());
+        if (block) ranks.sum(summed_raw.data(), summed_raw.size());
+    }
+    analysis::ResultWriter out(path, collective);
+    AttributeList header = {{"format", std::string(kFormat)},
+                            {"format_version", kFormatVersion},
+                            {"command_line", d.command_line},
+                            {"realization", std::int64_t(d.realization)},
+                            {"num_realizations", std::int64_t(d.num_realizations)},
+                            {"num_moments", std::int64_t(d.num_moments)},
+                            {"num_slots", d.num_slots},
+                            {"blocks_done", blocks_done},
+                            {"scale_a", d.scaling.a},
+                            {"scale_b", d.scaling.b},
+                            {"bounds_lower", d.bounds.lower},
+                            {"bounds_upper", d.bounds.upper},
+                            {"written_at", utc_now()}};
+    if (collective) header.insert(header.end(), {{"ranks", std::int64_t(ranks.size)}, {"layout", ranks.layout}});
+    out.write_attributes("/checkpoint", header);
     AttributeList params;
     for (const auto& [key, value] : d.parameters) params.push_back({key, value});
     out.write_attributes("/checkpoint/parameters", params);
@@ -147,12 +154,23 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
         for (const auto& f : d.finished) flat.insert(flat.end(), f.begin(), f.end());
         out.write_doubles("/checkpoint/finished", flat, {d.finished.size(), row_len});
     }
-    out.write_doubles("/checkpoint/sums", sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
+    out.write_doubles("/checkpoint/sums", summed_sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
+    const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
+    if (partial) out.write_rows("/checkpoint/rank_sums", sums.data(), sums.size(), own, {std::uint64_t(ranks.size), row_len});
     if (block) {
-        write_block(out, "/checkpoint/block/current", block->current);
-        write_block(out, "/checkpoint/block/previous", block->previous);
-        out.write_doubles("/checkpoint/block/raw", block->raw,
-                          {std::uint64_t(block->current.num_cols()), std::uint64_t(d.num_moments)});
+        const std::uint64_t w = std::uint64_t(block->current.num_cols());
+        const std::uint64_t n = ranks.rows.empty() ? std::uint64_t(block->current.num_rows()) : 0;
+        std::vector<analysis::RowRun> rows = ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, n}} : ranks.rows;
+        std::uint64_t total_rows = n;
+        if (!ranks.rows.empty()) total_rows = ranks.num_rows_global;
+        for (auto [name, b] : {std::pair<const char*, const BlockVector*>{"/checkpoint/block/current", &block->current},
+                               {"/checkpoint/block/previous", &block->previous}})
+            // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+            out.write_rows(name, reinterpret_cast<const double*>(b->data()), 2 * b->size(), rows, {total_rows, w, 2});
+        out.write_doubles("/checkpoint/block/raw", summed_raw, {w, std::uint64_t(d.num_moments)});
+        if (partial)
+            out.write_rows("/checkpoint/block/rank_raw", block->raw.data(), block->raw.size(), own,
+                           {std::uint64_t(ranks.size), w * std::uint64_t(d.num_moments)});
         out.write_attributes("/checkpoint/block", {{"sweeps_done", std::int64_t(block->sweeps_done)}});
     }
     out.commit();
@@ -247,6 +265,15 @@ CheckpointData read_checkpoint_header(const std::string& path)
         if (!(std::isfinite(d.scaling.a) && d.scaling.a > 0) || !std::isfinite(d.scaling.b) ||
             !std::isfinite(d.bounds.lower) || !std::isfinite(d.bounds.upper) || !(d.bounds.lower < d.bounds.upper))
             throw fail("its scaling or spectral bounds are not finite with scale_a > 0 and lower < upper");
+        // Written by several ranks: their count and decomposition (absent: one rank).
+        try {
+            d.ranks = static_cast<int>(integer("ranks", 1, int_max));
+            d.layout = in.read_string_attribute("/checkpoint", "layout");
+        } catch (const IoError&) {
+            d.ranks = 1;
+            d.layout.clear();
+        }
+        if (!printable(d.layout, 65536)) throw fail("its layout is not printable text of at most 65536 bytes");
         d.command_line = in.read_string_attribute("/checkpoint", "command_line");
         if (!printable(d.command_line, 65536))
             throw fail("its command_line is not printable text of at most 65536 bytes");
@@ -280,7 +307,8 @@ CheckpointData read_checkpoint_header(const std::string& path)
     });
 }
 
-void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& d)
+void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& d,
+                           const CheckpointRanks& ranks)
 {
     const auto fail = [&](const std::string& why) { return unusable(path, why); };
     TOPOKPM_REQUIRE(run.num_rows >= 1 && run.num_columns >= 1 && run.block_width >= 1 && run.num_moments >= 2 &&
@@ -336,6 +364,16 @@ void read_checkpoint_state(const std::string& path, const CheckpointRun& run, Ch
                                           max_sweeps - 1));
         }
 
+        // This rank's rows of the vectors, and whose moment sums it continues (header comment).
+        const std::vector<analysis::RowRun> rows =
+            ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, std::uint64_t(run.num_rows)}} : ranks.rows;
+        std::uint64_t local_rows = 0;
+        for (const auto& r : rows) local_rows += r.count;
+        const bool partial = ranks.size > 1 && ranks.partial_dots;
+        const bool own = partial && d.ranks == ranks.size && d.layout == ranks.layout &&
+                         in.exists("/checkpoint/rank_sums") && (!has_block || in.exists("/checkpoint/block/rank_raw"));
+        const std::vector<analysis::RowRun> own_row{{std::uint64_t(ranks.rank), 1}};
+
         // 3. The data, each array read once, checked finite.
         std::vector<std::vector<double>> finished;
         if (d.realization > 0) {
@@ -346,26 +384,43 @@ void read_checkpoint_state(const std::string& path, const CheckpointRun& run, Ch
         }
         std::vector<double> sums = in.read_doubles("/checkpoint/sums", sums_dims);
         if (!finite(sums.data(), sums.size())) throw fail("/checkpoint/sums holds non-finite values");
+        if (own) {
+            in.read_rows("/checkpoint/rank_sums", {std::uint64_t(ranks.size), *row_len}, own_row, sums.data(),
+                         sums.size());
+            if (!finite(sums.data(), sums.size())) throw fail("/checkpoint/rank_sums holds non-finite values");
+        } else if (partial && ranks.rank != 0) {
+            std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
+        }
         std::optional<numerics::ChebyshevState> block;
         if (has_block) {
             numerics::ChebyshevState st;
-            st.current = BlockVector(run.num_rows, static_cast<int>(width));
-            st.previous = BlockVector(run.num_rows, static_cast<int>(width));
+            st.current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
+            st.previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
             // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
             for (auto [name, b] : {std::pair<const char*, BlockVector*>{"/checkpoint/block/current", &st.current},
                                    {"/checkpoint/block/previous", &st.previous}}) {
                 double* values = reinterpret_cast<double*>(b->data());
-                in.read_doubles(name, block_dims, values, *block_len);
-                if (!finite(values, *block_len)) throw fail(detail::concat(name, " holds non-finite values"));
+                const std::size_t count = 2 * b->size();
+                in.read_rows(name, block_dims, rows, values, count);
+                if (!finite(values, count)) throw fail(detail::concat(name, " holds non-finite values"));
             }
             st.raw = in.read_doubles("/checkpoint/block/raw", raw_dims);
             if (!finite(st.raw.data(), st.raw.size())) throw fail("/checkpoint/block/raw holds non-finite values");
+            if (own) {
+                in.read_rows("/checkpoint/block/rank_raw", {std::uint64_t(ranks.size), std::uint64_t(width * run.num_moments)},
+                             own_row, st.raw.data(), st.raw.size());
+                if (!finite(st.raw.data(), st.raw.size()))
+                    throw fail("/checkpoint/block/rank_raw holds non-finite values");
+            } else if (partial && ranks.rank != 0) {
+                std::fill(st.raw.begin(), st.raw.end(), 0.0);
+            }
             st.sweeps_done = static_cast<int>(sweeps_done);
             block = std::move(st);
         }
         d.finished = std::move(finished);
         d.trace.sums = std::move(sums);
         d.trace.block = std::move(block);
+        d.own_partials = own;
         return 0;
     });
 }

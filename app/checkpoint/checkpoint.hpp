@@ -14,11 +14,24 @@
 ///   /checkpoint/block/current   float64 [N, W, 2]: v_s of the block under way (re, im)
 ///   /checkpoint/block/previous  float64 [N, W, 2]: v_{s-1}
 ///   /checkpoint/block/raw       float64 [W, M], attribute sweeps_done
+///
+/// Under mpirun (docs/cluster.md) the file is the same, written collectively (parallel
+/// HDF5): the vectors are global, in canonical row order, each rank writing its own rows
+/// (CheckpointRanks::rows); sums, raw and finished hold the moments summed over the ranks.
+/// /checkpoint also records `ranks` (P) and `layout` (the decomposition), and when the
+/// ranks keep partial dot sums (reduced once at the end) each rank's own partials:
+///   /checkpoint/rank_sums       float64 [P, slots * M]
+///   /checkpoint/block/rank_raw  float64 [P, W * M]
+/// A restart with the same layout takes its own partials back (bit-identical); any other
+/// rank count or split gives rank 0 the summed moments and the others zeros (equal to
+/// rounding). Files without ranks/layout are one-rank checkpoints.
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/result_file.hpp"
 #include "app/cli/run_config.hpp"
 #include "numerics/kpm/block_trace.hpp"
 
@@ -47,11 +60,32 @@ struct CheckpointData {
     int realization = 0;                          ///< the realization under way
     std::vector<std::vector<double>> finished;    ///< slot moments of realizations 0..realization-1
     numerics::TraceState trace;                   ///< of the realization under way
+    int ranks = 1;                                ///< ranks that wrote it (header `ranks`)
+    std::string layout;                           ///< their decomposition (header `layout`)
+    bool own_partials = false;                    ///< read_checkpoint_state restored this rank's partial sums
+};
+
+/// How this process takes part in a checkpoint; the defaults are one process, all rows.
+struct CheckpointRanks {
+    int rank = 0;
+    int size = 1;                            ///< > 1: every rank of MPI_COMM_WORLD writes collectively
+    /// The global canonical rows this rank holds, increasing (its vectors' local rows in
+    /// that order); empty = all rows. The 1-D split gives one run; any decomposition
+    /// whose local rows are a sorted list of global rows plugs in without a new format.
+    std::vector<analysis::RowRun> rows;
+    std::uint64_t num_rows_global = 0;       ///< N, with `rows`
+    std::string layout;                      ///< the decomposition's identity, e.g. "1d rows 0:96:192"
+    /// The moment sums are per rank (reduced once at the end): `sum` adds values over the
+    /// ranks in place (collective), for the summed copies the file holds.
+    bool partial_dots = false;
+    std::function<void(double*, std::size_t)> sum;
 };
 
 /// Writes `data` (trace state taken from `trace` without copying its blocks) atomically.
-/// Throws IoError naming the file.
-void write_checkpoint(const std::string& path, const CheckpointData& data, const numerics::BlockTrace* trace);
+/// Collective when ranks.size > 1 (every rank calls it at the same sweep). Throws IoError
+/// naming the file (on every rank when collective).
+void write_checkpoint(const std::string& path, const CheckpointData& data, const numerics::BlockTrace* trace,
+                      const CheckpointRanks& ranks = {});
 
 /// The sizes of the run a checkpoint must fit (all known before anything is built).
 struct CheckpointRun {
@@ -75,8 +109,10 @@ struct CheckpointRun {
 CheckpointData read_checkpoint_header(const std::string& path);
 
 /// Checks `data` (from read_checkpoint_header) against `run`, then every dataset's shape,
-/// then reads the moments and the block under way into `data`.
-void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& data);
+/// then reads the moments and this rank's rows of the block under way into `data` (the
+/// moment sums as described at the top for several ranks). Every rank reads on its own.
+void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& data,
+                           const CheckpointRanks& ranks = {});
 
 /// Both of the above.
 CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run);

@@ -185,8 +185,9 @@ po::options_description make_options(Program program)
     po::options_description restart("Checkpoint and restart");
     restart.add_options()
         ("checkpoint", po::value<std::string>(), "checkpoint file (HDF5, written atomically): block vectors, partial moments and run parameters; default `<output>.checkpoint.h5`. The path must be free (or be the --restart file): an existing file there is never overwritten. Removed after the result is written, with the checkpoint the run resumed (docs/reliability.md)")
-        ("checkpoint-every", po::value<std::string>()->default_value("0"), "seconds between checkpoints during the moments (>= 0; 0 = only on SIGTERM/SIGINT). A signal writes a checkpoint after the current sweep and exits with code 75; a second signal kills at once. A periodic checkpoint that cannot be written (full disk) is a warning; the run goes on")
-        ("restart", po::value<std::string>(), "continue from this checkpoint with the same options (the moments are bit-identical to an uninterrupted run with the same --threads); a run whose parameters differ is refused with the list of differences");
+        ("checkpoint-every", po::value<std::string>()->default_value("0"), "seconds between checkpoints during the moments (>= 0; 0 = only on SIGTERM/SIGINT/SIGUSR1). A signal writes a checkpoint after the current sweep (under mpirun: within a few sweeps, the ranks agree on it first) and exits with code 75; a second signal kills at once. mpirun forwards SIGUSR1 to the ranks at once, but turns SIGTERM into SIGCONT, SIGTERM 1 s later and SIGKILL 1 s after that unless `--mca odls_base_sigkill_timeout` is raised (docs/cluster.md). A periodic checkpoint that cannot be written (full disk) is a warning; the run goes on")
+        ("time-limit", po::value<std::string>(), "HH:MM:SS (or seconds) of wall time this run may take, counted from its start (give a little less than the batch job's limit: mpirun's start-up and the result file come on top). Before the limit the run writes its checkpoint and exits with code 75 on its own, choosing the moment from the measured time per sweep and checkpoint write time; resume with --restart. Works on one rank and under mpirun (docs/cluster.md)")
+        ("restart", po::value<std::string>(), "continue from this checkpoint with the same options (the moments are bit-identical to an uninterrupted run with the same --threads; under mpirun any rank count resumes: bit-identical with the same ranks and --weights, else equal to rounding, docs/cluster.md); a run whose parameters differ is refused with the list of differences");
 
     po::options_description dos_reconstruction("Reconstruction");
     dos_reconstruction.add_options()
@@ -331,6 +332,29 @@ void read_reconstruction(const po::variables_map& vm, RunConfig& cfg)
     }
 }
 
+/// --time-limit: "HH:MM:SS", "MM:SS" or seconds, > 0.
+double parse_time_limit(const std::string& text)
+{
+    double seconds = 0.0;
+    std::size_t start = 0;
+    int fields = 0;
+    bool ok = !text.empty();
+    while (ok && start <= text.size()) {
+        const std::size_t colon = text.find(':', start);
+        const std::string part = text.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        char* end = nullptr;
+        const double v = part.empty() ? -1.0 : std::strtod(part.c_str(), &end);
+        ok = !part.empty() && end == part.c_str() + part.size() && v >= 0.0 && std::isfinite(v) && ++fields <= 3 &&
+             (fields == 1 || v < 60.0);
+        seconds = 60.0 * seconds + v;
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    TOPOKPM_USER_REQUIRE(ok && seconds > 0.0, "--time-limit '", text,
+                         "': expected HH:MM:SS, MM:SS or seconds, greater than 0 (minutes and seconds below 60)");
+    return seconds;
+}
+
 /// Realizations, LDOS / A(k, E) selections, checkpoint and restart.
 void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
 {
@@ -365,6 +389,7 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
     cfg.outputs.checkpoint_every_s = parse_real("checkpoint-every", vm["checkpoint-every"].as<std::string>());
     TOPOKPM_USER_REQUIRE(cfg.outputs.checkpoint_every_s >= 0.0, "--checkpoint-every ", cfg.outputs.checkpoint_every_s,
                          ": must be >= 0 seconds (0 = only on SIGTERM/SIGINT)");
+    if (vm.count("time-limit")) cfg.outputs.time_limit_s = parse_time_limit(vm["time-limit"].as<std::string>());
     if (vm.count("restart")) {
         cfg.outputs.restart = vm["restart"].as<std::string>();
         TOPOKPM_USER_REQUIRE(!cfg.outputs.restart.empty(), "--restart: empty file name");

@@ -81,7 +81,8 @@ struct OutputConfig {
     std::string result_file;           ///< --output; default "<model>_<lattice>.h5"
     std::string export_matrix;         ///< Matrix Market path, empty = none
     std::string checkpoint;            ///< file for periodic and on-signal checkpoints; empty = "<output>.checkpoint.h5" on a signal only
-    double checkpoint_every_s = 0.0;   ///< seconds between checkpoints; 0 = only on SIGTERM/SIGINT
+    double checkpoint_every_s = 0.0;   ///< seconds between checkpoints; 0 = only on SIGTERM/SIGINT/SIGUSR1
+    double time_limit_s = 0.0;         ///< --time-limit: checkpoint and exit 75 before this; 0 = none
     std::string restart;               ///< checkpoint to continue from; empty = fresh run
     bool quiet = false;
     double progress_interval_s = 5.0;

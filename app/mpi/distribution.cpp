@@ -60,6 +60,28 @@ void Distribution::agree(const std::function<void()>& validate) const
 
 double Distribution::sum(double value) const { return distributed() ? mpi::allreduce_sum(value) : value; }
 
+void Distribution::max(std::vector<std::int64_t>& values) const
+{
+    if (!distributed()) return;
+    mpi::check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_MAX,
+                             MPI_COMM_WORLD),
+               "MPI_Allreduce(MPI_MAX)");
+}
+
+std::vector<std::pair<global_index, global_index>> Distribution::row_runs(global_index num_rows) const
+{
+    if (bounds_.empty()) return {{0, num_rows}};
+    return {{bounds_[rank_], bounds_[rank_ + 1]}};
+}
+
+std::string Distribution::layout() const
+{
+    if (bounds_.empty()) return "1 rank";
+    std::string text = "1d rows ";
+    for (std::size_t i = 0; i < bounds_.size(); ++i) text += (i ? ":" : "") + std::to_string(bounds_[i]);
+    return text;
+}
+
 SpectralBounds Distribution::gershgorin(const RowSource& source) const
 {
     if (!distributed()) return gershgorin_bounds(source);
@@ -124,6 +146,25 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
     return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
+}
+
+AttributeList Distribution::imbalance(const Operator& op) const
+{
+    if (!distributed()) return {};
+    const auto* d = dynamic_cast<const numerics::DistributedOperator*>(&op);
+    double busy = 0.0, wait = 0.0;
+    if (d != nullptr && d->times().applies > 0) {
+        const numerics::DistributedTimes& t = d->times();
+        busy = (t.pack + t.local + t.remote) / double(t.applies);
+        wait = t.wait / double(t.applies);
+    }
+    const double slowest = mpi::allreduce_max(busy);
+    const double mean = mpi::allreduce_sum(busy) / size_;
+    const double wait_mean = mpi::allreduce_sum(wait) / size_;
+    return {{"sweep_busy_seconds_slowest", slowest},
+            {"sweep_busy_seconds_mean", mean},
+            {"sweep_wait_seconds_mean", wait_mean},
+            {"rank_imbalance", mean > 0.0 ? slowest / mean : 1.0}};
 }
 
 AttributeList Distribution::provenance(const RunConfig& cfg) const

@@ -67,9 +67,29 @@ public:
     /// Sum over ranks of one value (serial: the value).
     double sum(double value) const;
 
+    /// Element-wise maximum over the ranks, in place (serial: unchanged). Collective.
+    void max(std::vector<std::int64_t>& values) const;
+
+    /// The global canonical rows this rank holds, as sorted [begin, end) runs (the 1-D
+    /// split: one run; serial: all rows [0, N) of `num_rows`): what a rank writes of a
+    /// global vector, e.g. a checkpoint's.
+    std::vector<std::pair<global_index, global_index>> row_runs(global_index num_rows) const;
+
+    /// The identity of the decomposition: "1 rank", or "1d rows b0:b1:...:bP" after
+    /// split_rows(). Two runs with the same layout hold the same rows on the same ranks.
+    std::string layout() const;
+
     /// Gershgorin bounds of the whole matrix: each rank scans the discs of its rows of the
     /// last split_rows(), then min/max over the ranks. Collective.
     SpectralBounds gershgorin(const RowSource& source) const;
+
+    /// The balance of the ranks' work in the sweeps of `op` (the run's operator, as wrap()
+    /// returned it): each rank's busy seconds per sweep (pack + local + remote part, the
+    /// halo wait excluded) since it was built, gathered: attributes
+    /// sweep_busy_seconds_slowest / _mean, sweep_wait_seconds_mean and rank_imbalance =
+    /// slowest / mean (1 = balanced; the others wait that much longer than needed). Empty
+    /// when serial. Collective.
+    AttributeList imbalance(const Operator& op) const;
 
     /// /provenance attributes of the layout: ranks, weights, rows per rank, comm mode,
     /// each rank's CPU set (gathered). Collective.

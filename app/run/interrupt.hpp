@@ -1,12 +1,17 @@
 #pragma once
 /// @file interrupt.hpp
-/// SIGTERM / SIGINT during the moments: the first signal only sets a flag, which the
-/// moments loop reads after every sweep to write a checkpoint and stop cleanly; a second
-/// signal restores the default action and re-raises it (the process dies at once).
+/// SIGTERM / SIGINT / SIGUSR1 (what Slurm's --signal sends before the time limit) during
+/// the moments: the first signal only sets a flag, which the moments loop reads between
+/// sweeps (under mpirun the ranks agree on it every few sweeps) to write a checkpoint and
+/// stop cleanly; a second signal restores the default action and re-raises it (the
+/// process dies at once).
 
 namespace topokpm::app {
 
-/// Installs the handlers for its lifetime and restores the previous ones afterwards.
+/// Installs the handlers for its lifetime and restores the previous ones afterwards. A
+/// catcher made while another is alive changes nothing (a signal caught by the outer one
+/// stays pending): kpm-dos holds one for the whole run, so a signal during the set-up
+/// stops the run at the first sweep instead of killing it.
 class SignalCatcher {
 public:
     SignalCatcher();
@@ -14,7 +19,7 @@ public:
     SignalCatcher(const SignalCatcher&) = delete;
     SignalCatcher& operator=(const SignalCatcher&) = delete;
 
-    /// The signal received (SIGTERM or SIGINT), 0 if none.
+    /// The signal received (SIGTERM, SIGINT or SIGUSR1), 0 if none.
     static int pending();
 };
 
@@ -26,7 +31,7 @@ public:
 /// already set to be ignored stays ignored; nothing else changes.
 void survive_lost_output();
 
-/// "SIGTERM", "SIGINT" or "signal N".
+/// "SIGTERM", "SIGINT", "SIGUSR1" or "a signal".
 const char* signal_name(int signal);
 
 }  // namespace topokpm::app

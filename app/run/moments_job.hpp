@@ -2,7 +2,10 @@
 /// @file moments_job.hpp
 /// The moments phase of every kpm-dos run: for each disorder realization, a BlockTrace of
 /// its start-vector plan, one sweep at a time, with progress lines, periodic checkpoints
-/// and a clean stop on SIGTERM/SIGINT (checkpoint, then RunInterrupted).
+/// and a clean stop on SIGTERM/SIGINT/SIGUSR1 or before a time limit (checkpoint, then
+/// RunInterrupted). Under mpirun every decision to checkpoint or stop is agreed by one
+/// small reduction every `agree_every` sweeps, so all ranks write the same (collective)
+/// checkpoint at the same sweep and stop together.
 
 #include <functional>
 #include <memory>
@@ -20,6 +23,13 @@ namespace topokpm::app {
 /// Thrown after a signal stopped the run and its checkpoint was written; main() prints
 /// the message (how to resume) and exits with kExitInterrupted.
 class RunInterrupted : public Error {
+public:
+    using Error::Error;
+};
+
+/// Under mpirun: thrown on every rank at once when the ranks agreed to stop but the
+/// (collective) checkpoint could not be written; main() prints it once and exits with 3.
+class StopFailed : public Error {
 public:
     using Error::Error;
 };
@@ -51,7 +61,18 @@ struct MomentsJob {
     double checkpoint_every_s = 0.0;   ///< 0 = only on a signal
     std::string resume_command;        ///< printed after an interruption
     std::function<void(const JobProgress&)> progress;  ///< after every sweep; may be empty
-    bool handle_signals = true;        ///< catch SIGTERM/SIGINT (checkpoint, RunInterrupted)
+    bool handle_signals = true;        ///< catch SIGTERM/SIGINT/SIGUSR1 (checkpoint, RunInterrupted)
+    /// This process's part of the checkpoints (CheckpointRanks::sum is set from the operator).
+    CheckpointRanks ranks;
+    /// Element-wise maximum over the ranks, in place (collective); empty = one process,
+    /// which decides alone after every sweep.
+    std::function<void(std::vector<std::int64_t>&)> agree_max;
+    int agree_every = 4;               ///< sweeps between the agreements under mpirun (>= 1)
+    /// wall_seconds() by which the job must have stopped (--time-limit), 0 = none: the job
+    /// checkpoints and stops when the next agreement could come too late, from the measured
+    /// time per sweep and checkpoint write time (moments_job.cpp, time_is_short).
+    double deadline = 0.0;
+    double checkpoint_bytes = 0.0;     ///< this rank's share of a checkpoint (the first write-time guess)
 };
 
 struct JobResult {
@@ -62,12 +83,14 @@ struct JobResult {
     int block_width = 0;
     int checkpoints_written = 0;
     int checkpoints_failed = 0;                     ///< periodic ones that could not be written (warned)
+    double checkpoint_seconds = 0.0;                ///< the longest checkpoint write
     /// The checkpoint file this run wrote last, as it was renamed into place: the only
     /// checkpoint the run may remove when it completes.
     std::optional<files::FileId> checkpoint_id;
 };
 
-/// Runs the job; throws RunInterrupted after SIGTERM/SIGINT (checkpoint written).
+/// Runs the job; throws RunInterrupted after a signal or before the deadline (checkpoint
+/// written). Collective under mpirun.
 JobResult run_moments_job(const MomentsJob& job);
 
 }  // namespace topokpm::app

@@ -11,6 +11,7 @@
 #include "analysis/result_file.hpp"
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/mpi/distribution.hpp"
+#include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
@@ -32,6 +33,10 @@
 
 namespace topokpm::app {
 namespace {
+
+/// Sweeps between the ranks' agreements on signals, periodic and time-limit checkpoints
+/// (one MPI_Allreduce of three integers: far below a sweep's halo exchange).
+constexpr int kAgreeEvery = 4;
 
 struct MemoryEstimate {
     double matrix_bytes = 0;
@@ -78,6 +83,7 @@ struct DosRun::State {
 
     void validate()
     {
+        signals.emplace();  // from here on a signal stops the run at its first sweep (moments_job)
         log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
         if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
         threads = omp_get_max_threads();
@@ -99,6 +105,7 @@ struct DosRun::State {
 
     const RunConfig& cfg;
     Distribution& dist;
+    std::optional<SignalCatcher> signals;
     const Quantity what;
     const int num_real;
     const double t_start = wall_seconds();
@@ -134,6 +141,7 @@ struct DosRun::State {
     double flops_per_sweep = 0.0, gflops = 0.0, gbytes = 0.0;
     std::int64_t num_vectors_total = 0;
     JobResult jr;
+    AttributeList balance;  // the ranks' sweep times (Distribution::imbalance)
     std::vector<double> bands;
     DosSummary summary;
     // --green: the analysis of H (validate), then the exact LDOS (green phase).
@@ -176,9 +184,6 @@ struct DosRun::State {
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(cfg.outputs.restart.empty() && cfg.outputs.checkpoint_every_s == 0.0, "--restart/--checkpoint-every: "
-                             "checkpoints of runs on several ranks are not implemented yet; run on one rank or "
-                             "without them");
         TOPOKPM_USER_REQUIRE(what != Quantity::Spectral, "--k-points/--k-path: A(k, E) runs on one rank only so far "
                              "(the plane waves span every row); run it without mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
@@ -298,7 +303,24 @@ struct DosRun::State {
     // The parameters agree and the run fits: now the checkpoint's header and every
     // array must fit this run (checked before each is allocated), then they are read.
     if (resume)
-        read_checkpoint_state(cfg.outputs.restart, {n, num_columns, width, cfg.kpm.num_moments, num_slots, num_real}, *resume);
+        read_checkpoint_state(cfg.outputs.restart, {n, num_columns, width, cfg.kpm.num_moments, num_slots, num_real},
+                              *resume, checkpoint_ranks());
+    }
+
+    /// This rank's part of a checkpoint: its rows of the global vectors (canonical order)
+    /// and, when the dots are summed once at the end, its own partial sums.
+    CheckpointRanks checkpoint_ranks() const
+    {
+        CheckpointRanks r;
+        r.rank = dist.rank();
+        r.size = dist.size();
+        if (!dist.distributed()) return r;
+        for (const auto& [begin, end] : dist.row_runs(n))
+            r.rows.push_back({std::uint64_t(begin), std::uint64_t(end - begin)});
+        r.num_rows_global = std::uint64_t(n);
+        r.layout = dist.layout();
+        r.partial_dots = !cfg.runtime.reduce_every_sweep;
+        return r;
     }
 
     void report_start() const
@@ -430,9 +452,16 @@ struct DosRun::State {
     job.resume_command = cfg.provenance.command_line.find("--restart") == std::string::npos
                              ? cfg.provenance.command_line + " --restart " + ckpt_path
                              : cfg.provenance.command_line;
-    // Under mpirun a signal reaches the ranks between different sweeps; without
-    // distributed checkpoints the default action (terminate) is the consistent one.
-    job.handle_signals = !dist.distributed();
+    if (dist.distributed()) {
+        // A signal reaches the ranks between different sweeps: they agree on it (and on
+        // periodic and time-limit checkpoints) every few sweeps, then write collectively.
+        job.resume_command = detail::concat("mpirun (or srun) with any number of ranks: ", job.resume_command);
+        job.agree_max = [&](std::vector<std::int64_t>& v) { dist.max(v); };
+        job.agree_every = kAgreeEvery;
+    }
+    job.ranks = checkpoint_ranks();
+    if (cfg.outputs.time_limit_s > 0.0) job.deadline = t_start + cfg.outputs.time_limit_s;
+    job.checkpoint_bytes = 2.0 * 16.0 * width * double(numerics::part_rows(dist.operator_spec(cfg), n));
     job.progress = [&](const JobProgress& p) {
         const double now = wall_seconds();
         if (now - last_report < cfg.outputs.progress_interval_s || p.sweeps_done >= p.num_sweeps) return;
@@ -453,8 +482,15 @@ struct DosRun::State {
     if (resume)
         log::info("restart     : from ", cfg.outputs.restart, " at realization ", resume->realization + 1, "/", num_real,
                   ", block ", resume->trace.blocks_done + 1, ", ",
-                  resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it");
+                  resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it",
+                  resume->ranks > 1 || dist.distributed()
+                      ? detail::concat(" (written by ", resume->ranks, " rank(s), ",
+                                       resume->own_partials ? "same layout: each rank's own partial sums"
+                                       : dist.distributed() && !cfg.runtime.reduce_every_sweep
+                                           ? "other layout: the summed moments on rank 0" : "summed moments", ")")
+                      : std::string());
     timers.time("moments", [&] { jr = run_moments_job(job); });
+    if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
     for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm);
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
@@ -465,7 +501,14 @@ struct DosRun::State {
     log::info("moments     : M = ", cfg.kpm.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what),
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
               " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
-              " GB/s (minimum traffic)", jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s)") : std::string());
+              " GB/s (minimum traffic)", jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s) (longest write ",
+                                                                        fmt("%.3f", jr.checkpoint_seconds), " s)")
+                                                        : std::string());
+    if (balance.size() == 4)
+        log::info("ranks       : busy per sweep slowest ", fmt("%.3f", 1e3 * std::get<double>(balance[0].value)),
+                  " ms, mean ", fmt("%.3f", 1e3 * std::get<double>(balance[1].value)), " ms (imbalance ",
+                  fmt("%.3f", std::get<double>(balance[3].value)), "), halo wait mean ",
+                  fmt("%.3f", 1e3 * std::get<double>(balance[2].value)), " ms");
 
     }
 
@@ -543,6 +586,7 @@ struct DosRun::State {
                                  {"gflops", gflops},
                                  {"gbytes_per_second", gbytes}});
         prov.insert(prov.end(), layout.begin(), layout.end());
+        prov.insert(prov.end(), balance.begin(), balance.end());
         add_phase_seconds(prov, timers, wall_seconds() - t_start);
         out.write_attributes("/provenance", prov);
         out.commit();

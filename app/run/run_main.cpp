@@ -32,18 +32,29 @@ void dispatch(const RunConfig& config, Distribution& dist)
 /// Under mpirun: MPI up (MULTIPLE, so --comm-mode task may call MPI from its thread),
 /// every rank parses the same command line; errors agreed collectively or, when only
 /// one rank sees one mid-run, MPI_Abort (runtime/mpi/environment.hpp). Exit codes as
-/// above; no checkpoints, so no 75.
+/// above; 75 when the ranks stopped together after writing their checkpoint.
 int run_under_mpi(int argc, char** argv, Program program)
 {
     mpi::Environment env(&argc, &argv, mpi::ThreadLevel::multiple);
-    return mpi::run_guarded([&] { with_flag_names([&] {
+    int stopped = 0;  // every rank stops together (the decision is agreed, app/run/moments_job.hpp)
+    const int rc = mpi::run_guarded([&] { with_flag_names([&] {
         std::optional<RunConfig> config;
         mpi::agree_or_throw([&] { config = parse_command_line(argc, argv, program); });
         if (!config) return;  // --help / --version
         if (config->runtime.comm_mode == "task") env.require(mpi::ThreadLevel::serialized, "--comm-mode task");
         Distribution dist = Distribution::from_mpi(*config);
-        dispatch(*config, dist);
+        try {
+            dispatch(*config, dist);
+        } catch (const RunInterrupted& e) {
+            // Not a failure: the checkpoint is complete; rank 0 says how to resume.
+            if (dist.root()) std::fprintf(stderr, "%s: %s\n", program_name(program).c_str(), e.what());
+            stopped = kExitInterrupted;
+        } catch (const StopFailed& e) {
+            if (dist.root()) std::fprintf(stderr, "%s: error: %s\n", program_name(program).c_str(), e.what());
+            stopped = 3;
+        }
     }); });
+    return rc != 0 ? rc : stopped;
 }
 
 }  // namespace

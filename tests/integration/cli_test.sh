@@ -55,6 +55,11 @@ bad "missing input" "--config" --config "$work/none.ini"
 bad "unknown kernel" "--kernel" --lattice 4x4x4 --kernel foo
 out=/nonexistent/bad.h5 bad "unwritable output" "/nonexistent/bad.h5" --lattice 4x4x4
 bad "too big" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32
+# --time-limit: HH:MM:SS, MM:SS or seconds, > 0, minutes and seconds below 60.
+bad "time limit minutes" "--time-limit .1:70:00.: expected HH:MM:SS" --lattice 4x4x4 --time-limit 1:70:00
+bad "time limit zero" "--time-limit .0.: expected" --lattice 4x4x4 --time-limit 0
+bad "time limit text" "--time-limit .soon.: expected" --lattice 4x4x4 --time-limit soon
+bad "time limit fields" "--time-limit .1:1:1:1.: expected" --lattice 4x4x4 --time-limit 1:1:1:1
 bad "unknown precision" "--precision .half.: allowed values are double, single" --lattice 4x4x4 --precision half
 bad "single precision on the naive path" "--precision single: implemented for --matrix sell, crs or free" --lattice 4x4x4 --precision single --matrix naive
 # Single precision halves the vectors and stores the matrix in 12 instead of 20 bytes per

@@ -23,6 +23,10 @@ case $mode in
     [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
     grep -q "collectives check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
     ;;
+  files)
+    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+    grep -q "files check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
+    ;;
   distributed)
     [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
     grep -q "distributed check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
