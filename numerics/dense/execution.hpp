@@ -46,6 +46,37 @@ inline tasks::DataId tile_id(int matrix, int i, int j)
            tasks::DataId(static_cast<unsigned>(j));
 }
 
+/// Where tile column j of a matrix meets the diagonal (seed §3.2): its global columns
+/// [col_start(j), col_start(j+1)) are rows [offset, offset + width) of tile row `row`.
+/// row == mt() for a column that starts below the last row (wide matrices).
+struct ColumnStep {
+    int row = 0;
+    int offset = 0;
+};
+
+/// The ColumnStep of every tile column of `a`. Throws InputError when a tile column
+/// starting above the last row straddles a tile-row boundary (the hybrid layout keeps
+/// every slice inside one large tile: the column partition refines the row partition).
+template <class T>
+std::vector<ColumnStep> column_steps(const TileMatrix<T>& a)
+{
+    std::vector<ColumnStep> steps(static_cast<std::size_t>(a.nt()));
+    for (int j = 0; j < a.nt(); ++j) {
+        const global_index c0 = a.col_start(j), last = a.col_start(j + 1) - 1;
+        ColumnStep& s = steps[static_cast<std::size_t>(j)];
+        if (c0 >= a.rows()) {
+            s.row = a.mt();
+            continue;
+        }
+        s.row = static_cast<int>(c0 / a.mb());
+        s.offset = static_cast<int>(c0 % a.mb());
+        TOPOKPM_USER_REQUIRE(last / a.mb() == s.row || last >= a.rows(), "tile column ", j, " (columns ", c0, "..",
+                             last, ") straddles a boundary of the ", a.mb(),
+                             "-row tiles: the column tiles must refine the row tiles");
+    }
+    return steps;
+}
+
 /// Registers every tile of `a` as matrix `matrix`, owned per column_owner().
 template <class T>
 void register_tiles(tasks::DataflowRuntime& runtime, TileMatrix<T>& a, int matrix, const DenseExecution& execution)

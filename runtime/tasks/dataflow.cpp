@@ -225,7 +225,13 @@ void DataflowRuntime::stage(Node& node, int device_index, TaskContext& context)
                 item->valid[0] = true;
             }
             if (space != 0) {
-                if (item->copies[space] == nullptr) item->copies[space] = device.space->allocate(item->bytes);
+                if (item->copies[space] == nullptr) {
+                    item->copies[space] = device.space->allocate(item->bytes);
+                    const long live = ++device_buffers_;
+                    long peak = peak_device_buffers_.load();
+                    while (live > peak && !peak_device_buffers_.compare_exchange_weak(peak, live)) {
+                    }
+                }
                 device.space->copy_from_host(item->copies[space], item->host, item->bytes);
                 bytes_to_device_ += item->bytes;
             }
@@ -250,6 +256,7 @@ void DataflowRuntime::write_back_and_free(Item& item)
             item.valid[0] = true;
         }
         device->space->release(item.copies[s]);
+        --device_buffers_;
         item.copies[s] = nullptr;
         item.valid[s] = false;
     }
@@ -359,6 +366,8 @@ DataflowRuntime::Stats DataflowRuntime::stats() const
     Stats stats = stats_;
     stats.bytes_to_device = bytes_to_device_;
     stats.bytes_to_host = bytes_to_host_;
+    stats.device_buffers = device_buffers_;
+    stats.peak_device_buffers = peak_device_buffers_;
     return stats;
 }
 

@@ -101,6 +101,8 @@ TEST(Dataflow, ReleasedItemIsWrittenBackWhenItsVisitsAreDone)
     rt.wait_all();
     EXPECT_EQ(x, 42);
     EXPECT_EQ(rt.stats().bytes_to_host, sizeof x);
+    EXPECT_EQ(rt.stats().peak_device_buffers, 1);
+    EXPECT_EQ(rt.stats().device_buffers, 0);  // freed before the runtime ends
 }
 
 // A window of one task: the master waits for each task before unrolling the next; the
