@@ -25,6 +25,7 @@
 #include "numerics/dense/cholesky.hpp"
 #include "numerics/dense/qr.hpp"
 #include "numerics/dense/tall_skinny.hpp"
+#include "numerics/dense/tuning.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
 #include "runtime/topology/topology.hpp"
@@ -44,6 +45,9 @@ struct Args {
     int threads = 2;
     int reps = 3;
     int device_workers = 0;
+    int slices = 2;
+    int host_width = 0;   // hybrid tiles' B_h; 0: square tiles
+    bool tune = false;    // --host-width auto
     bool pin = true;
     bool check = true;
     std::string json;
@@ -53,13 +57,17 @@ struct Args {
 {
     std::cerr << "dense-bench: " << why << "\n"
               << "usage: dense-bench --op potrf|geqrf|tsqr --n N [--k K] [--tile B] [--ib IB] [--threads T]\n"
-                 "                   [--reps R] [--device-workers D] [--no-pin] [--no-check] [--json FILE]\n"
+                 "                   [--reps R] [--device-workers D] [--slices S] [--host-width BH|auto]\n"
+                 "                   [--no-pin] [--no-check] [--json FILE]\n"
                  "  --n N       matrix order (potrf, geqrf) or rows (tsqr)\n"
                  "  --k K       columns of the tsqr block (default 64)\n"
                  "  --tile B    tile size (potrf/geqrf) or row block (tsqr); default 320 / 256 / 8192\n"
                  "  --ib IB     QR inner blocking (default 32)\n"
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
-                 "  --device-workers D  workers of a host-memory device (default 0: none)\n";
+                 "  --device-workers D  workers of a host-memory device (default 0: none)\n"
+                 "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
+                 "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
+                 "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n";
     std::exit(2);
 }
 
@@ -82,6 +90,11 @@ Args parse(int argc, char** argv)
             else if (key == "--threads") a.threads = std::stoi(v);
             else if (key == "--reps") a.reps = std::stoi(v);
             else if (key == "--device-workers") a.device_workers = std::stoi(v);
+            else if (key == "--slices") a.slices = std::stoi(v);
+            else if (key == "--host-width") {
+                if (v == "auto") a.tune = true;
+                else a.host_width = std::stoi(v);
+            }
             else if (key == "--json") a.json = v;
             else usage("unknown option " + key);
         } catch (const std::logic_error&) {
@@ -91,6 +104,9 @@ Args parse(int argc, char** argv)
     if (a.op != "potrf" && a.op != "geqrf" && a.op != "tsqr") usage("--op must be potrf, geqrf or tsqr");
     if (a.n < 1 || a.k < 1 || a.threads < 1 || a.reps < 1 || a.ib < 1 || a.tile < 0) usage("values must be >= 1");
     if (a.tile == 0) a.tile = a.op == "potrf" ? 320 : a.op == "geqrf" ? 256 : 8192;
+    if (a.slices < 1 || a.host_width < 0) usage("--slices must be >= 1 and --host-width >= 0");
+    if ((a.tune || a.host_width > 0) && a.op == "tsqr") usage("--host-width applies to potrf and geqrf");
+    if (a.tune && a.device_workers < 1) usage("--host-width auto needs --device-workers >= 1");
     return a;
 }
 
@@ -140,18 +156,32 @@ double ungqr_flops(double m, double n, double k)
 
 int main(int argc, char** argv)
 {
-    const Args args = parse(argc, argv);
+    Args args = parse(argc, argv);
     const double u = std::numeric_limits<double>::epsilon() / 2;
     std::unique_ptr<topology::Topology> topo;
     DenseExecution ex;
     ex.host_workers = args.threads;
     ex.device_workers = args.device_workers;
     ex.inner_block = args.ib;
+    ex.slices = args.slices;
     if (args.pin) {
         topo = std::make_unique<topology::Topology>();
         ex.topology = topo.get();
         ex.host_pus = topo->all_pus();
         ex.device_pus = topo->all_pus();
+    }
+    int host_width_estimate = 0;
+    if (args.tune) {  // seed §3.6 on this machine, before the timed runs
+        const double start = wall_seconds();
+        const auto search =
+            tune_host_width(args.op == "potrf" ? DenseOp::cholesky : DenseOp::qr, args.tile, ex, 64, 4,
+                            &host_width_estimate);
+        std::printf("tuning B_h (large tile %d, s = %d): estimate %d from kernel rates; probes", args.tile,
+                    args.slices, host_width_estimate);
+        for (const auto& p : search.probes)
+            std::printf(" [B_h %d: host %.3f s, device %.3f s]", p.host_width, p.host_seconds, p.device_seconds);
+        std::printf(" -> %d (%.1f s)\n", search.host_width, wall_seconds() - start);
+        args.host_width = search.host_width;
     }
     const long n = args.n;
     const long cols = args.op == "tsqr" ? args.k : n;
@@ -175,7 +205,9 @@ int main(int argc, char** argv)
     for (int rep = 0; rep < args.reps; ++rep) {
         // Ours (the copy into tiles is not timed; LAPACK's copy below is not either).
         const int mb = args.tile, nb = args.op == "tsqr" ? int(cols) : args.tile;
-        TileMatrix<Z> t(n, cols, mb, nb);
+        TileMatrix<Z> t = args.host_width > 0
+                              ? TileMatrix<Z>(n, mb, hybrid_widths(cols, args.tile, args.slices, args.host_width))
+                              : TileMatrix<Z>(n, cols, mb, nb);
         t.from_column_major(a.data(), n);
         DenseReport report;
         if (args.op == "potrf") {
@@ -250,24 +282,26 @@ int main(int argc, char** argv)
         busy_sum += b;
     }
     const double imbalance = st.busy_seconds.empty() ? 0 : busy_max / (busy_sum / st.busy_seconds.size());
-    std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d reps=%d\n", args.op.c_str(), n,
-                args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile, args.ib, args.threads,
-                args.device_workers, args.reps);
+    std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d slices=%d host_width=%d reps=%d\n",
+                args.op.c_str(), n, args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile,
+                args.ib, args.threads, args.device_workers, args.slices, args.host_width, args.reps);
     std::printf("  ours    median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
     std::printf("  openblas median %.4f s  %.2f Gflop/s (%s)\n", theirs_med, theirs_gf,
                 args.op == "potrf" ? "zpotrf" : args.op == "geqrf" ? "zgeqrf" : "zgeqrf+zungqr");
     std::printf("  ratio ours/theirs %.3f   residual ||A-F||_F/(n u ||A||_F) %.3g\n", ours_gf / theirs_gf, res);
     std::printf("  tasks %ld, per-worker busy s:", st.tasks_submitted);
     for (double b : st.busy_seconds) std::printf(" %.3f", b);
-    std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB\n", imbalance,
-                st.bytes_to_device / 1e6, st.bytes_to_host / 1e6);
+    std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB, peak device buffers %ld\n", imbalance,
+                st.bytes_to_device / 1e6, st.bytes_to_host / 1e6, st.peak_device_buffers);
     if (!args.json.empty()) {
         std::ofstream out(args.json);
         if (!out) throw IoError("cannot write " + args.json);
         out.precision(10);
         out << "{\"op\": \"" << args.op << "\", \"n\": " << n << ", \"k\": " << cols << ", \"tile\": " << args.tile
             << ", \"ib\": " << args.ib << ", \"threads\": " << args.threads
-            << ", \"device_workers\": " << args.device_workers << ", \"reps\": " << args.reps
+            << ", \"device_workers\": " << args.device_workers << ", \"slices\": " << args.slices
+            << ", \"host_width\": " << args.host_width << ", \"host_width_estimate\": " << host_width_estimate
+            << ", \"peak_device_buffers\": " << st.peak_device_buffers << ", \"reps\": " << args.reps
             << ", \"ours_seconds\": " << ours_med << ", \"lapack_seconds\": " << theirs_med
             << ", \"ours_gflops\": " << ours_gf << ", \"lapack_gflops\": " << theirs_gf
             << ", \"ratio\": " << ours_gf / theirs_gf << ", \"residual\": " << res << ", \"busy_seconds\": [";
