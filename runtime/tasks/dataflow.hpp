@@ -140,6 +140,11 @@ public:
     /// (written back first when a device holds the only valid copy). A later task that
     /// touches `id` stages it again.
     void release(DataId id);
+    /// Blocks until every task submitted so far that touches `id` has finished and its host
+    /// copy is valid (copied back from a device that holds the only valid one): the master
+    /// may then read the host memory, e.g. to send a panel, while other tasks run on.
+    /// Throws InputError for an unregistered id.
+    void wait_for(DataId id);
     /// Blocks until every submitted task finished, writes device-held items back to the
     /// host, and rethrows the first exception a body threw.
     void wait_all();
