@@ -408,6 +408,8 @@ TYPED_TEST(DenseTyped, TsqrIsOrthonormalAndMatchesTheBlock)
     const double rel = tsqr_relative_bound(rows, k, mb, unit_roundoff<T>());
     check_tall_skinny<T>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
     EXPECT_EQ(result.method, OrthoMethod::tsqr);
+    EXPECT_GT(result.report.stats.peak_device_buffers, 0);
+    EXPECT_EQ(result.report.stats.device_buffers, 0);  // released: all device copies freed
 }
 
 TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
