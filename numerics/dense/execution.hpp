@@ -5,6 +5,7 @@
 /// and the seed-001 two-level 1-D block-cyclic distribution of tile columns over them.
 /// Tasks run on the owner of the tile they write; the runtime stages the others.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -70,7 +71,8 @@ std::vector<ColumnStep> column_steps(const TileMatrix<T>& a)
         }
         s.row = static_cast<int>(c0 / a.mb());
         s.offset = static_cast<int>(c0 % a.mb());
-        TOPOKPM_USER_REQUIRE(last / a.mb() == s.row || last >= a.rows(), "tile column ", j, " (columns ", c0, "..",
+        // Columns past the last row (wide matrices) meet no tile row; the rest must not cross one.
+        TOPOKPM_USER_REQUIRE(std::min(last, a.rows() - 1) / a.mb() == s.row, "tile column ", j, " (columns ", c0, "..",
                              last, ") straddles a boundary of the ", a.mb(),
                              "-row tiles: the column tiles must refine the row tiles");
     }

@@ -478,6 +478,8 @@ TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
     TileMatrix<complex_double> straddling(64, 64, 32, 24);  // columns 24..47 cross row 32
     EXPECT_THROW(cholesky(straddling, DenseExecution{}), InputError);
     EXPECT_THROW(qr(straddling, DenseExecution{}), InputError);
+    TileMatrix<complex_double> last_rows(70, 32, std::vector<int>{32, 24, 14});  // columns 56..69 cross row 64
+    EXPECT_THROW(qr(last_rows, DenseExecution{}), InputError);
 }
 
 // ---- hybrid tiles (seed §3.1) and release (seed §4.3) ----
