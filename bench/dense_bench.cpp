@@ -53,6 +53,7 @@ struct Args {
     int reps = 3;
     int device_workers = 0;
     int slices = 2;
+    int scalapack_tile = 0;  // pzpotrf's block size under mpirun; 0: --tile
     int host_width = 0;   // hybrid tiles' B_h; 0: square tiles
     bool tune = false;    // --host-width auto
     bool pin = true;
@@ -73,6 +74,8 @@ struct Args {
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
                  "  --device-workers D  workers of a host-memory device (default 0: none)\n"
                  "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
+                 "  --scalapack-tile NB  under mpirun: pzpotrf's block size (default: --tile, which also\n"
+                 "              compares the two factors entry by entry)\n"
                  "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
                  "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n";
     std::exit(2);
@@ -98,6 +101,7 @@ Args parse(int argc, char** argv)
             else if (key == "--reps") a.reps = std::stoi(v);
             else if (key == "--device-workers") a.device_workers = std::stoi(v);
             else if (key == "--slices") a.slices = std::stoi(v);
+            else if (key == "--scalapack-tile") a.scalapack_tile = std::stoi(v);
             else if (key == "--host-width") {
                 if (v == "auto") a.tune = true;
                 else a.host_width = std::stoi(v);
@@ -223,15 +227,15 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     int context = 0;
     Cblacs_get(-1, 0, &context);
     Cblacs_gridinit(&context, "Row", grid.rows, grid.cols);  // rank = row * Pc + col, as ProcessGrid
-    const int N = int(n), zero = 0, one = 1;
-    const int local_rows = numroc_(&N, &b, &grid.row, &zero, &grid.rows);
-    const int local_cols = numroc_(&N, &b, &grid.col, &zero, &grid.cols);
+    const int N = int(n), zero = 0, one = 1, sb = args.scalapack_tile > 0 ? args.scalapack_tile : b;
+    const int local_rows = numroc_(&N, &sb, &grid.row, &zero, &grid.rows);
+    const int local_cols = numroc_(&N, &sb, &grid.col, &zero, &grid.cols);
     const int lld = std::max(1, local_rows);
     int desc[9], info = 0;
-    descinit_(desc, &N, &N, &b, &b, &zero, &zero, &context, &lld, &info);
+    descinit_(desc, &N, &N, &sb, &sb, &zero, &zero, &context, &lld, &info);
     std::vector<Z> local(std::size_t(lld) * std::max(1, local_cols));
-    auto global_row = [&](int lr) { return long((lr / b) * grid.rows + grid.row) * b + lr % b; };
-    auto global_col = [&](int lc) { return long((lc / b) * grid.cols + grid.col) * b + lc % b; };
+    auto global_row = [&](int lr) { return long((lr / sb) * grid.rows + grid.row) * sb + lr % sb; };
+    auto global_col = [&](int lc) { return long((lc / sb) * grid.cols + grid.col) * sb + lc % sb; };
 #endif
     for (int rep = 0; rep < args.reps; ++rep) {
         fill_ours(m);
@@ -254,7 +258,7 @@ int run_mpi(const Args& args, const DenseExecution& ex)
 #ifdef TOPOKPM_HAVE_SCALAPACK
     // Same grid, same blocks: compare this rank's lower entries of both factors.
     double diff = 0, scale = 0;
-    for (int i = 0; i < m.nt(); ++i)
+    for (int i = 0; i < m.nt() && sb == b; ++i)
         for (int j = 0; j <= i; ++j) {
             if (!m.mine(i, j)) continue;
             const Z* t = m.tile(i, j);
@@ -267,7 +271,7 @@ int run_mpi(const Args& args, const DenseExecution& ex)
                     scale = std::max(scale, std::abs(x));
                 }
         }
-    max_diff = mpi_max(diff) / mpi_max(scale);
+    if (sb == b) max_diff = mpi_max(diff) / mpi_max(scale);
     Cblacs_gridexit(context);
 #endif
     const double flops = cholesky_flops(double(n));
@@ -278,8 +282,10 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     for (double x : last.stats.busy_seconds) busy += x;
     const double busy_max = mpi_max(busy), busy_min = -mpi_max(-busy);
     if (root) {
-        std::printf("dense-bench op=potrf (mpi) n=%ld tile=%d ranks=%d grid=%dx%d threads/rank=%d device_workers=%d reps=%d\n",
-                    n, b, mpi::size(), grid.rows, grid.cols, args.threads, args.device_workers, args.reps);
+        std::printf("dense-bench op=potrf (mpi) n=%ld tile=%d scalapack_tile=%d ranks=%d grid=%dx%d threads/rank=%d "
+                    "device_workers=%d reps=%d\n",
+                    n, b, args.scalapack_tile > 0 ? args.scalapack_tile : b, mpi::size(), grid.rows, grid.cols,
+                    args.threads, args.device_workers, args.reps);
         std::printf("  ours      median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
         if (!theirs_s.empty())
             std::printf("  scalapack median %.4f s  %.2f Gflop/s (pzpotrf)\n  ratio ours/theirs %.3f   "
@@ -294,6 +300,7 @@ int run_mpi(const Args& args, const DenseExecution& ex)
             out.precision(10);
             out << "{\"op\": \"potrf\", \"mpi_ranks\": " << mpi::size() << ", \"grid\": [" << grid.rows << ", "
                 << grid.cols << "], \"n\": " << n << ", \"tile\": " << b << ", \"threads\": " << args.threads
+                << ", \"scalapack_tile\": " << (args.scalapack_tile > 0 ? args.scalapack_tile : b)
                 << ", \"reps\": " << args.reps << ", \"ours_seconds\": " << ours_med << ", \"ours_gflops\": " << ours_gf
                 << ", \"scalapack_seconds\": " << theirs_med << ", \"scalapack_gflops\": " << theirs_gf
                 << ", \"ratio\": " << (theirs_gf > 0 ? ours_gf / theirs_gf : 0) << ", \"residual\": " << max_diff
