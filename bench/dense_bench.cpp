@@ -74,6 +74,8 @@ struct Args {
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
                  "  --device-workers D  workers of a host-memory device (default 0: none)\n"
                  "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
+                 "  under mpirun with > 1 rank: potrf only, the 2-D block-cyclic tile Cholesky against\n"
+                 "              ScaLAPACK's pzpotrf (when found at configure time) on the same grid\n"
                  "  --scalapack-tile NB  under mpirun: pzpotrf's block size (default: --tile, which also\n"
                  "              compares the two factors entry by entry)\n"
                  "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
