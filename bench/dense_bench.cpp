@@ -2,6 +2,9 @@
 // zpotrf / zgeqrf (+ zungqr for TSQR's explicit Q) on the same matrix in the same run.
 // Gflop/s by the LAWN 41 counts; medians over --reps; the residual of our factor; the
 // per-worker busy time. See docs/dense.md for the measured table.
+// Under mpirun (more than one rank; potrf only): the 2-D block-cyclic tile Cholesky
+// against ScaLAPACK's pzpotrf (when found at configure time) on the same matrix, same
+// grid and block size, in the same run.
 #include <omp.h>
 
 #include <complex>
@@ -13,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -22,11 +27,14 @@
 #include <string>
 #include <vector>
 
+#include "numerics/dense/block_cyclic.hpp"
 #include "numerics/dense/cholesky.hpp"
 #include "numerics/dense/qr.hpp"
 #include "numerics/dense/tall_skinny.hpp"
+#include "numerics/dense/tuning.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
+#include "runtime/mpi/environment.hpp"
 #include "runtime/topology/topology.hpp"
 
 using namespace topokpm;
@@ -44,6 +52,10 @@ struct Args {
     int threads = 2;
     int reps = 3;
     int device_workers = 0;
+    int slices = 2;
+    int scalapack_tile = 0;  // pzpotrf's block size under mpirun; 0: --tile
+    int host_width = 0;   // hybrid tiles' B_h; 0: square tiles
+    bool tune = false;    // --host-width auto
     bool pin = true;
     bool check = true;
     std::string json;
@@ -53,13 +65,21 @@ struct Args {
 {
     std::cerr << "dense-bench: " << why << "\n"
               << "usage: dense-bench --op potrf|geqrf|tsqr --n N [--k K] [--tile B] [--ib IB] [--threads T]\n"
-                 "                   [--reps R] [--device-workers D] [--no-pin] [--no-check] [--json FILE]\n"
+                 "                   [--reps R] [--device-workers D] [--slices S] [--host-width BH|auto]\n"
+                 "                   [--no-pin] [--no-check] [--json FILE]\n"
                  "  --n N       matrix order (potrf, geqrf) or rows (tsqr)\n"
                  "  --k K       columns of the tsqr block (default 64)\n"
                  "  --tile B    tile size (potrf/geqrf) or row block (tsqr); default 320 / 256 / 8192\n"
                  "  --ib IB     QR inner blocking (default 32)\n"
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
-                 "  --device-workers D  workers of a host-memory device (default 0: none)\n";
+                 "  --device-workers D  workers of a host-memory device (default 0: none)\n"
+                 "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
+                 "  under mpirun with > 1 rank: potrf only, the 2-D block-cyclic tile Cholesky against\n"
+                 "              ScaLAPACK's pzpotrf (when found at configure time) on the same grid\n"
+                 "  --scalapack-tile NB  under mpirun: pzpotrf's block size (default: --tile, which also\n"
+                 "              compares the two factors entry by entry)\n"
+                 "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
+                 "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n";
     std::exit(2);
 }
 
@@ -82,6 +102,12 @@ Args parse(int argc, char** argv)
             else if (key == "--threads") a.threads = std::stoi(v);
             else if (key == "--reps") a.reps = std::stoi(v);
             else if (key == "--device-workers") a.device_workers = std::stoi(v);
+            else if (key == "--slices") a.slices = std::stoi(v);
+            else if (key == "--scalapack-tile") a.scalapack_tile = std::stoi(v);
+            else if (key == "--host-width") {
+                if (v == "auto") a.tune = true;
+                else a.host_width = std::stoi(v);
+            }
             else if (key == "--json") a.json = v;
             else usage("unknown option " + key);
         } catch (const std::logic_error&) {
@@ -91,6 +117,9 @@ Args parse(int argc, char** argv)
     if (a.op != "potrf" && a.op != "geqrf" && a.op != "tsqr") usage("--op must be potrf, geqrf or tsqr");
     if (a.n < 1 || a.k < 1 || a.threads < 1 || a.reps < 1 || a.ib < 1 || a.tile < 0) usage("values must be >= 1");
     if (a.tile == 0) a.tile = a.op == "potrf" ? 320 : a.op == "geqrf" ? 256 : 8192;
+    if (a.slices < 1 || a.host_width < 0) usage("--slices must be >= 1 and --host-width >= 0");
+    if ((a.tune || a.host_width > 0) && a.op == "tsqr") usage("--host-width applies to potrf and geqrf");
+    if (a.tune && a.device_workers < 1) usage("--host-width auto needs --device-workers >= 1");
     return a;
 }
 
@@ -136,35 +165,188 @@ double ungqr_flops(double m, double n, double k)
     return 6 * mults + 2 * adds;
 }
 
-}  // namespace
 
-int main(int argc, char** argv)
+/// Entry (r, c) of the benchmark's HPD matrix, computable on any rank without the rest:
+/// pseudo-random Hermitian off-diagonal entries in the unit square, n on the diagonal
+/// (strictly diagonally dominant, hence positive definite).
+Z hpd_entry(long r, long c, long n)
 {
-    const Args args = parse(argc, argv);
+    if (r == c) return Z(double(n), 0.0);
+    const bool lower = r > c;
+    std::uint64_t x = std::uint64_t(lower ? r : c) * 0x9E3779B97F4A7C15ull + std::uint64_t(lower ? c : r) + 1;
+    auto next = [&x] {  // splitmix64
+        std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return double((z ^ (z >> 31)) >> 11) * 0x1.0p-53 * 2 - 1;
+    };
+    const Z v(next(), next());
+    return lower ? v : std::conj(v);
+}
+
+#ifdef TOPOKPM_HAVE_SCALAPACK
+extern "C" {
+void Cblacs_get(int context, int what, int* value);
+void Cblacs_gridinit(int* context, const char* order, int rows, int cols);
+void Cblacs_gridexit(int context);
+int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
+               const int* icsrc, const int* context, const int* lld, int* info);
+void pzpotrf_(const char* uplo, const int* n, Z* a, const int* ia, const int* ja, const int* desc, int* info);
+}
+#endif
+
+double mpi_max(double v)
+{
+    double m = 0;
+    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+/// potrf across the ranks of MPI_COMM_WORLD: ours (block_cyclic_cholesky) and pzpotrf.
+int run_mpi(const Args& args, const DenseExecution& ex)
+{
+    if (args.op != "potrf") throw InputError("dense-bench under mpirun runs --op potrf only, got " + args.op);
+    const long n = args.n;
+    const int b = args.tile;
+    const ProcessGrid grid = ProcessGrid::of(MPI_COMM_WORLD);
+    const bool root = mpi::rank() == 0;
+    auto fill_ours = [&](BlockCyclicMatrix<Z>& m) {
+        for (int i = 0; i < m.nt(); ++i)
+            for (int j = 0; j < m.nt(); ++j) {
+                if (!m.mine(i, j)) continue;
+                Z* t = m.tile(i, j);
+                for (int c = 0; c < m.tile_rows(j); ++c)
+                    for (int r = 0; r < m.tile_rows(i); ++r)
+                        t[std::size_t(c) * m.tile_rows(i) + r] = hpd_entry(long(i) * b + r, long(j) * b + c, n);
+            }
+    };
+    std::vector<double> ours_s, theirs_s;
+    DenseReport last;
+    double max_diff = -1;
+    BlockCyclicMatrix<Z> m(n, b, grid);
+#ifdef TOPOKPM_HAVE_SCALAPACK
+    int context = 0;
+    Cblacs_get(-1, 0, &context);
+    Cblacs_gridinit(&context, "Row", grid.rows, grid.cols);  // rank = row * Pc + col, as ProcessGrid
+    const int N = int(n), zero = 0, one = 1, sb = args.scalapack_tile > 0 ? args.scalapack_tile : b;
+    const int local_rows = numroc_(&N, &sb, &grid.row, &zero, &grid.rows);
+    const int local_cols = numroc_(&N, &sb, &grid.col, &zero, &grid.cols);
+    const int lld = std::max(1, local_rows);
+    int desc[9], info = 0;
+    descinit_(desc, &N, &N, &sb, &sb, &zero, &zero, &context, &lld, &info);
+    std::vector<Z> local(std::size_t(lld) * std::max(1, local_cols));
+    auto global_row = [&](int lr) { return long((lr / sb) * grid.rows + grid.row) * sb + lr % sb; };
+    auto global_col = [&](int lc) { return long((lc / sb) * grid.cols + grid.col) * sb + lc % sb; };
+#endif
+    for (int rep = 0; rep < args.reps; ++rep) {
+        fill_ours(m);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double start = wall_seconds();
+        last = block_cyclic_cholesky(m, ex, MPI_COMM_WORLD);
+        ours_s.push_back(mpi_max(wall_seconds() - start));
+#ifdef TOPOKPM_HAVE_SCALAPACK
+        for (int lc = 0; lc < local_cols; ++lc)
+            for (int lr = 0; lr < local_rows; ++lr)
+                local[std::size_t(lc) * lld + lr] = hpd_entry(global_row(lr), global_col(lc), n);
+        omp_set_num_threads(args.threads);
+        MPI_Barrier(MPI_COMM_WORLD);
+        start = wall_seconds();
+        pzpotrf_("L", &N, local.data(), &one, &one, desc, &info);
+        theirs_s.push_back(mpi_max(wall_seconds() - start));
+        if (info != 0) throw NumericalError("pzpotrf failed, info " + std::to_string(info));
+#endif
+    }
+#ifdef TOPOKPM_HAVE_SCALAPACK
+    // Same grid, same blocks: compare this rank's lower entries of both factors.
+    double diff = 0, scale = 0;
+    for (int i = 0; i < m.nt() && sb == b; ++i)
+        for (int j = 0; j <= i; ++j) {
+            if (!m.mine(i, j)) continue;
+            const Z* t = m.tile(i, j);
+            for (int c = 0; c < m.tile_rows(j); ++c)
+                for (int r = 0; r < m.tile_rows(i); ++r) {
+                    if (long(i) * b + r < long(j) * b + c) continue;
+                    const int lr = (i / grid.rows) * b + r, lc = (j / grid.cols) * b + c;
+                    const Z x = t[std::size_t(c) * m.tile_rows(i) + r];
+                    diff = std::max(diff, std::abs(x - local[std::size_t(lc) * lld + lr]));
+                    scale = std::max(scale, std::abs(x));
+                }
+        }
+    if (sb == b) max_diff = mpi_max(diff) / mpi_max(scale);
+    Cblacs_gridexit(context);
+#endif
+    const double flops = cholesky_flops(double(n));
+    const double ours_med = median(ours_s), ours_gf = flops / ours_med * 1e-9;
+    const double theirs_med = theirs_s.empty() ? 0 : median(theirs_s);
+    const double theirs_gf = theirs_s.empty() ? 0 : flops / theirs_med * 1e-9;
+    double busy = 0;
+    for (double x : last.stats.busy_seconds) busy += x;
+    const double busy_max = mpi_max(busy), busy_min = -mpi_max(-busy);
+    if (root) {
+        std::printf("dense-bench op=potrf (mpi) n=%ld tile=%d scalapack_tile=%d ranks=%d grid=%dx%d threads/rank=%d "
+                    "device_workers=%d reps=%d\n",
+                    n, b, args.scalapack_tile > 0 ? args.scalapack_tile : b, mpi::size(), grid.rows, grid.cols,
+                    args.threads, args.device_workers, args.reps);
+        std::printf("  ours      median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
+        if (!theirs_s.empty())
+            std::printf("  scalapack median %.4f s  %.2f Gflop/s (pzpotrf)\n  ratio ours/theirs %.3f   "
+                        "max |L_ours - L_scalapack| / max |L| = %.3g\n",
+                        theirs_med, theirs_gf, ours_gf / theirs_gf, max_diff);
+        else
+            std::printf("  (no ScaLAPACK at configure time)\n");
+        std::printf("  per-rank busy s: max %.3f min %.3f\n", busy_max, busy_min);
+        if (!args.json.empty()) {
+            std::ofstream out(args.json);
+            if (!out) throw IoError("cannot write " + args.json);
+            out.precision(10);
+            out << "{\"op\": \"potrf\", \"mpi_ranks\": " << mpi::size() << ", \"grid\": [" << grid.rows << ", "
+                << grid.cols << "], \"n\": " << n << ", \"tile\": " << b << ", \"threads\": " << args.threads
+                << ", \"scalapack_tile\": " << (args.scalapack_tile > 0 ? args.scalapack_tile : b)
+                << ", \"reps\": " << args.reps << ", \"ours_seconds\": " << ours_med << ", \"ours_gflops\": " << ours_gf
+                << ", \"scalapack_seconds\": " << theirs_med << ", \"scalapack_gflops\": " << theirs_gf
+                << ", \"ratio\": " << (theirs_gf > 0 ? ours_gf / theirs_gf : 0) << ", \"residual\": " << max_diff
+                << "}\n";
+        }
+    }
+    return 0;
+}
+
+int run_single(int argc, char** argv)
+{
+    Args args = parse(argc, argv);
     const double u = std::numeric_limits<double>::epsilon() / 2;
     std::unique_ptr<topology::Topology> topo;
     DenseExecution ex;
     ex.host_workers = args.threads;
     ex.device_workers = args.device_workers;
     ex.inner_block = args.ib;
+    ex.slices = args.slices;
     if (args.pin) {
         topo = std::make_unique<topology::Topology>();
         ex.topology = topo.get();
         ex.host_pus = topo->all_pus();
         ex.device_pus = topo->all_pus();
     }
+    int host_width_estimate = 0;
+    if (args.tune) {  // seed §3.6 on this machine, before the timed runs
+        const double start = wall_seconds();
+        const auto search =
+            tune_host_width(args.op == "potrf" ? DenseOp::cholesky : DenseOp::qr, args.tile, ex, 64, 4,
+                            &host_width_estimate);
+        std::printf("tuning B_h (large tile %d, s = %d): estimate %d from kernel rates; probes", args.tile,
+                    args.slices, host_width_estimate);
+        for (const auto& p : search.probes)
+            std::printf(" [B_h %d: host %.3f s, device %.3f s]", p.host_width, p.host_seconds, p.device_seconds);
+        std::printf(" -> %d (%.1f s)\n", search.host_width, wall_seconds() - start);
+        args.host_width = search.host_width;
+    }
     const long n = args.n;
     const long cols = args.op == "tsqr" ? args.k : n;
     std::vector<Z> a = gaussian(n, cols, 2026);
-    if (args.op == "potrf") {  // A = X X^H / n + I
-        std::vector<Z> h(std::size_t(n) * n);
-        const Z alpha(1.0 / n), beta(0.0);
-        omp_set_num_threads(args.threads);
-        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &alpha, a.data(), n, a.data(), n, &beta,
-                    h.data(), n);
-        for (long d = 0; d < n; ++d) h[std::size_t(d) * n + d] += 1.0;
-        a.swap(h);
-    }
+    if (args.op == "potrf")  // the mpirun path's matrix, O(n^2) to build (X X^H took minutes at n = 8000)
+        for (long c = 0; c < n; ++c)
+            for (long r = 0; r < n; ++r) a[std::size_t(c) * n + r] = hpd_entry(r, c, n);
     const double flops = args.op == "potrf" ? cholesky_flops(n)
                          : args.op == "geqrf" ? qr_flops(n, n)
                                               : qr_flops(n, cols) + ungqr_flops(n, cols, cols);
@@ -175,7 +357,9 @@ int main(int argc, char** argv)
     for (int rep = 0; rep < args.reps; ++rep) {
         // Ours (the copy into tiles is not timed; LAPACK's copy below is not either).
         const int mb = args.tile, nb = args.op == "tsqr" ? int(cols) : args.tile;
-        TileMatrix<Z> t(n, cols, mb, nb);
+        TileMatrix<Z> t = args.host_width > 0
+                              ? TileMatrix<Z>(n, mb, hybrid_widths(cols, args.tile, args.slices, args.host_width))
+                              : TileMatrix<Z>(n, cols, mb, nb);
         t.from_column_major(a.data(), n);
         DenseReport report;
         if (args.op == "potrf") {
@@ -250,24 +434,26 @@ int main(int argc, char** argv)
         busy_sum += b;
     }
     const double imbalance = st.busy_seconds.empty() ? 0 : busy_max / (busy_sum / st.busy_seconds.size());
-    std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d reps=%d\n", args.op.c_str(), n,
-                args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile, args.ib, args.threads,
-                args.device_workers, args.reps);
+    std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d slices=%d host_width=%d reps=%d\n",
+                args.op.c_str(), n, args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile,
+                args.ib, args.threads, args.device_workers, args.slices, args.host_width, args.reps);
     std::printf("  ours    median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
     std::printf("  openblas median %.4f s  %.2f Gflop/s (%s)\n", theirs_med, theirs_gf,
                 args.op == "potrf" ? "zpotrf" : args.op == "geqrf" ? "zgeqrf" : "zgeqrf+zungqr");
     std::printf("  ratio ours/theirs %.3f   residual ||A-F||_F/(n u ||A||_F) %.3g\n", ours_gf / theirs_gf, res);
     std::printf("  tasks %ld, per-worker busy s:", st.tasks_submitted);
     for (double b : st.busy_seconds) std::printf(" %.3f", b);
-    std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB\n", imbalance,
-                st.bytes_to_device / 1e6, st.bytes_to_host / 1e6);
+    std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB, peak device buffers %ld\n", imbalance,
+                st.bytes_to_device / 1e6, st.bytes_to_host / 1e6, st.peak_device_buffers);
     if (!args.json.empty()) {
         std::ofstream out(args.json);
         if (!out) throw IoError("cannot write " + args.json);
         out.precision(10);
         out << "{\"op\": \"" << args.op << "\", \"n\": " << n << ", \"k\": " << cols << ", \"tile\": " << args.tile
             << ", \"ib\": " << args.ib << ", \"threads\": " << args.threads
-            << ", \"device_workers\": " << args.device_workers << ", \"reps\": " << args.reps
+            << ", \"device_workers\": " << args.device_workers << ", \"slices\": " << args.slices
+            << ", \"host_width\": " << args.host_width << ", \"host_width_estimate\": " << host_width_estimate
+            << ", \"peak_device_buffers\": " << st.peak_device_buffers << ", \"reps\": " << args.reps
             << ", \"ours_seconds\": " << ours_med << ", \"lapack_seconds\": " << theirs_med
             << ", \"ours_gflops\": " << ours_gf << ", \"lapack_gflops\": " << theirs_gf
             << ", \"ratio\": " << ours_gf / theirs_gf << ", \"residual\": " << res << ", \"busy_seconds\": [";
@@ -275,4 +461,24 @@ int main(int argc, char** argv)
         out << "], \"imbalance\": " << imbalance << "}\n";
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    // Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE) every rank takes part; alone, no MPI.
+    const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (world != nullptr && std::atoi(world) > 1) {
+        mpi::Environment env(&argc, &argv, mpi::ThreadLevel::funneled);
+        return mpi::run_guarded([&] {
+            Args args = parse(argc, argv);
+            DenseExecution ex;
+            ex.host_workers = args.threads;
+            ex.device_workers = args.device_workers;
+            ex.slices = args.slices;
+            run_mpi(args, ex);
+        });
+    }
+    return run_single(argc, argv);
 }

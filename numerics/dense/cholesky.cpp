@@ -21,54 +21,74 @@ template <class T>
 DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
 {
     TOPOKPM_USER_REQUIRE(a.rows() == a.cols(), "Cholesky needs a square matrix, got ", a.rows(), " x ", a.cols());
-    TOPOKPM_USER_REQUIRE(a.mb() == a.nb(), "Cholesky needs square tiles, got ", a.mb(), " x ", a.nb());
+    const std::vector<ColumnStep> steps = column_steps(a);
     const double start = wall_seconds();
     auto runtime = make_runtime(execution);
     register_tiles(*runtime, a, 0, execution);
     const int nt = a.nt();
-    const int nb = a.nb();
     auto id = [](int i, int j) { return tile_id(0, i, j); };
     // Every body runs the CPU kernels: host workers and the host-memory device both see
     // host-addressable memory. A CUDA device would branch on TaskContext::kind here.
     for (int k = 0; k < nt; ++k) {
-        const int nk = a.tile_cols(k);
+        // Column k: rows [off, off + w) of tile row t hold its diagonal block (seed §3.2).
+        const int t = steps[k].row, off = steps[k].offset, w = a.tile_cols(k), rt = a.tile_rows(t);
+        const global_index col0 = a.col_start(k);
         const double base = 3.0 * (nt - k);
+        // POTF2': the diagonal block, then the rows below it in the same tile.
         runtime->submit({[=](const TaskContext& c) {
-                             const int info = kernels::cpu::potrf(nk, c.as<T>(id(k, k)), nk);
+                             T* l = c.as<T>(id(t, k));
+                             const int info = kernels::cpu::potrf(w, l + off, rt);
                              if (info != 0)
                                  throw NumericalError(detail::concat(
                                      "Cholesky: the matrix is not positive definite: the leading minor of order ",
-                                     global_index(k) * nb + info, " is not positive (column ",
-                                     global_index(k) * nb + info - 1, ", 0-based)"));
+                                     col0 + info, " is not positive (column ", col0 + info - 1, ", 0-based)"));
+                             if (rt - off - w > 0)
+                                 kernels::cpu::trsm_right_lower_conj(rt - off - w, w, l + off, rt, l + off + w, rt);
                          },
-                         {{id(k, k), Access::read_write}},
+                         {{id(t, k), Access::read_write}},
                          base + 2});
-        for (int i = k + 1; i < nt; ++i) {
+        for (int i = t + 1; i < a.mt(); ++i) {
             const int mi = a.tile_rows(i);
             runtime->submit({[=](const TaskContext& c) {
-                                 kernels::cpu::trsm_right_lower_conj(mi, nk, c.as<T>(id(k, k)), nk,
+                                 kernels::cpu::trsm_right_lower_conj(mi, w, c.as<T>(id(t, k)) + off, rt,
                                                                      c.as<T>(id(i, k)), mi);
                              },
-                             {{id(i, k), Access::read_write}, {id(k, k), Access::read}},
+                             {{id(i, k), Access::read_write}, {id(t, k), Access::read}},
                              base + 1});
         }
-        for (int i = k + 1; i < nt; ++i) {
-            const int mi = a.tile_rows(i);
-            for (int j = k + 1; j < i; ++j) {
-                const int nj = a.tile_cols(j);
-                runtime->submit({[=](const TaskContext& c) {
-                                     kernels::cpu::gemm_minus_conj(mi, nj, nk, c.as<T>(id(i, k)), mi,
-                                                                   c.as<T>(id(j, k)), nj, c.as<T>(id(i, j)), mi);
-                                 },
-                                 {{id(i, j), Access::read_write}, {id(i, k), Access::read}, {id(j, k), Access::read}},
-                                 base + (j == k + 1 ? 1 : 0)});
+        // Trailing update of every later column j: A(rows >= col_start(j), j) -=
+        // L(those rows, k) L(columns of j, k)^H. The rows of L for j's columns lie in
+        // tile (tj, k) at offset oj; on the diagonal block a HERK, below it GEMMs.
+        for (int j = k + 1; j < nt; ++j) {
+            const int tj = steps[j].row, oj = steps[j].offset, wj = a.tile_cols(j), rtj = a.tile_rows(tj);
+            const double priority = base + (j == k + 1 ? 1 : 0);
+            for (int i = tj; i < a.mt(); ++i) {
+                const int mi = a.tile_rows(i);
+                if (i == tj) {
+                    runtime->submit({[=](const TaskContext& c) {
+                                         const T* l = c.as<T>(id(tj, k));
+                                         T* x = c.as<T>(id(tj, j));
+                                         kernels::cpu::herk_minus(wj, w, l + oj, rtj, x + oj, rtj);
+                                         if (rtj - oj - wj > 0)
+                                             kernels::cpu::gemm_minus_conj(rtj - oj - wj, wj, w, l + oj + wj, rtj,
+                                                                           l + oj, rtj, x + oj + wj, rtj);
+                                     },
+                                     {{id(tj, j), Access::read_write}, {id(tj, k), Access::read}},
+                                     priority});
+                } else {
+                    runtime->submit({[=](const TaskContext& c) {
+                                         kernels::cpu::gemm_minus_conj(mi, wj, w, c.as<T>(id(i, k)), mi,
+                                                                       c.as<T>(id(tj, k)) + oj, rtj,
+                                                                       c.as<T>(id(i, j)), mi);
+                                     },
+                                     {{id(i, j), Access::read_write}, {id(i, k), Access::read},
+                                      {id(tj, k), Access::read}},
+                                     priority});
+                }
             }
-            runtime->submit({[=](const TaskContext& c) {
-                                 kernels::cpu::herk_minus(mi, nk, c.as<T>(id(i, k)), mi, c.as<T>(id(i, i)), mi);
-                             },
-                             {{id(i, i), Access::read_write}, {id(i, k), Access::read}},
-                             base + (i == k + 1 ? 1 : 0)});
         }
+        // Column k is final: its device copies go once step k's tasks are done (seed §4.3).
+        for (int i = 0; i < a.mt(); ++i) runtime->release(id(i, k));
     }
     runtime->wait_all();
     return {wall_seconds() - start, runtime->stats()};

@@ -1,5 +1,7 @@
 #include "numerics/dense/execution.hpp"
 
+#include <algorithm>
+
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics::dense {
@@ -9,6 +11,26 @@ int column_owner(int j, int slices, int accelerators)
     if (accelerators <= 0) return 0;
     if (j % slices != slices - 1) return 0;
     return 1 + (j / slices) % accelerators;
+}
+
+std::vector<int> hybrid_widths(global_index cols, int large, int slices, int host_width)
+{
+    TOPOKPM_USER_REQUIRE(cols >= 1, "a hybrid layout needs >= 1 column, got ", cols);
+    TOPOKPM_USER_REQUIRE(slices >= 2, "{slices} must be >= 2 for hybrid tiles, got ", slices);
+    TOPOKPM_USER_REQUIRE(host_width >= slices - 1 && host_width % (slices - 1) == 0 && host_width < large,
+                         "{host_width} must be a positive multiple of {slices} - 1 = ", slices - 1,
+                         " below the large tile size ", large, ", got ", host_width);
+    const int narrow = host_width / (slices - 1);
+    std::vector<int> widths;
+    for (global_index c0 = 0; c0 < cols; c0 += large) {
+        int left = static_cast<int>(std::min<global_index>(large, cols - c0));
+        for (int d = 0; d < slices - 1 && left > 0; ++d) {
+            widths.push_back(std::min(narrow, left));
+            left -= widths.back();
+        }
+        if (left > 0) widths.push_back(left);
+    }
+    return widths;
 }
 
 std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execution)

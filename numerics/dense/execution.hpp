@@ -5,6 +5,7 @@
 /// and the seed-001 two-level 1-D block-cyclic distribution of tile columns over them.
 /// Tasks run on the owner of the tile they write; the runtime stages the others.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -44,6 +45,38 @@ inline tasks::DataId tile_id(int matrix, int i, int j)
 {
     return (tasks::DataId(matrix) << 56) | (tasks::DataId(static_cast<unsigned>(i)) << 28) |
            tasks::DataId(static_cast<unsigned>(j));
+}
+
+/// Where tile column j of a matrix meets the diagonal (seed §3.2): its global columns
+/// [col_start(j), col_start(j+1)) are rows [offset, offset + width) of tile row `row`.
+/// row == mt() for a column that starts below the last row (wide matrices).
+struct ColumnStep {
+    int row = 0;
+    int offset = 0;
+};
+
+/// The ColumnStep of every tile column of `a`. Throws InputError when a tile column
+/// starting above the last row straddles a tile-row boundary (the hybrid layout keeps
+/// every slice inside one large tile: the column partition refines the row partition).
+template <class T>
+std::vector<ColumnStep> column_steps(const TileMatrix<T>& a)
+{
+    std::vector<ColumnStep> steps(static_cast<std::size_t>(a.nt()));
+    for (int j = 0; j < a.nt(); ++j) {
+        const global_index c0 = a.col_start(j), last = a.col_start(j + 1) - 1;
+        ColumnStep& s = steps[static_cast<std::size_t>(j)];
+        if (c0 >= a.rows()) {
+            s.row = a.mt();
+            continue;
+        }
+        s.row = static_cast<int>(c0 / a.mb());
+        s.offset = static_cast<int>(c0 % a.mb());
+        // Columns past the last row (wide matrices) meet no tile row; the rest must not cross one.
+        TOPOKPM_USER_REQUIRE(std::min(last, a.rows() - 1) / a.mb() == s.row, "tile column ", j, " (columns ", c0, "..",
+                             last, ") straddles a boundary of the ", a.mb(),
+                             "-row tiles: the column tiles must refine the row tiles");
+    }
+    return steps;
 }
 
 /// Registers every tile of `a` as matrix `matrix`, owned per column_owner().

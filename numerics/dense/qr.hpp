@@ -1,8 +1,10 @@
 #pragma once
 /// @file qr.hpp
-/// Tile Householder QR A = Q R (seed 001 Algorithm 2 with square tiles, flat tree;
-/// docs/dense.md). Step k: GEQRT(A_kk); UNMQR A_kj := Q_kk^H A_kj (j > k); for each
-/// i > k: TSQRT of [R_kk; A_ik] and TSMQR of [A_kj; A_ij] (j > k). Inner blocking ib
+/// Tile Householder QR A = Q R (seed 001 Algorithm 2, flat tree; docs/dense.md) on
+/// square or hybrid tiles (hybrid_widths()). Step k, tile column k starting at row o of
+/// tile row t: GEQRT of rows [o, end) of A_tk; UNMQR of the same rows of A_tj (j > k);
+/// for each tile row i > t: TSQRT of [R_tk; A_ik] and TSMQR of [A_tj rows o..o+w; A_ij]
+/// (j > k). Column k of A and T is released after step k. Inner blocking ib
 /// (DenseExecution::inner_block) inside every kernel. Submission in this serial order
 /// makes every tile's updates happen in a fixed order: bitwise the same result for any
 /// number of workers, window or device split.
@@ -17,11 +19,12 @@ namespace topokpm::numerics::dense {
 template <class T>
 struct TileQr {
     TileMatrix<T> a;  ///< R and V
-    TileMatrix<T> t;  ///< ib x nb factor per tile: mt * ib rows, a.cols() columns, ib x nb tiles
+    TileMatrix<T> t;  ///< ib x w factor per tile: mt * ib rows, a's tile columns
     int inner_block = 0;
 };
 
-/// Factors `a` (moved in; mb == nb) in place. Throws InputError for non-square tiles.
+/// Factors `a` (moved in) in place. Throws InputError for a tile column that straddles a
+/// tile-row boundary (column_steps()).
 template <class T>
 TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* report = nullptr);
 

@@ -121,6 +121,9 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
                           {buffer_id(kLeafT, i), Access::read}},
                          0.0});
     }
+    // Everything is submitted: each buffer's device copy goes when its last task is done.
+    for (int i = 0; i < mt; ++i)
+        for (Buffer kind : {kBlock, kLeafT, kR, kTreeT, kC}) runtime->release(buffer_id(kind, i));
     runtime->wait_all();
     TallSkinnyResult<T> result;
     result.r.assign(kk, T(0));

@@ -225,7 +225,13 @@ void DataflowRuntime::stage(Node& node, int device_index, TaskContext& context)
                 item->valid[0] = true;
             }
             if (space != 0) {
-                if (item->copies[space] == nullptr) item->copies[space] = device.space->allocate(item->bytes);
+                if (item->copies[space] == nullptr) {
+                    item->copies[space] = device.space->allocate(item->bytes);
+                    const long live = ++device_buffers_;
+                    long peak = peak_device_buffers_.load();
+                    while (live > peak && !peak_device_buffers_.compare_exchange_weak(peak, live)) {
+                    }
+                }
                 device.space->copy_from_host(item->copies[space], item->host, item->bytes);
                 bytes_to_device_ += item->bytes;
             }
@@ -250,6 +256,7 @@ void DataflowRuntime::write_back_and_free(Item& item)
             item.valid[0] = true;
         }
         device->space->release(item.copies[s]);
+        --device_buffers_;
         item.copies[s] = nullptr;
         item.valid[s] = false;
     }
@@ -328,6 +335,26 @@ void DataflowRuntime::release(DataId id)
     if (item.actual_visits == item.expected_visits) write_back_and_free(item);
 }
 
+void DataflowRuntime::wait_for(DataId id)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto it = items_.find(id);
+    TOPOKPM_USER_REQUIRE(it != items_.end(), "wait for unregistered data item ", id);
+    Item& item = *it->second;
+    room_.wait(lock, [&] { return item.actual_visits == item.expected_visits; });
+    if (item.valid[0]) return;
+    std::lock_guard<std::mutex> copy_lock(item.copy_mutex);
+    for (auto& device : devices_) {
+        const std::size_t s = static_cast<std::size_t>(device->space_index);
+        if (device->space && item.valid[s]) {
+            device->space->copy_to_host(item.host, item.copies[s], item.bytes);
+            bytes_to_host_ += item.bytes;
+            item.valid[0] = true;
+            break;
+        }
+    }
+}
+
 void DataflowRuntime::wait_all()
 {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -359,6 +386,8 @@ DataflowRuntime::Stats DataflowRuntime::stats() const
     Stats stats = stats_;
     stats.bytes_to_device = bytes_to_device_;
     stats.bytes_to_host = bytes_to_host_;
+    stats.device_buffers = device_buffers_;
+    stats.peak_device_buffers = peak_device_buffers_;
     return stats;
 }
 

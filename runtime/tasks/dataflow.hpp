@@ -118,6 +118,8 @@ public:
         std::size_t max_window = 0;        ///< most unfinished tasks seen at once
         std::size_t bytes_to_device = 0;   ///< explicit copies host -> device spaces
         std::size_t bytes_to_host = 0;     ///< explicit copies device spaces -> host
+        long device_buffers = 0;           ///< device-space copies allocated now
+        long peak_device_buffers = 0;      ///< most device-space copies allocated at once
     };
 
     /// Starts the workers. Throws InputError for no device, a device with no worker, a
@@ -134,8 +136,15 @@ public:
     /// Queues a task (blocks while the window is full). Throws InputError for an
     /// unregistered id or an unknown device.
     void submit(TaskSpec task);
-    /// Frees `id`'s device copies once every task submitted so far that touches it is done.
+    /// Frees `id`'s device copies once every task submitted so far that touches it is done
+    /// (written back first when a device holds the only valid copy). A later task that
+    /// touches `id` stages it again.
     void release(DataId id);
+    /// Blocks until every task submitted so far that touches `id` has finished and its host
+    /// copy is valid (copied back from a device that holds the only valid one): the master
+    /// may then read the host memory, e.g. to send a panel, while other tasks run on.
+    /// Throws InputError for an unregistered id.
+    void wait_for(DataId id);
     /// Blocks until every submitted task finished, writes device-held items back to the
     /// host, and rethrows the first exception a body threw.
     void wait_all();
@@ -168,6 +177,8 @@ private:
     Stats stats_;
     std::atomic<std::size_t> bytes_to_device_{0};
     std::atomic<std::size_t> bytes_to_host_{0};
+    std::atomic<long> device_buffers_{0};
+    std::atomic<long> peak_device_buffers_{0};
     std::vector<std::thread> threads_;
 };
 

@@ -408,6 +408,8 @@ TYPED_TEST(DenseTyped, TsqrIsOrthonormalAndMatchesTheBlock)
     const double rel = tsqr_relative_bound(rows, k, mb, unit_roundoff<T>());
     check_tall_skinny<T>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
     EXPECT_EQ(result.method, OrthoMethod::tsqr);
+    EXPECT_GT(result.report.stats.peak_device_buffers, 0);
+    EXPECT_EQ(result.report.stats.device_buffers, 0);  // released: all device copies freed
 }
 
 TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
@@ -473,6 +475,182 @@ TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
     EXPECT_THROW(tsqr(t, DenseExecution{}), InputError);
     TileMatrix<complex_double> wide(100, 40, 64, 16);
     EXPECT_THROW(cholqr2(wide, DenseExecution{}), InputError);
-    TileMatrix<complex_double> rect(64, 64, 32, 16);
-    EXPECT_THROW(cholesky(rect, DenseExecution{}), InputError);
+    TileMatrix<complex_double> straddling(64, 64, 32, 24);  // columns 24..47 cross row 32
+    EXPECT_THROW(cholesky(straddling, DenseExecution{}), InputError);
+    EXPECT_THROW(qr(straddling, DenseExecution{}), InputError);
+    TileMatrix<complex_double> last_rows(70, 32, std::vector<int>{32, 24, 14});  // columns 56..69 cross row 64
+    EXPECT_THROW(qr(last_rows, DenseExecution{}), InputError);
+}
+
+// ---- hybrid tiles (seed §3.1) and release (seed §4.3) ----
+
+TEST(DenseHybrid, WidthsCutEveryLargeTileIntoNarrowHostSlicesAndOneWideSlice)
+{
+    // B = 100, s = 3, B_h = 40: per large tile 20, 20 | 60; the last 50 columns: 20, 20, 10.
+    EXPECT_EQ(hybrid_widths(250, 100, 3, 40), (std::vector<int>{20, 20, 60, 20, 20, 60, 20, 20, 10}));
+    EXPECT_EQ(hybrid_widths(130, 64, 2, 16), (std::vector<int>{16, 48, 16, 48, 2}));
+    EXPECT_THROW(hybrid_widths(100, 64, 1, 16), InputError);   // no host slice
+    EXPECT_THROW(hybrid_widths(100, 64, 3, 15), InputError);   // not a multiple of s - 1
+    EXPECT_THROW(hybrid_widths(100, 64, 2, 64), InputError);   // no device slice left
+    // The wide slices sit at j mod s == s - 1: column_owner() gives them to the device.
+    const auto w = hybrid_widths(300, 100, 3, 40);
+    for (std::size_t j = 0; j < w.size(); ++j) EXPECT_EQ(column_owner(int(j), 3, 1) == 1, w[j] == 60) << j;
+}
+
+namespace {
+
+/// schedules() with the hybrid layout's s, so the device owns the wide slices.
+std::vector<DenseExecution> hybrid_schedules(int slices)
+{
+    auto out = schedules();
+    for (auto& ex : out) ex.slices = slices;
+    DenseExecution two_devices_workers;  // 2 host + 2 device workers
+    two_devices_workers.host_workers = 2;
+    two_devices_workers.device_workers = 2;
+    two_devices_workers.slices = slices;
+    out.push_back(two_devices_workers);
+    return out;
+}
+
+}  // namespace
+
+TYPED_TEST(DenseTyped, HybridCholeskyIsBackwardStableAndBitwiseIndependentOfTheSchedule)
+{
+    using T = TypeParam;
+    const int n = 330, large = 80, slices = 3, host_width = 40;  // slices 20, 20 | 40; ragged last tile
+    const auto a = random_hpd(n, 21);
+    std::vector<std::vector<T>> results;
+    for (const DenseExecution& ex : hybrid_schedules(slices)) {
+        TileMatrix<T> t(n, large, hybrid_widths(n, large, slices, host_width));
+        t.from_column_major(cast<T>(a).data(), n);
+        const DenseReport report = cholesky(t, ex);
+        if (ex.device_workers > 0) {
+            EXPECT_GT(report.stats.bytes_to_device, 0u);
+        }
+        results.push_back(t.storage());
+        if (results.size() > 1) continue;
+        // Same backward-error bound as for square tiles (Higham Thm 10.3 holds for any
+        // order of the updates): ||A - L L^H||_F <= 4 gamma_{n+1} trace(A).
+        auto l = to_double(t);
+        for (int c = 0; c < n; ++c)
+            for (int r = 0; r < c; ++r) l[r + std::size_t(c) * n] = 0.0;
+        std::vector<complex_double> llh(std::size_t(n) * n);
+        const complex_double one(1), zero(0);
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &one, l.data(), n, l.data(), n, &zero,
+                    llh.data(), n);
+        std::vector<complex_double> diff(a.size());
+        double trace = 0;
+        for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(cast<T>({a[e]})[0]) - llh[e];
+        for (int d = 0; d < n; ++d) trace += a[std::size_t(d) * n + d].real();
+        EXPECT_LE(frob(diff), 4 * gamma(n + 1, unit_roundoff<T>()) * trace);
+    }
+    for (std::size_t r = 1; r < results.size(); ++r)
+        EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(T)), 0)
+            << "schedule " << r;
+}
+
+TEST(DenseHybrid, CholeskyOfNonPositiveMatrixNamesTheFailingColumnInsideASlice)
+{
+    const int n = 200;
+    auto a = random_hpd(n, 22);
+    a[std::size_t(130) * n + 130] = -1e3;  // column 130: inside the second narrow slice of large tile 1
+    TileMatrix<complex_double> t(n, 100, hybrid_widths(n, 100, 3, 40));
+    t.from_column_major(a.data(), n);
+    DenseExecution ex;
+    ex.host_workers = 2;
+    ex.device_workers = 1;
+    ex.slices = 3;
+    try {
+        cholesky(t, ex);
+        FAIL() << "no NumericalError";
+    } catch (const NumericalError& e) {
+        EXPECT_NE(std::string(e.what()).find("column 130,"), std::string::npos) << e.what();
+    }
+}
+
+TYPED_TEST(DenseTyped, HybridQrIsBackwardStableAndBitwiseIndependentOfTheSchedule)
+{
+    using T = TypeParam;
+    const int m = 250, n = 170, large = 60, slices = 3, host_width = 30;  // 15, 15 | 30
+    const auto a = gaussian(m, n, 23);
+    std::vector<std::vector<T>> results;
+    for (DenseExecution ex : hybrid_schedules(slices)) {
+        ex.inner_block = 8;
+        TileMatrix<T> t(m, large, hybrid_widths(n, large, slices, host_width));
+        t.from_column_major(cast<T>(a).data(), m);
+        auto f = qr(std::move(t), ex);
+        auto q = form_q(f, ex);
+        std::vector<T> all = f.a.storage();
+        all.insert(all.end(), q.storage().begin(), q.storage().end());
+        results.push_back(all);
+        if (results.size() > 1) continue;
+        // The bound of check_qr(): a column meets at most n * mt reflectors of length
+        // <= 2 B (a TSQRT couples a slice's rows of one large tile with a B-row tile).
+        const auto qd = to_double(q);
+        const auto r = upper(to_double(f.a), m, n);
+        const auto qr_prod = product(qd, r, m, n, n);
+        std::vector<complex_double> diff(a.size());
+        for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(cast<T>({a[e]})[0]) - qr_prod[e];
+        const double rel = 4 * double(n) * f.a.mt() * gamma(2 * large, unit_roundoff<T>());
+        EXPECT_LE(frob(diff), rel * frob(a));
+        EXPECT_LE(orthogonality(qd, m, n), std::sqrt(double(n)) * rel);
+    }
+    for (std::size_t r = 1; r < results.size(); ++r)
+        EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(T)), 0)
+            << "schedule " << r;
+}
+
+// Release_Tile (seed §4.3): every device copy is freed by the end, and at any time the
+// device holds at most its own tiles of the lower triangle plus the panel tiles of the
+// columns in flight: the non-owned copies are bounded by one tile column (the master's
+// current one, not yet released) plus the 3 items of each of the `window` unfinished
+// tasks. Without release() every panel tile the device ever read would stay.
+TEST(DenseRelease, CholeskyFreesDeviceTilesAndBoundsThePeak)
+{
+    const int n = 480, nb = 30, window = 6;  // 16 x 16 tiles
+    const auto a = random_hpd(n, 24);
+    TileMatrix<complex_double> t(n, n, nb, nb);
+    t.from_column_major(a.data(), n);
+    DenseExecution ex;
+    ex.host_workers = 1;
+    ex.device_workers = 1;
+    ex.slices = 2;
+    ex.window = window;
+    const DenseReport report = cholesky(t, ex);
+    long owned_lower = 0, read_by_device = 0;
+    for (int j = 0; j < t.nt(); ++j)
+        for (int i = j; i < t.mt(); ++i) {
+            if (column_owner(j, ex.slices, 1) == 1) ++owned_lower;
+            else read_by_device += 1;  // a host panel tile (i, j) is read by the device's updates
+        }
+    EXPECT_EQ(report.stats.device_buffers, 0);
+    EXPECT_GT(report.stats.peak_device_buffers, 0);
+    EXPECT_LE(report.stats.peak_device_buffers, owned_lower + t.mt() + 3 * window);
+    EXPECT_LT(owned_lower + t.mt() + 3 * window, owned_lower + read_by_device);  // the bound says something
+    auto ref = a;
+    ASSERT_EQ(LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'L', n, ref.data(), n), 0);
+    const auto l = to_double(t);
+    EXPECT_NEAR(std::abs(l[n - 1 + std::size_t(n - 1) * n] - ref[n - 1 + std::size_t(n - 1) * n]), 0.0, 1e-10);
+}
+
+TEST(DenseRelease, QrAndFormQFreeEveryDeviceBuffer)
+{
+    const int m = 240, n = 180, nb = 30;
+    TileMatrix<complex_double> t(m, n, nb, nb);
+    const auto a = gaussian(m, n, 25);
+    t.from_column_major(a.data(), m);
+    DenseExecution ex;
+    ex.host_workers = 1;
+    ex.device_workers = 1;
+    ex.window = 8;
+    DenseReport report;
+    auto f = qr(std::move(t), ex, &report);
+    EXPECT_GT(report.stats.peak_device_buffers, 0);
+    EXPECT_EQ(report.stats.device_buffers, 0);
+    TileMatrix<complex_double> q(m, nb, f.a.column_widths());
+    for (int d = 0; d < n; ++d) q(d, d) = 1.0;
+    const DenseReport applied = apply_q(f, 'N', q, ex);
+    EXPECT_GT(applied.stats.peak_device_buffers, 0);
+    EXPECT_EQ(applied.stats.device_buffers, 0);
+    EXPECT_LE(orthogonality(to_double(q), m, n), 1e-12);
 }

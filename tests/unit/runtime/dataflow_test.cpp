@@ -101,6 +101,31 @@ TEST(Dataflow, ReleasedItemIsWrittenBackWhenItsVisitsAreDone)
     rt.wait_all();
     EXPECT_EQ(x, 42);
     EXPECT_EQ(rt.stats().bytes_to_host, sizeof x);
+    EXPECT_EQ(rt.stats().peak_device_buffers, 1);
+    EXPECT_EQ(rt.stats().device_buffers, 0);  // freed before the runtime ends
+}
+
+// wait_for(): the master gets a valid host copy of one item (here written on the
+// device) once its tasks are done, without waiting for the rest of the graph.
+TEST(Dataflow, WaitForOneItemBringsItsDeviceResultHome)
+{
+    int x = 0, y = 0;
+    std::atomic<bool> go{false};
+    DataflowRuntime rt(options(1, 1, 8));
+    rt.register_data(1, &x, sizeof x, 1);
+    rt.register_data(2, &y, sizeof y, 0);
+    rt.submit({[](const TaskContext& c) { *c.as<int>(1) = 5; }, {{1, Access::read_write}}});
+    rt.submit({[&](const TaskContext& c) {  // still running while the master reads x
+                   while (!go) std::this_thread::yield();
+                   *c.as<int>(2) = 1;
+               },
+               {{2, Access::read_write}}});
+    rt.wait_for(1);
+    EXPECT_EQ(x, 5);
+    go = true;
+    rt.wait_all();
+    EXPECT_EQ(y, 1);
+    EXPECT_THROW(rt.wait_for(99), topokpm::InputError);
 }
 
 // A window of one task: the master waits for each task before unrolling the next; the
