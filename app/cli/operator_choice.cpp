@@ -27,7 +27,9 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
     if (model == "ti") return {MatrixKind::Free, "free, the fastest measured for ti at R = 1, 8 and 32;" + at};
-    return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 1, 8 and 32;" + at};
+    if (width == 1)  // real couplings: sweeps as fast as real-valued sell, no matrix to build
+        return {MatrixKind::Free, "free, the fastest measured run for " + model + " at R = 1;" + at};
+    return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 8 and 32;" + at};
 }
 
 }  // namespace topokpm::app

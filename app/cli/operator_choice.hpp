@@ -24,7 +24,9 @@ struct MatrixChoice {
 /// "Default operator") for `model` ("ti" or "graphene") at block width `width` >= 1:
 ///   cpu, ti:        free (the stencil reads 2 bytes per row of potential instead of 13
 ///                   entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
-///   cpu, graphene:  sell (4 real stored entries of 12 bytes per row) at R = 1, 8 and 32;
+///   cpu, graphene:  free at R = 1 (real couplings: sweeps as fast as sell's, and no matrix
+///                   to build: the whole 2048x2048 run is faster), sell (4 real stored
+///                   entries of 12 bytes per row) at R >= 2 (faster at R = 8 and 32);
 ///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
