@@ -5,11 +5,31 @@
 /// run, the ranks of a distributed run, the `auto` weights probe, the memory check and
 /// --plan all take the spec from here, so they build and price the same operator.
 
+#include <string>
+
 #include "app/cli/run_config.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 
 namespace topokpm::app {
 
 numerics::OperatorSpec operator_spec(const RunConfig& cfg);
+
+/// The kind `--matrix auto` (the default) builds and why.
+struct MatrixChoice {
+    MatrixKind kind = MatrixKind::Sell;
+    std::string why;  ///< for the summary, e.g. "fastest measured for ti at R = 1, 8 and 32"
+};
+
+/// The fastest operator measured with spmmv-bench (interleaved, same run; docs/performance.md,
+/// "Default operator") for `model` ("ti" or "graphene") at block width `width` >= 1:
+///   cpu, ti:        free (the stencil reads 2 bytes per row of potential instead of 13
+///                   entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
+///   cpu, graphene:  free at R = 1 (real couplings: sweeps as fast as sell's, and no matrix
+///                   to build: the whole 2048x2048 run is faster), sell (4 real stored
+///                   entries of 12 bytes per row) at R >= 2 (faster at R = 8 and 32);
+///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
+/// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
+MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
+                            bool sell_asked);
 
 }  // namespace topokpm::app

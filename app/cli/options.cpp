@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
@@ -198,7 +200,7 @@ po::options_description make_options(Program program)
 
     po::options_description storage("Storage and parallelism");
     storage.add_options()
-        ("matrix", po::value<std::string>()->default_value("sell"), "operator: `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
+        ("matrix", po::value<std::string>()->default_value("auto"), "operator: `auto` (the fastest measured for the model and block width: free for ti and for graphene at R = 1, else sell on the CPU; sell on cuda and whenever --sell-C or --sell-sigma is given), `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
         ("sell-C", po::value<std::string>()->default_value("8"), "SELL chunk height C (1 .. 1024). The CPU default 8 suits block widths R >= 2, C = 32 suits R = 1 (measurements in docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
@@ -404,7 +406,8 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     else if (matrix == "crs") cfg.storage.matrix = MatrixKind::Crs;
     else if (matrix == "free") cfg.storage.matrix = MatrixKind::Free;
     else if (matrix == "naive") cfg.storage.matrix = MatrixKind::Naive;
-    else throw InputError(detail::concat("--matrix '", matrix, "': allowed values are sell, crs, free, naive"));
+    else if (matrix != "auto")
+        throw InputError(detail::concat("--matrix '", matrix, "': allowed values are auto, sell, crs, free, naive"));
     cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024");
     cfg.storage.sell_sigma = int_option<int>(vm, "sell-sigma", 1, 1 << 30, "1 .. 2^30");
     cfg.runtime.threads = int_option<int>(vm, "threads", 0, 4096, "0 .. 4096");
@@ -417,6 +420,13 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
                          "': allowed values are double, single");
     cfg.storage.precision = precision == "single" ? Precision::Single : Precision::Double;
+    if (matrix == "auto") {
+        const int width = cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
+        const MatrixChoice c = fastest_matrix(cfg.model.name, width, cfg.storage.precision, cfg.storage.device,
+                                              !vm["sell-C"].defaulted() || !vm["sell-sigma"].defaulted());
+        cfg.storage.matrix = c.kind;
+        cfg.storage.matrix_auto = c.why;
+    }
     TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double ||
                              (cfg.storage.matrix != MatrixKind::Naive && cfg.storage.device == DeviceKind::Cpu),
                          "--precision single: implemented for --matrix sell, crs or free on --device cpu (got --matrix ",

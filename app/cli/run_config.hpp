@@ -70,6 +70,7 @@ struct KpmConfig {
 /// The member is called `storage` because `operator` is a keyword.
 struct OperatorConfig {
     MatrixKind matrix = MatrixKind::Sell;
+    std::string matrix_auto;           ///< --matrix auto: why `matrix` was chosen (fastest_matrix); empty = given
     int sell_chunk_height = 8;         ///< CPU best at R >= 2 (docs/performance.md); the GPU uses 32
     int sell_sigma = 256;
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil

@@ -352,7 +352,8 @@ struct DosRun::State {
     cost = {dist.sum(cost.nonzeros), dist.sum(cost.matrix_bytes), dist.sum(cost.storage_bytes)};
     log::info("operator    : ", op->name(), ", ", format_bytes(cost.storage_bytes), " stored",
               fill_beta > 0 ? detail::concat(", fill efficiency beta = ", fmt("%.4f", fill_beta)) : std::string(),
-              ", built in ", fmt("%.3f", timers.get("build")), " s");
+              ", built in ", fmt("%.3f", timers.get("build")), " s",
+              cfg.storage.matrix_auto.empty() ? std::string() : " (--matrix auto: " + cfg.storage.matrix_auto + ")");
 
     if (!cfg.outputs.export_matrix.empty()) {
         timers.time("export", [&] { hamiltonians::export_matrix_market(*model, cfg.outputs.export_matrix); });

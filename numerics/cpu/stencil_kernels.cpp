@@ -166,6 +166,11 @@ public:
             width_ = std::max(width_, static_cast<int>(entries_[o].size()));
         }
         width_ = std::max(width_, 1);
+        // Real couplings (graphene): the sweep multiplies real table values into the complex
+        // vectors, half the multiplications of complex ones (B = 2 only: the one real model).
+        real_ = nb_ == 2;
+        for (const auto& row : entries_)
+            for (const RowEntry& e : row) real_ = real_ && e.v.imag() == 0.0;
         for (const auto& d : offsets_)
             dlin_.push_back(d[2] + std::ptrdiff_t(extent_[2]) * (d[1] + std::ptrdiff_t(extent_[1]) * d[0]));
         // Interior box: lo <= q < hi in every direction means q + d inside for every term.
@@ -186,7 +191,8 @@ public:
     Precision precision() const override { return precision_; }
     std::string name() const override
     {
-        return s_.name + (precision_ == Precision::Single ? "-stencil-cpu-single" : "-stencil-cpu");
+        return s_.name + (precision_ == Precision::Single ? "-stencil-cpu-single" : "-stencil-cpu") +
+               (real_ ? "-real" : "");
     }
     OperatorCost cost() const override
     {
@@ -216,16 +222,16 @@ private:
     void run(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
         switch (nb_) {
-        case 2: return dispatch_width<T, 2>(x, y, r, ops, dots);
-        case 4: return dispatch_width<T, 4>(x, y, r, ops, dots);
-        default: return dispatch_width<T, 0>(x, y, r, ops, dots);
+        case 2: return real_ ? dispatch_width<T, 2, true>(x, y, r, ops, dots) : dispatch_width<T, 2, false>(x, y, r, ops, dots);
+        case 4: return dispatch_width<T, 4, false>(x, y, r, ops, dots);
+        default: return dispatch_width<T, 0, false>(x, y, r, ops, dots);
         }
     }
 
-    template <class T, int B>
+    template <class T, int B, bool Real>
     void dispatch_width(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
-        with_width(r, [&](auto width) { sweep<T, decltype(width)::value, B>(x, y, r, ops, dots); });
+        with_width(r, [&](auto width) { sweep<T, decltype(width)::value, B, Real>(x, y, r, ops, dots); });
     }
 
     /// Tiles: x-slabs per thread while three x-planes of a thread are small; y-tiles of
@@ -258,9 +264,9 @@ private:
     }
 
     /// Fills the shared relative tables for group size G: [phase][k][g], values rounded
-    /// to T (interleaved re, im).
+    /// to T (interleaved re, im; per = 1: the real parts only).
     template <class T>
-    void fast_tables(int g_rows, std::vector<std::ptrdiff_t>& cols, std::vector<T>& vals) const
+    void fast_tables(int g_rows, int per, std::vector<std::ptrdiff_t>& cols, std::vector<T>& vals) const
     {
         const int w = width_;
         cols.assign(static_cast<size_t>(nb_) * w * g_rows, 0);
@@ -276,8 +282,8 @@ private:
                         const RowEntry& e = row[k];
                         const std::ptrdiff_t dl = e.term < 0 ? 0 : dlin_[e.term];
                         cols[i] = site_base + std::ptrdiff_t(nb_) * dl + e.b;
-                        vals[2 * i] = static_cast<T>(e.v.real());
-                        vals[2 * i + 1] = static_cast<T>(e.v.imag());
+                        vals[per * i] = static_cast<T>(e.v.real());
+                        if (per == 2) vals[2 * i + 1] = static_cast<T>(e.v.imag());
                     } else {
                         cols[i] = g;  // padding: own row, value 0
                     }
@@ -285,7 +291,7 @@ private:
             }
     }
 
-    template <class T, int R, int B>
+    template <class T, int R, int B, bool Real>
     void sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
 
     BlockStencil s_;
@@ -299,6 +305,7 @@ private:
     int width_ = 0;                               // entries per padded row
     std::array<int, 3> lo_{}, hi_{};
     double storage_bytes_ = 0;
+    bool real_ = false;                           // every coupling real, B = 2
 };
 
 /// Single precision, R = 1, 2, 4: the vectors run across 8 / R rows (as complex_block_simd.hpp
@@ -366,20 +373,31 @@ inline void rows_across_single(int w, const float* __restrict vals, const std::p
     }
 }
 
+/// True when group_product has a real-valued (one T per entry) form for T, R, G: double at
+/// every compile-time width, float at R a multiple of 4 and at R = 1 (across 8 rows).
+template <class T, int R, int G>
+constexpr bool real_group_product()
+{
+    if constexpr (R <= 0) return false;
+    else if constexpr (std::is_same_v<T, double>) return true;
+    else return R % 4 == 0 || (R == 1 && G % 8 == 0);
+}
+
 /// acc[g][c] := sum_k vals[k][g] x(cols[k][g], c) for G rows. Double with compile-time R:
 /// the register-blocked helper of complex_block_simd.hpp; float with R a multiple of 8:
 /// rows_times_block_single; float R = 1, 2, 4: rows_across_single; R = 0: runtime width r,
 /// G = 1.
-template <class T, int R, int G>
+template <class T, int R, int G, bool Real = false>
 inline void group_product(int w, const T* __restrict vals, const std::ptrdiff_t* __restrict cols,
                           const T* __restrict xbase, T* __restrict acc, int r)
 {
+    static_assert(!Real || real_group_product<T, R, G>(), "no real-valued kernel for this width");
     if constexpr (R > 0 && std::is_same_v<T, double>) {
         (void)r;
-        simd::rows_times_block<R, G, true>(w, vals, 1, G, cols, 1, G, xbase, acc);
-    } else if constexpr (R > 0 && R % 4 == 0) {
+        simd::rows_times_block<R, G, true, Real>(w, vals, 1, G, cols, 1, G, xbase, acc);
+    } else if constexpr (R > 0 && (R % 4 == 0 || (Real && R == 1 && G % 8 == 0))) {
         (void)r;
-        simd::rows_times_block_single<R, G>(w, vals, 1, G, cols, 1, G, xbase, acc);  // table layout [k][g]
+        simd::rows_times_block_single<R, G, Real>(w, vals, 1, G, cols, 1, G, xbase, acc);  // table layout [k][g]
     } else if constexpr (R > 0 && (G * R) % 8 == 0) {  // float, R = 1, 2, 4
         (void)r;
         rows_across_single<R, G>(w, vals, cols, xbase, acc);
@@ -418,7 +436,7 @@ inline void group_product(int w, const T* __restrict vals, const std::ptrdiff_t*
     }
 }
 
-template <class T, int R, int B>
+template <class T, int R, int B, bool Real>
 void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const
 {
     constexpr bool kSingle = std::is_same_v<T, float>;
@@ -426,6 +444,10 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     constexpr int kComplexBytes = 2 * static_cast<int>(sizeof(T));  // one vector entry
     constexpr int kPerLine = 64 / static_cast<int>(sizeof(T));      // T values per cache line
     constexpr int G = R > 0 ? group_size<T>(R) : 1;
+    // Real couplings where a real-valued product exists; the other widths keep the complex
+    // tables (imaginary parts 0: the same sums).
+    constexpr bool kReal = Real && real_group_product<T, R, G>();
+    constexpr int kPer = kReal ? 1 : 2;  // table values per entry
     const int rr = R > 0 ? R : runtime_r;
     const int nb = B > 0 ? B : nb_;
     const int nx = extent_[0], ny = extent_[1], nz = extent_[2];
@@ -439,7 +461,7 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
 
     std::vector<std::ptrdiff_t> fast_cols;
     std::vector<T> fast_vals;
-    fast_tables<T>(G, fast_cols, fast_vals);
+    fast_tables<T>(G, kPer, fast_cols, fast_vals);
 
     // Software prefetch (fast path): the rows D ahead in every distinct x stream and in y.
     // Only for R >= 16, where a row is >= 4 lines in double (at R <= 8 it measured neutral
@@ -553,8 +575,8 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                     if (g >= count) {  // past the end: a valid column, value 0, output dropped
                         for (int k = 0; k < w; ++k) {
                             chk_cols[static_cast<size_t>(k) * G + g] = 0;
-                            chk_vals[2 * (static_cast<size_t>(k) * G + g)] = T(0);
-                            chk_vals[2 * (static_cast<size_t>(k) * G + g) + 1] = T(0);
+                            chk_vals[kPer * (static_cast<size_t>(k) * G + g)] = T(0);
+                            if constexpr (!kReal) chk_vals[2 * (static_cast<size_t>(k) * G + g) + 1] = T(0);
                         }
                         continue;
                     }
@@ -587,14 +609,15 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                                 col = static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - r0);
                                 vr = static_cast<T>(e.v.real());
                                 vi = static_cast<T>(e.v.imag());
+                                (void)vi;
                             }
                         }
                         chk_cols[i] = col;
-                        chk_vals[2 * i] = vr;
-                        chk_vals[2 * i + 1] = vi;
+                        chk_vals[kPer * i] = vr;
+                        if constexpr (!kReal) chk_vals[2 * i + 1] = vi;
                     }
                 }
-                group_product<T, R, G>(w, chk_vals.data(), chk_cols.data(), x + 2 * r0 * rr, acc, rr);
+                group_product<T, R, G, kReal>(w, chk_vals.data(), chk_cols.data(), x + 2 * r0 * rr, acc, rr);
                 finish(r0, count);
             }
         };
@@ -630,8 +653,8 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                         }
                         const int phase = static_cast<int>(r0 % nb);
                         const size_t off = static_cast<size_t>(phase) * w * G;
-                        group_product<T, R, G>(w, fast_vals.data() + 2 * off, fast_cols.data() + off,
-                                               x + 2 * r0 * rr, acc, rr);
+                        group_product<T, R, G, kReal>(w, fast_vals.data() + kPer * off, fast_cols.data() + off,
+                                                      x + 2 * r0 * rr, acc, rr);
                         finish(r0, G);
                     }
                     checked(cx, cy, col_site0, std::max(fe, ra), re);

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
 #include "numerics/base/counter_rng.hpp"
-#include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -47,15 +45,21 @@ LanczosBounds run_lanczos(const Operator& op, int max_steps, std::uint64_t seed,
     const global_index n_global = op.global_rows();
     const int steps = static_cast<int>(std::min<global_index>(max_steps, n_global));
 
-    BasicBlockVector<T> u(0, 0), w(n, 1);
+    BasicBlockVector<T> u(n, 1), w(n, 1);
     {
-        BlockVector start(n, 1);
+        // Random signs of real and imaginary parts, (+-1 +-i) / sqrt(2 N): a unit vector with
+        // a random overlap on every eigenvector, made in the operator's precision without
+        // the sines and cosines of random phases (they cost as much as several sweeps).
         // Its own counter stream (the spec reserves 1 and 2 for disorder and vectors).
-        fill_random_phase_vectors(start, splitmix64(seed, 3), 0, n_global, op.row_begin());
-        const double inv_norm = 1.0 / std::sqrt(static_cast<double>(n_global));
-        for (size_t i = 0; i < start.size(); ++i) start.data()[i] *= inv_norm;
-        if constexpr (std::is_same_v<T, complex_double>) u = std::move(start);
-        else u = convert_block<T>(start);
+        const std::uint64_t stream = splitmix64(seed, 3);
+        const double amp = 1.0 / std::sqrt(2.0 * static_cast<double>(n_global));
+        const global_index first = op.row_begin();
+        T* up = u.data();
+#pragma omp parallel for schedule(static)
+        for (global_index i = 0; i < n; ++i) {
+            const std::uint64_t bits = splitmix64(stream, static_cast<std::uint64_t>(first + i));
+            up[i] = T((bits & 1u) ? amp : -amp, (bits & 2u) ? amp : -amp);
+        }
     }
 
     std::vector<double> alpha, beta, theta, last;

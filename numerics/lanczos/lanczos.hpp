@@ -21,8 +21,8 @@ struct LanczosBounds {
 };
 
 /// Runs up to `max_steps` Lanczos steps (no reorthogonalisation: extremal Ritz values are
-/// not affected by the loss of orthogonality, only duplicated) from a random-phase start
-/// vector of stream splitmix64(seed, 3). With width w = highest - lowest Ritz value, the
+/// not affected by the loss of orthogonality, only duplicated) from a start vector of random
+/// signs, (+-1 +-i) / sqrt(2 N), of stream splitmix64(seed, 3). With width w = highest - lowest Ritz value, the
 /// bounds are
 ///     [lowest - residual_low - margin w, highest + residual_high + margin w],
 /// margin = `relative_margin`. It stops as soon as both extremal residuals are at most

@@ -46,8 +46,8 @@ out=/dev/null bad "--plan 4 ranks refused" "needs 122.75 GiB per rank" --config 
 #   sell, --block-width 8:  20 x 72576 + 48 x 5760 x 8  =  3663360 B = 3.494 MiB
 #   free, R = 8: potential 8 B per site (1440 sites) + 48 x 5760 x 8 = 2223360 B = 2.120 MiB
 plan_row() { "$exe" --config "$src/inputs/ti_quick.ini" --plan --ranks 4 --plan-bandwidth 10 --memory-limit 1 "$@" 2>&1 | grep '^0 cpu'; }
-check "--plan sell R = 32 sweeps 9.822 MiB" "plan_row --vectors 32 | grep -q ' 9.822\$'"
-check "--plan --block-width 8 sweeps 3.494 MiB" "plan_row --vectors 32 --block-width 8 | grep -q ' 3.494\$'"
+check "--plan sell R = 32 sweeps 9.822 MiB" "plan_row --matrix sell --vectors 32 | grep -q ' 9.822\$'"
+check "--plan --block-width 8 sweeps 3.494 MiB" "plan_row --matrix sell --vectors 32 --block-width 8 | grep -q ' 3.494\$'"
 check "--plan --matrix free sweeps 2.120 MiB" "plan_row --matrix free | grep -q ' 2.120\$'"
 bad "impossible lattice" "--lattice" --lattice 0x4x4
 bad "dot period" "--dot-period" --lattice 10x10x4 --dot-period 4
@@ -89,8 +89,17 @@ config_refused missing "--config '$work/none.ini': cannot open (No such file or 
 config_refused binary "option '.*x01.*[.][.][.]' (see kpm-dos --help)" "$work/binary.ini"
 printf 'moments = 64\n\033]0;title\007%0200d = 1\n' 7 > "$work/key.ini"
 config_refused "escaped key" "unrecognised option '\\\\\\\\x1b.0;title\\\\\\\\x07000" "$work/key.ini"
-"$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --output "$work/single.h5" > "$work/single.txt" 2>&1
+"$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --matrix sell --output "$work/single.h5" > "$work/single.txt" 2>&1
 check "single precision runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-single' '$work/single.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --precision single --matrix free --output "$work/single_free.h5" > "$work/single_free.txt" 2>&1
 check "single precision matrix-free runs and says so" "[ \$? -eq 0 ] && grep -q 'operator    : ti-stencil-cpu-single' '$work/single_free.txt'"
+# --matrix auto (the default): the fastest measured kind for the model, stated in the summary.
+"$exe" --lattice 6x6x4 --moments 64 --vectors 2 --output "$work/auto_ti.h5" > "$work/auto_ti.txt" 2>&1
+check "auto picks free for ti and says why" "[ \$? -eq 0 ] && grep -q 'operator    : ti-stencil-cpu, .*(--matrix auto: free, the fastest measured for ti' '$work/auto_ti.txt'"
+"$exe" --model graphene --lattice 6x6 --moments 64 --vectors 2 --output "$work/auto_gr.h5" > "$work/auto_gr.txt" 2>&1
+check "auto picks real-valued sell for graphene and says why" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-real, .*(--matrix auto: sell with real values' '$work/auto_gr.txt'"
+"$exe" --lattice 6x6x4 --moments 64 --vectors 2 --sell-C 4 --output "$work/auto_c.h5" > "$work/auto_c.txt" 2>&1
+check "auto takes sell when --sell-C is given" "[ \$? -eq 0 ] && grep -q 'operator    : sell-4-256' '$work/auto_c.txt'"
+"$exe" --model graphene --lattice 6x6 --moments 64 --vectors 1 --output "$work/auto_gr1.h5" > "$work/auto_gr1.txt" 2>&1
+check "auto picks the real-coupling stencil for graphene at R = 1" "[ \$? -eq 0 ] && grep -q 'operator    : graphene-stencil-cpu-real, .*(--matrix auto: free' '$work/auto_gr1.txt'"
 exit $fail

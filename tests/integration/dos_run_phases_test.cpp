@@ -132,6 +132,48 @@ TEST(DosRunPhases, BoundsContainTheSpectrumOfTheDenseReference)
     }
 }
 
+// bounds on the models themselves, clean and disordered, double and single precision:
+// the default Lanczos bounds contain the zheev spectrum and lie at most 2 m w outside it
+// (Ritz value + residual + margin, the residual at most m w when it stops); with Anderson
+// disorder the Gershgorin discs end W/2 beyond the clean ones while the spectrum's edges do
+// not (loose: Lanczos must do the work); on clean graphene they are the band edges +-3 t
+// exactly and are taken. The moments then stay bounded by 1 (the run checks |mu_n| <= 1).
+TEST(DosRunPhases, LanczosBoundsContainTheSpectrumWhereGershgorinIsLooseOrExact)
+{
+    app::Distribution serial;
+    const std::vector<std::vector<std::string>> cases = {
+        {"--model", "graphene", "--lattice", "6x5"},
+        {"--model", "graphene", "--lattice", "6x5", "--disorder", "2.5"},
+        {"--model", "ti", "--lattice", "4x3x3", "--disorder", "4"},
+        {"--model", "ti", "--lattice", "4x3x3", "--disorder", "4", "--precision", "single"},
+        {"--model", "graphene", "--lattice", "6x5", "--disorder", "2.5", "--precision", "single"}};
+    for (std::vector<std::string> args : cases) {
+        std::string tag;
+        for (const auto& a : args) tag += a + " ";
+        for (const std::string more : {"--moments", "64", "--vectors", "2"}) args.push_back(more);
+        const app::RunConfig cfg = parse(args, "lanczos_bounds.h5");
+        app::DosRun run(cfg, serial);
+        run.validate();
+        run.build();
+        run.bounds();
+        const std::vector<double> e = topokpm::testing::dense_eigenvalues(*run.model());
+        const SpectralBounds g = gershgorin_bounds(*run.model());
+        const SpectralBounds b = run.spectral_bounds();
+        const double w = e.back() - e.front();
+        // zheev's eigenvalues carry ~N eps ||H|| (N <= 144 here): 1e-12 w covers it when
+        // the bounds are the exact band edges of clean graphene.
+        EXPECT_LE(b.lower, e.front() + 1e-12 * w) << tag;
+        EXPECT_GE(b.upper, e.back() - 1e-12 * w) << tag;
+        // single: the float matrix moves eigenvalues by <= 1e-6 w (sell_single_test).
+        const double slack = 2.0 * cfg.kpm.lanczos_margin * w * (1 + 1e-12) + 1e-5 * w;
+        EXPECT_GE(b.lower, e.front() - slack) << tag;
+        EXPECT_LE(b.upper, e.back() + slack) << tag;
+        if (cfg.model.disorder > 0) EXPECT_LT(g.lower, e.front() - slack) << tag << "(Gershgorin not loose)";
+        else EXPECT_EQ(b.lower, g.lower) << tag << "(clean graphene: the exact discs are taken)";
+        EXPECT_NO_THROW(run.moments()) << tag;
+    }
+}
+
 // moments: the exact trace through the run's operator equals (1/N) sum_i T_n(x_i) from
 // zheev's eigenvalues with the run's scaling (errors ~N eps ||H|| + n eps, far below 1e-11
 // for N = 192, M = 64; dos_pipeline_test derives the same bound).

@@ -170,6 +170,33 @@ TEST(RealValues, GrapheneMomentsEqualTheComplexPathToRounding)
     }
 }
 
+// The matrix-free stencil with real couplings (graphene) against the complex-valued SELL
+// of the same matrix: the same bound as above (each path within 4 kappa c eps_d sqrt(n/2+1)
+// of the exact moments), at R = 1 and 8 (the real products across rows and across columns).
+TEST(RealValues, GrapheneStencilMomentsEqualTheComplexPathToRounding)
+{
+    const auto model = graphene(10, 0.5);
+    const global_index n = model->num_rows();
+    OperatorSpec free;
+    free.kind = OperatorKind::Free;
+    const auto stencil_op = make_operator(free, hamiltonians::operator_source(*model)).op;
+    ASSERT_NE(stencil_op->name().find("-real"), std::string::npos) << stencil_op->name();
+    const auto complex_op = make_sell_operator(std::make_shared<const SellMatrix>(SellMatrix::build(*model, 0, n, {8, 64})));
+    const double epsilon = 0.01;
+    const KpmScaling scaling = kpm_scaling(gershgorin_bounds(*model), epsilon);
+    const int num_moments = 1024;
+    const double kappa = 1.0 / std::sqrt(1.0 - (1.0 - epsilon / 2) * (1.0 - epsilon / 2));
+    const double c = (model->max_row_length() + 3) * 3.0;
+    for (const int r : {1, 8}) {
+        const auto ms = topokpm::testing::stochastic_trace(*stencil_op, num_moments, r, 7, scaling);
+        const auto mc = topokpm::testing::stochastic_trace(*complex_op, num_moments, r, 7, scaling);
+        for (int k = 0; k < num_moments; ++k) {
+            const double bound = 2 * 4 * kappa * c * std::numeric_limits<double>::epsilon() * std::sqrt(k / 2.0 + 1.0);
+            ASSERT_LE(std::abs(ms.moments[k] - mc.moments[k]), bound) << "R = " << r << ", mu_" << k;
+        }
+    }
+}
+
 // make_operator stores real values for graphene (sell and crs on the cpu) and complex ones
 // for ti and for the kinds without a real kernel; the cost model prices what is stored.
 TEST(RealValues, FactoryStoresRealValuesForGrapheneOnlyAndTheCostModelCountsThem)
