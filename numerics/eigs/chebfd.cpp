@@ -341,6 +341,19 @@ double expected_count(const std::vector<double>& coef, const std::vector<double>
 
 }  // namespace
 
+bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k)
+{
+    TOPOKPM_REQUIRE(block.size() == static_cast<std::size_t>(op.num_rows()) * k, "block of ", block.size(),
+                    " entries for ", op.num_rows(), " x ", k);
+    Columns x;
+    x.n = static_cast<int>(op.num_rows());
+    x.cols = k;
+    x.data.swap(block);
+    const bool tsqr = orthonormalize(op, x);
+    block.swap(x.data);
+    return tsqr;
+}
+
 int chebfd_degree(double x_left, double x_right)
 {
     const double width = std::acos(std::clamp(x_left, -1.0, 1.0)) - std::acos(std::clamp(x_right, -1.0, 1.0));
