@@ -300,6 +300,12 @@ private:
         auto state = std::make_shared<State>();
         return [this, state](const numerics::ChebFdProgress& p) {
             const double now = wall_seconds();
+            if (p.iteration == 0) {
+                log::info("  eigs filter degree ", p.filter_degree, ", ", fmt("%.1f", p.expected), " eigenvalues expected "
+                          "in the window (KPM), search space ", p.search_size, ", ", p.matvecs, " matvecs so far");
+                state->prev_time = now;
+                return;
+            }
             std::string eta;
             if (p.worst_residual > tolerance && state->prev_residual > p.worst_residual) {
                 const double passes = std::log(p.worst_residual / tolerance) / std::log(state->prev_residual / p.worst_residual);

@@ -427,6 +427,7 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         }
     };
     random_columns(x, 0);
+    if (o.progress) o.progress({0, 0, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1});
 
     int iteration = 0;
     int previous_certain = -1;
@@ -478,7 +479,8 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         }
         const int in_window = locked.cols + certain;
         if (o.progress)
-            o.progress({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst});
+            o.progress({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst,
+                        degree - 1});
         // Stop after >= 3 passes when this pass locked nothing and neither it nor the one
         // before left a certain pair: an eigenvector of the window that is still missing has been amplified over
         // everything outside the search space by the filter ratio (>= 300 per pass), cubed,

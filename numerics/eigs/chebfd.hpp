@@ -65,13 +65,14 @@ namespace topokpm::numerics {
 
 /// Where a run stands after a pass (for progress lines).
 struct ChebFdProgress {
-    int iteration = 0;            ///< filter passes done
+    int iteration = 0;            ///< filter passes done (0: sized, before the first pass)
     int locked = 0;               ///< pairs locked (converged, inside the window)
     int in_window = 0;            ///< locked + certain unlocked Ritz values inside the window
     double expected = 0.0;        ///< KPM estimate of the window's count
     int search_size = 0;          ///< search space (locked + unlocked)
     std::int64_t matvecs = 0;     ///< applications of H to one vector so far
     double worst_residual = 0.0;  ///< largest residual of a certain unlocked pair (0: none)
+    int filter_degree = 0;        ///< M - 1
 };
 
 struct ChebFdOptions {
@@ -89,7 +90,7 @@ struct ChebFdOptions {
     int dos_vectors = 16;      ///< random vectors of the count estimate, >= 1
     int max_iterations = 60;   ///< filter passes before NumericalError
     std::uint64_t seed = 1;    ///< start vectors: random-phase stream splitmix64(seed, 2) from column 1 << 20
-    std::function<void(const ChebFdProgress&)> progress;  ///< after every pass (optional)
+    std::function<void(const ChebFdProgress&)> progress;  ///< once sized, then after every pass (optional)
 };
 
 /// What a run measured besides the pairs (for the result file and benchmarks).
