@@ -14,8 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -83,13 +81,7 @@ void expect_window(const Operator& op, const RowSource& model, const std::vector
     std::vector<double> inside;
     for (double e : reference)
         if (e >= lo && e <= hi) inside.push_back(e);
-    auto o = options(model, lo, hi, tol);
-    if (std::getenv("CHEBFD_DEBUG"))
-        o.progress = [](const ChebFdProgress& p) {
-            std::fprintf(stderr, "pass %d locked %d inwin %d exp %.1f space %d mv %lld worst %.2e\n", p.iteration, p.locked,
-                         p.in_window, p.expected, p.search_size, (long long)p.matvecs, p.worst_residual);
-        };
-    const EigenPairs got = chebfd_eigenpairs(op, o, stats);
+    const EigenPairs got = chebfd_eigenpairs(op, options(model, lo, hi, tol), stats);
     ASSERT_EQ(got.values.size(), inside.size()) << "window [" << lo << ", " << hi << "]";
     for (std::size_t i = 0; i < inside.size(); ++i) {
         EXPECT_NEAR(got.values[i], inside[i], 1e-9 * radius) << i;
