@@ -8,12 +8,14 @@
 #include <functional>
 #include <memory>
 
+#include "analysis/reconstruct.hpp"
 #include "analysis/result_file.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
+#include "numerics/eigs/chebfd.hpp"
 #include "numerics/eigs/eigenpairs.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/lanczos/lanczos.hpp"
@@ -41,11 +43,8 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
     case EigsMethod::Auto:
         if (n <= kAutoDenseRows) return EigsMethod::Dense;
         if (extremal) return EigsMethod::Lanczos;
-        if (kind == Kind::Shift) return EigsMethod::ShiftInvert;
-        throw InputError(detail::concat(
-            kind == Kind::Window ? "--window" : "--shift", " on N = ", n, " rows needs ",
-            kind == Kind::Window ? "--method chebfd" : "--method shift-invert",
-            ", which is not available yet; --method dense solves up to N = ", numerics::kDenseMaxRows, " rows"));
+        if (kind == Kind::Window) return EigsMethod::ChebFd;
+        return EigsMethod::ShiftInvert;
     case EigsMethod::Lanczos:
         TOPOKPM_USER_REQUIRE(extremal, "--method lanczos finds extremal eigenpairs (--extremal lowest:k or highest:k); "
                              "for --window or --shift use --method dense (N <= ", numerics::kDenseMaxRows, ")");
@@ -56,8 +55,9 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
                              "); use --method lanczos with --extremal");
         return asked;
     case EigsMethod::ChebFd:
-        throw InputError("--method chebfd (Chebyshev filter diagonalization) is not available yet; use --method dense "
-                         "(N <= 8192) or --method lanczos with --extremal");
+        TOPOKPM_USER_REQUIRE(kind == Kind::Window, "--method chebfd finds every eigenpair in a --window Emin:Emax; "
+                             "for --extremal use --method lanczos, for --shift --method dense (N <= ", numerics::kDenseMaxRows, ")");
+        return asked;
     case EigsMethod::ShiftInvert:
         TOPOKPM_USER_REQUIRE(kind == Kind::Shift, "--method shift-invert finds the eigenvalues nearest a shift: use "
                              "--shift E0 --count k (for --extremal use --method lanczos)");
@@ -122,7 +122,8 @@ private:
     global_index n = 0;
     EigsMethod method = EigsMethod::Auto;
     std::shared_ptr<const Operator> op;
-    SpectralBounds discs;
+    SpectralBounds discs, kpm_bounds;  // Gershgorin enclosure; Lanczos bounds with margin (the KPM scaling's)
+    numerics::ChebFdStats chebfd;
     double energy_scale = 0.0, tolerance = 0.0;
     numerics::EigenPairs pairs;
     std::unique_ptr<sparse_direct::SparseLU> lu;  // shift-invert: the analysis of H (check_memory)
@@ -197,6 +198,7 @@ private:
             const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed,
                                                                         cfg.kpm.lanczos_margin, cfg.kpm.lanczos_margin);
             energy_scale = std::max(std::abs(lb.lowest_ritz), std::abs(lb.highest_ritz));
+            kpm_bounds = lb.bounds;
         });
         tolerance = cfg.eigs.request.tolerance * energy_scale;
         const auto& r = cfg.eigs.request;
@@ -219,6 +221,17 @@ private:
                 pairs = numerics::dense_eigenpairs(*op, request);
             } else if (method == EigsMethod::ShiftInvert) {
                 solve_shift_invert(request);
+            } else if (method == EigsMethod::ChebFd) {
+                numerics::ChebFdOptions o;
+                o.window_min = request.window_min;
+                o.window_max = request.window_max;
+                o.tolerance = tolerance;
+                o.bounds = kpm_bounds;
+                o.epsilon = cfg.kpm.epsilon;
+                o.damping = [this](int m) { return analysis::damping_factors(cfg.kpm.kernel, m, cfg.kpm.lorentz_lambda); };
+                o.seed = cfg.kpm.vector_seed;
+                o.progress = chebfd_progress_printer();
+                pairs = numerics::chebfd_eigenpairs(*op, o, &chebfd);
             } else {
                 numerics::ThickRestartOptions o;
                 o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
@@ -245,6 +258,17 @@ private:
                   method == EigsMethod::Lanczos ? detail::concat(", ", pairs.restarts, " restarts, ", pairs.searches, " searches")
                                                 : std::string(),
                   ", largest residual ", fmt("%.3e", worst), " t");
+        if (method == EigsMethod::ChebFd) {
+            const auto& c = chebfd;
+            log::info("chebfd      : filter degree ", c.filter_degree, ", expected ", fmt("%.1f", c.expected_count),
+                      " in the window (", fmt("%.1f", c.expected_guard), " with the guard), search space ", c.search_size,
+                      ", ", pairs.restarts, " passes, ", c.tsqr_fallbacks, " TSQR fallbacks");
+            log::info("chebfd      : filter ", fmt("%.3f", c.seconds_filter), " s (", c.filter_matvecs, " matvecs, ",
+                      fmt("%.2f", c.seconds_filter > 0 ? c.filter_flops / c.seconds_filter * 1e-9 : 0.0),
+                      " Gflop/s this rank), SpMMV ", fmt("%.1f", 100.0 * c.seconds_apply / std::max(c.seconds_total, 1e-30)),
+                      " % of ", fmt("%.3f", c.seconds_total), " s, orthonormalization ", fmt("%.3f", c.seconds_ortho),
+                      " s, Rayleigh-Ritz ", fmt("%.3f", c.seconds_rr), " s");
+        }
         if (pairs.values.empty()) log::info("eigs        : no eigenvalue in the window [", cfg.eigs.request.window_min, ", ",
                                             cfg.eigs.request.window_max, "] t");
     }
@@ -304,6 +328,41 @@ private:
         };
     }
 
+    /// A progress line per filter pass (at most every --progress-interval seconds): pairs
+    /// locked, certain Ritz values in the window, the KPM estimate, and the time until the
+    /// worst certain pair converges, extrapolated from its residual's decay per pass.
+    std::function<void(const numerics::ChebFdProgress&)> chebfd_progress_printer() const
+    {
+        struct State {
+            double start = wall_seconds(), last = start, prev_time = start, prev_residual = 0.0;
+        };
+        auto state = std::make_shared<State>();
+        return [this, state](const numerics::ChebFdProgress& p) {
+            const double now = wall_seconds();
+            if (p.iteration == 0) {
+                log::info("  eigs filter degree ", p.filter_degree, ", ", fmt("%.1f", p.expected), " eigenvalues expected "
+                          "in the window (KPM), search space ", p.search_size, ", ", p.matvecs, " matvecs so far");
+                state->prev_time = now;
+                return;
+            }
+            std::string eta;
+            if (p.worst_residual > tolerance && state->prev_residual > p.worst_residual) {
+                const double passes = std::log(p.worst_residual / tolerance) / std::log(state->prev_residual / p.worst_residual);
+                eta = ", done in ~" + fmt("%.1f", (std::ceil(passes) + 1.0) * (now - state->prev_time)) + " s";
+            } else if (p.worst_residual == 0.0 && p.iteration >= 2) {
+                eta = ", checking for missed vectors (~" + fmt("%.1f", now - state->prev_time) + " s a pass)";
+            }
+            state->prev_residual = p.worst_residual;
+            state->prev_time = now;
+            if (now - state->last < cfg.outputs.progress_interval_s) return;
+            state->last = now;
+            log::info("  eigs pass ", p.iteration, ": ", p.locked, " converged of ", p.in_window, " in the window (",
+                      fmt("%.1f", p.expected), " expected), search space ", p.search_size, ", ", p.matvecs,
+                      " matvecs, elapsed ", fmt("%.1f", now - state->start), " s, residual ", fmt("%.2e", p.worst_residual),
+                      " t of ", fmt("%.2e", tolerance), " t", eta);
+        };
+    }
+
     void write_result()
     {
         const AttributeList layout = dist.provenance(cfg);  // collective
@@ -325,7 +384,7 @@ private:
                                            {"energy_scale", energy_scale},
                                            {"num_matvecs", std::int64_t(pairs.matvecs)},
                                            {"iterations", std::int64_t(pairs.restarts)},
-                                           {"filter_degree", std::int64_t(0)},
+                                           {"filter_degree", std::int64_t(chebfd.filter_degree)},
                                            {"num_rows", std::int64_t(n)}});
             if (method == EigsMethod::ShiftInvert)
                 out.write_attributes("/eigs", {{"tiny_pivots", std::int64_t(si.tiny_pivots)},

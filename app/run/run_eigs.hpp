@@ -6,8 +6,9 @@
 /// the check that a window meets the spectrum) -> eigenpairs -> weights -> result file.
 ///
 /// Methods: `dense` (numerics::dense_eigenpairs, N <= 8192), `lanczos` (thick-restart
-/// Lanczos, --extremal), `auto` = dense for N <= 4096, else lanczos for --extremal.
-/// `chebfd` and `shift-invert` are refused with InputError until they exist.
+/// Lanczos, --extremal), `chebfd` (numerics::chebfd_eigenpairs, --window), `auto` = dense
+/// for N <= 4096, else lanczos for --extremal and chebfd for --window. `shift-invert` is
+/// refused with InputError until it exists.
 
 #include "app/cli/run_config.hpp"
 

@@ -88,6 +88,10 @@ public:
     virtual global_index global_rows() const { return num_rows(); }
     /// Global index of this rank's first row: its rows are [row_begin, row_begin + num_rows).
     virtual global_index row_begin() const { return 0; }
+    /// This rank's index among the operator's num_ranks() ranks, which own consecutive row
+    /// ranges in rank order (a serial operator: rank 0 of 1).
+    virtual int rank() const { return 0; }
+    virtual int num_ranks() const { return 1; }
     /// True when apply()'s DotSums are already sums over all ranks (always for a serial
     /// operator); false when they cover this rank's rows only and the algorithm must call
     /// sum_over_ranks on whatever it accumulated from them (KPM: once, at the end).

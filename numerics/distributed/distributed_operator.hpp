@@ -79,6 +79,8 @@ public:
     global_index num_rows() const override { return row_end_ - row_begin_; }
     global_index global_rows() const override { return bounds_.back(); }
     global_index row_begin() const override { return row_begin_; }
+    int rank() const override { return rank_; }
+    int num_ranks() const override { return num_ranks_; }
     bool dots_reduced() const override { return opts_.reduce_every_sweep || num_ranks_ == 1; }
     void sum_over_ranks(double* values, std::size_t count) const override;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# kpm-eigs as a user runs it (models.md §6): every request and method against numpy's
-# eigvalsh of the matrix kpm-dos exports (independent reference), the in-gap Dirac states
+# kpm-eigs as a user runs it (models.md §6): every request and method (dense, lanczos,
+# chebfd) against numpy's eigvalsh of the matrix kpm-dos exports (independent reference),
+# the in-gap Dirac states
 # of a clean slab on its surfaces, an empty window, 1-3 MPI ranks equal to one, and every
 # impossible request refused with a message naming the option and no file left.
 set -u
@@ -34,6 +35,15 @@ CHECK="--matrix $work/ti.mtx" run "window dense (auto)" win.h5 "${ti[@]}" --wind
 CHECK="--matrix $work/ti.mtx" run "shift 0.2 count 5" shift.h5 "${ti[@]}" --shift 0.2 --count 5
 CHECK="--matrix $work/ti.mtx" run "free operator" free.h5 "${ti[@]}" --extremal lowest:4 --method lanczos --matrix free
 check "window run names its pairs" "grep -q 'pair(s) by dense' '$work/win.h5.txt'"
+# ChebFD (issue 15): the same window as dense, against numpy and the dense run; graphene.
+CHECK="--matrix $work/ti.mtx --same-as $work/win.h5" run "window chebfd" winc.h5 "${ti[@]}" --window -1:0.5 --method chebfd --save-vectors --progress-interval 0.001
+check "chebfd run writes its filter degree" "$py -c \"import h5py,sys; a=h5py.File('$work/winc.h5')['/eigs'].attrs; sys.exit(not (a['filter_degree'] >= 15 and a['method'] in ('chebfd', b'chebfd')))\""
+check "chebfd run prints its pass lines" "grep -q 'converged of' '$work/winc.h5.txt' && grep -q 'chebfd      : filter degree' '$work/winc.h5.txt'"
+CHECK="" run "window chebfd on graphene" grac.h5 --model graphene --lattice 8x8 --dot-period 4 --dot-radius 1.5 --dot-potential 0.3 --window -0.6:0.6 --method chebfd
+CHECK="--same-as $work/grac.h5" run "window dense on graphene" grad.h5 --model graphene --lattice 8x8 --dot-period 4 --dot-radius 1.5 --dot-potential 0.3 --window -0.6:0.6 --method dense
+# Above the dense limit (N = 4608 > 4096) auto takes chebfd for a window.
+CHECK="--surface-min 0.9" run "window auto above the dense limit" autoc.h5 --model ti --lattice 12x12x8 --dot-potential 0.4 --dot-period 4 --dot-radius 1.5 --window -0.3:0.3
+check "auto picked chebfd" "grep -q 'pair(s) by chebfd' '$work/autoc.h5.txt'"
 
 # Physics: the clean slab's in-gap states at the Dirac point live on its two surfaces.
 CHECK="--surface-min 0.9" run "Dirac states of a clean slab" dirac.h5 --model ti --lattice 6x6x6 --window -0.3:0.3
@@ -41,6 +51,8 @@ check "Dirac states found" "[ \"\$($py -c \"import h5py; print(len(h5py.File('$w
 # Periodic in all directions the clean bulk has a gap [-1, 1]: an empty window, said so.
 CHECK="" run "empty window" empty.h5 --model ti --lattice 4x4x4 --boundary ppp --window -0.5:0.5
 check "empty window is reported" "grep -q 'no eigenvalue in the window' '$work/empty.h5.txt'"
+CHECK="" run "empty window chebfd" emptyc.h5 --model ti --lattice 4x4x4 --boundary ppp --window -0.5:0.5 --method chebfd
+check "empty window chebfd is reported" "grep -q 'no eigenvalue in the window' '$work/emptyc.h5.txt'"
 CHECK="" run "graphene sublattices" gra.h5 --model graphene --lattice 6x6 --extremal highest:3 --method lanczos
 
 # kpm-plot draws eigenvalues against their surface weight, over a kpm-dos DOS of the same system.
@@ -63,7 +75,7 @@ bad "inverted window" "--window" "${ti[@]}" --window 1:-1
 bad "window outside the spectrum" "outside the spectrum" "${ti[@]}" --window 20:30
 bad "shift without count" "--count" "${ti[@]}" --shift 0
 bad "lanczos for a window" "--method lanczos" "${ti[@]}" --window -1:1 --method lanczos
-bad "chebfd not yet" "not available yet" "${ti[@]}" --window -1:1 --method chebfd
+bad "chebfd for an extremal request" "--method chebfd" "${ti[@]}" --extremal lowest:2 --method chebfd
 bad "shift-invert for --extremal" "--method shift-invert" "${ti[@]}" --extremal lowest:2 --method shift-invert
 bad "bad method" "--method" "${ti[@]}" --extremal lowest:2 --method magic
 bad "tolerance" "--tolerance" "${ti[@]}" --extremal lowest:2 --tolerance 0
@@ -81,6 +93,10 @@ if [ -n "$mpiexec" ]; then
       --output "$work/mpiw$np.h5" > "$work/mpiw$np.txt" 2>&1
     check "$np ranks dense window (free): exit 0" "[ $? -eq 0 ] || { cat '$work/mpiw$np.txt'; false; }"
     check "$np ranks dense window equals 1 rank" "$py '$checker' '$work/mpiw$np.h5' --same-as '$work/win.h5' --matrix '$work/ti.mtx'"
+    timeout 120 "$mpiexec" -np $np --bind-to none "$eigs" "${ti[@]}" --window -1:0.5 --method chebfd --save-vectors \
+      --output "$work/mpic$np.h5" > "$work/mpic$np.txt" 2>&1
+    check "$np ranks chebfd window: exit 0" "[ $? -eq 0 ] || { cat '$work/mpic$np.txt'; false; }"
+    check "$np ranks chebfd window equals 1 rank" "$py '$checker' '$work/mpic$np.h5' --same-as '$work/winc.h5' --matrix '$work/ti.mtx'"
   done
 else
   echo "SKIPPED: kpm-eigs under mpirun (no mpiexec given)"

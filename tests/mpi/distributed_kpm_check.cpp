@@ -17,7 +17,9 @@
 //   - the 6 lowest eigenvalues by thick-restart Lanczos equal the serial ones (each is
 //     within its residual r of an eigenvalue, so two runs agree to r_serial + r_dist), and
 //     the dense method's window [-1, 1] equals the serial one to 1e-12 (the same LAPACK
-//     call on a matrix that differs by the summation order of its rows: ulps);
+//     call on a matrix that differs by the summation order of its rows: ulps), and
+//     ChebFD's window [-1, 1] equals the dense one (each value within its residual) with
+//     vectors orthonormal over the ranks to 1e-12;
 //   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial.
 // Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
 // different order than serial (local part, then the remote correction), so y differs by
@@ -39,9 +41,11 @@
 #include <vector>
 
 #include "tests/support/trace_moments.hpp"
+#include "analysis/reconstruct.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
+#include "numerics/eigs/chebfd.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
@@ -170,6 +174,9 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b)
     return d;
 }
 
+/// ChebFD (a few seconds per run) in one comm mode per model, split and weights only.
+bool with_chebfd = false;
+
 void check_eigs(const Operator& serial, const Operator& dist, const std::string& tag)
 {
     numerics::ThickRestartOptions o;
@@ -193,6 +200,86 @@ void check_eigs(const Operator& serial, const Operator& dist, const std::string&
     expect(dense_got.values.size() == dense_ref.values.size() &&
                max_diff(dense_got.values, dense_ref.values) < 1e-12,
            tag + ": dense window eigenvalues differ");
+    if (!with_chebfd) return;
+    // ChebFD on the same window: the dense values (each within its residual), residuals
+    // below the tolerance, the vectors orthonormal over all ranks; the distributed
+    // orthonormalization's TSQR fallback (stacked R factors) is taken at least once.
+    numerics::ChebFdOptions c;
+    c.window_min = window.window_min;
+    c.window_max = window.window_max;
+    c.tolerance = 1e-9;
+    c.bounds = numerics::lanczos_bounds(serial, 40, 4, 0.01, 1e-4).bounds;
+    c.damping = [](int m) { return analysis::damping_factors(analysis::DampingKernel::Jackson, m, 4.0); };
+    numerics::ChebFdStats stats;
+    const auto cheb = numerics::chebfd_eigenpairs(dist, c, &stats);
+    expect(cheb.values.size() == dense_ref.values.size(), tag + ": chebfd count " + std::to_string(cheb.values.size()) +
+                                                              " != dense " + std::to_string(dense_ref.values.size()));
+    for (std::size_t i = 0; i < std::min(cheb.values.size(), dense_ref.values.size()); ++i) {
+        expect(cheb.residuals[i] <= c.tolerance, tag + ": chebfd residual above the tolerance");
+        expect(std::abs(cheb.values[i] - dense_ref.values[i]) <= cheb.residuals[i] + 1e-12,
+               tag + ": chebfd eigenvalue " + std::to_string(i) + " differs");
+    }
+    const std::size_t k = cheb.values.size();
+    const global_index nl = cheb.local_rows;
+    std::vector<double> gram(2 * k * k, 0.0);
+    for (std::size_t a = 0; a < k; ++a)
+        for (std::size_t b = 0; b < k; ++b) {
+            complex_type d = 0.0;
+            for (global_index r = 0; r < nl; ++r) d += std::conj(cheb.vectors[r + a * nl]) * cheb.vectors[r + b * nl];
+            gram[2 * (a * k + b)] = d.real();
+            gram[2 * (a * k + b) + 1] = d.imag();
+        }
+    dist.sum_over_ranks(gram.data(), gram.size());
+    for (std::size_t a = 0; a < k; ++a) gram[2 * (a * k + a)] -= 1.0;
+    double worst = 0.0;
+    for (double v : gram) worst = std::max(worst, std::abs(v));
+    expect(worst < 1e-12, tag + ": chebfd vectors not orthonormal over the ranks: " + std::to_string(worst));
+}
+
+/// The distributed orthonormalization on a block of condition ~1e10 (CholQR2 must fall
+/// back to the local TSQR + stacked R factors): Q^H Q = I to 1e-12 over the ranks and A
+/// in the span of Q (||A - Q Q^H A|| <= 1e-10 ||A||; TSQR is backward stable).
+void check_orthonormalize(const Operator& dist, const std::string& tag)
+{
+    const int k = 12;
+    const global_index n = dist.num_rows(), big_n = dist.global_rows();
+    BlockVector r(n, k);
+    numerics::fill_random_phase_vectors(r, 17, 0, big_n, dist.row_begin());
+    std::vector<complex_type> a(static_cast<std::size_t>(n) * k);
+    for (global_index i = 0; i < n; ++i)  // column c scaled by 10^(-10 c / (k - 1))
+        for (int c = 0; c < k; ++c) a[i + c * n] = r(i, c) * std::pow(10.0, -10.0 * c / (k - 1)) / std::sqrt(double(big_n));
+    std::vector<complex_type> q = a;
+    const bool tsqr = numerics::orthonormalize_columns(dist, q, k);
+    expect(tsqr, tag + ": a block of condition 1e10 did not take the TSQR fallback");
+    std::vector<double> g(2 * k * k + 2 * k * k, 0.0);  // Q^H Q, then Q^H A
+    for (int x = 0; x < k; ++x)
+        for (int y = 0; y < k; ++y) {
+            complex_type qq = 0.0, qa = 0.0;
+            for (global_index i = 0; i < n; ++i) {
+                qq += std::conj(q[i + x * n]) * q[i + y * n];
+                qa += std::conj(q[i + x * n]) * a[i + y * n];
+            }
+            g[2 * (x * k + y)] = qq.real();
+            g[2 * (x * k + y) + 1] = qq.imag();
+            g[2 * k * k + 2 * (x * k + y)] = qa.real();
+            g[2 * k * k + 2 * (x * k + y) + 1] = qa.imag();
+        }
+    dist.sum_over_ranks(g.data(), g.size());
+    double orth = 0.0;
+    for (int x = 0; x < k; ++x)
+        for (int y = 0; y < k; ++y)
+            orth = std::max(orth, std::abs(complex_type(g[2 * (x * k + y)] - (x == y ? 1.0 : 0.0), g[2 * (x * k + y) + 1])));
+    expect(orth < 1e-12, tag + ": distributed TSQR: Q^H Q - I = " + std::to_string(orth));
+    std::vector<double> res(1, 0.0);  // ||A - Q (Q^H A)||_F^2, A's columns have norm <= 1
+    for (global_index i = 0; i < n; ++i)
+        for (int y = 0; y < k; ++y) {
+            complex_type v = a[i + y * n];
+            for (int x = 0; x < k; ++x)
+                v -= q[i + x * n] * complex_type(g[2 * k * k + 2 * (x * k + y)], g[2 * k * k + 2 * (x * k + y) + 1]);
+            res[0] += std::norm(v);
+        }
+    dist.sum_over_ranks(res.data(), 1);
+    expect(std::sqrt(res[0]) < 1e-10, tag + ": distributed TSQR: A not in the span of Q: " + std::to_string(std::sqrt(res[0])));
 }
 
 void check_kpm(const hamiltonians::Model& model, const Operator& serial, const Operator& dist, const std::string& tag)
@@ -270,7 +357,9 @@ int run()
                                             numerics::comm_mode_name(mode) + (every ? " reduce-every-sweep" : "");
                     check_halo(*model, dist, tag);
                     check_sweep(*model, *serial, dist, tag);
+                    with_chebfd = mode == numerics::CommMode::Vector && !every;
                     check_kpm(*model, *serial, dist, tag);
+                    if (with_chebfd) check_orthonormalize(dist, tag);
                 }
             }
         }

@@ -1,0 +1,516 @@
+#include "numerics/eigs/chebfd.hpp"
+
+// LAPACKE on std::complex<double> (layout-compatible), as numerics/cpu/dense_kernels.cpp.
+#include <complex>
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <numeric>
+
+#include "numerics/base/dense_eigen.hpp"
+#include "numerics/base/perf_model.hpp"
+#include "numerics/dense/tall_skinny.hpp"
+#include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/width_registry.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/base/timer.hpp"
+
+namespace topokpm::numerics {
+namespace {
+
+constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0), kMinusOne(-1.0, 0.0);
+constexpr double kPi = 3.14159265358979323846;
+constexpr int kMinBlock = 8;  ///< smallest unlocked block: room for a level the estimate missed
+
+/// Column-major block of this rank's rows: column c starts at data + c n.
+struct Columns {
+    std::vector<complex_double> data;
+    int n = 0;
+    int cols = 0;
+    Columns() = default;
+    Columns(int rows, int k) : data(static_cast<std::size_t>(rows) * k, kZero), n(rows), cols(k) {}
+    complex_double* col(int c) { return data.data() + static_cast<std::size_t>(c) * n; }
+    const complex_double* col(int c) const { return data.data() + static_cast<std::size_t>(c) * n; }
+};
+
+/// g_n c_n of the damped window indicator (file comment of chebfd.hpp).
+std::vector<double> filter_coefficients(double theta_l, double theta_r, const std::vector<double>& g)
+{
+    std::vector<double> c(g.size());
+    c[0] = g[0] * (theta_l - theta_r) / kPi;
+    for (std::size_t k = 1; k < g.size(); ++k)
+        c[k] = g[k] * 2.0 * (std::sin(double(k) * theta_l) - std::sin(double(k) * theta_r)) / (double(k) * kPi);
+    return c;
+}
+
+/// p(x) = sum_n coef_n T_n(x), x in [-1, 1].
+double filter_value(const std::vector<double>& coef, double x)
+{
+    const double theta = std::acos(std::clamp(x, -1.0, 1.0));
+    double p = 0.0;
+    for (std::size_t k = 0; k < coef.size(); ++k) p += coef[k] * std::cos(double(k) * theta);
+    return p;
+}
+
+/// Accumulates time and flops of the applies.
+struct Meter {
+    const Operator& op;
+    ChebFdStats& stats;
+    std::int64_t& matvecs;
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops)
+    {
+        const double t0 = wall_seconds();
+        op.apply(x, y, ops, nullptr);
+        stats.seconds_apply += wall_seconds() - t0;
+        matvecs += x.num_cols();
+    }
+};
+
+/// out(:, first..first+w) = in strip, row-major block <-> column-major columns.
+void to_block(const Columns& in, int first, BlockVector& b)
+{
+    const int w = b.num_cols(), n = in.n;
+    complex_double* d = b.data();
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < w; ++c) d[static_cast<std::size_t>(r) * w + c] = in.col(first + c)[r];
+}
+void from_block(const BlockVector& b, Columns& out, int first)
+{
+    const int w = b.num_cols(), n = out.n;
+    const complex_double* d = b.data();
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < w; ++c) out.col(first + c)[r] = d[static_cast<std::size_t>(r) * w + c];
+}
+
+/// y = H x for every column, in strips of registered widths.
+void apply_h(Meter& m, const Columns& x, Columns& y)
+{
+    int first = 0;
+    for (const int w : strip_widths(x.cols)) {
+        BlockVector xs(x.n, w), ys(x.n, w);
+        to_block(x, first, xs);
+        m.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false});
+        from_block(ys, y, first);
+        first += w;
+    }
+}
+
+/// Y = p(Ht) X by the Chebyshev recurrence, strip by strip (registered widths): one
+/// augmented sweep per degree, the accumulation Y += coef_n v_n between the sweeps.
+void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x)
+{
+    const double t0 = wall_seconds();
+    const int n = x.n, degree = static_cast<int>(coef.size());
+    int first = 0;
+    for (const int w : strip_widths(x.cols)) {
+        BlockVector a(n, w), b(n, w), acc(n, w);
+        to_block(x, first, a);
+        const std::size_t len = static_cast<std::size_t>(n) * w;
+        auto accumulate = [&](const BlockVector& v, double f, bool init) {
+            const complex_double* src = v.data();
+            complex_double* dst = acc.data();
+#pragma omp parallel for schedule(static)
+            for (std::size_t i = 0; i < len; ++i) dst[i] = init ? f * src[i] : dst[i] + f * src[i];
+        };
+        accumulate(a, coef[0], true);
+        if (degree > 1) {
+            m.apply(a, b, AugmentedOps{1.0 / s.a, s.b, 0.0, false});  // v_1 = Ht v_0
+            accumulate(b, coef[1], false);
+            // (a, b) = (v_{k-1}, v_k); a <- 2 Ht b - a = v_{k+1}
+            for (int k = 2; k < degree; ++k) {
+                m.apply(b, a, AugmentedOps{2.0 / s.a, s.b, -1.0, false});
+                accumulate(a, coef[k], false);
+                a.swap(b);
+            }
+        }
+        m.stats.filter_matvecs += static_cast<std::int64_t>(degree - 1) * w;
+        m.stats.filter_flops += (degree - 1) * perf::sweep_flops(m.op.cost().nonzeros, double(n), w);
+        from_block(acc, x, first);
+        first += w;
+    }
+    m.stats.seconds_filter += wall_seconds() - t0;
+}
+
+/// x -= L (L^H x), twice (block classical Gram-Schmidt, one reduction per pass).
+void project_out(const Operator& op, const Columns& locked, Columns& x)
+{
+    if (locked.cols == 0 || x.cols == 0) return;
+    std::vector<complex_double> c(static_cast<std::size_t>(locked.cols) * x.cols);
+    for (int pass = 0; pass < 2; ++pass) {
+        std::fill(c.begin(), c.end(), kZero);
+        if (x.n > 0)
+            cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, locked.cols, x.cols, x.n, &kOne, locked.data.data(),
+                        x.n, x.data.data(), x.n, &kZero, c.data(), locked.cols);
+        op.sum_over_ranks(reinterpret_cast<double*>(c.data()), 2 * c.size());
+        if (x.n > 0)
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, x.n, x.cols, locked.cols, &kMinusOne,
+                        locked.data.data(), x.n, c.data(), locked.cols, &kOne, x.data.data(), x.n);
+    }
+}
+
+dense::DenseExecution execution()
+{
+    dense::DenseExecution ex;
+    ex.host_workers = std::max(1, omp_get_max_threads());
+    return ex;
+}
+
+/// A TileMatrix of max(n, k) rows (zero rows below n), one tile column, row blocks of at
+/// least k rows (and of about 8192 rows, for the dense engine's tasks).
+dense::TileMatrix<complex_double> to_tiles(const Columns& x)
+{
+    const int k = x.cols, rows = std::max(x.n, k);
+    int blocks = std::max(1, rows / std::max(8192, 4 * k));
+    int mb = (rows + blocks - 1) / blocks;
+    if (rows - (blocks - 1) * mb < k) mb = rows;  // the last block would be shorter than k
+    dense::TileMatrix<complex_double> t(rows, k, mb, k);
+    for (int c = 0; c < k; ++c)
+        for (int r = 0; r < x.n; ++r) t(r, c) = x.col(c)[r];
+    return t;
+}
+void from_tiles(const dense::TileMatrix<complex_double>& t, Columns& x)
+{
+    for (int c = 0; c < x.cols; ++c)
+        for (int r = 0; r < x.n; ++r) x.col(c)[r] = t(r, c);
+}
+
+/// Across ranks: the ranks' R factors stacked (P k x k, summed into place), their QR on
+/// every rank, Q_p := Q_p Q_s[p] (the local TSQR's Q times the rank's block of Q_s).
+void combine_tsqr(const Operator& op, const std::vector<complex_double>& r_local, Columns& q)
+{
+    const int k = q.cols, p = op.num_ranks(), me = op.rank();
+    const int rows = p * k;
+    std::vector<complex_double> s(static_cast<std::size_t>(rows) * k, kZero);
+    for (int c = 0; c < k; ++c)
+        for (int r = 0; r <= c; ++r) s[static_cast<std::size_t>(me * k + r + c * rows)] = r_local[r + c * k];
+    op.sum_over_ranks(reinterpret_cast<double*>(s.data()), 2 * s.size());
+    std::vector<complex_double> tau(k);
+    lapack_int info = LAPACKE_zgeqrf(LAPACK_COL_MAJOR, rows, k, s.data(), rows, tau.data());
+    if (info == 0) info = LAPACKE_zungqr(LAPACK_COL_MAJOR, rows, k, k, s.data(), rows, tau.data());
+    if (info != 0) throw NumericalError(topokpm::detail::concat("ChebFD: QR of the ranks' stacked R factors failed, info = ", info));
+    std::vector<complex_double> mine(static_cast<std::size_t>(k) * k);
+    for (int c = 0; c < k; ++c)
+        for (int r = 0; r < k; ++r) mine[r + c * k] = s[static_cast<std::size_t>(me * k + r + c * rows)];
+    Columns out(q.n, k);
+    if (q.n > 0)
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, q.n, k, k, &kOne, q.data.data(), q.n, mine.data(), k,
+                    &kZero, out.data.data(), q.n);
+    q.data.swap(out.data);
+}
+
+/// One CholQR pass across ranks: G = X^H X summed, G = U^H U, X := X U^-1. False (X
+/// untouched) when the Cholesky fails or 1/kappa1(G) is below CholQR2's threshold.
+bool cholqr_pass(const Operator& op, Columns& x, double rcond_min, double* rcond_out)
+{
+    const int k = x.cols;
+    std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
+    if (x.n > 0)
+        cblas_zherk(CblasColMajor, CblasUpper, CblasConjTrans, k, x.n, 1.0, x.data.data(), x.n, 0.0, g.data(), k);
+    op.sum_over_ranks(reinterpret_cast<double*>(g.data()), 2 * g.size());
+    const double anorm = LAPACKE_zlanhe(LAPACK_COL_MAJOR, '1', 'U', k, g.data(), k);
+    if (LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'U', k, g.data(), k) != 0) return false;
+    double rcond = 0.0;
+    if (LAPACKE_zpocon(LAPACK_COL_MAJOR, 'U', k, g.data(), k, anorm, &rcond) != 0) return false;
+    if (rcond_out) *rcond_out = rcond;
+    if (!(rcond >= rcond_min)) return false;
+    if (x.n > 0)
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, x.n, k, &kOne, g.data(), k,
+                    x.data.data(), x.n);
+    return true;
+}
+
+/// X := an orthonormal basis of its span (X = Q R): CholQR2 with TSQR fallback
+/// (numerics/dense). Serial: dense::cholqr2 itself. Across ranks: the same two passes and
+/// fallback rule with the Gram matrix summed over the ranks, the fallback dense::tsqr on
+/// the rank's rows and combine_tsqr. Returns true when TSQR was taken.
+bool orthonormalize(const Operator& op, Columns& x)
+{
+    if (x.cols == 0) return false;
+    const auto ex = execution();
+    if (op.num_ranks() == 1) {
+        auto t = to_tiles(x);
+        const auto result = dense::cholqr2(t, ex);
+        from_tiles(t, x);
+        return result.method == dense::OrthoMethod::tsqr;
+    }
+    const double threshold = dense::cholqr2_rcond_threshold<complex_double>(op.global_rows(), x.cols);
+    Columns original = x;
+    if (cholqr_pass(op, x, threshold, nullptr) && cholqr_pass(op, x, threshold, nullptr)) return false;
+    x = std::move(original);
+    auto t = to_tiles(x);
+    const auto result = dense::tsqr(t, ex);
+    from_tiles(t, x);
+    combine_tsqr(op, result.r, x);
+    return true;
+}
+
+/// Rayleigh-Ritz on the orthonormal Q: Ritz values, Ritz vectors X = Q Y and residuals
+/// ||H x_i - theta_i x_i|| (H Q Y formed in row chunks, never stored whole).
+struct Ritz {
+    std::vector<double> values;
+    std::vector<double> residuals;
+    Columns vectors;
+};
+Ritz rayleigh_ritz(Meter& m, const Columns& q)
+{
+    const int k = q.cols, n = q.n;
+    Columns hq(n, k);
+    apply_h(m, q, hq);
+    std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
+    if (n > 0)
+        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, k, k, n, &kOne, q.data.data(), n, hq.data.data(), n,
+                    &kZero, g.data(), k);
+    m.op.sum_over_ranks(reinterpret_cast<double*>(g.data()), 2 * g.size());
+    for (int c = 0; c < k; ++c)  // Hermitian part (rounding leaves G slightly non-Hermitian)
+        for (int r = 0; r <= c; ++r) {
+            const complex_double h = 0.5 * (g[r + c * k] + std::conj(g[c + r * k]));
+            g[r + c * k] = h;
+            g[c + r * k] = std::conj(h);
+        }
+    const HermitianEigensystem eig = hermitian_eigensystem(g, k, 'L');
+    Ritz out;
+    out.values = eig.values;
+    out.vectors = Columns(n, k);
+    if (n > 0)
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, k, k, &kOne, q.data.data(), n, eig.vectors.data(), k,
+                    &kZero, out.vectors.data.data(), n);
+    std::vector<double> res2(static_cast<std::size_t>(k), 0.0);
+    constexpr int kChunk = 2048;
+#pragma omp parallel
+    {
+        std::vector<complex_double> hx(static_cast<std::size_t>(kChunk) * k);
+        std::vector<double> mine(static_cast<std::size_t>(k), 0.0);
+#pragma omp for schedule(static)
+        for (int r0 = 0; r0 < n; r0 += kChunk) {
+            const int rows = std::min(kChunk, n - r0);
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &kOne, hq.data.data() + r0, n,
+                        eig.vectors.data(), k, &kZero, hx.data(), rows);
+            for (int c = 0; c < k; ++c) {
+                const complex_double* x = out.vectors.col(c) + r0;
+                double s = 0.0;
+                for (int r = 0; r < rows; ++r) s += std::norm(hx[r + static_cast<std::size_t>(c) * rows] - out.values[c] * x[r]);
+                mine[c] += s;
+            }
+        }
+#pragma omp critical
+        for (int c = 0; c < k; ++c) res2[c] += mine[c];
+    }
+    m.op.sum_over_ranks(res2.data(), res2.size());
+    for (double& r : res2) r = std::sqrt(r);
+    out.residuals = std::move(res2);
+    return out;
+}
+
+/// Stochastic trace moments N mu_n = (1/R) sum_r <r|T_n(Ht)|r>, n < num_moments, from
+/// `vectors` random-phase vectors (models.md §4, <r|r> = N), summed over the ranks.
+std::vector<double> trace_moments(Meter& m, const KpmScaling& s, int num_moments, int vectors, std::uint64_t seed)
+{
+    BlockVector start(m.op.num_rows(), vectors);
+    fill_random_phase_vectors(start, seed, std::int64_t(1) << 21, m.op.global_rows(), m.op.row_begin());
+    ChebyshevRecurrence rec(m.op, std::move(start), num_moments, s);
+    const double t0 = wall_seconds();
+    while (!rec.done()) rec.step();
+    m.stats.seconds_apply += wall_seconds() - t0;
+    m.matvecs += static_cast<std::int64_t>(kpm_num_sweeps(num_moments)) * vectors;
+    std::vector<double> raw = rec.take_raw();
+    if (!m.op.dots_reduced()) m.op.sum_over_ranks(raw.data(), raw.size());
+    std::vector<double> mu(static_cast<std::size_t>(num_moments), 0.0);
+    for (int r = 0; r < vectors; ++r)
+        for (int k = 0; k < num_moments; ++k) mu[k] += raw[static_cast<std::size_t>(r) * num_moments + k] / vectors;
+    return mu;
+}
+
+/// The expected count tr p(Ht) = sum_n coef_n N mu_n (coef no longer than mu).
+double expected_count(const std::vector<double>& coef, const std::vector<double>& mu)
+{
+    double c = 0.0;
+    for (std::size_t k = 0; k < coef.size(); ++k) c += coef[k] * mu[k];
+    return std::max(0.0, c);
+}
+
+}  // namespace
+
+bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k)
+{
+    TOPOKPM_REQUIRE(block.size() == static_cast<std::size_t>(op.num_rows()) * k, "block of ", block.size(),
+                    " entries for ", op.num_rows(), " x ", k);
+    Columns x;
+    x.n = static_cast<int>(op.num_rows());
+    x.cols = k;
+    x.data.swap(block);
+    const bool tsqr = orthonormalize(op, x);
+    block.swap(x.data);
+    return tsqr;
+}
+
+int chebfd_degree(double x_left, double x_right)
+{
+    const double width = std::acos(std::clamp(x_left, -1.0, 1.0)) - std::acos(std::clamp(x_right, -1.0, 1.0));
+    const double m = std::ceil(4.0 * kPi / std::max(width, 1e-12));
+    return static_cast<int>(std::clamp(m, 16.0, 1e7));
+}
+
+EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdStats* stats_out)
+{
+    const double t_start = wall_seconds();
+    const global_index big_n = op.global_rows();
+    EigenRequest request;
+    request.kind = EigenRequest::Kind::Window;
+    request.window_min = o.window_min;
+    request.window_max = o.window_max;
+    request.tolerance = o.tolerance;
+    validate(request, big_n);
+    TOPOKPM_USER_REQUIRE(o.safety > 1.0, "{eig_safety} ", o.safety, ": must be > 1");
+    TOPOKPM_USER_REQUIRE(o.dos_vectors >= 1, "{eig_dos_vectors} ", o.dos_vectors, ": must be >= 1");
+    TOPOKPM_USER_REQUIRE(o.degree == 0 || o.degree >= 16, "{eig_filter_degree} ", o.degree, ": must be 0 (automatic) or >= 16");
+    TOPOKPM_USER_REQUIRE(static_cast<bool>(o.damping), "ChebFD needs the damping factors of a kernel");
+    TOPOKPM_REQUIRE(op.num_rows() < std::numeric_limits<int>::max(), "local rows ", op.num_rows(),
+                    " beyond the BLAS index range");
+    const int n = static_cast<int>(op.num_rows());
+    const int max_space = static_cast<int>(std::min<global_index>(big_n, std::numeric_limits<int>::max()));
+
+    ChebFdStats stats;
+    EigenPairs counters;
+    Meter meter{op, stats, counters.matvecs};
+    const KpmScaling s = kpm_scaling(o.bounds, o.epsilon);
+    const double xl = std::clamp((o.window_min - s.b) / s.a, -1.0, 1.0);
+    const double xr = std::clamp((o.window_max - s.b) / s.a, -1.0, 1.0);
+    const double theta_l = std::acos(xl), theta_r = std::acos(xr);  // theta_l >= theta_r
+    // Degree and search space from one KPM trace: the smallest degree of the sequence
+    // M0 (the rule), 1.5 M0, ... 4 M0 whose guard interval (window + 3 sigma_theta each side,
+    // sigma_theta = pi / M) holds at most twice the window's expected count plus kMinBlock
+    // (Pieper et al.: a search space about twice the target count is the cheapest); the
+    // search space is safety x the guard's count + kMinBlock.
+    const int m0 = o.degree > 0 ? o.degree : chebfd_degree(xl, xr);
+    const int m_max = o.degree > 0 ? o.degree : 4 * m0;
+    const std::vector<double> mu = trace_moments(meter, s, m_max, o.dos_vectors, o.seed);
+    int degree = m0;
+    std::vector<double> g, coef;
+    for (double f = 1.0;; f *= 1.5) {
+        degree = std::min(m_max, static_cast<int>(std::ceil(f * m0)));
+        g = o.damping(degree);
+        TOPOKPM_REQUIRE(static_cast<int>(g.size()) == degree, "damping gave ", g.size(), " factors for ", degree);
+        coef = filter_coefficients(theta_l, theta_r, g);
+        const double sigma = kPi / degree;
+        stats.expected_count = expected_count(coef, mu);
+        stats.expected_guard = expected_count(
+            filter_coefficients(std::min(kPi, theta_l + 3 * sigma), std::max(0.0, theta_r - 3 * sigma), g), mu);
+        if (degree == m_max || stats.expected_guard <= 2.0 * stats.expected_count + kMinBlock) break;
+    }
+    stats.filter_degree = degree - 1;
+    const double guard_ratio = std::max(1.0, stats.expected_guard / std::max(1.0, stats.expected_count));
+    int space = o.search_size > 0 ? o.search_size
+                                  : static_cast<int>(std::ceil(o.safety * stats.expected_guard)) + kMinBlock;
+    space = std::min(space, max_space);
+
+    Columns locked(n, 0);
+    Columns x(n, space);
+    std::int64_t next_column = std::int64_t(1) << 20;
+    auto random_columns = [&](Columns& into, int first) {
+        for (int c = first; c < into.cols; c += 32) {
+            const int w = std::min(32, into.cols - c);
+            BlockVector b(n, w);
+            fill_random_phase_vectors(b, o.seed, next_column, big_n, op.row_begin());
+            next_column += w;
+            from_block(b, into, c);
+        }
+    };
+    random_columns(x, 0);
+    if (o.progress) o.progress({0, 0, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1});
+
+    int iteration = 0;
+    int previous_certain = -1;
+    for (;; ++iteration) {
+        if (iteration == o.max_iterations)
+            throw NumericalError(topokpm::detail::concat("ChebFD did not converge in ", o.max_iterations, " filter passes (",
+                                                locked.cols, " pairs locked, search space ", space, ", degree ",
+                                                degree - 1, ")"));
+        apply_filter(meter, s, coef, x);
+        double t0 = wall_seconds();
+        for (int twice = 0; twice < 2; ++twice) {
+            project_out(op, locked, x);
+            stats.tsqr_fallbacks += orthonormalize(op, x) ? 1 : 0;
+        }
+        stats.seconds_ortho += wall_seconds() - t0;
+        t0 = wall_seconds();
+        Ritz ritz = rayleigh_ritz(meter, x);
+        stats.seconds_rr += wall_seconds() - t0;
+
+        // Lock the converged pairs inside the window; rank the rest by the filter's value.
+        // An unlocked pair inside is "certain" when its residual is below its distance to
+        // the window's edges: [theta - r, theta + r] then holds an eigenvalue, inside. An
+        // unlocked pair that is not certain may be spurious: a mixture of eigenvectors on
+        // both sides of the window (their Ritz value falls in between; its residual is then
+        // at least the distance to the edge). Those never converge and are not waited for.
+        const int k = x.cols;
+        std::vector<int> rest, lock_now;
+        int certain = 0;
+        double worst = 0.0;
+        for (int i = 0; i < k; ++i) {
+            const double v = ritz.values[i], r = ritz.residuals[i];
+            const bool inside = v >= o.window_min && v <= o.window_max;
+            if (inside && r <= 0.5 * o.tolerance) {
+                lock_now.push_back(i);
+                continue;
+            }
+            rest.push_back(i);
+            if (inside && r < std::min(v - o.window_min, o.window_max - v)) {
+                ++certain;
+                worst = std::max(worst, r);
+            }
+        }
+        if (!lock_now.empty()) {
+            locked.data.resize(static_cast<std::size_t>(n) * (locked.cols + lock_now.size()));
+            for (const int i : lock_now) {
+                std::copy_n(ritz.vectors.col(i), n, locked.col(locked.cols));
+                ++locked.cols;
+            }
+        }
+        const int in_window = locked.cols + certain;
+        if (o.progress)
+            o.progress({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst,
+                        degree - 1});
+        // Stop after >= 3 passes when this pass locked nothing and neither it nor the one
+        // before left a certain pair: an eigenvector of the window that is still missing has been amplified over
+        // everything outside the search space by the filter ratio (>= 300 per pass), cubed,
+        // and would show up as a certain pair.
+        if (iteration >= 2 && lock_now.empty() && certain == 0 && previous_certain == 0) break;
+        previous_certain = certain;
+
+        // Grow when the window holds more than space / safety Ritz values.
+        if (in_window > space / o.safety)
+            space = std::min(max_space, std::max(space + kMinBlock, static_cast<int>(std::ceil(
+                                                                         o.safety * guard_ratio * in_window)) + kMinBlock));
+        const int free_dim = static_cast<int>(std::min<global_index>(max_space, big_n - locked.cols));
+        const int next = std::min(free_dim, std::max(space - locked.cols, kMinBlock));
+        if (next <= 0) break;  // the window's pairs fill the whole space: nothing left to find
+        auto p_abs = [&](int i) { return std::abs(filter_value(coef, (ritz.values[i] - s.b) / s.a)); };
+        std::stable_sort(rest.begin(), rest.end(), [&](int a, int b) { return p_abs(a) > p_abs(b); });
+        Columns nx(n, next);
+        const int kept = std::min<int>(next, static_cast<int>(rest.size()));
+        for (int c = 0; c < kept; ++c) std::copy_n(ritz.vectors.col(rest[c]), n, nx.col(c));
+        if (kept < next) random_columns(nx, kept);
+        x = std::move(nx);
+    }
+
+    EigenPairs out = measured_pairs(op, locked.data, locked.cols);
+    out.matvecs += counters.matvecs;
+    out.restarts = iteration + 1;
+    stats.search_size = space;
+    stats.seconds_total = wall_seconds() - t_start;
+    if (stats_out) *stats_out = stats;
+    return out;
+}
+
+}  // namespace topokpm::numerics
