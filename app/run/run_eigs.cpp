@@ -231,6 +231,10 @@ private:
                 o.damping = [this](int m) { return analysis::damping_factors(cfg.kpm.kernel, m, cfg.kpm.lorentz_lambda); };
                 o.seed = cfg.kpm.vector_seed;
                 o.progress = chebfd_progress_printer();
+                // Free memory now that the operator is built (the space is sized after the KPM count).
+                o.memory_available_bytes = static_cast<double>(available_memory_bytes());
+                if (cfg.runtime.memory_limit_gib > 0)
+                    o.memory_available_bytes = std::min(o.memory_available_bytes, cfg.runtime.memory_limit_gib * double(1 << 30));
                 pairs = numerics::chebfd_eigenpairs(*op, o, &chebfd);
             } else {
                 numerics::ThickRestartOptions o;

@@ -22,6 +22,7 @@
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
 
 namespace topokpm::numerics {
@@ -413,6 +414,14 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
     int space = o.search_size > 0 ? o.search_size
                                   : static_cast<int>(std::ceil(o.safety * stats.expected_guard)) + kMinBlock;
     space = std::min(space, max_space);
+    const auto check_space = [&](int cols) {
+        if (o.memory_available_bytes <= 0.0) return;
+        require_memory(4.0 * 16.0 * static_cast<double>(n) * cols, o.memory_available_bytes,
+                       topokpm::detail::concat("the ChebFD search space of ", cols, " vectors (",
+                                               static_cast<int>(std::ceil(stats.expected_count)),
+                                               " pairs expected in the window) on this rank"));
+    };
+    check_space(space);
 
     Columns locked(n, 0);
     Columns x(n, space);
@@ -492,6 +501,7 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         if (in_window > space / o.safety)
             space = std::min(max_space, std::max(space + kMinBlock, static_cast<int>(std::ceil(
                                                                          o.safety * guard_ratio * in_window)) + kMinBlock));
+        check_space(space);
         const int free_dim = static_cast<int>(std::min<global_index>(max_space, big_n - locked.cols));
         const int next = std::min(free_dim, std::max(space - locked.cols, kMinBlock));
         if (next <= 0) break;  // the window's pairs fill the whole space: nothing left to find

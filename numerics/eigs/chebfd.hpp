@@ -86,6 +86,12 @@ struct ChebFdOptions {
     std::function<std::vector<double>(int)> damping;
     int degree = 0;            ///< M coefficients (polynomial degree M - 1), >= 16; 0 = the rule above
     int search_size = 0;       ///< initial search space; 0 = from the KPM estimate
+    /// This rank's memory for the search space (bytes). The space is known only after the
+    /// KPM count, so before it is allocated, and again before it grows, ChebFD checks that
+    /// four blocks of (this rank's rows) x (space) complex doubles fit (the block, the locked
+    /// vectors, the rotated block and the Rayleigh-Ritz products) and throws ResourceError
+    /// naming the space otherwise. 0 = no check.
+    double memory_available_bytes = 0.0;
     double safety = 1.5;       ///< search space / expected count of the guard interval, > 1
     int dos_vectors = 16;      ///< random vectors of the count estimate, >= 1
     int max_iterations = 60;   ///< filter passes before NumericalError

@@ -194,6 +194,24 @@ TEST(ChebFd, RefusesImpossibleOptions)
     EXPECT_THROW(chebfd_eigenpairs(*built.op, o), InputError);
 }
 
+// The search space is sized after the KPM count; one that does not fit the memory given is a
+// ResourceError naming it before the blocks are allocated, and enough memory runs as before.
+TEST(ChebFd, ASearchSpaceBeyondTheMemoryIsRefusedBeforeAllocating)
+{
+    const auto model = ti(4, 4, 2, 0.0, 0.0);
+    const BuiltOperator built = build(*model);
+    auto o = options(*model, -0.5, 0.5, 1e-8);
+    o.memory_available_bytes = 1024.0;  // less than one vector of 128 rows x 16 bytes x 4 blocks
+    try {
+        chebfd_eigenpairs(*built.op, o);
+        ADD_FAILURE() << "no ResourceError";
+    } catch (const topokpm::ResourceError& e) {
+        EXPECT_NE(std::string(e.what()).find("ChebFD search space"), std::string::npos) << e.what();
+    }
+    o.memory_available_bytes = 1e12;
+    EXPECT_NO_THROW(chebfd_eigenpairs(*built.op, o));
+}
+
 // The degree rule of the header: M = ceil(4 pi / (theta_l - theta_r)), at least 16.
 TEST(ChebFd, DegreeFollowsTheWindowWidthInTheta)
 {
