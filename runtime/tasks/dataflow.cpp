@@ -335,13 +335,8 @@ void DataflowRuntime::release(DataId id)
     if (item.actual_visits == item.expected_visits) write_back_and_free(item);
 }
 
-void DataflowRuntime::wait_for(DataId id)
+void DataflowRuntime::fetch_to_host(Item& item)
 {
-    std::unique_lock<std::mutex> lock(mutex_);
-    auto it = items_.find(id);
-    TOPOKPM_USER_REQUIRE(it != items_.end(), "wait for unregistered data item ", id);
-    Item& item = *it->second;
-    room_.wait(lock, [&] { return item.actual_visits == item.expected_visits; });
     if (item.valid[0]) return;
     std::lock_guard<std::mutex> copy_lock(item.copy_mutex);
     for (auto& device : devices_) {
@@ -350,9 +345,19 @@ void DataflowRuntime::wait_for(DataId id)
             device->space->copy_to_host(item.host, item.copies[s], item.bytes);
             bytes_to_host_ += item.bytes;
             item.valid[0] = true;
-            break;
+            return;
         }
     }
+}
+
+void DataflowRuntime::wait_for(DataId id)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto it = items_.find(id);
+    TOPOKPM_USER_REQUIRE(it != items_.end(), "wait for unregistered data item ", id);
+    Item& item = *it->second;
+    room_.wait(lock, [&] { return item.actual_visits == item.expected_visits; });
+    fetch_to_host(item);
 }
 
 void DataflowRuntime::wait_all()
@@ -360,18 +365,7 @@ void DataflowRuntime::wait_all()
     std::unique_lock<std::mutex> lock(mutex_);
     room_.wait(lock, [this] { return in_flight_ == 0; });
     for (auto& entry : items_) {
-        Item& item = *entry.second;
-        if (item.valid[0]) continue;
-        std::lock_guard<std::mutex> copy_lock(item.copy_mutex);
-        for (auto& device : devices_) {
-            const std::size_t s = static_cast<std::size_t>(device->space_index);
-            if (device->space && item.valid[s]) {
-                device->space->copy_to_host(item.host, item.copies[s], item.bytes);
-                bytes_to_host_ += item.bytes;
-                item.valid[0] = true;
-                break;
-            }
-        }
+        fetch_to_host(*entry.second);
     }
     if (error_) {
         std::exception_ptr error = error_;

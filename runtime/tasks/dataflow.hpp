@@ -161,6 +161,7 @@ private:
     void stage(Node& node, int device, TaskContext& context);
     void finish(const std::shared_ptr<Node>& node);
     void write_back_and_free(Item& item);
+    void fetch_to_host(Item& item);  // host copy valid again (from a device holding a valid copy)
     void push_ready(const std::shared_ptr<Node>& node);
 
     std::vector<std::unique_ptr<Device>> devices_;

@@ -16,27 +16,14 @@ import sys
 import h5py
 import numpy as np
 
+from matrix_market import read_mtx
+
 failures = []
 
 
 def expect(ok, what):
     if not ok:
         failures.append(what)
-
-
-def read_mtx(path):
-    with open(path) as f:
-        header = f.readline()
-        assert "complex" in header
-        line = f.readline()
-        while line.startswith("%"):
-            line = f.readline()
-        n, _, nnz = (int(v) for v in line.split())
-        h = np.zeros((n, n), dtype=complex)
-        for _ in range(nnz):
-            i, j, re, im = f.readline().split()
-            h[int(i) - 1, int(j) - 1] += complex(float(re), float(im))
-    return h
 
 
 def main(argv):
