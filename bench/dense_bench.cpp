@@ -312,7 +312,7 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     return 0;
 }
 
-int run_single(int argc, char** argv)
+int run_one_process(int argc, char** argv)
 {
     Args args = parse(argc, argv);
     const double u = std::numeric_limits<double>::epsilon() / 2;
@@ -480,5 +480,5 @@ int main(int argc, char** argv)
             run_mpi(args, ex);
         });
     }
-    return run_single(argc, argv);
+    return run_one_process(argc, argv);
 }

@@ -18,6 +18,7 @@
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/base/perf_model.hpp"
 #include "numerics/dense/tall_skinny.hpp"
+#include "numerics/eigs/columns.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/width_registry.hpp"
@@ -31,17 +32,6 @@ namespace {
 constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0), kMinusOne(-1.0, 0.0);
 constexpr double kPi = 3.14159265358979323846;
 constexpr int kMinBlock = 8;  ///< smallest unlocked block: room for a level the estimate missed
-
-/// Column-major block of this rank's rows: column c starts at data + c n.
-struct Columns {
-    std::vector<complex_double> data;
-    int n = 0;
-    int cols = 0;
-    Columns() = default;
-    Columns(int rows, int k) : data(static_cast<std::size_t>(rows) * k, kZero), n(rows), cols(k) {}
-    complex_double* col(int c) { return data.data() + static_cast<std::size_t>(c) * n; }
-    const complex_double* col(int c) const { return data.data() + static_cast<std::size_t>(c) * n; }
-};
 
 /// g_n c_n of the damped window indicator (file comment of chebfd.hpp).
 std::vector<double> filter_coefficients(double theta_l, double theta_r, const std::vector<double>& g)

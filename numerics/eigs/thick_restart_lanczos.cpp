@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "numerics/base/counter_rng.hpp"
+#include "numerics/eigs/columns.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/error.hpp"
 
@@ -18,15 +19,6 @@ namespace topokpm::numerics {
 namespace {
 
 constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0), kMinusOne(-1.0, 0.0);
-
-/// Column-major block of this rank's rows: column c starts at data + c n.
-struct Columns {
-    std::vector<complex_double> data;
-    int n = 0;
-    int cols = 0;
-    complex_double* col(int c) { return data.data() + static_cast<std::size_t>(c) * n; }
-    const complex_double* col(int c) const { return data.data() + static_cast<std::size_t>(c) * n; }
-};
 
 /// The Lanczos machinery of one search, over the local rows of a (possibly distributed)
 /// operator, deflated against the locked vectors.

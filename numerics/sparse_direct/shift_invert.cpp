@@ -7,23 +7,16 @@
 #include <limits>
 
 #include "numerics/base/dense_eigen.hpp"
+#include "numerics/eigs/columns.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::sparse_direct {
 namespace {
 
+using numerics::Columns;
 constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0);
 constexpr double kEps = std::numeric_limits<double>::epsilon();
-
-/// Column-major n x cols.
-struct Columns {
-    std::vector<complex_double> data;
-    global_index n = 0;
-    int cols = 0;
-    complex_double* col(int c) { return data.data() + static_cast<std::size_t>(c) * n; }
-    const complex_double* col(int c) const { return data.data() + static_cast<std::size_t>(c) * n; }
-};
 
 /// Orthonormalizes the columns in place by classical Gram-Schmidt, twice per column; a
 /// column that keeps less than 1e-8 of its norm lies in the span of the earlier ones and is
@@ -58,7 +51,7 @@ std::vector<double> rayleigh_ritz(const Operator& h, Columns& u, std::int64_t& m
 {
     const global_index n = u.n;
     const int p = u.cols;
-    Columns hu{std::vector<complex_double>(u.data.size()), n, p};
+    Columns hu(static_cast<int>(n), p);
     int first = 0;
     for (const int w : numerics::strip_widths(p)) {
         BlockVector xs(n, w), ys(n, w);
@@ -215,7 +208,7 @@ numerics::EigenPairs shift_invert_eigenpairs(const Operator& h, SparseLU& lu, co
         const double worst = out.residuals.empty() ? 0.0 : *std::max_element(out.residuals.begin(), out.residuals.end());
         if (worst <= tol || round == options.refinement_rounds) break;
         // Subspace iteration: u <- (H - sigma)^-1 u, one blocked solve of every column.
-        Columns w{std::vector<complex_double>(u.data.size()), n, u.cols};
+        Columns w(u.n, u.cols);
         const SolveReport s = lu.solve(u.data.data(), w.data.data(), u.cols);
         report.worst_backward_error = std::max(report.worst_backward_error, s.backward_error);
         report.solves += u.cols;
