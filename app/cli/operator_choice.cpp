@@ -32,4 +32,34 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
     return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 8 and 32;" + at};
 }
 
+hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model)
+{
+    const hamiltonians::ModelParams& p = model.params();
+    hetero::LatticeHalo h;
+    h.nx = static_cast<std::uint64_t>(p.nx);
+    h.ny = static_cast<std::uint64_t>(p.ny);
+    h.nz = static_cast<std::uint64_t>(p.nz);
+    h.block = static_cast<std::uint64_t>(model.orbitals_per_site());
+    h.periodic_x = p.boundary.size() > 0 && p.boundary[0] == 'p';
+    h.periodic_y = p.boundary.size() > 1 && p.boundary[1] == 'p';
+    hamiltonians::ModelParams probe = p;
+    probe.nx = probe.ny = 3;
+    probe.dot_potential = probe.dot_radius = 0.0;
+    probe.dot_period = 0;
+    probe.dot_depth = 1;
+    probe.disorder = 0.0;
+    const BlockStencil s = hamiltonians::make_model(probe)->block_stencil();
+    for (const StencilTerm& t : s.terms) {
+        if (t.dx == 0 && t.dy == 0) continue;
+        TOPOKPM_REQUIRE(t.dz == 0, "in-plane coupling (", t.dx, ", ", t.dy, ") with dz = ", t.dz,
+                        ": the halo model takes every z layer");
+        hetero::HaloCoupling c{t.dx, t.dy, 0};
+        for (int o = 0; o < s.orbitals; ++o)
+            for (int b = 0; b < s.orbitals; ++b)
+                if (t.block[static_cast<size_t>(o * s.orbitals + b)] != complex_type(0.0, 0.0)) c.columns |= 1u << b;
+        if (c.columns != 0) h.couplings.push_back(c);
+    }
+    return h;
+}
+
 }  // namespace topokpm::app

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "app/cli/run_config.hpp"
+#include "hamiltonians/model.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
+#include "runtime/hetero/plan.hpp"
 
 namespace topokpm::app {
 
@@ -31,5 +33,12 @@ struct MatrixChoice {
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
                             bool sell_asked);
+
+/// The halo model of a 2-D decomposition of `model` (runtime/hetero/plan.hpp): its lattice,
+/// x and y boundaries and in-plane couplings (each term of the model's BlockStencil with
+/// dx or dy != 0, with the column orbitals it reaches). The terms come from the stencil of
+/// a 3x3 copy of the model without dots or disorder (they do not depend on the size or
+/// the potential), so nothing proportional to the lattice is allocated.
+hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model);
 
 }  // namespace topokpm::app

@@ -229,6 +229,7 @@ po::options_description make_options(Program program)
     parallel.add_options()
         ("comm-mode", po::value<std::string>()->default_value("overlap"), "halo exchange of the distributed SpMMV: `vector` (exchange, then compute), `overlap` (non-blocking MPI behind the local part) or `task` (a communication thread on one core of the rank overlaps it; needs MPI_THREAD_SERIALIZED)")
         ("reduce-every-sweep", po::bool_switch(), "sum the dot products over the ranks in every sweep instead of once at the end (for comparison; seed 004 Table III)")
+        ("decomposition", po::value<std::string>()->default_value("auto"), "how the lattice is split over the ranks (sell and free): `1d` (x-slabs of whole sites; free: whole x-planes), `2d` (a px x py grid of (x, y) tiles of whole z-columns, the grid with the smallest halo per rank; equal weights only) or `auto` (2d when its halo per rank is smaller than 1d's and no --weights are given); or a grid `PXxPY` (2d with that grid, PX PY = ranks; docs/scaling.md)")
         ("no-pin", po::bool_switch(), "do not pin each rank's OpenMP threads to its own CPU set (default: pinned, one set per rank of the node, or the launcher's binding)");
 
     po::options_description eigs("Eigenpairs (models.md §6; give one of --window, --extremal, --shift)");
@@ -445,6 +446,15 @@ void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
                          "--comm-mode '", cfg.runtime.comm_mode, "': allowed are vector, overlap, task");
     cfg.runtime.reduce_every_sweep = vm["reduce-every-sweep"].as<bool>();
     cfg.runtime.pin_threads = !vm["no-pin"].as<bool>();
+    cfg.runtime.decomposition = vm["decomposition"].as<std::string>();
+    {
+        const std::string& d = cfg.runtime.decomposition;
+        int px = 0, py = 0;
+        char tail = 0;
+        const bool grid = std::sscanf(d.c_str(), "%dx%d%c", &px, &py, &tail) == 2 && px >= 1 && py >= 1;
+        TOPOKPM_USER_REQUIRE(d == "1d" || d == "2d" || d == "auto" || grid, "--decomposition '", d,
+                             "': allowed are 1d, 2d, auto or a process grid PXxPY (e.g. 2x2)");
+    }
     cfg.runtime.plan.bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
     TOPOKPM_USER_REQUIRE(cfg.runtime.plan.bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.runtime.plan.bandwidth_gbs, ": must be >= 0 GB/s");
     cfg.runtime.plan.network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());

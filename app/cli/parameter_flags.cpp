@@ -14,6 +14,7 @@ const std::map<std::string, std::string>& flag_table()
     {"boundary", "--boundary"},
     {"bounds", "--bounds"},
     {"comm_mode", "--comm-mode"},
+    {"decomposition", "--decomposition"},
     {"device", "--device"},
     {"disorder", "--disorder"},
     {"dot_depth", "--dot-depth"},

@@ -109,6 +109,7 @@ struct RuntimeConfig {
     std::string comm_mode = "overlap";  ///< vector | overlap | task
     bool reduce_every_sweep = false;    ///< dots summed over ranks every sweep (else once at the end)
     bool pin_threads = true;            ///< pin each rank's OpenMP threads to its own CPU set
+    std::string decomposition = "auto"; ///< 1d | 2d | auto: rows split in x only, or an (x, y) process grid
     PlanConfig plan;
 };
 

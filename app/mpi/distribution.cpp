@@ -4,11 +4,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
+#include "numerics/distributed/row_permutation.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/hetero/work_split.hpp"
@@ -71,29 +74,79 @@ void Distribution::max(std::vector<std::int64_t>& values) const
 std::vector<std::pair<global_index, global_index>> Distribution::row_runs(global_index num_rows) const
 {
     if (bounds_.empty()) return {{0, num_rows}};
-    return {{bounds_[rank_], bounds_[rank_ + 1]}};
+    return runs_;
 }
 
 std::string Distribution::layout() const
 {
     if (bounds_.empty()) return "1 rank";
-    std::string text = "1d rows ";
-    for (std::size_t i = 0; i < bounds_.size(); ++i) text += (i ? ":" : "") + std::to_string(bounds_[i]);
-    return text;
+    auto list = [](const auto& values) {
+        std::string t;
+        for (std::size_t i = 0; i < values.size(); ++i) t += (i ? ":" : "") + std::to_string(values[i]);
+        return t;
+    };
+    if (!grid_.x_cuts.empty())
+        return detail::concat("2d grid ", grid_.px, "x", grid_.py, " x ", list(grid_.x_cuts), " y ", list(grid_.y_cuts));
+    return "1d rows " + list(bounds_);
 }
 
 SpectralBounds Distribution::gershgorin(const RowSource& source) const
 {
     if (!distributed()) return gershgorin_bounds(source);
     TOPOKPM_REQUIRE(bounds_.size() == static_cast<size_t>(size_) + 1, "gershgorin() before split_rows()");
-    const SpectralBounds mine = gershgorin_bounds(source, bounds_[rank_], bounds_[rank_ + 1]);
+    SpectralBounds mine{INFINITY, -INFINITY};
+    for (const auto& [b, e] : runs_) {
+        const SpectralBounds run = gershgorin_bounds(source, b, e);
+        mine = {std::min(mine.lower, run.lower), std::max(mine.upper, run.upper)};
+    }
     return {-mpi::allreduce_max(-mine.lower), mpi::allreduce_max(mine.upper)};
 }
 
 void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& model)
 {
+    grid_ = {};
+    order_.reset();
     if (!distributed()) {
         bounds_ = {0, model.num_rows()};
+        runs_ = {{0, model.num_rows()}};
+        return;
+    }
+    // The decomposition, agreed (every rank decides the same from the same inputs; an
+    // impossible 2d is one message).
+    agree([&] {
+        std::string mode = cfg.runtime.decomposition;
+        if (cfg.program == Program::Eigs) {
+            TOPOKPM_USER_REQUIRE(mode == "1d" || mode == "auto", "{decomposition} ", mode,
+                                 ": kpm-eigs splits the rows in 1-D only");
+            mode = "1d";
+        }
+        if (mode == "1d") return;
+        grid_ = hetero::choose_decomposition(mode, size_, !cfg.runtime.weights.empty(), lattice_halo(model));
+    });
+    if (!grid_.x_cuts.empty()) {
+        // Rank q = i py + j owns the tile (i, j): one run per x-plane, canonical order inside.
+        const auto& mp = model.params();
+        const global_index column = static_cast<global_index>(model.orbitals_per_site()) * mp.nz;
+        std::vector<RowRuns> all(static_cast<size_t>(size_));
+        for (int q = 0; q < size_; ++q) {
+            const int i = q / grid_.py, j = q % grid_.py;
+            for (auto x = global_index(grid_.x_cuts[i]); x < global_index(grid_.x_cuts[i + 1]); ++x)
+                all[size_t(q)].push_back({column * (x * mp.ny + global_index(grid_.y_cuts[j])),
+                                          column * (x * mp.ny + global_index(grid_.y_cuts[j + 1]))});
+        }
+        runs_ = all[size_t(rank_)];
+        weights_.assign(size_t(size_), 1.0);
+        if (grid_.py == 1) {  // x-slabs of whole planes: the canonical order already is rank-major
+            bounds_.assign(1, 0);
+            for (const RowRuns& r : all) bounds_.push_back(r.back().second);
+            runs_ = {{runs_.front().first, runs_.back().second}};
+        } else {
+            order_ = std::make_shared<const numerics::RowPermutation>(all);
+            bounds_ = order_->bounds();
+        }
+        if (root())
+            log::info("decomposition: 2d, process grid ", grid_.px, " x ", grid_.py, " (x, y), halo ",
+                      hetero::tile_halo(lattice_halo(model), grid_, 0).rows, " rows on rank 0");
         return;
     }
     const auto& mp = model.params();
@@ -122,12 +175,14 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
                                            static_cast<std::uint64_t>(block), weights_);
     bounds_.assign(1, 0);
     for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
+    runs_ = {{bounds_[rank_], bounds_[rank_ + 1]}};
 }
 
 numerics::RowRange Distribution::rows() const
 {
     if (bounds_.empty()) return {};  // before the split: all rows
-    return {bounds_[rank_], bounds_[rank_ + 1]};
+    if (order_) return {0, -1, runs_};  // a 2-D tile (possibly one run: one x-plane's y range)
+    return {runs_[0].first, runs_[0].second};
 }
 
 numerics::OperatorSpec Distribution::operator_spec(const RunConfig& cfg) const
@@ -145,7 +200,12 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     numerics::DistributedOptions opts;
     opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
-    return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
+    if (!order_) return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
+    // A 2-D tile: the operator sees the matrix in the rank-major order (its rows contiguous)
+    // and reports the canonical runs for the start vectors.
+    opts.canonical_runs = runs_;
+    const numerics::PermutedRows permuted(model, *order_);
+    return std::make_shared<numerics::DistributedOperator>(permuted, bounds_, opts, std::move(local));
 }
 
 AttributeList Distribution::imbalance(const Operator& op) const
@@ -188,6 +248,8 @@ AttributeList Distribution::provenance(const RunConfig& cfg) const
     if (!sets.empty()) sets.pop_back();
     out.push_back({"weights", weights});
     out.push_back({"rows_per_rank", rows});
+    out.push_back({"decomposition", grid_.x_cuts.empty() ? std::string("1d")
+                                                         : detail::concat("2d ", grid_.px, "x", grid_.py)});
     out.push_back({"comm_mode", cfg.runtime.comm_mode});
     out.push_back({"dot_reduction", std::string(cfg.runtime.reduce_every_sweep ? "every sweep" : "once at the end")});
     out.push_back({"cpusets", sets});

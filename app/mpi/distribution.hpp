@@ -16,6 +16,11 @@
 #include "numerics/base/attribute.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
+#include "runtime/hetero/plan.hpp"
+
+namespace topokpm::numerics {
+class RowPermutation;
+}
 
 namespace topokpm::app {
 
@@ -43,15 +48,22 @@ public:
     /// just calls it.
     void agree(const std::function<void()>& validate) const;
 
-    /// Splits the rows over the ranks: by --weights (`w0:w1:...`, empty = equal, `auto` =
-    /// each rank's measured rate of the run's operator), in whole sites, or whole x-planes
-    /// for --matrix free. Collective under mpirun; serial: one part, all rows. Records the
-    /// split for rows(), gershgorin() and provenance().
+    /// Splits the rows over the ranks (--decomposition, docs/scaling.md). 1d: by --weights
+    /// (`w0:w1:...`, empty = equal, `auto` = each rank's measured rate of the run's
+    /// operator), in whole sites, or whole x-planes for --matrix free. 2d: the px x py grid
+    /// of (x, y) tiles of whole z-columns with the smallest halo per rank
+    /// (hetero::choose_grid on lattice_halo(model)), equal weights only; a rank's rows are
+    /// the canonical runs of its tile, kept in that order (rank-major, canonical inside a
+    /// rank: numerics::RowPermutation), so its part stays contiguous for the kernels.
+    /// auto: 2d when that grid's worst halo is smaller than the px x 1 (1-D) one and no
+    /// --weights are given; kpm-eigs always 1d. Collective under mpirun (the decision is
+    /// agreed: an impossible 2d ends every rank with one message); serial: one part, all
+    /// rows. Records the split for rows(), row_runs(), gershgorin(), layout(), provenance().
     void split_rows(const RunConfig& cfg, const hamiltonians::Model& model);
 
     /// This rank's rows of the last split_rows() (serial: all of them), as the spec's range
-    /// (numerics::OperatorSpec::rows): the operator, the cost model and the memory check
-    /// all take the rank's part from here.
+    /// (numerics::OperatorSpec::rows; a 2-D tile as its runs): the operator, the cost model
+    /// and the memory check all take the rank's part from here.
     numerics::RowRange rows() const;
 
     /// The operator the options ask for (app/cli/operator_choice.hpp) over rows(): what this
@@ -70,13 +82,15 @@ public:
     /// Element-wise maximum over the ranks, in place (serial: unchanged). Collective.
     void max(std::vector<std::int64_t>& values) const;
 
-    /// The global canonical rows this rank holds, as sorted [begin, end) runs (the 1-D
-    /// split: one run; serial: all rows [0, N) of `num_rows`): what a rank writes of a
-    /// global vector, e.g. a checkpoint's.
+    /// The global canonical rows this rank holds, as sorted [begin, end) runs in the order
+    /// of its local rows (the 1-D split: one run; a 2-D tile: one per x-plane of the tile;
+    /// serial: all rows [0, N) of `num_rows`): what a rank writes of a global vector, e.g.
+    /// a checkpoint's.
     std::vector<std::pair<global_index, global_index>> row_runs(global_index num_rows) const;
 
-    /// The identity of the decomposition: "1 rank", or "1d rows b0:b1:...:bP" after
-    /// split_rows(). Two runs with the same layout hold the same rows on the same ranks.
+    /// The identity of the decomposition: "1 rank", "1d rows b0:b1:...:bP" or
+    /// "2d grid PXxPY x x0:..:xPX y y0:..:yPY" after split_rows(). Two runs with the same
+    /// layout hold the same rows on the same ranks in the same order.
     std::string layout() const;
 
     /// Gershgorin bounds of the whole matrix: each rank scans the discs of its rows of the
@@ -100,7 +114,10 @@ private:
     int size_ = 1;
     std::string cpuset_;                 ///< this rank's CPU set ("0-3"), empty when unpinned
     std::vector<double> weights_;        ///< used for the last split
-    std::vector<global_index> bounds_;   ///< P + 1 row bounds of the last split
+    std::vector<global_index> bounds_;   ///< P + 1 row bounds of the last split (2-D: of the permuted order)
+    hetero::ProcessGrid grid_;           ///< 2-D: the process grid (x_cuts empty for 1-D)
+    RowRuns runs_;                       ///< this rank's canonical runs, in local order
+    std::shared_ptr<const numerics::RowPermutation> order_;  ///< 2-D with py > 1: rank-major order
 };
 
 }  // namespace topokpm::app

@@ -1,5 +1,6 @@
 #include "app/plan/run_plan.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/cli/operator_choice.hpp"
@@ -50,9 +51,25 @@ void run_plan(const RunConfig& cfg)
                     "give --plan-bandwidth for the target machine\n", bandwidth);
     }
     in.memory_gbs = {bandwidth};
+    // --decomposition: the same decision a run under mpirun takes (Distribution::split_rows);
+    // ranks driving GPUs get bandwidth weights, so auto keeps them on the 1-D split.
+    in.halo = lattice_halo(*model);
+    const bool uneven = !cfg.runtime.weights.empty() || (in.gpus > 0 && cfg.runtime.decomposition == "auto");
+    in.grid = hetero::choose_decomposition(cfg.runtime.decomposition, in.ranks, uneven, in.halo);
 
     const hetero::Plan plan = hetero::make_plan(in);
     std::printf("%s", hetero::format_plan(plan).c_str());
+    if (in.ranks > 1 && std::uint64_t(in.ranks) <= in.nx) {
+        // The two layouts side by side: the worst rank's halo of x-slabs and of the grid.
+        std::uint64_t slabs = 0, tiles = 0;
+        const hetero::ProcessGrid x_slabs = hetero::make_grid(in.nx, in.ny, in.ranks, 1);
+        for (int q = 0; q < in.ranks; ++q) slabs = std::max(slabs, hetero::tile_halo(in.halo, x_slabs, q).rows);
+        for (const hetero::RankPlan& r : plan.ranks) tiles = std::max(tiles, r.halo_rows);
+        if (!in.grid.x_cuts.empty())
+            std::printf("halo per rank (worst): %llu rows with the %dx%d grid, %llu rows with 1-D x-slabs of whole planes\n",
+                        static_cast<unsigned long long>(tiles), in.grid.px, in.grid.py,
+                        static_cast<unsigned long long>(slabs));
+    }
     const double per_rank = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
                                                      : static_cast<double>(available_memory_bytes());
     if (cfg.runtime.memory_limit_gib <= 0)

@@ -50,16 +50,32 @@ global_index BlockStencil::num_nonzeros() const
 
 BlockStencil x_slab(const BlockStencil& stencil, int x_begin, int x_end)
 {
-    TOPOKPM_REQUIRE(0 <= x_begin && x_begin < x_end && x_end <= stencil.nx, "x-slab [", x_begin, ", ", x_end,
-                    ") of a stencil with nx = ", stencil.nx);
-    BlockStencil slab = stencil;
-    slab.nx = x_end - x_begin;
+    BlockStencil slab = xy_tile(stencil, x_begin, x_end, 0, stencil.ny);
     // Couplings across the slab's x faces (and the periodic wrap) belong to the remote part.
     slab.periodic[0] = false;
-    const global_index plane_sites = global_index(stencil.ny) * stencil.nz;
-    const global_index per = stencil.potential_per_row() ? plane_sites * stencil.orbitals : plane_sites;
-    slab.potential.assign(stencil.potential.begin() + x_begin * per, stencil.potential.begin() + x_end * per);
     return slab;
+}
+
+BlockStencil xy_tile(const BlockStencil& stencil, int x_begin, int x_end, int y_begin, int y_end)
+{
+    TOPOKPM_REQUIRE(0 <= x_begin && x_begin < x_end && x_end <= stencil.nx && 0 <= y_begin && y_begin < y_end &&
+                        y_end <= stencil.ny,
+                    "tile x [", x_begin, ", ", x_end, ") y [", y_begin, ", ", y_end, ") of a stencil with nx = ",
+                    stencil.nx, ", ny = ", stencil.ny);
+    BlockStencil tile = stencil;
+    tile.nx = x_end - x_begin;
+    tile.ny = y_end - y_begin;
+    if (tile.nx < stencil.nx) tile.periodic[0] = false;
+    if (tile.ny < stencil.ny) tile.periodic[1] = false;
+    // Potential entries per (x, y) column of sites: nz sites, times B when it is per row.
+    const global_index column = global_index(stencil.nz) * (stencil.potential_per_row() ? stencil.orbitals : 1);
+    tile.potential.clear();
+    tile.potential.reserve(static_cast<size_t>(column * tile.nx * tile.ny));
+    for (int x = x_begin; x < x_end; ++x) {
+        const auto first = stencil.potential.begin() + (global_index(x) * stencil.ny + y_begin) * column;
+        tile.potential.insert(tile.potential.end(), first, first + tile.ny * column);
+    }
+    return tile;
 }
 
 }  // namespace topokpm

@@ -69,6 +69,14 @@ struct BlockStencil {
 /// operator's remote part).
 BlockStencil x_slab(const BlockStencil& stencil, int x_begin, int x_end);
 
+/// The sites x_begin <= x < x_end, y_begin <= y < y_end (every z) of `stencil` as a stencil
+/// of their own: the local part of a rank of a 2-D decomposition, whose rows (a tile of
+/// whole z-columns) are numbered in the tile's own canonical order. A direction the tile
+/// covers completely keeps its boundary (the periodic wrap stays inside the tile); one it
+/// cuts is open, its couplings across the faces left to the caller (the distributed
+/// operator's remote part).
+BlockStencil xy_tile(const BlockStencil& stencil, int x_begin, int x_end, int y_begin, int y_end);
+
 /// The naive loop over sites, orbitals, terms and columns (the reference backend):
 /// y = scale (H - shift) x + beta y with the DotSums of operator.hpp. Readable, not fast;
 /// the oracle for the CUDA stencil kernel and the models' block_stencil().

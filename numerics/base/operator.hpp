@@ -86,8 +86,14 @@ public:
 
     /// Rows of the whole matrix; num_rows() is this rank's share of them.
     virtual global_index global_rows() const { return num_rows(); }
-    /// Global index of this rank's first row: its rows are [row_begin, row_begin + num_rows).
+    /// Global index of this rank's first row: its rows are [row_begin, row_begin + num_rows)
+    /// when they are one run of the canonical order (a 1-D split; see row_runs()).
     virtual global_index row_begin() const { return 0; }
+    /// This rank's rows as [begin, end) runs of the canonical order (models.md §2/§3), in
+    /// the order of the local rows (ascending, disjoint): local row i is the i-th row of
+    /// the concatenated runs. One run [row_begin, row_begin + num_rows) unless a 2-D
+    /// decomposition gave the rank a tile. Start vectors and checkpoints use it.
+    virtual RowRuns row_runs() const { return {{row_begin(), row_begin() + num_rows()}}; }
     /// This rank's index among the operator's num_ranks() ranks, which own consecutive row
     /// ranges in rank order (a serial operator: rank 0 of 1).
     virtual int rank() const { return 0; }

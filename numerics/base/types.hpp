@@ -4,6 +4,8 @@
 
 #include <complex>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace topokpm {
 
@@ -12,6 +14,8 @@ using complex_single = std::complex<float>;   ///< --precision single: matrix an
 using complex_type = complex_double;          ///< the default value type
 using local_index = std::int32_t;           ///< row/column index inside one rank's storage
 using global_index = std::int64_t;          ///< canonical global row (models.md §2, §3)
+/// Rows as [begin, end) runs of global indices, in a stated order (Operator::row_runs()).
+using RowRuns = std::vector<std::pair<global_index, global_index>>;
 
 /// Arithmetic of the KPM vectors and the stored matrix. Dot products (and so the moments)
 /// are accumulated in double in both (docs/performance.md, "Single precision").

@@ -153,6 +153,14 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
 
 DistributedOperator::~DistributedOperator() = default;
 
+global_index DistributedOperator::row_begin() const
+{
+    if (opts_.canonical_runs.empty()) return row_begin_;
+    TOPOKPM_REQUIRE(opts_.canonical_runs.size() == 1, "row_begin() of a rank owning ", opts_.canonical_runs.size(),
+                    " row runs (a 2-D tile): use row_runs()");
+    return opts_.canonical_runs.front().first;
+}
+
 void DistributedOperator::sum_over_ranks(double* values, std::size_t count) const
 {
     if (num_ranks_ == 1) return;

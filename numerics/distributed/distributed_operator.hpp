@@ -55,6 +55,10 @@ struct DistributedOptions {
     CommMode mode = CommMode::Overlap;
     bool reduce_every_sweep = false; ///< allreduce the dots in every apply()
     MPI_Comm comm = MPI_COMM_WORLD;
+    /// The canonical rows of this rank when `source` is in a permuted order (a 2-D
+    /// decomposition: PermutedRows of row_permutation.hpp, bounds = RowPermutation::bounds());
+    /// what row_runs() reports. Empty: the source is in canonical order.
+    RowRuns canonical_runs;
 };
 
 /// Seconds spent per phase since construction (accumulated over apply() calls).
@@ -78,7 +82,13 @@ public:
 
     global_index num_rows() const override { return row_end_ - row_begin_; }
     global_index global_rows() const override { return bounds_.back(); }
-    global_index row_begin() const override { return row_begin_; }
+    /// Canonical first row of a rank whose rows are one run; throws (internal error) for a
+    /// tile of several runs: its callers must use row_runs().
+    global_index row_begin() const override;
+    RowRuns row_runs() const override
+    {
+        return opts_.canonical_runs.empty() ? RowRuns{{row_begin_, row_end_}} : opts_.canonical_runs;
+    }
     int rank() const override { return rank_; }
     int num_ranks() const override { return num_ranks_; }
     bool dots_reduced() const override { return opts_.reduce_every_sweep || num_ranks_ == 1; }

@@ -200,12 +200,29 @@ void BlockTrace::restore(TraceState state)
     state_ = std::move(state);
 }
 
+void StartVectorPlan::fill_runs(BlockVector& block, global_index first_column, const RowRuns& runs) const
+{
+    if (runs.size() == 1) {
+        fill(block, first_column, runs[0].first);
+        return;
+    }
+    const int w = block.num_cols();
+    global_index local = 0;
+    for (const auto& [b, e] : runs) {
+        BlockVector part(e - b, w);
+        fill(part, first_column, b);
+        std::copy(part.data(), part.data() + part.size(), block.data() + local * w);
+        local += e - b;
+    }
+    TOPOKPM_REQUIRE(local == block.num_rows(), "row runs of ", local, " rows for a block of ", block.num_rows());
+}
+
 void BlockTrace::step()
 {
     TOPOKPM_REQUIRE(!done(), "step() after the last block");
     if (!recurrence_) {
         BlockVector start(op_->num_rows(), width_);
-        plan_->fill(start, state_.blocks_done * width_, op_->row_begin());
+        plan_->fill_runs(start, state_.blocks_done * width_, op_->row_runs());
         recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
     }
     recurrence_->step();

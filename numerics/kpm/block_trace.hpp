@@ -41,6 +41,11 @@ public:
     /// `block` holds the global rows [row_begin, row_begin + block.num_rows()) of the
     /// vectors (a rank's share; 0 and all rows when serial).
     virtual void fill(BlockVector& block, global_index first_column, global_index row_begin = 0) const = 0;
+    /// The same for a block holding the global rows `runs` (Operator::row_runs(), in that
+    /// order; a rank's tile of a 2-D decomposition): every entry is the one the serial
+    /// block has at that global row, so moments do not depend on the decomposition. One
+    /// run calls fill() directly; several fill each run's rows through fill() and copy.
+    void fill_runs(BlockVector& block, global_index first_column, const RowRuns& runs) const;
 };
 
 /// R random-phase vectors of models.md §4 (stream S_v = splitmix64(vector_seed, 2)),

@@ -53,12 +53,16 @@ LanczosBounds run_lanczos(const Operator& op, int max_steps, std::uint64_t seed,
         // Its own counter stream (the spec reserves 1 and 2 for disorder and vectors).
         const std::uint64_t stream = splitmix64(seed, 3);
         const double amp = 1.0 / std::sqrt(2.0 * static_cast<double>(n_global));
-        const global_index first = op.row_begin();
         T* up = u.data();
+        global_index local = 0;  // entries are functions of the canonical row (a 2-D tile: several runs)
+        for (const auto& [first, end] : op.row_runs()) {
+            const global_index len = end - first;
 #pragma omp parallel for schedule(static)
-        for (global_index i = 0; i < n; ++i) {
-            const std::uint64_t bits = splitmix64(stream, static_cast<std::uint64_t>(first + i));
-            up[i] = T((bits & 1u) ? amp : -amp, (bits & 2u) ? amp : -amp);
+            for (global_index i = 0; i < len; ++i) {
+                const std::uint64_t bits = splitmix64(stream, static_cast<std::uint64_t>(first + i));
+                up[local + i] = T((bits & 1u) ? amp : -amp, (bits & 2u) ? amp : -amp);
+            }
+            local += len;
         }
     }
 

@@ -23,23 +23,49 @@ const char* kind_name(OperatorKind kind)
     return "?";
 }
 
-/// Rows [begin, end) of a source with the columns outside that range dropped, renumbered
-/// from 0: a part of the matrix (RowRange), as a RowSource SellMatrix::build can take.
+/// The runs `range` selects from `total` rows: its runs, checked, or the one run [begin, end).
+RowRuns runs_of(const RowRange& range, global_index total)
+{
+    if (range.runs.empty()) {
+        const global_index end = range.end < 0 ? total : range.end;
+        TOPOKPM_USER_REQUIRE(range.begin >= 0 && range.begin < end && end <= total, "{rows} [", range.begin, ", ",
+                             end, "): not a non-empty range of the ", total, " rows");
+        return {{range.begin, end}};
+    }
+    global_index last = 0;
+    for (const auto& [b, e] : range.runs) {
+        TOPOKPM_USER_REQUIRE(b >= last && b < e && e <= total, "{rows} run [", b, ", ", e,
+                             "): runs must be non-empty, ascending and disjoint inside the ", total, " rows");
+        last = e;
+    }
+    return range.runs;
+}
+
+/// The rows `runs` of a source with the columns outside them dropped, renumbered in the order
+/// of the runs: a part of the matrix (RowRange), as a RowSource SellMatrix::build can take.
+/// Columns stay ascending because the runs are.
 class RowPart final : public RowSource {
 public:
-    RowPart(const RowSource& source, global_index begin, global_index end) : source_(source), begin_(begin), end_(end)
+    RowPart(const RowSource& source, RowRuns runs) : source_(source), runs_(std::move(runs))
     {
+        offset_.push_back(0);
+        for (const auto& [b, e] : runs_) offset_.push_back(offset_.back() + (e - b));
     }
-    global_index num_rows() const override { return end_ - begin_; }
+    global_index num_rows() const override { return offset_.back(); }
     int max_row_length() const override { return source_.max_row_length(); }
     bool real_valued() const override { return source_.real_valued(); }
     int row(global_index row, global_index* cols, complex_type* values) const override
     {
-        const int len = source_.row(begin_ + row, cols, values);
+        const auto run = static_cast<size_t>(std::upper_bound(offset_.begin(), offset_.end(), row) - offset_.begin() - 1);
+        const int len = source_.row(runs_[run].first + row - offset_[run], cols, values);
         int kept = 0;
         for (int k = 0; k < len; ++k) {
-            if (cols[k] < begin_ || cols[k] >= end_) continue;
-            cols[kept] = cols[k] - begin_;
+            // The run holding the column: the last one starting at or before it.
+            const auto it = std::upper_bound(runs_.begin(), runs_.end(), cols[k],
+                                             [](global_index c, const auto& r) { return c < r.first; });
+            if (it == runs_.begin() || cols[k] >= std::prev(it)->second) continue;
+            const auto q = static_cast<size_t>(std::prev(it) - runs_.begin());
+            cols[kept] = offset_[q] + cols[k] - runs_[q].first;
             values[kept] = values[k];
             ++kept;
         }
@@ -48,12 +74,14 @@ public:
 
 private:
     const RowSource& source_;
-    global_index begin_, end_;
+    RowRuns runs_;
+    std::vector<global_index> offset_;  ///< local index of each run's first row, then the count
 };
 
 bool is_whole(const OperatorSpec& spec, global_index total)
 {
-    return spec.rows.begin == 0 && (spec.rows.end < 0 || spec.rows.end == total);
+    const RowRuns runs = runs_of(spec.rows, total);
+    return runs.size() == 1 && runs[0].first == 0 && runs[0].second == total;
 }
 
 template <class T>
@@ -64,7 +92,7 @@ BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source
     const global_index n = part_rows(spec, total);
     const bool whole = is_whole(spec, total);
     std::optional<RowPart> part;
-    if (!whole) part.emplace(*source.rows, spec.rows.begin, spec.rows.begin + n);
+    if (!whole) part.emplace(*source.rows, runs_of(spec.rows, total));
     const RowSource& rows = whole ? *source.rows : *part;
     auto m = std::make_shared<const BasicSellMatrix<T>>(BasicSellMatrix<T>::build(rows, 0, n, sell_params(spec)));
     BuiltOperator out;
@@ -79,28 +107,45 @@ BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source
     return out;
 }
 
-/// The stencil of the x-planes spec.rows selects (whole planes), or the whole stencil.
+/// The stencil of the x-planes or the (x, y) tile spec.rows selects (whole z-columns), or
+/// the whole stencil.
 BlockStencil stencil_part(const OperatorSpec& spec, const OperatorSource& source)
 {
     TOPOKPM_REQUIRE(static_cast<bool>(source.stencil), "make_operator: kind free without a stencil");
     BlockStencil whole = source.stencil();
-    const global_index plane = static_cast<global_index>(whole.orbitals) * whole.ny * whole.nz;
+    const global_index column = static_cast<global_index>(whole.orbitals) * whole.nz;  // one (x, y) site column
+    const global_index plane = column * whole.ny;
     const global_index total = plane * whole.nx;
-    const global_index n = part_rows(spec, total);
+    const RowRuns runs = runs_of(spec.rows, total);
     if (is_whole(spec, total)) return whole;
-    TOPOKPM_USER_REQUIRE(spec.rows.begin % plane == 0 && n % plane == 0, "{rows} [", spec.rows.begin, ", ",
-                         spec.rows.begin + n, "): the matrix-free operator takes whole x-planes of ", plane, " rows");
-    return x_slab(whole, static_cast<int>(spec.rows.begin / plane), static_cast<int>((spec.rows.begin + n) / plane));
+    const bool planes = runs[0].first % plane == 0 && runs[0].second % plane == 0;
+    if (runs.size() == 1 && (spec.rows.runs.empty() || planes)) {
+        const global_index b = runs[0].first, e = runs[0].second;
+        TOPOKPM_USER_REQUIRE(b % plane == 0 && e % plane == 0, "{rows} [", b, ", ", e,
+                             "): the matrix-free operator takes whole x-planes of ", plane, " rows");
+        return x_slab(whole, static_cast<int>(b / plane), static_cast<int>(e / plane));
+    }
+    // A tile: run k is x-plane x0 + k, sites y0 <= y < y1, every z.
+    const global_index x0 = runs[0].first / plane, y0 = runs[0].first % plane / column;
+    const global_index y1 = y0 + (runs[0].second - runs[0].first) / column;
+    for (size_t k = 0; k < runs.size(); ++k) {
+        const global_index b = (x0 + static_cast<global_index>(k)) * plane + y0 * column;
+        TOPOKPM_USER_REQUIRE(runs[k].first == b && runs[k].second == b + (y1 - y0) * column && y1 > y0,
+                             "{rows} run [", runs[k].first, ", ", runs[k].second, "): the matrix-free operator "
+                             "takes an (x, y) tile of whole z-columns of ", column, " rows, here x ", x0 + k,
+                             ", y [", y0, ", ", y1, ")");
+    }
+    return xy_tile(whole, static_cast<int>(x0), static_cast<int>(x0 + static_cast<global_index>(runs.size())),
+                   static_cast<int>(y0), static_cast<int>(y1));
 }
 
 }  // namespace
 
 global_index part_rows(const OperatorSpec& spec, global_index total)
 {
-    const global_index end = spec.rows.end < 0 ? total : spec.rows.end;
-    TOPOKPM_USER_REQUIRE(spec.rows.begin >= 0 && spec.rows.begin < end && end <= total, "{rows} [", spec.rows.begin,
-                         ", ", end, "): not a non-empty range of the ", total, " rows");
-    return end - spec.rows.begin;
+    global_index n = 0;
+    for (const auto& [b, e] : runs_of(spec.rows, total)) n += e - b;
+    return n;
 }
 
 SellParams sell_params(const OperatorSpec& spec)

@@ -49,9 +49,16 @@ enum class Backend { Cpu, Cuda };
 /// (numerics/distributed; the other columns are its remote part) or a self-contained
 /// sample (operator_rate). Kind free takes whole x-planes of the stencil (x_slab), so begin
 /// and end must be multiples of one plane (orbitals ny nz rows); an InputError otherwise.
+/// A rank of a 2-D decomposition owns rows that are not one range: `runs` (when not empty;
+/// begin and end are then ignored) lists them as ascending, disjoint [begin, end) runs of
+/// the canonical order, and the part's rows and columns are numbered in that order (local
+/// row i = the i-th row of the concatenated runs). Kind free then needs the runs of an
+/// (x, y) tile of whole z-columns: one run per x-plane of the tile, each the same y range
+/// (xy_tile); an InputError otherwise.
 struct RowRange {
     global_index begin = 0;
     global_index end = -1;
+    RowRuns runs{};
 };
 
 /// What to build (the app maps its options onto this, app/cli/operator_choice.hpp).

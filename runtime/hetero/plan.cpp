@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "runtime/base/error.hpp"
 
@@ -34,6 +36,136 @@ std::string fixed(double v, int digits)
 }
 
 }  // namespace
+
+ProcessGrid make_grid(std::uint64_t nx, std::uint64_t ny, int px, int py)
+{
+    TOPOKPM_USER_REQUIRE(px >= 1 && py >= 1 && std::uint64_t(px) <= nx && std::uint64_t(py) <= ny, "process grid ",
+                         px, "x", py, " on ", nx, "x", ny, " (x, y) sites: every rank needs at least one site");
+    ProcessGrid g;
+    g.px = px;
+    g.py = py;
+    for (auto [n, parts, cuts] : {std::tuple{nx, px, &g.x_cuts}, std::tuple{ny, py, &g.y_cuts}}) {
+        cuts->assign(1, 0);
+        for (const RowRange& r : split_rows(n, 1, std::vector<double>(static_cast<size_t>(parts), 1.0)))
+            cuts->push_back(r.end);
+    }
+    return g;
+}
+
+TileHalo tile_halo(const LatticeHalo& lat, const ProcessGrid& grid, int rank)
+{
+    TOPOKPM_REQUIRE(rank >= 0 && rank < grid.ranks() && grid.x_cuts.size() == size_t(grid.px) + 1 &&
+                        grid.y_cuts.size() == size_t(grid.py) + 1,
+                    "rank ", rank, " of a ", grid.px, "x", grid.py, " grid");
+    const int i = rank / grid.py, j = rank % grid.py;
+    const auto x0 = std::int64_t(grid.x_cuts[i]), x1 = std::int64_t(grid.x_cuts[i + 1]);
+    const auto y0 = std::int64_t(grid.y_cuts[j]), y1 = std::int64_t(grid.y_cuts[j + 1]);
+    const auto nx = std::int64_t(lat.nx), ny = std::int64_t(lat.ny);
+    std::int64_t reach = 0;  // only sites this close to the tile's edge couple outside
+    for (const HaloCoupling& c : lat.couplings) reach = std::max<std::int64_t>({reach, std::abs(c.dx), std::abs(c.dy)});
+    std::vector<std::pair<std::int64_t, std::uint32_t>> outside;  // (x' ny + y', orbitals)
+    auto fold = [](std::int64_t v, std::int64_t n, bool periodic, std::int64_t& out) {
+        if (v >= 0 && v < n) return out = v, true;
+        if (!periodic) return false;
+        out = ((v % n) + n) % n;
+        return true;
+    };
+    auto visit = [&](std::int64_t x, std::int64_t y) {
+        for (const HaloCoupling& c : lat.couplings) {
+            std::int64_t xs = 0, ys = 0;
+            if (!fold(x + c.dx, nx, lat.periodic_x, xs) || !fold(y + c.dy, ny, lat.periodic_y, ys)) continue;
+            if (xs >= x0 && xs < x1 && ys >= y0 && ys < y1) continue;
+            outside.push_back({xs * ny + ys, c.columns});
+        }
+    };
+    for (std::int64_t x = x0; x < x1; ++x) {
+        const bool edge_x = x < x0 + reach || x >= x1 - reach;
+        for (std::int64_t y = y0; y < y1; ++y) {
+            if (!edge_x && y >= y0 + reach && y < y1 - reach) y = y1 - reach;  // skip the interior
+            if (y >= y0 && y < y1) visit(x, y);
+        }
+    }
+    std::sort(outside.begin(), outside.end());
+    TileHalo h;
+    std::vector<std::uint64_t> per_rank(static_cast<size_t>(grid.ranks()), 0);
+    for (size_t k = 0; k < outside.size();) {
+        std::uint32_t mask = 0;
+        const std::int64_t site = outside[k].first;
+        for (; k < outside.size() && outside[k].first == site; ++k) mask |= outside[k].second;
+        const std::uint64_t rows = std::uint64_t(__builtin_popcount(mask)) * lat.nz;
+        const auto xi = std::upper_bound(grid.x_cuts.begin(), grid.x_cuts.end(), std::uint64_t(site / ny)) -
+                        grid.x_cuts.begin() - 1;
+        const auto yj = std::upper_bound(grid.y_cuts.begin(), grid.y_cuts.end(), std::uint64_t(site % ny)) -
+                        grid.y_cuts.begin() - 1;
+        per_rank[static_cast<size_t>(xi * grid.py + yj)] += rows;
+        h.rows += rows;
+    }
+    for (int q = 0; q < grid.ranks(); ++q)
+        if (per_rank[size_t(q)] > 0) h.per_neighbour.push_back({q, per_rank[size_t(q)]});
+    return h;
+}
+
+ProcessGrid choose_grid(const LatticeHalo& lat, int ranks)
+{
+    TOPOKPM_USER_REQUIRE(ranks >= 1 && std::uint64_t(ranks) <= lat.nx * lat.ny, "{decomposition} 2d: ", ranks,
+                         " ranks on ", lat.nx, "x", lat.ny, " (x, y) sites: every rank needs at least one (x, y) site");
+    ProcessGrid best;
+    std::uint64_t best_max = 0, best_total = 0;
+    for (int px = ranks; px >= 1; --px) {  // larger px first: px x 1 wins ties
+        if (ranks % px != 0 || std::uint64_t(px) > lat.nx || std::uint64_t(ranks / px) > lat.ny) continue;
+        const ProcessGrid g = make_grid(lat.nx, lat.ny, px, ranks / px);
+        std::uint64_t worst = 0, total = 0;
+        // With couplings of reach 1 a tile's halo depends only on its widths, its neighbours'
+        // widths and which lattice edges it touches; equal cuts give a handful of such
+        // shapes, so each is counted once (1024 ranks of 1600 x 1600: milliseconds).
+        std::map<std::vector<std::uint64_t>, std::uint64_t> shapes;
+        int reach = 0;
+        for (const HaloCoupling& c : lat.couplings) reach = std::max({reach, std::abs(c.dx), std::abs(c.dy)});
+        auto width = [](const std::vector<std::uint64_t>& cuts, int k) {
+            const int n = static_cast<int>(cuts.size()) - 1;
+            k = (k + n) % n;
+            return cuts[size_t(k) + 1] - cuts[size_t(k)];
+        };
+        for (int q = 0; q < ranks; ++q) {
+            const int i = q / g.py, j = q % g.py;
+            const std::vector<std::uint64_t> key{width(g.x_cuts, i),     width(g.y_cuts, j),     width(g.x_cuts, i - 1),
+                                                 width(g.x_cuts, i + 1), width(g.y_cuts, j - 1), width(g.y_cuts, j + 1),
+                                                 std::uint64_t(i == 0),  std::uint64_t(i == g.px - 1),
+                                                 std::uint64_t(j == 0),  std::uint64_t(j == g.py - 1)};
+            const auto it = reach <= 1 ? shapes.find(key) : shapes.end();
+            const std::uint64_t h = it != shapes.end() ? it->second : tile_halo(lat, g, q).rows;
+            if (reach <= 1) shapes[key] = h;
+            worst = std::max(worst, h);
+            total += h;
+        }
+        if (best.x_cuts.empty() || worst < best_max || (worst == best_max && total < best_total)) {
+            best = g;
+            best_max = worst;
+            best_total = total;
+        }
+    }
+    TOPOKPM_USER_REQUIRE(!best.x_cuts.empty(), "{decomposition} 2d: no px x py = ", ranks, " grid fits ", lat.nx,
+                         "x", lat.ny, " (x, y) sites");
+    return best;
+}
+
+ProcessGrid choose_decomposition(const std::string& mode, int ranks, bool weighted, const LatticeHalo& lattice)
+{
+    TOPOKPM_USER_REQUIRE(mode == "1d" || mode == "auto" || !weighted, "{decomposition} ", mode,
+                         " cuts equal tiles: {weights} need {decomposition} 1d");
+    if (ranks == 1 || mode == "1d" || weighted) return {};
+    int px = 0, py = 0;
+    if (std::sscanf(mode.c_str(), "%dx%d", &px, &py) == 2) {
+        TOPOKPM_USER_REQUIRE(px * py == ranks, "{decomposition} ", mode, ": ", px * py, " tiles for ", ranks, " ranks");
+        return make_grid(lattice.nx, lattice.ny, px, py);
+    }
+    TOPOKPM_USER_REQUIRE(mode == "2d" || mode == "auto", "{decomposition} '", mode,
+                         "': allowed are 1d, 2d, auto or a grid PXxPY");
+    if (mode == "auto" && std::uint64_t(ranks) > lattice.nx * lattice.ny) return {};  // 1-D needs only sites
+    ProcessGrid grid = choose_grid(lattice, ranks);
+    if (mode == "auto" && grid.py == 1) return {};  // no smaller halo than x-slabs
+    return grid;
+}
 
 std::uint64_t ti_nnz(std::uint64_t nx, std::uint64_t ny, std::uint64_t nz)
 {
@@ -85,7 +217,29 @@ Plan make_plan(const PlanInput& in)
         TOPOKPM_USER_REQUIRE(in.weights.size() == P, "{weights}: ", in.weights.size(), " weights for ", P, " ranks");
         plan.weights = in.weights;
     }
-    const std::vector<RowRange> ranges = split_rows(in.rows, in.block, plan.weights);
+    const bool two_d = in.grid.ranks() > 1 || !in.grid.x_cuts.empty();
+    std::vector<RowRange> ranges;
+    if (two_d) {
+        TOPOKPM_USER_REQUIRE(in.grid.ranks() == in.ranks && in.grid.x_cuts.size() == size_t(in.grid.px) + 1 &&
+                                 in.grid.y_cuts.size() == size_t(in.grid.py) + 1,
+                             "process grid ", in.grid.px, "x", in.grid.py, " for {ranks} ", in.ranks);
+        TOPOKPM_USER_REQUIRE(in.weights.empty() && G == 0, "{decomposition} 2d: equal tiles on identical CPU ranks "
+                             "only (no {weights}, no {gpus})");
+        TOPOKPM_USER_REQUIRE(in.halo.nx == in.nx && in.halo.ny == in.ny && in.halo.nz == in.nz &&
+                                 in.halo.block == in.block,
+                             "halo model of ", in.halo.nx, "x", in.halo.ny, "x", in.halo.nz, " for the lattice ",
+                             in.nx, "x", in.ny, "x", in.nz);
+        std::uint64_t position = 0;  // rank-major order of the tiles (RowPermutation)
+        for (int q = 0; q < in.ranks; ++q) {
+            const int i = q / in.grid.py, j = q % in.grid.py;
+            const std::uint64_t rows = (in.grid.x_cuts[i + 1] - in.grid.x_cuts[i]) *
+                                       (in.grid.y_cuts[j + 1] - in.grid.y_cuts[j]) * in.nz * in.block;
+            ranges.push_back({position, position + rows});
+            position += rows;
+        }
+    } else {
+        ranges = split_rows(in.rows, in.block, plan.weights);
+    }
     TOPOKPM_USER_REQUIRE(in.block_width >= 0, "block width W = ", in.block_width, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.matrix_bytes_per_nonzero >= 0 && in.matrix_bytes_per_row >= 0 && in.value_bytes > 0,
                          "operator cost coefficients ", in.matrix_bytes_per_nonzero, " B/nnz, ",
@@ -103,7 +257,13 @@ Plan make_plan(const PlanInput& in)
         const double rows = static_cast<double>(rp.range.size());
         rp.nnz = static_cast<std::uint64_t>(
             std::llround(static_cast<long double>(in.nnz) * rp.range.size() / in.rows));
-        rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane, in.periodic_x);
+        if (two_d) {
+            TileHalo t = tile_halo(in.halo, in.grid, static_cast<int>(p));
+            rp.halo_rows = t.rows;
+            rp.neighbours = std::move(t.per_neighbour);
+        } else {
+            rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane, in.periodic_x);
+        }
         const double halo = static_cast<double>(rp.halo_rows);
         rp.halo_bytes_per_sweep = v * halo * W;
         const double operator_bytes = in.matrix_bytes_per_nonzero * rp.nnz + in.matrix_bytes_per_row * rows;
@@ -112,6 +272,8 @@ Plan make_plan(const PlanInput& in)
         const double sweep_seconds = rp.sweep_bytes / (bandwidth_gbs(p) * 1e9);
         double comm_seconds = rp.halo_bytes_per_sweep / (in.network_gbs * 1e9);
         if (rp.gpu) comm_seconds += 2 * rp.halo_bytes_per_sweep / (in.host_device_gbs * 1e9);
+        rp.sweep_seconds = sweep_seconds;
+        rp.comm_seconds = comm_seconds;
         rp.seconds_per_moment = blocks * (sweep_seconds + comm_seconds) / 2;
         rp.seconds_per_moment_overlap = blocks * std::max(sweep_seconds, comm_seconds) / 2;
         plan.seconds_per_moment = std::max(plan.seconds_per_moment, rp.seconds_per_moment);
@@ -220,6 +382,34 @@ std::string format_plan(const Plan& plan)
             emit("max" + k, hi);
             emit("mean" + k, sum);
         }
+    }
+    if (!in.grid.x_cuts.empty()) {
+        // The 2-D layout: grid, tile sizes, halo per neighbour (over all ranks' neighbours).
+        std::uint64_t lo = ~std::uint64_t(0), hi = 0, count_lo = ~std::uint64_t(0), count_hi = 0;
+        for (const RankPlan& r : plan.ranks) {
+            count_lo = std::min<std::uint64_t>(count_lo, r.neighbours.size());
+            count_hi = std::max<std::uint64_t>(count_hi, r.neighbours.size());
+            for (const auto& nb : r.neighbours) {
+                lo = std::min(lo, nb.second);
+                hi = std::max(hi, nb.second);
+            }
+        }
+        os << "2-D decomposition: process grid " << in.grid.px << " x " << in.grid.py << " (x, y), tiles of "
+           << in.grid.x_cuts[1] - in.grid.x_cuts[0] << "x" << in.grid.y_cuts[1] - in.grid.y_cuts[0] << "x" << in.nz
+           << " sites (rank 0); " << count_lo << ".." << count_hi << " neighbours per rank, halo per neighbour "
+           << (hi > 0 ? lo : 0) << ".." << hi << " rows\n";
+    }
+    {
+        // Network-bound: the slowest rank's halo time against its local sweep.
+        size_t slowest = 0;
+        for (size_t p = 0; p < plan.ranks.size(); ++p)
+            if (plan.ranks[p].seconds_per_moment > plan.ranks[slowest].seconds_per_moment) slowest = p;
+        const RankPlan& r = plan.ranks[slowest];
+        os << "per sweep on the slowest rank: local sweep " << fixed(r.sweep_seconds * 1e3, 3) << " ms, halo "
+           << fixed(r.comm_seconds * 1e3, 3) << " ms: "
+           << (r.comm_seconds > r.sweep_seconds ? "network-bound (halo time above the local sweep)"
+                                                : "not network-bound (halo time below the local sweep)")
+           << "\n";
     }
     os << "total: " << fixed(plan.seconds_per_moment * 1e3, 3) << " ms per moment (slowest rank; "
        << fixed(plan.seconds_per_moment_overlap * 1e3, 3) << " ms with the halo exchange overlapped), "

@@ -41,6 +41,59 @@ inline constexpr double default_network_gbs = 10.0;
 /// sustained; Piz Daint's PCIe 2.0 K20X links give ~6 GB/s: pass that to model them).
 inline constexpr double default_host_device_gbs = 25.0;
 
+/// One in-plane coupling of the lattice model: row site s couples to column site
+/// s + (dx, dy, 0) through the column orbitals set in `columns` (bit b: orbital b), in
+/// every z layer. Couplings with dx = dy = 0 never leave a rank of a (x, y) decomposition
+/// and are not listed.
+struct HaloCoupling {
+    int dx = 0, dy = 0;
+    std::uint32_t columns = 0;
+};
+
+/// What the exact halo of an (x, y) tile depends on: the lattice and the couplings.
+struct LatticeHalo {
+    std::uint64_t nx = 1, ny = 1, nz = 1, block = 1;
+    bool periodic_x = true, periodic_y = true;
+    std::vector<HaloCoupling> couplings;
+};
+
+/// A px x py process grid over the (x, y) sites, whole z-columns per rank: rank
+/// p = i py + j owns x in [x_cuts[i], x_cuts[i+1]), y in [y_cuts[j], y_cuts[j+1]).
+/// px x 1 is the 1-D split into whole x-planes.
+struct ProcessGrid {
+    int px = 1, py = 1;
+    std::vector<std::uint64_t> x_cuts, y_cuts;
+    int ranks() const { return px * py; }
+};
+
+/// Equal cuts (split_rows with equal weights: tile widths differ by at most one site).
+/// Throws InputError when px > nx or py > ny.
+ProcessGrid make_grid(std::uint64_t nx, std::uint64_t ny, int px, int py);
+
+/// The halo of rank `rank` of `grid`: every row (site, orbital) outside its tile that one
+/// of its rows couples to, counted once (periodic wraps folded, open edges dropped), in
+/// total and per owning rank (ascending rank). Exact for the couplings given; costs
+/// O(tile perimeter x couplings).
+struct TileHalo {
+    std::uint64_t rows = 0;
+    std::vector<std::pair<int, std::uint64_t>> per_neighbour;
+};
+TileHalo tile_halo(const LatticeHalo& lattice, const ProcessGrid& grid, int rank);
+
+/// The px x py = ranks grid with the smallest halo on its worst rank (ties: the smallest
+/// total halo, then the larger px, so px x 1 wins a tie: no permutation). Throws
+/// InputError when no grid fits (ranks > nx ny).
+ProcessGrid choose_grid(const LatticeHalo& lattice, int ranks);
+
+/// The decomposition of `ranks` ranks for the option value `mode` (--decomposition):
+///   "1d"     an empty grid (x-slabs of the 1-D split);
+///   "2d"     choose_grid();
+///   "PXxPY"  that grid (InputError unless PX PY = ranks);
+///   "auto"   choose_grid() when it beats px x 1 (py > 1) and `weighted` is false (the
+///            tiles are equal; --weights ask for the 1-D split), else empty.
+/// `weighted` with "2d" or a grid is an InputError naming {weights}. One rank: empty.
+ProcessGrid choose_decomposition(const std::string& mode, int ranks, bool weighted, const LatticeHalo& lattice);
+
 struct PlanInput {
     std::uint64_t rows = 0;       ///< N, global rows
     std::uint64_t nnz = 0;        ///< global stored nonzeros
@@ -67,6 +120,11 @@ struct PlanInput {
     int gpus = 0;                 ///< G: the last G ranks drive one GPU each
     double gpu_memory_gbs = 0;    ///< device memory bandwidth of a GPU rank, GB/s
     double host_device_gbs = default_host_device_gbs;  ///< halo staging over PCIe
+    /// 2-D decomposition (--decomposition 2d): grid.ranks() == ranks and `halo` set; rows
+    /// and halo per rank then come from the tiles (tile_halo); weights must be equal.
+    /// Default (an empty grid): the 1-D split above.
+    ProcessGrid grid;
+    LatticeHalo halo;
 };
 
 struct RankPlan {
@@ -79,6 +137,9 @@ struct RankPlan {
     double sweep_bytes = 0;           ///< memory traffic per sweep of W columns
     double seconds_per_moment = 0;    ///< halo exchange not overlapped
     double seconds_per_moment_overlap = 0;  ///< halo exchange hidden behind the sweep
+    double sweep_seconds = 0;         ///< memory part of one sweep of W columns
+    double comm_seconds = 0;          ///< halo part of one sweep (network, plus PCIe on a GPU rank)
+    std::vector<std::pair<int, std::uint64_t>> neighbours;  ///< 2-D: halo rows per owning rank
 };
 
 struct Plan {
