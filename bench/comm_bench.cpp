@@ -2,9 +2,11 @@
 // time of each phase and the planner's prediction beside it (issue 3, docs/scaling.md).
 //
 //   mpirun -np P comm-bench [--lattice NXxNYxNZ] [--width R] [--reps N] [--modes LIST]
-//                           [--bandwidth GBS] [--network GBS]
+//                           [--bandwidth GBS] [--network GBS] [--decomposition 1d|2d|PXxPY]
 //
-// ti model, x periodic, rows split evenly (sites never split). For each mode: one warm-up
+// ti model, x and y periodic, rows split evenly (sites never split), or with --decomposition
+// 2d (or an explicit grid) into (x, y) tiles of whole z-columns as kpm-dos does (the grid of
+// hetero::choose_decomposition, rows in the rank-major order of numerics::RowPermutation). For each mode: one warm-up
 // sweep, then --reps timed sweeps (beta = -1, dots on, as in a KPM step); the figure is
 // the median over sweeps of the slowest rank's time. Phases are accumulated per rank
 // (DistributedTimes) and printed as the slowest rank's mean per sweep: pack + post
@@ -20,13 +22,16 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "app/cli/operator_choice.hpp"
 #include "hamiltonians/model.hpp"
+#include "numerics/distributed/row_permutation.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
@@ -52,6 +57,7 @@ struct Args {
     int reps = 9;
     std::vector<std::string> modes{"vector", "overlap", "task"};
     double bandwidth = 0, network = 10.0;
+    std::string decomposition = "1d";
 };
 
 Args parse(int argc, char** argv)
@@ -82,13 +88,15 @@ Args parse(int argc, char** argv)
             }
         } else if (s == "--bandwidth") {
             a.bandwidth = std::atof(next().c_str());
+        } else if (s == "--decomposition") {
+            a.decomposition = next();
         } else if (s == "--network") {
             a.network = std::atof(next().c_str());
         } else if (s == "--help" || s == "-h") {
             if (mpi::rank() == 0)
                 std::printf("usage: mpirun -np P comm-bench [--lattice NXxNYxNZ (32x32x40)] [--width R (8)] "
                             "[--reps N (9)] [--modes vector,overlap,task] [--bandwidth GB/s (measured)] "
-                            "[--network GB/s (10)]\n");
+                            "[--network GB/s (10)] [--decomposition 1d|2d|PXxPY (1d)]\n");
             std::exit(0);
         } else {
             throw InputError(detail::concat("unknown option '", s, "'"));
@@ -110,9 +118,27 @@ void run(int argc, char** argv)
     params.disorder = 0.5;
     const auto model = hamiltonians::make_model(params);
     const global_index n = model->num_rows();
-    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(n), 4, std::vector<double>(p, 1.0));
+    const hetero::LatticeHalo lattice = app::lattice_halo(*model);
+    const hetero::ProcessGrid grid = hetero::choose_decomposition(args.decomposition, p, false, lattice);
     std::vector<global_index> bounds{0};
-    for (const auto& r : ranges) bounds.push_back(static_cast<global_index>(r.end));
+    std::vector<RowRuns> runs(static_cast<size_t>(p));
+    if (grid.x_cuts.empty()) {
+        const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(n), 4, std::vector<double>(p, 1.0));
+        for (const auto& r : ranges) {
+            runs[bounds.size() - 1] = {{bounds.back(), static_cast<global_index>(r.end)}};
+            bounds.push_back(static_cast<global_index>(r.end));
+        }
+    } else {
+        const global_index column = 4 * global_index(args.nz);
+        for (int q = 0; q < p; ++q) {
+            const int i = q / grid.py, j = q % grid.py;
+            for (auto x = global_index(grid.x_cuts[i]); x < global_index(grid.x_cuts[i + 1]); ++x)
+                runs[size_t(q)].push_back({column * (x * args.ny + global_index(grid.y_cuts[j])),
+                                           column * (x * args.ny + global_index(grid.y_cuts[j + 1]))});
+        }
+    }
+    const numerics::RowPermutation order(runs);
+    if (!grid.x_cuts.empty()) bounds = order.bounds();
 
     double b = args.bandwidth;
     if (b <= 0) {  // every rank at once: the share of the node a rank really gets
@@ -132,12 +158,17 @@ void run(int argc, char** argv)
     in.ranks = p;
     in.memory_gbs = {b};
     in.network_gbs = args.network;
+    in.grid = grid;
+    in.halo = lattice;
     const hetero::Plan plan = hetero::make_plan(in);
 
     if (me == 0) {
-        std::printf("comm-bench: ti %dx%dx%d (N = %lld rows), R = %d, %d rank(s) x %d thread(s), %d reps\n",
+        std::printf("comm-bench: ti %dx%dx%d (N = %lld rows), R = %d, %d rank(s) x %d thread(s), %d reps, "
+                    "decomposition %s\n",
                     args.nx, args.ny, args.nz, static_cast<long long>(n), args.width, p, omp_get_max_threads(),
-                    args.reps);
+                    args.reps,
+                    grid.x_cuts.empty() ? "1d (x-slabs)"
+                                        : detail::concat("2d grid ", grid.px, "x", grid.py).c_str());
         std::printf("planner: memory %.1f GB/s per rank (%s), network %.1f GB/s; predicted sweep %.3f ms "
                     "(no overlap), %.3f ms (overlap)\n",
                     b, args.bandwidth > 0 ? "given" : "triad, all ranks at once", args.network,
@@ -147,17 +178,24 @@ void run(int argc, char** argv)
     }
     const global_index nl = bounds[me + 1] - bounds[me];
     BlockVector x(nl, args.width), y(nl, args.width);
-    numerics::fill_random_phase_vectors(x, 1, 0, n, bounds[me]);
-    numerics::fill_random_phase_vectors(y, 2, 0, n, bounds[me]);
+    for (size_t i = 0; i < x.size(); ++i) {  // values do not matter for the timing
+        x.data()[i] = complex_type(std::cos(0.1 * double(i)), std::sin(0.1 * double(i)));
+        y.data()[i] = complex_type(std::sin(0.2 * double(i)), std::cos(0.3 * double(i)));
+    }
     numerics::OperatorSpec spec;  // the rank's SELL-32-256 part
     spec.sell = {32, 256};
-    spec.rows = {bounds[me], bounds[me + 1]};
+    const RowRuns& mine = runs[size_t(me)];
+    spec.rows = {mine.front().first, mine.back().second};
+    if (mine.size() > 1) spec.rows.runs = mine;
     const std::shared_ptr<const Operator> local =
         numerics::make_operator(spec, hamiltonians::operator_source(*model)).op;
     for (const std::string& mode_name : args.modes) {
         numerics::DistributedOptions opts;
         opts.mode = numerics::parse_comm_mode(mode_name);
-        const numerics::DistributedOperator op(*model, bounds, opts, local);
+        if (mine.size() > 1) opts.canonical_runs = mine;
+        const numerics::PermutedRows permuted(*model, order);
+        const RowSource& source = grid.x_cuts.empty() || grid.py == 1 ? static_cast<const RowSource&>(*model) : permuted;
+        const numerics::DistributedOperator op(source, bounds, opts, local);
         const AugmentedOps ops{0.1, 0.0, -1.0, true};
         DotSums dots;
         op.apply(x, y, ops, &dots);  // warm-up
