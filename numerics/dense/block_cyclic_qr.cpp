@@ -87,19 +87,37 @@ public:
                     runtime_->register_data(tile_id(matrix, i, j), x.tile(i, j), bytes(i, j), owner(j));
     }
 
+    /// Priorities (higher first): every panel node above every update, so step k + 1's
+    /// panel overtakes step k's trailing updates (lookahead); then the updates of the next
+    /// panel column; earlier steps first within each class.
+    double panel_priority(int k) const { return 3.0 * nt_ + (nt_ - k); }
+    double update_priority(int k, int j, bool next_panel) const
+    {
+        return (next_panel && j == k + 1 ? 2.0 * nt_ : 0.0) + (nt_ - k);
+    }
+
     /// Step k's panel: every node on the rank of its row a in process column k mod Pc;
-    /// a tile b on another process row travels there and back (with its factor).
+    /// a tile b on another process row travels there and back (with its factor). A GEQRT's
+    /// reflectors are copied out (snap_) once computed: the tile's R part changes in later
+    /// nodes, and the updates and broadcasts need only the reflectors.
     void panel(int k, const std::vector<Op>& ops)
     {
+        snap_.assign(ops.size(), 0);
         const int ck = k % g_.cols;
         if (g_.col != ck) return;
-        const double priority = 3.0 * (nt_ - k) + 2;
-        for (const Op& op : ops) {
+        const double priority = panel_priority(k);
+        for (std::size_t o = 0; o < ops.size(); ++o) {
+            const Op& op = ops[o];
             const int ra = op.a % g_.rows, rb = op.b % g_.rows;
             const DataId va = tile_id(matrix_a, op.a, k);
             const DataId tf = tile_id(op.factor_matrix(), op.source(), k);
             if (op.kind == Kind::ge || ra == rb) {
-                if (g_.row == ra) submit_panel(op, k, va, tile_id(matrix_a, op.b, k), tf, priority);
+                if (g_.row != ra) continue;
+                submit_panel(op, k, va, tile_id(matrix_a, op.b, k), tf, priority);
+                if (op.kind == Kind::ge) {
+                    snap_[o] = temp(elements(op.a, k));
+                    copy_into(snap_[o], va, elements(op.a, k), priority);
+                }
                 continue;
             }
             const std::size_t vcount = elements(op.b, k), tcount = std::size_t(ib_) * a_.tile_rows(k);
@@ -122,100 +140,86 @@ public:
         }
     }
 
-    /// Brings each node's reflectors and factor to every rank of process row a mod Pr
-    /// (from the owner in process column k mod Pc, via that column when the owner's row
-    /// differs); afterwards v_[o], t_[o] name them on those ranks.
-    void distribute(int k, const std::vector<Op>& ops)
+    /// Brings node o's reflectors and factor to every rank of process row a mod Pr (from
+    /// the owner in process column k mod Pc, via that column when the owner's row differs);
+    /// afterwards v_[o], t_[o] name them on those ranks. Call in node order on every rank.
+    void distribute(int k, const std::vector<Op>& ops, std::size_t o)
     {
         const int ck = k % g_.cols;
-        v_.assign(ops.size(), 0);
-        t_.assign(ops.size(), 0);
-        std::map<std::pair<int, int>, DataId> delivered;  // (reflector row, process row) -> id there
-        for (std::size_t o = 0; o < ops.size(); ++o) {
-            const Op& op = ops[o];
-            const int src = op.source(), ra = op.a % g_.rows, rs = src % g_.rows;
-            const bool have_v = delivered.count({src, ra}) > 0;
-            DataId v = tile_id(matrix_a, src, k), t = tile_id(op.factor_matrix(), src, k);
-            const std::size_t vcount = elements(src, k), tcount = std::size_t(ib_) * a_.tile_rows(k);
-            if (rs != ra && g_.col == ck) {  // owner row -> row a, in process column ck
-                if (g_.row == rs) {
-                    if (!have_v) {
-                        runtime_->wait_for(v);
-                        send(a_.tile(src, k), vcount, ra, tag_factor);
-                    }
-                    runtime_->wait_for(t);
-                    send(host_pointer(t), tcount, ra, tag_factor);
-                } else if (g_.row == ra) {
-                    if (!have_v) v = receive(vcount, rs, tag_factor);
-                    t = receive(tcount, rs, tag_factor);
-                }
-            }
-            if (g_.row == ra) {
-                if (have_v) v = delivered[{src, ra}];
-                if (g_.cols > 1) {  // along process row ra from column ck
-                    if (g_.col == ck) {
-                        if (!have_v) {
-                            runtime_->wait_for(v);
-                            bcast(host_pointer(v), vcount, ck);
-                        }
-                        runtime_->wait_for(t);
-                        bcast(host_pointer(t), tcount, ck);
-                    } else {
-                        if (!have_v) {
-                            v = temp(vcount);
-                            bcast(pointer(v), vcount, ck);
-                        }
-                        t = temp(tcount);
-                        bcast(pointer(t), tcount, ck);
-                    }
-                }
-                v_[o] = v;
-                t_[o] = t;
-            }
-            delivered[{src, ra}] = v;  // the id is only meaningful on row ra's ranks
+        if (o == 0) {
+            v_.assign(ops.size(), 0);
+            t_.assign(ops.size(), 0);
         }
+        const Op& op = ops[o];
+        const int src = op.source(), ra = op.a % g_.rows, rs = src % g_.rows;
+        DataId v = tile_id(matrix_a, src, k), t = tile_id(op.factor_matrix(), src, k);
+        if (op.kind == Kind::ge && g_.row == ra && g_.col == ck && snap_[o] != 0) v = snap_[o];
+        const std::size_t vcount = elements(src, k), tcount = std::size_t(ib_) * a_.tile_rows(k);
+        if (rs != ra && g_.col == ck) {  // owner row -> row a, in process column ck
+            if (g_.row == rs) {
+                runtime_->wait_for(v);
+                send(a_.tile(src, k), vcount, ra, tag_factor);
+                runtime_->wait_for(t);
+                send(host_pointer(t), tcount, ra, tag_factor);
+            } else if (g_.row == ra) {
+                v = receive(vcount, rs, tag_factor);
+                t = receive(tcount, rs, tag_factor);
+            }
+        }
+        if (g_.row != ra) return;
+        if (g_.cols > 1) {  // along process row ra from column ck
+            if (g_.col == ck) {
+                runtime_->wait_for(v);
+                bcast(host_pointer(v), vcount, ck);
+                runtime_->wait_for(t);
+                bcast(host_pointer(t), tcount, ck);
+            } else {
+                v = temp(vcount);
+                bcast(pointer(v), vcount, ck);
+                t = temp(tcount);
+                bcast(pointer(t), tcount, ck);
+            }
+        }
+        v_[o] = v;
+        t_[o] = t;
     }
 
-    /// Applies step k's nodes, in order, to tile columns [j0, j1) of matrix `x`
-    /// (matrix_a or matrix_c); a tile b on another process row than a travels to a's rank
-    /// and back.
-    void update(int k, const std::vector<Op>& ops, char trans, int matrix, int j0, int j1, bool reverse)
+    /// Applies node o of step k to tile columns [j0, j1) of matrix `matrix` (matrix_a or
+    /// matrix_c); a tile b on another process row than a travels to a's rank and back.
+    void update(int k, const std::vector<Op>& ops, std::size_t o, char trans, int matrix, int j0, int j1)
     {
-        const double base = 3.0 * (nt_ - k);
-        for (std::size_t n = 0; n < ops.size(); ++n) {
-            const std::size_t o = reverse ? ops.size() - 1 - n : n;
-            const Op& op = ops[o];
-            const int ra = op.a % g_.rows, rb = op.b % g_.rows;
-            std::vector<int> remote;
-            for (int j = j0; j < j1; ++j) {
-                if (g_.col != j % g_.cols) continue;
-                const double priority = base + (matrix == matrix_a && j == k + 1 ? 1 : 0);
-                if (op.kind == Kind::ge || ra == rb) {
-                    if (g_.row == ra)
-                        submit_update(op, k, o, trans, tile_id(matrix, op.a, j), tile_id(matrix, op.b, j), j, priority);
-                } else {
-                    remote.push_back(j);
-                }
-            }
-            if (remote.empty() || (g_.row != ra && g_.row != rb)) continue;
-            if (g_.row == rb) {
-                for (int j : remote) {
-                    runtime_->wait_for(tile_id(matrix, op.b, j));
-                    send(host_pointer(tile_id(matrix, op.b, j)), elements(op.b, j), ra, tag_there);
-                }
-                for (int j : remote)
-                    copy_into(tile_id(matrix, op.b, j), receive(elements(op.b, j), ra, tag_back), elements(op.b, j),
-                              base);
+        const double base = update_priority(k, -1, false);
+        const Op& op = ops[o];
+        const int ra = op.a % g_.rows, rb = op.b % g_.rows;
+        std::vector<int> remote;
+        for (int j = j0; j < j1; ++j) {
+            if (g_.col != j % g_.cols) continue;
+            const double priority = update_priority(k, j, matrix == matrix_a);
+            if (op.kind == Kind::ge || ra == rb) {
+                if (g_.row == ra)
+                    submit_update(op, k, o, trans, tile_id(matrix, op.a, j), tile_id(matrix, op.b, j), j, priority);
             } else {
-                std::vector<DataId> held;
-                for (int j : remote) {
-                    held.push_back(receive(elements(op.b, j), rb, tag_there));
-                    submit_update(op, k, o, trans, tile_id(matrix, op.a, j), held.back(), j, base);
-                }
-                for (std::size_t r = 0; r < remote.size(); ++r) {
-                    runtime_->wait_for(held[r]);
-                    send(pointer(held[r]), elements(op.b, remote[r]), rb, tag_back);
-                }
+                remote.push_back(j);
+            }
+        }
+        if (remote.empty() || (g_.row != ra && g_.row != rb)) return;
+        if (g_.row == rb) {
+            for (int j : remote) {
+                runtime_->wait_for(tile_id(matrix, op.b, j));
+                send(host_pointer(tile_id(matrix, op.b, j)), elements(op.b, j), ra, tag_there);
+            }
+            for (int j : remote)
+                copy_into(tile_id(matrix, op.b, j), receive(elements(op.b, j), ra, tag_back), elements(op.b, j),
+                          base);
+        } else {
+            std::vector<DataId> held;
+            for (int j : remote) {
+                held.push_back(receive(elements(op.b, j), rb, tag_there));
+                submit_update(op, k, o, trans, tile_id(matrix, op.a, j), held.back(), j, base);
+            }
+            for (std::size_t r = 0; r < remote.size(); ++r) {
+                runtime_->wait_for(held[r]);
+                send(pointer(held[r]), elements(op.b, remote[r]), rb, tag_back);
             }
         }
     }
@@ -254,6 +258,8 @@ public:
     }
 
     int nt() const { return nt_; }
+    /// apply_q: the factors exist already; no snapshots.
+    void panel_skipped(std::size_t nodes) { snap_.assign(nodes, 0); }
 
 private:
     struct Temp {
@@ -364,6 +370,7 @@ private:
     std::uint64_t next_ = 0;
     int phase_ = 0;  ///< steps retired so far
     std::vector<DataId> v_, t_;  ///< per node of the current step: reflectors and factor on row a's ranks
+    std::vector<DataId> snap_;   ///< per node: the copy of a GEQRT's tile on its rank (0: none)
 
 public:
     BlockCyclicMatrix<T>* c_ = nullptr;  ///< apply_q's c (matrix_c)
@@ -394,9 +401,9 @@ BlockCyclicQr<T> block_cyclic_qr(BlockCyclicMatrix<T> a, const DenseExecution& e
         for (int k = 0; k < nt; ++k) {
             const std::vector<Op> ops = step_ops(k, nt, domains);
             q.panel(k, ops);
-            if (k + 1 < nt) {
-                q.distribute(k, ops);
-                q.update(k, ops, 'C', matrix_a, k + 1, nt, false);
+            for (std::size_t o = 0; o < ops.size() && k + 1 < nt; ++o) {  // each node's updates as soon as it is here
+                q.distribute(k, ops, o);
+                q.update(k, ops, o, 'C', matrix_a, k + 1, nt);
             }
             q.release_column(k);
             q.retire();
@@ -426,8 +433,10 @@ DenseReport block_cyclic_apply_q(const BlockCyclicQr<T>& f, char trans, BlockCyc
     for (int s = 0; s < nt; ++s) {
         const int k = trans == 'C' ? s : nt - 1 - s;
         const std::vector<Op> ops = step_ops(k, nt, f.domains);
-        q.distribute(k, ops);
-        q.update(k, ops, trans, matrix_c, 0, nt, trans == 'N');
+        q.panel_skipped(ops.size());
+        for (std::size_t o = 0; o < ops.size(); ++o) q.distribute(k, ops, o);
+        for (std::size_t n = 0; n < ops.size(); ++n)  // Q: the nodes in reverse
+            q.update(k, ops, trans == 'N' ? ops.size() - 1 - n : n, trans, matrix_c, 0, nt);
         q.retire();
     }
     return q.finish(start);
