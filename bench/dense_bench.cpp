@@ -54,7 +54,7 @@ struct Args {
     int device_workers = 0;
     int slices = 2;
     int scalapack_tile = 0;  // pzpotrf's / pzgeqrf's block size under mpirun; 0: --tile
-    int domains = 4;         // QR under mpirun: tile-row domains of the reduction tree
+    int domains = 2;         // QR under mpirun: tile-row domains of the reduction tree
     int host_width = 0;   // hybrid tiles' B_h; 0: square tiles
     bool tune = false;    // --host-width auto
     bool pin = true;
@@ -81,7 +81,7 @@ struct Args {
                  "  --scalapack-tile NB  under mpirun: ScaLAPACK's block size (default: --tile, which also\n"
                  "              compares the two factors entry by entry)\n"
                  "  --domains D under mpirun, geqrf: tile rows i and i' share a flat chain of the reduction\n"
-                 "              tree when i = i' mod D (default 4; the factor depends on D, not on the ranks)\n"
+                 "              tree when i = i' mod D (default 2; the factor depends on D, not on the ranks)\n"
                  "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
                  "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n";
     std::exit(2);

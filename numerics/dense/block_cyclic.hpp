@@ -91,7 +91,7 @@ struct BlockCyclicQr {
 /// rank's.
 template <class T>
 BlockCyclicQr<T> block_cyclic_qr(BlockCyclicMatrix<T> a, const DenseExecution& execution, MPI_Comm comm,
-                                 int domains = 4, DenseReport* report = nullptr);
+                                 int domains = 2, DenseReport* report = nullptr);
 
 /// c := Q c (trans 'N') or Q^H c (trans 'C') for the Q of `f`; c has f.a's n, tile and
 /// grid (InputError otherwise). Collective over `comm`.

@@ -1,8 +1,9 @@
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <set>
+#include <thread>
 #include <utility>
 
 #include "numerics/dense/block_cyclic.hpp"
@@ -294,20 +295,35 @@ private:
         return (matrix == matrix_c ? c_ : &a_)->tile(i, j);
     }
 
+    /// Waits for a message while sleeping between tests: a blocking MPI call spins on
+    /// its core, which the rank's workers need (OpenMPI polls unless oversubscribed).
+    static void complete(MPI_Request& request, const char* call)
+    {
+        for (int done = 0;;) {
+            mpi::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
+            if (done) return;
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    }
     void send(const T* data, std::size_t count, int row, int tag)
     {
-        mpi::check(MPI_Send(data, int(count), mpi::datatype<T>(), row, tag, col_comm_), "MPI_Send(tile)");
+        MPI_Request r;
+        mpi::check(MPI_Isend(data, int(count), mpi::datatype<T>(), row, tag, col_comm_, &r), "MPI_Isend(tile)");
+        complete(r, "MPI_Isend(tile)");
     }
     DataId receive(std::size_t count, int row, int tag)
     {
         const DataId id = temp(count);
-        mpi::check(MPI_Recv(pointer(id), int(count), mpi::datatype<T>(), row, tag, col_comm_, MPI_STATUS_IGNORE),
-                   "MPI_Recv(tile)");
+        MPI_Request r;
+        mpi::check(MPI_Irecv(pointer(id), int(count), mpi::datatype<T>(), row, tag, col_comm_, &r), "MPI_Irecv(tile)");
+        complete(r, "MPI_Irecv(tile)");
         return id;
     }
     void bcast(T* data, std::size_t count, int root_col)
     {
-        mpi::check(MPI_Bcast(data, int(count), mpi::datatype<T>(), root_col, row_comm_), "MPI_Bcast(tile)");
+        MPI_Request r;
+        mpi::check(MPI_Ibcast(data, int(count), mpi::datatype<T>(), root_col, row_comm_, &r), "MPI_Ibcast(tile)");
+        complete(r, "MPI_Ibcast(tile)");
     }
 
     void copy_into(DataId dst, DataId src, std::size_t count, double priority)
