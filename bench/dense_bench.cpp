@@ -2,9 +2,9 @@
 // zpotrf / zgeqrf (+ zungqr for TSQR's explicit Q) on the same matrix in the same run.
 // Gflop/s by the LAWN 41 counts; medians over --reps; the residual of our factor; the
 // per-worker busy time. See docs/dense.md for the measured table.
-// Under mpirun (more than one rank; potrf only): the 2-D block-cyclic tile Cholesky
-// against ScaLAPACK's pzpotrf (when found at configure time) on the same matrix, same
-// grid and block size, in the same run.
+// Under mpirun (more than one rank; potrf or geqrf): the 2-D block-cyclic tile Cholesky /
+// QR against ScaLAPACK's pzpotrf / pzgeqrf (when found at configure time) on the same
+// matrix, same grid and block size, in the same run.
 #include <omp.h>
 
 #include <complex>
@@ -53,7 +53,8 @@ struct Args {
     int reps = 3;
     int device_workers = 0;
     int slices = 2;
-    int scalapack_tile = 0;  // pzpotrf's block size under mpirun; 0: --tile
+    int scalapack_tile = 0;  // pzpotrf's / pzgeqrf's block size under mpirun; 0: --tile
+    int domains = 2;         // QR under mpirun: tile-row domains of the reduction tree
     int host_width = 0;   // hybrid tiles' B_h; 0: square tiles
     bool tune = false;    // --host-width auto
     bool pin = true;
@@ -74,10 +75,13 @@ struct Args {
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
                  "  --device-workers D  workers of a host-memory device (default 0: none)\n"
                  "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
-                 "  under mpirun with > 1 rank: potrf only, the 2-D block-cyclic tile Cholesky against\n"
-                 "              ScaLAPACK's pzpotrf (when found at configure time) on the same grid\n"
-                 "  --scalapack-tile NB  under mpirun: pzpotrf's block size (default: --tile, which also\n"
+                 "  under mpirun with > 1 rank: potrf or geqrf, the 2-D block-cyclic tile Cholesky / QR\n"
+                 "              against ScaLAPACK's pzpotrf / pzgeqrf (when found at configure time) on the\n"
+                 "              same grid\n"
+                 "  --scalapack-tile NB  under mpirun: ScaLAPACK's block size (default: --tile, which also\n"
                  "              compares the two factors entry by entry)\n"
+                 "  --domains D under mpirun, geqrf: tile rows i and i' share a flat chain of the reduction\n"
+                 "              tree when i = i' mod D (default 2; the factor depends on D, not on the ranks)\n"
                  "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
                  "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n";
     std::exit(2);
@@ -104,6 +108,7 @@ Args parse(int argc, char** argv)
             else if (key == "--device-workers") a.device_workers = std::stoi(v);
             else if (key == "--slices") a.slices = std::stoi(v);
             else if (key == "--scalapack-tile") a.scalapack_tile = std::stoi(v);
+            else if (key == "--domains") a.domains = std::stoi(v);
             else if (key == "--host-width") {
                 if (v == "auto") a.tune = true;
                 else a.host_width = std::stoi(v);
@@ -117,6 +122,7 @@ Args parse(int argc, char** argv)
     if (a.op != "potrf" && a.op != "geqrf" && a.op != "tsqr") usage("--op must be potrf, geqrf or tsqr");
     if (a.n < 1 || a.k < 1 || a.threads < 1 || a.reps < 1 || a.ib < 1 || a.tile < 0) usage("values must be >= 1");
     if (a.tile == 0) a.tile = a.op == "potrf" ? 320 : a.op == "geqrf" ? 256 : 8192;
+    if (a.domains < 1) usage("--domains must be >= 1");
     if (a.slices < 1 || a.host_width < 0) usage("--slices must be >= 1 and --host-width >= 0");
     if ((a.tune || a.host_width > 0) && a.op == "tsqr") usage("--host-width applies to potrf and geqrf");
     if (a.tune && a.device_workers < 1) usage("--host-width auto needs --device-workers >= 1");
@@ -193,6 +199,8 @@ int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, 
 void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
                const int* icsrc, const int* context, const int* lld, int* info);
 void pzpotrf_(const char* uplo, const int* n, Z* a, const int* ia, const int* ja, const int* desc, int* info);
+void pzgeqrf_(const int* m, const int* n, Z* a, const int* ia, const int* ja, const int* desc, Z* tau, Z* work,
+              const int* lwork, int* info);
 }
 #endif
 
@@ -203,10 +211,21 @@ double mpi_max(double v)
     return m;
 }
 
-/// potrf across the ranks of MPI_COMM_WORLD: ours (block_cyclic_cholesky) and pzpotrf.
+double mpi_sum(double v)
+{
+    double s = 0;
+    MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return s;
+}
+
+/// potrf or geqrf across the ranks of MPI_COMM_WORLD: ours (block_cyclic_cholesky /
+/// block_cyclic_qr) and ScaLAPACK's pzpotrf / pzgeqrf, alternating, on the same matrix
+/// (hpd_entry: Hermitian, diagonally dominant; the cost does not depend on the values).
 int run_mpi(const Args& args, const DenseExecution& ex)
 {
-    if (args.op != "potrf") throw InputError("dense-bench under mpirun runs --op potrf only, got " + args.op);
+    const bool qr_op = args.op == "geqrf";
+    if (!qr_op && args.op != "potrf")
+        throw InputError("dense-bench under mpirun runs --op potrf or geqrf, got " + args.op);
     const long n = args.n;
     const int b = args.tile;
     const ProcessGrid grid = ProcessGrid::of(MPI_COMM_WORLD);
@@ -225,6 +244,7 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     DenseReport last;
     double max_diff = -1;
     BlockCyclicMatrix<Z> m(n, b, grid);
+    std::unique_ptr<BlockCyclicQr<Z>> factored;  // the last QR, for the checks
 #ifdef TOPOKPM_HAVE_SCALAPACK
     int context = 0;
     Cblacs_get(-1, 0, &context);
@@ -236,47 +256,102 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     int desc[9], info = 0;
     descinit_(desc, &N, &N, &sb, &sb, &zero, &zero, &context, &lld, &info);
     std::vector<Z> local(std::size_t(lld) * std::max(1, local_cols));
+    std::vector<Z> tau(std::size_t(std::max(1, local_cols))), work;
+    if (qr_op) {
+        int query = -1;
+        Z size;
+        pzgeqrf_(&N, &N, local.data(), &one, &one, desc, tau.data(), &size, &query, &info);
+        work.resize(std::size_t(size.real()) + 1);
+    }
     auto global_row = [&](int lr) { return long((lr / sb) * grid.rows + grid.row) * sb + lr % sb; };
     auto global_col = [&](int lc) { return long((lc / sb) * grid.cols + grid.col) * sb + lc % sb; };
 #endif
     for (int rep = 0; rep < args.reps; ++rep) {
-        fill_ours(m);
-        MPI_Barrier(MPI_COMM_WORLD);
-        double start = wall_seconds();
-        last = block_cyclic_cholesky(m, ex, MPI_COMM_WORLD);
-        ours_s.push_back(mpi_max(wall_seconds() - start));
+        if (qr_op) {
+            BlockCyclicMatrix<Z> a(n, b, grid);
+            fill_ours(a);
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double start = wall_seconds();
+            factored = std::make_unique<BlockCyclicQr<Z>>(
+                block_cyclic_qr(std::move(a), ex, MPI_COMM_WORLD, args.domains, &last));
+            ours_s.push_back(mpi_max(wall_seconds() - start));
+        } else {
+            fill_ours(m);
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double start = wall_seconds();
+            last = block_cyclic_cholesky(m, ex, MPI_COMM_WORLD);
+            ours_s.push_back(mpi_max(wall_seconds() - start));
+        }
 #ifdef TOPOKPM_HAVE_SCALAPACK
         for (int lc = 0; lc < local_cols; ++lc)
             for (int lr = 0; lr < local_rows; ++lr)
                 local[std::size_t(lc) * lld + lr] = hpd_entry(global_row(lr), global_col(lc), n);
         omp_set_num_threads(args.threads);
         MPI_Barrier(MPI_COMM_WORLD);
-        start = wall_seconds();
-        pzpotrf_("L", &N, local.data(), &one, &one, desc, &info);
+        const double start = wall_seconds();
+        if (qr_op) {
+            int lwork = int(work.size());
+            pzgeqrf_(&N, &N, local.data(), &one, &one, desc, tau.data(), work.data(), &lwork, &info);
+        } else {
+            pzpotrf_("L", &N, local.data(), &one, &one, desc, &info);
+        }
         theirs_s.push_back(mpi_max(wall_seconds() - start));
-        if (info != 0) throw NumericalError("pzpotrf failed, info " + std::to_string(info));
+        if (info != 0) throw NumericalError(args.op + " (ScaLAPACK) failed, info " + std::to_string(info));
 #endif
     }
+    const BlockCyclicMatrix<Z>& ours = qr_op ? factored->a : m;
 #ifdef TOPOKPM_HAVE_SCALAPACK
-    // Same grid, same blocks: compare this rank's lower entries of both factors.
+    // Same grid, same blocks: compare this rank's entries of both factors (L; or R, whose
+    // rows the two trees may scale by different unit phases, so |R| entry by entry).
     double diff = 0, scale = 0;
-    for (int i = 0; i < m.nt() && sb == b; ++i)
-        for (int j = 0; j <= i; ++j) {
-            if (!m.mine(i, j)) continue;
-            const Z* t = m.tile(i, j);
-            for (int c = 0; c < m.tile_rows(j); ++c)
-                for (int r = 0; r < m.tile_rows(i); ++r) {
-                    if (long(i) * b + r < long(j) * b + c) continue;
+    for (int i = 0; i < ours.nt() && sb == b; ++i)
+        for (int j = 0; j < ours.nt(); ++j) {
+            if (!ours.mine(i, j) || (qr_op ? i > j : i < j)) continue;
+            const Z* t = const_cast<BlockCyclicMatrix<Z>&>(ours).tile(i, j);
+            for (int c = 0; c < ours.tile_rows(j); ++c)
+                for (int r = 0; r < ours.tile_rows(i); ++r) {
+                    const long gr = long(i) * b + r, gc = long(j) * b + c;
+                    if (qr_op ? gr > gc : gr < gc) continue;
                     const int lr = (i / grid.rows) * b + r, lc = (j / grid.cols) * b + c;
-                    const Z x = t[std::size_t(c) * m.tile_rows(i) + r];
-                    diff = std::max(diff, std::abs(x - local[std::size_t(lc) * lld + lr]));
+                    const Z x = t[std::size_t(c) * ours.tile_rows(i) + r], y = local[std::size_t(lc) * lld + lr];
+                    diff = std::max(diff, qr_op ? std::abs(std::abs(x) - std::abs(y)) : std::abs(x - y));
                     scale = std::max(scale, std::abs(x));
                 }
         }
     if (sb == b) max_diff = mpi_max(diff) / mpi_max(scale);
     Cblacs_gridexit(context);
 #endif
-    const double flops = cholesky_flops(double(n));
+    // Our QR's backward error ||A - Q R||_F / (n u ||A||_F): Q applied to R (zero below).
+    double residual = -1;
+    if (qr_op && args.check) {
+        BlockCyclicMatrix<Z> c(n, b, grid);
+        for (int i = 0; i < c.nt(); ++i)
+            for (int j = i; j < c.nt(); ++j) {
+                if (!c.mine(i, j)) continue;
+                const Z* r = factored->a.tile(i, j);
+                Z* t = c.tile(i, j);
+                for (int col = 0; col < c.tile_rows(j); ++col)
+                    for (int row = 0; row < c.tile_rows(i); ++row)
+                        if (long(i) * b + row <= long(j) * b + col)
+                            t[std::size_t(col) * c.tile_rows(i) + row] = r[std::size_t(col) * c.tile_rows(i) + row];
+            }
+        block_cyclic_apply_q(*factored, 'N', c, ex, MPI_COMM_WORLD);
+        double d2 = 0, a2 = 0;
+        for (int i = 0; i < c.nt(); ++i)
+            for (int j = 0; j < c.nt(); ++j) {
+                if (!c.mine(i, j)) continue;
+                const Z* t = c.tile(i, j);
+                for (int col = 0; col < c.tile_rows(j); ++col)
+                    for (int row = 0; row < c.tile_rows(i); ++row) {
+                        const Z x = hpd_entry(long(i) * b + row, long(j) * b + col, n);
+                        d2 += std::norm(x - t[std::size_t(col) * c.tile_rows(i) + row]);
+                        a2 += std::norm(x);
+                    }
+            }
+        residual = std::sqrt(mpi_sum(d2) / mpi_sum(a2)) / (double(n) * std::numeric_limits<double>::epsilon() / 2);
+    }
+    const char* theirs_name = qr_op ? "pzgeqrf" : "pzpotrf";
+    const double flops = qr_op ? qr_flops(double(n), double(n)) : cholesky_flops(double(n));
     const double ours_med = median(ours_s), ours_gf = flops / ours_med * 1e-9;
     const double theirs_med = theirs_s.empty() ? 0 : median(theirs_s);
     const double theirs_gf = theirs_s.empty() ? 0 : flops / theirs_med * 1e-9;
@@ -284,29 +359,35 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     for (double x : last.stats.busy_seconds) busy += x;
     const double busy_max = mpi_max(busy), busy_min = -mpi_max(-busy);
     if (root) {
-        std::printf("dense-bench op=potrf (mpi) n=%ld tile=%d scalapack_tile=%d ranks=%d grid=%dx%d threads/rank=%d "
-                    "device_workers=%d reps=%d\n",
-                    n, b, args.scalapack_tile > 0 ? args.scalapack_tile : b, mpi::size(), grid.rows, grid.cols,
-                    args.threads, args.device_workers, args.reps);
+        std::printf("dense-bench op=%s (mpi) n=%ld tile=%d ib=%d domains=%d scalapack_tile=%d ranks=%d grid=%dx%d "
+                    "threads/rank=%d device_workers=%d reps=%d\n",
+                    args.op.c_str(), n, b, args.ib, args.domains, args.scalapack_tile > 0 ? args.scalapack_tile : b,
+                    mpi::size(), grid.rows, grid.cols, args.threads, args.device_workers, args.reps);
         std::printf("  ours      median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
         if (!theirs_s.empty())
-            std::printf("  scalapack median %.4f s  %.2f Gflop/s (pzpotrf)\n  ratio ours/theirs %.3f   "
-                        "max |L_ours - L_scalapack| / max |L| = %.3g\n",
-                        theirs_med, theirs_gf, ours_gf / theirs_gf, max_diff);
+            std::printf("  scalapack median %.4f s  %.2f Gflop/s (%s)\n  ratio ours/theirs %.3f   "
+                        "max |%s_ours%s - %s_scalapack%s| / max |%s| = %.3g\n",
+                        theirs_med, theirs_gf, theirs_name, ours_gf / theirs_gf, qr_op ? "|R" : "L", qr_op ? "|" : "",
+                        qr_op ? "|R" : "L", qr_op ? "|" : "", qr_op ? "R" : "L", max_diff);
         else
             std::printf("  (no ScaLAPACK at configure time)\n");
+        if (qr_op) std::printf("  residual ||A-QR||_F/(n u ||A||_F) %.3g\n", residual);
         std::printf("  per-rank busy s: max %.3f min %.3f\n", busy_max, busy_min);
         if (!args.json.empty()) {
             std::ofstream out(args.json);
             if (!out) throw IoError("cannot write " + args.json);
             out.precision(10);
-            out << "{\"op\": \"potrf\", \"mpi_ranks\": " << mpi::size() << ", \"grid\": [" << grid.rows << ", "
-                << grid.cols << "], \"n\": " << n << ", \"tile\": " << b << ", \"threads\": " << args.threads
+            // "lapack_*" is the baseline of the run: here ScaLAPACK's routine (also under "scalapack_*").
+            out << "{\"op\": \"" << args.op << "\", \"mpi_ranks\": " << mpi::size() << ", \"grid\": [" << grid.rows
+                << ", " << grid.cols << "], \"n\": " << n << ", \"tile\": " << b << ", \"ib\": " << args.ib
+                << ", \"domains\": " << args.domains << ", \"threads\": " << args.threads
                 << ", \"scalapack_tile\": " << (args.scalapack_tile > 0 ? args.scalapack_tile : b)
-                << ", \"reps\": " << args.reps << ", \"ours_seconds\": " << ours_med << ", \"ours_gflops\": " << ours_gf
+                << ", \"reps\": " << args.reps << ", \"baseline\": \"" << theirs_name
+                << "\", \"ours_seconds\": " << ours_med << ", \"ours_gflops\": " << ours_gf
                 << ", \"scalapack_seconds\": " << theirs_med << ", \"scalapack_gflops\": " << theirs_gf
-                << ", \"ratio\": " << (theirs_gf > 0 ? ours_gf / theirs_gf : 0) << ", \"residual\": " << max_diff
-                << "}\n";
+                << ", \"lapack_gflops\": " << theirs_gf << ", \"ratio\": " << (theirs_gf > 0 ? ours_gf / theirs_gf : 0)
+                << ", \"residual\": " << (qr_op ? residual : max_diff) << ", \"factor_difference\": " << max_diff
+                << ", \"busy_seconds_max\": " << busy_max << ", \"busy_seconds_min\": " << busy_min << "}\n";
         }
     }
     return 0;
@@ -477,6 +558,7 @@ int main(int argc, char** argv)
             ex.host_workers = args.threads;
             ex.device_workers = args.device_workers;
             ex.slices = args.slices;
+            ex.inner_block = args.ib;
             run_mpi(args, ex);
         });
     }

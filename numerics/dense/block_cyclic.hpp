@@ -62,3 +62,41 @@ template <class T>
 DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution& execution, MPI_Comm comm);
 
 }  // namespace topokpm::numerics::dense
+
+namespace topokpm::numerics::dense {
+
+/// Tile Householder QR across MPI ranks (docs/dense.md "QR across ranks"): A = Q R for the
+/// n x n matrix of `a` in its 2-D block-cyclic layout. Step k reduces tile column k with a
+/// fixed two-level tree over the tile rows i >= k: tile row i belongs to domain i mod D
+/// (D = `domains`); each domain is reduced by a flat chain (GEQRT of its first row, TSQRT
+/// of the others onto it, in row order), then the domains' R factors are combined by a
+/// binary tree of TTQRT (xTPQRT with a triangular lower block) in the order of their first
+/// rows, ending in row k. Every trailing tile column j > k receives the same
+/// transformations (UNMQR / TSMQR / TTMQR) in the same order. The tree depends on the tile
+/// indices and D only, so the factors are bitwise those of one rank with the same D; with
+/// D = 1 the tree is the flat one of qr() on B x B tiles (bitwise equal to it). When Pr
+/// divides D, the chains stay inside one process row and only the D - 1 tree nodes per
+/// step move tiles between process rows.
+template <class T>
+struct BlockCyclicQr {
+    BlockCyclicMatrix<T> a;              ///< R on and above the diagonal, reflectors below (this rank's tiles)
+    std::vector<std::vector<T>> t, t2;   ///< per tile index i * nt + k: GEQRT/TSQRT and TTQRT factors (ib x w)
+    int inner_block = 0;
+    int domains = 1;
+};
+
+/// Factors `a` (moved in). Collective over `comm`, the grid of `a`. Throws InputError for
+/// domains < 1. Rank-deficient A is fine (Householder QR needs no pivoting for
+/// stability; R then has small trailing diagonal entries). The report's stats are this
+/// rank's.
+template <class T>
+BlockCyclicQr<T> block_cyclic_qr(BlockCyclicMatrix<T> a, const DenseExecution& execution, MPI_Comm comm,
+                                 int domains = 2, DenseReport* report = nullptr);
+
+/// c := Q c (trans 'N') or Q^H c (trans 'C') for the Q of `f`; c has f.a's n, tile and
+/// grid (InputError otherwise). Collective over `comm`.
+template <class T>
+DenseReport block_cyclic_apply_q(const BlockCyclicQr<T>& f, char trans, BlockCyclicMatrix<T>& c,
+                                 const DenseExecution& execution, MPI_Comm comm);
+
+}  // namespace topokpm::numerics::dense

@@ -18,13 +18,15 @@
 
 namespace topokpm::mpi {
 
-/// The MPI datatype of T (double, complex<double>, int, int64, uint64).
+/// The MPI datatype of T (double, complex<double>, complex<float>, int, int64, uint64).
 template <typename T>
 MPI_Datatype datatype();
 template <>
 inline MPI_Datatype datatype<double>() { return MPI_DOUBLE; }
 template <>
 inline MPI_Datatype datatype<std::complex<double>>() { return MPI_C_DOUBLE_COMPLEX; }
+template <>
+inline MPI_Datatype datatype<std::complex<float>>() { return MPI_C_FLOAT_COMPLEX; }
 template <>
 inline MPI_Datatype datatype<int>() { return MPI_INT; }
 template <>
