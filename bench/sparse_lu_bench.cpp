@@ -94,7 +94,7 @@ public:
     Json& num(const std::string& key, double v)
     {
         char buf[64];
-        if (std::isfinite(v)) std::snprintf(buf, sizeof buf, "%.6g", v);
+        if (std::isfinite(v)) std::snprintf(buf, sizeof buf, "%.10g", v);
         else std::snprintf(buf, sizeof buf, "null");
         return raw(key, buf);
     }

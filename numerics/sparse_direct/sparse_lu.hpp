@@ -104,6 +104,9 @@ enum class Accelerator {
                   ///< one host worker and one device worker. A CUDA device is not implemented.
 };
 
+/// HALO memory: beyond factor_memory_bytes(), a host mirror of the shadow (as large as the
+/// panels) and the accelerator's copies of the shadow panels it has touched and not yet
+/// returned. The first HALO factorization of an analysis also measures the rates (~0.1 s).
 struct HaloOptions {
     Accelerator accelerator = Accelerator::none;
     /// < 0: the boundary is chosen by the model of measured update rates (GEMM rate and
