@@ -9,7 +9,7 @@
 //   sparse-lu-bench [--model ti|graphene] [--lattice 20x20x20[,...]] [--boundary ppp]
 //                   [--shift 0.1] [--eta 0] [--disorder 1] [--ordering metis|nd|both]
 //                   [--site-size B] [--reps 3] [--matrix-market FILE] [--json FILE]
-//                   [--halo model,0,0.5,1] [--no-peers]
+//                   [--halo model,0,0.5,1] [--no-peers] [--analyse-only]
 //
 // --site-size: rows per site for METIS and the symbolic phase; default 4 for ti (the four
 // orbitals share their neighbours), 1 for graphene and Matrix Market files. The lattice
@@ -18,6 +18,8 @@
 // "model" (boundary chosen by the model) or an accelerator share of the update flops in
 // [0, 1]; each reports its time against the all-host factorization of the same run and the
 // split statistics (n_g, bytes moved, lazy reduction time).
+// --analyse-only: the analysis only (fill, factor memory, flops), e.g. to find the largest
+// lattice whose factors fit a memory budget.
 // --json FILE: one object per matrix (an array when several) with n, nnz, fill_nnz,
 // analyse_s, factor_s, solve_s, residual (componentwise backward error after refinement),
 // tiny_pivots, ... , halo [...] and peers {"umfpack": {...}, "mumps": {...}, "superlu_dist": {...}}.
@@ -438,7 +440,7 @@ int main(int argc, char** argv)
                 json_path, halo_list;
     double sigma = 0.1, eta = 0.0, disorder = 1.0;
     int reps = 3, site_size = 0;
-    bool peers = true;
+    bool peers = true, analyse_only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
@@ -458,6 +460,7 @@ int main(int argc, char** argv)
         else if (arg == "--json") json_path = value();
         else if (arg == "--halo") halo_list = value();
         else if (arg == "--no-peers") peers = false;
+        else if (arg == "--analyse-only") analyse_only = true;
         else { std::fprintf(stderr, "unknown argument %s (see the file comment)\n", arg.c_str()); return 2; }
     }
 #if defined(TOPOKPM_BENCH_MUMPS) || defined(TOPOKPM_BENCH_SUPERLU_DIST)
@@ -525,6 +528,16 @@ int main(int argc, char** argv)
         Json top;
         top.str("matrix", pr.label).num("n", static_cast<double>(a.n)).num("nnz", static_cast<double>(a.nnz()))
             .num("shift", sigma).num("eta", eta).num("reps", reps).str("load_average", load_average());
+        if (analyse_only) {  // memory and flops of the factorization, known before any numeric work
+            for (const auto& [name, opt] : pr.variants) {
+                const double t0 = now();
+                const sparse_direct::SparseLU lu(a, opt);
+                std::printf("  ours/%-9s analyse %8.3f s  nnz(L+U) %11lld  factor memory %.2f GiB  factor flops %.3g\n",
+                            name.c_str(), now() - t0, static_cast<long long>(lu.factor_nonzeros()),
+                            lu.factor_memory_bytes() / (1 << 30), lu.factor_flops());
+            }
+            continue;
+        }
         std::vector<std::string> variant_json;
         double best_factor = INFINITY;
         for (const auto& [name, opt] : pr.variants) {
