@@ -34,8 +34,10 @@
 /// accelerator's), so every entry's sum lives on one side and is formed by the same
 /// operations in the same order whatever the boundary; the GEMMs are cut at the same
 /// structural split points whatever the boundary (a BLAS GEMM's columns depend on the call's
-/// shape). Hence the factor is bitwise independent of the boundary; n_g(k) is the number of
-/// R_k's columns before the boundary.
+/// shape). Hence the factor is bitwise independent of the boundary (HALO's workers run BLAS
+/// single-threaded; the plain path, Accelerator::none, gives the same bytes with one BLAS
+/// thread and differs by rounding with more); n_g(k) is the number of R_k's columns before
+/// the boundary.
 
 #include <cmath>
 #include <cstdint>
