@@ -62,25 +62,26 @@ void dense_lu_static(complex_double* a, int n, int lda, double tau, global_index
 
 // The Schur-complement update of supernode k restricted to the columns [c0, c1) of its update
 // block: A(R, R[c0:c1]) -= L(R, k) U(k, R[c0:c1]), R = supernode_rows(k), as one GEMM into
-// the work array and a SCATTER into the panels of the later supernodes. Entry (R[i], R[j]) lands in
+// `work` and a SCATTER into the panel blocks that panel_of(t) returns (the host's panels or
+// the accelerator's shadow; panel_of(k) is read for L(k), U(k)). Entry (R[i], R[j]) lands in
 // the L panel of the supernode of column R[j] when R[i] is not above it, otherwise in the U
-// panel of the supernode of row R[i]. Updates of disjoint column ranges touch disjoint
-// entries, which is what lets HALO hand [n_g, m) to another device.
-void SparseLU::schur_update(global_index k, global_index c0, global_index c1)
+// panel of the supernode of row R[i]: updates of disjoint column ranges touch disjoint entries,
+// which is what lets HALO hand [n_g, m) to another device.
+void SparseLU::schur_update(global_index k, global_index c0, global_index c1, complex_double* work,
+                            std::vector<global_index>& pos, const PanelOf& panel_of) const
 {
     const auto& rows = sn_rows_[k];
     const global_index m = static_cast<global_index>(rows.size());
     const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
     if (c1 <= c0 || m == 0) return;
     const global_index w = c1 - c0;
-    complex_double* work = work_.data();  // m x w <= m x m
-    const complex_double* lbelow = lpanel(k) + nc;  // m x nc, leading dimension nc + m
-    const complex_double* ucols = upanel(k) + c0 * nc;  // nc x w, leading dimension nc
+    const complex_double* lk = panel_of(k);
+    const complex_double* lbelow = lk + nc;                  // m x nc, leading dimension nc + m
+    const complex_double* ucols = lk + (nc + m) * nc + c0 * nc;  // nc x w, leading dimension nc
     cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(w),
                 static_cast<int>(nc), &kOne, lbelow, static_cast<int>(nc + m), ucols, static_cast<int>(nc), &kZero,
                 work, static_cast<int>(m));
 
-    std::vector<global_index>& pos = positions_;
     pos.resize(m);
     // L part, column group by column group: rows at or below the target supernode's first column.
     for (global_index g0 = c0; g0 < c1;) {
@@ -99,8 +100,9 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1)
                             " outside supernode ", t);
             pos[i] = tnc + static_cast<global_index>(walk);
         }
+        complex_double* lt = panel_of(t);
         for (global_index j = g0; j < g1; ++j) {
-            complex_double* dst = lpanel(t) + (rows[j] - tb) * ld;
+            complex_double* dst = lt + (rows[j] - tb) * ld;
             const complex_double* src = work + (j - c0) * m;
             for (global_index i = i0; i < m; ++i) dst[pos[i]] -= src[i];
         }
@@ -116,12 +118,13 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1)
             c0, std::lower_bound(rows.begin(), rows.end(), te) - rows.begin());
         if (j0 < c1) {
             const auto& trows = sn_rows_[t];
+            complex_double* ut = panel_of(t) + (tnc + static_cast<global_index>(trows.size())) * tnc;
             std::size_t walk = 0;
             for (global_index j = j0; j < c1; ++j) {
                 while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
                 TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
                                 " outside supernode ", t);
-                complex_double* dst = upanel(t) + static_cast<global_index>(walk) * tnc;
+                complex_double* dst = ut + static_cast<global_index>(walk) * tnc;
                 const complex_double* src = work + (j - c0) * m;
                 for (global_index i = h0; i < h1; ++i) dst[rows[i] - tb] -= src[i];
             }
@@ -130,32 +133,108 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1)
     }
 }
 
+void SparseLU::update_segments(global_index k, global_index c0, global_index c1,
+                               std::vector<std::pair<global_index, global_index>>& out) const
+{
+    out.clear();
+    const auto& rows = sn_rows_[k];
+    global_index a = c0;
+    for (const global_index sp : split_points_) {
+        const global_index cut = std::lower_bound(rows.begin(), rows.end(), sn_begin_[sp]) - rows.begin();
+        if (cut <= a) continue;
+        if (cut >= c1) break;
+        out.emplace_back(a, cut);
+        a = cut;
+    }
+    if (a < c1) out.emplace_back(a, c1);
+}
+
+void SparseLU::update_columns(global_index k, global_index c0, global_index c1, complex_double* work,
+                              std::vector<global_index>& pos, const PanelOf& panel_of) const
+{
+    std::vector<std::pair<global_index, global_index>> segments;
+    update_segments(k, c0, c1, segments);
+    for (const auto& [a, b] : segments) schur_update(k, a, b, work, pos, panel_of);
+}
+
+// panel += the entries of A - z I in supernode s (the "+ a" of the accumulate-then-add form).
+void SparseLU::assemble(global_index s, complex_double* panel, complex_double z) const
+{
+    for (global_index e = asm_ptr_[s]; e < asm_ptr_[s + 1]; ++e) {
+        const global_index q = asm_entry_[e];
+        complex_double v;
+        if (q >= 0) v = a_.values[q];
+        else if (-1 - q < a_.nnz()) v = a_.values[-1 - q] - z;  // stored diagonal
+        else v = kZero - z;                                    // unstored diagonal
+        panel[asm_offset_[e]] += v;
+    }
+}
+
+// Panel factorization: diagonal block, then L(R, k) = A(R, k) U_kk^-1 and U(k, R) = L_kk^-1 A(k, R).
+void SparseLU::factor_panel(global_index k, complex_double* panel, double tau, global_index& replaced) const
+{
+    const int nc = static_cast<int>(sn_begin_[k + 1] - sn_begin_[k]);
+    const int m = static_cast<int>(sn_rows_[k].size());
+    const int ld = nc + m;
+    dense_lu_static(panel, nc, ld, tau, replaced);
+    if (m > 0) {
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, nc, &kOne, panel, ld,
+                    panel + nc, ld);
+        cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, m, &kOne, panel, ld,
+                    panel + static_cast<global_index>(ld) * nc, nc);
+    }
+}
+
 FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
 {
     TOPOKPM_USER_REQUIRE(options.pivot_scale >= 0.0 && std::isfinite(options.pivot_scale), "{pivot_scale} = ",
                          options.pivot_scale, " must be finite and >= 0");
-    TOPOKPM_USER_REQUIRE(options.schur_split >= 0.0 && options.schur_split <= 1.0, "{schur_split} = ",
-                         options.schur_split, " must be in [0, 1]");
+    TOPOKPM_USER_REQUIRE(options.halo.device_share <= 1.0 && !std::isnan(options.halo.device_share),
+                         "{device_share} = ", options.halo.device_share, " must be in [0, 1] (or < 0: chosen by the model)");
     TOPOKPM_USER_REQUIRE(std::isfinite(z.real()) && std::isfinite(z.imag()), "{shift} = ", z, " must be finite");
     const auto t0 = std::chrono::steady_clock::now();
     factored_ = false;
     const global_index ns = static_cast<global_index>(sn_rows_.size());
-    // One arena for all panels, allocated on the first call and reused by later shifts.
+    // One arena for all panels, allocated on the first call and reused by later shifts. The
+    // panels hold the host's accumulated updates, started at -0.0 (see sparse_lu.hpp).
     if (panel_offset_.empty()) {
         panel_offset_.resize(2 * ns + 1, 0);
-        std::size_t max_update = 0;
         for (global_index s = 0; s < ns; ++s) {
             const global_index nc = sn_begin_[s + 1] - sn_begin_[s], m = sn_rows_[s].size();
             panel_offset_[2 * s + 1] = panel_offset_[2 * s] + (nc + m) * nc;
             panel_offset_[2 * s + 2] = panel_offset_[2 * s + 1] + nc * m;
-            max_update = std::max(max_update, static_cast<std::size_t>(m * m));
+            max_update_ = std::max(max_update_, static_cast<std::size_t>(m * m));
         }
-        panels_.assign(static_cast<std::size_t>(panel_offset_[2 * ns]), kZero);
-        work_.resize(max_update);
-    } else {
-        std::fill(panels_.begin(), panels_.end(), kZero);
+        panels_.resize(static_cast<std::size_t>(panel_offset_[2 * ns]));
+        // Assembly lists: A's entries grouped by supernode, plus the diagonals A does not store.
+        std::vector<char> has_diag(n_, 0), is_diag(a_.nnz(), 0);
+        asm_ptr_.assign(ns + 1, 0);
+        for (global_index q = 0; q < a_.nnz(); ++q) ++asm_ptr_[entry_sn_[q] + 1];
+        for (global_index i = 0; i < n_; ++i)
+            for (global_index q = a_.row_ptr[i]; q < a_.row_ptr[i + 1]; ++q)
+                if (a_.cols[q] == i) { has_diag[iperm_[i]] = 1; is_diag[q] = 1; }
+        for (global_index p = 0; p < n_; ++p)
+            if (!has_diag[p]) ++asm_ptr_[sn_of_[p] + 1];
+        for (global_index s = 0; s < ns; ++s) asm_ptr_[s + 1] += asm_ptr_[s];
+        asm_entry_.resize(asm_ptr_[ns]);
+        asm_offset_.resize(asm_ptr_[ns]);
+        std::vector<global_index> fill(asm_ptr_.begin(), asm_ptr_.end() - 1);
+        for (global_index q = 0; q < a_.nnz(); ++q) {
+            const global_index s = entry_sn_[q], e = fill[s]++;
+            asm_entry_[e] = is_diag[q] ? -1 - q : q;
+            asm_offset_[e] = entry_offset_[q] + (entry_in_u_[q] ? panel_offset_[2 * s + 1] - panel_offset_[2 * s] : 0);
+        }
+        for (global_index p = 0; p < n_; ++p) {
+            if (has_diag[p]) continue;
+            const global_index s = sn_of_[p], e = fill[s]++;
+            const global_index ld = sn_begin_[s + 1] - sn_begin_[s] + static_cast<global_index>(sn_rows_[s].size());
+            const global_index r = p - sn_begin_[s];
+            asm_entry_[e] = -1 - a_.nnz() - p;
+            asm_offset_[e] = r + r * ld;
+        }
     }
-    // Scatter A - z I and take its 1-norm.
+    std::fill(panels_.begin(), panels_.end(), complex_double(-0.0, -0.0));
+    // The 1-norm of A - z I (for tau), and a finiteness check of A.
     std::vector<double> colsum(n_, 0.0);
     std::vector<complex_double> diag(n_, kZero);
     for (global_index i = 0; i < n_; ++i)
@@ -163,38 +242,26 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
             const complex_double v = a_.values[q];
             if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
                 throw NumericalError(detail::concat("matrix entry (", i, ", ", a_.cols[q], ") = ", v, " is not finite"));
-            (entry_in_u_[q] ? upanel(entry_sn_[q]) : lpanel(entry_sn_[q]))[entry_offset_[q]] = v;
             if (a_.cols[q] == i) diag[i] = v;
             else colsum[a_.cols[q]] += std::abs(v);
         }
     double norm1 = 0.0;
     for (global_index i = 0; i < n_; ++i) norm1 = std::max(norm1, colsum[i] + std::abs(diag[i] - z));
-    for (global_index p = 0; p < n_; ++p) {
-        const global_index s = sn_of_[p], nc = sn_begin_[s + 1] - sn_begin_[s];
-        const global_index ld = nc + static_cast<global_index>(sn_rows_[s].size());
-        const global_index r = p - sn_begin_[s];
-        lpanel(s)[r + r * ld] -= z;
-    }
 
     FactorReport report;
     report.norm1 = norm1;
     report.pivot_threshold = options.pivot_scale * norm1;
-    for (global_index k = 0; k < ns; ++k) {
-        const int nc = static_cast<int>(sn_begin_[k + 1] - sn_begin_[k]);
-        const int m = static_cast<int>(sn_rows_[k].size());
-        const int ld = nc + m;
-        complex_double* l = lpanel(k);
-        // Panel factorization: diagonal block, then L(R, k) = A(R, k) U_kk^-1 and
-        // U(k, R) = L_kk^-1 A(k, R).
-        dense_lu_static(l, nc, ld, report.pivot_threshold, report.tiny_pivots);
-        if (m > 0) {
-            cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, nc, &kOne, l, ld, l + nc, ld);
-            cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, m, &kOne, l, ld,
-                        upanel(k), nc);
+    if (options.halo.accelerator == Accelerator::none) {
+        work_.resize(max_update_);
+        const PanelOf host = [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; };
+        for (global_index k = 0; k < ns; ++k) {
+            complex_double* panel = panels_.data() + panel_offset_[2 * k];
+            assemble(k, panel, z);
+            factor_panel(k, panel, report.pivot_threshold, report.tiny_pivots);
+            update_columns(k, 0, static_cast<global_index>(sn_rows_[k].size()), work_.data(), positions_, host);
         }
-        const global_index ng = static_cast<global_index>(std::llround(options.schur_split * m));
-        schur_update(k, 0, ng);
-        schur_update(k, ng, m);
+    } else {
+        factorize_halo(z, options.halo, report.pivot_threshold, report);
     }
     shift_ = z;
     pivot_threshold_ = report.pivot_threshold;

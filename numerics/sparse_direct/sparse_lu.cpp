@@ -249,6 +249,7 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
                 entry_offset_[q] = (pi - sn_begin_[ti]) + (it - r.begin()) * nc;
             }
         }
+    compute_split_points();
 }
 
 global_index SparseLU::factor_nonzeros() const

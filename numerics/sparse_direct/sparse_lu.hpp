@@ -21,14 +21,28 @@
 /// exact singularity (z an eigenvalue of A) shows as a large backward error in SolveReport,
 /// never as inf/NaN.
 ///
-/// The Schur-complement update of supernode step k is one function (numeric.cpp,
-/// schur_update) acting on a column range [c0, c1) of the update block; the factorization
-/// cuts it at column n_g = round(schur_split * m_k) of the m_k-column update (the HALO
-/// host/accelerator split point). Both halves run on the host in this build; the factors
-/// are independent of schur_split up to rounding.
+/// HALO (seed 003; docs/sparse_direct.md): the Schur-complement update of step k, the
+/// columns R_k = supernode_rows(k) of its update block, is split at n_g(k): columns R_k[0, n_g)
+/// are updated by the host in its panels, columns R_k[n_g, m_k) by an accelerator in a
+/// zero-initialized structural shadow of the panels (same layout). Before step t factors
+/// panel t, the host adds A's entries and the accelerator's accumulated shadow of panel t
+/// to the host's accumulated updates (lazy reduction). Every update is accumulated in this
+/// form, with or without an accelerator: entry = (H + a) + D, H the host's and D the
+/// accelerator's sums of -L U contributions in step order, each started at -0.0 (so that the
+/// untouched one adds exactly nothing), a the entry of A - z I. The owner of a column is fixed
+/// for the whole factorization (columns of supernodes >= a boundary supernode are the
+/// accelerator's), so every entry's sum lives on one side and is formed by the same
+/// operations in the same order whatever the boundary; the GEMMs are cut at the same
+/// structural split points whatever the boundary (a BLAS GEMM's columns depend on the call's
+/// shape). Hence the factor is bitwise independent of the boundary (HALO's workers run BLAS
+/// single-threaded; the plain path, Accelerator::none, gives the same bytes with one BLAS
+/// thread and differs by rounding with more); n_g(k) is the number of R_k's columns before
+/// the boundary.
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -85,12 +99,52 @@ struct AnalyseOptions {
     int max_supernode = 192;
 };
 
+/// Where the accelerator part of a HALO Schur-complement update runs.
+enum class Accelerator {
+    none,         ///< no accelerator: the whole factorization on the calling thread (threaded BLAS)
+    host_memory,  ///< the dataflow runtime's host-memory device (own buffers, explicit copies):
+                  ///< one host worker and one device worker. A CUDA device is not implemented.
+};
+
+/// HALO memory: beyond factor_memory_bytes(), a host mirror of the shadow (as large as the
+/// panels) and the accelerator's copies of the shadow panels it has touched and not yet
+/// returned. The first HALO factorization of an analysis also measures the rates (~0.1 s).
+struct HaloOptions {
+    Accelerator accelerator = Accelerator::none;
+    /// < 0: the boundary is chosen by the model of measured update rates (GEMM rate and
+    /// scatter bandwidth on each side, copy bandwidth between them). In [0, 1]: the
+    /// accelerator's share of the Schur-update flops, snapped to the nearest entry of
+    /// SparseLU::halo_split_shares() (0 = all-host, 1 = all-accelerator). Ignored for
+    /// Accelerator::none (all-host).
+    double device_share = -1.0;
+};
+
 struct FactorOptions {
     /// tau = pivot_scale * ||A - z I||_1 (see file comment). >= 0; 0 disables replacement.
     double pivot_scale = std::sqrt(std::numeric_limits<double>::epsilon());
-    /// HALO split point of every Schur-complement update, as a fraction in [0, 1] of its
-    /// columns (1 = all in the first part).
-    double schur_split = 1.0;
+    HaloOptions halo;
+};
+
+/// What the HALO split did (all zero for Accelerator::none).
+struct HaloReport {
+    bool used = false;
+    global_index boundary_supernode = 0;  ///< first supernode whose columns the accelerator owns
+    double device_flop_share = 0.0;       ///< accelerator's share of the Schur-update GEMM flops
+    bool chosen_by_model = false;
+    global_index steps = 0;               ///< steps with a non-empty update (m_k > 0)
+    global_index steps_split = 0;         ///< of those, 0 < n_g < m_k
+    global_index steps_device_only = 0;   ///< of those, n_g = 0
+    double mean_ng_fraction = 0.0;        ///< mean of n_g / m_k over those steps
+    double bytes_to_device = 0.0;         ///< panels L(k), U(k) sent, plus the shadow's initialization
+    double shadow_init_bytes = 0.0;       ///< of bytes_to_device: the zero shadow (a device memset on a GPU)
+    double bytes_to_host = 0.0;           ///< shadow panels brought back for the lazy reduction
+    double lazy_reduction_seconds = 0.0;  ///< host time adding the shadow panels
+    double host_busy_seconds = 0.0;       ///< host worker time inside tasks
+    double device_busy_seconds = 0.0;     ///< accelerator worker time inside tasks
+    double predicted_seconds = 0.0;       ///< model's sum over steps of max(host, accelerator)
+    // Measured rates behind the model (measured at the first HALO factorization of the analysis).
+    double host_gemm_gflops = 0.0, device_gemm_gflops = 0.0;
+    double host_scatter_gb_s = 0.0, device_scatter_gb_s = 0.0, copy_gb_s = 0.0;
 };
 
 struct FactorReport {
@@ -98,6 +152,7 @@ struct FactorReport {
     double norm1 = 0.0;             ///< ||A - z I||_1 (max column sum of |entries|)
     double pivot_threshold = 0.0;   ///< tau
     double seconds = 0.0;           ///< wall time of factorize()
+    HaloReport halo;
 };
 
 struct SolveOptions {
@@ -122,8 +177,7 @@ public:
     SparseLU(const CsrMatrix& a, const AnalyseOptions& options = {});
 
     /// Numeric phase: factors A - z I (z in units of A's entries). Throws InputError for
-    /// {pivot_scale} < 0 or {schur_split} outside [0, 1]; NumericalError if an entry is not
-    /// finite.
+    /// {pivot_scale} < 0 or {device_share} > 1; NumericalError if an entry is not finite.
     FactorReport factorize(complex_double z = 0.0, const FactorOptions& options = {});
 
     /// x = (A - z I)^-1 b for `nrhs` right-hand sides, column-major n x nrhs blocks with
@@ -155,8 +209,30 @@ public:
     /// update's work array; known after the analysis, before any numeric work.
     double factor_memory_bytes() const;
 
+    // ---- HALO split points (see the file comment) ----
+    /// Supernode indices at which the accelerator's part may begin, ascending, first 0
+    /// (all-accelerator) and last the number of supernodes (all-host); chosen in the analysis
+    /// so that the accelerator's share of the update flops steps by about 1/16.
+    const std::vector<global_index>& halo_split_points() const { return split_points_; }
+    /// The accelerator's share of the Schur-update GEMM flops at each split point (1 ... 0).
+    const std::vector<double>& halo_split_shares() const { return split_shares_; }
+    /// The factors as stored (L and U panels of every supernode, for bitwise comparisons).
+    const std::vector<complex_double>& factor_values() const { return panels_; }
+
 private:
-    void schur_update(global_index k, global_index c0, global_index c1);
+    using PanelOf = std::function<complex_double*(global_index)>;
+    void schur_update(global_index k, global_index c0, global_index c1, complex_double* work,
+                      std::vector<global_index>& pos, const PanelOf& panel_of) const;
+    /// Column ranges of step k's update cut at the split points (GEMM calls of fixed shape).
+    void update_segments(global_index k, global_index c0, global_index c1,
+                         std::vector<std::pair<global_index, global_index>>& out) const;
+    void update_columns(global_index k, global_index c0, global_index c1, complex_double* work,
+                        std::vector<global_index>& pos, const PanelOf& panel_of) const;
+    void assemble(global_index s, complex_double* panel, complex_double z) const;
+    void factor_panel(global_index k, complex_double* panel, double tau, global_index& replaced) const;
+    void compute_split_points();
+    void factorize_halo(complex_double z, const HaloOptions& options, double tau, FactorReport& report);
+    global_index panel_size(global_index s) const { return panel_offset_[2 * s + 2] - panel_offset_[2 * s]; }
     complex_double* lpanel(global_index s) { return panels_.data() + panel_offset_[2 * s]; }
     complex_double* upanel(global_index s) { return panels_.data() + panel_offset_[2 * s + 1]; }
     const complex_double* lpanel(global_index s) const { return panels_.data() + panel_offset_[2 * s]; }
@@ -175,6 +251,16 @@ private:
     std::vector<global_index> panel_offset_;
     std::vector<complex_double> work_;        // GEMM result of one Schur update, m x m at most
     std::vector<global_index> positions_;     // scatter positions of one update
+    std::size_t max_update_ = 0;              // largest m_k^2
+    // Entries of A - z I per supernode (assembly): entry q of a_ (or -1 - p for an unstored
+    // diagonal p), and its offset in the supernode's panel block (L then U).
+    std::vector<global_index> asm_ptr_, asm_entry_, asm_offset_;
+    std::vector<global_index> split_points_;
+    std::vector<double> split_shares_;
+    std::vector<complex_double> shadow_;      // host mirror of the accelerator's shadow
+    // Measured once (first HALO factorization): host and accelerator GEMM flop/s and
+    // SCATTER bytes/s, copy bytes/s between them.
+    std::vector<double> halo_rates_;
     complex_double shift_ = 0.0;
     bool factored_ = false;
     double pivot_threshold_ = 0.0;

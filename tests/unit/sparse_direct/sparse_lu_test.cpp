@@ -14,9 +14,11 @@
 
 #include <gtest/gtest.h>
 #include <lapacke.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -184,18 +186,6 @@ TEST(SparseLU, RandomWeakDiagonalMatchesZgesv)
     const CsrMatrix a = random_matrix(200, 0.015, 1.5, 11);
     AnalyseOptions opt;
     check_solve(a, 0.0, opt, 4);
-}
-
-TEST(SparseLU, SchurSplitDoesNotChangeTheSolution)
-{
-    const CsrMatrix a = random_matrix(180, 0.03, 3.0, 5);
-    AnalyseOptions opt;
-    opt.max_supernode = 8;  // many small supernodes with updates to split
-    for (double split : {0.0, 0.37, 1.0}) {
-        FactorOptions f;
-        f.schur_split = split;
-        check_solve(a, {0.1, -0.05}, opt, 2, f);
-    }
 }
 
 // Brute-force symbolic factorization of P (|A| + |A|^T) P^T: dense boolean elimination.
@@ -534,7 +524,9 @@ TEST(SparseLUErrors, BadInputsThrow)
     cvec b(20, 1.0), x(20);
     EXPECT_THROW(lu.solve(b.data(), x.data(), 1), DimensionMismatch);
     FactorOptions split;
-    split.schur_split = 1.5;
+    split.halo.device_share = 1.5;
+    EXPECT_THROW(lu.factorize(0.0, split), InputError);
+    split.halo.device_share = std::nan("");
     EXPECT_THROW(lu.factorize(0.0, split), InputError);
     CsrMatrix unsorted = a;
     std::swap(unsorted.cols[0], unsorted.cols[1]);
@@ -555,6 +547,117 @@ TEST(SparseLUOrdering, LatticeNestedDissectionIsAPermutationOfWholeSites)
         for (global_index p = 0; p < n; p += L.orbitals)
             for (int o = 0; o < L.orbitals; ++o) EXPECT_EQ(perm[p + o], perm[p] + o) << "site split at " << p;
     }
+}
+
+
+// ---- HALO split (sparse_lu.hpp): every split point gives the all-host factor bit for bit ----
+
+FactorOptions halo_at(double share)
+{
+    FactorOptions f;
+    f.halo.accelerator = Accelerator::host_memory;
+    f.halo.device_share = share;
+    return f;
+}
+
+// Factors A - z I at every split point of the analysis (all-host, all-accelerator and each
+// in between) and with the model's choice; each factor must equal the all-host factor byte
+// for byte (the accumulate-then-add form with fixed column owners makes the floating-point
+// operations independent of the split, sparse_lu.hpp), and so must the solutions. The plain
+// path (no accelerator, no runtime) with single-threaded BLAS computes the same bytes too.
+void check_halo_bitwise(const CsrMatrix& a, complex_double z, const AnalyseOptions& analyse)
+{
+    SparseLU lu(a, analyse);
+    const auto& points = lu.halo_split_points();
+    const auto& shares = lu.halo_split_shares();
+    const global_index ns = static_cast<global_index>(lu.supernode_begin().size()) - 1;
+    ASSERT_GE(points.size(), 4u) << "too few split points to test splits in between";
+    EXPECT_EQ(points.front(), 0);
+    EXPECT_EQ(points.back(), ns);
+    EXPECT_DOUBLE_EQ(shares.front(), 1.0);
+    EXPECT_DOUBLE_EQ(shares.back(), 0.0);
+
+    const global_index n = a.n;
+    const cvec b = random_rhs(n, 2, 5);
+    const FactorReport host_report = lu.factorize(z, halo_at(0.0));
+    EXPECT_EQ(host_report.halo.boundary_supernode, ns);
+    EXPECT_EQ(host_report.halo.bytes_to_device, 0.0);
+    const cvec reference = lu.factor_values();
+    cvec x_ref(b.size());
+    lu.solve(b.data(), x_ref.data(), 2);
+
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);  // the runtime's workers run BLAS single-threaded
+    lu.factorize(z, FactorOptions{});
+    omp_set_num_threads(threads);
+    EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
+        << "the plain factorization differs from the all-host HALO one";
+
+    bool some_step_split = false;
+    std::vector<double> tried(shares.begin(), shares.end());
+    tried.push_back(-1.0);  // the model's choice
+    for (std::size_t i = 0; i < tried.size(); ++i) {
+        const FactorReport r = lu.factorize(z, halo_at(tried[i]));
+        if (tried[i] >= 0.0) {
+            EXPECT_EQ(r.halo.boundary_supernode, points[i]);
+            EXPECT_DOUBLE_EQ(r.halo.device_flop_share, shares[i]);
+        }
+        EXPECT_TRUE(r.halo.used);
+        EXPECT_EQ(r.tiny_pivots, host_report.tiny_pivots);
+        if (r.halo.boundary_supernode < ns) {
+            // the accelerator worked: panels went out, shadows came back and were reduced
+            EXPECT_GT(r.halo.bytes_to_device, r.halo.shadow_init_bytes) << "split " << i;
+            EXPECT_GT(r.halo.bytes_to_host, 0.0) << "split " << i;
+        }
+        some_step_split = some_step_split || r.halo.steps_split > 0;
+        EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
+            << "factor at split point " << i << " (supernode " << r.halo.boundary_supernode << " of " << ns
+            << ", accelerator share " << r.halo.device_flop_share << ") differs from the all-host factor";
+        cvec x(b.size());
+        lu.solve(b.data(), x.data(), 2);
+        EXPECT_EQ(std::memcmp(x.data(), x_ref.data(), x.size() * sizeof(complex_double)), 0) << "split " << i;
+    }
+    EXPECT_TRUE(some_step_split) << "no split point cut a step's update between the two sides";
+    // The split factor solves the system as zgesv does (tolerances at the top of the file).
+    check_solve(a, z, analyse, 2, halo_at(0.5));
+}
+
+TEST(SparseLUHalo, EverySplitOfTiWithDotsAndDisorderIsBitwiseTheAllHostFactor)
+{
+    const auto model = hamiltonians::make_model(ti_params(4, 4, 3, "ppo"));
+    const CsrMatrix h = csr_from_rows(*model);
+    AnalyseOptions nd;
+    nd.ordering = Ordering::LatticeNestedDissection;
+    nd.lattice = LatticeGeometry{4, 4, 3, 4, {true, true, false}};
+    nd.max_supernode = 16;  // many supernodes, many split points
+    AnalyseOptions metis;
+    metis.site_size = 4;
+    metis.max_supernode = 16;
+    for (const AnalyseOptions& opt : {nd, metis}) {
+        check_halo_bitwise(h, 0.1, opt);           // H - sigma (indefinite)
+        check_halo_bitwise(h, {0.05, 0.01}, opt);  // complex shift (Green's function)
+    }
+}
+
+TEST(SparseLUHalo, EverySplitOfGrapheneWithDotsAndDisorderIsBitwiseTheAllHostFactor)
+{
+    const auto model = hamiltonians::make_model(graphene_params(8, 8));
+    const CsrMatrix h = csr_from_rows(*model);
+    AnalyseOptions nd;
+    nd.ordering = Ordering::LatticeNestedDissection;
+    nd.lattice = LatticeGeometry{8, 8, 1, 2, {true, true, false}};
+    nd.max_supernode = 8;
+    check_halo_bitwise(h, {0.0, 0.02}, nd);
+    check_halo_bitwise(h, 0.7, nd);
+}
+
+TEST(SparseLUHalo, RandomNonsymmetricSplitIsBitwiseTheAllHostFactor)
+{
+    // Nonsymmetric values and pattern: the L and U parts of the shadow differ.
+    const CsrMatrix a = random_matrix(180, 0.03, 3.0, 5);
+    AnalyseOptions opt;
+    opt.max_supernode = 8;
+    check_halo_bitwise(a, {0.1, -0.05}, opt);
 }
 
 }  // namespace

@@ -1,0 +1,318 @@
+// HALO (seed 003): the Schur-complement update of every step split between the host and an
+// accelerator that keeps a zero-initialized structural shadow of the panels, with lazy
+// reduction of the shadow into each panel before its step (sparse_lu.hpp, docs/sparse_direct.md).
+// The steps become tasks of the dataflow runtime (runtime/tasks): per step k
+//   P_k (host)        panel(k) += shadow(k) (lazy reduction), factor panel k
+//   H_k (host)        columns R_k[0, n_g) into the host's panels
+//   D_k (accelerator) columns R_k[n_g, m) into the shadow; reads panel(k), which the runtime
+//                     copies to the accelerator
+// and the runtime orders them by their data (panel(t), shadow(t) per supernode t).
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "numerics/sparse_direct/sparse_lu.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/tasks/dataflow.hpp"
+
+namespace topokpm::sparse_direct {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr int kSplitSteps = 16;  // split points step the accelerator's flop share by about 1/16
+
+// Rates of one worker on its own memory, measured on update-like shapes.
+struct Rates {
+    double gemm_flops = 0.0;      // real flop/s of zgemm m x w x nc
+    double scatter_bytes = 0.0;   // bytes/s of dst[pos[i]] -= src[i] (48 bytes per entry)
+};
+
+// Best of several short trials: on a shared machine a trial that lost its core to another
+// process says nothing about the kernel.
+template <typename Body>
+double best_rate(double units_per_call, Body&& body)
+{
+    double best = 0.0;
+    for (int trial = 0; trial < 7; ++trial) {
+        int calls = 0;
+        const auto t0 = Clock::now();
+        do {
+            body();
+            ++calls;
+        } while (seconds_since(t0) < 0.003);
+        best = std::max(best, units_per_call * calls / seconds_since(t0));
+    }
+    return best;
+}
+
+Rates measure_rates()
+{
+    const int m = 256, w = 64, nc = 64;
+    std::vector<complex_double> l(static_cast<std::size_t>(m) * nc, {0.5, 0.25}),
+        u(static_cast<std::size_t>(nc) * w, {0.25, -0.5}), v(static_cast<std::size_t>(m) * w),
+        dst(static_cast<std::size_t>(2 * m) * w);
+    const complex_double one(1.0, 0.0), zero(0.0, 0.0);
+    std::vector<int> pos(m);
+    for (int i = 0; i < m; ++i) pos[i] = 2 * i - (i % 3 == 0 ? 1 : 0) + 1;
+    Rates r;
+    r.gemm_flops = best_rate(8.0 * m * w * nc, [&] {
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, w, nc, &one, l.data(), m, u.data(), nc, &zero,
+                    v.data(), m);
+    });
+    r.scatter_bytes = best_rate(48.0 * m * w, [&] {
+        for (int j = 0; j < w; ++j) {
+            complex_double* d = dst.data() + static_cast<std::size_t>(j) * 2 * m;
+            const complex_double* s = v.data() + static_cast<std::size_t>(j) * m;
+            for (int i = 0; i < m; ++i) d[pos[i]] -= s[i];
+        }
+    });
+    return r;
+}
+
+double measure_copy_bytes_per_second()
+{
+    auto space = tasks::make_host_memory_space();
+    const std::size_t bytes = std::size_t{4} << 20;
+    std::vector<char> host(bytes, 1);
+    void* dev = space->allocate(bytes);
+    space->copy_from_host(dev, host.data(), bytes);  // first touch
+    const double rate = best_rate(static_cast<double>(bytes), [&] { space->copy_from_host(dev, host.data(), bytes); });
+    space->release(dev);
+    return rate;
+}
+
+}  // namespace
+
+// Split points: supernode boundaries T at which the accelerator's share of the update GEMM
+// flops, sum over steps of 8 m_k nc_k per column of R_k in supernodes >= T, is nearest to
+// 0, 1/16, ..., 1.
+void SparseLU::compute_split_points()
+{
+    const global_index ns = static_cast<global_index>(sn_rows_.size());
+    std::vector<double> into(ns, 0.0);
+    for (global_index k = 0; k < ns; ++k) {
+        const double per_column = 8.0 * static_cast<double>(sn_rows_[k].size()) *
+                                  static_cast<double>(sn_begin_[k + 1] - sn_begin_[k]);
+        for (global_index r : sn_rows_[k]) into[sn_of_[r]] += per_column;
+    }
+    std::vector<double> share(ns + 1, 0.0);
+    for (global_index t = ns - 1; t >= 0; --t) share[t] = share[t + 1] + into[t];
+    const double total = share[0];
+    for (global_index t = 0; t <= ns; ++t)
+        share[t] = total > 0.0 ? share[t] / total : static_cast<double>(ns - t) / std::max<global_index>(ns, 1);
+    split_points_.assign({0, ns});
+    for (int i = 1; i < kSplitSteps; ++i) {
+        const double target = 1.0 - static_cast<double>(i) / kSplitSteps;
+        // share[] is non-increasing in t: the first t with share <= target, or the one before.
+        global_index t = std::lower_bound(share.begin(), share.end(), target, std::greater<double>()) - share.begin();
+        if (t > 0 && std::abs(share[t - 1] - target) < std::abs(share[std::min(t, ns)] - target)) --t;
+        split_points_.push_back(std::min(t, ns));
+    }
+    std::sort(split_points_.begin(), split_points_.end());
+    split_points_.erase(std::unique(split_points_.begin(), split_points_.end()), split_points_.end());
+    split_shares_.clear();
+    for (global_index t : split_points_) split_shares_.push_back(share[t]);
+}
+
+void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, double tau, FactorReport& report)
+{
+    const global_index ns = static_cast<global_index>(sn_rows_.size());
+    HaloReport& halo = report.halo;
+    halo.used = true;
+
+    tasks::DataflowRuntime::Options ro;
+    ro.devices = {tasks::DeviceConfig{tasks::DeviceKind::host, 1, {}},
+                  tasks::DeviceConfig{tasks::DeviceKind::host_memory, 1, {}}};
+    ro.window = static_cast<std::size_t>(std::max<global_index>(64, 4 * ns + 8));
+    tasks::DataflowRuntime rt(ro);
+
+    // Rates of both sides, measured concurrently on their own workers (as they will run),
+    // once per analysis.
+    tasks::DataflowRuntime::Stats calibration = rt.stats();
+    if (halo_rates_.empty()) {
+        Rates measured[2];
+        for (int d = 0; d < 2; ++d) {
+            tasks::TaskSpec calibrate;
+            calibrate.device = d;
+            calibrate.body = [&measured, d](const tasks::TaskContext&) { measured[d] = measure_rates(); };
+            rt.submit(std::move(calibrate));
+        }
+        rt.wait_all();
+        calibration = rt.stats();
+        halo_rates_ = {measured[0].gemm_flops, measured[1].gemm_flops, measured[0].scatter_bytes,
+                       measured[1].scatter_bytes, measure_copy_bytes_per_second()};
+    }
+    const Rates rates[2] = {{halo_rates_[0], halo_rates_[2]}, {halo_rates_[1], halo_rates_[3]}};
+    const double copy_rate = halo_rates_[4];
+    halo.host_gemm_gflops = rates[0].gemm_flops * 1e-9;
+    halo.device_gemm_gflops = rates[1].gemm_flops * 1e-9;
+    halo.host_scatter_gb_s = rates[0].scatter_bytes * 1e-9;
+    halo.device_scatter_gb_s = rates[1].scatter_bytes * 1e-9;
+    halo.copy_gb_s = copy_rate * 1e-9;
+
+    // Model (seed 003 §V-B, with fixed column owners): for split point T, step k costs
+    // max(host, accelerator) with host = panel factorization + lazy reduction of panel k +
+    // GEMM and SCATTER of n_g columns, accelerator = copy of panel k + GEMM and SCATTER of
+    // m - n_g columns; the steps' costs add up.
+    std::vector<global_index> last_column(ns, -1);  // the last update column that reaches supernode t
+    for (global_index k = 0; k < ns; ++k)
+        if (!sn_rows_[k].empty())
+            for (global_index r : sn_rows_[k]) last_column[sn_of_[r]] = std::max(last_column[sn_of_[r]], sn_rows_[k].back());
+    auto predict = [&](global_index boundary) {
+        const global_index first_device_column = sn_begin_[boundary];
+        double total = 0.0;
+        for (global_index k = 0; k < ns; ++k) {
+            const auto& rows = sn_rows_[k];
+            const double m = static_cast<double>(rows.size());
+            const double nc = static_cast<double>(sn_begin_[k + 1] - sn_begin_[k]);
+            const double ng = static_cast<double>(std::lower_bound(rows.begin(), rows.end(), first_device_column) - rows.begin());
+            const double bytes_k = 16.0 * static_cast<double>(panel_size(k));
+            double host = (8.0 / 3.0 * nc * nc * nc + 8.0 * nc * nc * m) / rates[0].gemm_flops +
+                          8.0 * m * ng * nc / rates[0].gemm_flops + 48.0 * m * ng / rates[0].scatter_bytes;
+            if (last_column[k] >= first_device_column) host += bytes_k / copy_rate + 3.0 * bytes_k / rates[0].scatter_bytes;
+            double device = 0.0;
+            if (ng < m)
+                device = bytes_k / copy_rate + 8.0 * m * (m - ng) * nc / rates[1].gemm_flops +
+                         48.0 * m * (m - ng) / rates[1].scatter_bytes;
+            total += std::max(host, device);
+        }
+        return total;
+    };
+    std::size_t choice = 0;
+    if (options.device_share >= 0.0) {
+        for (std::size_t i = 1; i < split_shares_.size(); ++i)
+            if (std::abs(split_shares_[i] - options.device_share) < std::abs(split_shares_[choice] - options.device_share))
+                choice = i;
+        halo.predicted_seconds = predict(split_points_[choice]);
+    } else {
+        halo.chosen_by_model = true;
+        double best = INFINITY;
+        for (std::size_t i = 0; i < split_points_.size(); ++i) {
+            const double p = predict(split_points_[i]);
+            if (p < best) { best = p; choice = i; }
+        }
+        halo.predicted_seconds = best;
+    }
+    const global_index boundary = split_points_[choice];
+    const global_index first_device_column = sn_begin_[boundary];
+    halo.boundary_supernode = boundary;
+    halo.device_flop_share = split_shares_[choice];
+
+    // Data: panel(t) = 2t (host), shadow(t) = 2t + 1 (accelerator; its host mirror receives
+    // it back for the lazy reduction).
+    shadow_.resize(panels_.size());
+    std::fill(shadow_.begin(), shadow_.end(), complex_double(-0.0, -0.0));
+    for (global_index t = 0; t < ns; ++t) {
+        const std::size_t bytes = sizeof(complex_double) * static_cast<std::size_t>(panel_size(t));
+        rt.register_data(static_cast<tasks::DataId>(2 * t), panels_.data() + panel_offset_[2 * t], bytes, 0);
+        rt.register_data(static_cast<tasks::DataId>(2 * t + 1), shadow_.data() + panel_offset_[2 * t], bytes, 1);
+    }
+    auto panel_id = [](global_index t) { return static_cast<tasks::DataId>(2 * t); };
+    auto shadow_id = [](global_index t) { return static_cast<tasks::DataId>(2 * t + 1); };
+
+    std::vector<global_index> replaced(ns, 0);
+    std::vector<double> reduction_seconds(ns, 0.0);
+    std::vector<char> touched(ns, 0);
+    double ng_fraction_sum = 0.0;
+    // Supernodes of rows[0, c1) (the targets of columns [c0, c1) are among them; see schur_update).
+    auto targets = [this](global_index k, global_index c1) {
+        std::vector<global_index> out;
+        const auto& rows = sn_rows_[k];
+        for (global_index i = 0; i < c1; ++i)
+            if (out.empty() || out.back() != sn_of_[rows[i]]) out.push_back(sn_of_[rows[i]]);
+        return out;
+    };
+    for (global_index k = 0; k < ns; ++k) {
+        const auto& rows = sn_rows_[k];
+        const global_index m = static_cast<global_index>(rows.size());
+        const global_index ng = std::lower_bound(rows.begin(), rows.end(), first_device_column) - rows.begin();
+        const double priority = -static_cast<double>(k);
+
+        tasks::TaskSpec panel;
+        panel.device = 0;
+        panel.priority = priority + 0.5;
+        panel.accesses.emplace_back(panel_id(k), tasks::Access::read_write);
+        const bool reduce = touched[k] != 0;
+        if (reduce) panel.accesses.emplace_back(shadow_id(k), tasks::Access::read);
+        panel.body = [this, k, z, tau, reduce, &replaced, &reduction_seconds, panel_id, shadow_id](const tasks::TaskContext& c) {
+            complex_double* p = c.as<complex_double>(panel_id(k));
+            assemble(k, p, z);
+            if (reduce) {
+                const auto t0 = Clock::now();
+                const complex_double* s = c.as<complex_double>(shadow_id(k));
+                const global_index size = panel_size(k);
+                for (global_index e = 0; e < size; ++e) p[e] += s[e];
+                reduction_seconds[k] = seconds_since(t0);
+            }
+            factor_panel(k, p, tau, replaced[k]);
+        };
+        rt.submit(std::move(panel));
+        if (reduce) rt.release(shadow_id(k));
+        if (m == 0) continue;
+        ++halo.steps;
+        ng_fraction_sum += static_cast<double>(ng) / static_cast<double>(m);
+        if (ng == 0) ++halo.steps_device_only;
+        else if (ng < m) ++halo.steps_split;
+
+        if (ng > 0) {
+            tasks::TaskSpec host;
+            host.device = 0;
+            host.priority = priority;
+            const std::vector<global_index> ts = targets(k, ng);
+            for (global_index t : ts) host.accesses.emplace_back(panel_id(t), tasks::Access::read_write);
+            host.accesses.emplace_back(panel_id(k), tasks::Access::read);
+            host.body = [this, k, ng](const tasks::TaskContext&) {
+                std::vector<complex_double> work(static_cast<std::size_t>(sn_rows_[k].size()) * ng);
+                std::vector<global_index> pos;
+                update_columns(k, 0, ng, work.data(), pos,
+                               [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; });
+            };
+            rt.submit(std::move(host));
+        }
+        if (ng < m) {
+            tasks::TaskSpec device;
+            device.device = 1;
+            device.priority = priority;
+            const std::vector<global_index> ts = targets(k, m);
+            for (global_index t : ts) {
+                device.accesses.emplace_back(shadow_id(t), tasks::Access::read_write);
+                if (!touched[t]) halo.shadow_init_bytes += 16.0 * static_cast<double>(panel_size(t));
+                touched[t] = 1;
+            }
+            device.accesses.emplace_back(panel_id(k), tasks::Access::read);
+            device.body = [this, k, ng, m, ts, panel_id, shadow_id](const tasks::TaskContext& c) {
+                // The accelerator's memory: panel k's copy and the shadows of the targets.
+                std::vector<complex_double*> where(ts.size());
+                for (std::size_t i = 0; i < ts.size(); ++i) where[i] = c.as<complex_double>(shadow_id(ts[i]));
+                complex_double* own = c.as<complex_double>(panel_id(k));
+                std::vector<complex_double> work(static_cast<std::size_t>(m) * (m - ng));
+                std::vector<global_index> pos;
+                update_columns(k, ng, m, work.data(), pos, [&](global_index t) {
+                    if (t == k) return own;
+                    return where[std::lower_bound(ts.begin(), ts.end(), t) - ts.begin()];
+                });
+            };
+            rt.submit(std::move(device));
+            rt.release(panel_id(k));
+        }
+    }
+    rt.wait_all();
+    const tasks::DataflowRuntime::Stats st = rt.stats();
+    // The calibration tasks are not part of the factorization's work.
+    for (std::size_t w = 0; w < st.busy_seconds.size(); ++w)
+        (st.worker_device[w] == 0 ? halo.host_busy_seconds : halo.device_busy_seconds) +=
+            st.busy_seconds[w] - calibration.busy_seconds[w];
+    halo.bytes_to_device = static_cast<double>(st.bytes_to_device);
+    halo.bytes_to_host = static_cast<double>(st.bytes_to_host);
+    halo.mean_ng_fraction = halo.steps > 0 ? ng_fraction_sum / static_cast<double>(halo.steps) : 0.0;
+    halo.lazy_reduction_seconds = std::accumulate(reduction_seconds.begin(), reduction_seconds.end(), 0.0);
+    report.tiny_pivots = std::accumulate(replaced.begin(), replaced.end(), global_index{0});
+}
+
+}  // namespace topokpm::sparse_direct
