@@ -95,6 +95,14 @@ public:
     /// each rank's CPU set (gathered). Collective.
     AttributeList provenance(const RunConfig& cfg) const;
 
+    /// Element-wise sum over the ranks, in place (serial: unchanged): e.g. each rank's
+    /// share of an LDOS map or of the mean moments. Collective.
+    void sum(std::vector<double>& values) const;
+
+    /// Rank 0's `attributes` on every rank, so that every rank makes the same calls of a
+    /// collective result file (serial: unchanged). Collective.
+    void broadcast(AttributeList& attributes) const;
+
 private:
     int rank_ = 0;
     int size_ = 1;
