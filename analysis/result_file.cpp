@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -301,10 +303,39 @@ struct ResultWriter::Impl {
                                      std::strerror(err), free_space_note(path), "; '", path, "' is left as it was"));
     }
 
+    /// Points every descriptor of this process that is open on the temporary file at an
+    /// anonymous memory file, so that what HDF5 still flushes on close succeeds (see above).
+    /// The MPI-IO driver gives no access to its descriptors: they are found by their link
+    /// in /proc/self/fd.
+    void redirect_descriptors_to_memory() const
+    {
+        char wanted[PATH_MAX];
+        if (::realpath(temp_path.c_str(), wanted) == nullptr) return;
+        std::vector<int> fds;
+        if (DIR* dir = ::opendir("/proc/self/fd")) {
+            while (const dirent* e = ::readdir(dir)) {
+                char link[300], target[PATH_MAX];
+                std::snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+                const ssize_t n = ::readlink(link, target, sizeof target - 1);
+                if (n <= 0) continue;
+                target[n] = '\0';
+                if (std::strcmp(target, wanted) == 0) fds.push_back(std::atoi(e->d_name));
+            }
+            ::closedir(dir);
+        }
+        for (const int fd : fds) {
+            const int sink = ::memfd_create("topokpm-abandoned-file", MFD_CLOEXEC);
+            if (sink < 0) return;
+            ::dup2(sink, fd);
+            ::close(sink);
+        }
+    }
+
     void abandon()
     {
         if (collective) {  // every rank is here (failures are agreed): close, rank 0 removes
             const SilenceHdf5Errors silence;
+            redirect_descriptors_to_memory();
             file.close();
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 0) std::remove(temp_path.c_str());

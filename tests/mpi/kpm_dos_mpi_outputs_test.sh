@@ -11,7 +11,8 @@
 #     without any write nothing), --matrix free (whole x-planes per rank);
 #   - graphene_tiny --ldos layer:0 (the sheet: every row);
 #   - A(k, E): clean graphene 6x6 --k-path G-K-M (the bands from the stencil on rank 0) and
-#     ti_tiny --k-points with dots and disorder, --matrix free.
+#     ti_tiny --k-points with dots and disorder, --matrix free;
+#   - the collective LDOS write on a full disk: exit 3, one message, no crash, no file.
 # Few wide blocks (--vectors: the block width) keep the halo exchanges, slow on oversubscribed
 # ranks, few. Bounds by Gershgorin (identical on every rank count: a min/max of the same discs), so the
 # runs differ only in the association of the halo sums and of the dot products over the
@@ -92,4 +93,23 @@ check "ti unsorted repeated rows, free" -c "$ti" --ldos "191,5,100-103,5,0" --ma
 check "graphene layer:0" -c "$gr" --ldos layer:0 --vectors 72
 check "graphene clean G-K-M" -c "$gr" --dot-potential 0 --disorder 0 --k-path G-K-M --vectors 12
 check "ti dots k-points, free" -c "$ti" --k-points "0,0;1,2;2,2;3,1" --matrix free --vectors 48
+
+# The collective LDOS write on a full disk (a small tmpfs, where root may mount one): every
+# rank ends with exit 3 and the message once, no crash at MPI_Finalize (the descriptors of
+# the abandoned file are pointed at memory before HDF5 closes it), no partial file.
+mkdir "$work/tiny"
+if mount -t tmpfs -o size=512k tmpfs "$work/tiny" 2>/dev/null; then
+  trap 'umount "$work/tiny" 2>/dev/null; rm -rf "$work"' EXIT
+  dd if=/dev/zero of="$work/tiny/filler" bs=1k count=504 status=none 2>/dev/null
+  np=2
+  run_mpi -c "$ti" --lattice 8x8x3 --ldos layer:0 --vectors 64 -q -o "$work/tiny/r.h5" > "$work/log" 2>&1
+  rc=$?
+  [ "$rc" -eq 3 ] || { cat "$work/log"; fail "full disk under mpirun: exit status $rc, expected 3"; }
+  [ "$(grep -c "cannot write '$work/tiny/r.h5'" "$work/log")" -eq 1 ] || { cat "$work/log"; fail "full disk: the message not once"; }
+  ! grep -q "Segmentation\|signal 11\|MPI_ABORT" "$work/log" || { cat "$work/log"; fail "full disk: a crash"; }
+  [ "$(ls -A "$work/tiny")" = filler ] || fail "full disk: files left: $(ls -A "$work/tiny")"
+  echo "ok: LDOS on a full disk under mpirun: exit 3, one message, nothing left"
+else
+  echo "note: no tmpfs can be mounted here (not root?): the full-disk case is not run"
+fi
 echo PASS
