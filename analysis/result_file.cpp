@@ -227,6 +227,62 @@ void check_output_writable(const std::string& path, const std::string& option)
     fail(EEXIST);
 }
 
+/// Rank 0's `attributes` on every rank of MPI_COMM_WORLD (collective), packed as records:
+/// name, type index, value (numbers as their bytes, text with its length).
+AttributeList broadcast_from_rank0(const AttributeList& attributes, int rank)
+{
+    static_assert(std::is_same_v<std::variant_alternative_t<3, decltype(Attribute::value)>, std::string>,
+                  "the packing below follows the order double, int64, uint64, string");
+    std::string packed;
+    auto put = [&packed](const void* data, std::size_t bytes) { packed.append(static_cast<const char*>(data), bytes); };
+    auto put_text = [&](const std::string& text) {
+        const std::uint64_t n = text.size();
+        put(&n, sizeof n);
+        packed += text;
+    };
+    if (rank == 0)
+        for (const Attribute& a : attributes) {
+            put_text(a.name);
+            const auto index = static_cast<std::uint8_t>(a.value.index());
+            put(&index, 1);
+            std::visit([&](const auto& v) {
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, std::string>) put_text(v);
+                else put(&v, sizeof v);
+            }, a.value);
+        }
+    std::uint64_t bytes = packed.size();
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    packed.resize(bytes);
+    MPI_Bcast(packed.data(), static_cast<int>(bytes), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) return attributes;
+    AttributeList out;
+    std::size_t at = 0;
+    auto get = [&](void* dst, std::size_t n) {
+        std::memcpy(dst, packed.data() + at, n);
+        at += n;
+    };
+    auto get_text = [&] {
+        std::uint64_t n = 0;
+        get(&n, sizeof n);
+        std::string text = packed.substr(at, n);
+        at += n;
+        return text;
+    };
+    while (at < packed.size()) {
+        Attribute a;
+        a.name = get_text();
+        std::uint8_t index = 0;
+        get(&index, 1);
+        if (index == 0) { double v; get(&v, sizeof v); a.value = v; }
+        else if (index == 1) { std::int64_t v; get(&v, sizeof v); a.value = v; }
+        else if (index == 2) { std::uint64_t v; get(&v, sizeof v); a.value = v; }
+        else a.value = get_text();
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
 // ------------------------------------------------------------------------------------------
 
 struct ResultWriter::Impl {
@@ -494,9 +550,12 @@ ResultWriter::~ResultWriter()
     if (!impl_->committed) impl_->abandon();
 }
 
-void ResultWriter::write_attributes(const std::string& group, const AttributeList& attributes)
+void ResultWriter::write_attributes(const std::string& group, const AttributeList& given)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    // Collective: every rank writes rank 0's list (HDF5 needs the same metadata calls on
+    // every rank; times and gathered texts differ between ranks).
+    const AttributeList attributes = impl_->collective ? broadcast_from_rank0(given, impl_->rank) : given;
     impl_->agreed([&] {
     const SilenceHdf5Errors silence;
     std::uint64_t text_bytes = 0;

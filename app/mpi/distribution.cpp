@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
-#include <type_traits>
 
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
@@ -199,61 +197,6 @@ AttributeList Distribution::provenance(const RunConfig& cfg) const
 void Distribution::sum(std::vector<double>& values) const
 {
     if (distributed()) mpi::allreduce_sum(values);
-}
-
-void Distribution::broadcast(AttributeList& attributes) const
-{
-    if (!distributed()) return;
-    static_assert(std::is_same_v<std::variant_alternative_t<3, decltype(Attribute::value)>, std::string>,
-                  "the packing below follows the order double, int64, uint64, string");
-    // Packed as records: name, type index, value (numbers as their bytes).
-    std::string packed;
-    auto put = [&packed](const void* data, std::size_t bytes) { packed.append(static_cast<const char*>(data), bytes); };
-    auto put_text = [&](const std::string& text) {
-        const std::uint64_t n = text.size();
-        put(&n, sizeof n);
-        packed += text;
-    };
-    if (root())
-        for (const Attribute& a : attributes) {
-            put_text(a.name);
-            const auto index = static_cast<std::uint8_t>(a.value.index());
-            put(&index, 1);
-            std::visit([&](const auto& v) {
-                using T = std::decay_t<decltype(v)>;
-                if constexpr (std::is_same_v<T, std::string>) put_text(v);
-                else put(&v, sizeof v);
-            }, a.value);
-        }
-    std::uint64_t bytes = packed.size();
-    mpi::check(MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
-    packed.resize(bytes);
-    mpi::check(MPI_Bcast(packed.data(), static_cast<int>(bytes), MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
-    if (root()) return;
-    attributes.clear();
-    std::size_t at = 0;
-    auto get = [&](void* out, std::size_t n) {
-        std::memcpy(out, packed.data() + at, n);
-        at += n;
-    };
-    auto get_text = [&] {
-        std::uint64_t n = 0;
-        get(&n, sizeof n);
-        std::string text = packed.substr(at, n);
-        at += n;
-        return text;
-    };
-    while (at < packed.size()) {
-        Attribute a;
-        a.name = get_text();
-        std::uint8_t index = 0;
-        get(&index, 1);
-        if (index == 0) { double v; get(&v, sizeof v); a.value = v; }
-        else if (index == 1) { std::int64_t v; get(&v, sizeof v); a.value = v; }
-        else if (index == 2) { std::uint64_t v; get(&v, sizeof v); a.value = v; }
-        else a.value = get_text();
-        attributes.push_back(std::move(a));
-    }
 }
 
 }  // namespace topokpm::app

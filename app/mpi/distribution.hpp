@@ -99,10 +99,6 @@ public:
     /// share of an LDOS map or of the mean moments. Collective.
     void sum(std::vector<double>& values) const;
 
-    /// Rank 0's `attributes` on every rank, so that every rank makes the same calls of a
-    /// collective result file (serial: unchanged). Collective.
-    void broadcast(AttributeList& attributes) const;
-
 private:
     int rank_ = 0;
     int size_ = 1;

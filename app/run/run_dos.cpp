@@ -18,8 +18,8 @@
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
 #include "app/cli/selection.hpp"
-#include "numerics/base/perf_model.hpp"
 #include "numerics/base/block_stencil.hpp"
+#include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/bloch.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/lanczos/lanczos.hpp"
@@ -531,9 +531,9 @@ struct DosRun::State {
 
     /// Reconstruction and the result file (spec §5), atomically. After the moment reduction
     /// every rank holds the same moments. An LDOS under mpirun is written by every rank
-    /// collectively (analysis::ResultWriter(path, true)), each rank reconstructing and writing
-    /// its own rows, with rank 0's attribute lists (broadcast) so that every rank makes the
-    /// same calls; any other result (a few spectra) is written by rank 0 alone.
+    /// collectively (analysis::ResultWriter(path, true): rank 0's attributes), each rank
+    /// reconstructing and writing its own rows; any other result (a few spectra) is written
+    /// by rank 0 alone.
     void write_result()
     {
     const AttributeList layout = dist.provenance(cfg);  // collective
@@ -550,10 +550,6 @@ struct DosRun::State {
         const Reconstructor rec(cfg, scaling);
         const double t_write = wall_seconds();
         analysis::ResultWriter out(cfg.outputs.result_file, collective);
-        auto write_attributes = [&](const std::string& group, AttributeList list) {
-            if (collective) dist.broadcast(list);
-            out.write_attributes(group, list);
-        };
         out.write_attributes("/model", model->attributes());
         // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
         out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
@@ -568,7 +564,7 @@ struct DosRun::State {
             break;
         }
         const std::string trace_name = what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what);
-        write_attributes("/kpm", {{"scale_a", scaling.a},
+        out.write_attributes("/kpm", {{"scale_a", scaling.a},
                                       {"scale_b", scaling.b},
                                       {"num_moments", std::int64_t(cfg.kpm.num_moments)},
                                       {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.kpm.trace == TraceKind::Exact
@@ -583,8 +579,8 @@ struct DosRun::State {
                                       {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.kpm.bounds_method)},
                                       {"bounds_lower", bounds.lower},
                                       {"bounds_upper", bounds.upper}});
-        if (!bounds_attrs.empty()) write_attributes("/kpm", bounds_attrs);
-        write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kpm.kernel)},
+        if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
+        out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kpm.kernel)},
                                       {"lorentz_lambda", cfg.kpm.lorentz_lambda},
                                       {"grid", std::string(cfg.kpm.energy_grid ? "user" : "chebyshev")},
                                       {"integral", summary.integral}});
@@ -597,7 +593,7 @@ struct DosRun::State {
         prov.insert(prov.end(), layout.begin(), layout.end());
         prov.insert(prov.end(), balance.begin(), balance.end());
         add_phase_seconds(prov, timers, wall_seconds() - t_start);
-        write_attributes("/provenance", prov);
+        out.write_attributes("/provenance", prov);
         out.commit();
     });
     }
