@@ -6,11 +6,6 @@
 
 namespace topokpm::numerics {
 
-PlaneWaveLattice plane_wave_lattice(const BlockStencil& stencil)
-{
-    return {stencil.nx, stencil.ny, stencil.orbitals * stencil.nz};
-}
-
 std::vector<complex_type> bloch_hamiltonian(const BlockStencil& stencil, const Momentum& k)
 {
     stencil.validate();

@@ -21,9 +21,6 @@
 
 namespace topokpm::numerics {
 
-/// The plane-wave layout of a stencil: nx x ny cells of S = orbitals * nz states.
-PlaneWaveLattice plane_wave_lattice(const BlockStencil& stencil);
-
 /// H_k column-major (h[s' + S s] = <k,s'|H|k,s>, S x S). Throws InputError when x or y of
 /// the stencil is not periodic (momenta are not good quantum numbers then).
 std::vector<complex_type> bloch_hamiltonian(const BlockStencil& stencil, const Momentum& k);
