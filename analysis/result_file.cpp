@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -225,6 +227,62 @@ void check_output_writable(const std::string& path, const std::string& option)
     fail(EEXIST);
 }
 
+/// Rank 0's `attributes` on every rank of MPI_COMM_WORLD (collective), packed as records:
+/// name, type index, value (numbers as their bytes, text with its length).
+AttributeList broadcast_from_rank0(const AttributeList& attributes, int rank)
+{
+    static_assert(std::is_same_v<std::variant_alternative_t<3, decltype(Attribute::value)>, std::string>,
+                  "the packing below follows the order double, int64, uint64, string");
+    std::string packed;
+    auto put = [&packed](const void* data, std::size_t bytes) { packed.append(static_cast<const char*>(data), bytes); };
+    auto put_text = [&](const std::string& text) {
+        const std::uint64_t n = text.size();
+        put(&n, sizeof n);
+        packed += text;
+    };
+    if (rank == 0)
+        for (const Attribute& a : attributes) {
+            put_text(a.name);
+            const auto index = static_cast<std::uint8_t>(a.value.index());
+            put(&index, 1);
+            std::visit([&](const auto& v) {
+                using T = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<T, std::string>) put_text(v);
+                else put(&v, sizeof v);
+            }, a.value);
+        }
+    std::uint64_t bytes = packed.size();
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    packed.resize(bytes);
+    MPI_Bcast(packed.data(), static_cast<int>(bytes), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) return attributes;
+    AttributeList out;
+    std::size_t at = 0;
+    auto get = [&](void* dst, std::size_t n) {
+        std::memcpy(dst, packed.data() + at, n);
+        at += n;
+    };
+    auto get_text = [&] {
+        std::uint64_t n = 0;
+        get(&n, sizeof n);
+        std::string text = packed.substr(at, n);
+        at += n;
+        return text;
+    };
+    while (at < packed.size()) {
+        Attribute a;
+        a.name = get_text();
+        std::uint8_t index = 0;
+        get(&index, 1);
+        if (index == 0) { double v; get(&v, sizeof v); a.value = v; }
+        else if (index == 1) { std::int64_t v; get(&v, sizeof v); a.value = v; }
+        else if (index == 2) { std::uint64_t v; get(&v, sizeof v); a.value = v; }
+        else a.value = get_text();
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
 // ------------------------------------------------------------------------------------------
 
 struct ResultWriter::Impl {
@@ -301,10 +359,39 @@ struct ResultWriter::Impl {
                                      std::strerror(err), free_space_note(path), "; '", path, "' is left as it was"));
     }
 
+    /// Points every descriptor of this process that is open on the temporary file at an
+    /// anonymous memory file, so that what HDF5 still flushes on close succeeds (see above).
+    /// The MPI-IO driver gives no access to its descriptors: they are found by their link
+    /// in /proc/self/fd.
+    void redirect_descriptors_to_memory() const
+    {
+        char wanted[PATH_MAX];
+        if (::realpath(temp_path.c_str(), wanted) == nullptr) return;
+        std::vector<int> fds;
+        if (DIR* dir = ::opendir("/proc/self/fd")) {
+            while (const dirent* e = ::readdir(dir)) {
+                char link[300], target[PATH_MAX];
+                std::snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+                const ssize_t n = ::readlink(link, target, sizeof target - 1);
+                if (n <= 0) continue;
+                target[n] = '\0';
+                if (std::strcmp(target, wanted) == 0) fds.push_back(std::atoi(e->d_name));
+            }
+            ::closedir(dir);
+        }
+        for (const int fd : fds) {
+            const int sink = ::memfd_create("topokpm-abandoned-file", MFD_CLOEXEC);
+            if (sink < 0) return;
+            ::dup2(sink, fd);
+            ::close(sink);
+        }
+    }
+
     void abandon()
     {
         if (collective) {  // every rank is here (failures are agreed): close, rank 0 removes
             const SilenceHdf5Errors silence;
+            redirect_descriptors_to_memory();
             file.close();
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 0) std::remove(temp_path.c_str());
@@ -463,9 +550,12 @@ ResultWriter::~ResultWriter()
     if (!impl_->committed) impl_->abandon();
 }
 
-void ResultWriter::write_attributes(const std::string& group, const AttributeList& attributes)
+void ResultWriter::write_attributes(const std::string& group, const AttributeList& given)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    // Collective: every rank writes rank 0's list (HDF5 needs the same metadata calls on
+    // every rank; times and gathered texts differ between ranks).
+    const AttributeList attributes = impl_->collective ? broadcast_from_rank0(given, impl_->rank) : given;
     impl_->agreed([&] {
     const SilenceHdf5Errors silence;
     std::uint64_t text_bytes = 0;

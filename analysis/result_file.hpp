@@ -39,9 +39,10 @@ public:
     explicit ResultWriter(const std::string& path);
     /// Collective (`collective` true, MPI initialised): every rank of MPI_COMM_WORLD opens
     /// the same temporary file "<path>.tmp-<pid of rank 0>" through MPI-IO (parallel HDF5)
-    /// and must make every call below in the same order with the same arguments, except
-    /// the data of write_rows (each rank its own rows). write_attributes and the dataset
-    /// writes store rank 0's values; commit() renames on rank 0. A failure on any rank is
+    /// and must make every call below in the same order with the same names and shapes;
+    /// the data of write_rows is each rank's own rows, the dataset writes store rank 0's
+    /// values, and write_attributes writes rank 0's list on every rank (broadcast: the
+    /// ranks' lists may differ, e.g. in times); commit() renames on rank 0. A failure on any rank is
     /// agreed: every rank throws IoError (the failing rank's reason, or "on rank R" on the
     /// others), so no rank is left in a collective. No disk reservation is made (the
     /// blocks are written by several processes); a full disk is reported by MPI-IO.

@@ -256,4 +256,9 @@ AttributeList Distribution::provenance(const RunConfig& cfg) const
     return out;
 }
 
+void Distribution::sum(std::vector<double>& values) const
+{
+    if (distributed()) mpi::allreduce_sum(values);
+}
+
 }  // namespace topokpm::app

@@ -109,6 +109,10 @@ public:
     /// each rank's CPU set (gathered). Collective.
     AttributeList provenance(const RunConfig& cfg) const;
 
+    /// Element-wise sum over the ranks, in place (serial: unchanged): e.g. each rank's
+    /// share of an LDOS map or of the mean moments. Collective.
+    void sum(std::vector<double>& values) const;
+
 private:
     int rank_ = 0;
     int size_ = 1;

@@ -18,6 +18,7 @@
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
 #include "app/cli/selection.hpp"
+#include "numerics/base/block_stencil.hpp"
 #include "numerics/base/perf_model.hpp"
 #include "numerics/kpm/bloch.hpp"
 #include "numerics/kpm/kpm.hpp"
@@ -184,8 +185,6 @@ struct DosRun::State {
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(what != Quantity::Spectral, "--k-points/--k-path: A(k, E) runs on one rank only so far "
-                             "(the plane waves span every row); run it without mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
                              "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
@@ -513,30 +512,35 @@ struct DosRun::State {
 
     }
 
-    /// Bands of the clean lattice from its Bloch Hamiltonians (exact there), for the plot.
+    /// Bands of the clean lattice from its Bloch Hamiltonians (exact there), for the plot:
+    /// from the model's stencil (numerics/kpm/bloch.hpp: no operator, no vectors), on rank 0,
+    /// which writes them.
     void compute_bands()
     {
-    if (what == Quantity::Spectral && translation_invariant(*model) && op) {
-        timers.time("bands", [&] {
-            for (const auto& k : momenta->momenta) {
-                const std::vector<double> e = analysis::hermitian_eigenvalues(
-                    numerics::bloch_hamiltonian(*op, lattice, k), lattice.states_per_cell);
-                bands.insert(bands.end(), e.begin(), e.end());
-            }
-        });
-    }
+    if (what != Quantity::Spectral || !translation_invariant(*model) || !dist.root()) return;
+    timers.time("bands", [&] {
+        const BlockStencil stencil = model->block_stencil();
+        for (const auto& k : momenta->momenta) {
+            const std::vector<double> e = analysis::hermitian_eigenvalues(numerics::bloch_hamiltonian(stencil, k),
+                                                                          lattice.states_per_cell);
+            bands.insert(bands.end(), e.begin(), e.end());
+        }
+    });
 
     }
 
-    /// Reconstruction and the result file (spec §5), atomically, by rank 0: after the
-    /// moment reduction every rank holds the same moments.
+    /// Reconstruction and the result file (spec §5), atomically. After the moment reduction
+    /// every rank holds the same moments. An LDOS under mpirun is written by every rank
+    /// collectively (analysis::ResultWriter(path, true): rank 0's attributes), each rank
+    /// reconstructing and writing its own rows; any other result (a few spectra) is written
+    /// by rank 0 alone.
     void write_result()
     {
     const AttributeList layout = dist.provenance(cfg);  // collective
-    // Rank 0 writes; agreed, so a failure there (a full disk) ends every rank with its one
-    // message and exit code instead of an abort.
+    const bool collective = dist.distributed() && what == Quantity::Ldos;
+    // A failure on any rank (a full disk) ends every rank with one message and exit code.
     dist.agree([&] {
-        if (!dist.root()) return;
+        if (!collective && !dist.root()) return;
         MomentsOutcome outcome;
         outcome.slot_moments = std::move(jr.slot_moments);
         for (int k = 0; k < num_real; ++k) {
@@ -545,14 +549,14 @@ struct DosRun::State {
         }
         const Reconstructor rec(cfg, scaling);
         const double t_write = wall_seconds();
-        analysis::ResultWriter out(cfg.outputs.result_file);
+        analysis::ResultWriter out(cfg.outputs.result_file, collective);
         out.write_attributes("/model", model->attributes());
         // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
         out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
         switch (what) {
         case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
         case Quantity::Ldos:
-            summary = write_ldos(out, cfg, rec, outcome, *selection);
+            summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist);
             if (cfg.kpm.green_eta) write_green(out);
             break;
         case Quantity::Spectral:

@@ -30,7 +30,8 @@ class Distribution;
 ///   moments   the Chebyshev moments of every slot and realization (checkpoints, signals)
 ///   green     with --green: the exact LDOS of the --ldos rows by the sparse LU (models.md §7)
 ///   bands     for A(k, E) of a clean lattice: the Bloch bands at the momenta
-///   result    the result file (models.md §5), written atomically by rank 0
+///   result    the result file (models.md §5), written atomically by rank 0 (an LDOS
+///             under mpirun by every rank collectively: each its own rows)
 ///   report    the closing summary lines; removes the checkpoints the run has made spent
 class DosRun {
 public:
@@ -64,7 +65,7 @@ private:
 void run_dos(const RunConfig& config);
 
 /// The same under mpirun (app/mpi/distribution.hpp): every rank calls it; rank 0 reports
-/// and writes the result file.
+/// and writes the result file (an LDOS: every rank its own rows, collectively).
 void run_dos(const RunConfig& config, Distribution& distribution);
 
 }  // namespace topokpm::app

@@ -1,10 +1,12 @@
 #include "app/run/run_output.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 
 #include "analysis/statistics.hpp"
+#include "app/mpi/distribution.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
 #include "topokpm/config.hpp"
@@ -49,27 +51,31 @@ std::vector<double> slot_mean(const std::vector<double>& slots, std::size_t num_
 }
 
 /// Moments and rho of per-slot quantities (LDOS rows, momenta), averaged over realizations,
-/// with standard errors over the realizations when there are >= 2.
+/// with standard errors over the realizations when there are >= 2: of the slots `slots`
+/// (this rank's share, increasing), in that order.
 struct SlotResult {
     std::vector<double> moments, rho, moments_stderr, rho_stderr;  // [slots, M] / [slots, K]
     std::vector<double> energy;
 };
 
-SlotResult per_slot(const Rows& per_realization, std::size_t num_slots, std::size_t m, const Reconstructor& rec)
+SlotResult per_slot(const Rows& per_realization, const std::vector<std::size_t>& slots, std::size_t m,
+                    const Reconstructor& rec)
 {
     SlotResult r;
-    r.moments = realization_mean(per_realization);
+    const std::vector<double> mean = realization_mean(per_realization);
+    r.energy = rec.energies();
     const int k = static_cast<int>(per_realization.size());
-    for (std::size_t s = 0; s < num_slots; ++s) {
-        const analysis::Spectrum sp = rec(row_of(r.moments, s, m));
-        if (s == 0) r.energy = sp.energy;
+    for (const std::size_t s : slots) {
+        const std::vector<double> mu = row_of(mean, s, m);
+        r.moments.insert(r.moments.end(), mu.begin(), mu.end());
+        const analysis::Spectrum sp = rec(mu);
         r.rho.insert(r.rho.end(), sp.rho.begin(), sp.rho.end());
         if (k >= 2) {
             std::vector<double> mu_samples, rho_samples;
             for (const auto& real : per_realization) {
-                const std::vector<double> mu = row_of(real, s, m);
-                mu_samples.insert(mu_samples.end(), mu.begin(), mu.end());
-                const std::vector<double> rho = rec(mu).rho;
+                const std::vector<double> mu_k = row_of(real, s, m);
+                mu_samples.insert(mu_samples.end(), mu_k.begin(), mu_k.end());
+                const std::vector<double> rho = rec(mu_k).rho;
                 rho_samples.insert(rho_samples.end(), rho.begin(), rho.end());
             }
             const auto ms = analysis::sample_statistics(mu_samples, k, static_cast<int>(m));
@@ -81,13 +87,26 @@ SlotResult per_slot(const Rows& per_realization, std::size_t num_slots, std::siz
     return r;
 }
 
-/// /kpm/moments and /dos/* of the mean over slots (the DOS projected on the selection).
+std::vector<std::size_t> all_slots(std::size_t n)
+{
+    std::vector<std::size_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = i;
+    return v;
+}
+
+/// /kpm/moments and /dos/* of the mean over all `num_slots` slots (the DOS projected on the
+/// selection) from the moments of this rank's slots `local` [local slots, M]; with `dist`
+/// the other ranks hold the other slots (summed over the ranks), else `local` is all of them.
 DosSummary write_projected_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
-                               const std::vector<double>& slot_moments, std::size_t num_slots)
+                               const std::vector<double>& local, std::size_t num_slots, const Distribution* dist)
 {
     DosSummary s;
     const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
-    s.moments = slot_mean(slot_moments, num_slots, m);
+    s.moments.assign(m, 0.0);
+    for (std::size_t i = 0; i < local.size() / m; ++i)
+        for (std::size_t n = 0; n < m; ++n) s.moments[n] += local[i * m + n];
+    if (dist != nullptr) dist->sum(s.moments);
+    for (double& v : s.moments) v /= static_cast<double>(num_slots);
     s.dos = rec(s.moments);
     s.integral = rec.integral(s.dos);
     out.write_doubles("/kpm/moments", s.moments, {m});
@@ -193,29 +212,50 @@ DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Re
     return s;
 }
 
+LdosShare ldos_share(const std::vector<global_index>& rows,
+                     const std::vector<std::pair<global_index, global_index>>& row_runs)
+{
+    LdosShare share;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        // The run holding rows[i], if this rank has it (runs sorted, disjoint).
+        const auto it = std::upper_bound(row_runs.begin(), row_runs.end(), rows[i],
+                                         [](global_index r, const auto& run) { return r < run.second; });
+        if (it == row_runs.end() || rows[i] < it->first) continue;
+        share.slots.push_back(i);
+        if (!share.runs.empty() && share.runs.back().begin + share.runs.back().count == i) ++share.runs.back().count;
+        else share.runs.push_back({std::uint64_t(i), 1});
+    }
+    return share;
+}
+
 DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
-                      const MomentsOutcome& mo, const LdosSelection& sel)
+                      const MomentsOutcome& mo, const LdosSelection& sel, const LdosShare& share,
+                      const Distribution& dist)
 {
     const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
     const std::size_t nr = sel.rows.size();
-    const SlotResult r = per_slot(mo.slot_moments, nr, m, rec);
+    const SlotResult r = per_slot(mo.slot_moments, share.slots, m, rec);
     const std::size_t kp = r.energy.size();
     out.write_int64("/ldos/rows", std::vector<std::int64_t>(sel.rows.begin(), sel.rows.end()), {nr});
     out.write_doubles("/ldos/energy", r.energy, {kp});
-    out.write_doubles("/ldos/rho", r.rho, {nr, kp});
-    out.write_doubles("/ldos/moments", r.moments, {nr, m});
-    if (!r.rho_stderr.empty()) {
-        out.write_doubles("/ldos/rho_stderr", r.rho_stderr, {nr, kp});
-        out.write_doubles("/ldos/moments_stderr", r.moments_stderr, {nr, m});
+    // Each rank its own rows (collective hyperslabs under mpirun).
+    out.write_rows("/ldos/rho", r.rho.data(), r.rho.size(), share.runs, {nr, kp});
+    out.write_rows("/ldos/moments", r.moments.data(), r.moments.size(), share.runs, {nr, m});
+    if (mo.slot_moments.size() >= 2) {
+        out.write_rows("/ldos/rho_stderr", r.rho_stderr.data(), r.rho_stderr.size(), share.runs, {nr, kp});
+        out.write_rows("/ldos/moments_stderr", r.moments_stderr.data(), r.moments_stderr.size(), share.runs, {nr, m});
     }
     out.write_attributes("/ldos", {{"selection", cfg.kpm.ldos},
                                    {"kernel", analysis::to_string(cfg.kpm.kernel)},
                                    {"normalisation", std::string("per row: the integral of rho over E is 1")}});
     if (sel.layer && cfg.kpm.ldos_map_energy) {
-        // Per site: the sum over its orbitals (consecutive rows of the layer selection).
+        // Per site: the sum over its orbitals (consecutive rows of the layer selection); each
+        // rank adds its rows, the map is summed over the ranks.
         const double e = *cfg.kpm.ldos_map_energy;
         std::vector<double> map(static_cast<std::size_t>(sel.nx) * sel.ny, 0.0);
-        for (std::size_t i = 0; i < nr; ++i) map[i / sel.orbitals] += rec.at(row_of(r.moments, i, m), e);
+        for (std::size_t j = 0; j < share.slots.size(); ++j)
+            map[share.slots[j] / sel.orbitals] += rec.at(row_of(r.moments, j, m), e);
+        dist.sum(map);
         out.write_doubles("/ldos_map/rho", map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
         out.write_attributes("/ldos_map", {{"energy", e},
                                            {"layer", std::int64_t(*sel.layer)},
@@ -226,7 +266,7 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
                                            {"units", std::string("states per site per unit t")}});
     }
     write_seeds(out, mo);
-    return write_projected_dos(out, cfg, rec, r.moments, nr);
+    return write_projected_dos(out, cfg, rec, r.moments, nr, &dist);
 }
 
 DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
@@ -235,7 +275,7 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
 {
     const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
     const std::size_t nk = ml.momenta.size();
-    const SlotResult r = per_slot(mo.slot_moments, nk, m, rec);
+    const SlotResult r = per_slot(mo.slot_moments, all_slots(nk), m, rec);
     const std::size_t kp = r.energy.size();
     std::vector<std::int64_t> mi;
     for (const auto& k : ml.momenta) {
@@ -261,7 +301,7 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
                                        {"model", cfg.model.name},
                                        {"normalisation", std::string("per state: the integral of A over E is 1")}});
     write_seeds(out, mo);
-    return write_projected_dos(out, cfg, rec, r.moments, nk);
+    return write_projected_dos(out, cfg, rec, r.moments, nk, nullptr);
 }
 
 std::unique_ptr<sparse_direct::SparseLU> analyse_sparse_lu(const hamiltonians::Model& model)

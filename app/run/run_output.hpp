@@ -20,6 +20,8 @@
 
 namespace topokpm::app {
 
+class Distribution;
+
 /// Reconstructs rho(E) of moment vectors on the run's energy grid.
 class Reconstructor {
 public:
@@ -56,10 +58,23 @@ struct DosSummary {
 DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
                      const MomentsOutcome& m);
 
+/// The LDOS rows a process reconstructs and writes: the indices i of the selection whose row
+/// rows[i] is in `row_runs` (Distribution::row_runs: sorted, disjoint, any number of runs),
+/// increasing, and the same as runs of i (its rows of /ldos/rho). Serial: all of them.
+struct LdosShare {
+    std::vector<std::size_t> slots;
+    std::vector<analysis::RowRun> runs;
+};
+LdosShare ldos_share(const std::vector<global_index>& rows,
+                     const std::vector<std::pair<global_index, global_index>>& row_runs);
+
 /// Writes /ldos/* (and /ldos_map/* for a layer with --ldos-map-energy), then /kpm/moments
-/// and /dos/* for the mean over the selected rows.
+/// and /dos/* for the mean over the selected rows. Each process reconstructs the rows of its
+/// `share` and writes them (ResultWriter::write_rows; collective under mpirun); the map and
+/// the mean moments are summed over `dist`'s ranks. Every rank calls it.
 DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
-                      const MomentsOutcome& m, const LdosSelection& selection);
+                      const MomentsOutcome& m, const LdosSelection& selection, const LdosShare& share,
+                      const Distribution& dist);
 
 /// Writes /spectral/* (bands if given), then /kpm/moments and /dos/* for the mean over k.
 DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,

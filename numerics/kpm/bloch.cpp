@@ -1,38 +1,43 @@
 #include "numerics/kpm/bloch.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
 
-std::vector<complex_type> bloch_hamiltonian(const Operator& op, const PlaneWaveLattice& lattice, const Momentum& k)
+std::vector<complex_type> bloch_hamiltonian(const BlockStencil& stencil, const Momentum& k)
 {
-    const int s_count = lattice.states_per_cell;
-    const global_index n = op.num_rows();
-    TOPOKPM_REQUIRE(n == static_cast<global_index>(lattice.nx) * lattice.ny * s_count, "operator of ", n,
-                    " rows for a ", lattice.nx, "x", lattice.ny, "x", s_count, " plane-wave lattice");
-    const int width = std::min(s_count, 8);  // a specialised kernel width
+    stencil.validate();
+    TOPOKPM_USER_REQUIRE(stencil.periodic[0] && stencil.periodic[1], "{k_points}: the Bloch Hamiltonian needs periodic "
+                         "x and y (momenta are not good quantum numbers otherwise)");
+    const int b = stencil.orbitals, nz = stencil.nz, s_count = b * nz;
     std::vector<complex_type> h(static_cast<size_t>(s_count) * s_count, complex_type(0.0, 0.0));
-    BlockVector all(n, s_count);  // the S plane waves |k, s>, for the projections
-    fill_plane_waves(all, lattice, k, 0);
-    BlockVector x(n, width), y(n, width);
-    for (int first = 0; first < s_count; first += width) {
-        fill_plane_waves(x, lattice, k, first);
-        op.apply(x, y, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
-        const int cols = std::min(width, s_count - first);
-        // <k,s'|H|k,s> = sum_j conj(<j|k,s'>) (H|k,s>)_j; |k,s'> lives on the rows s' + S cell.
-        const global_index cells = static_cast<global_index>(lattice.nx) * lattice.ny;
-        for (int c = 0; c < cols; ++c)
-            for (int sp = 0; sp < s_count; ++sp) {
-                complex_type acc(0.0, 0.0);
-                for (global_index cell = 0; cell < cells; ++cell) {
-                    const global_index row = sp + static_cast<global_index>(s_count) * cell;
-                    acc += std::conj(all(row, sp)) * y(row, c);
-                }
-                h[static_cast<size_t>(sp) + static_cast<size_t>(s_count) * (first + c)] = acc;
-            }
+    auto at = [&](int zr, int o, int zc, int oc) -> complex_type& {
+        return h[static_cast<size_t>(o + b * zr) + static_cast<size_t>(s_count) * (oc + b * zc)];
+    };
+    // exp(i 2 pi m d / n) with the integer m d reduced first (accurate for large m, n).
+    auto phase = [](long long m, int d, int n) {
+        const long long r = ((m * d) % n + n) % n;
+        return 2.0 * M_PI * static_cast<double>(r) / n;
+    };
+    for (int z = 0; z < nz; ++z)
+        for (int o = 0; o < b; ++o) {
+            for (int oc = 0; oc < b; ++oc) at(z, o, z, oc) += stencil.onsite[static_cast<size_t>(o * b + oc)];
+            // The cell (0, 0): site z (per site) or row o + B z (per row).
+            at(z, o, z, o) += stencil.potential_per_row() ? stencil.potential[static_cast<size_t>(o + b * z)]
+                                                          : stencil.potential[static_cast<size_t>(z)];
+        }
+    for (const StencilTerm& t : stencil.terms) {
+        const double ph = phase(k.mx, t.dx, stencil.nx) + phase(k.my, t.dy, stencil.ny);
+        const complex_type e(std::cos(ph), std::sin(ph));
+        for (int z = 0; z < nz; ++z) {
+            int zc = z + t.dz;
+            if (stencil.periodic[2]) zc = ((zc % nz) + nz) % nz;
+            else if (zc < 0 || zc >= nz) continue;
+            for (int o = 0; o < b; ++o)
+                for (int oc = 0; oc < b; ++oc) at(z, o, zc, oc) += t.block[static_cast<size_t>(o * b + oc)] * e;
+        }
     }
     return h;
 }

@@ -89,37 +89,38 @@ public:
     void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
         // Column by column: a block may straddle two momenta when W does not divide S.
-        TOPOKPM_REQUIRE(row_begin == 0 && block.num_rows() == static_cast<global_index>(lattice_.nx) * lattice_.ny *
-                                                                    lattice_.states_per_cell,
-                        "plane-wave start vectors are built on one rank only (rows ", row_begin, " + ",
-                        block.num_rows(), ")");
+        const global_index total = static_cast<global_index>(lattice_.nx) * lattice_.ny * lattice_.states_per_cell;
+        TOPOKPM_REQUIRE(row_begin >= 0 && row_begin + block.num_rows() <= total, "plane-wave rows ", row_begin, " + ",
+                        block.num_rows(), " outside the ", total, " rows of the lattice");
         const int w = block.num_cols();
-        const int s_count = lattice_.states_per_cell;
         complex_type* data = block.data();
         std::fill(data, data + block.size(), complex_type(0.0, 0.0));
-        const double two_pi = 2.0 * M_PI;
-        const double norm = 1.0 / std::sqrt(static_cast<double>(lattice_.nx) * lattice_.ny);
         for (int c = 0; c < w; ++c) {
             const global_index col = first_column + c;
             if (col >= num_columns()) break;
-            const Momentum& k = k_[static_cast<size_t>(col / s_count)];
-            const int s = static_cast<int>(col % s_count);
-            set_plane_wave_column(data, w, c, lattice_, k, s, two_pi, norm);
+            set_plane_wave_column(data, w, c, lattice_, k_[static_cast<size_t>(col / lattice_.states_per_cell)],
+                                  static_cast<int>(col % lattice_.states_per_cell), row_begin, block.num_rows());
         }
     }
+    /// Column c of the rows [row_begin, row_begin + rows) (a rank's share): the entries of
+    /// |k, s> there, from each row's canonical cell (x, y); the other rows untouched.
     static void set_plane_wave_column(complex_type* data, int w, int c, const PlaneWaveLattice& lat,
-                                      const Momentum& k, int s, double two_pi, double norm)
+                                      const Momentum& k, int s, global_index row_begin, global_index rows)
     {
-        const global_index nxy = static_cast<global_index>(lat.nx) * lat.ny;
+        const global_index states = lat.states_per_cell;
+        const double norm = 1.0 / std::sqrt(static_cast<double>(lat.nx) * lat.ny);
+        // The cells whose row s + S cell falls in the range.
+        const global_index first_cell = (row_begin - s + states - 1) / states;
+        const global_index end_cell = (row_begin + rows - s + states - 1) / states;
 #pragma omp parallel for schedule(static)
-        for (global_index cell = 0; cell < nxy; ++cell) {
+        for (global_index cell = first_cell; cell < end_cell; ++cell) {
             const global_index x = cell / lat.ny, y = cell % lat.ny;
             // Reduce the integer phase first: 2 pi (mx x mod Nx) / Nx stays accurate on big lattices.
             const auto px = static_cast<double>(((static_cast<global_index>(k.mx) * x) % lat.nx + lat.nx) % lat.nx);
             const auto py = static_cast<double>(((static_cast<global_index>(k.my) * y) % lat.ny + lat.ny) % lat.ny);
-            const double phase = two_pi * (px / lat.nx + py / lat.ny);
-            const global_index row = s + static_cast<global_index>(lat.states_per_cell) * cell;
-            data[static_cast<size_t>(row) * w + c] = complex_type(norm * std::cos(phase), norm * std::sin(phase));
+            const double phase = 2.0 * M_PI * (px / lat.nx + py / lat.ny);
+            const global_index local = s + states * cell - row_begin;
+            data[static_cast<size_t>(local) * w + c] = complex_type(norm * std::cos(phase), norm * std::sin(phase));
         }
     }
 
@@ -158,19 +159,6 @@ std::unique_ptr<StartVectorPlan> plane_wave_plan(const PlaneWaveLattice& lattice
                          "{k_points}: lattice ", lattice.nx, "x", lattice.ny, " with ", lattice.states_per_cell,
                          " states per cell has no plane waves");
     return std::make_unique<PlaneWavePlan>(lattice, std::move(momenta));
-}
-
-void fill_plane_waves(BlockVector& block, const PlaneWaveLattice& lattice, const Momentum& k, int first_state)
-{
-    TOPOKPM_REQUIRE(block.num_rows() == static_cast<global_index>(lattice.nx) * lattice.ny * lattice.states_per_cell,
-                    "block of ", block.num_rows(), " rows for a ", lattice.nx, "x", lattice.ny, "x",
-                    lattice.states_per_cell, " plane-wave lattice");
-    const int w = block.num_cols();
-    complex_type* data = block.data();
-    std::fill(data, data + block.size(), complex_type(0.0, 0.0));
-    const double norm = 1.0 / std::sqrt(static_cast<double>(lattice.nx) * lattice.ny);
-    for (int c = 0; c < w && first_state + c < lattice.states_per_cell; ++c)
-        PlaneWavePlan::set_plane_wave_column(data, w, c, lattice, k, first_state + c, 2.0 * M_PI, norm);
 }
 
 BlockTrace::BlockTrace(const Operator& op, const StartVectorPlan& plan, int num_moments, int block_width,

@@ -76,12 +76,11 @@ struct Momentum {
 
 /// Plane waves |k, s> = (Nx Ny)^(-1/2) sum_{x,y} exp(i (kx x + ky y)) |x, y, s> (models.md §4),
 /// columns c = ik S + s for ik = 0..nk-1, one slot per momentum, divisor S: slot ik holds
-/// the moments of A(k, E) normalised per state. Throws InputError naming --k-points for an
-/// empty list or a lattice with Nx, Ny or S < 1.
+/// the moments of A(k, E) normalised per state. fill() writes any rank's rows [row_begin,
+/// row_begin + rows) from their canonical cells (x, y), so the start vectors need no
+/// communication. Throws InputError naming --k-points for an empty list or a lattice with
+/// Nx, Ny or S < 1.
 std::unique_ptr<StartVectorPlan> plane_wave_plan(const PlaneWaveLattice& lattice, std::vector<Momentum> momenta);
-
-/// Fills column j of `block` with |k, s = first_state + j> (zero for s >= S).
-void fill_plane_waves(BlockVector& block, const PlaneWaveLattice& lattice, const Momentum& k, int first_state);
 
 /// What BlockTrace needs to resume: finished blocks, the moment sums of their columns
 /// ([slots, M] row-major) and, when a block is under way, its recurrence.

@@ -17,6 +17,7 @@
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/run/run_dos.hpp"
+#include "app/run/run_output.hpp"
 #include "app/cli/selection.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/base/counter_rng.hpp"
@@ -296,4 +297,41 @@ TEST(Selections, ParseAndRefuseBadInput)
     EXPECT_NEAR(path.path_distance.back(), M_PI * std::sqrt(2.0) + M_PI, 1e-14);
     EXPECT_THROW(app::resolve_momenta("", "G-K", *model), InputError);  // K is graphene's
     EXPECT_THROW(app::resolve_momenta("1;2", "", *model), InputError);
+}
+
+// The LDOS rows a rank writes under mpirun (app/run/run_output.hpp, ldos_share): for ranks
+// that hold several runs of rows (a 2-D decomposition) and a selection in any order with
+// repeats, every selection index is written by exactly one rank, the one holding its row,
+// and each rank's runs are its indices, increasing, with consecutive ones merged.
+TEST(LdosShare, EveryIndexWrittenOnceByTheRankHoldingItsRow)
+{
+    const std::vector<global_index> rows{40, 3, 3, 17, 18, 19, 0, 55, 20, 21, 8};
+    using Runs = std::vector<std::pair<global_index, global_index>>;
+    const std::vector<Runs> ranks{{{0, 4}, {16, 20}}, {{4, 16}, {40, 44}}, {{20, 40}, {44, 60}}};
+    std::vector<int> writer(rows.size(), -1);
+    for (size_t q = 0; q < ranks.size(); ++q) {
+        const app::LdosShare share = app::ldos_share(rows, ranks[q]);
+        std::vector<std::size_t> from_runs;
+        std::uint64_t end = 0;
+        for (const auto& run : share.runs) {
+            EXPECT_GT(run.count, 0u);
+            EXPECT_TRUE(from_runs.empty() || run.begin > end) << "runs not increasing or not merged";
+            for (std::uint64_t i = run.begin; i < run.begin + run.count; ++i) from_runs.push_back(i);
+            end = run.begin + run.count;
+        }
+        EXPECT_EQ(from_runs, share.slots);
+        for (const std::size_t i : share.slots) {
+            EXPECT_EQ(writer[i], -1) << "index " << i << " written twice";
+            writer[i] = static_cast<int>(q);
+            bool held = false;
+            for (const auto& [b, e] : ranks[q]) held = held || (rows[i] >= b && rows[i] < e);
+            EXPECT_TRUE(held) << "rank " << q << " writes row " << rows[i] << " it does not hold";
+        }
+    }
+    for (size_t i = 0; i < rows.size(); ++i) EXPECT_NE(writer[i], -1) << "index " << i << " written by no rank";
+    // Rank 1 holds rows 8 (index 10) and 40 (index 0); rank 0: 3, 3, 17, 18, 19, 0 = indices 1-6.
+    const app::LdosShare r0 = app::ldos_share(rows, ranks[0]);
+    ASSERT_EQ(r0.runs.size(), 1u);
+    EXPECT_EQ(r0.runs[0].begin, 1u);
+    EXPECT_EQ(r0.runs[0].count, 6u);
 }

@@ -3,7 +3,9 @@
 // resumed from a saved state is bit-identical to an uninterrupted one.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <tuple>
 
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/bloch.hpp"
@@ -138,16 +140,40 @@ TEST(RandomPhasePlan, PerVectorMomentsAreTheSpecDefinition)
     }
 }
 
-// Plane waves of models.md §4 are orthonormal, and on a lattice the operator couples only
-// equal momenta: for a "lattice" of independent cells (block-diagonal dense H with the same
-// S x S block everywhere) the Bloch Hamiltonian is that block at every k.
-TEST(PlaneWaves, OrthonormalAndBlochHamiltonianOfIdenticalCells)
+namespace {
+
+/// The S plane waves |k, s> of `lat` on all rows (plane_wave_plan's columns of one k).
+BlockVector plane_waves(const PlaneWaveLattice& lat, const Momentum& k)
+{
+    BlockVector v(static_cast<global_index>(lat.nx) * lat.ny * lat.states_per_cell, lat.states_per_cell);
+    plane_wave_plan(lat, {k})->fill(v, 0);
+    return v;
+}
+
+/// The reference H_k: <k,s'| H |k,s> by applying `op` to the plane waves and projecting.
+std::vector<complex_type> projected_bloch(const Operator& op, const PlaneWaveLattice& lat, const Momentum& k)
+{
+    const int s_count = lat.states_per_cell;
+    const BlockVector w = plane_waves(lat, k);
+    BlockVector y(w.num_rows(), s_count);
+    op.apply(w, y, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+    std::vector<complex_type> h(static_cast<size_t>(s_count) * s_count, 0.0);
+    for (int sp = 0; sp < s_count; ++sp)
+        for (int s = 0; s < s_count; ++s)
+            for (global_index i = 0; i < w.num_rows(); ++i) h[sp + s_count * s] += std::conj(w(i, sp)) * y(i, s);
+    return h;
+}
+
+}  // namespace
+
+// Plane waves of models.md §4 are orthonormal, and a rank's share (any row range, cut
+// inside a cell) is exactly those rows of the whole vectors: the values are the same
+// expression of each row's (x, y), so equal bit for bit.
+TEST(PlaneWaves, OrthonormalAndEqualOnAnyRowRange)
 {
     const PlaneWaveLattice lat{3, 4, 2};
     const global_index n = 3 * 4 * 2;
-    BlockVector a(n, 2), b(n, 2);
-    fill_plane_waves(a, lat, {1, 2}, 0);
-    fill_plane_waves(b, lat, {2, 2}, 0);
+    const BlockVector a = plane_waves(lat, {1, 2}), b = plane_waves(lat, {2, 2});
     for (int c = 0; c < 2; ++c)
         for (int d = 0; d < 2; ++d) {
             complex_type same = 0.0, other = 0.0;
@@ -155,16 +181,81 @@ TEST(PlaneWaves, OrthonormalAndBlochHamiltonianOfIdenticalCells)
                 same += std::conj(a(i, c)) * a(i, d);
                 other += std::conj(a(i, c)) * b(i, d);
             }
+            // sums of 12 terms of size 1/12: a few eps
             EXPECT_NEAR(std::abs(same - complex_type(c == d ? 1.0 : 0.0)), 0.0, 1e-15);
             EXPECT_NEAR(std::abs(other), 0.0, 1e-15);
         }
-    const complex_type block[2][2] = {{0.5, {0.25, -1.0}}, {{0.25, 1.0}, -0.75}};
-    std::vector<complex_type> h(static_cast<size_t>(n * n), 0.0);
-    for (global_index cell = 0; cell < 12; ++cell)
-        for (int s = 0; s < 2; ++s)
-            for (int t = 0; t < 2; ++t) h[(2 * cell + s) + (2 * cell + t) * n] = block[s][t];
-    const DenseOperator op(h, n);
-    const auto hk = bloch_hamiltonian(op, lat, {2, 3});
-    for (int s = 0; s < 2; ++s)
-        for (int t = 0; t < 2; ++t) EXPECT_NEAR(std::abs(hk[s + 2 * t] - block[s][t]), 0.0, 1e-15);
+    // Columns 1..3 of the plan (k = (1,2) s = 1, then k = (2,2) s = 0, 1) on rows [5, 18).
+    const auto plan = plane_wave_plan(lat, {{1, 2}, {2, 2}});
+    BlockVector all(n, 3), part(13, 3);
+    plan->fill(all, 1, 0);
+    plan->fill(part, 1, 5);
+    for (global_index i = 0; i < 13; ++i)
+        for (int c = 0; c < 3; ++c) EXPECT_EQ(part(i, c), all(i + 5, c)) << "row " << i + 5 << " column " << c;
+    EXPECT_THROW(plan->fill(part, 0, n - 12), DimensionMismatch);
+}
+
+// The Bloch Hamiltonian from a stencil (numerics/kpm/bloch.hpp) against the projection of
+// the naive stencil operator (make_block_stencil_reference_operator) on the plane waves: a
+// random stencil with partner terms (Hermitian), a z-dependent potential per site and per
+// row, open and periodic z, and the 2-site extents where the +x and -x neighbours coincide.
+// Each projected entry is a sum of nx ny S products of size <= 1/(nx ny) times an entry of H
+// (|H| <= 8 here), so it is exact to about nx ny S eps 8 / (nx ny) ~ 16 S eps < 1e-13.
+TEST(BlochHamiltonian, FromTheStencilEqualsTheProjectionOfTheOperator)
+{
+    std::uint64_t state = 12345;
+    auto uniform = [&] {  // a small LCG: any numbers will do
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return double(state >> 11) * 0x1.0p-53 - 0.5;
+    };
+    for (const auto& [nx, ny, nz, periodic_z, per_row] :
+         std::vector<std::tuple<int, int, int, bool, bool>>{{4, 3, 3, false, false}, {3, 5, 2, true, true}, {2, 2, 3, false, true}}) {
+        BlockStencil st;
+        st.name = "random";
+        st.nx = nx;
+        st.ny = ny;
+        st.nz = nz;
+        st.orbitals = 2;
+        st.periodic = {true, true, periodic_z};
+        const int b = 2;
+        st.onsite.assign(4, 0.0);
+        for (int o = 0; o < b; ++o)
+            for (int c = 0; c <= o; ++c) {
+                const complex_type v(uniform(), o == c ? 0.0 : uniform());
+                st.onsite[o * b + c] = v;
+                st.onsite[c * b + o] = std::conj(v);
+            }
+        for (const auto& d : std::vector<std::array<int, 3>>{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, -1, 0}, {1, 1, 1}}) {
+            StencilTerm t{d[0], d[1], d[2], std::vector<complex_type>(4)}, u{-d[0], -d[1], -d[2], std::vector<complex_type>(4)};
+            for (int i = 0; i < 4; ++i) t.block[i] = complex_type(uniform(), uniform());
+            for (int o = 0; o < b; ++o)
+                for (int c = 0; c < b; ++c) u.block[c * b + o] = std::conj(t.block[o * b + c]);
+            st.terms.push_back(t);
+            st.terms.push_back(u);
+        }
+        // V depends on z (and the orbital, per row) only: the stencil stays translation invariant in x, y.
+        st.potential.resize(static_cast<size_t>(per_row ? st.num_rows() : st.num_sites()));
+        std::vector<double> vz(static_cast<size_t>(nz * b));
+        for (double& v : vz) v = uniform();
+        for (global_index i = 0; i < global_index(st.potential.size()); ++i) {
+            const global_index site = per_row ? i / b : i;
+            st.potential[static_cast<size_t>(i)] = vz[static_cast<size_t>((site % nz) * b + (per_row ? i % b : 0))];
+        }
+        const PlaneWaveLattice lat{nx, ny, b * nz};  // s = o + B z, as in the models (models.md §2-3)
+        const auto op = make_block_stencil_reference_operator(st);
+        for (const Momentum& k : std::vector<Momentum>{{0, 0}, {1, 2}, {nx - 1, 1}, {-3, 7}}) {
+            const auto got = bloch_hamiltonian(st, k);
+            const auto want = projected_bloch(*op, lat, k);
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t i = 0; i < got.size(); ++i)
+                EXPECT_NEAR(std::abs(got[i] - want[i]), 0.0, 1e-13)
+                    << nx << "x" << ny << "x" << nz << " k = (" << k.mx << ", " << k.my << ") entry " << i;
+        }
+    }
+    BlockStencil open_x;
+    open_x.nx = open_x.ny = 3;
+    open_x.onsite = {0.0};
+    open_x.potential.assign(9, 0.0);
+    open_x.periodic = {false, true, false};
+    EXPECT_THROW(bloch_hamiltonian(open_x, {0, 0}), InputError);
 }
