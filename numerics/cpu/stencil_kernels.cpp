@@ -679,10 +679,16 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                     const v8d sv = v8d{} + scale;
 #pragma GCC unroll 4
                     for (int v = 0; v < G / 4; ++v) {
+                        const global_index row0 = r0 + 4 * v;
                         v8d dv;
-                        for (int l = 0; l < 4; ++l) {
-                            const global_index row = r0 + 4 * v + l;
-                            dv[2 * l] = dv[2 * l + 1] = (per_row ? pot[row] : pot[row / nb]) - shift;
+                        if (per_row) {  // graphene: 4 contiguous values, each over its (re, im)
+                            const simd::v4d p = simd::load<simd::v4d>(pot + row0);
+                            dv = __builtin_shufflevector(p, p, 0, 0, 1, 1, 2, 2, 3, 3) - shift;
+                        } else if (B == 4 && row0 % 4 == 0) {  // ti: the 4 rows of one site
+                            dv = v8d{} + (pot[row0 / 4] - shift);
+                        } else {
+                            for (int l = 0; l < 4; ++l)
+                                dv[2 * l] = dv[2 * l + 1] = pot[(row0 + l) / nb] - shift;
                         }
                         const std::ptrdiff_t o = 2 * (r0 + 4 * v);
                         kernels::cpu::finish_vector(acc + 8 * v, x + o, y + o, sv, dv, beta, want_dots, lanes);
