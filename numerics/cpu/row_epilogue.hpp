@@ -10,9 +10,12 @@
 
 #include <omp.h>
 
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "numerics/base/operator.hpp"
+#include "numerics/cpu/complex_block_simd.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
 
@@ -46,6 +49,68 @@ inline void finish_row(const T* __restrict as, const T* __restrict xo, T* __rest
             tyr[j] += yre * xre + yim * xim;  // conj(y) x
             tyi[j] += yre * xim - yim * xre;
         }
+    }
+}
+
+/// Dot sums of the vector epilogue below, per double lane of a vector of 4 complex values:
+///     xx += x x,   yx += y x,   yxs += y swap(x)   (swap: re and im exchanged)
+/// so that for the lanes (2l, 2l+1) of one complex value |x|^2 = xx[2l] + xx[2l+1],
+/// Re conj(y) x = yx[2l] + yx[2l+1], Im conj(y) x = yxs[2l] - yxs[2l+1]. Kept in registers
+/// across a thread's whole sweep: no shuffle and no horizontal sum per row.
+struct DotLanes {
+    simd::v8d xx{}, yx{}, yxs{};
+};
+
+/// 4 complex values of y (one vector; for R < 4 they span 4 / R consecutive rows):
+///     y = scale (a + d x) + beta y,     dv = d per complex value, repeated for re and im
+/// (SELL: d = -shift; the stencil: d = V_row - shift), dots into `lanes` from the stored y.
+/// T = float: computed in double and rounded once when stored, as finish_row.
+template <class T>
+__attribute__((always_inline)) inline void finish_vector(const T* __restrict a, const T* __restrict xo,
+                                                         T* __restrict yo, simd::v8d sv, simd::v8d dv, double beta,
+                                                         bool want_dots, DotLanes& lanes)
+{
+    using simd::v8d;
+    v8d av, xv, yv;
+    if constexpr (std::is_same_v<T, double>) {
+        av = simd::load<v8d>(a);
+        xv = simd::load<v8d>(xo);
+        yv = sv * (av + dv * xv);
+        if (beta != 0.0) yv += beta * simd::load<v8d>(yo);  // beta == 0: y is never read
+        simd::store(yo, yv);
+    } else {
+        simd::v8f af, xf, yf;
+        std::memcpy(&af, a, sizeof af);
+        std::memcpy(&xf, xo, sizeof xf);
+        av = __builtin_convertvector(af, v8d);
+        xv = __builtin_convertvector(xf, v8d);
+        yv = sv * (av + dv * xv);
+        if (beta != 0.0) {
+            std::memcpy(&yf, yo, sizeof yf);
+            yv += beta * __builtin_convertvector(yf, v8d);
+        }
+        yf = __builtin_convertvector(yv, simd::v8f);  // the one rounding to float
+        std::memcpy(yo, &yf, sizeof yf);
+        yv = __builtin_convertvector(yf, v8d);  // the dots see the stored value
+    }
+    if (want_dots) {
+        const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+        lanes.xx += xv * xv;
+        lanes.yx += yv * xv;
+        lanes.yxs += yv * xs;
+    }
+}
+
+/// Adds the lane sums of `lanes` to the per-column sums (R = 1, 2, 4: lane pair l of a
+/// vector holds column l % R).
+template <int R>
+inline void add_dot_lanes(const DotLanes& lanes, double* txx, double* tyr, double* tyi)
+{
+    static_assert(R == 1 || R == 2 || R == 4, "4 complex lanes per vector");
+    for (int l = 0; l < 4; ++l) {
+        txx[l % R] += lanes.xx[2 * l] + lanes.xx[2 * l + 1];
+        tyr[l % R] += lanes.yx[2 * l] + lanes.yx[2 * l + 1];
+        tyi[l % R] += lanes.yxs[2 * l] - lanes.yxs[2 * l + 1];
     }
 }
 

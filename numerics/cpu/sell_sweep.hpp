@@ -30,45 +30,6 @@ inline bool rows_are_consecutive(const local_index* slot_rows)
     return ok;
 }
 
-/// The row epilogue of G consecutive rows at R = 1 as one vector loop: their G complex
-/// sums, x values and y values are each 2 G contiguous doubles (the same layout), so
-/// y = scale (acc - shift x) + beta y runs on whole vectors and the dots reduce across the
-/// G rows before they reach the thread's sums. The per-row epilogue at R = 1 is scalar code
-/// (one complex per row). Measured in cache (ti 16x16x10, 1 thread, best of 21, 3
-/// alternating pairs of runs): sell-8 148 -> 125 us per sweep, sell-32 117-126 -> 116 us.
-template <int G, class T>
-inline void finish_consecutive_rows(const T* __restrict as, const T* __restrict xo, T* __restrict yo, double scale,
-                                    double shift, double beta, bool want_dots, double* __restrict txx,
-                                    double* __restrict tyr, double* __restrict tyi)
-{
-    // T = float: computed in double, rounded once when stored, dots from the stored values
-    // (finish_row's arithmetic); for T = double the casts are no-ops.
-    if (beta == 0.0) {
-#pragma omp simd
-        for (int j = 0; j < 2 * G; ++j)
-            yo[j] = static_cast<T>(scale * (static_cast<double>(as[j]) - shift * static_cast<double>(xo[j])));
-    } else {
-#pragma omp simd
-        for (int j = 0; j < 2 * G; ++j)
-            yo[j] = static_cast<T>(scale * (static_cast<double>(as[j]) - shift * static_cast<double>(xo[j])) +
-                                   beta * static_cast<double>(yo[j]));
-    }
-    if (want_dots) {
-        double sxx = 0.0, syr = 0.0, syi = 0.0;
-#pragma omp simd reduction(+ : sxx, syr, syi)
-        for (int g = 0; g < G; ++g) {
-            const double xre = xo[2 * g], xim = xo[2 * g + 1];
-            const double yre = yo[2 * g], yim = yo[2 * g + 1];
-            sxx += xre * xre + xim * xim;
-            syr += yre * xre + yim * xim;  // conj(y) x
-            syi += yre * xim - yim * xre;
-        }
-        txx[0] += sxx;
-        tyr[0] += syr;
-        tyi[0] += syi;
-    }
-}
-
 /// The arrays of a SELL-C-σ matrix a sweep reads, with values as interleaved (re, im) T:
 /// double for BasicSellMatrix<complex_double>, float for BasicSellMatrix<complex_single>.
 template <class T>
@@ -121,6 +82,9 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // Thread-private dot sums (stack, not `partial`: two threads summing into one
         // cache line made every row a false-sharing miss, R = 1 at 9 GB/s instead of 25).
         double txx[R] = {}, tyr[R] = {}, tyi[R] = {};
+        // R = 1: the dots of consecutive-row groups as vector lanes in registers for the
+        // whole sweep (DotLanes), reduced once at the end.
+        DotLanes lanes;
         alignas(64) T acc[2 * G * R];
 
         // Without a schedule: the static split, contiguous chunk ranges per thread, the same
@@ -128,35 +92,54 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // caches. dynamic/guided (chunk 64) measured 3-6 % slower at R = 1 and equal at R = 32.
         // With a ChunkSchedule (lattice_chunk_schedule: the same per-thread chunk range,
         // visited in y tiles, x planes inner) see docs/performance.md, "Kernel design measurements".
-        for_each_scheduled_chunk(schedule, num_chunks, [&](local_index ch) {
-            const std::int64_t base = chunk_start[ch];
-            const local_index width = chunk_length[ch];
-            for (int s0 = 0; s0 < c; s0 += G) {
-                constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
-                if constexpr (std::is_same_v<T, double>)
-                    simd::rows_times_block<R, G, true, Real>(width, vals + per_entry * (base + s0), 1, c,
-                                                             cols + base + s0, 1, c, x, acc);
-                else
-                    simd::rows_times_block_single<R, G, Real>(width, vals + per_entry * (base + s0), 1, c,
-                                                              cols + base + s0, 1, c, x, acc);
-                const local_index* slot_rows = row_of_slot + static_cast<size_t>(ch) * c + s0;
-                if constexpr (R == 1) {
-                    if (rows_are_consecutive<G>(slot_rows)) {
-                        finish_consecutive_rows<G>(acc, x + 2 * static_cast<std::int64_t>(slot_rows[0]),
-                                                   y + 2 * static_cast<std::int64_t>(slot_rows[0]), scale, shift,
-                                                   beta, want_dots, txx, tyr, tyi);
-                        continue;
+        // The chunk loop is inside the range callback with every operand a local: per chunk
+        // there is no call, and the stores to y cannot alias the scale or the pointers.
+        for_each_scheduled_range(schedule, num_chunks, [&](local_index begin, local_index end) {
+            const std::int64_t* const cs = chunk_start;
+            const local_index* const cl = chunk_length;
+            const local_index* const cc = cols;
+            const T* const cv = vals;
+            const local_index* const rs = row_of_slot;
+            const T* const xb = x;
+            T* const yb = y;
+            const double sc = scale, sh = shift, be = beta;
+            const bool wd = want_dots;
+            const simd::v8d sv = simd::v8d{} + sc, dv = simd::v8d{} - sh;
+            DotLanes dl = lanes;
+            for (local_index ch = begin; ch < end; ++ch) {
+                const std::int64_t base = cs[ch];
+                const local_index width = cl[ch];
+                for (int s0 = 0; s0 < c; s0 += G) {
+                    constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
+                    if constexpr (std::is_same_v<T, double>)
+                        simd::rows_times_block<R, G, true, Real>(width, cv + per_entry * (base + s0), 1, c,
+                                                                 cc + base + s0, 1, c, xb, acc);
+                    else
+                        simd::rows_times_block_single<R, G, Real>(width, cv + per_entry * (base + s0), 1, c,
+                                                                  cc + base + s0, 1, c, xb, acc);
+                    const local_index* slot_rows = rs + static_cast<size_t>(ch) * c + s0;
+                    if constexpr (R == 1) {
+                        if (rows_are_consecutive<G>(slot_rows)) {
+                            // G consecutive rows: their sums, x and y are each 2 G contiguous
+                            // values in the same layout, G / 4 vectors of 4 complex.
+                            const std::int64_t r0 = 2 * static_cast<std::int64_t>(slot_rows[0]);
+#pragma GCC unroll 8
+                            for (int v = 0; v < G / 4; ++v)
+                                finish_vector(acc + 8 * v, xb + r0 + 8 * v, yb + r0 + 8 * v, sv, dv, be, wd, dl);
+                            continue;
+                        }
+                    }
+                    for (int g = 0; g < G; ++g) {
+                        const local_index row = slot_rows[g];
+                        if (row < 0) continue;  // padding slot of the last chunk
+                        finish_row<R>(acc + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
+                                      yb + 2 * static_cast<std::int64_t>(row) * R, R, sc, sh, be, wd, txx, tyr, tyi);
                     }
                 }
-                for (int g = 0; g < G; ++g) {
-                    const local_index row = row_of_slot[static_cast<size_t>(ch) * c + s0 + g];
-                    if (row < 0) continue;  // padding slot of the last chunk
-                    finish_row<R>(acc + 2 * g * R, x + 2 * static_cast<std::int64_t>(row) * R,
-                                  y + 2 * static_cast<std::int64_t>(row) * R, R, scale, shift, beta, want_dots, txx,
-                                  tyr, tyi);
-                }
             }
+            lanes = dl;
         });
+        if constexpr (R == 1) add_dot_lanes<1>(lanes, txx, tyr, tyi);
         store_thread_dots(partial, R, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, num_threads, R, dots);

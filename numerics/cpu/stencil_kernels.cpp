@@ -436,6 +436,155 @@ inline void group_product(int w, const T* __restrict vals, const std::ptrdiff_t*
     }
 }
 
+/// R = 1 fast path as permuted loads (AVX-512): in a lattice the x values that one vector of
+/// L rows needs at entry k (L = 4 complex doubles or 8 complex floats per 512-bit register)
+/// lie in at most two windows of L consecutive rows at fixed offsets from the group's first
+/// row (ti: the neighbour site's 4 orbitals; graphene: the A and the B rows' neighbours). So
+/// per vector and entry: two vector loads and one two-source permute (vpermt2pd; a complex
+/// float is one 64-bit word) with offsets and permute indices from the table, instead of L
+/// index loads, L partial loads and the shuffles that assemble them. The values are stored
+/// already spread over the lanes (no broadcast shuffle). Built from the fast tables per
+/// phase; a phase is not ok (its groups run the gathered form) when some vector needs a
+/// third window (ti: the phases other than 0, which its groups of two whole sites never have).
+template <class T>
+struct WindowTable {
+    static constexpr int kLanes = std::is_same_v<T, double> ? 4 : 8;  ///< complex values per vector
+    std::vector<char> ok;                ///< per phase
+    int nv = 0;                          ///< vectors per group (G / kLanes)
+    std::vector<std::ptrdiff_t> base;    ///< 2 per (phase, k, v): window starts, rows relative to r0
+    std::vector<long long> index;        ///< 8 per (phase, k, v): permute indices into the two windows
+    std::vector<T> vr, vi;               ///< 2 kLanes per (phase, k, v): Re v, Im v per lane
+    std::ptrdiff_t lo = 0, hi = 0;       ///< rows r0 + lo .. r0 + hi are read
+};
+
+/// The window form of the fast tables `cols`, `vals` ([phase][k][g], per values per entry).
+template <class T>
+WindowTable<T> window_table(int phases, int w, int g_rows, int per, const std::vector<std::ptrdiff_t>& cols,
+                            const std::vector<T>& vals)
+{
+    constexpr int L = WindowTable<T>::kLanes;
+    WindowTable<T> t;
+    t.ok.assign(static_cast<size_t>(phases), 0);
+    if (g_rows % L != 0) return t;
+    t.nv = g_rows / L;
+    const size_t n = static_cast<size_t>(phases) * w * t.nv;
+    t.base.assign(2 * n, 0);
+    t.index.assign(8 * n, 0);
+    t.vr.assign(2 * L * n, T(0));
+    t.vi.assign(2 * L * n, T(0));
+    bool first = true;
+    for (int p = 0; p < phases; ++p) {
+        bool ok = true;
+        for (int k = 0; k < w && ok; ++k)
+            for (int v = 0; v < t.nv && ok; ++v) {
+                const size_t e = (static_cast<size_t>(p) * w + k) * t.nv + v;
+                std::ptrdiff_t b[2] = {0, 0};
+                int used = 0;
+                for (int l = 0; l < L; ++l) {
+                    const size_t i = (static_cast<size_t>(p) * w + k) * g_rows + v * L + l;
+                    const T re = vals[per * i], im = per == 2 ? vals[2 * i + 1] : T(0);
+                    if (re == T(0) && im == T(0)) continue;  // padding: any lane will do (index 0)
+                    const std::ptrdiff_t c = cols[i];
+                    int s = 0;
+                    while (s < used && !(c >= b[s] && c < b[s] + L)) ++s;
+                    if (s == used) {
+                        if (used == 2) {  // a third window: not this form
+                            ok = false;
+                            break;
+                        }
+                        b[used++] = c;
+                    }
+                    const int off = static_cast<int>(c - b[s]);
+                    if constexpr (L == 4) {  // double: two 64-bit lanes per complex
+                        t.index[8 * e + 2 * l] = 8 * s + 2 * off;
+                        t.index[8 * e + 2 * l + 1] = 8 * s + 2 * off + 1;
+                    } else {  // float: one 64-bit word per complex
+                        t.index[8 * e + l] = 8 * s + off;
+                    }
+                    t.vr[2 * L * e + 2 * l] = t.vr[2 * L * e + 2 * l + 1] = re;
+                    t.vi[2 * L * e + 2 * l] = t.vi[2 * L * e + 2 * l + 1] = im;
+                }
+                if (!ok) break;
+                if (used == 0) b[0] = 0;  // all padding: read the group's own rows
+                if (used < 2) b[1] = b[0];
+                for (int s = 0; s < 2; ++s) {
+                    t.base[2 * e + s] = b[s];
+                    t.lo = first ? b[s] : std::min(t.lo, b[s]);
+                    t.hi = first ? b[s] + L - 1 : std::max(t.hi, b[s] + L - 1);
+                    first = false;
+                }
+            }
+        t.ok[static_cast<size_t>(p)] = ok;
+    }
+    return t;
+}
+
+#if defined(__AVX512F__)
+inline constexpr bool kWindowForm = true;
+#else
+inline constexpr bool kWindowForm = false;  // two-source permutes of 64-bit lanes need AVX-512
+#endif
+
+/// acc := the sums of one group of G = nv L rows in the window form (table entries of
+/// `phase`, x at the group's first row), interleaved (re, im) as group_product stores them.
+template <class T, bool Real, int NV>
+inline void window_product(const WindowTable<T>& t, int phase, int w, const T* __restrict x0, T* __restrict acc)
+{
+    using simd::v8d;
+    using simd::v8l;
+    constexpr int L = WindowTable<T>::kLanes;
+    constexpr int nv = NV;
+    v8d a[nv] = {}, b[nv] = {};
+    const std::ptrdiff_t* bp = t.base.data() + 2 * static_cast<size_t>(phase) * w * nv;
+    const long long* ip = t.index.data() + 8 * static_cast<size_t>(phase) * w * nv;
+    const T* rp = t.vr.data() + 2 * L * static_cast<size_t>(phase) * w * nv;
+    const T* jp = t.vi.data() + 2 * L * static_cast<size_t>(phase) * w * nv;
+    const auto load64 = [](const T* p) {  // 64 bytes as 8 doubles (bits only for float)
+        v8d v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    };
+    const auto fma = [&](v8d& acc_v, const T* vp, v8d xv) {
+        if constexpr (std::is_same_v<T, double>) {
+            acc_v += load64(vp) * xv;
+        } else {
+            v16f av, xf, vf;
+            std::memcpy(&av, &acc_v, sizeof av);
+            std::memcpy(&xf, &xv, sizeof xf);
+            std::memcpy(&vf, vp, sizeof vf);
+            av += vf * xf;
+            std::memcpy(&acc_v, &av, sizeof av);
+        }
+    };
+    for (int k = 0; k < w; ++k) {
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; ++v) {
+            const size_t e = static_cast<size_t>(k) * nv + v;
+            v8l idx;
+            std::memcpy(&idx, ip + 8 * e, sizeof idx);
+            const v8d xv = __builtin_shuffle(load64(x0 + 2 * bp[2 * e]), load64(x0 + 2 * bp[2 * e + 1]), idx);
+            fma(a[v], rp + 2 * L * e, xv);
+            if constexpr (!Real) fma(b[v], jp + 2 * L * e, xv);
+        }
+    }
+    for (int v = 0; v < nv; ++v) {
+        if constexpr (std::is_same_v<T, double>) {
+            const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+            const v8d o = Real ? a[v] : a[v] + sign * __builtin_shufflevector(b[v], b[v], 1, 0, 3, 2, 5, 4, 7, 6);
+            simd::store(acc + 8 * v, o);
+        } else {
+            v16f af, bf;
+            std::memcpy(&af, &a[v], sizeof af);
+            std::memcpy(&bf, &b[v], sizeof bf);
+            const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
+            const v16f o = Real ? af
+                                : af + sign * __builtin_shufflevector(bf, bf, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10,
+                                                                       13, 12, 15, 14);
+            std::memcpy(acc + 16 * v, &o, sizeof o);
+        }
+    }
+}
+
 template <class T, int R, int B, bool Real>
 void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const
 {
@@ -462,6 +611,12 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     std::vector<std::ptrdiff_t> fast_cols;
     std::vector<T> fast_vals;
     fast_tables<T>(G, kPer, fast_cols, fast_vals);
+    // R = 1: the permuted-load form of the fast tables where the lattice allows it.
+    constexpr int kWinLanes = WindowTable<T>::kLanes;
+    constexpr bool kWindow = kWindowForm && R == 1 && G % kWinLanes == 0 && G / kWinLanes <= 2;
+    WindowTable<T> win;
+    if constexpr (kWindow) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
+    const global_index num_rows_total = s_.num_rows();
 
     // Software prefetch (fast path): the rows D ahead in every distinct x stream and in y.
     // Only for R >= 16, where a row is >= 4 lines in double (at R <= 8 it measured neutral
@@ -513,8 +668,34 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
         std::vector<T> chk_vals(2 * chk_cols.size());
         std::vector<global_index> nbr(static_cast<size_t>(std::max(num_terms, 1)));
 
+        // R = 1: the dots of whole groups as vector lanes (row_epilogue.hpp, DotLanes).
+        kernels::cpu::DotLanes lanes;
+
         // y rows [r0, r0 + count) from acc.
         auto finish = [&](global_index r0, int count) {
+            if constexpr (R == 1 && G % 4 == 0) {
+                if (count == G) {  // whole group: G / 4 vectors of 4 complex, potential per lane
+                    using simd::v8d;
+                    const v8d sv = v8d{} + scale;
+#pragma GCC unroll 4
+                    for (int v = 0; v < G / 4; ++v) {
+                        const global_index row0 = r0 + 4 * v;
+                        v8d dv;
+                        if (per_row) {  // graphene: 4 contiguous values, each over its (re, im)
+                            const simd::v4d p = simd::load<simd::v4d>(pot + row0);
+                            dv = __builtin_shufflevector(p, p, 0, 0, 1, 1, 2, 2, 3, 3) - shift;
+                        } else if (B == 4 && row0 % 4 == 0) {  // ti: the 4 rows of one site
+                            dv = v8d{} + (pot[row0 / 4] - shift);
+                        } else {
+                            for (int l = 0; l < 4; ++l)
+                                dv[2 * l] = dv[2 * l + 1] = pot[(row0 + l) / nb] - shift;
+                        }
+                        const std::ptrdiff_t o = 2 * (r0 + 4 * v);
+                        kernels::cpu::finish_vector(acc + 8 * v, x + o, y + o, sv, dv, beta, want_dots, lanes);
+                    }
+                    return;
+                }
+            }
             for (int g = 0; g < count; ++g) {
                 const global_index row = r0 + g;
                 const double v = per_row ? pot[row] : pot[row / nb];
@@ -652,6 +833,13 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                             for (int l = 0; l < pf_lines; ++l) __builtin_prefetch(yb + kPerLine * l, 1, 3);
                         }
                         const int phase = static_cast<int>(r0 % nb);
+                        if constexpr (kWindow) {
+                            if (win.ok[static_cast<size_t>(phase)] && r0 + win.lo >= 0 && r0 + win.hi < num_rows_total) {
+                                window_product<T, kReal, G / kWinLanes>(win, phase, w, x + 2 * r0, acc);
+                                finish(r0, G);
+                                continue;
+                            }
+                        }
                         const size_t off = static_cast<size_t>(phase) * w * G;
                         group_product<T, R, G, kReal>(w, fast_vals.data() + kPer * off, fast_cols.data() + off,
                                                       x + 2 * r0 * rr, acc, rr);
@@ -661,6 +849,7 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                 }
         }
 
+        if constexpr (R == 1) kernels::cpu::add_dot_lanes<1>(lanes, txx, tyr, tyi);
         if constexpr (R >= 4)
             for (int j = 0; j < R; ++j) {
                 txx[j] = sxx[2 * j] + sxx[2 * j + 1];
