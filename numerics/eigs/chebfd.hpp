@@ -124,11 +124,6 @@ struct ChebFdStats {
 /// @throws NumericalError  not converged within max_iterations passes
 EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& options, ChebFdStats* stats = nullptr);
 
-/// The orthonormalization of a pass, on its own (for tests): `block` (this rank's rows,
-/// column-major, op.num_rows() x k) := an orthonormal basis of its span over all ranks,
-/// by CholQR2 with TSQR fallback (file comment). Collective. Returns true when TSQR was taken.
-bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k);
-
 /// M0 of the degree rule for a window [x_l, x_r] of the scaled spectrum (clamped to [-1, 1]).
 int chebfd_degree(double x_left, double x_right);
 
