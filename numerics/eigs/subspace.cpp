@@ -199,9 +199,10 @@ std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_do
 {
     if (r) r->assign(static_cast<std::size_t>(cols) * cols, kZero);
     std::vector<int> dependent;
-    std::vector<complex_double> c(static_cast<std::size_t>(cols) + 1);
+    std::vector<complex_double> c(static_cast<std::size_t>(cols) + 1);  // coefficients, then ||w||^2 (pass 1)
     for (int j = 0; j < cols; ++j) {
         complex_double* w = x + static_cast<std::size_t>(j) * n;
+        double before2 = 0.0;  // ||w||^2 before the passes, summed over the ranks
         // Pass 1 also sums ||w||^2 (the last entry) in its reduction.
         for (int pass = 0; pass < 2; ++pass) {
             std::fill(c.begin(), c.end(), kZero);
@@ -213,7 +214,7 @@ std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_do
             }
             if (j == 0 && pass == 1) break;
             op.sum_over_ranks(reinterpret_cast<double*>(c.data()), 2 * static_cast<std::size_t>(j + (pass == 0 ? 1 : 0)));
-            if (pass == 0) c[cols] = c[static_cast<std::size_t>(j)];  // keep ||w||^2 aside
+            if (pass == 0) before2 = c[static_cast<std::size_t>(j)].real();
             if (n > 0 && j > 0)
                 cblas_zgemv(CblasColMajor, CblasNoTrans, n, j, &kMinusOne, x, n, c.data(), 1, &kOne, w, 1);
             if (r)
@@ -223,7 +224,7 @@ std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_do
         after *= after;
         op.sum_over_ranks(&after, 1);
         after = std::sqrt(after);
-        const double before = std::sqrt(c[cols].real());
+        const double before = std::sqrt(before2);
         if (!(after > drop_ratio * before) || !(after > 0.0)) {
             std::fill(w, w + n, kZero);
             dependent.push_back(j);
