@@ -32,7 +32,8 @@
 /// A pass: filter the unlocked block; orthogonalize it against the locked vectors (block
 /// classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 with TSQR fallback,
 /// numerics/dense; across ranks: the Gram matrix summed over the ranks, the fallback a
-/// local TSQR and a QR of the ranks' stacked R factors), both once more; Rayleigh-Ritz
+/// local TSQR and a QR of the ranks' stacked R factors; numerics/eigs/subspace.hpp), both
+/// once more; Rayleigh-Ritz
 /// (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the Ritz pairs from
 /// the same block apply; Ritz pairs inside the window with residual <= tolerance / 2 are
 /// locked (the other half covers the re-measurement by measured_pairs()). The unlocked Ritz
