@@ -1,24 +1,14 @@
 #include "numerics/eigs/chebfd.hpp"
 
-// LAPACKE on std::complex<double> (layout-compatible), as numerics/cpu/dense_kernels.cpp.
-#include <complex>
-#define lapack_complex_float std::complex<float>
-#define lapack_complex_double std::complex<double>
-#include <lapacke.h>
-
-#include <cblas.h>
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
 #include <numeric>
 
-#include "numerics/base/dense_eigen.hpp"
 #include "numerics/base/perf_model.hpp"
-#include "numerics/dense/tall_skinny.hpp"
 #include "numerics/eigs/columns.hpp"
+#include "numerics/eigs/subspace.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/width_registry.hpp"
@@ -29,7 +19,6 @@
 namespace topokpm::numerics {
 namespace {
 
-constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0), kMinusOne(-1.0, 0.0);
 constexpr double kPi = 3.14159265358979323846;
 constexpr int kMinBlock = 8;  ///< smallest unlocked block: room for a level the estimate missed
 
@@ -64,6 +53,13 @@ struct Meter {
         stats.seconds_apply += wall_seconds() - t0;
         matvecs += x.num_cols();
     }
+    void apply_columns(const Columns& x, Columns& y)
+    {
+        const double t0 = wall_seconds();
+        numerics::apply_columns(op, x, y);
+        stats.seconds_apply += wall_seconds() - t0;
+        matvecs += x.cols;
+    }
 };
 
 /// out(:, first..first+w) = in strip, row-major block <-> column-major columns.
@@ -82,19 +78,6 @@ void from_block(const BlockVector& b, Columns& out, int first)
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < n; ++r)
         for (int c = 0; c < w; ++c) out.col(first + c)[r] = d[static_cast<std::size_t>(r) * w + c];
-}
-
-/// y = H x for every column, in strips of registered widths.
-void apply_h(Meter& m, const Columns& x, Columns& y)
-{
-    int first = 0;
-    for (const int w : strip_widths(x.cols)) {
-        BlockVector xs(x.n, w), ys(x.n, w);
-        to_block(x, first, xs);
-        m.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false});
-        from_block(ys, y, first);
-        first += w;
-    }
 }
 
 /// Y = p(Ht) X by the Chebyshev recurrence, strip by strip (registered widths): one
@@ -133,176 +116,6 @@ void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef
     m.stats.seconds_filter += wall_seconds() - t0;
 }
 
-/// x -= L (L^H x), twice (block classical Gram-Schmidt, one reduction per pass).
-void project_out(const Operator& op, const Columns& locked, Columns& x)
-{
-    if (locked.cols == 0 || x.cols == 0) return;
-    std::vector<complex_double> c(static_cast<std::size_t>(locked.cols) * x.cols);
-    for (int pass = 0; pass < 2; ++pass) {
-        std::fill(c.begin(), c.end(), kZero);
-        if (x.n > 0)
-            cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, locked.cols, x.cols, x.n, &kOne, locked.data.data(),
-                        x.n, x.data.data(), x.n, &kZero, c.data(), locked.cols);
-        op.sum_over_ranks(reinterpret_cast<double*>(c.data()), 2 * c.size());
-        if (x.n > 0)
-            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, x.n, x.cols, locked.cols, &kMinusOne,
-                        locked.data.data(), x.n, c.data(), locked.cols, &kOne, x.data.data(), x.n);
-    }
-}
-
-dense::DenseExecution execution()
-{
-    dense::DenseExecution ex;
-    ex.host_workers = std::max(1, omp_get_max_threads());
-    return ex;
-}
-
-/// A TileMatrix of max(n, k) rows (zero rows below n), one tile column, row blocks of at
-/// least k rows (and of about 8192 rows, for the dense engine's tasks).
-dense::TileMatrix<complex_double> to_tiles(const Columns& x)
-{
-    const int k = x.cols, rows = std::max(x.n, k);
-    int blocks = std::max(1, rows / std::max(8192, 4 * k));
-    int mb = (rows + blocks - 1) / blocks;
-    if (rows - (blocks - 1) * mb < k) mb = rows;  // the last block would be shorter than k
-    dense::TileMatrix<complex_double> t(rows, k, mb, k);
-    for (int c = 0; c < k; ++c)
-        for (int r = 0; r < x.n; ++r) t(r, c) = x.col(c)[r];
-    return t;
-}
-void from_tiles(const dense::TileMatrix<complex_double>& t, Columns& x)
-{
-    for (int c = 0; c < x.cols; ++c)
-        for (int r = 0; r < x.n; ++r) x.col(c)[r] = t(r, c);
-}
-
-/// Across ranks: the ranks' R factors stacked (P k x k, summed into place), their QR on
-/// every rank, Q_p := Q_p Q_s[p] (the local TSQR's Q times the rank's block of Q_s).
-void combine_tsqr(const Operator& op, const std::vector<complex_double>& r_local, Columns& q)
-{
-    const int k = q.cols, p = op.num_ranks(), me = op.rank();
-    const int rows = p * k;
-    std::vector<complex_double> s(static_cast<std::size_t>(rows) * k, kZero);
-    for (int c = 0; c < k; ++c)
-        for (int r = 0; r <= c; ++r) s[static_cast<std::size_t>(me * k + r + c * rows)] = r_local[r + c * k];
-    op.sum_over_ranks(reinterpret_cast<double*>(s.data()), 2 * s.size());
-    std::vector<complex_double> tau(k);
-    lapack_int info = LAPACKE_zgeqrf(LAPACK_COL_MAJOR, rows, k, s.data(), rows, tau.data());
-    if (info == 0) info = LAPACKE_zungqr(LAPACK_COL_MAJOR, rows, k, k, s.data(), rows, tau.data());
-    if (info != 0) throw NumericalError(topokpm::detail::concat("ChebFD: QR of the ranks' stacked R factors failed, info = ", info));
-    std::vector<complex_double> mine(static_cast<std::size_t>(k) * k);
-    for (int c = 0; c < k; ++c)
-        for (int r = 0; r < k; ++r) mine[r + c * k] = s[static_cast<std::size_t>(me * k + r + c * rows)];
-    Columns out(q.n, k);
-    if (q.n > 0)
-        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, q.n, k, k, &kOne, q.data.data(), q.n, mine.data(), k,
-                    &kZero, out.data.data(), q.n);
-    q.data.swap(out.data);
-}
-
-/// One CholQR pass across ranks: G = X^H X summed, G = U^H U, X := X U^-1. False (X
-/// untouched) when the Cholesky fails or 1/kappa1(G) is below CholQR2's threshold.
-bool cholqr_pass(const Operator& op, Columns& x, double rcond_min, double* rcond_out)
-{
-    const int k = x.cols;
-    std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
-    if (x.n > 0)
-        cblas_zherk(CblasColMajor, CblasUpper, CblasConjTrans, k, x.n, 1.0, x.data.data(), x.n, 0.0, g.data(), k);
-    op.sum_over_ranks(reinterpret_cast<double*>(g.data()), 2 * g.size());
-    const double anorm = LAPACKE_zlanhe(LAPACK_COL_MAJOR, '1', 'U', k, g.data(), k);
-    if (LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'U', k, g.data(), k) != 0) return false;
-    double rcond = 0.0;
-    if (LAPACKE_zpocon(LAPACK_COL_MAJOR, 'U', k, g.data(), k, anorm, &rcond) != 0) return false;
-    if (rcond_out) *rcond_out = rcond;
-    if (!(rcond >= rcond_min)) return false;
-    if (x.n > 0)
-        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, x.n, k, &kOne, g.data(), k,
-                    x.data.data(), x.n);
-    return true;
-}
-
-/// X := an orthonormal basis of its span (X = Q R): CholQR2 with TSQR fallback
-/// (numerics/dense). Serial: dense::cholqr2 itself. Across ranks: the same two passes and
-/// fallback rule with the Gram matrix summed over the ranks, the fallback dense::tsqr on
-/// the rank's rows and combine_tsqr. Returns true when TSQR was taken.
-bool orthonormalize(const Operator& op, Columns& x)
-{
-    if (x.cols == 0) return false;
-    const auto ex = execution();
-    if (op.num_ranks() == 1) {
-        auto t = to_tiles(x);
-        const auto result = dense::cholqr2(t, ex);
-        from_tiles(t, x);
-        return result.method == dense::OrthoMethod::tsqr;
-    }
-    const double threshold = dense::cholqr2_rcond_threshold<complex_double>(op.global_rows(), x.cols);
-    Columns original = x;
-    if (cholqr_pass(op, x, threshold, nullptr) && cholqr_pass(op, x, threshold, nullptr)) return false;
-    x = std::move(original);
-    auto t = to_tiles(x);
-    const auto result = dense::tsqr(t, ex);
-    from_tiles(t, x);
-    combine_tsqr(op, result.r, x);
-    return true;
-}
-
-/// Rayleigh-Ritz on the orthonormal Q: Ritz values, Ritz vectors X = Q Y and residuals
-/// ||H x_i - theta_i x_i|| (H Q Y formed in row chunks, never stored whole).
-struct Ritz {
-    std::vector<double> values;
-    std::vector<double> residuals;
-    Columns vectors;
-};
-Ritz rayleigh_ritz(Meter& m, const Columns& q)
-{
-    const int k = q.cols, n = q.n;
-    Columns hq(n, k);
-    apply_h(m, q, hq);
-    std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
-    if (n > 0)
-        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, k, k, n, &kOne, q.data.data(), n, hq.data.data(), n,
-                    &kZero, g.data(), k);
-    m.op.sum_over_ranks(reinterpret_cast<double*>(g.data()), 2 * g.size());
-    for (int c = 0; c < k; ++c)  // Hermitian part (rounding leaves G slightly non-Hermitian)
-        for (int r = 0; r <= c; ++r) {
-            const complex_double h = 0.5 * (g[r + c * k] + std::conj(g[c + r * k]));
-            g[r + c * k] = h;
-            g[c + r * k] = std::conj(h);
-        }
-    const HermitianEigensystem eig = hermitian_eigensystem(g, k, 'L');
-    Ritz out;
-    out.values = eig.values;
-    out.vectors = Columns(n, k);
-    if (n > 0)
-        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, k, k, &kOne, q.data.data(), n, eig.vectors.data(), k,
-                    &kZero, out.vectors.data.data(), n);
-    std::vector<double> res2(static_cast<std::size_t>(k), 0.0);
-    constexpr int kChunk = 2048;
-#pragma omp parallel
-    {
-        std::vector<complex_double> hx(static_cast<std::size_t>(kChunk) * k);
-        std::vector<double> mine(static_cast<std::size_t>(k), 0.0);
-#pragma omp for schedule(static)
-        for (int r0 = 0; r0 < n; r0 += kChunk) {
-            const int rows = std::min(kChunk, n - r0);
-            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &kOne, hq.data.data() + r0, n,
-                        eig.vectors.data(), k, &kZero, hx.data(), rows);
-            for (int c = 0; c < k; ++c) {
-                const complex_double* x = out.vectors.col(c) + r0;
-                double s = 0.0;
-                for (int r = 0; r < rows; ++r) s += std::norm(hx[r + static_cast<std::size_t>(c) * rows] - out.values[c] * x[r]);
-                mine[c] += s;
-            }
-        }
-#pragma omp critical
-        for (int c = 0; c < k; ++c) res2[c] += mine[c];
-    }
-    m.op.sum_over_ranks(res2.data(), res2.size());
-    for (double& r : res2) r = std::sqrt(r);
-    out.residuals = std::move(res2);
-    return out;
-}
-
 /// Stochastic trace moments N mu_n = (1/R) sum_r <r|T_n(Ht)|r>, n < num_moments, from
 /// `vectors` random-phase vectors (models.md §4, <r|r> = N), summed over the ranks.
 std::vector<double> trace_moments(Meter& m, const KpmScaling& s, int num_moments, int vectors, std::uint64_t seed)
@@ -331,19 +144,6 @@ double expected_count(const std::vector<double>& coef, const std::vector<double>
 }
 
 }  // namespace
-
-bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k)
-{
-    TOPOKPM_REQUIRE(block.size() == static_cast<std::size_t>(op.num_rows()) * k, "block of ", block.size(),
-                    " entries for ", op.num_rows(), " x ", k);
-    Columns x;
-    x.n = static_cast<int>(op.num_rows());
-    x.cols = k;
-    x.data.swap(block);
-    const bool tsqr = orthonormalize(op, x);
-    block.swap(x.data);
-    return tsqr;
-}
 
 int chebfd_degree(double x_left, double x_right)
 {
@@ -438,12 +238,14 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         apply_filter(meter, s, coef, x);
         double t0 = wall_seconds();
         for (int twice = 0; twice < 2; ++twice) {
-            project_out(op, locked, x);
+            project_out_twice(op, locked, x);
             stats.tsqr_fallbacks += orthonormalize(op, x) ? 1 : 0;
         }
         stats.seconds_ortho += wall_seconds() - t0;
         t0 = wall_seconds();
-        Ritz ritz = rayleigh_ritz(meter, x);
+        Columns hx(n, x.cols);
+        meter.apply_columns(x, hx);
+        const RitzPairs ritz = rayleigh_ritz(op, x, hx, true);
         stats.seconds_rr += wall_seconds() - t0;
 
         // Lock the converged pairs inside the window; rank the rest by the filter's value.

@@ -32,7 +32,8 @@
 /// A pass: filter the unlocked block; orthogonalize it against the locked vectors (block
 /// classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 with TSQR fallback,
 /// numerics/dense; across ranks: the Gram matrix summed over the ranks, the fallback a
-/// local TSQR and a QR of the ranks' stacked R factors), both once more; Rayleigh-Ritz
+/// local TSQR and a QR of the ranks' stacked R factors; numerics/eigs/subspace.hpp), both
+/// once more; Rayleigh-Ritz
 /// (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the Ritz pairs from
 /// the same block apply; Ritz pairs inside the window with residual <= tolerance / 2 are
 /// locked (the other half covers the re-measurement by measured_pairs()). The unlocked Ritz
@@ -123,11 +124,6 @@ struct ChebFdStats {
 ///                         safety <= 1, dos_vectors < 1, degree in 1..15, no damping
 /// @throws NumericalError  not converged within max_iterations passes
 EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& options, ChebFdStats* stats = nullptr);
-
-/// The orthonormalization of a pass, on its own (for tests): `block` (this rank's rows,
-/// column-major, op.num_rows() x k) := an orthonormal basis of its span over all ranks,
-/// by CholQR2 with TSQR fallback (file comment). Collective. Returns true when TSQR was taken.
-bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k);
 
 /// M0 of the degree rule for a window [x_l, x_r] of the scaled spectrum (clamped to [-1, 1]).
 int chebfd_degree(double x_left, double x_right);

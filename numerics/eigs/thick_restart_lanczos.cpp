@@ -12,13 +12,14 @@
 
 #include "numerics/base/counter_rng.hpp"
 #include "numerics/eigs/columns.hpp"
+#include "numerics/eigs/subspace.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
 namespace {
 
-constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0), kMinusOne(-1.0, 0.0);
+constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0);
 
 /// The Lanczos machinery of one search, over the local rows of a (possibly distributed)
 /// operator, deflated against the locked vectors.
@@ -64,29 +65,16 @@ public:
         for (int i = 0; i < n_; ++i) to[i] = from[i];
     }
 
-    /// w -= L (L^H w) + V_j (V_j^H w) over the locked vectors and basis columns 0..cols-1,
-    /// twice (CGS2: orthogonal to working precision). Returns the summed coefficients of
-    /// the basis columns (h_i = <v_i|w> of the unorthogonalized w, to rounding).
+    /// w -= L (L^H w) + V_j (V_j^H w) over the locked vectors and basis columns 0..cols-1
+    /// (numerics/eigs/subspace.hpp: classical Gram-Schmidt, a second pass when DGKS asks).
+    /// Returns the summed coefficients of the basis columns (h_i = <v_i|w> of the
+    /// unorthogonalized w, to rounding).
     const std::vector<complex_double>& orthogonalize(complex_double* w, int cols)
     {
         const int nl = locked_.cols;
+        project_out(op_, n_, {{locked_.data.data(), nl}, {v_.data.data(), cols}}, w, 1, &coef_);
         std::fill(h_.begin(), h_.end(), kZero);
-        std::vector<complex_double> pass(static_cast<std::size_t>(nl + cols));
-        for (int twice = 0; twice < 2; ++twice) {
-            // c = [L V_j]^H w on this rank's rows, one reduction, then w -= [L V_j] c.
-            if (n_ > 0) {
-                if (nl > 0) cblas_zgemv(CblasColMajor, CblasConjTrans, n_, nl, &kOne, locked_.data.data(), n_, w, 1, &kZero, pass.data(), 1);
-                if (cols > 0) cblas_zgemv(CblasColMajor, CblasConjTrans, n_, cols, &kOne, v_.data.data(), n_, w, 1, &kZero, pass.data() + nl, 1);
-            } else {
-                std::fill(pass.begin(), pass.end(), kZero);
-            }
-            op_.sum_over_ranks(reinterpret_cast<double*>(pass.data()), 2 * pass.size());
-            if (n_ > 0) {
-                if (nl > 0) cblas_zgemv(CblasColMajor, CblasNoTrans, n_, nl, &kMinusOne, locked_.data.data(), n_, pass.data(), 1, &kOne, w, 1);
-                if (cols > 0) cblas_zgemv(CblasColMajor, CblasNoTrans, n_, cols, &kMinusOne, v_.data.data(), n_, pass.data() + nl, 1, &kOne, w, 1);
-            }
-            for (int i = 0; i < cols; ++i) h_[static_cast<std::size_t>(i)] += pass[static_cast<std::size_t>(nl + i)];
-        }
+        for (int i = 0; i < cols; ++i) h_[static_cast<std::size_t>(i)] = coef_[static_cast<std::size_t>(nl + i)];
         return h_;
     }
 
@@ -118,7 +106,7 @@ private:
     std::int64_t& matvecs_;
     BlockVector x_, y_;
     Columns v_;
-    std::vector<complex_double> h_;
+    std::vector<complex_double> h_, coef_;
 };
 
 /// Eigen-decomposition of the leading m x m of the symmetric t (column-major, ld = ld).

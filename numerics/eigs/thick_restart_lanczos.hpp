@@ -6,8 +6,9 @@
 /// `--extremal lowest:k | highest:k`).
 ///
 /// One cycle extends an orthonormal basis V = [v_0 .. v_m] by Lanczos steps
-///     w = H v_j,   w -= V (V^H w)  (twice: classical Gram-Schmidt with full
-///                                   reorthogonalization, against the locked vectors too),
+///     w = H v_j,   w -= V (V^H w)  (classical Gram-Schmidt against the locked vectors
+///                                   too, a second pass when the DGKS criterion asks:
+///                                   numerics/eigs/subspace.hpp),
 ///     beta_j = ||w||,  v_{j+1} = w / beta_j,
 /// whose projection T = V^H H V is tridiagonal apart from the arrow of a restart. The Ritz
 /// pairs (theta_i, V y_i) of T have the residual ||H V y_i - theta_i V y_i|| = |beta_m y_mi|.
@@ -21,9 +22,9 @@
 /// eigenvalue within the wanted count (and every partner degenerate with the last one, to
 /// 2 `tolerance`) is returned with its own orthonormal vector.
 ///
-/// Costs per Lanczos step j: one apply of a single column, 2 (j + locked) local complex dots
-/// and as many axpys (two Gram-Schmidt passes, as BLAS-2), and 3 reductions over the ranks
-/// for a distributed operator (the inner products of each pass, the norm).
+/// Costs per Lanczos step j: one apply of a single column, 1-2 passes of (j + locked) local
+/// complex dots and as many axpys, and 2-3 reductions over the ranks for a distributed
+/// operator (the inner products of each pass, the norm).
 
 #include <cstdint>
 #include <functional>

@@ -1,44 +1,32 @@
 #include "numerics/sparse_direct/shift_invert.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "numerics/base/dense_eigen.hpp"
 #include "numerics/eigs/columns.hpp"
-#include "numerics/spmmv/width_registry.hpp"
+#include "numerics/eigs/subspace.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::sparse_direct {
 namespace {
 
 using numerics::Columns;
-constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0);
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
-/// Orthonormalizes the columns in place by classical Gram-Schmidt, twice per column; a
-/// column that keeps less than 1e-8 of its norm lies in the span of the earlier ones and is
+/// Orthonormalizes the columns in place (numerics::orthonormalize_by_columns); a column
+/// that keeps less than 1e-8 of its norm lies in the span of the earlier ones and is
 /// dropped (the two Lanczos runs may share vectors when one side of sigma has fewer than k).
-void orthonormalize(Columns& u)
+void orthonormalize_dropping(const Operator& h, Columns& u)
 {
-    const int n = static_cast<int>(u.n);
+    const std::vector<int> dependent = numerics::orthonormalize_by_columns(h, u.n, u.data.data(), u.cols, 1e-8);
     int kept = 0;
-    std::vector<complex_double> c(static_cast<std::size_t>(u.cols));
-    for (int j = 0; j < u.cols; ++j) {
-        complex_double* w = u.col(j);
-        const double before = cblas_dznrm2(n, w, 1);
-        for (int pass = 0; pass < 2 && kept > 0; ++pass) {
-            cblas_zgemv(CblasColMajor, CblasConjTrans, n, kept, &kOne, u.data.data(), n, w, 1, &kZero, c.data(), 1);
-            const complex_double minus(-1.0, 0.0);
-            cblas_zgemv(CblasColMajor, CblasNoTrans, n, kept, &minus, u.data.data(), n, c.data(), 1, &kOne, w, 1);
+    for (int j = 0, d = 0; j < u.cols; ++j) {
+        if (d < static_cast<int>(dependent.size()) && dependent[d] == j) {
+            ++d;
+            continue;
         }
-        const double after = cblas_dznrm2(n, w, 1);
-        if (!(after > 1e-8 * before)) continue;
-        const complex_double inv(1.0 / after, 0.0);
-        cblas_zscal(n, &inv, w, 1);
-        if (kept != j) std::copy_n(w, n, u.col(kept));
+        if (kept != j) std::copy_n(u.col(j), u.n, u.col(kept));
         ++kept;
     }
     u.cols = kept;
@@ -49,36 +37,12 @@ void orthonormalize(Columns& u)
 /// Ritz values returned. Applies h to u.cols vectors (counted in matvecs).
 std::vector<double> rayleigh_ritz(const Operator& h, Columns& u, std::int64_t& matvecs)
 {
-    const global_index n = u.n;
-    const int p = u.cols;
-    Columns hu(static_cast<int>(n), p);
-    int first = 0;
-    for (const int w : numerics::strip_widths(p)) {
-        BlockVector xs(n, w), ys(n, w);
-        for (global_index r = 0; r < n; ++r)
-            for (int c = 0; c < w; ++c) xs(r, c) = u.col(first + c)[r];
-        h.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
-        for (global_index r = 0; r < n; ++r)
-            for (int c = 0; c < w; ++c) hu.col(first + c)[r] = ys(r, c);
-        first += w;
-    }
-    matvecs += p;
-    std::vector<complex_type> g(static_cast<std::size_t>(p) * p);
-    cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, p, p, static_cast<int>(n), &kOne, u.data.data(),
-                static_cast<int>(n), hu.data.data(), static_cast<int>(n), &kZero, g.data(), p);
-    // U^H H U is Hermitian up to rounding: take its Hermitian part.
-    for (int j = 0; j < p; ++j)
-        for (int i = j; i < p; ++i) {
-            const complex_double m = 0.5 * (g[i + j * p] + std::conj(g[j + i * p]));
-            g[i + j * p] = m;
-            g[j + i * p] = std::conj(m);
-        }
-    const numerics::HermitianEigensystem es = numerics::hermitian_eigensystem(g, p, 'L');
-    std::vector<complex_double> v(u.data.size());
-    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), p, p, &kOne, u.data.data(),
-                static_cast<int>(n), es.vectors.data(), p, &kZero, v.data(), static_cast<int>(n));
-    u.data = std::move(v);
-    return es.values;
+    Columns hu(u.n, u.cols);
+    numerics::apply_columns(h, u, hu);
+    matvecs += u.cols;
+    numerics::RitzPairs ritz = numerics::rayleigh_ritz(h, u, hu, false);
+    u = std::move(ritz.vectors);
+    return ritz.values;
 }
 
 /// Backward error of one solve with a fixed pseudo-random right-hand side: small when the
@@ -198,7 +162,7 @@ numerics::EigenPairs shift_invert_eigenpairs(const Operator& h, SparseLU& lu, co
 
     numerics::EigenPairs out;
     for (int round = 0;; ++round) {
-        orthonormalize(u);
+        orthonormalize_dropping(h, u);
         const std::vector<double> ritz = rayleigh_ritz(h, u, matvecs);
         const std::vector<int> pick = numerics::select_eigenvalues(ritz, request);
         const int k = static_cast<int>(pick.size());

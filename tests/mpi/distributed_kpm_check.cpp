@@ -46,6 +46,7 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/eigs/chebfd.hpp"
+#include "numerics/eigs/subspace.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"

@@ -1,0 +1,400 @@
+// eigs-bench: the k lowest (or highest) eigenpairs of one model matrix by our thick-restart
+// Lanczos (numerics/eigs), and, when found at configure time, by ARPACK (znaupd/zneupd,
+// implicitly restarted Arnoldi on the complex Hermitian matrix, 'SR'/'LR') and SLEPc
+// (Krylov-Schur, EPS_HEP) in the same process on the same operator: every solver applies H
+// through the same Operator (kind free = kpm-eigs' default ti-stencil-cpu, or sell), so the
+// comparison is of the eigensolvers. The same k and the same tolerance: ours
+// ||H v - lambda v|| <= tol max|E| (models.md §6); ARPACK ||r|| <= tol' |theta| with
+// tol' = tol max|E| / max|theta| <= the same absolute bound; SLEPc EPS_CONV_ABS with the
+// absolute tolerance. Residuals of every solver's vectors are measured afterwards with the
+// same apply (numerics::measured_pairs). Reports the wall time of each solve (median of
+// --reps), matvecs, pairs found, the largest residual and the ratio ours / theirs.
+//
+//   eigs-bench [--model ti] [--lattice 40x40x40] [--extremal lowest:10] [--tolerance 1e-10]
+//              [--kind free|sell] [--solvers ours,arpack,slepc] [--ncv 0] [--reps 1]
+//              [--basis 0] [--json FILE]
+//
+// --ncv: ARPACK's and SLEPc's basis; 0 = max(2 k + 1, 20) (ARPACK's guideline; SLEPc's
+// default is alike). --basis: ours (0 = automatic). Threads: OMP_NUM_THREADS for our
+// kernels and the shared apply; the BLAS inside ARPACK and SLEPc is OpenBLAS's own setting.
+// Not a test: the numbers depend on the machine and its load. docs/eigs.md.
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/eigs/eigenpairs.hpp"
+#include "numerics/eigs/thick_restart_lanczos.hpp"
+#include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
+#include "runtime/base/error.hpp"
+
+#ifdef TOPOKPM_BENCH_ARPACK
+extern "C" {
+// arpack-ng's C bindings (arpack/arpack.h, LP64: a_int = int), declared with std::complex
+// (layout- and ABI-compatible with double _Complex).
+void znaupd_c(int* ido, const char* bmat, int n, const char* which, int nev, double tol, std::complex<double>* resid,
+              int ncv, std::complex<double>* v, int ldv, int* iparam, int* ipntr, std::complex<double>* workd,
+              std::complex<double>* workl, int lworkl, double* rwork, int* info);
+void zneupd_c(int rvec, const char* howmny, const int* select, std::complex<double>* d, std::complex<double>* z,
+              int ldz, std::complex<double> sigma, std::complex<double>* workev, const char* bmat, int n,
+              const char* which, int nev, double tol, std::complex<double>* resid, int ncv, std::complex<double>* v,
+              int ldv, int* iparam, int* ipntr, std::complex<double>* workd, std::complex<double>* workl, int lworkl,
+              double* rwork, int* info);
+}
+#endif
+#ifdef TOPOKPM_BENCH_SLEPC
+#include <slepceps.h>
+#endif
+
+using namespace topokpm;
+using numerics::EigenPairs;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+/// CPU seconds of the process (all threads): on a shared host a fairer figure than wall time.
+double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+struct Args {
+    std::string model = "ti", lattice = "40x40x40", extremal = "lowest:10", kind = "free";
+    std::string solvers = "ours,arpack,slepc", json;
+    double tolerance = 1e-10;
+    int ncv = 0, reps = 1, basis = 0;
+};
+
+struct Result {
+    std::string solver;
+    bool available = false;
+    std::string note;
+    std::vector<double> seconds;
+    std::vector<double> cpu_seconds;
+    std::int64_t matvecs = 0;
+    int pairs = 0;
+    double worst_residual = 0.0;
+    std::vector<double> values;
+};
+
+/// y = H x for one vector through the shared operator.
+struct Apply {
+    const Operator& op;
+    BlockVector x, y;
+    std::int64_t count = 0;
+    explicit Apply(const Operator& o) : op(o), x(o.num_rows(), 1), y(o.num_rows(), 1) {}
+    void operator()(const complex_double* in, complex_double* out)
+    {
+        const global_index n = op.num_rows();
+        for (global_index i = 0; i < n; ++i) x(i, 0) = in[i];
+        op.apply(x, y, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        for (global_index i = 0; i < n; ++i) out[i] = y(i, 0);
+        ++count;
+    }
+};
+
+void summarize(Result& r, const EigenPairs& p)
+{
+    r.pairs = static_cast<int>(p.values.size());
+    r.values = p.values;
+    r.worst_residual = p.residuals.empty() ? 0.0 : *std::max_element(p.residuals.begin(), p.residuals.end());
+}
+
+#ifdef TOPOKPM_BENCH_ARPACK
+/// ARPACK's 'SR' / 'LR' eigenpairs; the vectors' pairs measured with the same operator.
+EigenPairs run_arpack(const Operator& op, bool lowest, int nev, int ncv, double tol_rel, std::int64_t& matvecs)
+{
+    const int n = static_cast<int>(op.num_rows());
+    const char* which = lowest ? "SR" : "LR";
+    std::vector<std::complex<double>> resid(n), v(static_cast<std::size_t>(n) * ncv), workd(3 * static_cast<std::size_t>(n));
+    const int lworkl = 3 * ncv * ncv + 5 * ncv;
+    std::vector<std::complex<double>> workl(lworkl);
+    std::vector<double> rwork(ncv);
+    int iparam[11] = {1, 0, 100000, 1, 0, 0, 1, 0, 0, 0, 0};
+    int ipntr[14] = {0};
+    int ido = 0, info = 0;
+    Apply apply(op);
+    for (;;) {
+        znaupd_c(&ido, "I", n, which, nev, tol_rel, resid.data(), ncv, v.data(), n, iparam, ipntr, workd.data(),
+                 workl.data(), lworkl, rwork.data(), &info);
+        if (ido != -1 && ido != 1) break;
+        apply(workd.data() + ipntr[0] - 1, workd.data() + ipntr[1] - 1);
+    }
+    if (info < 0) throw NumericalError(topokpm::detail::concat("ARPACK znaupd info = ", info));
+    std::vector<int> select(ncv);
+    std::vector<std::complex<double>> d(nev + 1), z(static_cast<std::size_t>(n) * nev), workev(2 * ncv);
+    zneupd_c(1, "A", select.data(), d.data(), z.data(), n, std::complex<double>(0.0), workev.data(), "I", n, which, nev,
+             tol_rel, resid.data(), ncv, v.data(), n, iparam, ipntr, workd.data(), workl.data(), lworkl, rwork.data(),
+             &info);
+    if (info != 0) throw NumericalError(topokpm::detail::concat("ARPACK zneupd info = ", info));
+    const int found = iparam[4];
+    matvecs = apply.count;
+    z.resize(static_cast<std::size_t>(n) * found);
+    return numerics::measured_pairs(op, z, found);
+}
+#endif
+
+#ifdef TOPOKPM_BENCH_SLEPC
+PetscErrorCode shell_mult(Mat a, Vec x, Vec y)
+{
+    Apply* apply = nullptr;
+    PetscCall(MatShellGetContext(a, &apply));
+    const PetscScalar* in = nullptr;
+    PetscScalar* out = nullptr;
+    PetscCall(VecGetArrayRead(x, &in));
+    PetscCall(VecGetArray(y, &out));
+    (*apply)(reinterpret_cast<const complex_double*>(in), reinterpret_cast<complex_double*>(out));
+    PetscCall(VecRestoreArrayRead(x, &in));
+    PetscCall(VecRestoreArray(y, &out));
+    return 0;
+}
+
+void check(PetscErrorCode e, const char* what)
+{
+    if (e != 0) throw NumericalError(topokpm::detail::concat("SLEPc ", what, " failed, error ", int(e)));
+}
+
+/// SLEPc Krylov-Schur on a shell matrix applying the same operator.
+EigenPairs run_slepc(const Operator& op, bool lowest, int nev, int ncv, double tol_abs, std::int64_t& matvecs)
+{
+    const PetscInt n = static_cast<PetscInt>(op.num_rows());
+    Apply apply(op);
+    Mat a;
+    EPS eps;
+    check(MatCreateShell(PETSC_COMM_SELF, n, n, n, n, &apply, &a), "MatCreateShell");
+    check(MatShellSetOperation(a, MATOP_MULT, reinterpret_cast<void (*)(void)>(shell_mult)), "MatShellSetOperation");
+    check(EPSCreate(PETSC_COMM_SELF, &eps), "EPSCreate");
+    check(EPSSetOperators(eps, a, nullptr), "EPSSetOperators");
+    check(EPSSetProblemType(eps, EPS_HEP), "EPSSetProblemType");
+    check(EPSSetType(eps, EPSKRYLOVSCHUR), "EPSSetType");
+    check(EPSSetWhichEigenpairs(eps, lowest ? EPS_SMALLEST_REAL : EPS_LARGEST_REAL), "EPSSetWhichEigenpairs");
+    check(EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT), "EPSSetDimensions");
+    check(EPSSetTolerances(eps, tol_abs, 100000), "EPSSetTolerances");
+    check(EPSSetConvergenceTest(eps, EPS_CONV_ABS), "EPSSetConvergenceTest");
+    check(EPSSolve(eps), "EPSSolve");
+    PetscInt nconv = 0;
+    check(EPSGetConverged(eps, &nconv), "EPSGetConverged");
+    const int found = static_cast<int>(std::min<PetscInt>(nconv, nev));
+    std::vector<complex_double> z(static_cast<std::size_t>(n) * found);
+    Vec xr;
+    check(MatCreateVecs(a, &xr, nullptr), "MatCreateVecs");
+    for (int i = 0; i < found; ++i) {
+        PetscScalar kr;
+        check(EPSGetEigenpair(eps, i, &kr, nullptr, xr, nullptr), "EPSGetEigenpair");
+        const PetscScalar* p = nullptr;
+        check(VecGetArrayRead(xr, &p), "VecGetArrayRead");
+        std::copy_n(reinterpret_cast<const complex_double*>(p), n, z.begin() + static_cast<std::ptrdiff_t>(i) * n);
+        check(VecRestoreArrayRead(xr, &p), "VecRestoreArrayRead");
+    }
+    check(VecDestroy(&xr), "VecDestroy");
+    check(EPSDestroy(&eps), "EPSDestroy");
+    check(MatDestroy(&a), "MatDestroy");
+    matvecs = apply.count;
+    return numerics::measured_pairs(op, z, found);
+}
+#endif
+
+std::string json_numbers(const std::vector<double>& v)
+{
+    std::ostringstream s;
+    s << "[";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.12g", v[i]);
+        s << (i ? ", " : "") << buf;
+    }
+    return s.str() + "]";
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        const std::string key = argv[i];
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "eigs-bench: %s needs a value\n", key.c_str());
+            return 2;
+        }
+        const std::string v = argv[++i];
+        if (key == "--model") a.model = v;
+        else if (key == "--lattice") a.lattice = v;
+        else if (key == "--extremal") a.extremal = v;
+        else if (key == "--tolerance") a.tolerance = std::stod(v);
+        else if (key == "--kind") a.kind = v;
+        else if (key == "--solvers") a.solvers = v;
+        else if (key == "--ncv") a.ncv = std::stoi(v);
+        else if (key == "--reps") a.reps = std::stoi(v);
+        else if (key == "--basis") a.basis = std::stoi(v);
+        else if (key == "--json") a.json = v;
+        else {
+            std::fprintf(stderr, "eigs-bench: unknown option %s\n", key.c_str());
+            return 2;
+        }
+    }
+#ifdef TOPOKPM_BENCH_SLEPC
+    // PETSc wants argc/argv for its own options; it gets none of ours.
+    int petsc_argc = 1;
+    char** petsc_argv = argv;
+    if (SlepcInitialize(&petsc_argc, &petsc_argv, nullptr, nullptr) != 0) return 1;
+#endif
+    try {
+        hamiltonians::ModelParams p;
+        p.name = a.model;
+        int dims[3] = {1, 1, 1};
+        if (std::sscanf(a.lattice.c_str(), "%dx%dx%d", &dims[0], &dims[1], &dims[2]) < 2)
+            throw InputError("--lattice " + a.lattice + ": must be NXxNY[xNZ]");
+        p.nx = dims[0];
+        p.ny = dims[1];
+        p.nz = dims[2];
+        const auto colon = a.extremal.find(':');
+        if (colon == std::string::npos) throw InputError("--extremal " + a.extremal + ": must be lowest:k or highest:k");
+        const bool lowest = a.extremal.substr(0, colon) == "lowest";
+        const int k = std::stoi(a.extremal.substr(colon + 1));
+        const auto model = hamiltonians::make_model(p);
+        numerics::OperatorSpec spec;
+        spec.kind = a.kind == "sell" ? numerics::OperatorKind::Sell : numerics::OperatorKind::Free;
+        const numerics::BuiltOperator built = numerics::make_operator(spec, hamiltonians::operator_source(*model));
+        const Operator& op = *built.op;
+        const global_index n = op.global_rows();
+        // The tolerance's energy scale as kpm-eigs: max |E| from the Lanczos bound estimate.
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(op, 200, 1, 0.005);
+        const double scale = std::max(std::abs(lb.lowest_ritz), std::abs(lb.highest_ritz));
+        const double tol_abs = a.tolerance * scale;
+        const int ncv = a.ncv > 0 ? a.ncv : std::max(2 * k + 1, 20);
+        const char* threads = std::getenv("OMP_NUM_THREADS");
+        std::printf("eigs-bench: %s %s, N = %lld, operator %s, %s, tolerance %.3g t (%.1e x max|E| = %.4f), reps %d, "
+                    "OMP_NUM_THREADS=%s\n",
+                    a.model.c_str(), a.lattice.c_str(), static_cast<long long>(n), op.name().c_str(), a.extremal.c_str(),
+                    tol_abs, a.tolerance, scale, a.reps, threads ? threads : "(unset)");
+
+        std::vector<Result> results;
+        auto wants = [&](const std::string& s) { return ("," + a.solvers + ",").find("," + s + ",") != std::string::npos; };
+        if (wants("ours")) {
+            Result r;
+            r.solver = "ours";
+            r.available = true;
+            numerics::ThickRestartOptions o;
+            o.end = lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
+            o.count = k;
+            o.tolerance = tol_abs;
+            o.basis_size = a.basis;
+            r.note = topokpm::detail::concat("thick-restart Lanczos, basis ",
+                                             a.basis > 0 ? a.basis : std::max(2 * k + 20, 40));
+            for (int rep = 0; rep < a.reps; ++rep) {
+                const double t0 = now(), c0 = cpu_now();
+                const EigenPairs got = numerics::thick_restart_lanczos(op, o);
+                r.seconds.push_back(now() - t0);
+                r.cpu_seconds.push_back(cpu_now() - c0);
+                r.matvecs = got.matvecs;
+                summarize(r, got);
+                r.note += rep ? "" : topokpm::detail::concat(", ", got.restarts, " restarts, ", got.searches, " searches");
+            }
+            results.push_back(r);
+        }
+        if (wants("arpack")) {
+            Result r;
+            r.solver = "arpack";
+#ifdef TOPOKPM_BENCH_ARPACK
+            r.available = true;
+            // ARPACK's test: ||r|| <= tol' |theta|; tol' = tol_abs / max|theta| bounds it by tol_abs.
+            const double tol_rel = tol_abs / scale;
+            r.note = topokpm::detail::concat("znaupd ", lowest ? "SR" : "LR", ", ncv ", ncv, ", tol ", tol_rel);
+            for (int rep = 0; rep < a.reps; ++rep) {
+                const double t0 = now(), c0 = cpu_now();
+                const EigenPairs got = run_arpack(op, lowest, k, ncv, tol_rel, r.matvecs);
+                r.seconds.push_back(now() - t0);
+                r.cpu_seconds.push_back(cpu_now() - c0);
+                summarize(r, got);
+            }
+#else
+            r.note = "not built (libarpack2-dev not found at configure time)";
+#endif
+            results.push_back(r);
+        }
+        if (wants("slepc")) {
+            Result r;
+            r.solver = "slepc";
+#ifdef TOPOKPM_BENCH_SLEPC
+            r.available = true;
+            r.note = topokpm::detail::concat("Krylov-Schur EPS_HEP, ncv ", ncv, ", EPS_CONV_ABS");
+            for (int rep = 0; rep < a.reps; ++rep) {
+                const double t0 = now(), c0 = cpu_now();
+                const EigenPairs got = run_slepc(op, lowest, k, ncv, tol_abs, r.matvecs);
+                r.seconds.push_back(now() - t0);
+                r.cpu_seconds.push_back(cpu_now() - c0);
+                summarize(r, got);
+            }
+#else
+            r.note = "not built (libslepc-complex3.18-dev not found at configure time)";
+#endif
+            results.push_back(r);
+        }
+
+        const bool have_ours = !results.empty() && results[0].solver == "ours";
+        const double ours = have_ours ? median(results[0].seconds) : 0.0;
+        const double ours_cpu = have_ours ? median(results[0].cpu_seconds) : 0.0;
+        std::printf("%-8s %10s %10s %9s %6s %12s %10s %10s  %s\n", "solver", "median s", "cpu s", "matvecs", "pairs",
+                    "max resid", "ours/this", "cpu ratio", "notes");
+        for (const Result& r : results) {
+            if (!r.available) {
+                std::printf("%-8s %s\n", r.solver.c_str(), r.note.c_str());
+                continue;
+            }
+            const double t = median(r.seconds), c = median(r.cpu_seconds);
+            std::printf("%-8s %10.3f %10.3f %9lld %6d %12.3e %10.3f %10.3f  %s\n", r.solver.c_str(), t, c,
+                        static_cast<long long>(r.matvecs), r.pairs, r.worst_residual, ours > 0 && t > 0 ? ours / t : 0.0,
+                        ours_cpu > 0 && c > 0 ? ours_cpu / c : 0.0, r.note.c_str());
+        }
+        for (const Result& r : results)
+            if (r.available) {
+                std::printf("%-8s values:", r.solver.c_str());
+                for (double v : r.values) std::printf(" %.10f", v);
+                std::printf("\n");
+            }
+        if (!a.json.empty()) {
+            std::ofstream out(a.json);
+            if (!out) throw IoError("cannot write " + a.json);
+            out << "{\"model\": \"" << a.model << "\", \"lattice\": \"" << a.lattice << "\", \"rows\": " << n
+                << ", \"extremal\": \"" << a.extremal << "\", \"tolerance_abs\": " << tol_abs
+                << ", \"omp_num_threads\": \"" << (threads ? threads : "") << "\", \"solvers\": [";
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                const Result& r = results[i];
+                const double t = r.available ? median(r.seconds) : 0.0;
+                out << (i ? ", " : "") << "{\"solver\": \"" << r.solver << "\", \"available\": "
+                    << (r.available ? "true" : "false") << ", \"note\": \"" << r.note << "\"";
+                if (r.available)
+                    out << ", \"median_s\": " << t << ", \"seconds\": " << json_numbers(r.seconds)
+                        << ", \"median_cpu_s\": " << median(r.cpu_seconds) << ", \"cpu_seconds\": " << json_numbers(r.cpu_seconds)
+                        << ", \"matvecs\": " << r.matvecs << ", \"pairs\": " << r.pairs
+                        << ", \"max_residual\": " << r.worst_residual << ", \"ratio_ours_over_this\": "
+                        << (ours > 0 && t > 0 ? ours / t : 0.0) << ", \"values\": " << json_numbers(r.values);
+                out << "}";
+            }
+            out << "]}\n";
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "eigs-bench: %s\n", e.what());
+#ifdef TOPOKPM_BENCH_SLEPC
+        SlepcFinalize();
+#endif
+        return 1;
+    }
+#ifdef TOPOKPM_BENCH_SLEPC
+    SlepcFinalize();
+#endif
+    return 0;
+}

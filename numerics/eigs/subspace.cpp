@@ -1,0 +1,339 @@
+#include "numerics/eigs/subspace.hpp"
+
+// LAPACKE on std::complex<double> (layout-compatible), as numerics/cpu/dense_kernels.cpp.
+#include <complex>
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "numerics/base/dense_eigen.hpp"
+#include "numerics/dense/tall_skinny.hpp"
+#include "numerics/spmmv/width_registry.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::numerics {
+namespace {
+
+constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0), kMinusOne(-1.0, 0.0);
+
+void sum_complex(const Operator& op, std::vector<complex_double>& v)
+{
+    op.sum_over_ranks(reinterpret_cast<double*>(v.data()), 2 * v.size());
+}
+
+/// Row-major block <-> column-major columns [first, first + width).
+void to_block(const Columns& in, int first, BlockVector& b)
+{
+    const int w = b.num_cols(), n = in.n;
+    complex_double* d = b.data();
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < w; ++c) d[static_cast<std::size_t>(r) * w + c] = in.col(first + c)[r];
+}
+void from_block(const BlockVector& b, Columns& out, int first)
+{
+    const int w = b.num_cols(), n = out.n;
+    const complex_double* d = b.data();
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < w; ++c) out.col(first + c)[r] = d[static_cast<std::size_t>(r) * w + c];
+}
+
+dense::DenseExecution execution()
+{
+    dense::DenseExecution ex;
+    ex.host_workers = std::max(1, omp_get_max_threads());
+    return ex;
+}
+
+/// A TileMatrix of max(n, k) rows (zero rows below n), one tile column, row blocks of at
+/// least k rows (and of about 8192 rows, for the dense engine's tasks).
+dense::TileMatrix<complex_double> to_tiles(const Columns& x)
+{
+    const int k = x.cols, rows = std::max(x.n, k);
+    int blocks = std::max(1, rows / std::max(8192, 4 * k));
+    int mb = (rows + blocks - 1) / blocks;
+    if (rows - (blocks - 1) * mb < k) mb = rows;  // the last block would be shorter than k
+    dense::TileMatrix<complex_double> t(rows, k, mb, k);
+    for (int c = 0; c < k; ++c)
+        for (int r = 0; r < x.n; ++r) t(r, c) = x.col(c)[r];
+    return t;
+}
+void from_tiles(const dense::TileMatrix<complex_double>& t, Columns& x)
+{
+    for (int c = 0; c < x.cols; ++c)
+        for (int r = 0; r < x.n; ++r) x.col(c)[r] = t(r, c);
+}
+
+/// Across ranks: the ranks' R factors stacked (P k x k, summed into place), their QR on
+/// every rank, Q_p := Q_p Q_s[p] (the local TSQR's Q times the rank's block of Q_s).
+void combine_tsqr(const Operator& op, const std::vector<complex_double>& r_local, Columns& q)
+{
+    const int k = q.cols, p = op.num_ranks(), me = op.rank();
+    const int rows = p * k;
+    std::vector<complex_double> s(static_cast<std::size_t>(rows) * k, kZero);
+    for (int c = 0; c < k; ++c)
+        for (int r = 0; r <= c; ++r) s[static_cast<std::size_t>(me * k + r + c * rows)] = r_local[r + c * k];
+    sum_complex(op, s);
+    std::vector<complex_double> tau(k);
+    lapack_int info = LAPACKE_zgeqrf(LAPACK_COL_MAJOR, rows, k, s.data(), rows, tau.data());
+    if (info == 0) info = LAPACKE_zungqr(LAPACK_COL_MAJOR, rows, k, k, s.data(), rows, tau.data());
+    if (info != 0) throw NumericalError(topokpm::detail::concat("QR of the ranks' stacked R factors failed, info = ", info));
+    std::vector<complex_double> mine(static_cast<std::size_t>(k) * k);
+    for (int c = 0; c < k; ++c)
+        for (int r = 0; r < k; ++r) mine[r + c * k] = s[static_cast<std::size_t>(me * k + r + c * rows)];
+    Columns out(q.n, k);
+    if (q.n > 0)
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, q.n, k, k, &kOne, q.data.data(), q.n, mine.data(), k,
+                    &kZero, out.data.data(), q.n);
+    q.data.swap(out.data);
+}
+
+/// One CholQR pass across ranks: G = X^H X summed, G = U^H U, X := X U^-1. False (X
+/// untouched) when the Cholesky fails or 1/kappa1(G) is below CholQR2's threshold.
+bool cholqr_pass(const Operator& op, Columns& x, double rcond_min)
+{
+    const int k = x.cols;
+    std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
+    if (x.n > 0)
+        cblas_zherk(CblasColMajor, CblasUpper, CblasConjTrans, k, x.n, 1.0, x.data.data(), x.n, 0.0, g.data(), k);
+    sum_complex(op, g);
+    const double anorm = LAPACKE_zlanhe(LAPACK_COL_MAJOR, '1', 'U', k, g.data(), k);
+    if (LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'U', k, g.data(), k) != 0) return false;
+    double rcond = 0.0;
+    if (LAPACKE_zpocon(LAPACK_COL_MAJOR, 'U', k, g.data(), k, anorm, &rcond) != 0) return false;
+    if (!(rcond >= rcond_min)) return false;
+    if (x.n > 0)
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, x.n, k, &kOne, g.data(), k,
+                    x.data.data(), x.n);
+    return true;
+}
+
+}  // namespace
+
+int project_out(const Operator& op, int n, const std::vector<ColumnSpan>& against, complex_double* x, int cols,
+                std::vector<complex_double>* coefficients)
+{
+    int total = 0;
+    for (const ColumnSpan& s : against) total += s.cols;
+    if (coefficients) coefficients->assign(static_cast<std::size_t>(total) * cols, kZero);
+    if (total == 0 || cols == 0) return 0;
+    // Buffer: the coefficients (total x cols), then the squared column norms of x (pass 1).
+    const std::size_t nc = static_cast<std::size_t>(total) * cols;
+    std::vector<complex_double> c(nc + cols, kZero);
+    int passes = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        std::fill(c.begin(), c.end(), kZero);
+        if (n > 0) {
+            int row = 0;
+            for (const ColumnSpan& s : against) {
+                if (s.cols > 0)
+                    cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, s.cols, cols, n, &kOne, s.data, n, x, n,
+                                &kZero, c.data() + row, total);
+                row += s.cols;
+            }
+            if (pass == 0)
+                for (int j = 0; j < cols; ++j) {
+                    const double nrm = cblas_dznrm2(n, x + static_cast<std::size_t>(j) * n, 1);
+                    c[nc + j] = nrm * nrm;
+                }
+        }
+        if (pass == 0) {
+            sum_complex(op, c);
+        } else {
+            std::vector<complex_double> just(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(nc));
+            sum_complex(op, just);
+            std::copy(just.begin(), just.end(), c.begin());
+        }
+        if (n > 0) {
+            int row = 0;
+            for (const ColumnSpan& s : against) {
+                if (s.cols > 0)
+                    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, cols, s.cols, &kMinusOne, s.data, n,
+                                c.data() + row, total, &kOne, x, n);
+                row += s.cols;
+            }
+        }
+        if (coefficients)
+            for (std::size_t i = 0; i < nc; ++i) (*coefficients)[i] += c[i];
+        ++passes;
+        if (pass == 1) break;
+        // DGKS: ||x - B c||^2 = ||x||^2 - ||c||^2; a second pass only when a column lost
+        // more than half its squared norm (then its rounding relative to what is left grew).
+        bool again = false;
+        for (int j = 0; j < cols && !again; ++j) {
+            double cc = 0.0;
+            for (int i = 0; i < total; ++i) cc += std::norm(c[static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * total]);
+            const double before = c[nc + j].real();
+            again = !(before - cc > 0.5 * before);
+        }
+        if (!again) break;
+    }
+    return passes;
+}
+
+void project_out_twice(const Operator& op, const Columns& against, Columns& x)
+{
+    if (against.cols == 0 || x.cols == 0) return;
+    std::vector<complex_double> c(static_cast<std::size_t>(against.cols) * x.cols);
+    for (int pass = 0; pass < 2; ++pass) {
+        std::fill(c.begin(), c.end(), kZero);
+        if (x.n > 0)
+            cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, against.cols, x.cols, x.n, &kOne,
+                        against.data.data(), x.n, x.data.data(), x.n, &kZero, c.data(), against.cols);
+        sum_complex(op, c);
+        if (x.n > 0)
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, x.n, x.cols, against.cols, &kMinusOne,
+                        against.data.data(), x.n, c.data(), against.cols, &kOne, x.data.data(), x.n);
+    }
+}
+
+std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_double* x, int cols, double drop_ratio,
+                                           std::vector<complex_double>* r)
+{
+    if (r) r->assign(static_cast<std::size_t>(cols) * cols, kZero);
+    std::vector<int> dependent;
+    std::vector<complex_double> c(static_cast<std::size_t>(cols) + 1);  // coefficients, then ||w||^2 (pass 1)
+    for (int j = 0; j < cols; ++j) {
+        complex_double* w = x + static_cast<std::size_t>(j) * n;
+        double before2 = 0.0;  // ||w||^2 before the passes, summed over the ranks
+        // Pass 1 also sums ||w||^2 (the last entry) in its reduction.
+        for (int pass = 0; pass < 2; ++pass) {
+            std::fill(c.begin(), c.end(), kZero);
+            if (n > 0 && j > 0)
+                cblas_zgemv(CblasColMajor, CblasConjTrans, n, j, &kOne, x, n, w, 1, &kZero, c.data(), 1);
+            if (pass == 0 && n > 0) {
+                const double nrm = cblas_dznrm2(n, w, 1);
+                c[static_cast<std::size_t>(j)] = nrm * nrm;
+            }
+            if (j == 0 && pass == 1) break;
+            op.sum_over_ranks(reinterpret_cast<double*>(c.data()), 2 * static_cast<std::size_t>(j + (pass == 0 ? 1 : 0)));
+            if (pass == 0) before2 = c[static_cast<std::size_t>(j)].real();
+            if (n > 0 && j > 0)
+                cblas_zgemv(CblasColMajor, CblasNoTrans, n, j, &kMinusOne, x, n, c.data(), 1, &kOne, w, 1);
+            if (r)
+                for (int i = 0; i < j; ++i) (*r)[static_cast<std::size_t>(i + j * cols)] += c[static_cast<std::size_t>(i)];
+        }
+        double after = n > 0 ? cblas_dznrm2(n, w, 1) : 0.0;
+        after *= after;
+        op.sum_over_ranks(&after, 1);
+        after = std::sqrt(after);
+        const double before = std::sqrt(before2);
+        if (!(after > drop_ratio * before) || !(after > 0.0)) {
+            std::fill(w, w + n, kZero);
+            dependent.push_back(j);
+            continue;
+        }
+        if (r) (*r)[static_cast<std::size_t>(j + j * cols)] = after;
+        const complex_double inv(1.0 / after, 0.0);
+        if (n > 0) cblas_zscal(n, &inv, w, 1);
+    }
+    return dependent;
+}
+
+bool orthonormalize(const Operator& op, Columns& x)
+{
+    if (x.cols == 0) return false;
+    const auto ex = execution();
+    if (op.num_ranks() == 1) {
+        auto t = to_tiles(x);
+        const auto result = dense::cholqr2(t, ex);
+        from_tiles(t, x);
+        return result.method == dense::OrthoMethod::tsqr;
+    }
+    const double threshold = dense::cholqr2_rcond_threshold<complex_double>(op.global_rows(), x.cols);
+    Columns original = x;
+    if (cholqr_pass(op, x, threshold) && cholqr_pass(op, x, threshold)) return false;
+    x = std::move(original);
+    auto t = to_tiles(x);
+    const auto result = dense::tsqr(t, ex);
+    from_tiles(t, x);
+    combine_tsqr(op, result.r, x);
+    return true;
+}
+
+bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k)
+{
+    TOPOKPM_REQUIRE(block.size() == static_cast<std::size_t>(op.num_rows()) * k, "block of ", block.size(),
+                    " entries for ", op.num_rows(), " x ", k);
+    Columns x;
+    x.n = static_cast<int>(op.num_rows());
+    x.cols = k;
+    x.data.swap(block);
+    const bool tsqr = orthonormalize(op, x);
+    block.swap(x.data);
+    return tsqr;
+}
+
+void apply_columns(const Operator& op, const Columns& x, Columns& y)
+{
+    int first = 0;
+    for (const int w : strip_widths(x.cols)) {
+        BlockVector xs(x.n, w), ys(x.n, w);
+        to_block(x, first, xs);
+        op.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        from_block(ys, y, first);
+        first += w;
+    }
+}
+
+RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq, bool residuals)
+{
+    const int k = q.cols, n = q.n;
+    std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
+    if (n > 0 && k > 0)
+        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, k, k, n, &kOne, q.data.data(), n, hq.data.data(), n,
+                    &kZero, g.data(), k);
+    sum_complex(op, g);
+    for (int c = 0; c < k; ++c)  // Hermitian part
+        for (int r = 0; r <= c; ++r) {
+            const complex_double h = 0.5 * (g[r + c * k] + std::conj(g[c + r * k]));
+            g[r + c * k] = h;
+            g[c + r * k] = std::conj(h);
+        }
+    RitzPairs out;
+    if (k == 0) {
+        out.vectors = Columns(n, 0);
+        return out;
+    }
+    const HermitianEigensystem eig = hermitian_eigensystem(g, k, 'L');
+    out.values = eig.values;
+    out.vectors = Columns(n, k);
+    if (n > 0)
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, k, k, &kOne, q.data.data(), n, eig.vectors.data(), k,
+                    &kZero, out.vectors.data.data(), n);
+    if (!residuals) return out;
+    std::vector<double> res2(static_cast<std::size_t>(k), 0.0);
+    constexpr int kChunk = 2048;
+#pragma omp parallel
+    {
+        std::vector<complex_double> hx(static_cast<std::size_t>(kChunk) * k);
+        std::vector<double> mine(static_cast<std::size_t>(k), 0.0);
+#pragma omp for schedule(static)
+        for (int r0 = 0; r0 < n; r0 += kChunk) {
+            const int rows = std::min(kChunk, n - r0);
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &kOne, hq.data.data() + r0, n,
+                        eig.vectors.data(), k, &kZero, hx.data(), rows);
+            for (int c = 0; c < k; ++c) {
+                const complex_double* x = out.vectors.col(c) + r0;
+                double s = 0.0;
+                for (int r = 0; r < rows; ++r) s += std::norm(hx[r + static_cast<std::size_t>(c) * rows] - out.values[c] * x[r]);
+                mine[c] += s;
+            }
+        }
+#pragma omp critical
+        for (int c = 0; c < k; ++c) res2[c] += mine[c];
+    }
+    op.sum_over_ranks(res2.data(), res2.size());
+    for (double& v : res2) v = std::sqrt(v);
+    out.residuals = std::move(res2);
+    return out;
+}
+
+}  // namespace topokpm::numerics

@@ -1,0 +1,74 @@
+#pragma once
+/// @file subspace.hpp
+/// The subspace algebra every eigensolver shares (thick-restart Lanczos, ChebFD,
+/// shift-invert), once: Gram-Schmidt against a basis, orthonormalization of a block, and
+/// Rayleigh-Ritz, on the column-major blocks of columns.hpp (this rank's rows, leading
+/// dimension n = op.num_rows()). Inner products are summed over the ranks of a distributed
+/// operator through Operator::sum_over_ranks, so every function is collective.
+
+#include <vector>
+
+#include "numerics/base/operator.hpp"
+#include "numerics/base/types.hpp"
+#include "numerics/eigs/columns.hpp"
+
+namespace topokpm::numerics {
+
+/// A read-only run of `cols` columns of this rank's rows (column c at data + c n).
+struct ColumnSpan {
+    const complex_double* data = nullptr;
+    int cols = 0;
+};
+
+/// Block classical Gram-Schmidt of the `cols` columns at x (n rows each) against the
+/// orthonormal columns of `against` (taken as one basis B = [B_0 B_1 ..]):
+///     x -= B (B^H x),
+/// with one reduction per pass. A second pass runs when the DGKS criterion asks for it:
+/// some column kept less than 1/sqrt(2) of its norm (||x - B c||^2 = ||x||^2 - ||c||^2 for
+/// orthonormal B, so no extra reduction), after which x is orthogonal to B to working
+/// precision (Daniel, Gragg, Kaufman, Stewart, Math. Comp. 30 (1976) 772).
+/// `coefficients`, when given, receives the summed coefficients B^H x of the unprojected x
+/// (column-major, rows = total columns of `against`, in their order; ld = that total).
+/// Returns the passes taken (0 when there is nothing to project against, else 1 or 2).
+int project_out(const Operator& op, int n, const std::vector<ColumnSpan>& against, complex_double* x, int cols,
+                std::vector<complex_double>* coefficients = nullptr);
+
+/// x -= B (B^H x) for a whole block against a whole block (always two passes: the
+/// filtered blocks of ChebFD lean far into the locked span).
+void project_out_twice(const Operator& op, const Columns& against, Columns& x);
+
+/// Orthonormalizes the `cols` columns at x in place, column by column (classical
+/// Gram-Schmidt, two passes per column, against the earlier columns of x only). A column
+/// that keeps less than `drop_ratio` of its norm lies in the span of the earlier ones
+/// (to that ratio): it is set to zero and reported. `r`, when given, receives the upper
+/// triangular R (cols x cols, column-major) with x_old = x_new R (a dependent column's
+/// diagonal entry is 0). Returns the indices of the dependent columns.
+std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_double* x, int cols, double drop_ratio,
+                                           std::vector<complex_double>* r = nullptr);
+
+/// X := an orthonormal basis of its span (X = Q R), all columns kept: CholQR2 with TSQR
+/// fallback from the dense tile engine (numerics/dense). Serial: dense::cholqr2 itself.
+/// Across ranks: the same two passes and fallback rule with the Gram matrix summed over
+/// the ranks, the fallback dense::tsqr on the rank's rows and the QR of the ranks' stacked
+/// R factors. Returns true when TSQR was taken.
+bool orthonormalize(const Operator& op, Columns& x);
+
+/// orthonormalize() on a flat block (this rank's rows, column-major, op.num_rows() x k).
+bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k);
+
+/// y = H x for every column of x (y sized like x), in strips of the registered widths;
+/// x.cols applications of H to one vector.
+void apply_columns(const Operator& op, const Columns& x, Columns& y);
+
+/// Rayleigh-Ritz on the orthonormal Q given HQ = H Q: the eigenpairs (theta_i, y_i) of
+/// G = Q^H H Q (its Hermitian part; rounding leaves G slightly non-Hermitian), ascending,
+/// the Ritz vectors X = Q Y and, when asked, the residuals ||H x_i - theta_i x_i||_2 =
+/// ||HQ y_i - theta_i x_i|| (HQ Y formed in row chunks, never stored whole).
+struct RitzPairs {
+    std::vector<double> values;
+    std::vector<double> residuals;  ///< empty unless asked
+    Columns vectors;
+};
+RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq, bool residuals);
+
+}  // namespace topokpm::numerics
