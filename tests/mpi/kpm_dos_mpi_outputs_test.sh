@@ -12,6 +12,7 @@
 #   - graphene_tiny --ldos layer:0 (the sheet: every row);
 #   - A(k, E): clean graphene 6x6 --k-path G-K-M (the bands from the stencil on rank 0) and
 #     ti_tiny --k-points with dots and disorder, --matrix free;
+#   - the LDOS of a layer (sell) and A(k, E) (free) on 2-D process grids 1x2, 1x3, 2x2;
 #   - the collective LDOS write on a full disk: exit 3, one message, no crash, no file.
 # Few wide blocks (--vectors: the block width) keep the halo exchanges, slow on oversubscribed
 # ranks, few. Bounds by Gershgorin (identical on every rank count: a min/max of the same discs), so the
@@ -71,15 +72,20 @@ PY
 }
 
 n_case=0
-check() {  # check LABEL ARGS...: the serial run once, then each NP, compared; "WEIGHTS" -> uneven weights
+check() {  # check LABEL ARGS...: the serial run once, then each NP, compared; "WEIGHTS" -> uneven
+  # weights, "GRID" -> a 2-D process grid of NP ranks (x, y tiles: each rank's rows are
+  # several canonical runs), "auto" in the serial run
   label=$1
   shift
   n_case=$((n_case + 1))
-  "$kpm" "${@//WEIGHTS/}" --bounds gershgorin -q -o "$work/serial.h5" > "$work/log" 2>&1 || { cat "$work/log"; fail "serial $label"; }
+  serial_args=("${@//WEIGHTS/}")
+  "$kpm" "${serial_args[@]//GRID/auto}" --bounds gershgorin -q -o "$work/serial.h5" > "$work/log" 2>&1 || { cat "$work/log"; fail "serial $label"; }
   for np in $ranks; do
     [ "$np" -gt 1 ] || [ "$n_case" -eq 1 ] || continue
     weights=$(echo "1:2.75:0.5:1.3" | cut -d: -f1-"$np")
-    run_mpi "${@//WEIGHTS/$weights}" --bounds gershgorin -q -o "$work/mpi.h5" > "$work/log" 2>&1 \
+    grid=$(echo "1x1 1x2 1x3 2x2" | cut -d' ' -f"$np")
+    mpi_args=("${@//WEIGHTS/$weights}")
+    run_mpi "${mpi_args[@]//GRID/$grid}" --bounds gershgorin -q -o "$work/mpi.h5" > "$work/log" 2>&1 \
       || { cat "$work/log"; fail "$label on $np ranks: exit status $?"; }
     compare "$work/serial.h5" "$work/mpi.h5" "$label"
   done
@@ -93,6 +99,9 @@ check "ti unsorted repeated rows, free" -c "$ti" --ldos "191,5,100-103,5,0" --ma
 check "graphene layer:0" -c "$gr" --ldos layer:0 --vectors 72
 check "graphene clean G-K-M" -c "$gr" --dot-potential 0 --disorder 0 --k-path G-K-M --vectors 12
 check "ti dots k-points, free" -c "$ti" --k-points "0,0;1,2;2,2;3,1" --matrix free --vectors 48
+check "ti layer:0 on a 2-D grid" -c "$ti" --ldos layer:0 --decomposition GRID --vectors 48
+check "ti dots k-points on a 2-D grid, free" -c "$ti" --k-points "0,0;1,2" --matrix free \
+  --decomposition GRID --vectors 32
 
 # The collective LDOS write on a full disk (a small tmpfs, where root may mount one): every
 # rank ends with exit 3 and the message once, no crash at MPI_Finalize (the descriptors of
