@@ -62,24 +62,6 @@ struct Meter {
     }
 };
 
-/// out(:, first..first+w) = in strip, row-major block <-> column-major columns.
-void to_block(const Columns& in, int first, BlockVector& b)
-{
-    const int w = b.num_cols(), n = in.n;
-    complex_double* d = b.data();
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < n; ++r)
-        for (int c = 0; c < w; ++c) d[static_cast<std::size_t>(r) * w + c] = in.col(first + c)[r];
-}
-void from_block(const BlockVector& b, Columns& out, int first)
-{
-    const int w = b.num_cols(), n = out.n;
-    const complex_double* d = b.data();
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < n; ++r)
-        for (int c = 0; c < w; ++c) out.col(first + c)[r] = d[static_cast<std::size_t>(r) * w + c];
-}
-
 /// Y = p(Ht) X by the Chebyshev recurrence, strip by strip (registered widths): one
 /// augmented sweep per degree, the accumulation Y += coef_n v_n between the sweeps.
 void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x)

@@ -27,23 +27,6 @@ void sum_complex(const Operator& op, std::vector<complex_double>& v)
     op.sum_over_ranks(reinterpret_cast<double*>(v.data()), 2 * v.size());
 }
 
-/// Row-major block <-> column-major columns [first, first + width).
-void to_block(const Columns& in, int first, BlockVector& b)
-{
-    const int w = b.num_cols(), n = in.n;
-    complex_double* d = b.data();
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < n; ++r)
-        for (int c = 0; c < w; ++c) d[static_cast<std::size_t>(r) * w + c] = in.col(first + c)[r];
-}
-void from_block(const BlockVector& b, Columns& out, int first)
-{
-    const int w = b.num_cols(), n = out.n;
-    const complex_double* d = b.data();
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < n; ++r)
-        for (int c = 0; c < w; ++c) out.col(first + c)[r] = d[static_cast<std::size_t>(r) * w + c];
-}
 
 dense::DenseExecution execution()
 {
@@ -116,6 +99,23 @@ bool cholqr_pass(const Operator& op, Columns& x, double rcond_min)
 }
 
 }  // namespace
+
+void to_block(const Columns& in, int first, BlockVector& b)
+{
+    const int w = b.num_cols(), n = in.n;
+    complex_double* d = b.data();
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < w; ++c) d[static_cast<std::size_t>(r) * w + c] = in.col(first + c)[r];
+}
+void from_block(const BlockVector& b, Columns& out, int first)
+{
+    const int w = b.num_cols(), n = out.n;
+    const complex_double* d = b.data();
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < w; ++c) out.col(first + c)[r] = d[static_cast<std::size_t>(r) * w + c];
+}
 
 int project_out(const Operator& op, int n, const std::vector<ColumnSpan>& against, complex_double* x, int cols,
                 std::vector<complex_double>* coefficients)

@@ -60,6 +60,12 @@ bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& blo
 /// x.cols applications of H to one vector.
 void apply_columns(const Operator& op, const Columns& x, Columns& y);
 
+/// Columns [first, first + b.num_cols()) of `in` into the row-major block `b` (b's rows =
+/// in.n), and back: the layout change between the eigensolvers' BLAS columns and the
+/// blocked SpMMV's row-major blocks.
+void to_block(const Columns& in, int first, BlockVector& b);
+void from_block(const BlockVector& b, Columns& out, int first);
+
 /// Rayleigh-Ritz on the orthonormal Q given HQ = H Q: the eigenpairs (theta_i, y_i) of
 /// G = Q^H H Q (its Hermitian part; rounding leaves G slightly non-Hermitian), ascending,
 /// the Ritz vectors X = Q Y and, when asked, the residuals ||H x_i - theta_i x_i||_2 =
