@@ -105,11 +105,20 @@ struct Apply {
     }
 };
 
-void summarize(Result& r, const EigenPairs& p)
+/// Runs `solve` reps times, recording each run's wall and CPU seconds, and keeps the last
+/// run's pairs (every solver is timed by this one loop).
+template <class Solve>
+void time_runs(Result& r, int reps, Solve solve)
 {
-    r.pairs = static_cast<int>(p.values.size());
-    r.values = p.values;
-    r.worst_residual = p.residuals.empty() ? 0.0 : *std::max_element(p.residuals.begin(), p.residuals.end());
+    for (int rep = 0; rep < reps; ++rep) {
+        const double t0 = now(), c0 = cpu_now();
+        const EigenPairs p = solve(rep);
+        r.seconds.push_back(now() - t0);
+        r.cpu_seconds.push_back(cpu_now() - c0);
+        r.pairs = static_cast<int>(p.values.size());
+        r.values = p.values;
+        r.worst_residual = p.residuals.empty() ? 0.0 : *std::max_element(p.residuals.begin(), p.residuals.end());
+    }
 }
 
 #ifdef TOPOKPM_BENCH_ARPACK
@@ -294,15 +303,12 @@ int main(int argc, char** argv)
             o.basis_size = a.basis;
             r.note = topokpm::detail::concat("thick-restart Lanczos, basis ",
                                              a.basis > 0 ? a.basis : std::max(2 * k + 20, 40));
-            for (int rep = 0; rep < a.reps; ++rep) {
-                const double t0 = now(), c0 = cpu_now();
-                const EigenPairs got = numerics::thick_restart_lanczos(op, o);
-                r.seconds.push_back(now() - t0);
-                r.cpu_seconds.push_back(cpu_now() - c0);
+            time_runs(r, a.reps, [&](int rep) {
+                EigenPairs got = numerics::thick_restart_lanczos(op, o);
                 r.matvecs = got.matvecs;
-                summarize(r, got);
                 r.note += rep ? "" : topokpm::detail::concat(", ", got.restarts, " restarts, ", got.searches, " searches");
-            }
+                return got;
+            });
             results.push_back(r);
         }
         if (wants("arpack")) {
@@ -313,13 +319,7 @@ int main(int argc, char** argv)
             // ARPACK's test: ||r|| <= tol' |theta|; tol' = tol_abs / max|theta| bounds it by tol_abs.
             const double tol_rel = tol_abs / scale;
             r.note = topokpm::detail::concat("znaupd ", lowest ? "SR" : "LR", ", ncv ", ncv, ", tol ", tol_rel);
-            for (int rep = 0; rep < a.reps; ++rep) {
-                const double t0 = now(), c0 = cpu_now();
-                const EigenPairs got = run_arpack(op, lowest, k, ncv, tol_rel, r.matvecs);
-                r.seconds.push_back(now() - t0);
-                r.cpu_seconds.push_back(cpu_now() - c0);
-                summarize(r, got);
-            }
+            time_runs(r, a.reps, [&](int) { return run_arpack(op, lowest, k, ncv, tol_rel, r.matvecs); });
 #else
             r.note = "not built (libarpack2-dev not found at configure time)";
 #endif
@@ -331,13 +331,7 @@ int main(int argc, char** argv)
 #ifdef TOPOKPM_BENCH_SLEPC
             r.available = true;
             r.note = topokpm::detail::concat("Krylov-Schur EPS_HEP, ncv ", ncv, ", EPS_CONV_ABS");
-            for (int rep = 0; rep < a.reps; ++rep) {
-                const double t0 = now(), c0 = cpu_now();
-                const EigenPairs got = run_slepc(op, lowest, k, ncv, tol_abs, r.matvecs);
-                r.seconds.push_back(now() - t0);
-                r.cpu_seconds.push_back(cpu_now() - c0);
-                summarize(r, got);
-            }
+            time_runs(r, a.reps, [&](int) { return run_slepc(op, lowest, k, ncv, tol_abs, r.matvecs); });
 #else
             r.note = "not built (libslepc-complex3.18-dev not found at configure time)";
 #endif
