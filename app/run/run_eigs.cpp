@@ -16,6 +16,7 @@
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
 #include "numerics/eigs/chebfd.hpp"
+#include "numerics/eigs/chebyshev_extremal.hpp"
 #include "numerics/eigs/eigenpairs.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/lanczos/lanczos.hpp"
@@ -42,8 +43,7 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
     switch (asked) {
     case EigsMethod::Auto:
         if (n <= kAutoDenseRows) return EigsMethod::Dense;
-        if (extremal) return EigsMethod::Lanczos;
-        if (kind == Kind::Window) return EigsMethod::ChebFd;
+        if (extremal || kind == Kind::Window) return EigsMethod::ChebFd;
         return EigsMethod::ShiftInvert;
     case EigsMethod::Lanczos:
         TOPOKPM_USER_REQUIRE(extremal, "--method lanczos finds extremal eigenpairs (--extremal lowest:k or highest:k); "
@@ -55,8 +55,9 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
                              "); use --method lanczos with --extremal");
         return asked;
     case EigsMethod::ChebFd:
-        TOPOKPM_USER_REQUIRE(kind == Kind::Window, "--method chebfd finds every eigenpair in a --window Emin:Emax; "
-                             "for --extremal use --method lanczos, for --shift --method dense (N <= ", numerics::kDenseMaxRows, ")");
+        TOPOKPM_USER_REQUIRE(kind != Kind::Shift, "--method chebfd finds every eigenpair in a --window Emin:Emax or "
+                             "the --extremal ones; for --shift use --method dense (N <= ", numerics::kDenseMaxRows,
+                             ") or shift-invert");
         return asked;
     case EigsMethod::ShiftInvert:
         TOPOKPM_USER_REQUIRE(kind == Kind::Shift, "--method shift-invert finds the eigenvalues nearest a shift: use "
@@ -221,6 +222,14 @@ private:
                 pairs = numerics::dense_eigenpairs(*op, request);
             } else if (method == EigsMethod::ShiftInvert) {
                 solve_shift_invert(request);
+            } else if (method == EigsMethod::ChebFd && request.kind != Kind::Window) {
+                numerics::ChebyshevExtremalOptions o;
+                o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
+                o.count = request.count;
+                o.tolerance = tolerance;
+                o.seed = cfg.kpm.vector_seed;
+                o.progress = progress_printer(request.count);
+                pairs = numerics::chebyshev_extremal(*op, o);
             } else if (method == EigsMethod::ChebFd) {
                 numerics::ChebFdOptions o;
                 o.window_min = request.window_min;
@@ -260,9 +269,11 @@ private:
         log::info("eigs        : ", pairs.values.size(), " pair(s) by ", to_string(method), " in ",
                   fmt("%.3f", timers.get("eigs")), " s, ", pairs.matvecs, " matvecs",
                   method == EigsMethod::Lanczos ? detail::concat(", ", pairs.restarts, " restarts, ", pairs.searches, " searches")
-                                                : std::string(),
+                  : method == EigsMethod::ChebFd && cfg.eigs.request.kind != Kind::Window
+                      ? detail::concat(", ", pairs.restarts, " filter passes")
+                      : std::string(),
                   ", largest residual ", fmt("%.3e", worst), " t");
-        if (method == EigsMethod::ChebFd) {
+        if (method == EigsMethod::ChebFd && cfg.eigs.request.kind == Kind::Window) {
             const auto& c = chebfd;
             log::info("chebfd      : filter degree ", c.filter_degree, ", expected ", fmt("%.1f", c.expected_count),
                       " in the window (", fmt("%.1f", c.expected_guard), " with the guard), search space ", c.search_size,

@@ -33,6 +33,10 @@ CHECK="--matrix $work/ti.mtx" run "highest:5 lanczos" high.h5 "${ti[@]}" --extre
 CHECK="--matrix $work/ti.mtx --same-as $work/low.h5" run "lowest:6 dense" lowd.h5 "${ti[@]}" --extremal lowest:6 --method dense --save-vectors
 CHECK="--matrix $work/ti.mtx" run "window dense (auto)" win.h5 "${ti[@]}" --window -1:0.5 --save-vectors
 CHECK="--matrix $work/ti.mtx" run "shift 0.2 count 5" shift.h5 "${ti[@]}" --shift 0.2 --count 5
+# The block Chebyshev filter for extremal requests (auto's choice above the dense limit).
+CHECK="--matrix $work/ti.mtx --same-as $work/low.h5" run "lowest:6 chebfd" lowc.h5 "${ti[@]}" --extremal lowest:6 --method chebfd --save-vectors
+CHECK="--matrix $work/ti.mtx --same-as $work/high.h5" run "highest:5 chebfd" highc.h5 "${ti[@]}" --extremal highest:5 --method chebfd
+check "extremal chebfd names its passes" "grep -q 'pair(s) by chebfd.*filter passes' '$work/lowc.h5.txt'"
 CHECK="--matrix $work/ti.mtx" run "free operator" free.h5 "${ti[@]}" --extremal lowest:4 --method lanczos --matrix free
 check "window run names its pairs" "grep -q 'pair(s) by dense' '$work/win.h5.txt'"
 # ChebFD (issue 15): the same window as dense, against numpy and the dense run; graphene.
@@ -75,7 +79,7 @@ bad "inverted window" "--window" "${ti[@]}" --window 1:-1
 bad "window outside the spectrum" "outside the spectrum" "${ti[@]}" --window 20:30
 bad "shift without count" "--count" "${ti[@]}" --shift 0
 bad "lanczos for a window" "--method lanczos" "${ti[@]}" --window -1:1 --method lanczos
-bad "chebfd for an extremal request" "--method chebfd" "${ti[@]}" --extremal lowest:2 --method chebfd
+bad "chebfd for a shift request" "--method chebfd" "${ti[@]}" --shift 0.2 --count 2 --method chebfd
 bad "shift-invert for --extremal" "--method shift-invert" "${ti[@]}" --extremal lowest:2 --method shift-invert
 bad "bad method" "--method" "${ti[@]}" --extremal lowest:2 --method magic
 bad "tolerance" "--tolerance" "${ti[@]}" --extremal lowest:2 --tolerance 0
@@ -89,6 +93,10 @@ if [ -n "$mpiexec" ]; then
       --output "$work/mpi$np.h5" > "$work/mpi$np.txt" 2>&1
     check "$np ranks lanczos: exit 0" "[ $? -eq 0 ] || { cat '$work/mpi$np.txt'; false; }"
     check "$np ranks lanczos equals 1 rank" "$py '$checker' '$work/mpi$np.h5' --same-as '$work/low.h5' --matrix '$work/ti.mtx'"
+    timeout 120 "$mpiexec" -np $np --bind-to none "$eigs" "${ti[@]}" --extremal lowest:6 --method chebfd \
+      --output "$work/mpie$np.h5" > "$work/mpie$np.txt" 2>&1
+    check "$np ranks extremal chebfd: exit 0" "[ $? -eq 0 ] || { cat '$work/mpie$np.txt'; false; }"
+    check "$np ranks extremal chebfd equals 1 rank" "$py '$checker' '$work/mpie$np.h5' --same-as '$work/lowc.h5' --matrix '$work/ti.mtx'"
     timeout 120 "$mpiexec" -np $np --bind-to none "$eigs" "${ti[@]}" --window -1:0.5 --save-vectors --matrix free \
       --output "$work/mpiw$np.h5" > "$work/mpiw$np.txt" 2>&1
     check "$np ranks dense window (free): exit 0" "[ $? -eq 0 ] || { cat '$work/mpiw$np.txt'; false; }"

@@ -46,6 +46,7 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/eigs/chebfd.hpp"
+#include "numerics/eigs/chebyshev_extremal.hpp"
 #include "numerics/eigs/subspace.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/kpm/block_trace.hpp"
@@ -175,7 +176,8 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b)
     return d;
 }
 
-/// ChebFD (a few seconds per run) in one comm mode per model, split and weights only.
+/// ChebFD and the extremal Chebyshev filter (a few seconds per run) in one comm mode per
+/// model, split and weights only.
 bool with_chebfd = false;
 
 void check_eigs(const Operator& serial, const Operator& dist, const std::string& tag)
@@ -202,6 +204,19 @@ void check_eigs(const Operator& serial, const Operator& dist, const std::string&
                max_diff(dense_got.values, dense_ref.values) < 1e-12,
            tag + ": dense window eigenvalues differ");
     if (!with_chebfd) return;
+    // The block Chebyshev filter on the Lanczos request: the same pairs as one rank.
+    numerics::ChebyshevExtremalOptions x;
+    x.count = o.count;
+    x.tolerance = o.tolerance;
+    const auto xref = numerics::chebyshev_extremal(serial, x);
+    const auto xgot = numerics::chebyshev_extremal(dist, x);
+    expect(xgot.values.size() == xref.values.size() && xref.values.size() == ref.values.size(),
+           tag + ": Chebyshev extremal counts differ");
+    for (std::size_t i = 0; i < std::min(xgot.values.size(), xref.values.size()); ++i) {
+        expect(xgot.residuals[i] <= x.tolerance, tag + ": Chebyshev extremal residual above the tolerance");
+        expect(std::abs(xgot.values[i] - xref.values[i]) <= xgot.residuals[i] + xref.residuals[i] + 1e-12,
+               tag + ": Chebyshev extremal eigenvalue " + std::to_string(i) + " differs");
+    }
     // ChebFD on the same window: the dense values (each within its residual), residuals
     // below the tolerance, the vectors orthonormal over all ranks; the distributed
     // orthonormalization's TSQR fallback (stacked R factors) is taken at least once.
