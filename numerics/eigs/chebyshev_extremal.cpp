@@ -206,7 +206,7 @@ EigenPairs chebyshev_extremal(const Operator& op, const ChebyshevExtremalOptions
         // The degree grows the slowest pending Ritz value by 1e4 over the cut, or, once the
         // last pass reduced the slowest residual by at least 1 % of what its filter
         // predicted (the cut has settled near the block's eigenvalue), by as much as brings
-        // that residual to tolerance / 8.
+        // that residual to tolerance / 32 (the prediction is good to a few: a miss costs a pass).
         if (left == 0) {  // the whole block locked: Rayleigh-Ritz of the fresh one places the cut
             degree = 0;
             predicted_growth = 0.0;
@@ -221,7 +221,7 @@ EigenPairs chebyshev_extremal(const Operator& op, const ChebyshevExtremalOptions
         const double x_slow = std::abs(g_of(slow) - center_g) / half;
         const double x_near = std::abs(near_g - center_g) / half;
         const bool settled = predicted_growth > 0.0 && last_residual / slow_residual >= 0.01 * predicted_growth;
-        const double growth = settled ? std::clamp(slow_residual / (0.125 * tol), 1e4, 1e14) : 1e4;
+        const double growth = settled ? std::clamp(slow_residual / (tol / 32.0), 1e4, 1e14) : 1e4;
         int d = x_slow > 1.0 + 1e-12 ? static_cast<int>(std::ceil(std::acosh(growth) / std::acosh(x_slow))) : 4 * last_degree;
         d = std::clamp(d, 8, std::min(600, 4 * last_degree));
         // T_d at the wanted end's bound stays below ~1e250 (no overflow in the recurrence).

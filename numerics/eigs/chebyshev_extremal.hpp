@@ -22,7 +22,7 @@
 /// residual and margin: the filter must not amplify anything above it). The degree makes the
 /// slowest pending Ritz value grow by 1e4 over the cut, or, once the last pass reduced that
 /// residual by >= 1 % of what its filter predicted (the cut has settled), by as much as
-/// brings it to tolerance / 8; at most 4x the previous degree, 8..600, and T_d at the
+/// brings it to tolerance / 32; at most 4x the previous degree, 8..600, and T_d at the
 /// Lanczos bound of the wanted end below ~1e250.
 ///
 /// Stop: k pairs locked and the lowest unlocked Ritz pair (theta, r) has theta - r above the
