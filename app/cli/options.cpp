@@ -238,7 +238,7 @@ po::options_description make_options(Program program)
         ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole")
         ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first")
         ("count", po::value<std::string>(), "k >= 1, with --shift")
-        ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else lanczos for --extremal, chebfd for --window, shift-invert for --shift), `lanczos` (thick-restart Lanczos, --extremal), `chebfd` (Chebyshev filter diagonalization, --window), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `shift-invert` (with --shift: Lanczos on (H - E0)^-1, one sparse LU of H - E0)")
+        ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else chebfd for --extremal and --window, shift-invert for --shift), `lanczos` (thick-restart Lanczos, --extremal), `chebfd` (Chebyshev filter diagonalization, --window; block Chebyshev-filtered subspace iteration, --extremal), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `shift-invert` (with --shift: Lanczos on (H - E0)^-1, one sparse LU of H - E0)")
         ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos)")
         ("save-vectors", po::bool_switch(), "also write the eigenvectors /eigs/vectors [k, N] (complex128, canonical row order)");
 
