@@ -61,6 +61,7 @@
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
 #include "numerics/eigs/eigenpairs.hpp"
+#include "runtime/base/timer.hpp"
 
 namespace topokpm::numerics {
 
@@ -108,12 +109,24 @@ struct ChebFdStats {
     int search_size = 0;            ///< final search space
     std::int64_t filter_matvecs = 0;  ///< single-vector applies inside the filter
     double filter_flops = 0.0;      ///< seed 004's sweep flops of those applies (perf::sweep_flops)
-    double seconds_filter = 0.0;    ///< filter, whole (applies and accumulation)
-    double seconds_apply = 0.0;     ///< inside Operator::apply (filter, Rayleigh-Ritz, residuals, estimate)
-    double seconds_ortho = 0.0;     ///< Gram-Schmidt against locked + CholQR2/TSQR
-    double seconds_rr = 0.0;        ///< Rayleigh-Ritz and residuals (applies included)
+    /// Wall seconds per phase (this rank; names in the order first met):
+    ///   estimate            the KPM trace that sizes degree and space (its sweeps)
+    ///   filter_spmmv        the filter's sweeps (Operator::apply)
+    ///   filter_accumulate   Y += g_n c_n v_n and the strips' layout changes
+    ///   project             Gram-Schmidt against the locked vectors
+    ///   orthonormalize      CholQR2 / TSQR
+    ///   rr_spmmv            H Q for Rayleigh-Ritz (Operator::apply)
+    ///   rayleigh_ritz       G = Q^H H Q, its eigenpairs, the Ritz vectors, their residuals
+    ///   lock                locking and the next block
+    ///   measure             measured_pairs() of the locked vectors (one apply + residuals)
+    PhaseTimers phases;
     double seconds_total = 0.0;
     int tsqr_fallbacks = 0;         ///< orthonormalizations that took TSQR
+    /// Seconds inside Operator::apply (estimate, filter, Rayleigh-Ritz).
+    double seconds_spmmv() const
+    {
+        return phases.get("estimate") + phases.get("filter_spmmv") + phases.get("rr_spmmv");
+    }
 };
 
 /// Every eigenpair of `op` with eigenvalue in [window_min, window_max], each with residual
