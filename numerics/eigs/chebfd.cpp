@@ -263,7 +263,34 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         hx.cols = x.cols;
         hx.data.resize(x.data.size());  // kept between passes (no page faults)
         meter.apply_columns(x, hx, "rr_spmmv");
-        const RitzPairs ritz = stats.phases.time("rayleigh_ritz", [&] { return rayleigh_ritz(op, x, hx, true); });
+        RitzPairs ritz = stats.phases.time("rayleigh_ritz", [&] { return rayleigh_ritz(op, x, hx, false); });
+        // Residuals of the Ritz pairs inside the window only (the others are neither locked
+        // nor certain): H x_i by one blocked apply of those m columns, cheaper than HQ y_i
+        // for all k (a zgemm of N k m against m sweeps).
+        {
+            std::vector<int> inside_idx;
+            for (int i = 0; i < x.cols; ++i)
+                if (ritz.values[i] >= o.window_min && ritz.values[i] <= o.window_max) inside_idx.push_back(i);
+            const int m = static_cast<int>(inside_idx.size());
+            Columns xs(n, m), hs(n, m);
+            for (int j = 0; j < m; ++j) std::copy_n(ritz.vectors.col(inside_idx[j]), n, xs.col(j));
+            meter.apply_columns(xs, hs, "rr_spmmv");
+            stats.phases.time("rayleigh_ritz", [&] {
+                std::vector<double> res2(static_cast<std::size_t>(m), 0.0);
+                for (int j = 0; j < m; ++j) {
+                    const complex_double* hv = hs.col(j);
+                    const complex_double* v = xs.col(j);
+                    const double theta = ritz.values[inside_idx[j]];
+                    double sum = 0.0;
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+                    for (int r = 0; r < n; ++r) sum += std::norm(hv[r] - theta * v[r]);
+                    res2[j] = sum;
+                }
+                op.sum_over_ranks(res2.data(), res2.size());
+                ritz.residuals.assign(static_cast<std::size_t>(x.cols), std::numeric_limits<double>::infinity());
+                for (int j = 0; j < m; ++j) ritz.residuals[inside_idx[j]] = std::sqrt(res2[j]);
+            });
+        }
         const double t_lock = wall_seconds();
 
         // Lock the converged pairs inside the window; rank the rest by the filter's value.
@@ -323,11 +350,13 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         }
         auto p_abs = [&](int i) { return std::abs(filter_value(coef, (ritz.values[i] - s.b) / s.a)); };
         std::stable_sort(rest.begin(), rest.end(), [&](int a, int b) { return p_abs(a) > p_abs(b); });
-        Columns nx(n, next);
+        // The next block in x's own storage (the Ritz vectors are a separate copy): no fresh
+        // allocation, hence no page faults, per pass.
+        x.cols = next;
+        x.data.resize(static_cast<std::size_t>(n) * next);
         const int kept = std::min<int>(next, static_cast<int>(rest.size()));
-        for (int c = 0; c < kept; ++c) std::copy_n(ritz.vectors.col(rest[c]), n, nx.col(c));
-        if (kept < next) random_columns(nx, kept);
-        x = std::move(nx);
+        for (int c = 0; c < kept; ++c) std::copy_n(ritz.vectors.col(rest[c]), n, x.col(c));
+        if (kept < next) random_columns(x, kept);
         stats.phases.add("lock", wall_seconds() - t_lock);
     }
 
