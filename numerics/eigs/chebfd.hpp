@@ -29,13 +29,16 @@
 /// Ritz values (below) in the window than search space / safety, locked ones included, the
 /// space grows to safety x guard/window x that number + 8, with fresh random vectors.
 ///
-/// A pass: filter the unlocked block; orthogonalize it against the locked vectors (block
-/// classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 with TSQR fallback,
-/// numerics/dense; across ranks: the Gram matrix summed over the ranks, the fallback a
-/// local TSQR and a QR of the ranks' stacked R factors; numerics/eigs/subspace.hpp), both
-/// once more; Rayleigh-Ritz
-/// (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the Ritz pairs from
-/// the same block apply; Ritz pairs inside the window with residual <= tolerance / 2 are
+/// A pass: filter the unlocked block (the terms accumulated in pairs: 4 vector streams per
+/// two degrees besides the sweeps' 3 per degree); orthogonalize it against the locked
+/// vectors (block classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 in place
+/// with TSQR fallback, numerics/dense; across ranks: the Gram matrix summed over the ranks,
+/// the fallback a local TSQR and a QR of the ranks' stacked R factors;
+/// numerics/eigs/subspace.hpp), both once more when vectors are locked (orthonormalizing
+/// the ill-conditioned filtered block brings back up to eps x its condition along them);
+/// Rayleigh-Ritz (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the
+/// Ritz pairs inside the window, by one blocked apply of those vectors; Ritz pairs inside
+/// the window with residual <= tolerance / 2 are
 /// locked (the other half covers the re-measurement by measured_pairs()). The unlocked Ritz
 /// vectors with the largest |p(theta)| form the next block (search space minus locked, at
 /// least 8).
@@ -50,8 +53,10 @@
 /// at least three times and would be a certain pair. Degenerate levels (the ti slab's
 /// Kramers pairs) are found whole because the space is larger than the window's count.
 ///
-/// Cost per pass: (search - locked) x M single-vector applies in the filter and as many
-/// again / M for Rayleigh-Ritz, two orthonormalizations of an N x (search - locked) block.
+/// Cost per pass: (search - locked) x M single-vector applies in the filter, as many again
+/// / M plus the window's count for Rayleigh-Ritz, one or two orthonormalizations of an
+/// N x (search - locked) block and two products of it with a k x k matrix (G, the Ritz
+/// vectors): the dense work per filter sweep scales as k / M.
 
 #include <cstdint>
 #include <functional>
