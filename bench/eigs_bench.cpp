@@ -19,6 +19,13 @@
 // default is alike). --basis: our Lanczos's, --block: ours (0 = automatic). Threads: OMP_NUM_THREADS for our
 // kernels and the shared apply; the BLAS inside ARPACK and SLEPc is OpenBLAS's own setting.
 // Not a test: the numbers depend on the machine and its load. docs/eigs.md.
+//
+// Interior (--window Emin:Emax): every pair in the window by our ChebFD ("chebfd"), and the
+// same number of pairs nearest the window's centre by SLEPc Krylov-Schur with shift-invert
+// ("slepc-si": STSINVERT, KSPPREONLY + PCLU of the assembled AIJ matrix H - sigma, LU by
+// --lu mumps|petsc; SLEPc's convergence test EPS_CONV_ABS on the transformed problem, the
+// residuals re-measured with our apply like every solver's). Model options for it:
+// --dot-potential V --dot-radius R --dot-period P --dot-depth D --disorder W.
 #include <algorithm>
 #include <chrono>
 #include <complex>
@@ -31,6 +38,8 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
+#include "analysis/reconstruct.hpp"
+#include "numerics/eigs/chebfd.hpp"
 #include "numerics/eigs/chebyshev_extremal.hpp"
 #include "numerics/eigs/eigenpairs.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
@@ -77,6 +86,8 @@ struct Args {
     std::string solvers = "ours,arpack,slepc", json;
     double tolerance = 1e-10;
     int ncv = 0, reps = 1, basis = 0, block = 0;
+    std::string window, lu = "mumps";  // interior mode
+    hamiltonians::ModelParams model_params;  // dots and disorder (name and lattice from above)
 };
 
 struct Result {
@@ -215,6 +226,73 @@ EigenPairs run_slepc(const Operator& op, bool lowest, int nev, int ncv, double t
     matvecs = apply.count;
     return numerics::measured_pairs(op, z, found);
 }
+
+/// SLEPc Krylov-Schur with shift-invert on the assembled matrix: the nev eigenpairs
+/// nearest sigma; `solves` counts the applications of (H - sigma)^-1, `factor_seconds`
+/// the setup (assembly excluded: EPSSetUp, i.e. the ordering and LU factorization).
+EigenPairs run_slepc_sinvert(const Operator& op, const RowSource& rows, double sigma, int nev, int ncv, double tol_abs,
+                             const std::string& lu, std::int64_t& solves, double& factor_seconds)
+{
+    const PetscInt n = static_cast<PetscInt>(rows.num_rows());
+    const int width = rows.max_row_length();
+    Mat a;
+    check(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, width, nullptr, &a), "MatCreateSeqAIJ");
+    std::vector<global_index> cols(width);
+    std::vector<complex_type> vals(width);
+    std::vector<PetscInt> pcols(width);
+    for (PetscInt r = 0; r < n; ++r) {
+        const int len = rows.row(r, cols.data(), vals.data());
+        for (int j = 0; j < len; ++j) pcols[j] = static_cast<PetscInt>(cols[j]);
+        check(MatSetValues(a, 1, &r, len, pcols.data(), reinterpret_cast<const PetscScalar*>(vals.data()), INSERT_VALUES),
+              "MatSetValues");
+    }
+    check(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY), "MatAssemblyBegin");
+    check(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY), "MatAssemblyEnd");
+    EPS eps;
+    ST st;
+    KSP ksp;
+    PC pc;
+    check(EPSCreate(PETSC_COMM_SELF, &eps), "EPSCreate");
+    check(EPSSetOperators(eps, a, nullptr), "EPSSetOperators");
+    check(EPSSetProblemType(eps, EPS_HEP), "EPSSetProblemType");
+    check(EPSSetType(eps, EPSKRYLOVSCHUR), "EPSSetType");
+    check(EPSSetTarget(eps, sigma), "EPSSetTarget");
+    check(EPSSetWhichEigenpairs(eps, EPS_TARGET_MAGNITUDE), "EPSSetWhichEigenpairs");
+    check(EPSGetST(eps, &st), "EPSGetST");
+    check(STSetType(st, STSINVERT), "STSetType");
+    check(STGetKSP(st, &ksp), "STGetKSP");
+    check(KSPSetType(ksp, KSPPREONLY), "KSPSetType");
+    check(KSPGetPC(ksp, &pc), "KSPGetPC");
+    check(PCSetType(pc, PCLU), "PCSetType");
+    check(PCFactorSetMatSolverType(pc, lu == "petsc" ? MATSOLVERPETSC : MATSOLVERMUMPS), "PCFactorSetMatSolverType");
+    check(EPSSetDimensions(eps, nev, ncv, PETSC_DEFAULT), "EPSSetDimensions");
+    check(EPSSetTolerances(eps, tol_abs, 100000), "EPSSetTolerances");
+    check(EPSSetConvergenceTest(eps, EPS_CONV_ABS), "EPSSetConvergenceTest");
+    const double t0 = now();
+    check(EPSSetUp(eps), "EPSSetUp");
+    factor_seconds = now() - t0;
+    check(EPSSolve(eps), "EPSSolve");
+    PetscInt nconv = 0, its = 0;
+    check(EPSGetConverged(eps, &nconv), "EPSGetConverged");
+    check(KSPGetTotalIterations(ksp, &its), "KSPGetTotalIterations");
+    solves = its;
+    const int found = static_cast<int>(std::min<PetscInt>(nconv, nev));
+    std::vector<complex_double> z(static_cast<std::size_t>(n) * found);
+    Vec xr;
+    check(MatCreateVecs(a, &xr, nullptr), "MatCreateVecs");
+    for (int i = 0; i < found; ++i) {
+        PetscScalar kr;
+        check(EPSGetEigenpair(eps, i, &kr, nullptr, xr, nullptr), "EPSGetEigenpair");
+        const PetscScalar* p = nullptr;
+        check(VecGetArrayRead(xr, &p), "VecGetArrayRead");
+        std::copy_n(reinterpret_cast<const complex_double*>(p), n, z.begin() + static_cast<std::ptrdiff_t>(i) * n);
+        check(VecRestoreArrayRead(xr, &p), "VecRestoreArrayRead");
+    }
+    check(VecDestroy(&xr), "VecDestroy");
+    check(EPSDestroy(&eps), "EPSDestroy");
+    check(MatDestroy(&a), "MatDestroy");
+    return numerics::measured_pairs(op, z, found);
+}
 #endif
 
 std::string json_numbers(const std::vector<double>& v)
@@ -252,6 +330,13 @@ int main(int argc, char** argv)
         else if (key == "--basis") a.basis = std::stoi(v);
         else if (key == "--block") a.block = std::stoi(v);
         else if (key == "--json") a.json = v;
+        else if (key == "--window") a.window = v;
+        else if (key == "--lu") a.lu = v;
+        else if (key == "--dot-potential") a.model_params.dot_potential = std::stod(v);
+        else if (key == "--dot-radius") a.model_params.dot_radius = std::stod(v);
+        else if (key == "--dot-period") a.model_params.dot_period = std::stoi(v);
+        else if (key == "--dot-depth") a.model_params.dot_depth = std::stoi(v);
+        else if (key == "--disorder") a.model_params.disorder = std::stod(v);
         else {
             std::fprintf(stderr, "eigs-bench: unknown option %s\n", key.c_str());
             return 2;
@@ -264,7 +349,7 @@ int main(int argc, char** argv)
     if (SlepcInitialize(&petsc_argc, &petsc_argv, nullptr, nullptr) != 0) return 1;
 #endif
     try {
-        hamiltonians::ModelParams p;
+        hamiltonians::ModelParams p = a.model_params;
         p.name = a.model;
         int dims[3] = {1, 1, 1};
         if (std::sscanf(a.lattice.c_str(), "%dx%dx%d", &dims[0], &dims[1], &dims[2]) < 2)
@@ -272,6 +357,8 @@ int main(int argc, char** argv)
         p.nx = dims[0];
         p.ny = dims[1];
         p.nz = dims[2];
+        const bool interior = !a.window.empty();
+        if (interior && a.solvers == "ours,arpack,slepc") a.solvers = "chebfd,slepc-si";
         const auto colon = a.extremal.find(':');
         if (colon == std::string::npos) throw InputError("--extremal " + a.extremal + ": must be lowest:k or highest:k");
         const bool lowest = a.extremal.substr(0, colon) == "lowest";
@@ -295,6 +382,54 @@ int main(int argc, char** argv)
 
         std::vector<Result> results;
         auto wants = [&](const std::string& s) { return ("," + a.solvers + ",").find("," + s + ",") != std::string::npos; };
+        if (interior) {
+            double lo = 0.0, hi = 0.0;
+            if (std::sscanf(a.window.c_str(), "%lf:%lf", &lo, &hi) != 2 || !(lo < hi))
+                throw InputError("--window " + a.window + ": must be Emin:Emax with Emin < Emax");
+            int count = k;  // slepc-si: ChebFD's count when it ran, else the k of --extremal
+            if (wants("chebfd")) {
+                Result r;
+                r.solver = "chebfd";
+                r.available = true;
+                numerics::ChebFdOptions o;
+                o.window_min = lo;
+                o.window_max = hi;
+                o.tolerance = tol_abs;
+                o.bounds = lb.bounds;
+                o.damping = [](int m) { return analysis::damping_factors(analysis::DampingKernel::Jackson, m, 4.0); };
+                numerics::ChebFdStats st;
+                time_runs(r, a.reps, [&](int) {
+                    EigenPairs got = numerics::chebfd_eigenpairs(op, o, &st);
+                    r.matvecs = got.matvecs;
+                    return got;
+                });
+                r.note = topokpm::detail::concat("degree ", st.filter_degree, ", space ", st.search_size, ", SpMMV ",
+                                                 int(100.0 * st.seconds_spmmv() / st.seconds_total), " %");
+                count = r.pairs;
+                results.push_back(r);
+            }
+            if (wants("slepc-si")) {
+                Result r;
+                r.solver = "slepc-si";
+#ifdef TOPOKPM_BENCH_SLEPC
+                r.available = true;
+                const int nev = std::max(count, 1), ncv_si = a.ncv > 0 ? a.ncv : 2 * nev + 16;
+                double factor_s = 0.0;
+                // The centre moved by 1e-3 of the half-width: a centre on an eigenvalue (the ti
+                // slab's E = 0 zero modes) makes H - sigma singular and the LU's solves garbage.
+                const double sigma = 0.5 * (lo + hi) + 0.5e-3 * (hi - lo);
+                time_runs(r, a.reps, [&](int) {
+                    return run_slepc_sinvert(op, *hamiltonians::operator_source(*model).rows, sigma, nev, ncv_si,
+                                             tol_abs, a.lu, r.matvecs, factor_s);
+                });
+                r.note = topokpm::detail::concat("Krylov-Schur + STSINVERT at ", sigma, ", LU ", a.lu, " (setup ", factor_s, " s), nev ",
+                                                 nev, ", ncv ", ncv_si, "; matvecs = solves");
+#else
+                r.note = "not built (libslepc-complex3.18-dev not found at configure time)";
+#endif
+                results.push_back(r);
+            }
+        }
         if (wants("ours")) {
             Result r;
             r.solver = "ours";
@@ -360,7 +495,7 @@ int main(int argc, char** argv)
             results.push_back(r);
         }
 
-        const bool have_ours = !results.empty() && results[0].solver == "ours";
+        const bool have_ours = !results.empty() && (results[0].solver == "ours" || results[0].solver == "chebfd");
         const double ours = have_ours ? median(results[0].seconds) : 0.0;
         const double ours_cpu = have_ours ? median(results[0].cpu_seconds) : 0.0;
         std::printf("%-8s %10s %10s %9s %6s %12s %10s %10s  %s\n", "solver", "median s", "cpu s", "matvecs", "pairs",

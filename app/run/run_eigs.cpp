@@ -278,11 +278,16 @@ private:
             log::info("chebfd      : filter degree ", c.filter_degree, ", expected ", fmt("%.1f", c.expected_count),
                       " in the window (", fmt("%.1f", c.expected_guard), " with the guard), search space ", c.search_size,
                       ", ", pairs.restarts, " passes, ", c.tsqr_fallbacks, " TSQR fallbacks");
-            log::info("chebfd      : filter ", fmt("%.3f", c.seconds_filter), " s (", c.filter_matvecs, " matvecs, ",
-                      fmt("%.2f", c.seconds_filter > 0 ? c.filter_flops / c.seconds_filter * 1e-9 : 0.0),
-                      " Gflop/s this rank), SpMMV ", fmt("%.1f", 100.0 * c.seconds_apply / std::max(c.seconds_total, 1e-30)),
-                      " % of ", fmt("%.3f", c.seconds_total), " s, orthonormalization ", fmt("%.3f", c.seconds_ortho),
-                      " s, Rayleigh-Ritz ", fmt("%.3f", c.seconds_rr), " s");
+            const double sweeps = c.phases.get("filter_spmmv"), filter = sweeps + c.phases.get("filter_accumulate");
+            log::info("chebfd      : SpMMV ", fmt("%.1f", 100.0 * c.seconds_spmmv() / std::max(c.seconds_total, 1e-30)),
+                      " % of ", fmt("%.3f", c.seconds_total), " s, filter (SpMMV + accumulation) ",
+                      fmt("%.1f", 100.0 * filter / std::max(c.seconds_total, 1e-30)), " %; filter ",
+                      fmt("%.2f", sweeps > 0 ? c.filter_flops / sweeps * 1e-9 : 0.0), " Gflop/s in its sweeps, ",
+                      fmt("%.2f", filter > 0 ? c.filter_flops / filter * 1e-9 : 0.0), " with the accumulation (",
+                      c.filter_matvecs, " matvecs, this rank)");
+            std::string split;
+            for (const auto& [phase, seconds] : c.phases.phases()) split += " " + phase + " " + fmt("%.3f", seconds) + " s,";
+            log::info("chebfd      :", split.substr(0, split.size() - 1));
         }
         if (pairs.values.empty()) log::info("eigs        : no eigenvalue in the window [", cfg.eigs.request.window_min, ", ",
                                             cfg.eigs.request.window_max, "] t");
@@ -415,6 +420,8 @@ private:
             prov.push_back({"operator", op->name()});
             prov.insert(prov.end(), layout.begin(), layout.end());
             add_phase_seconds(prov, timers, wall_seconds() - t_start);
+            for (const auto& [phase, seconds] : chebfd.phases.phases())  // inside seconds_eigs
+                prov.push_back({"seconds_chebfd_" + phase, seconds});
             out.write_attributes("/provenance", prov);
             out.commit();
         });

@@ -1,6 +1,7 @@
 #include "numerics/eigs/chebfd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -41,61 +42,93 @@ double filter_value(const std::vector<double>& coef, double x)
     return p;
 }
 
-/// Accumulates time and flops of the applies.
+/// Counts the applies and times them into a phase of the stats.
 struct Meter {
     const Operator& op;
     ChebFdStats& stats;
     std::int64_t& matvecs;
-    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops)
+    void apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, const char* phase)
     {
-        const double t0 = wall_seconds();
-        op.apply(x, y, ops, nullptr);
-        stats.seconds_apply += wall_seconds() - t0;
+        stats.phases.time(phase, [&] { op.apply(x, y, ops, nullptr); });
         matvecs += x.num_cols();
     }
-    void apply_columns(const Columns& x, Columns& y)
+    void apply_columns(const Columns& x, Columns& y, const char* phase)
     {
-        const double t0 = wall_seconds();
-        numerics::apply_columns(op, x, y);
-        stats.seconds_apply += wall_seconds() - t0;
+        stats.phases.time(phase, [&] { numerics::apply_columns(op, x, y); });
         matvecs += x.cols;
     }
 };
 
 /// Y = p(Ht) X by the Chebyshev recurrence, strip by strip (registered widths): one
-/// augmented sweep per degree, the accumulation Y += coef_n v_n between the sweeps.
-void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x)
+/// augmented sweep per degree, v_{k+1} = 2 Ht v_k - v_{k-1} overwriting v_{k-1} in place.
+/// The accumulation Y += coef_n v_n takes the terms in pairs (v_{k-1}, v_k), both in
+/// memory after the sweep that made v_k for odd k: per two degrees it reads two vectors and
+/// the accumulator and writes it (4 streams), against 6 one term at a time; the sweep
+/// itself moves 3 (x, y read, y written). As fusing it into the sweep's epilogue would
+/// (read and write the accumulator: 2 per degree), without a kernel variant per operator.
+/// The strips' three blocks, one set per registered width, kept for the whole run: fresh
+/// blocks every strip and pass cost a page fault per 4 KiB (measured: ~12 % of a ti
+/// 16x16x40 run in page faults and zero fills of temporaries).
+struct FilterBlocks {
+    std::vector<std::array<BlockVector, 3>> sets;
+    std::array<BlockVector, 3>& get(global_index n, int w)
+    {
+        for (auto& s : sets)
+            if (s[0].num_cols() == w) return s;
+        sets.push_back({BlockVector(n, w), BlockVector(n, w), BlockVector(n, w)});
+        return sets.back();
+    }
+};
+
+void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x, FilterBlocks& blocks)
 {
     const double t0 = wall_seconds();
+    const double spmmv0 = m.stats.phases.get("filter_spmmv");
     const int n = x.n, degree = static_cast<int>(coef.size());
     int first = 0;
     for (const int w : strip_widths(x.cols)) {
-        BlockVector a(n, w), b(n, w), acc(n, w);
+        auto& set = blocks.get(n, w);
+        BlockVector &a = set[0], &b = set[1], &acc = set[2];
         to_block(x, first, a);
         const std::size_t len = static_cast<std::size_t>(n) * w;
-        auto accumulate = [&](const BlockVector& v, double f, bool init) {
-            const complex_double* src = v.data();
+        // acc (= or +=) fp p + fq q (q may be null)
+        auto accumulate = [&](const BlockVector& p, double fp, const BlockVector* q, double fq, bool init) {
+            const complex_double* ps = p.data();
+            const complex_double* qs = q ? q->data() : nullptr;
             complex_double* dst = acc.data();
+            if (qs && init) {
 #pragma omp parallel for schedule(static)
-            for (std::size_t i = 0; i < len; ++i) dst[i] = init ? f * src[i] : dst[i] + f * src[i];
-        };
-        accumulate(a, coef[0], true);
-        if (degree > 1) {
-            m.apply(a, b, AugmentedOps{1.0 / s.a, s.b, 0.0, false});  // v_1 = Ht v_0
-            accumulate(b, coef[1], false);
-            // (a, b) = (v_{k-1}, v_k); a <- 2 Ht b - a = v_{k+1}
-            for (int k = 2; k < degree; ++k) {
-                m.apply(b, a, AugmentedOps{2.0 / s.a, s.b, -1.0, false});
-                accumulate(a, coef[k], false);
-                a.swap(b);
+                for (std::size_t i = 0; i < len; ++i) dst[i] = fp * ps[i] + fq * qs[i];
+            } else if (qs) {
+#pragma omp parallel for schedule(static)
+                for (std::size_t i = 0; i < len; ++i) dst[i] += fp * ps[i] + fq * qs[i];
+            } else if (init) {
+#pragma omp parallel for schedule(static)
+                for (std::size_t i = 0; i < len; ++i) dst[i] = fp * ps[i];
+            } else {
+#pragma omp parallel for schedule(static)
+                for (std::size_t i = 0; i < len; ++i) dst[i] += fp * ps[i];
             }
+        };
+        if (degree == 1) {
+            accumulate(a, coef[0], nullptr, 0.0, true);
+        } else {
+            m.apply(a, b, AugmentedOps{1.0 / s.a, s.b, 0.0, false}, "filter_spmmv");  // v_1 = Ht v_0
+            accumulate(a, coef[0], &b, coef[1], true);
+            // (a, b) = (v_{k-1}, v_k); a <- 2 Ht b - a = v_{k+1}, then swap: (a, b) = (v_k, v_{k+1})
+            for (int k = 2; k < degree; ++k) {
+                m.apply(b, a, AugmentedOps{2.0 / s.a, s.b, -1.0, false}, "filter_spmmv");
+                a.swap(b);
+                if (k % 2 == 1) accumulate(a, coef[k - 1], &b, coef[k], false);  // v_{k-1}, v_k
+            }
+            if ((degree - 1) % 2 == 0) accumulate(b, coef[degree - 1], nullptr, 0.0, false);  // the last, unpaired
         }
         m.stats.filter_matvecs += static_cast<std::int64_t>(degree - 1) * w;
         m.stats.filter_flops += (degree - 1) * perf::sweep_flops(m.op.cost().nonzeros, double(n), w);
         from_block(acc, x, first);
         first += w;
     }
-    m.stats.seconds_filter += wall_seconds() - t0;
+    m.stats.phases.add("filter_accumulate", wall_seconds() - t0 - (m.stats.phases.get("filter_spmmv") - spmmv0));
 }
 
 /// Stochastic trace moments N mu_n = (1/R) sum_r <r|T_n(Ht)|r>, n < num_moments, from
@@ -105,9 +138,9 @@ std::vector<double> trace_moments(Meter& m, const KpmScaling& s, int num_moments
     BlockVector start(m.op.num_rows(), vectors);
     fill_random_phase_vectors(start, seed, std::int64_t(1) << 21, m.op.global_rows(), m.op.row_begin());
     ChebyshevRecurrence rec(m.op, std::move(start), num_moments, s);
-    const double t0 = wall_seconds();
-    while (!rec.done()) rec.step();
-    m.stats.seconds_apply += wall_seconds() - t0;
+    m.stats.phases.time("estimate", [&] {
+        while (!rec.done()) rec.step();
+    });
     m.matvecs += static_cast<std::int64_t>(kpm_num_sweeps(num_moments)) * vectors;
     std::vector<double> raw = rec.take_raw();
     if (!m.op.dots_reduced()) m.op.sum_over_ranks(raw.data(), raw.size());
@@ -212,23 +245,53 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
 
     int iteration = 0;
     int previous_certain = -1;
+    FilterBlocks filter_blocks;
+    Columns hx(n, 0);
     for (;; ++iteration) {
         if (iteration == o.max_iterations)
             throw NumericalError(topokpm::detail::concat("ChebFD did not converge in ", o.max_iterations, " filter passes (",
                                                 locked.cols, " pairs locked, search space ", space, ", degree ",
                                                 degree - 1, ")"));
-        apply_filter(meter, s, coef, x);
-        double t0 = wall_seconds();
-        for (int twice = 0; twice < 2; ++twice) {
-            project_out_twice(op, locked, x);
-            stats.tsqr_fallbacks += orthonormalize(op, x) ? 1 : 0;
+        apply_filter(meter, s, coef, x, filter_blocks);
+        // Orthonormalizing the ill-conditioned filtered block can bring back components along
+        // the locked vectors (up to eps times its condition): a second round removes them.
+        // Without locked vectors one round leaves the block orthonormal.
+        for (int round = 0; round < (locked.cols > 0 ? 2 : 1); ++round) {
+            stats.phases.time("project", [&] { project_out_twice(op, locked, x); });
+            stats.phases.time("orthonormalize", [&] { stats.tsqr_fallbacks += orthonormalize(op, x) ? 1 : 0; });
         }
-        stats.seconds_ortho += wall_seconds() - t0;
-        t0 = wall_seconds();
-        Columns hx(n, x.cols);
-        meter.apply_columns(x, hx);
-        const RitzPairs ritz = rayleigh_ritz(op, x, hx, true);
-        stats.seconds_rr += wall_seconds() - t0;
+        hx.cols = x.cols;
+        hx.data.resize(x.data.size());  // kept between passes (no page faults)
+        meter.apply_columns(x, hx, "rr_spmmv");
+        RitzPairs ritz = stats.phases.time("rayleigh_ritz", [&] { return rayleigh_ritz(op, x, hx, false); });
+        // Residuals of the Ritz pairs inside the window only (the others are neither locked
+        // nor certain): H x_i by one blocked apply of those m columns, cheaper than HQ y_i
+        // for all k (a zgemm of N k m against m sweeps).
+        {
+            std::vector<int> inside_idx;
+            for (int i = 0; i < x.cols; ++i)
+                if (ritz.values[i] >= o.window_min && ritz.values[i] <= o.window_max) inside_idx.push_back(i);
+            const int m = static_cast<int>(inside_idx.size());
+            Columns xs(n, m), hs(n, m);
+            for (int j = 0; j < m; ++j) std::copy_n(ritz.vectors.col(inside_idx[j]), n, xs.col(j));
+            meter.apply_columns(xs, hs, "rr_spmmv");
+            stats.phases.time("rayleigh_ritz", [&] {
+                std::vector<double> res2(static_cast<std::size_t>(m), 0.0);
+                for (int j = 0; j < m; ++j) {
+                    const complex_double* hv = hs.col(j);
+                    const complex_double* v = xs.col(j);
+                    const double theta = ritz.values[inside_idx[j]];
+                    double sum = 0.0;
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+                    for (int r = 0; r < n; ++r) sum += std::norm(hv[r] - theta * v[r]);
+                    res2[j] = sum;
+                }
+                op.sum_over_ranks(res2.data(), res2.size());
+                ritz.residuals.assign(static_cast<std::size_t>(x.cols), std::numeric_limits<double>::infinity());
+                for (int j = 0; j < m; ++j) ritz.residuals[inside_idx[j]] = std::sqrt(res2[j]);
+            });
+        }
+        const double t_lock = wall_seconds();
 
         // Lock the converged pairs inside the window; rank the rest by the filter's value.
         // An unlocked pair inside is "certain" when its residual is below its distance to
@@ -268,7 +331,10 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         // before left a certain pair: an eigenvector of the window that is still missing has been amplified over
         // everything outside the search space by the filter ratio (>= 300 per pass), cubed,
         // and would show up as a certain pair.
-        if (iteration >= 2 && lock_now.empty() && certain == 0 && previous_certain == 0) break;
+        if (iteration >= 2 && lock_now.empty() && certain == 0 && previous_certain == 0) {
+            stats.phases.add("lock", wall_seconds() - t_lock);
+            break;
+        }
         previous_certain = certain;
 
         // Grow when the window holds more than space / safety Ritz values.
@@ -278,17 +344,23 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         check_space(space);
         const int free_dim = static_cast<int>(std::min<global_index>(max_space, big_n - locked.cols));
         const int next = std::min(free_dim, std::max(space - locked.cols, kMinBlock));
-        if (next <= 0) break;  // the window's pairs fill the whole space: nothing left to find
+        if (next <= 0) {  // the window's pairs fill the whole space: nothing left to find
+            stats.phases.add("lock", wall_seconds() - t_lock);
+            break;
+        }
         auto p_abs = [&](int i) { return std::abs(filter_value(coef, (ritz.values[i] - s.b) / s.a)); };
         std::stable_sort(rest.begin(), rest.end(), [&](int a, int b) { return p_abs(a) > p_abs(b); });
-        Columns nx(n, next);
+        // The next block in x's own storage (the Ritz vectors are a separate copy): no fresh
+        // allocation, hence no page faults, per pass.
+        x.cols = next;
+        x.data.resize(static_cast<std::size_t>(n) * next);
         const int kept = std::min<int>(next, static_cast<int>(rest.size()));
-        for (int c = 0; c < kept; ++c) std::copy_n(ritz.vectors.col(rest[c]), n, nx.col(c));
-        if (kept < next) random_columns(nx, kept);
-        x = std::move(nx);
+        for (int c = 0; c < kept; ++c) std::copy_n(ritz.vectors.col(rest[c]), n, x.col(c));
+        if (kept < next) random_columns(x, kept);
+        stats.phases.add("lock", wall_seconds() - t_lock);
     }
 
-    EigenPairs out = measured_pairs(op, locked.data, locked.cols);
+    EigenPairs out = stats.phases.time("measure", [&] { return measured_pairs(op, locked.data, locked.cols); });
     out.matvecs += counters.matvecs;
     out.restarts = iteration + 1;
     stats.search_size = space;

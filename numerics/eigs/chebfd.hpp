@@ -29,13 +29,16 @@
 /// Ritz values (below) in the window than search space / safety, locked ones included, the
 /// space grows to safety x guard/window x that number + 8, with fresh random vectors.
 ///
-/// A pass: filter the unlocked block; orthogonalize it against the locked vectors (block
-/// classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 with TSQR fallback,
-/// numerics/dense; across ranks: the Gram matrix summed over the ranks, the fallback a
-/// local TSQR and a QR of the ranks' stacked R factors; numerics/eigs/subspace.hpp), both
-/// once more; Rayleigh-Ritz
-/// (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the Ritz pairs from
-/// the same block apply; Ritz pairs inside the window with residual <= tolerance / 2 are
+/// A pass: filter the unlocked block (the terms accumulated in pairs: 4 vector streams per
+/// two degrees besides the sweeps' 3 per degree); orthogonalize it against the locked
+/// vectors (block classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 in place
+/// with TSQR fallback, numerics/dense; across ranks: the Gram matrix summed over the ranks,
+/// the fallback a local TSQR and a QR of the ranks' stacked R factors;
+/// numerics/eigs/subspace.hpp), both once more when vectors are locked (orthonormalizing
+/// the ill-conditioned filtered block brings back up to eps x its condition along them);
+/// Rayleigh-Ritz (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the
+/// Ritz pairs inside the window, by one blocked apply of those vectors; Ritz pairs inside
+/// the window with residual <= tolerance / 2 are
 /// locked (the other half covers the re-measurement by measured_pairs()). The unlocked Ritz
 /// vectors with the largest |p(theta)| form the next block (search space minus locked, at
 /// least 8).
@@ -50,8 +53,10 @@
 /// at least three times and would be a certain pair. Degenerate levels (the ti slab's
 /// Kramers pairs) are found whole because the space is larger than the window's count.
 ///
-/// Cost per pass: (search - locked) x M single-vector applies in the filter and as many
-/// again / M for Rayleigh-Ritz, two orthonormalizations of an N x (search - locked) block.
+/// Cost per pass: (search - locked) x M single-vector applies in the filter, as many again
+/// / M plus the window's count for Rayleigh-Ritz, one or two orthonormalizations of an
+/// N x (search - locked) block and two products of it with a k x k matrix (G, the Ritz
+/// vectors): the dense work per filter sweep scales as k / M.
 
 #include <cstdint>
 #include <functional>
@@ -61,6 +66,7 @@
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
 #include "numerics/eigs/eigenpairs.hpp"
+#include "runtime/base/timer.hpp"
 
 namespace topokpm::numerics {
 
@@ -108,12 +114,24 @@ struct ChebFdStats {
     int search_size = 0;            ///< final search space
     std::int64_t filter_matvecs = 0;  ///< single-vector applies inside the filter
     double filter_flops = 0.0;      ///< seed 004's sweep flops of those applies (perf::sweep_flops)
-    double seconds_filter = 0.0;    ///< filter, whole (applies and accumulation)
-    double seconds_apply = 0.0;     ///< inside Operator::apply (filter, Rayleigh-Ritz, residuals, estimate)
-    double seconds_ortho = 0.0;     ///< Gram-Schmidt against locked + CholQR2/TSQR
-    double seconds_rr = 0.0;        ///< Rayleigh-Ritz and residuals (applies included)
+    /// Wall seconds per phase (this rank; names in the order first met):
+    ///   estimate            the KPM trace that sizes degree and space (its sweeps)
+    ///   filter_spmmv        the filter's sweeps (Operator::apply)
+    ///   filter_accumulate   Y += g_n c_n v_n and the strips' layout changes
+    ///   project             Gram-Schmidt against the locked vectors
+    ///   orthonormalize      CholQR2 / TSQR
+    ///   rr_spmmv            H Q for Rayleigh-Ritz (Operator::apply)
+    ///   rayleigh_ritz       G = Q^H H Q, its eigenpairs, the Ritz vectors, their residuals
+    ///   lock                locking and the next block
+    ///   measure             measured_pairs() of the locked vectors (one apply + residuals)
+    PhaseTimers phases;
     double seconds_total = 0.0;
     int tsqr_fallbacks = 0;         ///< orthonormalizations that took TSQR
+    /// Seconds inside Operator::apply (estimate, filter, Rayleigh-Ritz).
+    double seconds_spmmv() const
+    {
+        return phases.get("estimate") + phases.get("filter_spmmv") + phases.get("rr_spmmv");
+    }
 };
 
 /// Every eigenpair of `op` with eigenvalue in [window_min, window_max], each with residual

@@ -245,20 +245,17 @@ bool orthonormalize(const Operator& op, Columns& x)
 {
     if (x.cols == 0) return false;
     const auto ex = execution();
-    if (op.num_ranks() == 1) {
-        auto t = to_tiles(x);
-        const auto result = dense::cholqr2(t, ex);
-        from_tiles(t, x);
-        return result.method == dense::OrthoMethod::tsqr;
-    }
+    // CholQR2 on the columns in place (zherk, zpotrf, ztrsm: no copy into tiles, which on
+    // one rank made the tile engine's cholqr2 the larger part of a ChebFD pass' dense work),
+    // the fallback rule of dense::cholqr2; TSQR from the tile engine when it fails.
+    // No copy of X: a failed pass leaves X untouched, and after a first pass that passed,
+    // TSQR of X U^-1 spans the same space (only the basis is returned, not R).
     const double threshold = dense::cholqr2_rcond_threshold<complex_double>(op.global_rows(), x.cols);
-    Columns original = x;
     if (cholqr_pass(op, x, threshold) && cholqr_pass(op, x, threshold)) return false;
-    x = std::move(original);
     auto t = to_tiles(x);
     const auto result = dense::tsqr(t, ex);
     from_tiles(t, x);
-    combine_tsqr(op, result.r, x);
+    if (op.num_ranks() > 1) combine_tsqr(op, result.r, x);
     return true;
 }
 
