@@ -49,6 +49,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -222,6 +223,7 @@ public:
         return s_.name + (precision_ == Precision::Single ? "-stencil-cpu-single" : "-stencil-cpu") +
                (real_ ? "-real" : "");
     }
+    std::optional<SpectralBounds> enclosure() const override { return gershgorin_bounds(s_); }
     OperatorCost cost() const override
     {
         OperatorCost c;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -437,6 +438,10 @@ TEST(CpuStencil, NameCostAndArgumentChecks)
     EXPECT_EQ(c.nonzeros, static_cast<double>(s.num_nonzeros()));
     EXPECT_EQ(c.matrix_bytes, 8.0 * static_cast<double>(s.num_sites()));  // the potential only
     EXPECT_GE(c.storage_bytes, c.matrix_bytes);
+    const std::optional<SpectralBounds> enclosure = op->enclosure();  // the blocks' Gershgorin
+    ASSERT_TRUE(enclosure.has_value());
+    EXPECT_EQ(enclosure->lower, gershgorin_bounds(s).lower);
+    EXPECT_EQ(enclosure->upper, gershgorin_bounds(s).upper);
 
     const global_index n = s.num_rows();
     BlockVector x(n, 2), y(n, 2), short_y(n - 1, 2), wide_y(n, 3);
