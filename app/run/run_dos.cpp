@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "analysis/bands.hpp"
 #include "analysis/result_file.hpp"
@@ -368,8 +369,10 @@ struct DosRun::State {
     if (cfg.kpm.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
     // Lanczos stops once its residuals fit in the margin, or once the rigorous
     // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
-    // values, when they are the tighter bounds.
-    const SpectralBounds discs = dist.gershgorin(mdl);
+    // values, when they are the tighter bounds. A serial stencil gives its enclosure from
+    // the blocks and the potential (the rows' discs cost as much as several sweeps).
+    const std::optional<SpectralBounds> known = dist.distributed() ? std::nullopt : o.enclosure();
+    const SpectralBounds discs = known ? *known : dist.gershgorin(mdl);
     const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed,
                                                                 cfg.kpm.lanczos_margin, cfg.kpm.lanczos_margin, &discs);
     if (record) bounds_how = lb.enclosure_taken ? detail::concat("gershgorin (within the margin of ", lb.iterations,

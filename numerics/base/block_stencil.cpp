@@ -1,6 +1,9 @@
 #include "numerics/base/block_stencil.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "runtime/base/error.hpp"
 
@@ -22,6 +25,40 @@ void BlockStencil::validate() const
                              global_index(potential.size()) == num_rows(),
                          "block stencil '", name, "': potential has ", potential.size(), " values, expected ",
                          num_sites(), " (per site) or ", num_rows(), " (per row)");
+}
+
+SpectralBounds gershgorin_bounds(const BlockStencil& s)
+{
+    s.validate();
+    const int nb = s.orbitals;
+    std::vector<double> lo(static_cast<size_t>(nb)), hi(static_cast<size_t>(nb));
+    for (int o = 0; o < nb; ++o) {
+        std::vector<complex_type> own(s.onsite.begin() + o * nb, s.onsite.begin() + (o + 1) * nb);
+        double radius = 0.0;
+        for (const StencilTerm& t : s.terms) {
+            if (t.dx == 0 && t.dy == 0 && t.dz == 0) {
+                for (int b = 0; b < nb; ++b) own[b] += t.block[o * nb + b];
+            } else {
+                for (int b = 0; b < nb; ++b) radius += std::abs(t.block[o * nb + b]);
+            }
+        }
+        for (int b = 0; b < nb; ++b)
+            if (b != o) radius += std::abs(own[b]);
+        lo[o] = own[o].real() - radius;
+        hi[o] = own[o].real() + radius;
+    }
+    const double lo_all = *std::min_element(lo.begin(), lo.end()), hi_all = *std::max_element(hi.begin(), hi.end());
+    const bool per_row = s.potential_per_row();
+    const global_index n = static_cast<global_index>(s.potential.size());
+    const double* v = s.potential.data();
+    double lower = std::numeric_limits<double>::infinity(), upper = -lower;
+#pragma omp parallel for reduction(min : lower) reduction(max : upper) schedule(static)
+    for (global_index i = 0; i < n; ++i) {
+        const int o = per_row ? static_cast<int>(i % nb) : 0;
+        lower = std::min(lower, v[i] + (per_row ? lo[o] : lo_all));
+        upper = std::max(upper, v[i] + (per_row ? hi[o] : hi_all));
+    }
+    return {lower, upper};
 }
 
 global_index BlockStencil::num_nonzeros() const

@@ -62,6 +62,17 @@ struct BlockStencil {
     global_index num_nonzeros() const;
 };
 
+/// An enclosure of the spectrum from the blocks and the potential's range, without a pass
+/// over the rows: per orbital o, c_o = Re of the on-site diagonal (offset-0 terms included)
+/// and R_o = the sum of |entry| over the rest of row o of the on-site block and every term's
+/// block; lower = min over rows (V + c_o - R_o), upper = max (V + c_o + R_o). A row's
+/// Gershgorin disc lies inside [V + c_o - R_o, V + c_o + R_o] (dropped open-boundary terms
+/// only shrink it; coinciding neighbours add as |a + b| <= |a| + |b|, or onto the diagonal,
+/// which moves the centre by at most their modulus), so the result contains the Gershgorin
+/// bounds of the rows and the spectrum; it equals them on a periodic lattice with distinct
+/// neighbours (clean graphene: [-3 t, 3 t]). One parallel pass over the potential.
+SpectralBounds gershgorin_bounds(const BlockStencil& stencil);
+
 /// The sites x_begin <= x < x_end of `stencil` as a stencil of their own (nx = x_end -
 /// x_begin, x open, the potential sliced): the local part of a rank that owns those
 /// x-planes (rows are x slowest, so an x-slab is a contiguous row range). Couplings across

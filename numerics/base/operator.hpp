@@ -7,10 +7,12 @@
 
 #include <complex>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
+#include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
 
 namespace topokpm {
@@ -76,6 +78,12 @@ public:
 
     /// Cost figures of one apply() per column.
     virtual OperatorCost cost() const = 0;
+
+    /// Bounds that contain the whole spectrum, when the operator knows them without a pass
+    /// over the rows (a stencil: its blocks and the range of the potential, wider than or equal
+    /// to the rows' Gershgorin discs); std::nullopt otherwise (the caller takes the discs of
+    /// the rows). Covers this operator's rows only: a distributed caller must not use it alone.
+    virtual std::optional<SpectralBounds> enclosure() const { return std::nullopt; }
 
     /// The precision the operator stores its matrix in and sweeps with (`--precision`).
     /// Algorithms that run many sweeps (the KPM recurrence) keep their vectors in this

@@ -61,28 +61,26 @@ struct DotLanes {
     simd::v8d xx{}, yx{}, yxs{};
 };
 
-/// 4 complex values of y (one vector; for R < 4 they span 4 / R consecutive rows):
+/// 4 complex values of y (one vector; for R < 4 they span 4 / R consecutive rows) from
+/// their sums `av` (in double lanes, interleaved re, im):
 ///     y = scale (a + d x) + beta y,     dv = d per complex value, repeated for re and im
 /// (SELL: d = -shift; the stencil: d = V_row - shift), dots into `lanes` from the stored y.
 /// T = float: computed in double and rounded once when stored, as finish_row.
 template <class T>
-__attribute__((always_inline)) inline void finish_vector(const T* __restrict a, const T* __restrict xo,
-                                                         T* __restrict yo, simd::v8d sv, simd::v8d dv, double beta,
-                                                         bool want_dots, DotLanes& lanes)
+__attribute__((always_inline)) inline void finish_vector_sums(simd::v8d av, const T* __restrict xo,
+                                                              T* __restrict yo, simd::v8d sv, simd::v8d dv,
+                                                              double beta, bool want_dots, DotLanes& lanes)
 {
     using simd::v8d;
-    v8d av, xv, yv;
+    v8d xv, yv;
     if constexpr (std::is_same_v<T, double>) {
-        av = simd::load<v8d>(a);
         xv = simd::load<v8d>(xo);
         yv = sv * (av + dv * xv);
         if (beta != 0.0) yv += beta * simd::load<v8d>(yo);  // beta == 0: y is never read
         simd::store(yo, yv);
     } else {
-        simd::v8f af, xf, yf;
-        std::memcpy(&af, a, sizeof af);
+        simd::v8f xf, yf;
         std::memcpy(&xf, xo, sizeof xf);
-        av = __builtin_convertvector(af, v8d);
         xv = __builtin_convertvector(xf, v8d);
         yv = sv * (av + dv * xv);
         if (beta != 0.0) {
@@ -99,6 +97,24 @@ __attribute__((always_inline)) inline void finish_vector(const T* __restrict a, 
         lanes.yx += yv * xv;
         lanes.yxs += yv * xs;
     }
+}
+
+/// finish_vector_sums with the sums stored at `a` (T values, as the SELL and grouped
+/// stencil kernels leave them).
+template <class T>
+__attribute__((always_inline)) inline void finish_vector(const T* __restrict a, const T* __restrict xo,
+                                                         T* __restrict yo, simd::v8d sv, simd::v8d dv, double beta,
+                                                         bool want_dots, DotLanes& lanes)
+{
+    simd::v8d av;
+    if constexpr (std::is_same_v<T, double>) {
+        av = simd::load<simd::v8d>(a);
+    } else {
+        simd::v8f af;
+        std::memcpy(&af, a, sizeof af);
+        av = __builtin_convertvector(af, simd::v8d);
+    }
+    finish_vector_sums(av, xo, yo, sv, dv, beta, want_dots, lanes);
 }
 
 /// Adds the lane sums of `lanes` to the per-column sums (R = 1, 2, 4: lane pair l of a

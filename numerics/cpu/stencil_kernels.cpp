@@ -30,6 +30,11 @@
 // For R >= 16 the fast path prefetches the rows 4 KiB ahead in every x stream at least a
 // z-column away (and in y).
 //
+// R = 1, B = 2 or 4, at most 6 distinct row offsets (graphene): the interior of a z-column
+// runs as one loop of whole vectors (4 complex doubles / 8 complex floats) in the shifted-load
+// form (ShiftTable: one unaligned load and one FMA per distinct offset) with the epilogue
+// fused, so the sums never leave the registers; a constant potential is not read per row.
+//
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
 // "Kernel design measurements".
@@ -44,6 +49,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -116,6 +122,24 @@ struct Tiling {
     int tx = 1, ty = 1, tz = 1;
 };
 
+/// R = 1 fast path as shifted loads. In a vector of L consecutive rows starting at a row
+/// r0 that is a multiple of B (L % B == 0), lane l has orbital l % B, so entry (o, k) of
+/// an interior site reads x at row r0 + l + d with d = B dl + b - o, the same for every
+/// r0. Grouped by d: per distinct d one unaligned load of rows r0 + d .. r0 + d + L - 1 and
+/// one FMA with the lanes' values (0 in lanes without that d). Graphene: d in {-1, +1,
+/// -(2 Ny - 1), +(2 Ny - 1)}, 4 loads and 4 FMAs per 4 rows and no permute, where the
+/// window form below needs 6 loads and 3 permutes. Applies when there are at most kMax
+/// distinct d (ti has dozens: it keeps the window form).
+template <class T>
+struct ShiftTable {
+    static constexpr int kLanes = std::is_same_v<T, double> ? 4 : 8;  ///< complex values per 512-bit vector
+    static constexpr int kMax = 6;
+    int nd = 0;                                   ///< distinct offsets; 0: the form does not apply
+    std::array<std::ptrdiff_t, kMax> offset{};    ///< d, in rows
+    std::vector<T> vr, vi;                        ///< 2 kLanes per d: Re v, Im v over each lane's (re, im)
+    std::ptrdiff_t lo = 0, hi = 0;                ///< rows r0 + lo .. r0 + hi are read
+};
+
 class CpuStencilOperator final : public Operator {
 public:
     CpuStencilOperator(BlockStencil s, Precision precision) : s_(std::move(s)), precision_(precision)
@@ -185,6 +209,11 @@ public:
         }
         storage_bytes_ = 8.0 * static_cast<double>(s_.potential.size()) +
                          16.0 * static_cast<double>(s_.onsite.size() * (1 + s_.terms.size()));
+        // A constant potential (clean graphene: 0) is not read per row.
+        uniform_potential_ = std::all_of(s_.potential.begin(), s_.potential.end(),
+                                         [&](double v) { return v == s_.potential.front(); });
+        shift_table(shift_double_);
+        shift_table(shift_single_);
     }
 
     global_index num_rows() const override { return s_.num_rows(); }
@@ -194,6 +223,7 @@ public:
         return s_.name + (precision_ == Precision::Single ? "-stencil-cpu-single" : "-stencil-cpu") +
                (real_ ? "-real" : "");
     }
+    std::optional<SpectralBounds> enclosure() const override { return gershgorin_bounds(s_); }
     OperatorCost cost() const override
     {
         OperatorCost c;
@@ -291,6 +321,48 @@ private:
             }
     }
 
+    /// The shifted-load form of the rows (ShiftTable), values rounded to T; t.nd = 0 when
+    /// it does not apply (more than kMax distinct offsets, or kLanes % B != 0).
+    template <class T>
+    void shift_table(ShiftTable<T>& t) const
+    {
+        constexpr int L = ShiftTable<T>::kLanes;
+        t = ShiftTable<T>{};
+        if (L % nb_ != 0) return;
+        int nd = 0;
+        std::vector<T> vr(2 * L * ShiftTable<T>::kMax, T(0)), vi(vr.size(), T(0));
+        for (int l = 0; l < L; ++l) {
+            const int o = l % nb_;
+            for (const RowEntry& e : entries_[o]) {
+                const std::ptrdiff_t dl = e.term < 0 ? 0 : dlin_[e.term];
+                const std::ptrdiff_t d = std::ptrdiff_t(nb_) * dl + e.b - o;  // column - row
+                int i = 0;
+                while (i < nd && t.offset[i] != d) ++i;
+                if (i == nd) {
+                    if (nd == ShiftTable<T>::kMax) return;  // t.nd stays 0
+                    t.offset[nd++] = d;
+                }
+                vr[2 * L * i + 2 * l] = vr[2 * L * i + 2 * l + 1] = static_cast<T>(e.v.real());
+                vi[2 * L * i + 2 * l] = vi[2 * L * i + 2 * l + 1] = static_cast<T>(e.v.imag());
+            }
+        }
+        if (nd == 0) return;  // no entries at all: the other paths handle it
+        vr.resize(2 * L * nd);
+        vi.resize(2 * L * nd);
+        t.vr = std::move(vr);
+        t.vi = std::move(vi);
+        t.lo = *std::min_element(t.offset.begin(), t.offset.begin() + nd);
+        t.hi = *std::max_element(t.offset.begin(), t.offset.begin() + nd) + L - 1;
+        t.nd = nd;
+    }
+
+    template <class T>
+    const ShiftTable<T>& shift_form() const
+    {
+        if constexpr (std::is_same_v<T, double>) return shift_double_;
+        else return shift_single_;
+    }
+
     template <class T, int R, int B, bool Real>
     void sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
 
@@ -306,6 +378,9 @@ private:
     std::array<int, 3> lo_{}, hi_{};
     double storage_bytes_ = 0;
     bool real_ = false;                           // every coupling real, B = 2
+    bool uniform_potential_ = false;              // every potential value equal
+    ShiftTable<double> shift_double_;             // R = 1 shifted-load forms
+    ShiftTable<float> shift_single_;
 };
 
 /// Single precision, R = 1, 2, 4: the vectors run across 8 / R rows (as complex_block_simd.hpp
@@ -585,6 +660,105 @@ inline void window_product(const WindowTable<T>& t, int phase, int w, const T* _
     }
 }
 
+/// The potential term of 4 complex lanes starting at row q (q % B == 0 for a per-site
+/// potential): d = V - shift per complex value, repeated over its (re, im).
+template <int B>
+__attribute__((always_inline)) inline simd::v8d potential_lanes(const double* pot, bool per_row, global_index q,
+                                                                double shift)
+{
+    using simd::v8d;
+    if (per_row) {
+        const simd::v4d p = simd::load<simd::v4d>(pot + q);
+        return __builtin_shufflevector(p, p, 0, 0, 1, 1, 2, 2, 3, 3) - shift;
+    }
+    if constexpr (B == 4) {
+        return v8d{} + (pot[q / 4] - shift);
+    } else {
+        static_assert(B == 2, "B = 2 or 4");
+        const double p0 = pot[q / 2] - shift, p1 = pot[q / 2 + 1] - shift;
+        return v8d{p0, p0, p0, p0, p1, p1, p1, p1};
+    }
+}
+
+/// One vector register of T: 4 complex doubles or 8 complex floats.
+template <class T>
+using VecOf = std::conditional_t<std::is_same_v<T, double>, simd::v8d, v16f>;
+
+template <class T>
+__attribute__((always_inline)) inline VecOf<T> load_vec(const T* p)
+{
+    VecOf<T> v;
+    std::memcpy(&v, p, sizeof v);  // unaligned
+    return v;
+}
+
+/// The interior rows [ra, re) of one z-column in the shifted-load form (ShiftTable), with
+/// the epilogue fused: the sums never leave the registers. ra % B == 0, (re - ra) % kLanes
+/// == 0, and every row of every site in [ra, re) has all its neighbours inside the box.
+/// Two vectors per iteration with their own dot lanes (the dot FMAs' latency, not their
+/// throughput, would bound one chain); `lanes` gets both. Not inlined: one call per column,
+/// and the loop keeps its own register allocation.
+template <class T, bool Real, int ND, int B>
+__attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __restrict x, T* __restrict y, global_index ra, global_index re,
+               const double* pot, bool per_row, bool uniform, double scale, double shift, double beta,
+               bool want_dots, kernels::cpu::DotLanes& lanes)
+{
+    using simd::v8d;
+    using V = VecOf<T>;
+    constexpr int L = ShiftTable<T>::kLanes;
+    constexpr bool kDouble = std::is_same_v<T, double>;
+    V vr[ND], vi[ND];
+    std::ptrdiff_t off[ND];
+#pragma GCC unroll 8
+    for (int i = 0; i < ND; ++i) {
+        vr[i] = load_vec(t.vr.data() + 2 * L * i);
+        if constexpr (!Real) vi[i] = load_vec(t.vi.data() + 2 * L * i);
+        off[i] = 2 * t.offset[static_cast<size_t>(i)];
+    }
+    const v8d sv = v8d{} + scale;
+    const v8d du = v8d{} + (pot[0] - shift);  // uniform potential: one value for every row
+    kernels::cpu::DotLanes l0 = lanes, l1{};
+    auto body = [&](global_index r0, kernels::cpu::DotLanes& dl) __attribute__((always_inline)) {
+        const T* xb = x + 2 * r0;
+        V a = vr[0] * load_vec(xb + off[0]), b{};
+        if constexpr (!Real) b = vi[0] * load_vec(xb + off[0]);
+#pragma GCC unroll 8
+        for (int i = 1; i < ND; ++i) {
+            const V xv = load_vec(xb + off[i]);
+            a += vr[i] * xv;
+            if constexpr (!Real) b += vi[i] * xv;
+        }
+        if constexpr (kDouble) {
+            if constexpr (!Real) {
+                const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+                a += sign * __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6);
+            }
+            const v8d dv = uniform ? du : potential_lanes<B>(pot, per_row, r0, shift);
+            kernels::cpu::finish_vector_sums(a, xb, y + 2 * r0, sv, dv, beta, want_dots, dl);
+        } else {
+            if constexpr (!Real) {
+                const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
+                a += sign * __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+            }
+            const v8d lo = __builtin_convertvector(__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7), v8d);
+            const v8d hi = __builtin_convertvector(__builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15), v8d);
+            const v8d d0 = uniform ? du : potential_lanes<B>(pot, per_row, r0, shift);
+            const v8d d1 = uniform ? du : potential_lanes<B>(pot, per_row, r0 + 4, shift);
+            kernels::cpu::finish_vector_sums(lo, xb, y + 2 * r0, sv, d0, beta, want_dots, dl);
+            kernels::cpu::finish_vector_sums(hi, xb + 8, y + 2 * r0 + 8, sv, d1, beta, want_dots, dl);
+        }
+    };
+    global_index r0 = ra;
+    for (; r0 + 2 * L <= re; r0 += 2 * L) {
+        body(r0, l0);
+        body(r0 + L, l1);
+    }
+    if (r0 < re) body(r0, l0);
+    lanes.xx = l0.xx + l1.xx;
+    lanes.yx = l0.yx + l1.yx;
+    lanes.yxs = l0.yxs + l1.yxs;
+}
+
 template <class T, int R, int B, bool Real>
 void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const
 {
@@ -608,14 +782,21 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     const double* pot = s_.potential.data();
     const bool periodic[3] = {periodic_[0], periodic_[1], periodic_[2]};
 
+    // R = 1: the shifted-load form where the stencil has few distinct offsets (graphene),
+    // else the permuted-load form of the fast tables where the lattice allows it (ti).
+    constexpr int kShiftLanes = ShiftTable<T>::kLanes;
+    const ShiftTable<T>* shift_t = nullptr;
+    if constexpr (R == 1 && (B == 2 || B == 4))
+        if (shift_form<T>().nd > 0) shift_t = &shift_form<T>();
+    const bool uniform = uniform_potential_;
     std::vector<std::ptrdiff_t> fast_cols;
     std::vector<T> fast_vals;
-    fast_tables<T>(G, kPer, fast_cols, fast_vals);
-    // R = 1: the permuted-load form of the fast tables where the lattice allows it.
+    if (shift_t == nullptr) fast_tables<T>(G, kPer, fast_cols, fast_vals);
     constexpr int kWinLanes = WindowTable<T>::kLanes;
     constexpr bool kWindow = kWindowForm && R == 1 && G % kWinLanes == 0 && G / kWinLanes <= 2;
     WindowTable<T> win;
-    if constexpr (kWindow) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
+    if constexpr (kWindow)
+        if (shift_t == nullptr) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
     const global_index num_rows_total = s_.num_rows();
 
     // Software prefetch (fast path): the rows D ahead in every distinct x stream and in y.
@@ -747,6 +928,29 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
             }
         };
 
+        // Interior rows [ra, re) of a z-column in the shifted-load form.
+        auto shift_rows = [&](global_index ra, global_index re) {
+            if constexpr (R == 1 && (B == 2 || B == 4)) {
+                const ShiftTable<T>& st = *shift_t;
+                switch (st.nd) {
+#define TOPOKPM_SHIFT_CASE(n)                                                                                       \
+    case n:                                                                                                         \
+        return shift_run<T, Real, n, B>(st, x, y, ra, re, pot, per_row, uniform, scale, shift, beta, want_dots, \
+                                        lanes);
+                    TOPOKPM_SHIFT_CASE(1)
+                    TOPOKPM_SHIFT_CASE(2)
+                    TOPOKPM_SHIFT_CASE(3)
+                    TOPOKPM_SHIFT_CASE(4)
+                    TOPOKPM_SHIFT_CASE(5)
+                    TOPOKPM_SHIFT_CASE(6)
+#undef TOPOKPM_SHIFT_CASE
+                default: break;
+                }
+            }
+            (void)ra;
+            (void)re;
+        };
+
         // Rows [ra, re) of the z-column (cx, cy) with explicit neighbour checks.
         auto checked = [&](int cx, int cy, global_index col_site0, global_index ra, global_index re) {
             global_index last_site = -1;
@@ -815,6 +1019,24 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                 for (int cy = y0; cy < y1; ++cy) {
                     const global_index col_site0 = global_index(nz) * (cy + global_index(ny) * cx);
                     const global_index ra = nb * (col_site0 + za), re = nb * (col_site0 + zb);
+                    if (shift_t != nullptr) {
+                        // The whole vectors of interior sites shifted, the rest checked (also every
+                        // column whose shifted reads would leave the vector: the lattice's ends).
+                        const int iza = std::max(za, lo_[2]), izb = std::min(zb, hi_[2]);
+                        global_index sa = re, se = re;
+                        if (cx >= lo_[0] && cx < hi_[0] && cy >= lo_[1] && cy < hi_[1] && iza < izb) {
+                            sa = nb * (col_site0 + iza);
+                            se = sa + (nb * (col_site0 + izb) - sa) / kShiftLanes * kShiftLanes;
+                        }
+                        if (se > sa && sa + shift_t->lo >= 0 && se - kShiftLanes + shift_t->hi < num_rows_total) {
+                            checked(cx, cy, col_site0, ra, sa);
+                            shift_rows(sa, se);
+                            checked(cx, cy, col_site0, se, re);
+                        } else {
+                            checked(cx, cy, col_site0, ra, re);
+                        }
+                        continue;
+                    }
                     global_index fa = re, fe = re;  // fast rows [fa, fe)
                     const int iza = std::max(za, lo_[2]), izb = std::min(zb, hi_[2]);
                     if (cx >= lo_[0] && cx < hi_[0] && cy >= lo_[1] && cy < hi_[1] && iza < izb) {

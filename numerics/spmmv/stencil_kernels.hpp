@@ -33,7 +33,9 @@ namespace topokpm::numerics {
 /// per thread, or y-tiles of ~640 KiB per x-plane when a plane exceeds 2 MiB (ti 64x64x40
 /// at R >= 16), with software prefetch of the far neighbour rows for R >= 16
 /// (measurements in docs/performance.md; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
-/// tuning and tests). The potential is
+/// tuning and tests). At R = 1, a stencil with at most 6 distinct row offsets (graphene) runs
+/// the interior of each z-column as shifted vector loads of x, one per offset, with the
+/// epilogue fused and a constant potential not read. The potential is
 /// applied in the epilogue together with the shift: y = scale (Hx + (V - shift) x) + beta y.
 /// R in {1, 2, 4, 8, 16, 32} and B in {2, 4} are compile-time specialised, other widths
 /// and orbital counts run generic loops. OpenMP over tiles (schedule(static)); the dots

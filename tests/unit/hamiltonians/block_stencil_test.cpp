@@ -101,6 +101,35 @@ TEST(BlockStencil, DescribesTheModelMatrixExactly)
     }
 }
 
+// gershgorin_bounds(BlockStencil) (from the blocks and the potential, no pass over the rows)
+// against the discs of the model's rows and the dense spectrum: it contains both, and it is
+// the rows' bound itself where every row has all its neighbours, distinct (periodic, extents
+// >= 3). Tolerance: both sum at most 13 moduli of O(1) entries in another order, a few u
+// apart: 1e-13.
+TEST(BlockStencil, GershgorinFromTheBlocksContainsTheRowDiscsAndTheSpectrum)
+{
+    for (const hamiltonians::ModelParams& p : all_cases()) {
+        const auto model = hamiltonians::make_model(p);
+        const std::string label = p.name + " " + std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" +
+                                  std::to_string(p.nz) + " " + model->params().boundary;
+        const SpectralBounds blocks = gershgorin_bounds(model->block_stencil());
+        const SpectralBounds rows = gershgorin_bounds(*model);
+        EXPECT_LE(blocks.lower, rows.lower + 1e-13) << label;
+        EXPECT_GE(blocks.upper, rows.upper - 1e-13) << label;
+        const std::string bc = model->params().boundary;
+        const bool all_periodic = bc.find('o') == std::string::npos && p.nx >= 3 && p.ny >= 3 && (p.nz == 1 || p.nz >= 3);
+        if (all_periodic) {
+            EXPECT_NEAR(blocks.lower, rows.lower, 1e-13) << label;
+            EXPECT_NEAR(blocks.upper, rows.upper, 1e-13) << label;
+        }
+        const global_index n = model->num_rows();
+        const std::vector<double> ev =
+            numerics::hermitian_eigenvalues(topokpm::testing::dense_matrix(*model), static_cast<int>(n));
+        EXPECT_LE(blocks.lower, ev.front() + 1e-12) << label;
+        EXPECT_GE(blocks.upper, ev.back() - 1e-12) << label;
+    }
+}
+
 TEST(BlockStencil, ReferenceOperatorNeverReadsYWhenBetaIsZero)
 {
     const auto model = hamiltonians::make_model(params("graphene", 3, 3, 1, "pp"));

@@ -254,6 +254,9 @@ TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
     models.push_back(model("ti", 4, 3, 5, "opo"));
     models.push_back(model("graphene", 6, 5, 1));
     models.push_back(model("graphene", 3, 4, 1, "po"));
+    models.push_back(model("graphene", 4, 26, 1));        // long columns: the R = 1 shifted-load form
+    models.push_back(model("graphene", 3, 21, 1, "op"));  // (whole vectors of 8 interior rows)
+    models.push_back(model("graphene", 4, 24, 1, "pp", 0.0));  // uniform potential (0)
     std::vector<std::pair<BlockStencil, RoundedRows>> cases;
     for (const auto& mdl : models) cases.emplace_back(mdl->block_stencil(), rounded_rows(*mdl));
     const auto ti = model("ti", 3, 3, 3, "ppp");

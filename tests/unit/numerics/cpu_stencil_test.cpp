@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -297,6 +298,74 @@ TEST(CpuStencil, RandomStencilsGenericAndSpecialisedOrbitals)
     }
 }
 
+/// A stencil with B = 2 or 4 orbitals and at most 6 distinct row offsets d = B dl + b - o
+/// (the R = 1 shifted-load form of stencil_kernels.cpp applies up to 6): complex values,
+/// B = 2: full on-site block (d = -1, 0, 1), diagonal +-z blocks (+-2) and a diagonal +x
+/// block; B = 4: diagonal on-site, +-z and +-y blocks and one entry (o, b) = (3, 1) of +x.
+BlockStencil few_offsets_stencil(int nb, unsigned seed)
+{
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    auto diag = [&] {
+        std::vector<complex_type> b(static_cast<size_t>(nb) * nb);
+        for (int o = 0; o < nb; ++o) b[static_cast<size_t>(o) * nb + o] = complex_type(u(gen), u(gen));
+        return b;
+    };
+    BlockStencil s;
+    s.name = "few" + std::to_string(nb);
+    s.orbitals = nb;
+    s.onsite = diag();
+    if (nb == 2)
+        for (complex_type& v : s.onsite) v = complex_type(u(gen), u(gen));
+    s.terms.push_back({0, 0, 1, diag()});
+    s.terms.push_back({0, 0, -1, diag()});
+    if (nb == 4) {
+        s.terms.push_back({0, 1, 0, diag()});
+        s.terms.push_back({0, -1, 0, diag()});
+        std::vector<complex_type> one(16);
+        one[3 * 4 + 1] = complex_type(u(gen), u(gen));
+        s.terms.push_back({1, 0, 0, one});
+    } else {
+        s.terms.push_back({1, 0, 0, diag()});
+    }
+    return s;
+}
+
+TEST(CpuStencil, ShiftedLoadFormWithEveryPotentialKind)
+{
+    // R = 1 runs the whole vectors of interior sites of long z-columns in the shifted-load
+    // form when a stencil has at most 6 distinct row offsets (graphene: 4, with real
+    // couplings; the stencils above: complex values, B = 2 and 4), with the potential per
+    // row, per site or uniform (not read per row); the column ends, wrapped columns and
+    // forced z-tiles take the checked path around them.
+    const BlockStencil gr = hamiltonians::make_model(graphene_params(4, 40, "pp"))->block_stencil();
+    std::vector<BlockStencil> cases;
+    unsigned seed = 300;
+    for (int mask = 0; mask < 4; ++mask) {
+        const std::array<bool, 3> per{(mask & 1) != 0, (mask & 2) != 0, false};
+        cases.push_back(relattice(gr, 5, 41, 1, per, true, seed++));
+        cases.push_back(relattice(gr, 4, 38, 1, per, false, seed++));
+        const std::array<bool, 3> per3{(mask & 1) != 0, true, (mask & 2) != 0};
+        cases.push_back(relattice(few_offsets_stencil(2, seed), 3, 4, 37, per3, mask % 2 == 0, seed + 1));
+        cases.push_back(relattice(few_offsets_stencil(4, seed + 2), 4, 3, 29, per3, mask % 2 == 1, seed + 3));
+        seed += 4;
+    }
+    const size_t varied = cases.size();
+    for (size_t i = 0; i < varied; ++i) {
+        BlockStencil u = cases[i];
+        for (double& v : u.potential) v = 0.25;  // uniform
+        cases.push_back(u);
+    }
+    for (const BlockStencil& s : cases) {
+        check_all_cases(s, {1, 2});
+        if (::testing::Test::HasFailure()) return;
+    }
+    ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", "1,2,7", 1), 0);
+    check_all_cases(cases[2], {1});
+    check_all_cases(cases[3], {1});
+    unsetenv("TOPOKPM_STENCIL_TILES");
+}
+
 TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
 {
     // The default tiling of these small lattices is one x-slab per thread; the override
@@ -307,7 +376,7 @@ TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
         SCOPED_TRACE(tiles);
         ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", tiles, 1), 0);
         check_all_cases(ti, {1, 3, 4, 32});
-        check_all_cases(gr, {2, 16});
+        check_all_cases(gr, {1, 2, 16});
         unsetenv("TOPOKPM_STENCIL_TILES");
         if (::testing::Test::HasFailure()) return;
     }
@@ -369,6 +438,10 @@ TEST(CpuStencil, NameCostAndArgumentChecks)
     EXPECT_EQ(c.nonzeros, static_cast<double>(s.num_nonzeros()));
     EXPECT_EQ(c.matrix_bytes, 8.0 * static_cast<double>(s.num_sites()));  // the potential only
     EXPECT_GE(c.storage_bytes, c.matrix_bytes);
+    const std::optional<SpectralBounds> enclosure = op->enclosure();  // the blocks' Gershgorin
+    ASSERT_TRUE(enclosure.has_value());
+    EXPECT_EQ(enclosure->lower, gershgorin_bounds(s).lower);
+    EXPECT_EQ(enclosure->upper, gershgorin_bounds(s).upper);
 
     const global_index n = s.num_rows();
     BlockVector x(n, 2), y(n, 2), short_y(n - 1, 2), wide_y(n, 3);
