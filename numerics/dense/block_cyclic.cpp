@@ -140,7 +140,9 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
         const double base = 3.0 * (nt - k);
         // POTRF; its outcome goes to every rank (all must stop together).
         if (a.mine(k, k)) {
-            runtime->submit({[=, &info](const TaskContext& c) { info = kernels::cpu::potrf(nk, c.as<T>(id(k, k)), nk); },
+            runtime->submit({[=, &info](const TaskContext& c) {
+                                 info = kernels::tile_kernels<T>(c.kind).potrf(c.queue, nk, c.as<T>(id(k, k)), nk);
+                             },
                              {{id(k, k), Access::read_write}},
                              base + 2});
             runtime->wait_for(id(k, k));
@@ -163,8 +165,8 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
                 const int mi = a.tile_rows(i);
                 const auto lkk = panel_id(k, k);
                 runtime->submit({[=](const TaskContext& c) {
-                                     kernels::cpu::trsm_right_lower_conj(mi, nk, c.as<T>(lkk), nk, c.as<T>(id(i, k)),
-                                                                         mi);
+                                     kernels::tile_kernels<T>(c.kind).trsm_right_lower_conj(
+                                         c.queue, mi, nk, c.as<T>(lkk), nk, c.as<T>(id(i, k)), mi);
                                  },
                                  {{id(i, k), Access::read_write}, {lkk, Access::read}},
                                  base + 1});
@@ -190,14 +192,16 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
                 const auto lik = panel_id(i, k), ljk = panel_id(j, k);
                 if (i == j)
                     runtime->submit({[=](const TaskContext& c) {
-                                         kernels::cpu::herk_minus(nj, nk, c.as<T>(lik), nj, c.as<T>(id(j, j)), nj);
+                                         kernels::tile_kernels<T>(c.kind).herk_minus(
+                                             c.queue, nj, nk, c.as<T>(lik), nj, c.as<T>(id(j, j)), nj);
                                      },
                                      {{id(j, j), Access::read_write}, {lik, Access::read}},
                                      priority});
                 else
                     runtime->submit({[=](const TaskContext& c) {
-                                         kernels::cpu::gemm_minus_conj(mi, nj, nk, c.as<T>(lik), mi, c.as<T>(ljk), nj,
-                                                                       c.as<T>(id(i, j)), mi);
+                                         kernels::tile_kernels<T>(c.kind).gemm_minus_conj(
+                                             c.queue, mi, nj, nk, c.as<T>(lik), mi, c.as<T>(ljk), nj, c.as<T>(id(i, j)),
+                                             mi);
                                      },
                                      {{id(i, j), Access::read_write}, {lik, Access::read}, {ljk, Access::read}},
                                      priority});

@@ -55,7 +55,12 @@ template <class T>
 class TreeQr {
 public:
     TreeQr(BlockCyclicQr<T>& f, const DenseExecution& execution, MPI_Comm comm)
-        : f_(f), a_(f.a), g_(f.a.grid()), nt_(f.a.nt()), ib_(f.inner_block), runtime_(make_runtime(execution))
+        : f_(f),
+          a_(f.a),
+          g_(f.a.grid()),
+          nt_(f.a.nt()),
+          ib_(f.inner_block),
+          runtime_((require_host_addressable(execution, "the block-cyclic QR"), make_runtime(execution)))
     {
         mpi::check(MPI_Comm_split(comm, g_.row, g_.col, &row_comm_), "MPI_Comm_split(row)");
         mpi::check(MPI_Comm_split(comm, g_.col, g_.row, &col_comm_), "MPI_Comm_split(column)");
