@@ -45,6 +45,13 @@ public:
     {
         // Errors cannot leave a destructor; the process is past using these buffers.
         (void)cudaSetDevice(gpu_);
+        // The workers' streams go last: a worker thread's library handles (numerics/cuda)
+        // are destroyed at its exit and must not outlive the stream they are bound to.
+        for (Queue* q : queues_) {
+            (void)cudaEventDestroy(q->done);
+            (void)cudaStreamDestroy(q->stream);
+            delete q;
+        }
         for (auto& entry : pool_)
             for (void* p : entry.second) (void)cudaFree(p);
         (void)cudaStreamDestroy(transfer_);
@@ -118,17 +125,15 @@ public:
             delete q;
             throw;
         }
+        std::lock_guard<std::mutex> lock(pool_mutex_);
+        queues_.push_back(q);
         return q;
     }
 
     void detach_worker(void* queue) override
     {
-        auto* q = static_cast<Queue*>(queue);
-        if (q == nullptr) return;
-        (void)cudaStreamSynchronize(q->stream);
-        (void)cudaEventDestroy(q->done);
-        (void)cudaStreamDestroy(q->stream);
-        delete q;
+        // Drained only: the stream is destroyed with the space (see the destructor).
+        if (queue != nullptr) (void)cudaStreamSynchronize(static_cast<Queue*>(queue)->stream);
     }
 
     void copy_from_host_async(void* dst, const void* src, std::size_t bytes, void* queue) override
@@ -154,6 +159,7 @@ private:
     std::mutex pool_mutex_;
     std::map<std::size_t, std::vector<void*>> pool_;  ///< released buffers by size
     std::map<void*, std::size_t> sizes_;               ///< buffers in use
+    std::vector<Queue*> queues_;                       ///< the workers' streams and events
 };
 
 }  // namespace

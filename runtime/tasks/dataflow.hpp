@@ -82,7 +82,7 @@ public:
     /// Called on each worker thread of the device before its first task; the result is
     /// that worker's TaskContext::queue (nullptr: none).
     virtual void* attach_worker() { return nullptr; }
-    /// Called on the worker thread when it stops.
+    /// Called on the worker thread when it stops (its queue stays valid until the space is destroyed).
     virtual void detach_worker(void* queue) { (void)queue; }
     /// Stages a task's input on the executing worker's `queue`: may return before the copy
     /// is done, as long as work queued later on `queue` sees the bytes.
