@@ -24,11 +24,14 @@ MPI_Datatype element_type()
     return std::is_same_v<T, complex_double> ? MPI_C_DOUBLE_COMPLEX : MPI_C_FLOAT_COMPLEX;
 }
 
-/// MPI_Bcast of `count` elements, counts above INT_MAX refused (a tile is far below).
+/// Broadcast of `count` elements (a tile: far below INT_MAX), waited for with sleeps
+/// between tests (mpi::wait_sleeping): MPI_Bcast would poll on a core the rank's workers use.
 template <class T>
 void bcast(T* data, std::size_t count, int root, MPI_Comm comm)
 {
-    mpi::check(MPI_Bcast(data, static_cast<int>(count), element_type<T>(), root, comm), "MPI_Bcast(tile)");
+    MPI_Request request;
+    mpi::check(MPI_Ibcast(data, static_cast<int>(count), element_type<T>(), root, comm, &request), "MPI_Ibcast(tile)");
+    mpi::wait_sleeping(request, "MPI_Ibcast(tile)");
 }
 
 }  // namespace
@@ -147,7 +150,9 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
                              base + 2});
             runtime->wait_for(id(k, k));
         }
-        mpi::check(MPI_Bcast(&info, 1, MPI_INT, g.rank_of(rk, ck), comm), "MPI_Bcast(info)");
+        MPI_Request info_request;
+        mpi::check(MPI_Ibcast(&info, 1, MPI_INT, g.rank_of(rk, ck), comm, &info_request), "MPI_Ibcast(info)");
+        mpi::wait_sleeping(info_request, "MPI_Ibcast(info)");
         if (info != 0) {
             runtime->wait_all();
             MPI_Comm_free(&row_comm);

@@ -1,9 +1,7 @@
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include "numerics/dense/block_cyclic.hpp"
@@ -300,35 +298,25 @@ private:
         return (matrix == matrix_c ? c_ : &a_)->tile(i, j);
     }
 
-    /// Waits for a message while sleeping between tests: a blocking MPI call spins on
-    /// its core, which the rank's workers need (OpenMPI polls unless oversubscribed).
-    static void complete(MPI_Request& request, const char* call)
-    {
-        for (int done = 0;;) {
-            mpi::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
-            if (done) return;
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
-        }
-    }
     void send(const T* data, std::size_t count, int row, int tag)
     {
         MPI_Request r;
         mpi::check(MPI_Isend(data, int(count), mpi::datatype<T>(), row, tag, col_comm_, &r), "MPI_Isend(tile)");
-        complete(r, "MPI_Isend(tile)");
+        mpi::wait_sleeping(r, "MPI_Isend(tile)");
     }
     DataId receive(std::size_t count, int row, int tag)
     {
         const DataId id = temp(count);
         MPI_Request r;
         mpi::check(MPI_Irecv(pointer(id), int(count), mpi::datatype<T>(), row, tag, col_comm_, &r), "MPI_Irecv(tile)");
-        complete(r, "MPI_Irecv(tile)");
+        mpi::wait_sleeping(r, "MPI_Irecv(tile)");
         return id;
     }
     void bcast(T* data, std::size_t count, int root_col)
     {
         MPI_Request r;
         mpi::check(MPI_Ibcast(data, int(count), mpi::datatype<T>(), root_col, row_comm_, &r), "MPI_Ibcast(tile)");
-        complete(r, "MPI_Ibcast(tile)");
+        mpi::wait_sleeping(r, "MPI_Ibcast(tile)");
     }
 
     void copy_into(DataId dst, DataId src, std::size_t count, double priority)
