@@ -51,26 +51,27 @@ ProcessGrid ProcessGrid::of(MPI_Comm comm)
 }
 
 template <class T>
-BlockCyclicMatrix<T>::BlockCyclicMatrix(global_index n, int tile, const ProcessGrid& grid)
-    : n_(n), b_(tile), grid_(grid)
+BlockCyclicMatrix<T>::BlockCyclicMatrix(global_index m, global_index n, int tile, const ProcessGrid& grid)
+    : m_(m), n_(n), b_(tile), grid_(grid)
 {
-    TOPOKPM_USER_REQUIRE(n >= 1 && tile >= 1, "a block-cyclic matrix needs n >= 1 and {tile_size} >= 1, got ", n,
-                         " and ", tile);
+    TOPOKPM_USER_REQUIRE(m >= 1 && n >= 1 && tile >= 1,
+                         "a block-cyclic matrix needs m, n >= 1 and {tile_size} >= 1, got ", m, ", ", n, " and ", tile);
+    mt_ = static_cast<int>((m + tile - 1) / tile);
     nt_ = static_cast<int>((n + tile - 1) / tile);
-    tiles_.resize(static_cast<std::size_t>(nt_) * nt_);
-    for (int i = 0; i < nt_; ++i)
+    tiles_.resize(static_cast<std::size_t>(mt_) * nt_);
+    for (int i = 0; i < mt_; ++i)
         for (int j = 0; j < nt_; ++j)
-            if (mine(i, j)) tiles_[index(i, j)].assign(std::size_t(tile_rows(i)) * tile_rows(j), T(0));
+            if (mine(i, j)) tiles_[index(i, j)].assign(std::size_t(tile_rows(i)) * tile_cols(j), T(0));
 }
 
 template <class T>
 void BlockCyclicMatrix<T>::from_global(const T* a, global_index lda)
 {
-    for (int i = 0; i < nt_; ++i)
+    for (int i = 0; i < mt_; ++i)
         for (int j = 0; j < nt_; ++j) {
             if (!mine(i, j)) continue;
             T* t = tile(i, j);
-            for (int c = 0; c < tile_rows(j); ++c)
+            for (int c = 0; c < tile_cols(j); ++c)
                 std::copy_n(a + (global_index(j) * b_ + c) * lda + global_index(i) * b_, tile_rows(i),
                             t + std::size_t(c) * tile_rows(i));
         }
@@ -81,11 +82,11 @@ std::vector<T> BlockCyclicMatrix<T>::gather(int root, MPI_Comm comm) const
 {
     int me = 0;
     MPI_Comm_rank(comm, &me);
-    std::vector<T> full(me == root ? std::size_t(n_) * n_ : 0);
-    for (int i = 0; i < nt_; ++i)
+    std::vector<T> full(me == root ? std::size_t(m_) * n_ : 0);
+    for (int i = 0; i < mt_; ++i)
         for (int j = 0; j < nt_; ++j) {
             const int owner = grid_.rank_of(i % grid_.rows, j % grid_.cols);
-            const std::size_t count = std::size_t(tile_rows(i)) * tile_rows(j);
+            const std::size_t count = std::size_t(tile_rows(i)) * tile_cols(j);
             std::vector<T> buffer;
             const T* t = nullptr;
             if (owner == me) t = tiles_[index(i, j)].data();
@@ -100,9 +101,9 @@ std::vector<T> BlockCyclicMatrix<T>::gather(int root, MPI_Comm comm) const
                            "MPI_Send(tile)");
             }
             if (me != root) continue;
-            for (int c = 0; c < tile_rows(j); ++c)
+            for (int c = 0; c < tile_cols(j); ++c)
                 std::copy_n(t + std::size_t(c) * tile_rows(i), tile_rows(i),
-                            full.data() + (global_index(j) * b_ + c) * n_ + global_index(i) * b_);
+                            full.data() + (global_index(j) * b_ + c) * m_ + global_index(i) * b_);
         }
     return full;
 }
@@ -110,6 +111,7 @@ std::vector<T> BlockCyclicMatrix<T>::gather(int root, MPI_Comm comm) const
 template <class T>
 DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution& execution, MPI_Comm comm)
 {
+    TOPOKPM_USER_REQUIRE(a.m() == a.n(), "block-cyclic Cholesky needs a square matrix, got ", a.m(), " x ", a.n());
     const double start = wall_seconds();
     const ProcessGrid& g = a.grid();
     MPI_Comm row_comm, col_comm;  // ranks of this process row (ranked by column) / column
