@@ -34,6 +34,7 @@
 #include "numerics/dense/tuning.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
+#include "runtime/device/device.hpp"
 #include "runtime/mpi/environment.hpp"
 #include "runtime/topology/topology.hpp"
 
@@ -52,6 +53,7 @@ struct Args {
     int threads = 2;
     int reps = 3;
     int device_workers = 0;
+    std::string device = "host-memory";  // the device's kind: host-memory or cuda
     int slices = 2;
     int scalapack_tile = 0;  // pzpotrf's / pzgeqrf's block size under mpirun; 0: --tile
     int domains = 2;         // QR under mpirun: tile-row domains of the reduction tree
@@ -66,14 +68,20 @@ struct Args {
 {
     std::cerr << "dense-bench: " << why << "\n"
               << "usage: dense-bench --op potrf|geqrf|tsqr --n N [--k K] [--tile B] [--ib IB] [--threads T]\n"
-                 "                   [--reps R] [--device-workers D] [--slices S] [--host-width BH|auto]\n"
+                 "                   [--reps R] [--device-workers D] [--device host-memory|cuda] [--slices S]\n"
+                 "                   [--host-width BH|auto]\n"
                  "                   [--no-pin] [--no-check] [--json FILE]\n"
                  "  --n N       matrix order (potrf, geqrf) or rows (tsqr)\n"
                  "  --k K       columns of the tsqr block (default 64)\n"
                  "  --tile B    tile size (potrf/geqrf) or row block (tsqr); default 320 / 256 / 8192\n"
                  "  --ib IB     QR inner blocking (default 32)\n"
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
-                 "  --device-workers D  workers of a host-memory device (default 0: none)\n"
+                 "  --device-workers D  workers of the device (default 0: none; 1 with --device cuda)\n"
+                 "  --device K  the device: host-memory (CPU kernels on private buffers, default) or cuda\n"
+                 "              (GPU 0, cuSOLVER/cuBLAS). With a device the output adds seed 001's metric:\n"
+                 "              ours / (host kernel rate x host workers + device kernel rate), the rates of\n"
+                 "              the dominant kernel (GEMM / TSMQR) on B x B tiles measured in the same run.\n"
+                 "              --slices 1 gives every tile column to the device (GPU only)\n"
                  "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
                  "  under mpirun with > 1 rank: potrf or geqrf, the 2-D block-cyclic tile Cholesky / QR\n"
                  "              against ScaLAPACK's pzpotrf / pzgeqrf (when found at configure time) on the\n"
@@ -106,6 +114,7 @@ Args parse(int argc, char** argv)
             else if (key == "--threads") a.threads = std::stoi(v);
             else if (key == "--reps") a.reps = std::stoi(v);
             else if (key == "--device-workers") a.device_workers = std::stoi(v);
+            else if (key == "--device") a.device = v;
             else if (key == "--slices") a.slices = std::stoi(v);
             else if (key == "--scalapack-tile") a.scalapack_tile = std::stoi(v);
             else if (key == "--domains") a.domains = std::stoi(v);
@@ -125,6 +134,10 @@ Args parse(int argc, char** argv)
     if (a.domains < 1) usage("--domains must be >= 1");
     if (a.slices < 1 || a.host_width < 0) usage("--slices must be >= 1 and --host-width >= 0");
     if ((a.tune || a.host_width > 0) && a.op == "tsqr") usage("--host-width applies to potrf and geqrf");
+    if (a.device != "host-memory" && a.device != "cuda") usage("--device must be host-memory or cuda");
+    if (a.device == "cuda" && a.device_workers == 0) a.device_workers = 1;
+    if (a.device == "cuda" && a.device_workers != 1) usage("--device cuda is driven by --device-workers 1");
+    if (a.device == "cuda" && a.op == "tsqr") usage("--device cuda applies to potrf and geqrf");
     if (a.tune && a.device_workers < 1) usage("--host-width auto needs --device-workers >= 1");
     return a;
 }
@@ -393,16 +406,38 @@ int run_mpi(const Args& args, const DenseExecution& ex)
     return 0;
 }
 
-int run_one_process(int argc, char** argv)
+/// The execution of `args` (host workers, the device and its kind, s, ib).
+DenseExecution execution_of(const Args& args)
 {
-    Args args = parse(argc, argv);
-    const double u = std::numeric_limits<double>::epsilon() / 2;
-    std::unique_ptr<topology::Topology> topo;
     DenseExecution ex;
     ex.host_workers = args.threads;
     ex.device_workers = args.device_workers;
+    ex.device_kind = args.device == "cuda" ? tasks::DeviceKind::cuda : tasks::DeviceKind::host_memory;
     ex.inner_block = args.ib;
     ex.slices = args.slices;
+    return ex;
+}
+
+/// With --device cuda and no usable GPU: says so (with the CUDA runtime's reason) and
+/// returns false; the seed's GPU metric cannot be measured here.
+bool gpu_available(const Args& args)
+{
+    if (args.device != "cuda") return true;
+    std::string why;
+    if (device::visible_device_count(&why) > 0) return true;
+    std::printf("dense-bench: --device cuda: no GPU here (%s); the seed's metric (ours / (host + GPU kernel "
+                "rates)) needs one\n",
+                why.c_str());
+    return false;
+}
+
+int run_one_process(int argc, char** argv)
+{
+    Args args = parse(argc, argv);
+    if (!gpu_available(args)) return 1;
+    const double u = std::numeric_limits<double>::epsilon() / 2;
+    std::unique_ptr<topology::Topology> topo;
+    DenseExecution ex = execution_of(args);
     if (args.pin) {
         topo = std::make_unique<topology::Topology>();
         ex.topology = topo.get();
@@ -508,6 +543,15 @@ int run_one_process(int argc, char** argv)
 
     const double ours_med = median(ours_s), theirs_med = median(theirs_s);
     const double ours_gf = flops / ours_med * 1e-9, theirs_gf = flops / theirs_med * 1e-9;
+    // Seed 001's metric (its Fig. 10): ours against the upper bound per-core rate x cores +
+    // device kernel rate x devices, the dominant kernel's rates (GEMM for potrf, TSMQR for
+    // geqrf) on B x B tiles, measured now with the same workers. With --slices 1 the host
+    // owns no tile column, so the bound is the device's alone (the GPU-only run).
+    KernelRates rates;
+    if (args.device_workers > 0 && args.op != "tsqr")
+        rates = measure_kernel_rates(args.op == "potrf" ? DenseOp::cholesky : DenseOp::qr, args.tile, ex);
+    const double host_kernel_gf = args.slices > 1 ? rates.host * 1e-9 : 0.0, device_kernel_gf = rates.device * 1e-9;
+    const double bound_gf = host_kernel_gf + device_kernel_gf;
     const auto& st = last_report.stats;
     double busy_max = 0, busy_sum = 0;
     for (double b : st.busy_seconds) {
@@ -518,10 +562,16 @@ int run_one_process(int argc, char** argv)
     std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d slices=%d host_width=%d reps=%d\n",
                 args.op.c_str(), n, args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile,
                 args.ib, args.threads, args.device_workers, args.slices, args.host_width, args.reps);
+    if (args.device_workers > 0)
+        std::printf("  device: %s\n", args.device == "cuda" ? device::describe(0).c_str() : "host-memory (CPU threads)");
     std::printf("  ours    median %.4f s  %.2f Gflop/s\n", ours_med, ours_gf);
     std::printf("  openblas median %.4f s  %.2f Gflop/s (%s)\n", theirs_med, theirs_gf,
                 args.op == "potrf" ? "zpotrf" : args.op == "geqrf" ? "zgeqrf" : "zgeqrf+zungqr");
     std::printf("  ratio ours/theirs %.3f   residual ||A-F||_F/(n u ||A||_F) %.3g\n", ours_gf / theirs_gf, res);
+    if (bound_gf > 0)
+        std::printf("  seed metric: ours %.2f / (host %.2f + %s device %.2f Gflop/s kernel rates) = %.3f of the "
+                    "bound\n",
+                    ours_gf, host_kernel_gf, args.device.c_str(), device_kernel_gf, ours_gf / bound_gf);
     std::printf("  tasks %ld, per-worker busy s:", st.tasks_submitted);
     for (double b : st.busy_seconds) std::printf(" %.3f", b);
     std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB, peak device buffers %ld\n", imbalance,
@@ -532,7 +582,11 @@ int run_one_process(int argc, char** argv)
         out.precision(10);
         out << "{\"op\": \"" << args.op << "\", \"n\": " << n << ", \"k\": " << cols << ", \"tile\": " << args.tile
             << ", \"ib\": " << args.ib << ", \"threads\": " << args.threads
-            << ", \"device_workers\": " << args.device_workers << ", \"slices\": " << args.slices
+            << ", \"device_workers\": " << args.device_workers
+            << ", \"device\": \"" << (args.device_workers > 0 ? args.device : "none") << "\""
+            << ", \"host_kernel_gflops\": " << host_kernel_gf << ", \"device_kernel_gflops\": " << device_kernel_gf
+            << ", \"bound_gflops\": " << bound_gf
+            << ", \"fraction_of_bound\": " << (bound_gf > 0 ? ours_gf / bound_gf : 0.0) << ", \"slices\": " << args.slices
             << ", \"host_width\": " << args.host_width << ", \"host_width_estimate\": " << host_width_estimate
             << ", \"peak_device_buffers\": " << st.peak_device_buffers << ", \"reps\": " << args.reps
             << ", \"ours_seconds\": " << ours_med << ", \"lapack_seconds\": " << theirs_med
@@ -554,12 +608,8 @@ int main(int argc, char** argv)
         mpi::Environment env(&argc, &argv, mpi::ThreadLevel::funneled);
         return mpi::run_guarded([&] {
             Args args = parse(argc, argv);
-            DenseExecution ex;
-            ex.host_workers = args.threads;
-            ex.device_workers = args.device_workers;
-            ex.slices = args.slices;
-            ex.inner_block = args.ib;
-            run_mpi(args, ex);
+            if (!gpu_available(args)) throw ResourceError("--device cuda: no GPU visible");
+            run_mpi(args, execution_of(args));
         });
     }
     return run_one_process(argc, argv);

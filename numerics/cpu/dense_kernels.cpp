@@ -184,4 +184,31 @@ double pocon_upper(int n, const T* u, int ldu, double anorm)
 TOPOKPM_DENSE_KERNELS(complex_double)
 TOPOKPM_DENSE_KERNELS(complex_single)
 
+// The table of the task kernels: the functions above, with the (unused) queue argument.
+template <class T>
+const TileKernels<T>& table()
+{
+    static const TileKernels<T> kernels{
+        [](void*, int n, T* a, int lda) { return potrf<T>(n, a, lda); },
+        [](void*, int m, int n, const T* l, int ldl, T* b, int ldb) { trsm_right_lower_conj<T>(m, n, l, ldl, b, ldb); },
+        [](void*, int n, int k, const T* a, int lda, T* c, int ldc) { herk_minus<T>(n, k, a, lda, c, ldc); },
+        [](void*, int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc) {
+            gemm_minus_conj<T>(m, n, k, a, lda, b, ldb, c, ldc);
+        },
+        [](void*, int m, int n, int ib, T* a, int lda, T* t, int ldt) { geqrt<T>(m, n, ib, a, lda, t, ldt); },
+        [](void*, char trans, int m, int n, int k, int ib, const T* v, int ldv, const T* t, int ldt, T* c, int ldc) {
+            gemqrt<T>(trans, m, n, k, ib, v, ldv, t, ldt, c, ldc);
+        },
+        [](void*, int m, int n, int l, int ib, T* a, int lda, T* b, int ldb, T* t, int ldt) {
+            tpqrt<T>(m, n, l, ib, a, lda, b, ldb, t, ldt);
+        },
+        [](void*, char trans, int m, int n, int k, int l, int ib, const T* v, int ldv, const T* t, int ldt, T* a,
+           int lda, T* b, int ldb) { tpmqrt<T>(trans, m, n, k, l, ib, v, ldv, t, ldt, a, lda, b, ldb); },
+    };
+    return kernels;
+}
+
+template const TileKernels<complex_double>& table<complex_double>();
+template const TileKernels<complex_single>& table<complex_single>();
+
 }  // namespace topokpm::numerics::kernels::cpu

@@ -24,11 +24,14 @@ MPI_Datatype element_type()
     return std::is_same_v<T, complex_double> ? MPI_C_DOUBLE_COMPLEX : MPI_C_FLOAT_COMPLEX;
 }
 
-/// MPI_Bcast of `count` elements, counts above INT_MAX refused (a tile is far below).
+/// Broadcast of `count` elements (a tile: far below INT_MAX), waited for with sleeps
+/// between tests (mpi::wait_sleeping): MPI_Bcast would poll on a core the rank's workers use.
 template <class T>
 void bcast(T* data, std::size_t count, int root, MPI_Comm comm)
 {
-    mpi::check(MPI_Bcast(data, static_cast<int>(count), element_type<T>(), root, comm), "MPI_Bcast(tile)");
+    MPI_Request request;
+    mpi::check(MPI_Ibcast(data, static_cast<int>(count), element_type<T>(), root, comm, &request), "MPI_Ibcast(tile)");
+    mpi::wait_sleeping(request, "MPI_Ibcast(tile)");
 }
 
 }  // namespace
@@ -48,26 +51,27 @@ ProcessGrid ProcessGrid::of(MPI_Comm comm)
 }
 
 template <class T>
-BlockCyclicMatrix<T>::BlockCyclicMatrix(global_index n, int tile, const ProcessGrid& grid)
-    : n_(n), b_(tile), grid_(grid)
+BlockCyclicMatrix<T>::BlockCyclicMatrix(global_index m, global_index n, int tile, const ProcessGrid& grid)
+    : m_(m), n_(n), b_(tile), grid_(grid)
 {
-    TOPOKPM_USER_REQUIRE(n >= 1 && tile >= 1, "a block-cyclic matrix needs n >= 1 and {tile_size} >= 1, got ", n,
-                         " and ", tile);
+    TOPOKPM_USER_REQUIRE(m >= 1 && n >= 1 && tile >= 1,
+                         "a block-cyclic matrix needs m, n >= 1 and {tile_size} >= 1, got ", m, ", ", n, " and ", tile);
+    mt_ = static_cast<int>((m + tile - 1) / tile);
     nt_ = static_cast<int>((n + tile - 1) / tile);
-    tiles_.resize(static_cast<std::size_t>(nt_) * nt_);
-    for (int i = 0; i < nt_; ++i)
+    tiles_.resize(static_cast<std::size_t>(mt_) * nt_);
+    for (int i = 0; i < mt_; ++i)
         for (int j = 0; j < nt_; ++j)
-            if (mine(i, j)) tiles_[index(i, j)].assign(std::size_t(tile_rows(i)) * tile_rows(j), T(0));
+            if (mine(i, j)) tiles_[index(i, j)].assign(std::size_t(tile_rows(i)) * tile_cols(j), T(0));
 }
 
 template <class T>
 void BlockCyclicMatrix<T>::from_global(const T* a, global_index lda)
 {
-    for (int i = 0; i < nt_; ++i)
+    for (int i = 0; i < mt_; ++i)
         for (int j = 0; j < nt_; ++j) {
             if (!mine(i, j)) continue;
             T* t = tile(i, j);
-            for (int c = 0; c < tile_rows(j); ++c)
+            for (int c = 0; c < tile_cols(j); ++c)
                 std::copy_n(a + (global_index(j) * b_ + c) * lda + global_index(i) * b_, tile_rows(i),
                             t + std::size_t(c) * tile_rows(i));
         }
@@ -78,11 +82,11 @@ std::vector<T> BlockCyclicMatrix<T>::gather(int root, MPI_Comm comm) const
 {
     int me = 0;
     MPI_Comm_rank(comm, &me);
-    std::vector<T> full(me == root ? std::size_t(n_) * n_ : 0);
-    for (int i = 0; i < nt_; ++i)
+    std::vector<T> full(me == root ? std::size_t(m_) * n_ : 0);
+    for (int i = 0; i < mt_; ++i)
         for (int j = 0; j < nt_; ++j) {
             const int owner = grid_.rank_of(i % grid_.rows, j % grid_.cols);
-            const std::size_t count = std::size_t(tile_rows(i)) * tile_rows(j);
+            const std::size_t count = std::size_t(tile_rows(i)) * tile_cols(j);
             std::vector<T> buffer;
             const T* t = nullptr;
             if (owner == me) t = tiles_[index(i, j)].data();
@@ -97,9 +101,9 @@ std::vector<T> BlockCyclicMatrix<T>::gather(int root, MPI_Comm comm) const
                            "MPI_Send(tile)");
             }
             if (me != root) continue;
-            for (int c = 0; c < tile_rows(j); ++c)
+            for (int c = 0; c < tile_cols(j); ++c)
                 std::copy_n(t + std::size_t(c) * tile_rows(i), tile_rows(i),
-                            full.data() + (global_index(j) * b_ + c) * n_ + global_index(i) * b_);
+                            full.data() + (global_index(j) * b_ + c) * m_ + global_index(i) * b_);
         }
     return full;
 }
@@ -107,6 +111,7 @@ std::vector<T> BlockCyclicMatrix<T>::gather(int root, MPI_Comm comm) const
 template <class T>
 DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution& execution, MPI_Comm comm)
 {
+    TOPOKPM_USER_REQUIRE(a.m() == a.n(), "block-cyclic Cholesky needs a square matrix, got ", a.m(), " x ", a.n());
     const double start = wall_seconds();
     const ProcessGrid& g = a.grid();
     MPI_Comm row_comm, col_comm;  // ranks of this process row (ranked by column) / column
@@ -140,12 +145,16 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
         const double base = 3.0 * (nt - k);
         // POTRF; its outcome goes to every rank (all must stop together).
         if (a.mine(k, k)) {
-            runtime->submit({[=, &info](const TaskContext& c) { info = kernels::cpu::potrf(nk, c.as<T>(id(k, k)), nk); },
+            runtime->submit({[=, &info](const TaskContext& c) {
+                                 info = kernels::tile_kernels<T>(c.kind).potrf(c.queue, nk, c.as<T>(id(k, k)), nk);
+                             },
                              {{id(k, k), Access::read_write}},
                              base + 2});
             runtime->wait_for(id(k, k));
         }
-        mpi::check(MPI_Bcast(&info, 1, MPI_INT, g.rank_of(rk, ck), comm), "MPI_Bcast(info)");
+        MPI_Request info_request;
+        mpi::check(MPI_Ibcast(&info, 1, MPI_INT, g.rank_of(rk, ck), comm, &info_request), "MPI_Ibcast(info)");
+        mpi::wait_sleeping(info_request, "MPI_Ibcast(info)");
         if (info != 0) {
             runtime->wait_all();
             MPI_Comm_free(&row_comm);
@@ -163,8 +172,8 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
                 const int mi = a.tile_rows(i);
                 const auto lkk = panel_id(k, k);
                 runtime->submit({[=](const TaskContext& c) {
-                                     kernels::cpu::trsm_right_lower_conj(mi, nk, c.as<T>(lkk), nk, c.as<T>(id(i, k)),
-                                                                         mi);
+                                     kernels::tile_kernels<T>(c.kind).trsm_right_lower_conj(
+                                         c.queue, mi, nk, c.as<T>(lkk), nk, c.as<T>(id(i, k)), mi);
                                  },
                                  {{id(i, k), Access::read_write}, {lkk, Access::read}},
                                  base + 1});
@@ -190,14 +199,16 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
                 const auto lik = panel_id(i, k), ljk = panel_id(j, k);
                 if (i == j)
                     runtime->submit({[=](const TaskContext& c) {
-                                         kernels::cpu::herk_minus(nj, nk, c.as<T>(lik), nj, c.as<T>(id(j, j)), nj);
+                                         kernels::tile_kernels<T>(c.kind).herk_minus(
+                                             c.queue, nj, nk, c.as<T>(lik), nj, c.as<T>(id(j, j)), nj);
                                      },
                                      {{id(j, j), Access::read_write}, {lik, Access::read}},
                                      priority});
                 else
                     runtime->submit({[=](const TaskContext& c) {
-                                         kernels::cpu::gemm_minus_conj(mi, nj, nk, c.as<T>(lik), mi, c.as<T>(ljk), nj,
-                                                                       c.as<T>(id(i, j)), mi);
+                                         kernels::tile_kernels<T>(c.kind).gemm_minus_conj(
+                                             c.queue, mi, nj, nk, c.as<T>(lik), mi, c.as<T>(ljk), nj, c.as<T>(id(i, j)),
+                                             mi);
                                      },
                                      {{id(i, j), Access::read_write}, {lik, Access::read}, {ljk, Access::read}},
                                      priority});

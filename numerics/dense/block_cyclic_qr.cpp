@@ -1,9 +1,7 @@
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include "numerics/dense/block_cyclic.hpp"
@@ -32,14 +30,14 @@ struct Op {
 
 /// Step k's nodes in their fixed order: per domain (first rows k, k+1, ..., k+D-1) its flat
 /// chain, then the binary tree over the domains' first rows.
-std::vector<Op> step_ops(int k, int nt, int domains)
+std::vector<Op> step_ops(int k, int mt, int domains)
 {
     std::vector<Op> ops;
     std::vector<int> heads;
-    for (int h = k; h < std::min(nt, k + domains); ++h) {
+    for (int h = k; h < std::min(mt, k + domains); ++h) {
         heads.push_back(h);
         ops.push_back({Kind::ge, h, h});
-        for (int i = h + domains; i < nt; i += domains) ops.push_back({Kind::ts, h, i});
+        for (int i = h + domains; i < mt; i += domains) ops.push_back({Kind::ts, h, i});
     }
     for (std::size_t s = 1; s < heads.size(); s *= 2)
         for (std::size_t p = 0; p + s < heads.size(); p += 2 * s) ops.push_back({Kind::tt, heads[p], heads[p + s]});
@@ -55,7 +53,13 @@ template <class T>
 class TreeQr {
 public:
     TreeQr(BlockCyclicQr<T>& f, const DenseExecution& execution, MPI_Comm comm)
-        : f_(f), a_(f.a), g_(f.a.grid()), nt_(f.a.nt()), ib_(f.inner_block), runtime_(make_runtime(execution))
+        : f_(f),
+          a_(f.a),
+          g_(f.a.grid()),
+          mt_(f.a.mt()),
+          nt_(f.a.nt()),
+          ib_(f.inner_block),
+          runtime_((require_host_addressable(execution, "the block-cyclic QR"), make_runtime(execution)))
     {
         mpi::check(MPI_Comm_split(comm, g_.row, g_.col, &row_comm_), "MPI_Comm_split(row)");
         mpi::check(MPI_Comm_split(comm, g_.col, g_.row, &col_comm_), "MPI_Comm_split(column)");
@@ -63,7 +67,7 @@ public:
         slices_ = execution.slices;
         register_matrix(a_, matrix_a);
         for (int k = 0; k < nt_; ++k)
-            for (int i = k; i < nt_; ++i) {
+            for (int i = k; i < mt_; ++i) {
                 if (!a_.mine(i, k)) continue;
                 for (int m : {matrix_t, matrix_t2}) {
                     auto& store = (m == matrix_t ? f_.t : f_.t2)[index(i, k)];
@@ -82,10 +86,11 @@ public:
 
     void register_matrix(BlockCyclicMatrix<T>& x, int matrix)
     {
-        for (int i = 0; i < nt_; ++i)
-            for (int j = 0; j < nt_; ++j)
+        for (int i = 0; i < x.mt(); ++i)
+            for (int j = 0; j < x.nt(); ++j)
                 if (x.mine(i, j))
-                    runtime_->register_data(tile_id(matrix, i, j), x.tile(i, j), bytes(i, j), owner(j));
+                    runtime_->register_data(tile_id(matrix, i, j), x.tile(i, j),
+                                            std::size_t(x.tile_rows(i)) * x.tile_cols(j) * sizeof(T), owner(j));
     }
 
     /// Priorities (higher first): every panel node above every update, so step k + 1's
@@ -121,7 +126,7 @@ public:
                 }
                 continue;
             }
-            const std::size_t vcount = elements(op.b, k), tcount = std::size_t(ib_) * a_.tile_rows(k);
+            const std::size_t vcount = elements(op.b, k), tcount = std::size_t(ib_) * a_.tile_cols(k);
             if (g_.row == rb) {
                 runtime_->wait_for(tile_id(matrix_a, op.b, k));
                 send(a_.tile(op.b, k), vcount, ra, tag_there);
@@ -155,7 +160,7 @@ public:
         const int src = op.source(), ra = op.a % g_.rows, rs = src % g_.rows;
         DataId v = tile_id(matrix_a, src, k), t = tile_id(op.factor_matrix(), src, k);
         if (op.kind == Kind::ge && g_.row == ra && g_.col == ck && snap_[o] != 0) v = snap_[o];
-        const std::size_t vcount = elements(src, k), tcount = std::size_t(ib_) * a_.tile_rows(k);
+        const std::size_t vcount = elements(src, k), tcount = std::size_t(ib_) * a_.tile_cols(k);
         if (rs != ra && g_.col == ck) {  // owner row -> row a, in process column ck
             if (g_.row == rs) {
                 runtime_->wait_for(v);
@@ -207,20 +212,20 @@ public:
         if (g_.row == rb) {
             for (int j : remote) {
                 runtime_->wait_for(tile_id(matrix, op.b, j));
-                send(host_pointer(tile_id(matrix, op.b, j)), elements(op.b, j), ra, tag_there);
+                send(host_pointer(tile_id(matrix, op.b, j)), elements_in(matrix, op.b, j), ra, tag_there);
             }
             for (int j : remote)
-                copy_into(tile_id(matrix, op.b, j), receive(elements(op.b, j), ra, tag_back), elements(op.b, j),
+                copy_into(tile_id(matrix, op.b, j), receive(elements_in(matrix, op.b, j), ra, tag_back), elements_in(matrix, op.b, j),
                           base);
         } else {
             std::vector<DataId> held;
             for (int j : remote) {
-                held.push_back(receive(elements(op.b, j), rb, tag_there));
+                held.push_back(receive(elements_in(matrix, op.b, j), rb, tag_there));
                 submit_update(op, k, o, trans, tile_id(matrix, op.a, j), held.back(), j, base);
             }
             for (std::size_t r = 0; r < remote.size(); ++r) {
                 runtime_->wait_for(held[r]);
-                send(pointer(held[r]), elements(op.b, remote[r]), rb, tag_back);
+                send(pointer(held[r]), elements_in(matrix, op.b, remote[r]), rb, tag_back);
             }
         }
     }
@@ -243,7 +248,7 @@ public:
 
     void release_column(int k)
     {
-        for (int i = 0; i < nt_; ++i) {
+        for (int i = 0; i < mt_; ++i) {
             if (!a_.mine(i, k)) continue;
             runtime_->release(tile_id(matrix_a, i, k));
             if (i >= k && !f_.t[index(i, k)].empty()) runtime_->release(tile_id(matrix_t, i, k));
@@ -269,8 +274,13 @@ private:
     };
 
     std::size_t index(int i, int j) const { return std::size_t(i) * nt_ + j; }
-    std::size_t elements(int i, int j) const { return std::size_t(a_.tile_rows(i)) * a_.tile_rows(j); }
-    std::size_t bytes(int i, int j) const { return elements(i, j) * sizeof(T); }
+    std::size_t elements(int i, int j) const { return std::size_t(a_.tile_rows(i)) * a_.tile_cols(j); }
+    /// Elements of tile (i, j) of matrix_a or matrix_c (apply_q's c: A's rows, its own columns).
+    std::size_t elements_in(int matrix, int i, int j) const
+    {
+        const BlockCyclicMatrix<T>& x = matrix == matrix_c ? *c_ : a_;
+        return std::size_t(x.tile_rows(i)) * x.tile_cols(j);
+    }
     int owner(int j) const { return column_owner(j / g_.cols, slices_, accelerators_); }
 
     DataId temp(std::size_t count)
@@ -295,35 +305,25 @@ private:
         return (matrix == matrix_c ? c_ : &a_)->tile(i, j);
     }
 
-    /// Waits for a message while sleeping between tests: a blocking MPI call spins on
-    /// its core, which the rank's workers need (OpenMPI polls unless oversubscribed).
-    static void complete(MPI_Request& request, const char* call)
-    {
-        for (int done = 0;;) {
-            mpi::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
-            if (done) return;
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
-        }
-    }
     void send(const T* data, std::size_t count, int row, int tag)
     {
         MPI_Request r;
         mpi::check(MPI_Isend(data, int(count), mpi::datatype<T>(), row, tag, col_comm_, &r), "MPI_Isend(tile)");
-        complete(r, "MPI_Isend(tile)");
+        mpi::wait_sleeping(r, "MPI_Isend(tile)");
     }
     DataId receive(std::size_t count, int row, int tag)
     {
         const DataId id = temp(count);
         MPI_Request r;
         mpi::check(MPI_Irecv(pointer(id), int(count), mpi::datatype<T>(), row, tag, col_comm_, &r), "MPI_Irecv(tile)");
-        complete(r, "MPI_Irecv(tile)");
+        mpi::wait_sleeping(r, "MPI_Irecv(tile)");
         return id;
     }
     void bcast(T* data, std::size_t count, int root_col)
     {
         MPI_Request r;
         mpi::check(MPI_Ibcast(data, int(count), mpi::datatype<T>(), root_col, row_comm_, &r), "MPI_Ibcast(tile)");
-        complete(r, "MPI_Ibcast(tile)");
+        mpi::wait_sleeping(r, "MPI_Ibcast(tile)");
     }
 
     void copy_into(DataId dst, DataId src, std::size_t count, double priority)
@@ -335,7 +335,7 @@ private:
 
     void submit_panel(const Op& op, int k, DataId va, DataId vb, DataId tf, double priority)
     {
-        const int ma = a_.tile_rows(op.a), mb = a_.tile_rows(op.b), w = a_.tile_rows(k), ib = ib_;
+        const int ma = a_.tile_rows(op.a), mb = a_.tile_rows(op.b), w = a_.tile_cols(k), ib = ib_;
         if (op.kind == Kind::ge) {
             runtime_->submit({[=](const TaskContext& c) { kernels::cpu::geqrt(ma, w, ib, c.as<T>(va), ma, c.as<T>(tf), ib); },
                               {{va, Access::read_write}, {tf, Access::read_write}},
@@ -353,7 +353,8 @@ private:
 
     void submit_update(const Op& op, int k, std::size_t o, char trans, DataId xa, DataId xb, int j, double priority)
     {
-        const int ma = a_.tile_rows(op.a), mb = a_.tile_rows(op.b), w = a_.tile_rows(k), nj = a_.tile_rows(j);
+        const BlockCyclicMatrix<T>& x = int(xa >> 56) == matrix_c ? *c_ : a_;
+        const int ma = a_.tile_rows(op.a), mb = a_.tile_rows(op.b), w = a_.tile_cols(k), nj = x.tile_cols(j);
         const int ib = ib_;
         const DataId v = v_[o], t = t_[o];
         if (op.kind == Kind::ge) {
@@ -378,7 +379,7 @@ private:
     BlockCyclicQr<T>& f_;
     BlockCyclicMatrix<T>& a_;
     const ProcessGrid g_;
-    const int nt_, ib_;
+    const int mt_, nt_, ib_;
     std::unique_ptr<tasks::DataflowRuntime> runtime_;
     MPI_Comm row_comm_, col_comm_;
     int accelerators_ = 0, slices_ = 1;
@@ -399,15 +400,16 @@ BlockCyclicQr<T> block_cyclic_qr(BlockCyclicMatrix<T> a, const DenseExecution& e
                                  DenseReport* report)
 {
     TOPOKPM_USER_REQUIRE(domains >= 1, "block-cyclic QR needs {domains} >= 1, got ", domains);
+    TOPOKPM_USER_REQUIRE(a.m() >= a.n(), "block-cyclic QR needs m >= n, got ", a.m(), " x ", a.n());
     const double start = wall_seconds();
-    const int nt = a.nt(), ib = std::max(1, std::min(execution.inner_block, a.tile()));
+    const int mt = a.mt(), nt = a.nt(), ib = std::max(1, std::min(execution.inner_block, a.tile()));
     BlockCyclicQr<T> f{std::move(a), {}, {}, ib, domains};
-    f.t.resize(std::size_t(nt) * nt);
+    f.t.resize(std::size_t(mt) * nt);
     f.t2.resize(f.t.size());
     for (int k = 0; k < nt; ++k)
-        for (int i = k; i < nt; ++i) {
+        for (int i = k; i < mt; ++i) {
             if (!f.a.mine(i, k)) continue;
-            const std::size_t count = std::size_t(ib) * f.a.tile_rows(k);
+            const std::size_t count = std::size_t(ib) * f.a.tile_cols(k);
             f.t[std::size_t(i) * nt + k].assign(count, T(0));
             if (i > k && i < k + domains) f.t2[std::size_t(i) * nt + k].assign(count, T(0));  // tree nodes' b rows
         }
@@ -415,7 +417,7 @@ BlockCyclicQr<T> block_cyclic_qr(BlockCyclicMatrix<T> a, const DenseExecution& e
     {
         TreeQr<T> q(f, execution, comm);
         for (int k = 0; k < nt; ++k) {
-            const std::vector<Op> ops = step_ops(k, nt, domains);
+            const std::vector<Op> ops = step_ops(k, mt, domains);
             q.panel(k, ops);
             for (std::size_t o = 0; o < ops.size() && k + 1 < nt; ++o) {  // each node's updates as soon as it is here
                 q.distribute(k, ops, o);
@@ -436,23 +438,23 @@ DenseReport block_cyclic_apply_q(const BlockCyclicQr<T>& f, char trans, BlockCyc
 {
     TOPOKPM_USER_REQUIRE(trans == 'N' || trans == 'C', "apply_q: trans must be 'N' or 'C', got '", trans, "'");
     const ProcessGrid& g = f.a.grid();
-    TOPOKPM_USER_REQUIRE(c.n() == f.a.n() && c.tile() == f.a.tile() && c.grid().rows == g.rows &&
+    TOPOKPM_USER_REQUIRE(c.m() == f.a.m() && c.tile() == f.a.tile() && c.grid().rows == g.rows &&
                              c.grid().cols == g.cols,
-                         "apply_q: c must be ", f.a.n(), " x ", f.a.n(), " in tiles of ", f.a.tile(), " on a ", g.rows,
-                         " x ", g.cols, " grid, got n = ", c.n(), ", tile ", c.tile());
+                         "apply_q: c must have ", f.a.m(), " rows in tiles of ", f.a.tile(), " on a ", g.rows, " x ",
+                         g.cols, " grid, got ", c.m(), " rows, tile ", c.tile());
     const double start = wall_seconds();
     // The factors are only read; the runtime's items need non-const host pointers.
     TreeQr<T> q(const_cast<BlockCyclicQr<T>&>(f), execution, comm);
     q.c_ = &c;
     q.register_matrix(c, matrix_c);
-    const int nt = f.a.nt();
+    const int mt = f.a.mt(), nt = f.a.nt();
     for (int s = 0; s < nt; ++s) {
         const int k = trans == 'C' ? s : nt - 1 - s;
-        const std::vector<Op> ops = step_ops(k, nt, f.domains);
+        const std::vector<Op> ops = step_ops(k, mt, f.domains);
         q.panel_skipped(ops.size());
         for (std::size_t o = 0; o < ops.size(); ++o) q.distribute(k, ops, o);
         for (std::size_t n = 0; n < ops.size(); ++n)  // Q: the nodes in reverse
-            q.update(k, ops, trans == 'N' ? ops.size() - 1 - n : n, trans, matrix_c, 0, nt);
+            q.update(k, ops, trans == 'N' ? ops.size() - 1 - n : n, trans, matrix_c, 0, c.nt());
         q.retire();
     }
     return q.finish(start);

@@ -27,8 +27,7 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
     register_tiles(*runtime, a, 0, execution);
     const int nt = a.nt();
     auto id = [](int i, int j) { return tile_id(0, i, j); };
-    // Every body runs the CPU kernels: host workers and the host-memory device both see
-    // host-addressable memory. A CUDA device would branch on TaskContext::kind here.
+    // Every body takes its kernels from the executing device's table (CPU or CUDA).
     for (int k = 0; k < nt; ++k) {
         // Column k: rows [off, off + w) of tile row t hold its diagonal block (seed §3.2).
         const int t = steps[k].row, off = steps[k].offset, w = a.tile_cols(k), rt = a.tile_rows(t);
@@ -36,22 +35,23 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
         const double base = 3.0 * (nt - k);
         // POTF2': the diagonal block, then the rows below it in the same tile.
         runtime->submit({[=](const TaskContext& c) {
+                             const auto& K = kernels::tile_kernels<T>(c.kind);
                              T* l = c.as<T>(id(t, k));
-                             const int info = kernels::cpu::potrf(w, l + off, rt);
+                             const int info = K.potrf(c.queue, w, l + off, rt);
                              if (info != 0)
                                  throw NumericalError(detail::concat(
                                      "Cholesky: the matrix is not positive definite: the leading minor of order ",
                                      col0 + info, " is not positive (column ", col0 + info - 1, ", 0-based)"));
                              if (rt - off - w > 0)
-                                 kernels::cpu::trsm_right_lower_conj(rt - off - w, w, l + off, rt, l + off + w, rt);
+                                 K.trsm_right_lower_conj(c.queue, rt - off - w, w, l + off, rt, l + off + w, rt);
                          },
                          {{id(t, k), Access::read_write}},
                          base + 2});
         for (int i = t + 1; i < a.mt(); ++i) {
             const int mi = a.tile_rows(i);
             runtime->submit({[=](const TaskContext& c) {
-                                 kernels::cpu::trsm_right_lower_conj(mi, w, c.as<T>(id(t, k)) + off, rt,
-                                                                     c.as<T>(id(i, k)), mi);
+                                 kernels::tile_kernels<T>(c.kind).trsm_right_lower_conj(
+                                     c.queue, mi, w, c.as<T>(id(t, k)) + off, rt, c.as<T>(id(i, k)), mi);
                              },
                              {{id(i, k), Access::read_write}, {id(t, k), Access::read}},
                              base + 1});
@@ -66,20 +66,21 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
                 const int mi = a.tile_rows(i);
                 if (i == tj) {
                     runtime->submit({[=](const TaskContext& c) {
+                                         const auto& K = kernels::tile_kernels<T>(c.kind);
                                          const T* l = c.as<T>(id(tj, k));
                                          T* x = c.as<T>(id(tj, j));
-                                         kernels::cpu::herk_minus(wj, w, l + oj, rtj, x + oj, rtj);
+                                         K.herk_minus(c.queue, wj, w, l + oj, rtj, x + oj, rtj);
                                          if (rtj - oj - wj > 0)
-                                             kernels::cpu::gemm_minus_conj(rtj - oj - wj, wj, w, l + oj + wj, rtj,
-                                                                           l + oj, rtj, x + oj + wj, rtj);
+                                             K.gemm_minus_conj(c.queue, rtj - oj - wj, wj, w, l + oj + wj, rtj, l + oj,
+                                                               rtj, x + oj + wj, rtj);
                                      },
                                      {{id(tj, j), Access::read_write}, {id(tj, k), Access::read}},
                                      priority});
                 } else {
                     runtime->submit({[=](const TaskContext& c) {
-                                         kernels::cpu::gemm_minus_conj(mi, wj, w, c.as<T>(id(i, k)), mi,
-                                                                       c.as<T>(id(tj, k)) + oj, rtj,
-                                                                       c.as<T>(id(i, j)), mi);
+                                         kernels::tile_kernels<T>(c.kind).gemm_minus_conj(
+                                             c.queue, mi, wj, w, c.as<T>(id(i, k)), mi, c.as<T>(id(tj, k)) + oj, rtj,
+                                             c.as<T>(id(i, j)), mi);
                                      },
                                      {{id(i, j), Access::read_write}, {id(i, k), Access::read},
                                       {id(tj, k), Access::read}},

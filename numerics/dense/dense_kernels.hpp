@@ -5,12 +5,14 @@
 /// `ld*` >= rows. T is complex_double or complex_single. The CPU backend
 /// (numerics/cpu/dense_kernels.cpp) calls LAPACKE/CBLAS; each call runs on the calling
 /// thread only when that thread has omp_set_num_threads(1) (the dataflow runtime's
-/// workers do). A CUDA backend would declare the same functions in kernels::cuda.
+/// workers do). The algorithms call them through the per-device table TileKernels
+/// (tile_kernels(kind)), so one task body serves the host and a CUDA worker.
 ///
 /// Flops (LAWN 41, complex: 6 real flops per complex multiply-add) are counted by the
 /// callers, not here.
 
 #include "numerics/base/types.hpp"
+#include "runtime/tasks/dataflow.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
 
@@ -69,3 +71,50 @@ template <class T>
 int potrf_upper(int n, T* a, int lda);
 
 }  // namespace topokpm::numerics::kernels::cpu
+
+namespace topokpm::numerics::kernels {
+
+/// The task kernels of tile Cholesky and tile QR of one backend. Each entry takes the
+/// executing worker's queue (TaskContext::queue; ignored on the host), then the
+/// arguments of the kernels::cpu function of the same name, with pointers into the
+/// executing device's memory (TaskContext::data). Entries may return before the work is
+/// done (the runtime waits for the queue before the task finishes); potrf's return value
+/// (0, or the order of the first non-positive leading minor) is final when it returns.
+template <class T>
+struct TileKernels {
+    int (*potrf)(void* queue, int n, T* a, int lda);
+    void (*trsm_right_lower_conj)(void* queue, int m, int n, const T* l, int ldl, T* b, int ldb);
+    void (*herk_minus)(void* queue, int n, int k, const T* a, int lda, T* c, int ldc);
+    void (*gemm_minus_conj)(void* queue, int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c,
+                            int ldc);
+    void (*geqrt)(void* queue, int m, int n, int ib, T* a, int lda, T* t, int ldt);
+    void (*gemqrt)(void* queue, char trans, int m, int n, int k, int ib, const T* v, int ldv, const T* t, int ldt,
+                   T* c, int ldc);
+    void (*tpqrt)(void* queue, int m, int n, int l, int ib, T* a, int lda, T* b, int ldb, T* t, int ldt);
+    void (*tpmqrt)(void* queue, char trans, int m, int n, int k, int l, int ib, const T* v, int ldv, const T* t,
+                   int ldt, T* a, int lda, T* b, int ldb);
+};
+
+/// The table for a device kind: the CPU kernels for host and host_memory devices, the
+/// CUDA kernels (numerics/cuda/dense_kernels.cpp: cuSOLVER/cuBLAS) for cuda. Throws
+/// NotCompiled for cuda in a CPU-only build.
+template <class T>
+const TileKernels<T>& tile_kernels(tasks::DeviceKind kind);
+
+namespace cpu {
+template <class T>
+const TileKernels<T>& table();
+}
+
+namespace cuda {
+/// POTRF: cusolverDn{Z,C}potrf (info read back, so it is synchronous); TRSM, HERK, GEMM:
+/// cuBLAS; GEMQRT and TPMQRT: compact WY per inner block as cuBLAS TRMM/GEMM/GEAM
+/// (C -= V T^H V^H C), TPMQRT for l = 0 only (DimensionMismatch otherwise); the panel
+/// kernels GEQRT and TPQRT run the CPU kernel on the worker's thread on a page-locked host
+/// copy of their operands (seed 001 keeps the QR panels on the host). Throws NotCompiled
+/// in a CPU-only build.
+template <class T>
+const TileKernels<T>& table();
+}  // namespace cuda
+
+}  // namespace topokpm::numerics::kernels

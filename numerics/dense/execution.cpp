@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "numerics/dense/dense_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics::dense {
@@ -33,6 +34,13 @@ std::vector<int> hybrid_widths(global_index cols, int large, int slices, int hos
     return widths;
 }
 
+
+void require_host_addressable(const DenseExecution& execution, const char* what)
+{
+    TOPOKPM_USER_REQUIRE(execution.device_workers == 0 || execution.device_kind != tasks::DeviceKind::cuda, what,
+                         " runs on host and host-memory workers only, got {device_kind} cuda");
+}
+
 std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execution)
 {
     TOPOKPM_USER_REQUIRE(execution.host_workers >= 1, "{host_workers} must be >= 1, got ", execution.host_workers);
@@ -40,14 +48,29 @@ std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execu
                          execution.device_workers);
     TOPOKPM_USER_REQUIRE(execution.slices >= 1, "{slices} must be >= 1, got ", execution.slices);
     TOPOKPM_USER_REQUIRE(execution.inner_block >= 1, "{inner_block} must be >= 1, got ", execution.inner_block);
+    TOPOKPM_USER_REQUIRE(execution.device_kind != tasks::DeviceKind::host,
+                         "{device_kind} must be host_memory or cuda (the host is device 0)");
     tasks::DataflowRuntime::Options options;
     options.devices = {tasks::DeviceConfig{tasks::DeviceKind::host, execution.host_workers, execution.host_pus}};
     if (execution.device_workers > 0)
         options.devices.push_back(
-            tasks::DeviceConfig{tasks::DeviceKind::host_memory, execution.device_workers, execution.device_pus});
+            tasks::DeviceConfig{execution.device_kind, execution.device_workers, execution.device_pus, execution.gpu});
     options.window = execution.window;
     options.topology = execution.topology;
     return std::make_unique<tasks::DataflowRuntime>(options);
 }
 
 }  // namespace topokpm::numerics::dense
+
+namespace topokpm::numerics::kernels {
+
+template <class T>
+const TileKernels<T>& tile_kernels(tasks::DeviceKind kind)
+{
+    return kind == tasks::DeviceKind::cuda ? cuda::table<T>() : cpu::table<T>();
+}
+
+template const TileKernels<complex_double>& tile_kernels<complex_double>(tasks::DeviceKind);
+template const TileKernels<complex_single>& tile_kernels<complex_single>(tasks::DeviceKind);
+
+}  // namespace topokpm::numerics::kernels

@@ -1,7 +1,8 @@
 #pragma once
 /// @file execution.hpp
-/// Where the tile algorithms run (docs/dense.md): host workers, optionally one
-/// "host-memory device" (tasks::DeviceKind::host_memory: own buffers, explicit copies),
+/// Where the tile algorithms run (docs/dense.md): host workers, optionally one device:
+/// a "host-memory device" (tasks::DeviceKind::host_memory: own buffers, explicit copies)
+/// or a CUDA GPU (tasks::DeviceKind::cuda),
 /// and the seed-001 two-level 1-D block-cyclic distribution of tile columns over them.
 /// Tasks run on the owner of the tile they write; the runtime stages the others.
 
@@ -17,7 +18,11 @@ namespace topokpm::numerics::dense {
 
 struct DenseExecution {
     int host_workers = 1;      ///< CPU workers on the host memory, >= 1
-    int device_workers = 0;    ///< workers of one host-memory device; 0: no device
+    int device_workers = 0;    ///< workers of the one device (1 for cuda); 0: no device
+    /// The device's kind: host_memory (CPU kernels on private buffers: the transfer path
+    /// without a GPU) or cuda (GPU `gpu`, cuSOLVER/cuBLAS kernels, numerics/cuda).
+    tasks::DeviceKind device_kind = tasks::DeviceKind::host_memory;
+    int gpu = 0;               ///< CUDA device index (device_kind cuda)
     int slices = 2;            ///< s of seed §3.4: tile column j is the device's when j mod s == s-1; >= 1
     std::size_t window = 4096; ///< task window of the runtime, >= 1
     int inner_block = 32;      ///< QR inner blocking ib, >= 1
@@ -37,8 +42,14 @@ struct DenseReport {
     tasks::DataflowRuntime::Stats stats;
 };
 
-/// A runtime for `execution` (throws InputError for out-of-range fields).
+/// A runtime for `execution` (throws InputError for out-of-range fields; for a cuda
+/// device NotCompiled in a CPU-only build, ResourceError when the GPU is not visible).
 std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execution);
+
+/// Throws InputError when `execution` has a cuda device: for algorithms whose task
+/// bodies call host-side code (TSQR/CholQR2, the block-cyclic QR's copy tasks); `what`
+/// names the algorithm.
+void require_host_addressable(const DenseExecution& execution, const char* what);
 
 /// The runtime's id of tile (i, j) of matrix number `matrix` (0..255).
 inline tasks::DataId tile_id(int matrix, int i, int j)

@@ -40,15 +40,17 @@ TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* repo
         const int mk = rt - off, kk = std::min(mk, w);
         const double base = 3.0 * (nt - k);
         runtime->submit({[=](const TaskContext& c) {
-                             kernels::cpu::geqrt(mk, w, ib, c.as<T>(a_id(t, k)) + off, rt, c.as<T>(t_id(t, k)), ib);
+                             kernels::tile_kernels<T>(c.kind).geqrt(
+                                 c.queue, mk, w, ib, c.as<T>(a_id(t, k)) + off, rt, c.as<T>(t_id(t, k)), ib);
                          },
                          {{a_id(t, k), Access::read_write}, {t_id(t, k), Access::read_write}},
                          base + 2});
         for (int j = k + 1; j < nt; ++j) {
             const int nj = A.tile_cols(j);
             runtime->submit({[=](const TaskContext& c) {
-                                 kernels::cpu::gemqrt('C', mk, nj, kk, ib, c.as<T>(a_id(t, k)) + off, rt,
-                                                      c.as<T>(t_id(t, k)), ib, c.as<T>(a_id(t, j)) + off, rt);
+                                 kernels::tile_kernels<T>(c.kind).gemqrt(
+                                     c.queue, 'C', mk, nj, kk, ib, c.as<T>(a_id(t, k)) + off, rt, c.as<T>(t_id(t, k)),
+                                     ib, c.as<T>(a_id(t, j)) + off, rt);
                              },
                              {{a_id(t, j), Access::read_write}, {a_id(t, k), Access::read}, {t_id(t, k), Access::read}},
                              base + (j == k + 1 ? 1 : 0)});
@@ -57,8 +59,9 @@ TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* repo
         for (int i = t + 1; i < mt; ++i) {
             const int mi = A.tile_rows(i);
             runtime->submit({[=](const TaskContext& c) {
-                                 kernels::cpu::tpqrt(mi, w, 0, ib, c.as<T>(a_id(t, k)) + off, rt, c.as<T>(a_id(i, k)),
-                                                     mi, c.as<T>(t_id(i, k)), ib);
+                                 kernels::tile_kernels<T>(c.kind).tpqrt(
+                                     c.queue, mi, w, 0, ib, c.as<T>(a_id(t, k)) + off, rt, c.as<T>(a_id(i, k)), mi,
+                                     c.as<T>(t_id(i, k)), ib);
                              },
                              {{a_id(t, k), Access::read_write}, {a_id(i, k), Access::read_write},
                               {t_id(i, k), Access::read_write}},
@@ -66,9 +69,9 @@ TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* repo
             for (int j = k + 1; j < nt; ++j) {
                 const int nj = A.tile_cols(j);
                 runtime->submit({[=](const TaskContext& c) {
-                                     kernels::cpu::tpmqrt('C', mi, nj, w, 0, ib, c.as<T>(a_id(i, k)), mi,
-                                                          c.as<T>(t_id(i, k)), ib, c.as<T>(a_id(t, j)) + off, rt,
-                                                          c.as<T>(a_id(i, j)), mi);
+                                     kernels::tile_kernels<T>(c.kind).tpmqrt(
+                                         c.queue, 'C', mi, nj, w, 0, ib, c.as<T>(a_id(i, k)), mi, c.as<T>(t_id(i, k)),
+                                         ib, c.as<T>(a_id(t, j)) + off, rt, c.as<T>(a_id(i, j)), mi);
                                  },
                                  {{a_id(t, j), Access::read_write}, {a_id(i, j), Access::read_write},
                                   {a_id(i, k), Access::read}, {t_id(i, k), Access::read}},
@@ -119,8 +122,9 @@ DenseReport apply_q(const TileQr<T>& f, char trans, TileMatrix<T>& c, const Dens
         for (int j = 0; j < c.nt(); ++j) {
             const int nj = c.tile_cols(j);
             runtime->submit({[=](const TaskContext& x) {
-                                 kernels::cpu::gemqrt(trans, mk, nj, kk, ib, x.as<T>(a_id(t, k)) + off, rt,
-                                                      x.as<T>(t_id(t, k)), ib, x.as<T>(c_id(t, j)) + off, rt);
+                                 kernels::tile_kernels<T>(x.kind).gemqrt(
+                                     x.queue, trans, mk, nj, kk, ib, x.as<T>(a_id(t, k)) + off, rt, x.as<T>(t_id(t, k)),
+                                     ib, x.as<T>(c_id(t, j)) + off, rt);
                              },
                              {{c_id(t, j), Access::read_write}, {a_id(t, k), Access::read}, {t_id(t, k), Access::read}},
                              double(K - k)});
@@ -132,9 +136,9 @@ DenseReport apply_q(const TileQr<T>& f, char trans, TileMatrix<T>& c, const Dens
         for (int j = 0; j < c.nt(); ++j) {
             const int nj = c.tile_cols(j);
             runtime->submit({[=](const TaskContext& x) {
-                                 kernels::cpu::tpmqrt(trans, mi, nj, w, 0, ib, x.as<T>(a_id(i, k)), mi,
-                                                      x.as<T>(t_id(i, k)), ib, x.as<T>(c_id(t, j)) + off, rt,
-                                                      x.as<T>(c_id(i, j)), mi);
+                                 kernels::tile_kernels<T>(x.kind).tpmqrt(
+                                     x.queue, trans, mi, nj, w, 0, ib, x.as<T>(a_id(i, k)), mi, x.as<T>(t_id(i, k)), ib,
+                                     x.as<T>(c_id(t, j)) + off, rt, x.as<T>(c_id(i, j)), mi);
                              },
                              {{c_id(t, j), Access::read_write}, {c_id(i, j), Access::read_write},
                               {a_id(i, k), Access::read}, {t_id(i, k), Access::read}},

@@ -42,6 +42,7 @@ template <class T>
 TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
 {
     check_block(a);
+    require_host_addressable(execution, "TSQR");
     const double start = wall_seconds();
     const int k = a.tile_cols(0), mt = a.mt();
     const int ib = std::min(execution.inner_block, k);
@@ -142,6 +143,7 @@ template <class T>
 bool cholqr_pass(TileMatrix<T>& a, const DenseExecution& execution, double rcond_min, std::vector<T>& u,
                  double* rcond, DenseReport& report)
 {
+    require_host_addressable(execution, "CholQR2");
     const double start = wall_seconds();
     const int k = a.tile_cols(0), mt = a.mt();
     const std::size_t kk = std::size_t(k) * k;

@@ -39,8 +39,9 @@ double time_kernels(DenseOp op, int large, const DenseExecution& execution, int 
         for (int w = 0; w < workers; ++w)
             runtime->submit({[=](const TaskContext& c) {
                                  auto* r = c.as<complex_double>(tile_id(2, w, 0));
-                                 kernels::cpu::tpqrt(large, large, 0, ib, r, large, c.as<complex_double>(tile_id(0, w, 0)),
-                                                     large, c.as<complex_double>(tile_id(3, w, 0)), ib);
+                                 kernels::tile_kernels<complex_double>(c.kind).tpqrt(
+                                     c.queue, large, large, 0, ib, r, large, c.as<complex_double>(tile_id(0, w, 0)),
+                                     large, c.as<complex_double>(tile_id(3, w, 0)), ib);
                              },
                              {{tile_id(2, w, 0), Access::read_write}, {tile_id(0, w, 0), Access::read_write},
                               {tile_id(3, w, 0), Access::read_write}}});
@@ -49,17 +50,17 @@ double time_kernels(DenseOp op, int large, const DenseExecution& execution, int 
             const auto a = tile_id(0, w, 0), b = tile_id(1, w, 0), c = tile_id(2, w, 0), t = tile_id(3, w, 0);
             if (op == DenseOp::cholesky)
                 runtime->submit({[=](const TaskContext& x) {
-                                     kernels::cpu::gemm_minus_conj(large, large, large, x.as<complex_double>(a), large,
-                                                                   x.as<complex_double>(b), large,
-                                                                   x.as<complex_double>(c), large);
+                                     kernels::tile_kernels<complex_double>(x.kind).gemm_minus_conj(
+                                         x.queue, large, large, large, x.as<complex_double>(a), large,
+                                         x.as<complex_double>(b), large, x.as<complex_double>(c), large);
                                  },
                                  {{c, Access::read_write}, {a, Access::read}, {b, Access::read}}});
             else
                 runtime->submit({[=](const TaskContext& x) {
-                                     kernels::cpu::tpmqrt('C', large, large, large, 0, ib, x.as<complex_double>(a),
-                                                          large, x.as<complex_double>(t), ib,
-                                                          x.as<complex_double>(b), large, x.as<complex_double>(c),
-                                                          large);
+                                     kernels::tile_kernels<complex_double>(x.kind).tpmqrt(
+                                         x.queue, 'C', large, large, large, 0, ib, x.as<complex_double>(a), large,
+                                         x.as<complex_double>(t), ib, x.as<complex_double>(b), large,
+                                         x.as<complex_double>(c), large);
                                  },
                                  {{b, Access::read_write}, {c, Access::read_write}, {a, Access::read},
                                   {t, Access::read}}});

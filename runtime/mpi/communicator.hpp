@@ -10,8 +10,10 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <complex>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "runtime/base/error.hpp"
@@ -108,6 +110,19 @@ std::vector<T> gatherv(const std::vector<T>& local, int root = 0, std::vector<in
           "MPI_Gatherv");
     if (counts != nullptr) *counts = sizes;
     return all;
+}
+
+/// Completes a nonblocking request, sleeping `pause` between MPI_Test calls: a blocking
+/// MPI call polls on its core (OpenMPI does unless the job is oversubscribed), which a
+/// master thread sharing cores with task workers takes from them (docs/dense.md).
+inline void wait_sleeping(MPI_Request& request, const char* call,
+                          std::chrono::microseconds pause = std::chrono::microseconds(50))
+{
+    for (int done = 0;;) {
+        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
+        if (done) return;
+        std::this_thread::sleep_for(pause);
+    }
 }
 
 }  // namespace topokpm::mpi

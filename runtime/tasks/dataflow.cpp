@@ -9,6 +9,7 @@
 
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
+#include "runtime/device/cuda_memory_space.hpp"
 
 namespace topokpm::tasks {
 
@@ -86,13 +87,16 @@ DataflowRuntime::DataflowRuntime(Options options) : window_(options.window), top
     int spaces = 1;
     for (const DeviceConfig& config : options.devices) {
         TOPOKPM_USER_REQUIRE(config.workers >= 1, "a device needs >= 1 worker, got ", config.workers);
-        TOPOKPM_USER_REQUIRE(config.kind != DeviceKind::cuda,
-                             "the dataflow runtime has no CUDA worker yet (DeviceKind::cuda)");
+        // One management thread per GPU (seed §4.2): its stream orders the staging copies
+        // before the kernels, so no other queue can see a copy still in flight.
+        TOPOKPM_USER_REQUIRE(config.kind != DeviceKind::cuda || config.workers == 1,
+                             "a cuda device is driven by exactly 1 worker, got ", config.workers);
         TOPOKPM_USER_REQUIRE(config.pus.empty() || topology_ != nullptr, "pinning workers needs a topology");
         auto device = std::make_unique<Device>();
         device->config = config;
-        if (config.kind == DeviceKind::host_memory) {
-            device->space = make_host_memory_space();
+        if (config.kind != DeviceKind::host) {
+            device->space = config.kind == DeviceKind::cuda ? device::make_cuda_memory_space(config.gpu)
+                                                           : make_host_memory_space();
             device->space_index = spaces++;
         }
         devices_.push_back(std::move(device));
@@ -232,7 +236,7 @@ void DataflowRuntime::stage(Node& node, int device_index, TaskContext& context)
                     while (live > peak && !peak_device_buffers_.compare_exchange_weak(peak, live)) {
                     }
                 }
-                device.space->copy_from_host(item->copies[space], item->host, item->bytes);
+                device.space->copy_from_host_async(item->copies[space], item->host, item->bytes, context.queue);
                 bytes_to_device_ += item->bytes;
             }
             item->valid[space] = true;
@@ -289,12 +293,21 @@ void DataflowRuntime::worker_loop(int device_index, int worker)
         const auto& pus = device.config.pus;
         topology_->bind_thread({pus[static_cast<std::size_t>(worker) % pus.size()]});
     }
+    void* queue = nullptr;
+    if (device.space) {
+        try {
+            queue = device.space->attach_worker();
+        } catch (...) {  // e.g. no stream: every task of this worker fails with the reason
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!error_) error_ = std::current_exception();
+        }
+    }
     for (;;) {
         std::shared_ptr<Node> node;
         {
             std::unique_lock<std::mutex> lock(mutex_);
             device.wake.wait(lock, [&] { return stopping_ || !device.ready.empty(); });
-            if (device.ready.empty()) return;
+            if (device.ready.empty()) break;
             node = device.ready.top();
             device.ready.pop();
         }
@@ -310,9 +323,17 @@ void DataflowRuntime::worker_loop(int device_index, int worker)
                 context.device = device_index;
                 context.kind = device.config.kind;
                 context.worker = worker;
+                context.queue = queue;
                 stage(*node, device_index, context);
                 node->spec.body(context);
+                if (device.space) device.space->complete(queue);  // the body's queued work is done
             } catch (...) {
+                if (device.space) {
+                    try {  // drain what the failed body queued before its buffers can be reused
+                        device.space->complete(queue);
+                    } catch (...) {
+                    }
+                }
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (!error_) error_ = std::current_exception();
             }
@@ -323,6 +344,7 @@ void DataflowRuntime::worker_loop(int device_index, int worker)
         }
         finish(node);
     }
+    if (device.space) device.space->detach_worker(queue);
 }
 
 void DataflowRuntime::release(DataId id)

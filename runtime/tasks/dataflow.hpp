@@ -20,8 +20,12 @@
 ///   (explicit copies through the host, counted in Stats) and keeps one valid copy per
 ///   written item. DeviceKind::host_memory is such a device whose "device memory" is a
 ///   separate host allocation: it runs the same CPU kernels and exercises the transfer
-///   path without a GPU. A CUDA device would plug in as another MemorySpace (cudaMemcpy)
-///   and a task body that dispatches on TaskContext::kind.
+///   path without a GPU. DeviceKind::cuda is a GPU (runtime/device/cuda_memory_space.hpp:
+///   cudaMalloc'd buffers, copies on a stream per worker); task bodies pick their
+///   kernels by TaskContext::kind and queue them on TaskContext::queue.
+/// - Asynchronous devices: a body may return before its work is done (kernels queued on
+///   the worker's queue). The runtime calls MemorySpace::complete() on that queue before
+///   the task counts as finished, so a child on another device sees the results.
 /// - Items freed by visit counts (seed §4.3): release() marks an item; once every task
 ///   submitted so far that touches it has finished, its device copies are written back
 ///   to the host and freed.
@@ -59,7 +63,7 @@ enum class Access {
 enum class DeviceKind {
     host,         ///< CPU workers on the process memory
     host_memory,  ///< CPU workers on a private memory space with explicit copies (tests)
-    cuda,         ///< reserved for a GPU worker (not implemented yet)
+    cuda,         ///< a CUDA GPU (DeviceConfig::gpu); its workers drive it, one stream each
 };
 
 /// Memory of one device that is not the host's: allocation and explicit copies.
@@ -69,7 +73,27 @@ public:
     virtual void* allocate(std::size_t bytes) = 0;
     virtual void release(void* pointer) = 0;
     virtual void copy_from_host(void* device_dst, const void* host_src, std::size_t bytes) = 0;
+    /// Returns once the bytes are in host memory (callable from any thread).
     virtual void copy_to_host(void* host_dst, const void* device_src, std::size_t bytes) = 0;
+
+    // Per-worker queues, for devices that run asynchronously (a CUDA stream per worker).
+    // The defaults describe a synchronous device with no queue.
+
+    /// Called on each worker thread of the device before its first task; the result is
+    /// that worker's TaskContext::queue (nullptr: none).
+    virtual void* attach_worker() { return nullptr; }
+    /// Called on the worker thread when it stops (its queue stays valid until the space is destroyed).
+    virtual void detach_worker(void* queue) { (void)queue; }
+    /// Stages a task's input on the executing worker's `queue`: may return before the copy
+    /// is done, as long as work queued later on `queue` sees the bytes.
+    virtual void copy_from_host_async(void* device_dst, const void* host_src, std::size_t bytes, void* queue)
+    {
+        (void)queue;
+        copy_from_host(device_dst, host_src, bytes);
+    }
+    /// Returns when everything queued on `queue` has completed; throws the device's error
+    /// (e.g. CudaError) if some of it failed. Called after every task body of the device.
+    virtual void complete(void* queue) { (void)queue; }
 };
 
 /// A private host allocation used as device memory (DeviceKind::host_memory).
@@ -79,6 +103,7 @@ struct DeviceConfig {
     DeviceKind kind = DeviceKind::host;
     int workers = 1;              ///< worker threads, >= 1
     std::vector<unsigned> pus;    ///< worker w is pinned to pus[w % size]; empty: not pinned
+    int gpu = 0;                  ///< the CUDA device index (kind cuda only)
 };
 
 /// What a task body sees: where it runs and its data in that device's memory.
@@ -87,6 +112,7 @@ public:
     int device = 0;
     DeviceKind kind = DeviceKind::host;
     int worker = 0;  ///< global worker index
+    void* queue = nullptr;  ///< the worker's queue on its device (points to its cudaStream_t for cuda), else null
     /// Pointer to `id` in the executing device's memory. Throws DimensionMismatch for an
     /// id the task did not declare.
     void* data(DataId id) const;
@@ -123,7 +149,8 @@ public:
     };
 
     /// Starts the workers. Throws InputError for no device, a device with no worker, a
-    /// window of 0, a cuda device (not implemented), or PUs without a topology.
+    /// window of 0, or PUs without a topology; for a cuda device NotCompiled (CPU-only
+    /// build) or ResourceError (no such GPU visible, with the CUDA runtime's reason).
     explicit DataflowRuntime(Options options);
     /// Waits for every task (errors are dropped here: call wait_all() to see them).
     ~DataflowRuntime();

@@ -36,6 +36,7 @@
 #include "numerics/dense/qr.hpp"
 #include "numerics/dense/tall_skinny.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/backends.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics::dense;
@@ -653,4 +654,183 @@ TEST(DenseRelease, QrAndFormQFreeEveryDeviceBuffer)
     EXPECT_GT(applied.stats.peak_device_buffers, 0);
     EXPECT_EQ(applied.stats.device_buffers, 0);
     EXPECT_LE(orthogonality(to_double(q), m, n), 1e-12);
+}
+
+// ---- the CUDA worker (DeviceKind::cuda: numerics/cuda/dense_kernels.cpp) ----
+//
+// The GPU factors are compared with the host factor to rounding, not bit for bit:
+// cuSOLVER/cuBLAS sum in other orders than OpenBLAS. The bounds are those of the file
+// comment with two backward errors: the GPU kernels compute the same blocked algorithms
+// (Higham's bounds hold for any summation order), so each factor is exact for A + dA_i with
+// dA_i within the backward bound, and the perturbation bounds give the difference.
+
+namespace {
+
+DenseExecution gpu_execution(int host_workers, int slices)
+{
+    DenseExecution ex;
+    ex.host_workers = host_workers;
+    ex.device_workers = 1;
+    ex.device_kind = topokpm::tasks::DeviceKind::cuda;
+    ex.slices = slices;
+    return ex;
+}
+
+/// The two layouts the GPU tests run: square tiles (the GPU owns every second tile
+/// column) and hybrid tiles (the GPU owns the wide slice of every large tile).
+template <class T>
+std::vector<TileMatrix<T>> gpu_layouts(int m, int n, int nb, int large, int host_width)
+{
+    std::vector<TileMatrix<T>> out;
+    out.emplace_back(m, n, nb, nb);
+    out.emplace_back(m, large, hybrid_widths(n, large, 2, host_width));
+    return out;
+}
+
+}  // namespace
+
+TEST(DenseCuda, WithoutAGpuTheFactorizationsAreRefusedWithTheReason)
+{
+    if (!topokpm::testing::cuda_unavailable_reason())
+        GTEST_SKIP() << "a CUDA device is visible: this checks the refusal on machines without one";
+    TileMatrix<complex_double> t(64, 64, 32, 32);
+    for (int d = 0; d < 64; ++d) t(d, d) = 1.0;
+    try {
+        cholesky(t, gpu_execution(1, 2));
+        FAIL() << "a cuda device without a GPU was accepted";
+    } catch (const NotCompiled& e) {
+        EXPECT_FALSE(topokpm::testing::cuda_compiled) << e.what();
+    } catch (const ResourceError& e) {
+        EXPECT_TRUE(topokpm::testing::cuda_compiled);
+        EXPECT_NE(std::string(e.what()).find("cudaGetDeviceCount"), std::string::npos) << e.what();
+    }
+}
+
+// TSQR and CholQR2 run host code inside their tasks: a cuda device is an InputError
+// before anything runs (on any machine).
+TEST(DenseCuda, TallSkinnyFactorizationsRefuseACudaDevice)
+{
+    TileMatrix<complex_double> t(256, 8, 64, 8);
+    for (int d = 0; d < 8; ++d) t(d, d) = 1.0;
+    EXPECT_THROW(tsqr(t, gpu_execution(1, 2)), InputError);
+    EXPECT_THROW(cholqr2(t, gpu_execution(1, 2)), InputError);
+}
+
+TYPED_TEST(DenseTyped, CudaCholeskyMatchesTheHostFactorToRounding)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    using T = TypeParam;
+    const int n = 1000;
+    const auto a = random_hpd(n, 31);
+    const auto ev = numerics::hermitian_eigenvalues(a, n);
+    const double kappa = ev.back() / ev.front(), norm2 = ev.back();
+    double trace = 0;
+    for (int d = 0; d < n; ++d) trace += a[std::size_t(d) * n + d].real();
+    const double da = 4 * gamma(n + 1, unit_roundoff<T>()) * trace;  // backward error of either factor
+    auto layouts = gpu_layouts<T>(n, n, 128, 256, 64);
+    for (std::size_t layout = 0; layout < layouts.size(); ++layout) {
+        TileMatrix<T> gpu = layouts[layout], host = layouts[layout];
+        gpu.from_column_major(cast<T>(a).data(), n);
+        host.from_column_major(cast<T>(a).data(), n);
+        const DenseReport report = cholesky(gpu, gpu_execution(2, 2));
+        cholesky(host, DenseExecution{});
+        EXPECT_GT(report.stats.bytes_to_device, 0u);
+        EXPECT_GT(report.stats.bytes_to_host, 0u);
+        EXPECT_EQ(report.stats.device_buffers, 0);
+        auto l = to_double(gpu);
+        const auto l_host = to_double(host);
+        double diff = 0;
+        for (int c = 0; c < n; ++c)
+            for (int r = c; r < n; ++r) diff += std::norm(l[r + std::size_t(c) * n] - l_host[r + std::size_t(c) * n]);
+        EXPECT_LE(std::sqrt(diff), kappa * 2 * da / norm2 * std::sqrt(norm2)) << "layout " << layout;
+        for (int c = 0; c < n; ++c)
+            for (int r = 0; r < c; ++r) l[r + std::size_t(c) * n] = 0.0;
+        std::vector<complex_double> llh(std::size_t(n) * n);
+        const complex_double one(1), zero(0);
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, n, n, n, &one, l.data(), n, l.data(), n, &zero,
+                    llh.data(), n);
+        std::vector<complex_double> residual(a.size());
+        for (std::size_t e = 0; e < a.size(); ++e) residual[e] = complex_double(cast<T>({a[e]})[0]) - llh[e];
+        EXPECT_LE(frob(residual), da) << "layout " << layout;
+    }
+}
+
+// The GPU's POTRF (cuSOLVER devInfo) reports the failing minor like LAPACK's info.
+TEST(DenseCuda, NotPositiveDefiniteInAGpuColumnNamesTheColumn)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const int n = 200;
+    auto a = random_hpd(n, 32);
+    a[std::size_t(170) * n + 170] = -1e3;  // tile column 3 (150..199): the GPU's with s = 2
+    TileMatrix<complex_double> t(n, n, 50, 50);
+    t.from_column_major(a.data(), n);
+    ASSERT_EQ(column_owner(3, 2, 1), 1);
+    try {
+        cholesky(t, gpu_execution(1, 2));
+        FAIL() << "no NumericalError";
+    } catch (const NumericalError& e) {
+        EXPECT_NE(std::string(e.what()).find("column 170,"), std::string::npos) << e.what();
+    }
+}
+
+// QR on host + GPU: the GPU runs the updates (GEMQRT/TPMQRT as compact-WY cuBLAS calls,
+// Q^H in qr(), Q in form_q()), its panels go through the host staging.
+TYPED_TEST(DenseTyped, CudaQrMatchesTheHostFactorToRounding)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    using T = TypeParam;
+    const int m = 700, n = 500, nb = 100, large = 200;
+    const auto a = gaussian(m, n, 33);
+    const double kappa = kappa2(a, m, n);
+    auto layouts = gpu_layouts<T>(m, n, nb, large, 64);
+    for (std::size_t layout = 0; layout < layouts.size(); ++layout) {
+        TileMatrix<T> gpu = layouts[layout], host = layouts[layout];
+        gpu.from_column_major(cast<T>(a).data(), m);
+        host.from_column_major(cast<T>(a).data(), m);
+        DenseExecution ex = gpu_execution(2, 2), host_ex;
+        ex.inner_block = host_ex.inner_block = 32;
+        DenseReport report;
+        auto f = qr(std::move(gpu), ex, &report);
+        auto f_host = qr(std::move(host), host_ex);
+        EXPECT_GT(report.stats.bytes_to_device, 0u);
+        EXPECT_EQ(report.stats.device_buffers, 0);
+        const auto q = to_double(form_q(f, ex));
+        const auto r = upper(to_double(f.a), m, n), r_host = upper(to_double(f_host.a), m, n);
+        const int block = layout == 0 ? nb : large;  // reflector length <= 2 x the row tile
+        const double rel = 4 * double(n) * f.a.mt() * gamma(2 * block, unit_roundoff<T>());
+        const auto qr_prod = product(q, r, m, n, n);
+        std::vector<complex_double> diff(a.size());
+        for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(cast<T>({a[e]})[0]) - qr_prod[e];
+        EXPECT_LE(frob(diff), rel * frob(a)) << "layout " << layout;
+        EXPECT_LE(orthogonality(q, m, n), std::sqrt(double(n)) * rel) << "layout " << layout;
+        // Sun's bound with both backward errors, as in REqualsLapackZgeqrfToRoundingUpToPhases.
+        EXPECT_LE(phase_aligned_difference(r, r_host, n), std::sqrt(2.0) * kappa * 2 * rel * frob(a))
+            << "layout " << layout;
+    }
+}
+
+// Run to run on one GPU the factor is bitwise the same whatever the host workers and the
+// window: the tile update order is fixed by the runtime, and cuBLAS documents bitwise
+// reproducible results for a handle used on one stream on the same GPU (each worker has
+// one stream and its own handle). Across host and GPU it is not (see above).
+TYPED_TEST(DenseTyped, CudaCholeskyAndQrAreBitwiseIndependentOfTheHostSchedule)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    using T = TypeParam;
+    const int n = 600, nb = 100;
+    const auto a = random_hpd(n, 34);
+    std::vector<std::vector<T>> chol, qrs;
+    for (int variant = 0; variant < 2; ++variant) {
+        DenseExecution ex = gpu_execution(variant == 0 ? 1 : 2, 2);
+        if (variant == 1) ex.window = 1;
+        TileMatrix<T> t(n, n, nb, nb);
+        t.from_column_major(cast<T>(a).data(), n);
+        cholesky(t, ex);
+        chol.push_back(t.storage());
+        TileMatrix<T> g(n, n, nb, nb);
+        g.from_column_major(cast<T>(a).data(), n);
+        qrs.push_back(qr(std::move(g), ex).a.storage());
+    }
+    EXPECT_EQ(std::memcmp(chol[0].data(), chol[1].data(), chol[0].size() * sizeof(T)), 0);
+    EXPECT_EQ(std::memcmp(qrs[0].data(), qrs[1].data(), qrs[0].size() * sizeof(T)), 0);
 }

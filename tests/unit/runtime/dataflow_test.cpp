@@ -7,9 +7,11 @@
 #include <mutex>
 #include <thread>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "runtime/base/error.hpp"
+#include "tests/support/backends.hpp"
 
 using namespace topokpm::tasks;
 
@@ -194,4 +196,82 @@ TEST(Dataflow, BodiesRunWithOneOpenMpThread)
     rt.wait_all();
     EXPECT_EQ(seen, 1);
     EXPECT_EQ(omp_get_max_threads(), 2);
+}
+
+// ---- DeviceKind::cuda (runtime/device/cuda_memory_space.cpp) ----
+
+namespace {
+
+DataflowRuntime::Options with_gpu(int gpu_workers)
+{
+    DataflowRuntime::Options o;
+    o.devices = {DeviceConfig{DeviceKind::host, 1, {}}, DeviceConfig{DeviceKind::cuda, gpu_workers, {}, 0}};
+    return o;
+}
+
+}  // namespace
+
+// One management thread per GPU: its stream orders the staging copies before the kernels.
+TEST(DataflowCuda, MoreThanOneWorkerPerGpuIsAnInputError)
+{
+    EXPECT_THROW(DataflowRuntime(with_gpu(2)), topokpm::InputError);
+}
+
+// Without a GPU the cuda device is refused with the CUDA runtime's reason (CUDA build) or
+// NotCompiled (CPU-only build), never a crash in a worker.
+TEST(DataflowCuda, WithoutAGpuTheDeviceIsRefusedWithTheReason)
+{
+    if (!topokpm::testing::cuda_unavailable_reason())
+        GTEST_SKIP() << "a CUDA device is visible: this checks the refusal on machines without one";
+    try {
+        DataflowRuntime rt(with_gpu(1));
+        FAIL() << "a cuda device without a GPU was accepted";
+    } catch (const topokpm::NotCompiled& e) {
+        EXPECT_FALSE(topokpm::testing::cuda_compiled) << e.what();
+    } catch (const topokpm::ResourceError& e) {
+        EXPECT_TRUE(topokpm::testing::cuda_compiled);
+        EXPECT_NE(std::string(e.what()).find("cudaGetDeviceCount"), std::string::npos) << e.what();
+    }
+}
+
+// Through the GPU and back: a host write, a GPU task that takes the item read-write (so
+// the GPU holds the only valid copy), a host read that must see the host's bytes again
+// (copied to the device and back), then a second host write that the GPU must re-stage
+// (a stale device copy would be written back over it).
+TEST(DataflowCuda, ItemsRoundTripThroughTheGpuAndStaleCopiesAreRestaged)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    std::vector<double> data(1000, 0.0), seen;
+    const std::size_t bytes = data.size() * sizeof(double);
+    DataflowRuntime rt(with_gpu(1));
+    rt.register_data(1, data.data(), bytes, 1);
+    rt.submit({[](const TaskContext& c) {
+                   auto* p = c.as<double>(1);
+                   for (int i = 0; i < 1000; ++i) p[i] = 0.5 * i;
+               },
+               {{1, Access::read_write}},
+               0.0,
+               0});
+    const void* host = data.data();
+    bool on_gpu = false;
+    rt.submit({[&on_gpu, host](const TaskContext& c) {
+                   on_gpu = c.kind == DeviceKind::cuda && c.queue != nullptr && c.data(1) != host;
+               },
+               {{1, Access::read_write}}});
+    rt.submit({[&seen](const TaskContext& c) { seen.assign(c.as<double>(1), c.as<double>(1) + 1000); },
+               {{1, Access::read}},
+               0.0,
+               0});
+    rt.submit({[](const TaskContext& c) { c.as<double>(1)[7] = -1.0; }, {{1, Access::read_write}}, 0.0, 0});
+    rt.submit({[](const TaskContext&) {}, {{1, Access::read_write}}});  // on the GPU again
+    rt.release(1);
+    rt.wait_all();
+    EXPECT_TRUE(on_gpu);
+    ASSERT_EQ(seen.size(), 1000u);
+    for (int i = 0; i < 1000; ++i) EXPECT_EQ(seen[i], 0.5 * i) << i;
+    for (int i = 0; i < 1000; ++i) EXPECT_EQ(data[i], i == 7 ? -1.0 : 0.5 * i) << i;
+    const auto s = rt.stats();
+    EXPECT_EQ(s.bytes_to_device, 2 * bytes);
+    EXPECT_EQ(s.bytes_to_host, 2 * bytes);
+    EXPECT_EQ(s.device_buffers, 0);
 }
