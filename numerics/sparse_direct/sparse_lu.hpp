@@ -170,6 +170,8 @@ struct SolveReport {
 };
 
 class SparseLU {
+    friend class DistributedLU;  // distributed_lu.hpp: the same analysis and panel kernel across ranks
+
 public:
     /// Analyse phase: ordering, elimination tree, supernodes. Copies `a`. Throws InputError
     /// for an inconsistent option ({site_size}, {lattice}) and DimensionMismatch for a
