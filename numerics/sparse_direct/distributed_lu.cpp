@@ -402,4 +402,42 @@ std::vector<complex_double> DistributedLU::gather_factors(int root) const
     return out;
 }
 
+ShiftInvertSolver solver_of(DistributedLU& lu)
+{
+    ShiftInvertSolver s;
+    s.size = lu.size();
+    s.factorize = [&lu](complex_double z, const FactorOptions& o) { return lu.factorize(z, o); };
+    s.solve = [&lu](const complex_double* b, complex_double* x, int nrhs) { return lu.solve(b, x, nrhs); };
+    s.factor_nonzeros = static_cast<double>(lu.analysis().factor_nonzeros());
+    s.factor_memory_bytes = lu.analysis().factor_memory_bytes();
+    return s;
+}
+
+GreenLdos green_ldos_over_ranks(SparseLU& lu, const std::vector<global_index>& rows,
+                                const std::vector<double>& energies, const GreenLdosOptions& options, MPI_Comm comm)
+{
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    // Every rank checks every input (green_ldos sees only its own energies).
+    (void)green_ldos(lu, rows, {}, options);
+    for (const double e : energies) TOPOKPM_USER_REQUIRE(std::isfinite(e), "energy ", e, ": must be finite");
+    std::vector<double> mine;
+    for (std::size_t k = static_cast<std::size_t>(rank); k < energies.size(); k += static_cast<std::size_t>(ranks))
+        mine.push_back(energies[k]);
+    const GreenLdos part = green_ldos(lu, rows, mine, options);
+    const std::size_t nr = rows.size(), ne = energies.size(), nm = mine.size();
+    GreenLdos out;
+    out.rho.assign(nr * ne, 0.0);
+    for (std::size_t r = 0; r < nr; ++r)
+        for (std::size_t j = 0; j < nm; ++j) out.rho[r * ne + rank + j * ranks] = part.rho[r * nm + j];
+    if (ranks > 1) mpi::allreduce_sum(out.rho, comm);
+    out.tiny_pivots = mpi::allreduce_sum(static_cast<std::int64_t>(part.tiny_pivots), comm);
+    out.worst_backward_error = mpi::allreduce_max(part.worst_backward_error, comm);
+    out.max_refinement_steps = mpi::allreduce_max(part.max_refinement_steps, comm);
+    out.factor_seconds = mpi::allreduce_max(part.factor_seconds, comm);
+    out.solve_seconds = mpi::allreduce_max(part.solve_seconds, comm);
+    return out;
+}
+
 }  // namespace topokpm::sparse_direct

@@ -36,6 +36,8 @@
 
 #include <vector>
 
+#include "numerics/sparse_direct/green.hpp"
+#include "numerics/sparse_direct/shift_invert.hpp"
 #include "numerics/sparse_direct/sparse_lu.hpp"
 
 namespace topokpm::sparse_direct {
@@ -85,5 +87,20 @@ private:
     complex_double shift_ = 0.0;
     bool factored_ = false;
 };
+
+/// `lu` (which must outlive the result) behind shift-invert's solver seam: one distributed
+/// factorization, solves collective (kpm-eigs --method shift-invert under mpirun).
+ShiftInvertSolver solver_of(DistributedLU& lu);
+
+/// green_ldos with the energy grid dealt over the ranks of `comm` (energy k to rank k mod P,
+/// so neighbouring energies, of similar cost, spread evenly): each rank factors its own
+/// energies with its own `lu` (one process each; the energies are independent), and rho is
+/// summed over the ranks into the full [rows, energies] array on every rank (each entry from
+/// one rank, the others' zeros: exact, so rho equals one rank's green_ldos bit for bit).
+/// tiny_pivots summed, worst backward error and refinement steps the maxima, the seconds the
+/// slowest rank's. options.progress sees this rank's energies. Collective; throws as
+/// green_ldos, on every rank (the inputs are checked before any rank starts).
+GreenLdos green_ldos_over_ranks(SparseLU& lu, const std::vector<global_index>& rows,
+                                const std::vector<double>& energies, const GreenLdosOptions& options, MPI_Comm comm);
 
 }  // namespace topokpm::sparse_direct
