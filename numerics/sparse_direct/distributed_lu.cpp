@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "numerics/dense/block_cyclic.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/communicator.hpp"
 
@@ -55,111 +56,97 @@ DistributedLU::DistributedLU(const SparseLU& analysis, MPI_Comm comm) : lu_(anal
         if (other != h)
             throw Error("the sparse LU analyses differ between the MPI ranks (each rank must analyse the same "
                         "matrix with the same options)");
+    const numerics::dense::ProcessGrid grid = numerics::dense::ProcessGrid::of(comm_);
+    pr_ = grid.rows;
+    pc_ = grid.cols;
+    myrow_ = grid.row;
+    mycol_ = grid.col;
+    mpi::check(MPI_Comm_split(comm_, myrow_, mycol_, &row_comm_), "MPI_Comm_split(row)");
+    mpi::check(MPI_Comm_split(comm_, mycol_, myrow_, &col_comm_), "MPI_Comm_split(column)");
 
     const global_index ns = static_cast<global_index>(lu_.sn_rows_.size());
+    l_offset_.assign(ns, -1);
+    u_offset_.assign(ns, -1);
     local_offset_.assign(ns, -1);
     std::size_t total = 0;
     for (global_index s = 0; s < ns; ++s) {
-        if (owner(s) != rank_) continue;
         const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
         const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
-        local_offset_[s] = static_cast<global_index>(total);
-        total += static_cast<std::size_t>((nc + m) * nc + nc * m);
+        if (s % pc_ == mycol_) {
+            l_offset_[s] = static_cast<global_index>(grid_entries_);
+            grid_entries_ += static_cast<std::size_t>((nc + m) * nc);
+        }
+        if (s % pr_ == myrow_) {
+            u_offset_[s] = static_cast<global_index>(grid_entries_);
+            grid_entries_ += static_cast<std::size_t>(nc * m);
+        }
+        if (owner(s) == rank_) {
+            local_offset_[s] = static_cast<global_index>(total);
+            total += static_cast<std::size_t>((nc + m) * nc + nc * m);
+        }
     }
     panels_.resize(total);
 
-    // Assembly lists of the owned supernodes (SparseLU's destinations of A's entries).
+    // This rank's entries of A: entry (p_i, p_j) belongs to block (sn(p_i), sn(p_j)), assembled
+    // at the step of its panel (SparseLU's destinations of A's entries).
     const CsrMatrix& a = lu_.a_;
     const global_index n = lu_.n_;
+    auto mine = [&](global_index pi, global_index pj) {
+        return lu_.sn_of_[pi] % pr_ == myrow_ && lu_.sn_of_[pj] % pc_ == mycol_;
+    };
     std::vector<char> has_diag(n, 0);
-    std::vector<std::vector<std::pair<global_index, global_index>>> lists(ns);
+    struct Entry { global_index e, offset; char in_u; };
+    std::vector<std::vector<Entry>> lists(ns);
     for (global_index i = 0; i < n; ++i)
         for (global_index q = a.row_ptr[i]; q < a.row_ptr[i + 1]; ++q) {
             const bool diag = a.cols[q] == i;
             if (diag) has_diag[lu_.iperm_[i]] = 1;
-            const global_index s = lu_.entry_sn_[q];
-            if (owner(s) != rank_) continue;
-            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
-            lists[s].emplace_back(diag ? -1 - q : q, lu_.entry_offset_[q] + (lu_.entry_in_u_[q] ? (nc + m) * nc : 0));
+            if (!mine(lu_.iperm_[i], lu_.iperm_[a.cols[q]])) continue;
+            lists[lu_.entry_sn_[q]].push_back({diag ? -1 - q : q, lu_.entry_offset_[q], static_cast<char>(lu_.entry_in_u_[q])});
         }
     for (global_index p = 0; p < n; ++p) {
+        if (has_diag[p] || !mine(p, p)) continue;
         const global_index s = lu_.sn_of_[p];
-        if (has_diag[p] || owner(s) != rank_) continue;
         const global_index ld = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s] + static_cast<global_index>(lu_.sn_rows_[s].size());
         const global_index r = p - lu_.sn_begin_[s];
-        lists[s].emplace_back(-1 - a.nnz() - p, r + r * ld);
+        lists[s].push_back({-1 - a.nnz() - p, r + r * ld, 0});
     }
     asm_ptr_.assign(ns + 1, 0);
     for (global_index s = 0; s < ns; ++s) {
         asm_ptr_[s + 1] = asm_ptr_[s] + static_cast<global_index>(lists[s].size());
-        for (const auto& [e, off] : lists[s]) {
-            asm_entry_.push_back(e);
-            asm_offset_.push_back(off);
+        for (const Entry& e : lists[s]) {
+            asm_entry_.push_back(e.e);
+            asm_offset_.push_back(e.offset);
+            asm_in_u_.push_back(e.in_u);
         }
     }
 }
 
-// The part of step k's Schur update that lands in the supernodes this rank owns: for target t
-// with rows R[g0:g1) of R_k, the L-side block (rows R[g0:], columns R_t) and the U-side block
-// (rows R_t, columns R[g1:]); together over all t they are the m x m update of one rank.
-void DistributedLU::update_targets(global_index k, const complex_double* pk)
+DistributedLU::~DistributedLU()
 {
-    const auto& rows = lu_.sn_rows_[k];
-    const global_index m = static_cast<global_index>(rows.size());
-    const global_index nc = lu_.sn_begin_[k + 1] - lu_.sn_begin_[k];
-    const complex_double* lbelow = pk + nc;               // m x nc, ld nc + m
-    const complex_double* ucols = pk + (nc + m) * nc;     // nc x m, ld nc
-    for (global_index g0 = 0; g0 < m;) {
-        const global_index t = lu_.sn_of_[rows[g0]];
-        const global_index tb = lu_.sn_begin_[t], te = lu_.sn_begin_[t + 1], tnc = te - tb;
-        global_index g1 = g0;
-        while (g1 < m && rows[g1] < te) ++g1;
-        if (owner(t) != rank_) {
-            g0 = g1;
-            continue;
-        }
-        const auto& trows = lu_.sn_rows_[t];
-        const global_index ld = tnc + static_cast<global_index>(trows.size());
-        complex_double* lt = panel(t);
-        const global_index mm = m - g0, w = g1 - g0;
-        work_.resize(static_cast<std::size_t>(mm * w));
-        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(mm), static_cast<int>(w),
-                    static_cast<int>(nc), &kOne, lbelow + g0, static_cast<int>(nc + m), ucols + g0 * nc,
-                    static_cast<int>(nc), &kZero, work_.data(), static_cast<int>(mm));
-        pos_.resize(static_cast<std::size_t>(mm));
-        std::size_t walk = 0;
-        for (global_index i = g0; i < m; ++i) {
-            if (rows[i] < te) { pos_[i - g0] = rows[i] - tb; continue; }
-            while (walk < trows.size() && trows[walk] < rows[i]) ++walk;
-            TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[i], "update row ", rows[i], " outside supernode ", t);
-            pos_[i - g0] = tnc + static_cast<global_index>(walk);
-        }
-        for (global_index j = g0; j < g1; ++j) {
-            complex_double* dst = lt + (rows[j] - tb) * ld;
-            const complex_double* src = work_.data() + (j - g0) * mm;
-            for (global_index i = 0; i < mm; ++i) dst[pos_[i]] -= src[i];
-        }
-        if (g1 < m) {
-            const global_index w2 = m - g1;
-            work_.resize(static_cast<std::size_t>(w * w2));
-            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(w), static_cast<int>(w2),
-                        static_cast<int>(nc), &kOne, lbelow + g0, static_cast<int>(nc + m), ucols + g1 * nc,
-                        static_cast<int>(nc), &kZero, work_.data(), static_cast<int>(w));
-            complex_double* ut = lt + ld * tnc;
-            walk = 0;
-            for (global_index j = g1; j < m; ++j) {
-                while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
-                TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
-                                " outside supernode ", t);
-                complex_double* dst = ut + static_cast<global_index>(walk) * tnc;
-                const complex_double* src = work_.data() + (j - g1) * w;
-                for (global_index i = g0; i < g1; ++i) dst[rows[i] - tb] -= src[i - g0];
-            }
-        }
-        g0 = g1;
-    }
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;  // MPI already gone (an object outliving MPI_Finalize): nothing to free
+    if (row_comm_ != MPI_COMM_NULL) MPI_Comm_free(&row_comm_);
+    if (col_comm_ != MPI_COMM_NULL) MPI_Comm_free(&col_comm_);
 }
+
+namespace {
+
+// Buffers sized once to the largest step (resize() would zero-fill every growth).
+template <class T>
+void grow(std::vector<T>& v, std::size_t n)
+{
+    if (v.size() < n) v.resize(n);
+}
+
+// Rows R_k[g0, g1) of step k inside supernode t; `local` is the first position of the group
+// in this rank's packed rows (or columns) of R_k.
+struct Group {
+    global_index t, g0, g1, local;
+};
+
+}  // namespace
 
 FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& options)
 {
@@ -173,7 +160,9 @@ FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& opt
     const CsrMatrix& a = lu_.a_;
     const global_index n = lu_.n_;
     const global_index ns = static_cast<global_index>(lu_.sn_rows_.size());
-    std::fill(panels_.begin(), panels_.end(), complex_double(-0.0, -0.0));
+    // Kept between factorizations (another shift reuses the pages).
+    grid_panels_.resize(grid_entries_);
+    std::fill(grid_panels_.begin(), grid_panels_.end(), complex_double(-0.0, -0.0));
 
     // ||A - zI||_1 and A's finiteness, on every rank from its replicated copy (same result).
     std::vector<double> colsum(n, 0.0);
@@ -193,49 +182,176 @@ FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& opt
     report.pivot_threshold = options.pivot_scale * norm1;
 
     global_index replaced = 0;
+    std::vector<Group> rgroups, cgroups;
+    std::vector<complex_double> dblock, lbuf, ubuf, work;
+    std::vector<global_index> pos;
     for (global_index k = 0; k < ns; ++k) {
         const global_index nc = lu_.sn_begin_[k + 1] - lu_.sn_begin_[k];
-        const global_index m = static_cast<global_index>(lu_.sn_rows_[k].size());
-        const std::size_t size = static_cast<std::size_t>((nc + m) * nc + nc * m);
-        const bool mine = owner(k) == rank_;
+        const auto& rows = lu_.sn_rows_[k];
+        const global_index m = static_cast<global_index>(rows.size()), ld = nc + m;
+        const bool in_col = k % pc_ == mycol_, in_row = k % pr_ == myrow_;
+        complex_double* lp = in_col ? grid_panels_.data() + l_offset_[k] : nullptr;  // (nc + m) x nc
+        complex_double* up = in_row ? grid_panels_.data() + u_offset_[k] : nullptr;  // nc x m
+        for (global_index e = asm_ptr_[k]; e < asm_ptr_[k + 1]; ++e) {
+            const global_index q = asm_entry_[e];
+            complex_double v;
+            if (q >= 0) v = a.values[q];
+            else if (-1 - q < a.nnz()) v = a.values[-1 - q] - z;
+            else v = kZero - z;
+            (asm_in_u_[e] ? up : lp)[asm_offset_[e]] += v;
+        }
+        // R_k's supernode groups: this rank's rows (process row) and columns (process column).
+        rgroups.clear();
+        cgroups.clear();
+        global_index mr = 0, mc = 0;
+        for (global_index g0 = 0; g0 < m;) {
+            const global_index t = lu_.sn_of_[rows[g0]], te = lu_.sn_begin_[t + 1];
+            global_index g1 = g0;
+            while (g1 < m && rows[g1] < te) ++g1;
+            if (t % pr_ == myrow_) { rgroups.push_back({t, g0, g1, mr}); mr += g1 - g0; }
+            if (t % pc_ == mycol_) { cgroups.push_back({t, g0, g1, mc}); mc += g1 - g0; }
+            g0 = g1;
+        }
+        // 1. the diagonal block, factored by its owner, to its process column and row (+ status)
         complex_double status = kZero;
-        if (mine) {
-            complex_double* pk = panel(k);
-            for (global_index e = asm_ptr_[k]; e < asm_ptr_[k + 1]; ++e) {
-                const global_index q = asm_entry_[e];
-                complex_double v;
-                if (q >= 0) v = a.values[q];
-                else if (-1 - q < a.nnz()) v = a.values[-1 - q] - z;
-                else v = kZero - z;
-                pk[asm_offset_[e]] += v;
-            }
+        const std::size_t dsize = static_cast<std::size_t>(nc * nc);
+        grow(dblock, dsize + 1);
+        if (in_col && in_row) {
             try {
-                lu_.factor_panel(k, pk, report.pivot_threshold, replaced);
+                lu_.factor_diagonal(k, lp, report.pivot_threshold, replaced);
             } catch (const NumericalError&) {
-                status = kOne;  // every rank throws below, after the broadcast
+                status = kOne;  // every rank throws below, after the broadcasts
             }
+            for (global_index c = 0; c < nc; ++c) std::copy_n(lp + c * ld, nc, dblock.data() + c * nc);
+            dblock[dsize] = status;
         }
-        const complex_double* pk = mine ? panel(k) : nullptr;
-        if (ranks_ > 1) {
-            step_.resize(size + 1);
-            if (mine) {
-                std::copy_n(panel(k), size, step_.data());
-                step_[size] = status;
-            }
-            bcast(step_.data(), size + 1, owner(k), comm_);
-            status = step_[size];
-            if (!mine) pk = step_.data();
+        if (in_col && pr_ > 1) bcast(dblock.data(), dsize + 1, static_cast<int>(k % pr_), col_comm_);
+        if (in_row && pc_ > 1) bcast(dblock.data(), dsize + 1, static_cast<int>(k % pc_), row_comm_);
+        if (in_col || in_row) status = dblock[dsize];
+        // 2. TRSMs of this rank's L(I, k) and U(k, J)
+        const int inc = static_cast<int>(nc);
+        if (status == kZero && in_col)
+            for (const Group& g : rgroups)
+                cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, static_cast<int>(g.g1 - g.g0),
+                            inc, &kOne, dblock.data(), inc, lp + nc + g.g0, static_cast<int>(ld));
+        if (status == kZero && in_row)
+            for (const Group& g : cgroups)
+                cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, inc, static_cast<int>(g.g1 - g.g0),
+                            &kOne, dblock.data(), inc, up + g.g0 * nc, inc);
+        // 3. L(I, k) along the process rows, U(k, J) down the process columns (+ status)
+        grow(lbuf, static_cast<std::size_t>(mr * nc) + 1);
+        if (in_col) {
+            for (const Group& g : rgroups)
+                for (global_index c = 0; c < nc; ++c)
+                    std::copy_n(lp + nc + g.g0 + c * ld, g.g1 - g.g0, lbuf.data() + g.local + c * mr);
+            lbuf[mr * nc] = status;
         }
-        if (status != kZero)
+        if (pc_ > 1) bcast(lbuf.data(), static_cast<std::size_t>(mr * nc) + 1, static_cast<int>(k % pc_), row_comm_);
+        grow(ubuf, static_cast<std::size_t>(nc * mc) + 1);
+        if (in_row) {
+            for (const Group& g : cgroups) std::copy_n(up + g.g0 * nc, (g.g1 - g.g0) * nc, ubuf.data() + g.local * nc);
+            ubuf[nc * mc] = status;
+        }
+        if (pr_ > 1) bcast(ubuf.data(), static_cast<std::size_t>(nc * mc) + 1, static_cast<int>(k % pr_), col_comm_);
+        if (lbuf[mr * nc] != kZero || ubuf[nc * mc] != kZero || status != kZero)
             throw NumericalError(detail::concat("zero pivot in the sparse LU with static pivoting disabled "
                                                 "({pivot_scale} = 0), supernode ", k));
-        update_targets(k, pk);
+        // 4. A(I, J) -= L(I, k) U(k, J) for the blocks this rank owns
+        if (mr == 0 || mc == 0) continue;
+        grow(work, static_cast<std::size_t>(mr * mc));
+        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(mr), static_cast<int>(mc), inc, &kOne,
+                    lbuf.data(), static_cast<int>(mr), ubuf.data(), inc, &kZero, work.data(), static_cast<int>(mr));
+        for (const Group& b : cgroups)
+            for (const Group& r : rgroups) {
+                const global_index h = r.g1 - r.g0;
+                if (r.g0 >= b.g0) {  // I >= J: the L panel of J
+                    const global_index t = b.t, tb = lu_.sn_begin_[t], tnc = lu_.sn_begin_[t + 1] - tb;
+                    const auto& trows = lu_.sn_rows_[t];
+                    const global_index tld = tnc + static_cast<global_index>(trows.size());
+                    grow(pos, static_cast<std::size_t>(h));
+                    if (r.t == t) {
+                        for (global_index i = 0; i < h; ++i) pos[i] = rows[r.g0 + i] - tb;
+                    } else {
+                        std::size_t walk = std::lower_bound(trows.begin(), trows.end(), rows[r.g0]) - trows.begin();
+                        for (global_index i = 0; i < h; ++i) {
+                            while (walk < trows.size() && trows[walk] < rows[r.g0 + i]) ++walk;
+                            TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[r.g0 + i], "update row ",
+                                            rows[r.g0 + i], " outside supernode ", t);
+                            pos[i] = tnc + static_cast<global_index>(walk);
+                        }
+                    }
+                    complex_double* lt = grid_panels_.data() + l_offset_[t];
+                    for (global_index j = b.g0; j < b.g1; ++j) {
+                        complex_double* dst = lt + (rows[j] - tb) * tld;
+                        const complex_double* src = work.data() + (b.local + j - b.g0) * mr + r.local;
+                        for (global_index i = 0; i < h; ++i) dst[pos[i]] -= src[i];
+                    }
+                } else {  // I < J: the U panel of I
+                    const global_index t = r.t, tb = lu_.sn_begin_[t], tnc = lu_.sn_begin_[t + 1] - tb;
+                    const auto& trows = lu_.sn_rows_[t];
+                    complex_double* ut = grid_panels_.data() + u_offset_[t];
+                    std::size_t walk = std::lower_bound(trows.begin(), trows.end(), rows[b.g0]) - trows.begin();
+                    for (global_index j = b.g0; j < b.g1; ++j) {
+                        while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
+                        TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
+                                        " outside supernode ", t);
+                        complex_double* dst = ut + static_cast<global_index>(walk) * tnc;
+                        const complex_double* src = work.data() + (b.local + j - b.g0) * mr + r.local;
+                        for (global_index i = 0; i < h; ++i) dst[rows[r.g0 + i] - tb] -= src[i];
+                    }
+                }
+            }
     }
+    redistribute_for_solve();
     report.tiny_pivots = mpi::allreduce_sum(static_cast<std::int64_t>(replaced), comm_);
     shift_ = z;
     factored_ = true;
     report.seconds = mpi::allreduce_max(seconds_since(t0), comm_);
     return report;
+}
+
+// Each supernode's panels onto the owner of its diagonal block: the L panel summed down its
+// process column, the U panel along its process row, every rank contributing its own blocks
+// and exact zeros elsewhere (so the sums are the entries themselves).
+void DistributedLU::redistribute_for_solve()
+{
+    const global_index ns = static_cast<global_index>(lu_.sn_rows_.size());
+    std::vector<complex_double> part;
+    for (global_index s = 0; s < ns; ++s) {
+        const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+        const auto& rows = lu_.sn_rows_[s];
+        const global_index m = static_cast<global_index>(rows.size()), ld = nc + m;
+        const bool root = owner(s) == rank_;
+        if (s % pc_ == mycol_ && pr_ == 1) {  // the whole L panel is this rank's
+            const complex_double* lp = grid_panels_.data() + l_offset_[s];
+            std::copy_n(lp, ld * nc, panel(s));
+        } else if (s % pc_ == mycol_) {
+            const complex_double* lp = grid_panels_.data() + l_offset_[s];
+            part.assign(static_cast<std::size_t>(ld * nc), kZero);
+            const bool diag_rows = s % pr_ == myrow_;
+            for (global_index c = 0; c < nc; ++c) {
+                if (diag_rows) std::copy_n(lp + c * ld, nc, part.data() + c * ld);
+                for (global_index i = 0; i < m; ++i)
+                    if (lu_.sn_of_[rows[i]] % pr_ == myrow_) part[nc + i + c * ld] = lp[nc + i + c * ld];
+            }
+            complex_double* dst = root ? panel(s) : nullptr;
+            mpi::check(MPI_Reduce(part.data(), dst, static_cast<int>(part.size()), MPI_C_DOUBLE_COMPLEX, MPI_SUM,
+                                  static_cast<int>(s % pr_), col_comm_),
+                       "MPI_Reduce(L panel)");
+        }
+        if (s % pr_ == myrow_ && m > 0 && pc_ == 1) {  // the whole U panel is this rank's
+            std::copy_n(grid_panels_.data() + u_offset_[s], nc * m, panel(s) + ld * nc);
+        } else if (s % pr_ == myrow_ && m > 0) {
+            const complex_double* up = grid_panels_.data() + u_offset_[s];
+            part.assign(static_cast<std::size_t>(nc * m), kZero);
+            for (global_index j = 0; j < m; ++j)
+                if (lu_.sn_of_[rows[j]] % pc_ == mycol_) std::copy_n(up + j * nc, nc, part.data() + j * nc);
+            complex_double* dst = root ? panel(s) + ld * nc : nullptr;
+            mpi::check(MPI_Reduce(part.data(), dst, static_cast<int>(part.size()), MPI_C_DOUBLE_COMPLEX, MPI_SUM,
+                                  static_cast<int>(s % pc_), row_comm_),
+                       "MPI_Reduce(U panel)");
+        }
+    }
 }
 
 // v <- (A - zI)^-1 v in place (original order), n x nrhs, the same on every rank.

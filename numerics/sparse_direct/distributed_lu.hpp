@@ -1,36 +1,43 @@
 #pragma once
 /// @file distributed_lu.hpp
 /// The supernodal sparse LU of sparse_lu.hpp across MPI ranks (issue 16; docs/sparse_direct.md
-/// "Across MPI ranks"), complex double, host only.
+/// "Across MPI ranks"), complex double, host only, as SuperLU_DIST distributes it.
 ///
 /// Symbolic phase replicated: every rank analyses the same matrix with the same options (the
 /// ordering, elimination tree and supernodes are deterministic and cheap next to the factor);
-/// the constructor checks that the ranks' analyses agree. Numeric phase distributed, 1-D
-/// supernode-cyclic (DEVIATION from SuperLU_DIST's 2-D block-cyclic layout, documented in
-/// docs/sparse_direct.md): supernode s, i.e. its whole panel block (L(:, s) with the diagonal
-/// block, U(s, :)), belongs to rank s mod P and is stored there only. Right-looking, step k:
-///   1. the owner of k adds A - zI to its accumulated panel k and factors it (the same
-///      factor_panel as one rank, static pivoting with the same tau);
-///   2. the owner broadcasts panel k to every rank (one MPI_Bcast);
-///   3. each rank applies, for every target supernode t it owns among R_k's rows, the part of
-///      the Schur update that lands in t: A(R[g0:], R_t) -= L(R[g0:], k) U(k, R_t) into L(:, t)
-///      and A(R_t, R[g1:]) -= L(R_t, k) U(k, R[g1:]) into U(t, :) (R_t = R[g0:g1] the rows of
-///      R_k inside t): the owner of the target block computes its update.
-/// Every entry of every panel receives the same -L U contributions, in the same step order,
-/// added to the same -0.0 start and A entry as in SparseLU::factorize (Accelerator::none), so
-/// the factors differ from one rank's only through the GEMM shapes (one GEMM per target here,
-/// one per split segment there): each entry is the same dot product of length nc_k, summed in
-/// an order BLAS may choose per call, hence equal to rounding (tests/mpi/sparse_lu_check.cpp
-/// derives the bound).
+/// the constructor checks that the ranks' analyses agree. Numeric phase distributed 2-D
+/// block-cyclically: the ranks form the Pr x Pc grid of the dense engine
+/// (numerics::dense::ProcessGrid: Pr <= Pc, Pr the largest divisor of P <= sqrt P), and block
+/// (I, J) of the supernode partition -- the entries with rows in supernode I and columns in
+/// supernode J, stored in the L panel of J when I >= J, in the U panel of I otherwise --
+/// belongs to grid position (I mod Pr, J mod Pc). Right-looking, step k:
+///   1. every rank adds its entries of A - zI to its blocks of supernode k; the owner of the
+///      diagonal block (k mod Pr, k mod Pc) factors it (SparseLU's kernel, static pivoting with
+///      the same tau) and broadcasts it down process column k mod Pc and along process row
+///      k mod Pr;
+///   2. process column k mod Pc solves its blocks L(I, k) (TRSM with U_kk), process row k mod Pr
+///      its blocks U(k, J) (TRSM with L_kk);
+///   3. the L(I, k) are broadcast along process rows, the U(k, J) down process columns;
+///   4. every rank updates the blocks (I, J) it owns, A(I, J) -= L(I, k) U(k, J): one GEMM of
+///      its rows of R_k by its columns of R_k, scattered into its L and U panels.
+/// Every entry receives the same -L U contributions, in the same step order, added to the same
+/// -0.0 start and A entry as in SparseLU::factorize (Accelerator::none): the factors differ
+/// from one rank's only through the shapes of the GEMM and TRSM calls (each entry is the same
+/// inner product, summed in an order BLAS may choose per call), hence equal to rounding
+/// (tests/mpi/sparse_lu_check.cpp derives the bound). With P = 2, 3 (grids 1 x P) it is
+/// supernode-column-cyclic.
 ///
-/// Solve distributed over the same factors, with replicated right-hand sides: forward
-/// substitution in supernode order (the owner of s solves with L_ss, forms L(R_s, s) y_s and
-/// broadcasts both), backward in reverse order (the owner of s broadcasts y_s), then the
-/// iterative refinement of SparseLU::solve, computed identically on every rank (A is
-/// replicated by the analysis). Every rank returns the same x.
+/// Solve: after the factorization each supernode's L and U panels are reduced (sums with exact
+/// zeros) onto the owner of its diagonal block, so the solve runs supernode-cyclically with
+/// replicated right-hand sides: forward substitution in supernode order (the owner of s solves
+/// with L_ss, forms L(R_s, s) y_s and broadcasts both), backward in reverse order (the owner
+/// broadcasts y_s), then the iterative refinement of SparseLU::solve, computed identically on
+/// every rank (A is replicated by the analysis). Every rank returns the same x.
 ///
-/// Memory per rank: the analysis (as one rank's: A's copy, supernode rows) plus ~1/P of the
-/// panels, one panel of the current step and the largest per-target update block.
+/// Memory per rank: the analysis (as one rank's: A's copy, supernode rows); the L panels of
+/// its process column and the U panels of its process row (storage for whole panels,
+/// ~(L / Pc + U / Pr), filled in its own blocks; kept for the next factorization) plus one
+/// step's broadcast blocks; and the solve's ~1/P of the panels (those of its diagonal blocks).
 
 #include <mpi.h>
 
@@ -60,30 +67,43 @@ public:
     SolveReport solve(const complex_double* b, complex_double* x, int nrhs, const SolveOptions& options = {}) const;
 
     global_index size() const { return lu_.size(); }
-    int owner(global_index s) const { return static_cast<int>(s % ranks_); }
+    /// Rank owning the diagonal block of supernode s (and, after factorize(), its whole panels).
+    int owner(global_index s) const { return static_cast<int>(s % pr_) * pc_ + static_cast<int>(s % pc_); }
+    int grid_rows() const { return pr_; }
+    int grid_cols() const { return pc_; }
     const SparseLU& analysis() const { return lu_; }
-    /// Stored panel entries on this rank (its share of SparseLU::factor_values()).
+    /// Panel entries this rank keeps after factorize() (its share of SparseLU::factor_values()).
     global_index local_factor_entries() const { return static_cast<global_index>(panels_.size()); }
     /// All panels in SparseLU::factor_values()'s layout, on `root` (empty elsewhere). Collective.
     std::vector<complex_double> gather_factors(int root) const;
 
+    ~DistributedLU();
+    DistributedLU(const DistributedLU&) = delete;
+    DistributedLU& operator=(const DistributedLU&) = delete;
+
 private:
     const complex_double* panel(global_index s) const { return panels_.data() + local_offset_[s]; }
     complex_double* panel(global_index s) { return panels_.data() + local_offset_[s]; }
-    void update_targets(global_index k, const complex_double* pk);
+    void redistribute_for_solve();
     void lu_solve(std::vector<complex_double>& v, int nrhs) const;
 
     const SparseLU& lu_;
     MPI_Comm comm_;
+    MPI_Comm row_comm_ = MPI_COMM_NULL, col_comm_ = MPI_COMM_NULL;  // this rank's process row / column
     int rank_ = 0, ranks_ = 1;
-    std::vector<global_index> local_offset_;   // per supernode: offset in panels_ (-1: not mine)
-    std::vector<complex_double> panels_;       // owned panel blocks, SparseLU's per-supernode layout
-    mutable std::vector<complex_double> step_; // the broadcast panel of the current step (+ status)
-    std::vector<complex_double> work_;
-    std::vector<global_index> pos_;
-    // Entries of A - z I per owned supernode: entry q of A (or -1 - q for a stored diagonal,
-    // -1 - nnz - p for an unstored diagonal p), offset in the panel block.
+    int pr_ = 1, pc_ = 1, myrow_ = 0, mycol_ = 0;                   // the Pr x Pc grid
+    // 2-D storage of the factorization: L panel of s (column s mod Pc) and U panel of s (row s mod Pr).
+    std::vector<global_index> l_offset_, u_offset_;                  // -1: not stored here
+    std::size_t grid_entries_ = 0;
+    std::vector<complex_double> grid_panels_;
+    // Supernode-cyclic copy for the solve: the whole panel block of the supernodes whose
+    // diagonal block this rank owns, SparseLU's per-supernode layout.
+    std::vector<global_index> local_offset_;   // -1: not mine
+    std::vector<complex_double> panels_;
+    // Entries of A - z I this rank owns per supernode: entry q of A (or -1 - q for a stored
+    // diagonal, -1 - nnz - p for an unstored diagonal p), offset in the L (u = 0) or U panel.
     std::vector<global_index> asm_ptr_, asm_entry_, asm_offset_;
+    std::vector<char> asm_in_u_;
     complex_double shift_ = 0.0;
     bool factored_ = false;
 };
