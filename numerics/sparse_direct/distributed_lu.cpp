@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -181,9 +182,9 @@ FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& opt
     report.norm1 = norm1;
     report.pivot_threshold = options.pivot_scale * norm1;
 
-    global_index replaced = 0;
+    global_index replaced = 0, first_failure = -1;
     std::vector<Group> rgroups, cgroups;
-    std::vector<complex_double> dblock, lbuf, ubuf, work;
+    std::vector<complex_double>&dblock = dblock_, &lbuf = lbuf_, &ubuf = ubuf_, &work = work_;
     std::vector<global_index> pos;
     for (global_index k = 0; k < ns; ++k) {
         const global_index nc = lu_.sn_begin_[k + 1] - lu_.sn_begin_[k];
@@ -212,51 +213,50 @@ FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& opt
             if (t % pc_ == mycol_) { cgroups.push_back({t, g0, g1, mc}); mc += g1 - g0; }
             g0 = g1;
         }
-        // 1. the diagonal block, factored by its owner, to its process column and row (+ status)
-        complex_double status = kZero;
+        // 1. the diagonal block, factored by its owner, down its process column. A zero pivot
+        // (static pivoting off) is remembered and reported by every rank after the loop: the
+        // steps go on (with inf/NaN) so that no rank waits in a broadcast another one left.
         const std::size_t dsize = static_cast<std::size_t>(nc * nc);
-        grow(dblock, dsize + 1);
+        const int inc = static_cast<int>(nc);
+        grow(dblock, dsize);
         if (in_col && in_row) {
             try {
                 lu_.factor_diagonal(k, lp, report.pivot_threshold, replaced);
             } catch (const NumericalError&) {
-                status = kOne;  // every rank throws below, after the broadcasts
+                if (first_failure < 0) first_failure = k;
             }
             for (global_index c = 0; c < nc; ++c) std::copy_n(lp + c * ld, nc, dblock.data() + c * nc);
-            dblock[dsize] = status;
         }
-        if (in_col && pr_ > 1) bcast(dblock.data(), dsize + 1, static_cast<int>(k % pr_), col_comm_);
-        if (in_row && pc_ > 1) bcast(dblock.data(), dsize + 1, static_cast<int>(k % pc_), row_comm_);
-        if (in_col || in_row) status = dblock[dsize];
-        // 2. TRSMs of this rank's L(I, k) and U(k, J)
-        const int inc = static_cast<int>(nc);
-        if (status == kZero && in_col)
+        if (in_col && pr_ > 1) bcast(dblock.data(), dsize, static_cast<int>(k % pr_), col_comm_);
+        // 2. process column k mod Pc: its L(I, k) = A(I, k) U_kk^-1
+        if (in_col)
             for (const Group& g : rgroups)
                 cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, static_cast<int>(g.g1 - g.g0),
                             inc, &kOne, dblock.data(), inc, lp + nc + g.g0, static_cast<int>(ld));
-        if (status == kZero && in_row)
-            for (const Group& g : cgroups)
-                cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, inc, static_cast<int>(g.g1 - g.g0),
-                            &kOne, dblock.data(), inc, up + g.g0 * nc, inc);
-        // 3. L(I, k) along the process rows, U(k, J) down the process columns (+ status)
-        grow(lbuf, static_cast<std::size_t>(mr * nc) + 1);
+        // 3. L(I, k) along the process rows; process row k mod Pr also gets the diagonal block in
+        // the same message (for its U TRSM). Nothing is sent where nothing is needed (the sizes
+        // are known to the whole row).
+        const std::size_t lsize = static_cast<std::size_t>(mr * nc) + (in_row ? dsize : 0);
+        grow(lbuf, lsize);
         if (in_col) {
             for (const Group& g : rgroups)
                 for (global_index c = 0; c < nc; ++c)
                     std::copy_n(lp + nc + g.g0 + c * ld, g.g1 - g.g0, lbuf.data() + g.local + c * mr);
-            lbuf[mr * nc] = status;
+            if (in_row) std::copy_n(dblock.data(), dsize, lbuf.data() + mr * nc);
         }
-        if (pc_ > 1) bcast(lbuf.data(), static_cast<std::size_t>(mr * nc) + 1, static_cast<int>(k % pc_), row_comm_);
-        grow(ubuf, static_cast<std::size_t>(nc * mc) + 1);
+        if (pc_ > 1 && lsize > 0) bcast(lbuf.data(), lsize, static_cast<int>(k % pc_), row_comm_);
+        // 4. process row k mod Pr: its U(k, J) = L_kk^-1 A(k, J), then down the process columns
+        grow(ubuf, static_cast<std::size_t>(nc * mc));
         if (in_row) {
-            for (const Group& g : cgroups) std::copy_n(up + g.g0 * nc, (g.g1 - g.g0) * nc, ubuf.data() + g.local * nc);
-            ubuf[nc * mc] = status;
+            const complex_double* lkk = lbuf.data() + mr * nc;
+            for (const Group& g : cgroups) {
+                cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, inc, static_cast<int>(g.g1 - g.g0),
+                            &kOne, lkk, inc, up + g.g0 * nc, inc);
+                std::copy_n(up + g.g0 * nc, (g.g1 - g.g0) * nc, ubuf.data() + g.local * nc);
+            }
         }
-        if (pr_ > 1) bcast(ubuf.data(), static_cast<std::size_t>(nc * mc) + 1, static_cast<int>(k % pr_), col_comm_);
-        if (lbuf[mr * nc] != kZero || ubuf[nc * mc] != kZero || status != kZero)
-            throw NumericalError(detail::concat("zero pivot in the sparse LU with static pivoting disabled "
-                                                "({pivot_scale} = 0), supernode ", k));
-        // 4. A(I, J) -= L(I, k) U(k, J) for the blocks this rank owns
+        if (pr_ > 1 && mc > 0) bcast(ubuf.data(), static_cast<std::size_t>(nc * mc), static_cast<int>(k % pr_), col_comm_);
+        // 5. A(I, J) -= L(I, k) U(k, J) for the blocks this rank owns
         if (mr == 0 || mc == 0) continue;
         grow(work, static_cast<std::size_t>(mr * mc));
         cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(mr), static_cast<int>(mc), inc, &kOne,
@@ -302,6 +302,11 @@ FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& opt
                 }
             }
     }
+    std::int64_t failed = first_failure < 0 ? std::numeric_limits<std::int64_t>::max() : first_failure;
+    mpi::check(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT64_T, MPI_MIN, comm_), "MPI_Allreduce(MPI_MIN)");
+    if (failed != std::numeric_limits<std::int64_t>::max())
+        throw NumericalError(detail::concat("zero pivot in the sparse LU with static pivoting disabled "
+                                            "({pivot_scale} = 0), supernode ", failed));
     redistribute_for_solve();
     report.tiny_pivots = mpi::allreduce_sum(static_cast<std::int64_t>(replaced), comm_);
     shift_ = z;
@@ -310,46 +315,83 @@ FactorReport DistributedLU::factorize(complex_double z, const FactorOptions& opt
     return report;
 }
 
-// Each supernode's panels onto the owner of its diagonal block: the L panel summed down its
-// process column, the U panel along its process row, every rank contributing its own blocks
-// and exact zeros elsewhere (so the sums are the entries themselves).
+// Each supernode's panels onto the owner of its diagonal block: the L panels summed down the
+// process column, the U panels along the process row, every rank contributing its own blocks
+// and exact zeros elsewhere (so the sums are the entries themselves). One reduction per root
+// (Pr + Pc in all), each over the concatenated panels of that root's supernodes.
 void DistributedLU::redistribute_for_solve()
 {
     const global_index ns = static_cast<global_index>(lu_.sn_rows_.size());
-    std::vector<complex_double> part;
-    for (global_index s = 0; s < ns; ++s) {
-        const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-        const auto& rows = lu_.sn_rows_[s];
-        const global_index m = static_cast<global_index>(rows.size()), ld = nc + m;
-        const bool root = owner(s) == rank_;
-        if (s % pc_ == mycol_ && pr_ == 1) {  // the whole L panel is this rank's
-            const complex_double* lp = grid_panels_.data() + l_offset_[s];
-            std::copy_n(lp, ld * nc, panel(s));
-        } else if (s % pc_ == mycol_) {
-            const complex_double* lp = grid_panels_.data() + l_offset_[s];
-            part.assign(static_cast<std::size_t>(ld * nc), kZero);
-            const bool diag_rows = s % pr_ == myrow_;
-            for (global_index c = 0; c < nc; ++c) {
-                if (diag_rows) std::copy_n(lp + c * ld, nc, part.data() + c * ld);
-                for (global_index i = 0; i < m; ++i)
-                    if (lu_.sn_of_[rows[i]] % pr_ == myrow_) part[nc + i + c * ld] = lp[nc + i + c * ld];
-            }
-            complex_double* dst = root ? panel(s) : nullptr;
-            mpi::check(MPI_Reduce(part.data(), dst, static_cast<int>(part.size()), MPI_C_DOUBLE_COMPLEX, MPI_SUM,
-                                  static_cast<int>(s % pr_), col_comm_),
-                       "MPI_Reduce(L panel)");
+    std::vector<complex_double>&part = part_, &sum = sum_;
+    auto reduce = [&](int root, int me, MPI_Comm comm, const char* what) {
+        TOPOKPM_REQUIRE(part.size() <= static_cast<std::size_t>(INT_MAX), "reduction of ", part.size(), " entries");
+        if (part.empty()) return;  // the same on every rank of `comm`: same supernodes
+        sum.resize(root == me ? part.size() : 0);
+        mpi::check(MPI_Reduce(part.data(), sum.data(), static_cast<int>(part.size()), MPI_C_DOUBLE_COMPLEX, MPI_SUM,
+                              root, comm),
+                   what);
+    };
+    if (pr_ == 1)  // the column is this rank alone: its L panels are whole
+        for (global_index s = mycol_; s < ns; s += pc_) {
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            const global_index ld = nc + static_cast<global_index>(lu_.sn_rows_[s].size());
+            std::copy_n(grid_panels_.data() + l_offset_[s], ld * nc, panel(s));
         }
-        if (s % pr_ == myrow_ && m > 0 && pc_ == 1) {  // the whole U panel is this rank's
-            std::copy_n(grid_panels_.data() + u_offset_[s], nc * m, panel(s) + ld * nc);
-        } else if (s % pr_ == myrow_ && m > 0) {
+    for (int r = 0; r < pr_ && pr_ > 1; ++r) {  // L panels of the supernodes whose diagonal block is (r, mycol)
+        part.clear();
+        for (global_index s = r; s < ns; s += pr_) {
+            if (s % pc_ != mycol_) continue;
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            const auto& rows = lu_.sn_rows_[s];
+            const global_index m = static_cast<global_index>(rows.size()), ld = nc + m;
+            const complex_double* lp = grid_panels_.data() + l_offset_[s];
+            const std::size_t base = part.size();
+            part.resize(base + static_cast<std::size_t>(ld * nc), kZero);
+            for (global_index c = 0; c < nc; ++c) {
+                if (r == myrow_) std::copy_n(lp + c * ld, nc, part.data() + base + c * ld);
+                for (global_index i = 0; i < m; ++i)
+                    if (lu_.sn_of_[rows[i]] % pr_ == myrow_) part[base + nc + i + c * ld] = lp[nc + i + c * ld];
+            }
+        }
+        reduce(r, myrow_, col_comm_, "MPI_Reduce(L panels)");
+        if (r != myrow_) continue;
+        std::size_t at = 0;
+        for (global_index s = r; s < ns; s += pr_) {
+            if (s % pc_ != mycol_) continue;
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            const std::size_t size = static_cast<std::size_t>((nc + static_cast<global_index>(lu_.sn_rows_[s].size())) * nc);
+            std::copy_n(sum.data() + at, size, panel(s));
+            at += size;
+        }
+    }
+    if (pc_ == 1)  // the row is this rank alone: its U panels are whole
+        for (global_index s = myrow_; s < ns; s += pr_) {
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
+            std::copy_n(grid_panels_.data() + u_offset_[s], nc * m, panel(s) + (nc + m) * nc);
+        }
+    for (int c = 0; c < pc_ && pc_ > 1; ++c) {  // U panels of the supernodes whose diagonal block is (myrow, c)
+        part.clear();
+        for (global_index s = c; s < ns; s += pc_) {
+            if (s % pr_ != myrow_) continue;
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            const auto& rows = lu_.sn_rows_[s];
+            const global_index m = static_cast<global_index>(rows.size());
             const complex_double* up = grid_panels_.data() + u_offset_[s];
-            part.assign(static_cast<std::size_t>(nc * m), kZero);
+            const std::size_t base = part.size();
+            part.resize(base + static_cast<std::size_t>(nc * m), kZero);
             for (global_index j = 0; j < m; ++j)
-                if (lu_.sn_of_[rows[j]] % pc_ == mycol_) std::copy_n(up + j * nc, nc, part.data() + j * nc);
-            complex_double* dst = root ? panel(s) + ld * nc : nullptr;
-            mpi::check(MPI_Reduce(part.data(), dst, static_cast<int>(part.size()), MPI_C_DOUBLE_COMPLEX, MPI_SUM,
-                                  static_cast<int>(s % pc_), row_comm_),
-                       "MPI_Reduce(U panel)");
+                if (lu_.sn_of_[rows[j]] % pc_ == mycol_) std::copy_n(up + j * nc, nc, part.data() + base + j * nc);
+        }
+        reduce(c, mycol_, row_comm_, "MPI_Reduce(U panels)");
+        if (c != mycol_) continue;
+        std::size_t at = 0;
+        for (global_index s = c; s < ns; s += pc_) {
+            if (s % pr_ != myrow_) continue;
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
+            std::copy_n(sum.data() + at, nc * m, panel(s) + (nc + m) * nc);
+            at += static_cast<std::size_t>(nc * m);
         }
     }
 }

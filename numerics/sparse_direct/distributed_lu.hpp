@@ -104,6 +104,9 @@ private:
     // diagonal, -1 - nnz - p for an unstored diagonal p), offset in the L (u = 0) or U panel.
     std::vector<global_index> asm_ptr_, asm_entry_, asm_offset_;
     std::vector<char> asm_in_u_;
+    // Scratch kept between steps and factorizations (large buffers freed and allocated again
+    // would be page-faulted in again every time).
+    std::vector<complex_double> dblock_, lbuf_, ubuf_, work_, part_, sum_;
     complex_double shift_ = 0.0;
     bool factored_ = false;
 };
