@@ -26,6 +26,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/sparse_direct/distributed_lu.hpp"
 #include "numerics/sparse_direct/green.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
@@ -192,8 +193,6 @@ struct DosRun::State {
                              "use sell, crs or free under mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
                              "far (the distributed operator is double); run it without mpirun");
-        TOPOKPM_USER_REQUIRE(!cfg.kpm.green_eta, "--green: the sparse direct solver runs on one rank so far; run "
-                             "kpm-dos --green without mpirun");
     }
     TOPOKPM_USER_REQUIRE(!cfg.kpm.green_eta || num_real == 1, "--green with --realizations ", num_real,
                          ": the exact LDOS is of one disorder realization; use --realizations 1");
@@ -284,14 +283,22 @@ struct DosRun::State {
         const double now = wall_seconds();
         if (now - last < cfg.outputs.progress_interval_s || done == total) return;
         last = now;
-        log::info("  green energy ", done, "/", total, " (E = ", fmt("%.4f", green_energy[done - 1]), " t, ETA ",
+        // Under mpirun: this rank's energies (every size()-th of the grid); log::info prints rank 0's.
+        const std::size_t e = static_cast<std::size_t>(done - 1) * static_cast<std::size_t>(dist.size()) + dist.rank();
+        log::info("  green energy ", done, "/", total, " (E = ", fmt("%.4f", green_energy[e]), " t, ETA ",
                   fmt("%.3g", eta), " t), elapsed ", fmt("%.1f", now - t0), " s, remaining ~",
                   fmt("%.1f", (now - t0) / done * (total - done)), " s",
                   f.tiny_pivots ? detail::concat(", ", f.tiny_pivots, " tiny pivots") : std::string());
     };
-    timers.time("green", [&] { green = sparse_direct::green_ldos(*green_lu, selection->rows, green_energy, o); });
+    // Under mpirun the energies are dealt over the ranks (each factors its own: independent).
+    timers.time("green", [&] {
+        green = dist.distributed()
+                    ? sparse_direct::green_ldos_over_ranks(*green_lu, selection->rows, green_energy, o, MPI_COMM_WORLD)
+                    : sparse_direct::green_ldos(*green_lu, selection->rows, green_energy, o);
+    });
     green_lu.reset();  // the factors are not needed any more
-    log::info("green       : ", selection->rows.size(), " rows x ", green_energy.size(), " energies, ETA ",
+    log::info("green       : ", selection->rows.size(), " rows x ", green_energy.size(), " energies",
+              dist.distributed() ? detail::concat(" over ", dist.size(), " ranks") : std::string(), ", ETA ",
               fmt("%.4g", eta), " t (Lorentz-kernel KPM equivalent: lambda = ", fmt("%.3g", eta * cfg.kpm.num_moments / scaling.a),
               " at M = ", cfg.kpm.num_moments, "), factor ", fmt("%.3f", green.factor_seconds), " s, solve ",
               fmt("%.3f", green.solve_seconds), " s, worst backward error ", fmt("%.1e", green.worst_backward_error),

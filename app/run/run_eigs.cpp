@@ -20,6 +20,7 @@
 #include "numerics/eigs/eigenpairs.hpp"
 #include "numerics/eigs/thick_restart_lanczos.hpp"
 #include "numerics/lanczos/lanczos.hpp"
+#include "numerics/sparse_direct/distributed_lu.hpp"
 #include "numerics/sparse_direct/shift_invert.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
@@ -151,9 +152,6 @@ private:
         numerics::validate(cfg.eigs.request, n);
         method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
         if (dist.root()) check_run_files({cfg.outputs.result_file, "", "", ""});
-        TOPOKPM_USER_REQUIRE(method != EigsMethod::ShiftInvert || !dist.distributed(), "--method shift-invert: the "
-                             "sparse direct solver runs on one rank so far; run it without mpirun (or --method dense "
-                             "for N <= ", numerics::kDenseMaxRows, ")");
     }
 
     /// This rank's operator part (cost model of the one factory), the method's workspace,
@@ -306,7 +304,13 @@ private:
             log::info("  shift-invert Lanczos: ", p.converged, "/", p.wanted, " converged, ", p.matvecs,
                       " solves, residual of (H - sigma)^-1 ", fmt("%.2e", p.next_residual), " 1/t");
         };
-        pairs = sparse_direct::shift_invert_eigenpairs(*op, *lu, request, o, si);
+        if (dist.distributed()) {  // one factorization across the ranks (the analysis is every rank's)
+            sparse_direct::DistributedLU dlu(*lu, MPI_COMM_WORLD);
+            const sparse_direct::ShiftInvertSolver solver = sparse_direct::solver_of(dlu);
+            pairs = sparse_direct::shift_invert_eigenpairs(*op, solver, request, o, si);
+        } else {
+            pairs = sparse_direct::shift_invert_eigenpairs(*op, *lu, request, o, si);
+        }
         log::info("shift-invert: H - sigma factored in ", fmt("%.3f", si.factor_seconds), " s (", lu->factor_nonzeros(),
                   " entries in L + U), ", si.solves, " solves, ", si.refinement_rounds,
                   " subspace refinement round(s), worst backward error ", fmt("%.1e", si.worst_backward_error));

@@ -185,6 +185,12 @@ void SparseLU::factor_panel(global_index k, complex_double* panel, double tau, g
     }
 }
 
+void SparseLU::factor_diagonal(global_index k, complex_double* panel, double tau, global_index& replaced) const
+{
+    const int nc = static_cast<int>(sn_begin_[k + 1] - sn_begin_[k]);
+    dense_lu_static(panel, nc, nc + static_cast<int>(sn_rows_[k].size()), tau, replaced);
+}
+
 FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
 {
     TOPOKPM_USER_REQUIRE(options.pivot_scale >= 0.0 && std::isfinite(options.pivot_scale), "{pivot_scale} = ",

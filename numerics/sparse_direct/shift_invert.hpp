@@ -40,25 +40,50 @@
 
 namespace topokpm::sparse_direct {
 
-/// (A - z I)^-1 of a factored SparseLU behind the Operator seam (serial, double):
-/// apply(x, y, {scale, shift, beta}) gives y := scale ((A - zI)^-1 - shift) x + beta y by one
-/// blocked solve (with iterative refinement) of all columns.
+/// The factorization shift-invert drives: one rank's SparseLU (solver_of below) or the ranks'
+/// DistributedLU (solver_of in distributed_lu.hpp). solve takes and returns full n x nrhs
+/// column-major blocks, the same on every rank; both calls are collective for the latter.
+struct ShiftInvertSolver {
+    global_index size = 0;
+    std::function<FactorReport(complex_double, const FactorOptions&)> factorize;
+    std::function<SolveReport(const complex_double*, complex_double*, int)> solve;
+    double factor_nonzeros = 0.0, factor_memory_bytes = 0.0;
+};
+
+/// `lu` (which must outlive the result) behind the ShiftInvertSolver seam.
+ShiftInvertSolver solver_of(SparseLU& lu);
+
+/// (A - z I)^-1 of a factored solver behind the Operator seam, on the rows of `h` (serial or
+/// distributed: this rank's rows of x are summed over the ranks into full vectors, solved,
+/// and this rank's rows of the solution kept): apply(x, y, {scale, shift, beta}) gives
+/// y := scale ((A - zI)^-1 - shift) x + beta y by one blocked solve (with iterative
+/// refinement) of all columns. The distribution (rows, ranks, sums) is h's.
 class ShiftInvertOperator final : public Operator {
 public:
-    /// `lu` must be factored and outlive the operator.
-    explicit ShiftInvertOperator(const SparseLU& lu) : lu_(lu) {}
-    global_index num_rows() const override { return lu_.size(); }
+    /// `h` and `solver` (factored) must outlive the operator.
+    ShiftInvertOperator(const Operator& h, const ShiftInvertSolver& solver) : h_(h), solver_(solver) {}
+    global_index num_rows() const override { return h_.num_rows(); }
+    global_index global_rows() const override { return solver_.size; }
+    global_index row_begin() const override { return h_.row_begin(); }
+    RowRuns row_runs() const override { return h_.row_runs(); }
+    int rank() const override { return h_.rank(); }
+    int num_ranks() const override { return h_.num_ranks(); }
+    bool dots_reduced() const override { return h_.num_ranks() == 1; }
+    void sum_over_ranks(double* values, std::size_t count) const override { h_.sum_over_ranks(values, count); }
     std::string name() const override { return "shift-invert-sparse-lu"; }
     OperatorCost cost() const override;
     /// Worst componentwise backward error of the solves so far.
     double worst_backward_error() const { return worst_backward_error_; }
     std::int64_t solves() const { return solves_; }
+    /// y = (A - zI)^-1 x for this rank's rows: x, y column-major num_rows() x r. Collective.
+    SolveReport solve_rows(const complex_double* x, complex_double* y, int r) const;
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
 
 private:
-    const SparseLU& lu_;
+    const Operator& h_;
+    const ShiftInvertSolver& solver_;
     mutable double worst_backward_error_ = 0.0;
     mutable std::int64_t solves_ = 0;
 };
@@ -80,12 +105,19 @@ struct ShiftInvertReport {
     double worst_backward_error = 0.0;
 };
 
-/// The request (kind Shift; tolerance absolute, energy units) on the Hermitian `h` (serial)
-/// whose matrix is analysed in `lu` (the same H: e.g. csr_from_rows of the same model).
-/// Returns the pairs (vectors orthonormal, values ascending, residuals measured with h;
-/// matvecs counts applications of H) and fills `report`.
-/// @throws InputError      request not of kind Shift, or as numerics::validate; h distributed
+/// The request (kind Shift; tolerance absolute, energy units) on the Hermitian `h` (serial or
+/// distributed over MPI ranks) whose matrix is analysed in `solver` (the same H: e.g.
+/// csr_from_rows of the same model; a DistributedLU when h is distributed). Returns the
+/// pairs (this rank's rows of the vectors, orthonormal; values ascending, residuals measured
+/// with h; matvecs counts applications of H) and fills `report`. Collective when distributed.
+/// @throws InputError      request not of kind Shift, or as numerics::validate; solver of
+///                         another size than h
 /// @throws NumericalError  a Lanczos search does not converge
+numerics::EigenPairs shift_invert_eigenpairs(const Operator& h, const ShiftInvertSolver& solver,
+                                             const numerics::EigenRequest& request, const ShiftInvertOptions& options,
+                                             ShiftInvertReport& report);
+
+/// The same with one rank's SparseLU (h serial).
 numerics::EigenPairs shift_invert_eigenpairs(const Operator& h, SparseLU& lu, const numerics::EigenRequest& request,
                                              const ShiftInvertOptions& options, ShiftInvertReport& report);
 

@@ -170,6 +170,8 @@ struct SolveReport {
 };
 
 class SparseLU {
+    friend class DistributedLU;  // distributed_lu.hpp: the same analysis and panel kernel across ranks
+
 public:
     /// Analyse phase: ordering, elimination tree, supernodes. Copies `a`. Throws InputError
     /// for an inconsistent option ({site_size}, {lattice}) and DimensionMismatch for a
@@ -230,6 +232,8 @@ private:
                         std::vector<global_index>& pos, const PanelOf& panel_of) const;
     void assemble(global_index s, complex_double* panel, complex_double z) const;
     void factor_panel(global_index k, complex_double* panel, double tau, global_index& replaced) const;
+    /// The diagonal block of panel k only (no TRSMs): DistributedLU's 2-D panel step.
+    void factor_diagonal(global_index k, complex_double* panel, double tau, global_index& replaced) const;
     void compute_split_points();
     void factorize_halo(complex_double z, const HaloOptions& options, double tau, FactorReport& report);
     global_index panel_size(global_index s) const { return panel_offset_[2 * s + 2] - panel_offset_[2 * s]; }

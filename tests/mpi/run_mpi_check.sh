@@ -1,7 +1,7 @@
 #!/bin/bash
 # run_mpi_check.sh MPIEXEC EXE NP MODE: runs "EXE MODE" on NP ranks (as root too, with
 # --oversubscribe --bind-to none) under a 20 s timeout and checks the outcome:
-#   collectives, multiple, distributed, dense, dense_qr: exit 0 and the success line;
+#   collectives, multiple, distributed, dense, dense_qr, sparse_lu: exit 0 and the success line;
 #   validate: exit status 2 (InputError, agreed by all ranks), the message once;
 #   abort:    non-zero exit status (MPI_Abort), the message once, no hang.
 set -u
@@ -38,6 +38,10 @@ case $mode in
   dense_qr)
     [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
     grep -q "dense qr check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
+    ;;
+  sparse_lu)
+    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+    grep -q "sparse lu check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
     ;;
   multiple)
     [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
