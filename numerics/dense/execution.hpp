@@ -47,7 +47,7 @@ struct DenseReport {
 std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execution);
 
 /// Throws InputError when `execution` has a cuda device: for algorithms whose task
-/// bodies call host-side code (TSQR/CholQR2, the block-cyclic QR's copy tasks); `what`
+/// bodies call host-side code (TSQR, the block-cyclic QR's copy tasks); `what`
 /// names the algorithm.
 void require_host_addressable(const DenseExecution& execution, const char* what);
 

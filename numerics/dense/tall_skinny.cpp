@@ -130,115 +130,12 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     result.r.assign(kk, T(0));
     for (int col = 0; col < k; ++col)
         for (int row = 0; row <= col; ++row) result.r[row + std::size_t(col) * k] = r[row + std::size_t(col) * k];
-    result.method = OrthoMethod::tsqr;
     result.report = {wall_seconds() - start, runtime->stats()};
-    return result;
-}
-
-namespace {
-
-/// One CholQR pass: G = A^H A (fixed-order sum), G = U^H U, A := A U^{-1}. Returns
-/// false (A untouched) when the Cholesky fails or 1/kappa1(G) < rcond_min.
-template <class T>
-bool cholqr_pass(TileMatrix<T>& a, const DenseExecution& execution, double rcond_min, std::vector<T>& u,
-                 double* rcond, DenseReport& report)
-{
-    require_host_addressable(execution, "CholQR2");
-    const double start = wall_seconds();
-    const int k = a.tile_cols(0), mt = a.mt();
-    const std::size_t kk = std::size_t(k) * k;
-    std::vector<T> gram(kk * mt);
-    u.assign(kk, T(0));
-    auto runtime = make_runtime(execution);
-    const int accelerators = execution.device_workers > 0 ? 1 : 0;
-    for (int i = 0; i < mt; ++i) {
-        const int owner = column_owner(i, execution.slices, accelerators);
-        runtime->register_data(buffer_id(kBlock, i), a.tile(i, 0), a.tile_bytes(i, 0), owner);
-        runtime->register_data(buffer_id(kGram, i), &gram[kk * i], kk * sizeof(T), owner);
-    }
-    runtime->register_data(buffer_id(kU, 0), u.data(), kk * sizeof(T), 0);
-    for (int i = 0; i < mt; ++i) {
-        const int mi = a.tile_rows(i);
-        runtime->submit({[=](const TaskContext& c) {
-                             const T* blk = c.as<T>(buffer_id(kBlock, i));
-                             kernels::cpu::gemm_conj_plain(k, k, mi, T(1), blk, mi, blk, mi, T(0),
-                                                           c.as<T>(buffer_id(kGram, i)), k);
-                         },
-                         {{buffer_id(kGram, i), Access::read_write}, {buffer_id(kBlock, i), Access::read}}});
-    }
-    runtime->wait_all();
-    // Sum in block order (bitwise independent of the schedule), then factor on the master.
-    for (int i = 0; i < mt; ++i)
-        for (std::size_t e = 0; e < kk; ++e) u[e] += gram[kk * i + e];
-    double anorm = 0.0;  // ||G||_1 = max column sum (G Hermitian: both triangles present)
-    for (int col = 0; col < k; ++col) {
-        double s = 0.0;
-        for (int row = 0; row < k; ++row) s += std::abs(u[row + std::size_t(col) * k]);
-        anorm = std::max(anorm, s);
-    }
-    if (kernels::cpu::potrf_upper(k, u.data(), k) != 0) {
-        *rcond = 0.0;
-        report.seconds += wall_seconds() - start;
-        return false;
-    }
-    *rcond = kernels::cpu::pocon_upper(k, u.data(), k, anorm);
-    if (!(*rcond >= rcond_min)) {
-        report.seconds += wall_seconds() - start;
-        return false;
-    }
-    for (int col = 0; col < k; ++col)
-        for (int row = col + 1; row < k; ++row) u[row + std::size_t(col) * k] = T(0);
-    for (int i = 0; i < mt; ++i) {
-        const int mi = a.tile_rows(i);
-        runtime->submit({[=](const TaskContext& c) {
-                             kernels::cpu::trsm_right_upper(mi, k, c.as<T>(buffer_id(kU, 0)), k,
-                                                            c.as<T>(buffer_id(kBlock, i)), mi);
-                         },
-                         {{buffer_id(kBlock, i), Access::read_write}, {buffer_id(kU, 0), Access::read}}});
-    }
-    runtime->wait_all();
-    report.seconds += wall_seconds() - start;
-    report.stats = runtime->stats();
-    return true;
-}
-
-}  // namespace
-
-template <class T>
-TallSkinnyResult<T> cholqr2(TileMatrix<T>& a, const DenseExecution& execution)
-{
-    check_block(a);
-    const int k = a.tile_cols(0);
-    const double threshold = cholqr2_rcond_threshold<T>(a.rows(), k);
-    TallSkinnyResult<T> result;
-    std::vector<T> u1, u2;
-    double rcond2 = 0.0;
-    if (!cholqr_pass(a, execution, threshold, u1, &result.gram_rcond, result.report)) {
-        const double spent = result.report.seconds;
-        TallSkinnyResult<T> fallback = tsqr(a, execution);
-        fallback.gram_rcond = result.gram_rcond;
-        fallback.report.seconds += spent;
-        return fallback;
-    }
-    // The second pass sees kappa(A U1^{-1}) = O(1) after a passed first test; a failure
-    // here would mean the estimate above was wrong.
-    if (!cholqr_pass(a, execution, 0.0, u2, &rcond2, result.report))
-        throw NumericalError("CholQR2: the second Cholesky pass failed after the first passed its condition test");
-    // R = U2 U1 (both upper triangular).
-    result.r.assign(std::size_t(k) * k, T(0));
-    for (int col = 0; col < k; ++col)
-        for (int row = 0; row <= col; ++row) {
-            T s(0);
-            for (int m = row; m <= col; ++m) s += u2[row + std::size_t(m) * k] * u1[m + std::size_t(col) * k];
-            result.r[row + std::size_t(col) * k] = s;
-        }
-    result.method = OrthoMethod::cholqr2;
     return result;
 }
 
 #define TOPOKPM_TALL_SKINNY(T)                                                          \
     template TallSkinnyResult<T> tsqr<T>(TileMatrix<T>&, const DenseExecution&);        \
-    template TallSkinnyResult<T> cholqr2<T>(TileMatrix<T>&, const DenseExecution&);     \
     template double cholqr2_rcond_threshold<T>(global_index, int);
 TOPOKPM_TALL_SKINNY(complex_double)
 TOPOKPM_TALL_SKINNY(complex_single)

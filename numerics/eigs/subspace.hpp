@@ -46,11 +46,11 @@ void project_out_twice(const Operator& op, const Columns& against, Columns& x);
 std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_double* x, int cols, double drop_ratio,
                                            std::vector<complex_double>* r = nullptr);
 
-/// X := an orthonormal basis of its span (X = Q R), all columns kept: CholQR2 with TSQR
-/// fallback from the dense tile engine (numerics/dense). Serial: dense::cholqr2 itself.
-/// Across ranks: the same two passes and fallback rule with the Gram matrix summed over
-/// the ranks, the fallback dense::tsqr on the rank's rows and the QR of the ranks' stacked
-/// R factors. Returns true when TSQR was taken.
+/// X := an orthonormal basis of its span (X = Q R), all columns kept: CholQR2 in place
+/// (the code base's one CholQR2: G = X^H X summed over the ranks, G = U^H U, X := X U^-1,
+/// twice), falling back to TSQR from the dense tile engine (dense::tsqr on the rank's rows,
+/// then the QR of the ranks' stacked R factors) when the Cholesky fails or 1/kappa1(G) is
+/// below dense::cholqr2_rcond_threshold. Returns true when TSQR was taken.
 bool orthonormalize(const Operator& op, Columns& x);
 
 /// orthonormalize() on a flat block (this rank's rows, column-major, op.num_rows() x k).

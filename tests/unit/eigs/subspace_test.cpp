@@ -128,3 +128,80 @@ TEST(Subspace, RayleighRitzOnAnInvariantSubspaceGivesItsEigenpairs)
         EXPECT_LE(rr.residuals[k], 100 * kRows * 2.2e-16 * scale);
     }
 }
+
+namespace {
+
+/// A = Q diag(sigma) W with Q orthonormal (CGS2 of random columns), sigma_c = kappa^(-c/(k-1))
+/// (so ||A||_2 = 1 and kappa2(A) = kappa) and W = I - 2 w w^H / (w^H w) unitary.
+Columns conditioned_columns(const Operator& op, int n, int k, double kappa, unsigned seed)
+{
+    Columns q = random_columns(n, k, seed);
+    EXPECT_TRUE(orthonormalize_by_columns(op, n, q.data.data(), k, 1e-8).empty());
+    const Columns w = random_columns(k, 1, seed + 1);
+    double ww = 0.0;
+    for (int c = 0; c < k; ++c) ww += std::norm(w.col(0)[c]);
+    Columns a(n, k);
+    for (int c = 0; c < k; ++c)
+        for (int j = 0; j < k; ++j) {
+            const complex_double wjc = (j == c ? 1.0 : 0.0) - 2.0 * w.col(0)[j] * std::conj(w.col(0)[c]) / ww;
+            const double sigma = std::pow(kappa, -double(j) / (k - 1));
+            for (int i = 0; i < n; ++i) a.col(c)[i] += q.col(j)[i] * sigma * wjc;
+        }
+    return a;
+}
+
+/// ||Q^H Q - I||_F and ||A - Q Q^H A||_F for the orthonormalized block q of a.
+std::pair<double, double> orthogonality_and_span(const Columns& a, const Columns& q)
+{
+    const int n = a.n, k = a.cols;
+    double orth = 0.0, span = 0.0;
+    for (int x = 0; x < k; ++x)
+        for (int y = 0; y < k; ++y) orth += std::norm(dot(q.col(x), q.col(y), n) - (x == y ? 1.0 : 0.0));
+    for (int c = 0; c < k; ++c) {
+        std::vector<complex_double> v(a.col(c), a.col(c) + n);
+        for (int x = 0; x < k; ++x) {
+            const complex_double p = dot(q.col(x), a.col(c), n);
+            for (int i = 0; i < n; ++i) v[i] -= q.col(x)[i] * p;
+        }
+        span += std::pow(norm(v.data(), n), 2);
+    }
+    return {std::sqrt(orth), std::sqrt(span)};
+}
+
+}  // namespace
+
+// CholQR2 on one rank, in place (the one CholQR2 of the code base). Bounds: Yamamoto et al.
+// (ETNA 44, 2015, Thms 3.3/3.4) give ||Q^H Q - I||_F <= 6 (N k + k(k+1)) u and
+// ||A - Q R||_F <= 5 k^2 sqrt(k) u ||A||_2 when kappa2(A) is below the fallback limit; with
+// Q^H A = (Q^H Q) R + Q^H E, ||A - Q Q^H A|| <= 2 ||E|| + ||Q^H Q - I|| ||R|| (||R|| = ||A|| = 1).
+TEST(Subspace, OrthonormalizeIsCholQr2OnAWellConditionedBlock)
+{
+    const int k = 12;
+    const DenseOperator op(topokpm::testing::dense_matrix(RandomHermitianSource(kRows, 0.3, 3)), kRows);
+    const Columns a = conditioned_columns(op, kRows, k, 4.0, 21);
+    Columns q = a;
+    EXPECT_FALSE(orthonormalize(op, q)) << "a block of condition 4 took the TSQR fallback";
+    const double u = 1.1102230246251565e-16;
+    const double orth_bound = 6 * (double(kRows) * k + double(k) * (k + 1)) * u;
+    const double res_bound = 5.0 * k * k * std::sqrt(double(k)) * u;
+    const auto [orth, span] = orthogonality_and_span(a, q);
+    EXPECT_LE(orth, orth_bound);
+    EXPECT_LE(span, 2 * res_bound + orth_bound);
+}
+
+// kappa2(A) = 1e10 puts kappa2(G) = 1e20 far beyond 1 / (64 (N k + k(k+1)) u) ~ 2.6e10:
+// the fallback (Householder TSQR) must be taken. Its Q is orthonormal independently of
+// cond(A): Higham Thm 19.4 gives ||Q^H Q - I||_F <= sqrt(k) gamma_{c N k}; c = 10 covers
+// the tree's extra levels. A is in span(Q) to the same order (backward stability).
+TEST(Subspace, OrthonormalizeFallsBackToTsqrForAnIllConditionedBlock)
+{
+    const int k = 12;
+    const DenseOperator op(topokpm::testing::dense_matrix(RandomHermitianSource(kRows, 0.3, 3)), kRows);
+    const Columns a = conditioned_columns(op, kRows, k, 1e10, 22);
+    Columns q = a;
+    EXPECT_TRUE(orthonormalize(op, q)) << "a block of condition 1e10 stayed with CholQR2";
+    const double bound = std::sqrt(double(k)) * 10.0 * kRows * k * 1.1102230246251565e-16;
+    const auto [orth, span] = orthogonality_and_span(a, q);
+    EXPECT_LE(orth, bound);
+    EXPECT_LE(span, bound);
+}

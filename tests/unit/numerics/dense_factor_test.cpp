@@ -1,4 +1,4 @@
-// Tile Cholesky, tile QR, TSQR and CholQR2 (numerics/dense) against backward-error
+// Tile Cholesky, tile QR, TSQR (numerics/dense) against backward-error
 // bounds and against LAPACK's zpotrf/zgeqrf; schedule independence bit for bit.
 //
 // Tolerances (u = unit roundoff, gamma_j = j u / (1 - j u); complex arithmetic costs a
@@ -408,7 +408,6 @@ TYPED_TEST(DenseTyped, TsqrIsOrthonormalAndMatchesTheBlock)
     const auto result = tsqr(t, ex);
     const double rel = tsqr_relative_bound(rows, k, mb, unit_roundoff<T>());
     check_tall_skinny<T>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
-    EXPECT_EQ(result.method, OrthoMethod::tsqr);
     EXPECT_GT(result.report.stats.peak_device_buffers, 0);
     EXPECT_EQ(result.report.stats.device_buffers, 0);  // released: all device copies freed
 }
@@ -434,48 +433,12 @@ TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
               std::sqrt(2.0) * kappa * backward * frob(a));
 }
 
-TYPED_TEST(DenseTyped, CholQr2OnAWellConditionedBlockStaysCholQr2)
-{
-    using T = TypeParam;
-    // Float: the CholQR2 condition 64 (N k + k(k+1)) u <= 1/kappa^2 needs a small block.
-    const int rows = std::is_same_v<T, complex_double> ? 4000 : 400, k = 12, mb = 200;
-    const auto a = conditioned_block(rows, k, 4.0, 11);
-    TileMatrix<T> t(rows, k, mb, k);
-    t.from_column_major(cast<T>(a).data(), rows);
-    DenseExecution ex;
-    ex.host_workers = 2;
-    ex.device_workers = 1;
-    const auto result = cholqr2(t, ex);
-    ASSERT_EQ(result.method, OrthoMethod::cholqr2) << "rcond " << result.gram_rcond;
-    const double u = unit_roundoff<T>();
-    // Yamamoto et al. 2015, Thms 3.3/3.4: ||Q^H Q - I||_F <= 6 (N k u + k(k+1) u),
-    // ||A - QR||_F / ||A||_2 <= 5 k^2 sqrt(k) u.
-    const double orth = 6 * (double(rows) * k * u + double(k) * (k + 1) * u);
-    const double res = 5.0 * k * k * std::sqrt(double(k)) * u / frob(a);  // ||A||_2 = 1
-    check_tall_skinny<T>(a, rows, k, mb, t, result.r, orth, res);
-}
-
-TEST(DenseTallSkinny, CholQr2FallsBackToTsqrForAnIllConditionedBlock)
-{
-    const int rows = 3000, k = 16, mb = 300;
-    const auto a = conditioned_block(rows, k, 1e10, 12);
-    TileMatrix<complex_double> t(rows, k, mb, k);
-    t.from_column_major(a.data(), rows);
-    DenseExecution ex;
-    ex.host_workers = 2;
-    const auto result = cholqr2(t, ex);
-    EXPECT_EQ(result.method, OrthoMethod::tsqr);
-    EXPECT_LT(result.gram_rcond, cholqr2_rcond_threshold<complex_double>(rows, k));
-    const double rel = tsqr_relative_bound(rows, k, mb, unit_roundoff<complex_double>());
-    check_tall_skinny<complex_double>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
-}
-
 TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
 {
     TileMatrix<complex_double> t(130, 16, 64, 16);  // last block: 2 rows
     EXPECT_THROW(tsqr(t, DenseExecution{}), InputError);
     TileMatrix<complex_double> wide(100, 40, 64, 16);
-    EXPECT_THROW(cholqr2(wide, DenseExecution{}), InputError);
+    EXPECT_THROW(tsqr(wide, DenseExecution{}), InputError);
     TileMatrix<complex_double> straddling(64, 64, 32, 24);  // columns 24..47 cross row 32
     EXPECT_THROW(cholesky(straddling, DenseExecution{}), InputError);
     EXPECT_THROW(qr(straddling, DenseExecution{}), InputError);
@@ -706,14 +669,13 @@ TEST(DenseCuda, WithoutAGpuTheFactorizationsAreRefusedWithTheReason)
     }
 }
 
-// TSQR and CholQR2 run host code inside their tasks: a cuda device is an InputError
+// TSQR runs host code inside their tasks: a cuda device is an InputError
 // before anything runs (on any machine).
 TEST(DenseCuda, TallSkinnyFactorizationsRefuseACudaDevice)
 {
     TileMatrix<complex_double> t(256, 8, 64, 8);
     for (int d = 0; d < 8; ++d) t(d, d) = 1.0;
     EXPECT_THROW(tsqr(t, gpu_execution(1, 2)), InputError);
-    EXPECT_THROW(cholqr2(t, gpu_execution(1, 2)), InputError);
 }
 
 TYPED_TEST(DenseTyped, CudaCholeskyMatchesTheHostFactorToRounding)
