@@ -215,8 +215,9 @@ public:
     /// Real floating-point operations of one factorize() (complex mul-add = 8).
     double factor_flops() const;
     /// Bytes factorize() holds: the panel arena (16 bytes per stored entry, as
-    /// factor_nonzeros() but with the diagonal block's full square) and the largest Schur
-    /// update's work array; known after the analysis, before any numeric work.
+    /// factor_nonzeros() but with the diagonal block's full square) and a work array of
+    /// m x min(m, parallel_chunk) (largest m) per OpenMP thread; known after the analysis,
+    /// before any numeric work.
     double factor_memory_bytes() const;
 
     /// Steps whose Schur update has at least this many flops (8 m^2 nc) share their pieces
