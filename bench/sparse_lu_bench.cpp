@@ -10,6 +10,7 @@
 //                   [--shift 0.1] [--eta 0] [--disorder 1] [--ordering metis|nd|both]
 //                   [--site-size B] [--reps 3] [--matrix-market FILE] [--json FILE]
 //                   [--halo model,0,0.5,1] [--no-peers] [--analyse-only]
+//                   [--max-supernode C] [--relax-columns C] [--parallel-chunk C]
 //
 // --site-size: rows per site for METIS and the symbolic phase; default 4 for ti (the four
 // orbitals share their neighbours), 1 for graphene and Matrix Market files. The lattice
@@ -18,6 +19,8 @@
 // "model" (boundary chosen by the model) or an accelerator share of the update flops in
 // [0, 1]; each reports its time against the all-host factorization of the same run and the
 // split statistics (n_g, bytes moved, lazy reduction time).
+// --max-supernode, --relax-columns, --parallel-chunk: AnalyseOptions of ours (default: its
+// defaults), for tuning the supernode sizes and the threads' pieces.
 // --analyse-only: the analysis only (fill, factor memory, flops), e.g. to find the largest
 // lattice whose factors fit a memory budget.
 // --json FILE: one object per matrix (an array when several) with n, nnz, fill_nnz,
@@ -39,6 +42,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "hamiltonians/model.hpp"
 #include "numerics/sparse_direct/sparse_lu.hpp"
@@ -65,6 +70,16 @@ namespace {
 double now()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds of the process (all threads, user + system): CPU / wall over a phase is the
+// number of cores a solver kept busy (threads it really used).
+double cpu_seconds()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 double median(std::vector<double> v)
@@ -165,15 +180,16 @@ double backward_error(const CsrMatrix& a, complex_double z, const std::vector<co
 
 struct PeerResult {
     double analyse_s = 0.0, factor_s = 0.0, solve_s = 0.0, fill_nnz = 0.0, residual = 0.0;
+    double cpu_per_wall = 0.0;  // over all its reps (analyse + factor + solve), set by the caller
     std::string json() const
     {
         return Json().num("analyse_s", analyse_s).num("factor_s", factor_s).num("solve_s", solve_s)
-            .num("fill_nnz", fill_nnz).num("residual", residual).text();
+            .num("fill_nnz", fill_nnz).num("residual", residual).num("cpu_per_wall", cpu_per_wall).text();
     }
     void print(const char* name) const
     {
-        std::printf("  %-14s analyse %8.3f s  factor %8.3f s  solve %7.4f s  nnz(L+U) %11.0f  berr %.1e\n", name,
-                    analyse_s, factor_s, solve_s, fill_nnz, residual);
+        std::printf("  %-14s analyse %8.3f s  factor %8.3f s  solve %7.4f s  nnz(L+U) %11.0f  berr %.1e  cpu/wall %.2f\n",
+                    name, analyse_s, factor_s, solve_s, fill_nnz, residual, cpu_per_wall);
     }
 };
 
@@ -441,6 +457,7 @@ int main(int argc, char** argv)
     double sigma = 0.1, eta = 0.0, disorder = 1.0;
     int reps = 3, site_size = 0;
     bool peers = true, analyse_only = false;
+    int max_supernode = 0, relax_columns = -1, parallel_chunk = 0;  // 0 / -1: AnalyseOptions' defaults
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
@@ -461,6 +478,9 @@ int main(int argc, char** argv)
         else if (arg == "--halo") halo_list = value();
         else if (arg == "--no-peers") peers = false;
         else if (arg == "--analyse-only") analyse_only = true;
+        else if (arg == "--max-supernode") max_supernode = std::stoi(value());
+        else if (arg == "--relax-columns") relax_columns = std::stoi(value());
+        else if (arg == "--parallel-chunk") parallel_chunk = std::stoi(value());
         else { std::fprintf(stderr, "unknown argument %s (see the file comment)\n", arg.c_str()); return 2; }
     }
 #if defined(TOPOKPM_BENCH_MUMPS) || defined(TOPOKPM_BENCH_SUPERLU_DIST)
@@ -515,6 +535,12 @@ int main(int argc, char** argv)
         }
     }
 
+    for (Problem& pr : problems)
+        for (auto& variant : pr.variants) {
+            if (max_supernode > 0) variant.second.max_supernode = max_supernode;
+            if (relax_columns >= 0) variant.second.relax_columns = relax_columns;
+            if (parallel_chunk > 0) variant.second.parallel_chunk = parallel_chunk;
+        }
     std::vector<std::string> json_objects;
     for (const Problem& pr : problems) {
         const CsrMatrix& a = pr.a;
@@ -542,6 +568,7 @@ int main(int argc, char** argv)
         double best_factor = INFINITY;
         for (const auto& [name, opt] : pr.variants) {
             std::vector<double> ta, tf, tsol;
+            double factor_cpu = 0.0, factor_wall = 0.0;
             double flops = 0.0, berr = 0.0, rnorm = 0.0, memory = 0.0;
             long long fill = 0, tiny = 0, supernodes = 0;
             int steps = 0;
@@ -550,8 +577,11 @@ int main(int argc, char** argv)
                 double t0 = now();
                 auto lu = std::make_unique<sparse_direct::SparseLU>(a, opt);
                 double t1 = now();
+                const double c1 = cpu_seconds();
                 const auto fr = lu->factorize(z);
                 double t2 = now();
+                factor_cpu += cpu_seconds() - c1;
+                factor_wall += t2 - t1;
                 const auto sr = lu->solve(b.data(), x.data(), 1);
                 double t3 = now();
                 ta.push_back(t1 - t0);
@@ -568,15 +598,16 @@ int main(int argc, char** argv)
                 if (r + 1 == reps) kept = std::move(lu);
             }
             std::printf("  ours/%-9s analyse %8.3f s  factor %8.3f s  solve %7.4f s  nnz(L+U) %11lld  %6.2f Gflop/s"
-                        "  supernodes %lld  tiny pivots %lld  berr %.1e (%d refinement steps)  factors %.0f MiB\n",
+                        "  supernodes %lld  tiny pivots %lld  berr %.1e (%d refinement steps)  factors %.0f MiB"
+                        "  factor cpu/wall %.2f\n",
                         name.c_str(), median(ta), median(tf), median(tsol), fill, flops / median(tf) * 1e-9, supernodes,
-                        tiny, berr, steps, memory / (1 << 20));
+                        tiny, berr, steps, memory / (1 << 20), factor_cpu / factor_wall);
             Json v;
             v.str("ordering", name).num("fill_nnz", static_cast<double>(fill)).num("analyse_s", median(ta))
                 .num("factor_s", median(tf)).num("solve_s", median(tsol)).num("factor_gflops", flops / median(tf) * 1e-9)
                 .num("residual", berr).num("residual_norm", rnorm).num("refinement_steps", steps)
                 .num("tiny_pivots", static_cast<double>(tiny)).num("supernodes", static_cast<double>(supernodes))
-                .num("factor_memory_bytes", memory);
+                .num("factor_memory_bytes", memory).num("factor_cpu_per_wall", factor_cpu / factor_wall);
 
             // HALO: the host-memory accelerator at the requested splits, against the all-host
             // factorization on the same analysis in the same run.
@@ -645,18 +676,34 @@ int main(int argc, char** argv)
 
         Json peer_json;
         if (peers) {
+            const auto timed = [](auto&& run, PeerResult& r) {
+                const double w0 = now(), c0 = cpu_seconds();
+                const bool ok = run(r);
+                r.cpu_per_wall = (cpu_seconds() - c0) / (now() - w0);
+                return ok;
+            };
+            (void)timed;
 #ifdef TOPOKPM_BENCH_UMFPACK
-            if (PeerResult r; run_umfpack(a, z, b, reps, r)) { r.print("umfpack"); peer_json.raw("umfpack", r.json()); }
+            if (PeerResult r; timed([&](PeerResult& o) { return run_umfpack(a, z, b, reps, o); }, r)) {
+                r.print("umfpack");
+                peer_json.raw("umfpack", r.json());
+            }
 #else
             std::printf("  umfpack: not found at configure time (libsuitesparse-dev)\n");
 #endif
 #ifdef TOPOKPM_BENCH_MUMPS
-            if (PeerResult r; run_mumps(a, z, b, reps, r)) { r.print("mumps"); peer_json.raw("mumps", r.json()); }
+            if (PeerResult r; timed([&](PeerResult& o) { return run_mumps(a, z, b, reps, o); }, r)) {
+                r.print("mumps");
+                peer_json.raw("mumps", r.json());
+            }
 #else
             std::printf("  mumps: not found at configure time (libmumps-dev)\n");
 #endif
 #ifdef TOPOKPM_BENCH_SUPERLU_DIST
-            if (PeerResult r; run_superlu_dist(a, z, b, reps, r)) { r.print("superlu_dist"); peer_json.raw("superlu_dist", r.json()); }
+            if (PeerResult r; timed([&](PeerResult& o) { return run_superlu_dist(a, z, b, reps, o); }, r)) {
+                r.print("superlu_dist");
+                peer_json.raw("superlu_dist", r.json());
+            }
 #else
             std::printf("  superlu_dist: not found at configure time (libsuperlu-dist-dev)\n");
 #endif

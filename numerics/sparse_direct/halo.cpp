@@ -268,7 +268,7 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
             for (global_index t : ts) host.accesses.emplace_back(panel_id(t), tasks::Access::read_write);
             host.accesses.emplace_back(panel_id(k), tasks::Access::read);
             host.body = [this, k, ng](const tasks::TaskContext&) {
-                std::vector<complex_double> work(static_cast<std::size_t>(sn_rows_[k].size()) * ng);
+                std::vector<complex_double> work(sn_rows_[k].size() * static_cast<std::size_t>(std::min<global_index>(ng, chunk_)));
                 std::vector<global_index> pos;
                 update_columns(k, 0, ng, work.data(), pos,
                                [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; });
@@ -291,7 +291,7 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
                 std::vector<complex_double*> where(ts.size());
                 for (std::size_t i = 0; i < ts.size(); ++i) where[i] = c.as<complex_double>(shadow_id(ts[i]));
                 complex_double* own = c.as<complex_double>(panel_id(k));
-                std::vector<complex_double> work(static_cast<std::size_t>(m) * (m - ng));
+                std::vector<complex_double> work(static_cast<std::size_t>(m * std::min<global_index>(m - ng, chunk_)));
                 std::vector<global_index> pos;
                 update_columns(k, ng, m, work.data(), pos, [&](global_index t) {
                     if (t == k) return own;

@@ -1,10 +1,14 @@
 // Numeric phase of SparseLU: right-looking supernodal LU with static pivoting, and the solve
 // with iterative refinement.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <tuple>
 #include <utility>
 
@@ -119,7 +123,8 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1, co
         if (j0 < c1) {
             const auto& trows = sn_rows_[t];
             complex_double* ut = panel_of(t) + (tnc + static_cast<global_index>(trows.size())) * tnc;
-            std::size_t walk = 0;
+            // the chunk's first column in the target's rows, then a merge walk
+            std::size_t walk = std::lower_bound(trows.begin(), trows.end(), rows[j0]) - trows.begin();
             for (global_index j = j0; j < c1; ++j) {
                 while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
                 TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
@@ -138,15 +143,29 @@ void SparseLU::update_segments(global_index k, global_index c0, global_index c1,
 {
     out.clear();
     const auto& rows = sn_rows_[k];
+    // Each split-point segment in equal pieces of <= chunk_ columns: the pieces depend on the
+    // segment only, so [0, n_g) and [n_g, m) (n_g at a split point) get the same ones as [0, m).
+    auto pieces = [&](global_index a, global_index b) {
+        const global_index count = (b - a + chunk_ - 1) / chunk_;
+        for (global_index p = 0; p < count; ++p) out.emplace_back(a + (b - a) * p / count, a + (b - a) * (p + 1) / count);
+    };
     global_index a = c0;
     for (const global_index sp : split_points_) {
         const global_index cut = std::lower_bound(rows.begin(), rows.end(), sn_begin_[sp]) - rows.begin();
         if (cut <= a) continue;
         if (cut >= c1) break;
-        out.emplace_back(a, cut);
+        pieces(a, cut);
         a = cut;
     }
-    if (a < c1) out.emplace_back(a, c1);
+    if (a < c1) pieces(a, c1);
+}
+
+std::size_t SparseLU::update_work_size() const
+{
+    std::size_t size = 0;
+    for (const auto& rows : sn_rows_)
+        size = std::max(size, rows.size() * std::min<std::size_t>(rows.size(), static_cast<std::size_t>(chunk_)));
+    return size;
 }
 
 void SparseLU::update_columns(global_index k, global_index c0, global_index c1, complex_double* work,
@@ -175,13 +194,92 @@ void SparseLU::factor_panel(global_index k, complex_double* panel, double tau, g
 {
     const int nc = static_cast<int>(sn_begin_[k + 1] - sn_begin_[k]);
     const int m = static_cast<int>(sn_rows_[k].size());
-    const int ld = nc + m;
-    dense_lu_static(panel, nc, ld, tau, replaced);
-    if (m > 0) {
-        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, nc, &kOne, panel, ld,
-                    panel + nc, ld);
-        cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nc, m, &kOne, panel, ld,
-                    panel + static_cast<global_index>(ld) * nc, nc);
+    dense_lu_static(panel, nc, nc + m, tau, replaced);
+    const global_index pieces = panel_solve_pieces(k);
+    for (global_index p = 0; p < 2 * pieces; ++p) panel_solve(k, panel, p);
+}
+
+global_index SparseLU::panel_solve_pieces(global_index k) const
+{
+    const global_index m = static_cast<global_index>(sn_rows_[k].size());
+    return (m + chunk_ - 1) / chunk_;
+}
+
+// One piece of the panel solves: rows [r0, r1) of L(R, k) = A(R, k) U_kk^-1, or columns
+// [r0, r1) of U(k, R) = L_kk^-1 A(k, R).
+void SparseLU::panel_solve(global_index k, complex_double* panel, global_index piece) const
+{
+    const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
+    const global_index m = static_cast<global_index>(sn_rows_[k].size());
+    const global_index count = panel_solve_pieces(k), ld = nc + m;
+    const bool lower = piece < count;
+    const global_index p = lower ? piece : piece - count;
+    const global_index r0 = m * p / count, r1 = m * (p + 1) / count;
+    if (lower)
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, static_cast<int>(r1 - r0),
+                    static_cast<int>(nc), &kOne, panel, static_cast<int>(ld), panel + nc + r0, static_cast<int>(ld));
+    else
+        cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, static_cast<int>(nc),
+                    static_cast<int>(r1 - r0), &kOne, panel, static_cast<int>(ld), panel + ld * nc + r0 * nc,
+                    static_cast<int>(nc));
+}
+
+// The plain path: steps in order on the calling thread; a step with a large update (over 99 %
+// of the flops are in a few percent of the steps; parallel_update_flops is ~1 ms of GEMM, worth
+// a fork-join) shares its panel-solve and update pieces
+// among the threads of a parallel region. BLAS runs single-threaded everywhere (inside a
+// parallel region OpenBLAS-openmp does so by itself; outside, the thread count is set to 1),
+// so every piece is the same call whichever thread runs it. Small steps take no barrier: on
+// a machine shared with other processes each barrier can cost a scheduler time slice.
+void SparseLU::factorize_threads(complex_double z, double tau, FactorReport& report)
+{
+    const global_index ns = static_cast<global_index>(sn_rows_.size());
+    const int threads = omp_get_max_threads();
+    struct RestoreThreads {
+        int saved;
+        ~RestoreThreads() { omp_set_num_threads(saved); }
+    } restore{threads};
+    omp_set_num_threads(1);
+    const std::size_t work_size = update_work_size();
+    std::vector<FirstTouchVector<complex_double>> work(threads);
+    std::vector<std::vector<global_index>> pos(threads);
+    work[0].resize(work_size);
+    std::vector<std::pair<global_index, global_index>> segments;
+    const PanelOf host = [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; };
+    for (global_index k = 0; k < ns; ++k) {
+        complex_double* panel = panels_.data() + panel_offset_[2 * k];
+        const global_index m = static_cast<global_index>(sn_rows_[k].size());
+        const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
+        assemble(k, panel, z);
+        update_segments(k, 0, m, segments);
+        if (threads == 1 || 8.0 * static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(nc) < parallel_update_flops) {
+            factor_panel(k, panel, tau, report.tiny_pivots);
+            for (const auto& [c0, c1] : segments) schur_update(k, c0, c1, work[0].data(), pos[0], host);
+            continue;
+        }
+        dense_lu_static(panel, static_cast<int>(nc), static_cast<int>(nc + m), tau, report.tiny_pivots);
+        const global_index pieces = 2 * panel_solve_pieces(k), count = static_cast<global_index>(segments.size());
+        // An exception may not leave the parallel region: the first is kept and rethrown.
+        std::exception_ptr error;
+#pragma omp parallel num_threads(threads)
+        {
+            const int tid = omp_get_thread_num();
+            auto guard = [&](auto&& body) {
+                try {
+                    body();
+                } catch (...) {
+#pragma omp critical(topokpm_sparse_lu_error)
+                    if (!error) error = std::current_exception();
+                }
+            };
+            if (work[tid].size() < work_size) work[tid].resize(work_size);
+#pragma omp for schedule(dynamic, 1)
+            for (global_index p = 0; p < pieces; ++p) guard([&] { panel_solve(k, panel, p); });
+#pragma omp for schedule(dynamic, 1)
+            for (global_index i = 0; i < count; ++i)
+                guard([&] { schur_update(k, segments[i].first, segments[i].second, work[tid].data(), pos[tid], host); });
+        }
+        if (error) std::rethrow_exception(error);
     }
 }
 
@@ -209,7 +307,6 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
             const global_index nc = sn_begin_[s + 1] - sn_begin_[s], m = sn_rows_[s].size();
             panel_offset_[2 * s + 1] = panel_offset_[2 * s] + (nc + m) * nc;
             panel_offset_[2 * s + 2] = panel_offset_[2 * s + 1] + nc * m;
-            max_update_ = std::max(max_update_, static_cast<std::size_t>(m * m));
         }
         panels_.resize(static_cast<std::size_t>(panel_offset_[2 * ns]));
         // Assembly lists: A's entries grouped by supernode, plus the diagonals A does not store.
@@ -239,7 +336,12 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
             asm_offset_[e] = r + r * ld;
         }
     }
-    std::fill(panels_.begin(), panels_.end(), complex_double(-0.0, -0.0));
+    {  // uninitialized on the first call (FirstTouchVector): the threads touch it first
+        complex_double* p = panels_.data();
+        const std::ptrdiff_t size = static_cast<std::ptrdiff_t>(panels_.size());
+#pragma omp parallel for schedule(static)
+        for (std::ptrdiff_t e = 0; e < size; ++e) p[e] = complex_double(-0.0, -0.0);
+    }
     // The 1-norm of A - z I (for tau), and a finiteness check of A.
     std::vector<double> colsum(n_, 0.0);
     std::vector<complex_double> diag(n_, kZero);
@@ -258,14 +360,7 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
     report.norm1 = norm1;
     report.pivot_threshold = options.pivot_scale * norm1;
     if (options.halo.accelerator == Accelerator::none) {
-        work_.resize(max_update_);
-        const PanelOf host = [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; };
-        for (global_index k = 0; k < ns; ++k) {
-            complex_double* panel = panels_.data() + panel_offset_[2 * k];
-            assemble(k, panel, z);
-            factor_panel(k, panel, report.pivot_threshold, report.tiny_pivots);
-            update_columns(k, 0, static_cast<global_index>(sn_rows_[k].size()), work_.data(), positions_, host);
-        }
+        factorize_threads(z, report.pivot_threshold, report);
     } else {
         factorize_halo(z, options.halo, report.pivot_threshold, report);
     }

@@ -1,5 +1,7 @@
 #include "numerics/sparse_direct/sparse_lu.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -35,6 +37,8 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
                              options.relax_zero_fraction <= 1.0,
                          "{relax_columns} = ", options.relax_columns, " must be >= 0 and {relax_zero_fraction} = ",
                          options.relax_zero_fraction, " in [0, 1]");
+    TOPOKPM_USER_REQUIRE(options.parallel_chunk >= 1, "{parallel_chunk} = ", options.parallel_chunk, " must be >= 1");
+    chunk_ = options.parallel_chunk;
     const Graph rows_graph = symmetric_graph(a_);
     // The symbolic phase runs on sites (`b` consecutive rows kept together by the ordering):
     // supernodes are unions of whole sites, so the orbitals of a site, which the etree of
@@ -264,15 +268,15 @@ global_index SparseLU::factor_nonzeros() const
 
 double SparseLU::factor_memory_bytes() const
 {
-    // The layout of factorize()'s arena: L panel (nc + m) x nc, U panel nc x m, work m x m.
-    double entries = 0.0, work = 0.0;
+    // The layout of factorize()'s arena: L panel (nc + m) x nc, U panel nc x m; a work array
+    // of m x chunk per thread.
+    double entries = 0.0;
     for (std::size_t s = 0; s + 1 < sn_begin_.size(); ++s) {
         const double nc = static_cast<double>(sn_begin_[s + 1] - sn_begin_[s]);
         const double m = static_cast<double>(sn_rows_[s].size());
         entries += (nc + m) * nc + nc * m;
-        work = std::max(work, m * m);
     }
-    return 16.0 * (entries + work);
+    return 16.0 * (entries + static_cast<double>(omp_get_max_threads()) * static_cast<double>(update_work_size()));
 }
 
 double SparseLU::factor_flops() const

@@ -34,10 +34,15 @@
 /// accelerator's), so every entry's sum lives on one side and is formed by the same
 /// operations in the same order whatever the boundary; the GEMMs are cut at the same
 /// structural split points whatever the boundary (a BLAS GEMM's columns depend on the call's
-/// shape). Hence the factor is bitwise independent of the boundary (HALO's workers run BLAS
-/// single-threaded; the plain path, Accelerator::none, gives the same bytes with one BLAS
-/// thread and differs by rounding with more); n_g(k) is the number of R_k's columns before
-/// the boundary.
+/// shape). Hence the factor is bitwise independent of the boundary; n_g(k) is the number of
+/// R_k's columns before the boundary.
+///
+/// Threads (Accelerator::none): the OpenMP threads share each step's work in chunks fixed by
+/// the analysis (AnalyseOptions::parallel_chunk): row blocks of L(R, k), column blocks of
+/// U(k, R), and column blocks of the Schur update (one single-threaded GEMM + SCATTER each,
+/// cut inside the split-point segments, so HALO uses the same GEMM shapes). Chunks touch
+/// disjoint entries, so the factor is bitwise independent of the thread count and equal to
+/// HALO's at every boundary.
 
 #include <cmath>
 #include <cstdint>
@@ -47,6 +52,7 @@
 #include <optional>
 #include <vector>
 
+#include "numerics/base/first_touch.hpp"
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
 
@@ -97,11 +103,15 @@ struct AnalyseOptions {
     int relax_columns = 16;
     double relax_zero_fraction = 0.1;
     int max_supernode = 192;
+    /// Threads' unit of work in the numeric phase (see the file comment): a step's TRSM rows
+    /// or columns and Schur-update columns are cut into ceil(len / parallel_chunk) equal
+    /// pieces. Fixes the BLAS call shapes, hence the factor's bits. >= 1.
+    int parallel_chunk = 96;
 };
 
 /// Where the accelerator part of a HALO Schur-complement update runs.
 enum class Accelerator {
-    none,         ///< no accelerator: the whole factorization on the calling thread (threaded BLAS)
+    none,         ///< no accelerator: the OpenMP threads share every step (single-threaded BLAS calls)
     host_memory,  ///< the dataflow runtime's host-memory device (own buffers, explicit copies):
                   ///< one host worker and one device worker. A CUDA device is not implemented.
 };
@@ -207,9 +217,14 @@ public:
     /// Real floating-point operations of one factorize() (complex mul-add = 8).
     double factor_flops() const;
     /// Bytes factorize() holds: the panel arena (16 bytes per stored entry, as
-    /// factor_nonzeros() but with the diagonal block's full square) and the largest Schur
-    /// update's work array; known after the analysis, before any numeric work.
+    /// factor_nonzeros() but with the diagonal block's full square) and a work array of
+    /// m x min(m, parallel_chunk) (largest m) per OpenMP thread; known after the analysis,
+    /// before any numeric work.
     double factor_memory_bytes() const;
+
+    /// Steps whose Schur update has at least this many flops (8 m^2 nc) share their pieces
+    /// among the OpenMP threads; smaller steps run whole on the calling thread.
+    static constexpr double parallel_update_flops = 2e7;
 
     // ---- HALO split points (see the file comment) ----
     /// Supernode indices at which the accelerator's part may begin, ascending, first 0
@@ -219,13 +234,14 @@ public:
     /// The accelerator's share of the Schur-update GEMM flops at each split point (1 ... 0).
     const std::vector<double>& halo_split_shares() const { return split_shares_; }
     /// The factors as stored (L and U panels of every supernode, for bitwise comparisons).
-    const std::vector<complex_double>& factor_values() const { return panels_; }
+    const FirstTouchVector<complex_double>& factor_values() const { return panels_; }
 
 private:
     using PanelOf = std::function<complex_double*(global_index)>;
     void schur_update(global_index k, global_index c0, global_index c1, complex_double* work,
                       std::vector<global_index>& pos, const PanelOf& panel_of) const;
-    /// Column ranges of step k's update cut at the split points (GEMM calls of fixed shape).
+    /// Column ranges of step k's update cut at the split points and then into pieces of at
+    /// most parallel_chunk columns (GEMM calls of fixed shape).
     void update_segments(global_index k, global_index c0, global_index c1,
                          std::vector<std::pair<global_index, global_index>>& out) const;
     void update_columns(global_index k, global_index c0, global_index c1, complex_double* work,
@@ -234,6 +250,13 @@ private:
     void factor_panel(global_index k, complex_double* panel, double tau, global_index& replaced) const;
     /// The diagonal block of panel k only (no TRSMs): DistributedLU's 2-D panel step.
     void factor_diagonal(global_index k, complex_double* panel, double tau, global_index& replaced) const;
+    /// Pieces of step k's panel solves: [0, n) the row blocks of L(R, k), [n, 2n) the column
+    /// blocks of U(k, R), n = panel_solve_pieces(k).
+    global_index panel_solve_pieces(global_index k) const;
+    void panel_solve(global_index k, complex_double* panel, global_index piece) const;
+    /// Largest work array one schur_update() call needs (m x widest chunk).
+    std::size_t update_work_size() const;
+    void factorize_threads(complex_double z, double tau, FactorReport& report);
     void compute_split_points();
     void factorize_halo(complex_double z, const HaloOptions& options, double tau, FactorReport& report);
     global_index panel_size(global_index s) const { return panel_offset_[2 * s + 2] - panel_offset_[2 * s]; }
@@ -251,17 +274,15 @@ private:
     std::vector<std::uint8_t> entry_in_u_;
     // Numeric factors in one arena: lpanel(s) column-major (nc + m) x nc (diagonal block on
     // top, LU in place), upanel(s) column-major nc x m.
-    std::vector<complex_double> panels_;
+    FirstTouchVector<complex_double> panels_;
     std::vector<global_index> panel_offset_;
-    std::vector<complex_double> work_;        // GEMM result of one Schur update, m x m at most
-    std::vector<global_index> positions_;     // scatter positions of one update
-    std::size_t max_update_ = 0;              // largest m_k^2
+    int chunk_ = 96;                          // AnalyseOptions::parallel_chunk
     // Entries of A - z I per supernode (assembly): entry q of a_ (or -1 - p for an unstored
     // diagonal p), and its offset in the supernode's panel block (L then U).
     std::vector<global_index> asm_ptr_, asm_entry_, asm_offset_;
     std::vector<global_index> split_points_;
     std::vector<double> split_shares_;
-    std::vector<complex_double> shadow_;      // host mirror of the accelerator's shadow
+    FirstTouchVector<complex_double> shadow_; // host mirror of the accelerator's shadow
     // Measured once (first HALO factorization): host and accelerator GEMM flop/s and
     // SCATTER bytes/s, copy bytes/s between them.
     std::vector<double> halo_rates_;

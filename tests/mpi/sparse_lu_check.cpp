@@ -147,7 +147,7 @@ void check_case(const std::string& label, const CsrMatrix& a, const AnalyseOptio
     if (mpi::rank() != 0) return;
 
     const cvec ad = dense_permuted(a, serial.perm(), z);
-    const double rd = factor_error_ratio(serial, gathered, ad), rs = factor_error_ratio(serial, serial.factor_values(), ad);
+    const double rd = factor_error_ratio(serial, gathered, ad), rs = factor_error_ratio(serial, cvec(serial.factor_values().begin(), serial.factor_values().end()), ad);
     double fdiff = 0.0, fmax = 0.0;
     bool bitwise = gathered.size() == serial.factor_values().size();
     for (std::size_t e = 0; bitwise && e < gathered.size(); ++e) {

@@ -582,16 +582,18 @@ void check_halo_bitwise(const CsrMatrix& a, complex_double z, const AnalyseOptio
     const FactorReport host_report = lu.factorize(z, halo_at(0.0));
     EXPECT_EQ(host_report.halo.boundary_supernode, ns);
     EXPECT_EQ(host_report.halo.bytes_to_device, 0.0);
-    const cvec reference = lu.factor_values();
+    const cvec reference(lu.factor_values().begin(), lu.factor_values().end());
     cvec x_ref(b.size());
     lu.solve(b.data(), x_ref.data(), 2);
 
     const int threads = omp_get_max_threads();
-    omp_set_num_threads(1);  // the runtime's workers run BLAS single-threaded
-    lu.factorize(z, FactorOptions{});
+    for (int t : {1, 2, 3}) {  // the plain path, any thread count
+        omp_set_num_threads(t);
+        lu.factorize(z, FactorOptions{});
+        EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
+            << "the plain factorization with " << t << " threads differs from the all-host HALO one";
+    }
     omp_set_num_threads(threads);
-    EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
-        << "the plain factorization differs from the all-host HALO one";
 
     bool some_step_split = false;
     std::vector<double> tried(shares.begin(), shares.end());
@@ -630,9 +632,11 @@ TEST(SparseLUHalo, EverySplitOfTiWithDotsAndDisorderIsBitwiseTheAllHostFactor)
     nd.ordering = Ordering::LatticeNestedDissection;
     nd.lattice = LatticeGeometry{4, 4, 3, 4, {true, true, false}};
     nd.max_supernode = 16;  // many supernodes, many split points
+    nd.parallel_chunk = 8;  // pieces inside the split-point segments too
     AnalyseOptions metis;
     metis.site_size = 4;
     metis.max_supernode = 16;
+    metis.parallel_chunk = 8;
     for (const AnalyseOptions& opt : {nd, metis}) {
         check_halo_bitwise(h, 0.1, opt);           // H - sigma (indefinite)
         check_halo_bitwise(h, {0.05, 0.01}, opt);  // complex shift (Green's function)
@@ -647,6 +651,7 @@ TEST(SparseLUHalo, EverySplitOfGrapheneWithDotsAndDisorderIsBitwiseTheAllHostFac
     nd.ordering = Ordering::LatticeNestedDissection;
     nd.lattice = LatticeGeometry{8, 8, 1, 2, {true, true, false}};
     nd.max_supernode = 8;
+    nd.parallel_chunk = 5;
     check_halo_bitwise(h, {0.0, 0.02}, nd);
     check_halo_bitwise(h, 0.7, nd);
 }
@@ -657,7 +662,55 @@ TEST(SparseLUHalo, RandomNonsymmetricSplitIsBitwiseTheAllHostFactor)
     const CsrMatrix a = random_matrix(180, 0.03, 3.0, 5);
     AnalyseOptions opt;
     opt.max_supernode = 8;
+    opt.parallel_chunk = 7;
     check_halo_bitwise(a, {0.1, -0.05}, opt);
+}
+
+// The plain path shares the pieces of the large steps among the OpenMP threads: the factor
+// must be the same bytes for every thread count (the pieces are fixed by the analysis and
+// each is one single-threaded BLAS call on disjoint entries), and the same as HALO's.
+TEST(SparseLUThreads, FactorIsBitwiseIndependentOfThreadCount)
+{
+    const auto model = hamiltonians::make_model(ti_params(8, 8, 8, "ppp"));
+    const CsrMatrix h = csr_from_rows(*model);
+    AnalyseOptions opt;
+    opt.site_size = 4;
+    opt.parallel_chunk = 24;
+    SparseLU lu(h, opt);
+    // The test is void unless some step takes the parallel path with several pieces.
+    global_index parallel_steps = 0;
+    for (std::size_t k = 0; k + 1 < lu.supernode_begin().size(); ++k) {
+        const double m = static_cast<double>(lu.supernode_rows(k).size());
+        const double nc = static_cast<double>(lu.supernode_begin()[k + 1] - lu.supernode_begin()[k]);
+        if (8.0 * m * m * nc >= SparseLU::parallel_update_flops && m > opt.parallel_chunk) ++parallel_steps;
+    }
+    ASSERT_GT(parallel_steps, 0);
+
+    const complex_double z(0.1, 0.01);
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    lu.factorize(z);
+    const cvec reference(lu.factor_values().begin(), lu.factor_values().end());
+    for (int t : {2, 3, 4}) {
+        omp_set_num_threads(t);
+        lu.factorize(z);
+        EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
+            << t << " threads";
+        EXPECT_EQ(omp_get_max_threads(), t) << "factorize() must restore the caller's thread count";
+    }
+    omp_set_num_threads(threads);
+    for (double share : {0.0, 0.5}) {
+        lu.factorize(z, halo_at(share));
+        EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
+            << "HALO at share " << share;
+    }
+    // and the factor solves: backward error at rounding level after refinement
+    const cvec b = random_rhs(h.n, 1, 3);
+    cvec x(b.size());
+    lu.factorize(z);
+    const SolveReport r = lu.solve(b.data(), x.data(), 1);
+    EXPECT_LE(r.backward_error, 1e-13);
+    EXPECT_LE(r.refinement_steps, 3);
 }
 
 }  // namespace
