@@ -462,73 +462,12 @@ SolveReport DistributedLU::solve(const complex_double* b, complex_double* x, int
                          " must be >= 0");
     const auto t0 = std::chrono::steady_clock::now();
     const global_index n = lu_.n_;
-    const CsrMatrix& a = lu_.a_;
     SolveReport report;
     if (nrhs == 0 || n == 0) return report;
 
-    // The refinement of SparseLU::solve (componentwise backward error, LAPACK's halving rule),
-    // on every rank with the same numbers: its decisions agree without communication.
-    std::vector<complex_double> r(static_cast<std::size_t>(n * nrhs));
-    auto residual = [&](int c) {
-        double berr = 0.0, rmax = 0.0;
-        const complex_double* xc = x + c * n;
-        for (global_index i = 0; i < n; ++i) {
-            complex_double acc = b[i + c * n], dii = -shift_;
-            double scale = std::abs(b[i + c * n]);
-            for (global_index q = a.row_ptr[i]; q < a.row_ptr[i + 1]; ++q) {
-                if (a.cols[q] == i) { dii += a.values[q]; continue; }
-                acc -= a.values[q] * xc[a.cols[q]];
-                scale += std::abs(a.values[q]) * std::abs(xc[a.cols[q]]);
-            }
-            acc -= dii * xc[i];
-            scale += std::abs(dii) * std::abs(xc[i]);
-            r[i + c * n] = acc;
-            const double mag = std::abs(acc);
-            rmax = std::max(rmax, mag);
-            if (mag > 0.0) berr = std::max(berr, scale > 0.0 ? mag / scale : INFINITY);
-        }
-        return std::make_pair(berr, rmax);
-    };
-    std::vector<complex_double> v(b, b + n * nrhs);
-    lu_solve(v, nrhs);
-    std::copy(v.begin(), v.end(), x);
-    std::vector<double> berr(nrhs), rnorm(nrhs);
-    std::vector<int> steps(nrhs, 0);
-    std::vector<char> active(nrhs, 1);
-    std::vector<complex_double> previous(static_cast<std::size_t>(n));
-    for (int c = 0; c < nrhs; ++c) std::tie(berr[c], rnorm[c]) = residual(c);
-    for (int step = 0; step < options.max_refinement_steps; ++step) {
-        bool any = false;
-        for (int c = 0; c < nrhs; ++c) {
-            if (active[c] && berr[c] <= options.target_backward_error) active[c] = 0;
-            any = any || active[c];
-        }
-        if (!any) break;
-        std::copy(r.begin(), r.end(), v.begin());
-        lu_solve(v, nrhs);
-        for (int c = 0; c < nrhs; ++c) {
-            if (!active[c]) continue;
-            complex_double* xc = x + c * n;
-            std::copy(xc, xc + n, previous.begin());
-            for (global_index i = 0; i < n; ++i) xc[i] += v[i + c * n];
-            const auto [e, rn] = residual(c);
-            if (e < berr[c]) {
-                ++steps[c];
-                if (e > 0.5 * berr[c]) active[c] = 0;
-                berr[c] = e;
-                rnorm[c] = rn;
-            } else {
-                std::copy(previous.begin(), previous.end(), xc);
-                residual(c);
-                active[c] = 0;
-            }
-        }
-    }
-    for (int c = 0; c < nrhs; ++c) {
-        report.refinement_steps = std::max(report.refinement_steps, steps[c]);
-        report.backward_error = std::max(report.backward_error, berr[c]);
-        report.residual_norm = std::max(report.residual_norm, rnorm[c]);
-    }
+    // SparseLU's refinement on every rank with the same numbers: its decisions agree
+    // without communication.
+    report = lu_.refine(shift_, b, x, nrhs, options, [&](std::vector<complex_double>& v) { lu_solve(v, nrhs); });
     report.seconds = seconds_since(t0);
     return report;
 }

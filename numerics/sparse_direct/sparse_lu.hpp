@@ -248,6 +248,14 @@ private:
                         std::vector<global_index>& pos, const PanelOf& panel_of) const;
     void assemble(global_index s, complex_double* panel, complex_double z) const;
     void factor_panel(global_index k, complex_double* panel, double tau, global_index& replaced) const;
+    /// x := refined solution of (A - shift I) x = b (nrhs columns of n) given x's first
+    /// guess is not yet made: `apply_inverse` (v := (A - shift I)^-1 v, column-major n x nrhs,
+    /// from the factors) gives it and every correction; refinement per column while each
+    /// step at least halves the componentwise backward error (LAPACK's xGERFS rule). The one
+    /// refinement of SparseLU::solve and DistributedLU::solve (seconds left 0).
+    SolveReport refine(complex_double shift, const complex_double* b, complex_double* x, int nrhs,
+                       const SolveOptions& options,
+                       const std::function<void(std::vector<complex_double>&)>& apply_inverse) const;
     /// The diagonal block of panel k only (no TRSMs): DistributedLU's 2-D panel step.
     void factor_diagonal(global_index k, complex_double* panel, double tau, global_index& replaced) const;
     /// Pieces of step k's panel solves: [0, n) the row blocks of L(R, k), [n, 2n) the column
