@@ -188,6 +188,28 @@ void check(PetscErrorCode e, const char* what)
     if (e != 0) throw NumericalError(topokpm::detail::concat("SLEPc ", what, " failed, error ", int(e)));
 }
 
+/// The first min(nconv, nev) converged eigenvectors of a solved EPS (n local rows each,
+/// column-major), then EPS and matrix destroyed.
+std::vector<complex_double> converged_vectors(EPS& eps, Mat& a, PetscInt nconv, int nev, int n)
+{
+    const int found = static_cast<int>(std::min<PetscInt>(nconv, nev));
+    std::vector<complex_double> z(static_cast<std::size_t>(n) * found);
+    Vec xr;
+    check(MatCreateVecs(a, &xr, nullptr), "MatCreateVecs");
+    for (int i = 0; i < found; ++i) {
+        PetscScalar kr;
+        check(EPSGetEigenpair(eps, i, &kr, nullptr, xr, nullptr), "EPSGetEigenpair");
+        const PetscScalar* p = nullptr;
+        check(VecGetArrayRead(xr, &p), "VecGetArrayRead");
+        std::copy_n(reinterpret_cast<const complex_double*>(p), n, z.begin() + static_cast<std::ptrdiff_t>(i) * n);
+        check(VecRestoreArrayRead(xr, &p), "VecRestoreArrayRead");
+    }
+    check(VecDestroy(&xr), "VecDestroy");
+    check(EPSDestroy(&eps), "EPSDestroy");
+    check(MatDestroy(&a), "MatDestroy");
+    return z;
+}
+
 /// SLEPc Krylov-Schur on a shell matrix applying the same operator.
 EigenPairs run_slepc(const Operator& op, bool lowest, int nev, int ncv, double tol_abs, std::int64_t& matvecs)
 {
@@ -208,21 +230,8 @@ EigenPairs run_slepc(const Operator& op, bool lowest, int nev, int ncv, double t
     check(EPSSolve(eps), "EPSSolve");
     PetscInt nconv = 0;
     check(EPSGetConverged(eps, &nconv), "EPSGetConverged");
-    const int found = static_cast<int>(std::min<PetscInt>(nconv, nev));
-    std::vector<complex_double> z(static_cast<std::size_t>(n) * found);
-    Vec xr;
-    check(MatCreateVecs(a, &xr, nullptr), "MatCreateVecs");
-    for (int i = 0; i < found; ++i) {
-        PetscScalar kr;
-        check(EPSGetEigenpair(eps, i, &kr, nullptr, xr, nullptr), "EPSGetEigenpair");
-        const PetscScalar* p = nullptr;
-        check(VecGetArrayRead(xr, &p), "VecGetArrayRead");
-        std::copy_n(reinterpret_cast<const complex_double*>(p), n, z.begin() + static_cast<std::ptrdiff_t>(i) * n);
-        check(VecRestoreArrayRead(xr, &p), "VecRestoreArrayRead");
-    }
-    check(VecDestroy(&xr), "VecDestroy");
-    check(EPSDestroy(&eps), "EPSDestroy");
-    check(MatDestroy(&a), "MatDestroy");
+    const std::vector<complex_double> z = converged_vectors(eps, a, nconv, nev, n);
+    const int found = static_cast<int>(z.size() / std::max<std::size_t>(n, 1));
     matvecs = apply.count;
     return numerics::measured_pairs(op, z, found);
 }
@@ -276,21 +285,8 @@ EigenPairs run_slepc_sinvert(const Operator& op, const RowSource& rows, double s
     check(EPSGetConverged(eps, &nconv), "EPSGetConverged");
     check(KSPGetTotalIterations(ksp, &its), "KSPGetTotalIterations");
     solves = its;
-    const int found = static_cast<int>(std::min<PetscInt>(nconv, nev));
-    std::vector<complex_double> z(static_cast<std::size_t>(n) * found);
-    Vec xr;
-    check(MatCreateVecs(a, &xr, nullptr), "MatCreateVecs");
-    for (int i = 0; i < found; ++i) {
-        PetscScalar kr;
-        check(EPSGetEigenpair(eps, i, &kr, nullptr, xr, nullptr), "EPSGetEigenpair");
-        const PetscScalar* p = nullptr;
-        check(VecGetArrayRead(xr, &p), "VecGetArrayRead");
-        std::copy_n(reinterpret_cast<const complex_double*>(p), n, z.begin() + static_cast<std::ptrdiff_t>(i) * n);
-        check(VecRestoreArrayRead(xr, &p), "VecRestoreArrayRead");
-    }
-    check(VecDestroy(&xr), "VecDestroy");
-    check(EPSDestroy(&eps), "EPSDestroy");
-    check(MatDestroy(&a), "MatDestroy");
+    const std::vector<complex_double> z = converged_vectors(eps, a, nconv, nev, n);
+    const int found = static_cast<int>(z.size() / std::max<std::size_t>(n, 1));
     return numerics::measured_pairs(op, z, found);
 }
 #endif
