@@ -142,14 +142,19 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
     int info = 0;
     for (int k = 0; k < nt; ++k) {
         const int rk = k % g.rows, ck = k % g.cols, nk = a.tile_rows(k);
-        const double base = 3.0 * (nt - k);
+        // The critical path (POTRF and TRSMs of column k, the step-k updates of column k + 1)
+        // outranks every other update: a rank then factors and broadcasts panel k + 1 while the
+        // rest of step k's trailing update still runs (look-ahead), instead of leaving the other
+        // ranks idle in the broadcast. Priorities reorder only independent tasks: each tile still
+        // receives its updates in the serial order.
+        const double base = 3.0 * (nt - k), critical = 3.0 * nt + (nt - k);
         // POTRF; its outcome goes to every rank (all must stop together).
         if (a.mine(k, k)) {
             runtime->submit({[=, &info](const TaskContext& c) {
                                  info = kernels::tile_kernels<T>(c.kind).potrf(c.queue, nk, c.as<T>(id(k, k)), nk);
                              },
                              {{id(k, k), Access::read_write}},
-                             base + 2});
+                             critical + 1});
             runtime->wait_for(id(k, k));
         }
         MPI_Request info_request;
@@ -176,7 +181,7 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
                                          c.queue, mi, nk, c.as<T>(lkk), nk, c.as<T>(id(i, k)), mi);
                                  },
                                  {{id(i, k), Access::read_write}, {lkk, Access::read}},
-                                 base + 1});
+                                 critical + 1});
             }
         }
         // L_ik along process row i mod Pr (tiles (i, j), j <= i), then down process column
@@ -192,7 +197,7 @@ DenseReport block_cyclic_cholesky(BlockCyclicMatrix<T>& a, const DenseExecution&
         // Trailing update of this rank's tiles, in the serial order of cholesky().
         for (int j = k + 1; j < nt; ++j) {
             const int nj = a.tile_rows(j);
-            const double priority = base + (j == k + 1 ? 1 : 0);
+            const double priority = j == k + 1 ? critical : base;
             for (int i = j; i < nt; ++i) {
                 if (!a.mine(i, j)) continue;
                 const int mi = a.tile_rows(i);
