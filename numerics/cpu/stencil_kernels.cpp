@@ -134,7 +134,7 @@ struct Tiling {
 /// one FMA with the lanes' values (0 in lanes without that d). Graphene: d in {-1, +1,
 /// -(2 Ny - 1), +(2 Ny - 1)}, 4 loads and 4 FMAs per 4 rows and no permute, where the
 /// window form below needs 6 loads and 3 permutes. Applies when there are at most kMax
-/// distinct d (ti has dozens: it keeps the window form).
+/// distinct d (ti has dozens: the site form below in double, the window form in single).
 template <class T>
 struct ShiftTable {
     static constexpr int kLanes = std::is_same_v<T, double> ? 4 : 8;  ///< complex values per 512-bit vector
