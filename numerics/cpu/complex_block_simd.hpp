@@ -27,9 +27,16 @@
 ///
 /// Written with GCC vector extensions, not intrinsics: the same source compiles to
 /// AVX-512, AVX2 or SSE2 code (TOPOKPM_NATIVE_ARCH=OFF), which keeps one portable path.
+/// One exception, AVX-512 only with the portable form kept beside it: R = 1 with complex
+/// values (SELL) gathers x by masked 128-bit broadcast loads (gather4), which the vector
+/// extensions cannot express without shuffles.
 
 #include <cstddef>
 #include <cstring>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace topokpm::numerics::kernels::cpu::simd {
 
@@ -66,6 +73,24 @@ inline V load(const double* p)
 
 inline void store(double* p, v8d v) { std::memcpy(p, &v, sizeof v); }
 
+#if defined(__AVX512F__)
+/// The complex values x[c0], x[c1], x[c2], x[c3] (interleaved re, im) as one vector: four
+/// 128-bit broadcast loads merged by lane masks, no shuffle. The shuffle form below (two
+/// 128-bit inserts and a 256-bit combine per vector, plus the two value shuffles) made the
+/// R = 1 complex kernel shuffle-bound (docs/performance.md, "ti R = 1 in core").
+__attribute__((always_inline)) inline v8d gather4(const double* x, std::ptrdiff_t c0, std::ptrdiff_t c1,
+                                                  std::ptrdiff_t c2, std::ptrdiff_t c3)
+{
+    __m512d t = _mm512_maskz_broadcast_f64x2(0x03, _mm_loadu_pd(x + 2 * c0));
+    t = _mm512_mask_broadcast_f64x2(t, 0x0c, _mm_loadu_pd(x + 2 * c1));
+    t = _mm512_mask_broadcast_f64x2(t, 0x30, _mm_loadu_pd(x + 2 * c2));
+    t = _mm512_mask_broadcast_f64x2(t, 0xc0, _mm_loadu_pd(x + 2 * c3));
+    v8d v;
+    std::memcpy(&v, &t, sizeof v);  // register bit cast
+    return v;
+}
+#endif
+
 /// Rows processed side by side for block width R: fills the register budget, at least
 /// enough rows for one whole vector (4 complex), at most `limit`.
 constexpr int group_rows(int r, int limit)
@@ -95,6 +120,52 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
     v8d a[nv], b[nv];
 #pragma GCC unroll 16
     for (int v = 0; v < nv; ++v) a[v] = b[v] = v8d{};
+#if defined(__AVX512F__)
+    if constexpr (R == 1 && !Real && ContiguousRows) {
+        // The values as stored (re, im per row), no duplication: a += v x gives (Re v Re x,
+        // Im v Im x) per complex, b += v swap(x) gives (Re v Im x, Im v Re x); the product is
+        // (a_re - a_im, b_re + b_im): the same sums, in the same order, as the split form.
+        for (int k = 0; k < width; ++k) {
+#pragma GCC unroll 16
+            for (int v = 0; v < nv; ++v) {
+                const int g0 = 4 * v;
+                const Col* cg = cols + g0 * col_g + k * col_k;
+                std::ptrdiff_t c[4];
+                if constexpr (sizeof(Col) == 4) {
+                    if (col_g == 1) {
+                        // Two 32-bit columns per 64-bit load (SELL: the 4 rows' columns are
+                        // adjacent, non-negative): half the index loads; the kernel is bound by
+                        // its loads, not by the integer ALUs.
+                        unsigned long long w01, w23;
+                        std::memcpy(&w01, cg, sizeof w01);
+                        std::memcpy(&w23, cg + 2, sizeof w23);
+                        c[0] = static_cast<std::ptrdiff_t>(w01 & 0xffffffffu);
+                        c[1] = static_cast<std::ptrdiff_t>(w01 >> 32);
+                        c[2] = static_cast<std::ptrdiff_t>(w23 & 0xffffffffu);
+                        c[3] = static_cast<std::ptrdiff_t>(w23 >> 32);
+                    } else {
+                        for (int l = 0; l < 4; ++l) c[l] = static_cast<std::ptrdiff_t>(cg[l * col_g]);
+                    }
+                } else {
+                    for (int l = 0; l < 4; ++l) c[l] = static_cast<std::ptrdiff_t>(cg[l * col_g]);
+                }
+                const v8d xv = gather4(x, c[0], c[1], c[2], c[3]);
+                v8d raw = load<v8d>(vals + 2 * (g0 * val_g + k * val_k));
+                __asm__("" : "+v"(raw));  // one load for both FMAs (folded, it was loaded twice)
+                a[v] += raw * xv;
+                b[v] += raw * __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+            }
+        }
+        const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+#pragma GCC unroll 16
+        for (int v = 0; v < nv; ++v) {
+            const v8d u = __builtin_shufflevector(a[v], b[v], 0, 9, 2, 11, 4, 13, 6, 15);   // a_re, b_im
+            const v8d w = __builtin_shufflevector(a[v], b[v], 1, 8, 3, 10, 5, 12, 7, 14);   // a_im, b_re
+            store(out + 8 * v, u + sign * w);
+        }
+        return;
+    }
+#endif
 
     for (int k = 0; k < width; ++k) {
         if constexpr (R >= 4) {

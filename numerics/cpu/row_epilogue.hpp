@@ -117,6 +117,34 @@ __attribute__((always_inline)) inline void finish_vector(const T* __restrict a, 
     finish_vector_sums(av, xo, yo, sv, dv, beta, want_dots, lanes);
 }
 
+#if defined(__AVX512F__)
+/// finish_vector for 4 rows anywhere (R = 1, double: a SELL group whose rows the σ sort
+/// took apart): x and y gathered with simd::gather4, y scattered back. The per-row
+/// finish_row it replaces took about as long as the group's sums.
+__attribute__((always_inline)) inline void finish_vector_rows(const double* __restrict a, const double* __restrict x,
+                                                              double* __restrict y, const std::ptrdiff_t (&rows)[4],
+                                                              simd::v8d sv, simd::v8d dv, double beta, bool want_dots,
+                                                              DotLanes& lanes)
+{
+    using simd::v8d;
+    const v8d xv = simd::gather4(x, rows[0], rows[1], rows[2], rows[3]);
+    v8d yv = sv * (simd::load<v8d>(a) + dv * xv);
+    if (beta != 0.0) yv += beta * simd::gather4(y, rows[0], rows[1], rows[2], rows[3]);  // beta == 0: y is never read
+    const simd::v2d y0 = __builtin_shufflevector(yv, yv, 0, 1), y1 = __builtin_shufflevector(yv, yv, 2, 3);
+    const simd::v2d y2 = __builtin_shufflevector(yv, yv, 4, 5), y3 = __builtin_shufflevector(yv, yv, 6, 7);
+    std::memcpy(y + 2 * rows[0], &y0, sizeof y0);
+    std::memcpy(y + 2 * rows[1], &y1, sizeof y1);
+    std::memcpy(y + 2 * rows[2], &y2, sizeof y2);
+    std::memcpy(y + 2 * rows[3], &y3, sizeof y3);
+    if (want_dots) {
+        const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+        lanes.xx += xv * xv;
+        lanes.yx += yv * xv;
+        lanes.yxs += yv * xs;
+    }
+}
+#endif
+
 /// Adds the lane sums of `lanes` to the per-column sums (R = 1, 2, 4: lane pair l of a
 /// vector holds column l % R).
 template <int R>

@@ -30,6 +30,16 @@ inline bool rows_are_consecutive(const local_index* slot_rows)
     return ok;
 }
 
+/// True when every slot of the group holds a row (no padding slot of the last chunk).
+template <int G>
+inline bool rows_are_valid(const local_index* slot_rows)
+{
+    bool ok = true;
+#pragma GCC unroll 32
+    for (int g = 0; g < G; ++g) ok &= slot_rows[g] >= 0;
+    return ok;
+}
+
 /// The arrays of a SELL-C-σ matrix a sweep reads, with values as interleaved (re, im) T:
 /// double for BasicSellMatrix<complex_double>, float for BasicSellMatrix<complex_single>.
 template <class T>
@@ -128,6 +138,19 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                                 finish_vector(acc + 8 * v, xb + r0 + 8 * v, yb + r0 + 8 * v, sv, dv, be, wd, dl);
                             continue;
                         }
+#if defined(__AVX512F__)
+                        if constexpr (std::is_same_v<T, double>) {
+                            if (rows_are_valid<G>(slot_rows)) {
+#pragma GCC unroll 8
+                                for (int v = 0; v < G / 4; ++v) {
+                                    const local_index* sr = slot_rows + 4 * v;
+                                    const std::ptrdiff_t rows4[4] = {sr[0], sr[1], sr[2], sr[3]};
+                                    finish_vector_rows(acc + 8 * v, xb, yb, rows4, sv, dv, be, wd, dl);
+                                }
+                                continue;
+                            }
+                        }
+#endif
                     }
                     for (int g = 0; g < G; ++g) {
                         const local_index row = slot_rows[g];

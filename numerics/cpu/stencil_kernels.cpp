@@ -35,13 +35,18 @@
 // form (ShiftTable: one unaligned load and one FMA per distinct offset) with the epilogue
 // fused, so the sums never leave the registers; a constant potential is not read per row.
 //
+// R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
+// blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
+// table per class of sites (boundary coordinates: their own class), so the z faces and the
+// periodic wrap run as fast as the interior; the epilogue is fused, two sites per step.
+//
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
 // "Kernel design measurements".
 //
-// Not done: xy-boundary columns (periodic wrap, ~6 % of the columns here) and z-faces take
-// the checked path (about 10 % of the time at R = 32); per-column tables for the wrapped
-// columns would move them onto the fast path.
+// Not done: at R > 1 (and for graphene) xy-boundary columns (periodic wrap, ~6 % of the
+// columns here) and z-faces take the checked path (about 10 % of the time at R = 32); the
+// site form's per-class tables would move them onto the fast path.
 #include <omp.h>
 
 #include <algorithm>
@@ -129,7 +134,7 @@ struct Tiling {
 /// one FMA with the lanes' values (0 in lanes without that d). Graphene: d in {-1, +1,
 /// -(2 Ny - 1), +(2 Ny - 1)}, 4 loads and 4 FMAs per 4 rows and no permute, where the
 /// window form below needs 6 loads and 3 permutes. Applies when there are at most kMax
-/// distinct d (ti has dozens: it keeps the window form).
+/// distinct d (ti has dozens: the site form below in double, the window form in single).
 template <class T>
 struct ShiftTable {
     static constexpr int kLanes = std::is_same_v<T, double> ? 4 : 8;  ///< complex values per 512-bit vector
@@ -138,6 +143,32 @@ struct ShiftTable {
     std::array<std::ptrdiff_t, kMax> offset{};    ///< d, in rows
     std::vector<T> vr, vi;                        ///< 2 kLanes per d: Re v, Im v over each lane's (re, im)
     std::ptrdiff_t lo = 0, hi = 0;                ///< rows r0 + lo .. r0 + hi are read
+};
+
+/// R = 1, B = 4 (ti), double: a site's 4 rows are one vector, and each B x B block splits
+/// into its XOR diagonals (entries (o, o ^ c), c = 0..3; a Kronecker product of Pauli
+/// matrices lies on one): per (block, c) one aligned load of the neighbour site's 4
+/// values, one lane permute and one FMA per real or imaginary part that is not zero in
+/// every lane (ti: 13 items per site, each real-only or imaginary-only: 13 FMAs per 4 rows
+/// where the window form needs 26 and 13 two-source permutes). Wrapped and dropped
+/// neighbours only change an item's offset or remove it, so every site runs on a table:
+/// one per class of sites (per direction: each boundary coordinate its own class, the
+/// interior one class), no checked path.
+struct SiteForm {
+    struct Class {
+        int n_re = 0, n_im = 0, n_both = 0;  ///< items in this order: Re only, Im only, both
+        std::vector<std::ptrdiff_t> off;     ///< per item: neighbour site - site, in doubles (8 per site)
+        std::vector<long long> idx;          ///< 8 per item: the permute of the neighbour's lanes
+        std::vector<double> vr, vi;          ///< 8 per item: Re v, Im v per lane, over (re, im)
+    };
+    bool ok = false;
+    std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index
+    std::array<int, 3> ncls{};
+    std::vector<Class> classes;              ///< index (cx ncls[1] + cy) ncls[2] + cz
+    const Class& at(int cx, int cy, int cz) const
+    {
+        return classes[(static_cast<size_t>(cx) * ncls[1] + cy) * ncls[2] + cz];
+    }
 };
 
 class CpuStencilOperator final : public Operator {
@@ -214,6 +245,7 @@ public:
                                          [&](double v) { return v == s_.potential.front(); });
         shift_table(shift_double_);
         shift_table(shift_single_);
+        if (nb_ == 4) build_site_form(onsite, blocks);
     }
 
     global_index num_rows() const override { return s_.num_rows(); }
@@ -356,6 +388,82 @@ private:
         t.nd = nd;
     }
 
+    /// SiteForm tables from the merged on-site block and term blocks (B = 4). Not built when
+    /// the classes would be many (tiny extents with long-range terms): the other paths run.
+    void build_site_form(const std::vector<complex_type>& onsite, const std::vector<std::vector<complex_type>>& blocks)
+    {
+        SiteForm& f = site_form_;
+        std::array<std::vector<int>, 3> rep;  // per direction and class: a coordinate of it
+        for (int k = 0; k < 3; ++k) {
+            const int n = extent_[k];
+            f.cls[k].assign(static_cast<size_t>(n), 0);
+            for (int q = 0; q < n; ++q) {
+                int c = q;  // boundary coordinates (and all, when there is no interior): their own class
+                if (hi_[k] > lo_[k]) c = q < lo_[k] ? q : (q < hi_[k] ? lo_[k] : lo_[k] + 1 + (q - hi_[k]));
+                f.cls[k][static_cast<size_t>(q)] = c;
+                if (c >= static_cast<int>(rep[k].size())) rep[k].push_back(q);
+            }
+            f.ncls[k] = static_cast<int>(rep[k].size());
+        }
+        const size_t count = static_cast<size_t>(f.ncls[0]) * f.ncls[1] * f.ncls[2];
+        if (count > 512) return;
+        f.classes.resize(count);
+        for (int ax = 0; ax < f.ncls[0]; ++ax)
+            for (int ay = 0; ay < f.ncls[1]; ++ay)
+                for (int az = 0; az < f.ncls[2]; ++az) {
+                    const std::array<int, 3> q = {rep[0][static_cast<size_t>(ax)], rep[1][static_cast<size_t>(ay)],
+                                                  rep[2][static_cast<size_t>(az)]};
+                    struct Item {
+                        std::ptrdiff_t off;
+                        int c;
+                        std::array<double, 8> vr, vi;
+                        bool re, im;
+                    };
+                    std::vector<Item> items;
+                    auto add_block = [&](const std::vector<complex_type>& blk, std::ptrdiff_t dsite) {
+                        for (int c = 0; c < 4; ++c) {
+                            Item it{8 * dsite, c, {}, {}, false, false};
+                            for (int o = 0; o < 4; ++o) {
+                                const complex_type v = blk[static_cast<size_t>(o * 4 + (o ^ c))];
+                                it.vr[2 * o] = it.vr[2 * o + 1] = v.real();
+                                it.vi[2 * o] = it.vi[2 * o + 1] = v.imag();
+                                it.re = it.re || v.real() != 0.0;
+                                it.im = it.im || v.imag() != 0.0;
+                            }
+                            if (it.re || it.im) items.push_back(it);
+                        }
+                    };
+                    add_block(onsite, 0);
+                    for (size_t t = 0; t < offsets_.size(); ++t) {
+                        std::array<std::ptrdiff_t, 3> delta{};
+                        bool dropped = false;
+                        for (int k = 0; k < 3; ++k) {
+                            const int qn = neighbour_coord(q[k] + offsets_[t][k], extent_[k], periodic_[k]);
+                            dropped = dropped || qn < 0;
+                            delta[k] = qn - q[k];
+                        }
+                        if (dropped) continue;
+                        add_block(blocks[t], delta[2] + std::ptrdiff_t(extent_[2]) * (delta[1] + std::ptrdiff_t(extent_[1]) * delta[0]));
+                    }
+                    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+                        const int ka = a.re && a.im ? 2 : (a.re ? 0 : 1), kb = b.re && b.im ? 2 : (b.re ? 0 : 1);
+                        return ka < kb;
+                    });
+                    SiteForm::Class& cl = f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
+                    for (const Item& it : items) {
+                        (it.re && it.im ? cl.n_both : (it.re ? cl.n_re : cl.n_im))++;
+                        cl.off.push_back(it.off);
+                        for (int o = 0; o < 4; ++o) {
+                            cl.idx.push_back(2 * (o ^ it.c));
+                            cl.idx.push_back(2 * (o ^ it.c) + 1);
+                        }
+                        cl.vr.insert(cl.vr.end(), it.vr.begin(), it.vr.end());
+                        cl.vi.insert(cl.vi.end(), it.vi.begin(), it.vi.end());
+                    }
+                }
+        f.ok = true;
+    }
+
     template <class T>
     const ShiftTable<T>& shift_form() const
     {
@@ -381,6 +489,7 @@ private:
     bool uniform_potential_ = false;              // every potential value equal
     ShiftTable<double> shift_double_;             // R = 1 shifted-load forms
     ShiftTable<float> shift_single_;
+    SiteForm site_form_;                          // R = 1, B = 4, double
 };
 
 /// Single precision, R = 1, 2, 4: the vectors run across 8 / R rows (as complex_block_simd.hpp
@@ -759,6 +868,89 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
     lanes.yxs = l0.yxs + l1.yxs;
 }
 
+/// The sums of S consecutive sites of one SiteForm class (x0: the first site's 4 rows).
+template <int S>
+__attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, const double* __restrict x0,
+                                                     simd::v8d (&a)[S])
+{
+    using simd::v8d;
+    using simd::v8l;
+    v8d b[S];
+#pragma GCC unroll 2
+    for (int s = 0; s < S; ++s) a[s] = b[s] = v8d{};
+    const std::ptrdiff_t* off = c.off.data();
+    const long long* ip = c.idx.data();
+    const double* rp = c.vr.data();
+    const double* jp = c.vi.data();
+    const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
+    auto xs = [&](int i, int s) __attribute__((always_inline)) {
+        v8l idx;
+        std::memcpy(&idx, ip + 8 * i, sizeof idx);
+        return __builtin_shuffle(simd::load<v8d>(x0 + 8 * s + off[i]), idx);
+    };
+    for (int i = 0; i < e_re; ++i) {
+        const v8d v = simd::load<v8d>(rp + 8 * i);
+#pragma GCC unroll 2
+        for (int s = 0; s < S; ++s) a[s] += v * xs(i, s);
+    }
+    for (int i = e_re; i < e_im; ++i) {
+        const v8d v = simd::load<v8d>(jp + 8 * i);
+#pragma GCC unroll 2
+        for (int s = 0; s < S; ++s) b[s] += v * xs(i, s);
+    }
+    for (int i = e_im; i < e_all; ++i) {
+        const v8d vr = simd::load<v8d>(rp + 8 * i), vi = simd::load<v8d>(jp + 8 * i);
+#pragma GCC unroll 2
+        for (int s = 0; s < S; ++s) {
+            const v8d xv = xs(i, s);
+            a[s] += vr * xv;
+            b[s] += vi * xv;
+        }
+    }
+    const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+#pragma GCC unroll 2
+    for (int s = 0; s < S; ++s) a[s] += sign * __builtin_shufflevector(b[s], b[s], 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
+/// Sites za <= z < zb of the z-column whose first site is `site0` and whose (x, y) classes
+/// are cx, cy, in the SiteForm with the epilogue fused: two sites of one class per step
+/// (their own dot lanes), a site alone where the class changes (the z faces).
+__attribute__((noinline)) void site_column(const SiteForm& f, int cx, int cy, const double* __restrict x,
+                                           double* __restrict y, global_index site0, int za, int zb,
+                                           const double* pot, bool per_row, double scale, double shift,
+                                           double beta, bool want_dots, kernels::cpu::DotLanes& lanes)
+{
+    using simd::v8d;
+    const v8d sv = v8d{} + scale;
+    const int* zcls = f.cls[2].data();
+    kernels::cpu::DotLanes l1{};
+    for (int z = za; z < zb;) {
+        const int cz = zcls[z];
+        const SiteForm::Class& c = f.at(cx, cy, cz);
+        const global_index site = site0 + z;
+        const double* x0 = x + 8 * site;
+        double* y0 = y + 8 * site;
+        if (z + 1 < zb && zcls[z + 1] == cz) {
+            v8d a[2];
+            site_sums<2>(c, x0, a);
+            kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift), beta,
+                                             want_dots, lanes);
+            kernels::cpu::finish_vector_sums(a[1], x0 + 8, y0 + 8, sv,
+                                             potential_lanes<4>(pot, per_row, 4 * site + 4, shift), beta, want_dots, l1);
+            z += 2;
+        } else {
+            v8d a[1];
+            site_sums<1>(c, x0, a);
+            kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift), beta,
+                                             want_dots, lanes);
+            z += 1;
+        }
+    }
+    lanes.xx += l1.xx;
+    lanes.yx += l1.yx;
+    lanes.yxs += l1.yxs;
+}
+
 template <class T, int R, int B, bool Real>
 void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const
 {
@@ -789,14 +981,17 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     if constexpr (R == 1 && (B == 2 || B == 4))
         if (shift_form<T>().nd > 0) shift_t = &shift_form<T>();
     const bool uniform = uniform_potential_;
+    // R = 1, B = 4, double: the site form for every site (ti).
+    constexpr bool kSiteForm = kWindowForm && R == 1 && B == 4 && !kSingle;
+    const bool site_form = kSiteForm && site_form_.ok;
     std::vector<std::ptrdiff_t> fast_cols;
     std::vector<T> fast_vals;
-    if (shift_t == nullptr) fast_tables<T>(G, kPer, fast_cols, fast_vals);
+    if (shift_t == nullptr && !site_form) fast_tables<T>(G, kPer, fast_cols, fast_vals);
     constexpr int kWinLanes = WindowTable<T>::kLanes;
     constexpr bool kWindow = kWindowForm && R == 1 && G % kWinLanes == 0 && G / kWinLanes <= 2;
     WindowTable<T> win;
     if constexpr (kWindow)
-        if (shift_t == nullptr) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
+        if (shift_t == nullptr && !site_form) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
     const global_index num_rows_total = s_.num_rows();
 
     // Software prefetch (fast path): the rows D ahead in every distinct x stream and in y.
@@ -1019,6 +1214,14 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                 for (int cy = y0; cy < y1; ++cy) {
                     const global_index col_site0 = global_index(nz) * (cy + global_index(ny) * cx);
                     const global_index ra = nb * (col_site0 + za), re = nb * (col_site0 + zb);
+                    if constexpr (kSiteForm) {
+                        if (site_form) {
+                            site_column(site_form_, site_form_.cls[0][static_cast<size_t>(cx)],
+                                        site_form_.cls[1][static_cast<size_t>(cy)], x, y, col_site0, za, zb, pot,
+                                        per_row, scale, shift, beta, want_dots, lanes);
+                            continue;
+                        }
+                    }
                     if (shift_t != nullptr) {
                         // The whole vectors of interior sites shifted, the rest checked (also every
                         // column whose shifted reads would leave the vector: the lattice's ends).
