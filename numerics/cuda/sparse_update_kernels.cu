@@ -33,26 +33,26 @@ static_assert(sizeof(complex_double) == sizeof(double2), "complex<double> must b
 
 constexpr int kScatterThreads = 256;
 
-// Block b of the plan is applied by the CUDA blocks (b, y): columns j0 + y, j0 + y + gridDim.y,
-// ...; the threads stride over its rows (coalesced reads of W's column, scattered writes).
-// Distinct (i, j) of one plan address distinct entries (update_kernels.hpp): no atomics, and
-// each entry gets the one subtraction the host would do, so the result is the host's bit for bit.
+// Rectangle b of the plan is applied by the CUDA blocks (b, y), y < gridDim.y, striding over
+// its entries column by column (consecutive threads: consecutive rows of one work column, so
+// the reads of W coalesce; the writes go where the relative indices say). Flat indexing keeps
+// the threads busy for short rectangles too (a U-part row group may have 4 rows and 1000
+// columns). Distinct (i, j) of one plan address distinct entries (update_kernels.hpp): no
+// atomics, and each entry gets the one subtraction the host would do.
 __global__ void __launch_bounds__(kScatterThreads)
     scatter_kernel(const DeviceBlock* __restrict__ blocks, const std::int64_t* __restrict__ index,
                    const double2* __restrict__ work, std::int64_t ldw)
 {
     const DeviceBlock b = blocks[blockIdx.x];
-    const std::int64_t* row_at = index + b.row_offset;
-    const std::int64_t rows = b.r1 - b.r0;
-    for (std::int64_t j = b.j0 + blockIdx.y; j < b.j1; j += gridDim.y) {
-        double2* dst = b.base + index[b.col_offset + j - b.j0];
-        const double2* src = work + j * ldw + b.r0;
-        for (std::int64_t i = threadIdx.x; i < rows; i += kScatterThreads) {
-            const double2 s = src[i];
-            double2* d = dst + row_at[i];
-            d->x = d->x - s.x;
-            d->y = d->y - s.y;
-        }
+    const std::int64_t rows = b.r1 - b.r0, count = rows * (b.j1 - b.j0);
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.y) * kScatterThreads;
+    for (std::int64_t e = static_cast<std::int64_t>(blockIdx.y) * kScatterThreads + threadIdx.x; e < count;
+         e += stride) {
+        const std::int64_t jj = e / rows, i = e - jj * rows;
+        const double2 s = work[(b.j0 + jj) * ldw + b.r0 + i];
+        double2* d = b.base + index[b.col_offset + jj] + index[b.row_offset + i];
+        d->x = d->x - s.x;
+        d->y = d->y - s.y;
     }
 }
 
@@ -182,11 +182,11 @@ void scatter(void* queue, const ScatterPlan& plan, const complex_double* work, i
     if (plan.blocks.empty()) return;
     Worker& worker = Worker::on(queue);
     std::vector<DeviceBlock> blocks(plan.blocks.size());
-    std::int64_t widest = 1;
+    std::int64_t largest = 1;
     for (std::size_t b = 0; b < blocks.size(); ++b) {
         const ScatterBlock& s = plan.blocks[b];
         blocks[b] = {reinterpret_cast<double2*>(s.base), s.r0, s.r1, s.j0, s.j1, s.row_offset, s.col_offset};
-        widest = std::max<std::int64_t>(widest, s.j1 - s.j0);
+        largest = std::max<std::int64_t>(largest, (s.r1 - s.r0) * (s.j1 - s.j0));
     }
     const std::size_t block_bytes = blocks.size() * sizeof(DeviceBlock);
     void* device_plan = worker.stage_plan({{blocks.data(), block_bytes},
@@ -196,10 +196,12 @@ void scatter(void* queue, const ScatterPlan& plan, const complex_double* work, i
     const auto* device_index =
         reinterpret_cast<const std::int64_t*>(static_cast<const char*>(device_plan) + block_bytes);
     TOPOKPM_REQUIRE(blocks.size() <= 0x7fffffffu, "scatter plan of ", blocks.size(), " blocks");
-    // About 2048 CUDA blocks in all (H100: 132 SMs), at most one per column of the widest block.
-    const std::int64_t per_block = std::max<std::int64_t>(1, 2048 / static_cast<std::int64_t>(blocks.size()));
+    // Enough CUDA blocks for the largest rectangle, about 8192 in all (H100: 132 SMs x 8 blocks
+    // of 256 threads resident, several waves); a smaller rectangle's extra blocks exit at once.
+    const std::int64_t needed = (largest + kScatterThreads - 1) / kScatterThreads;
+    const std::int64_t share = std::max<std::int64_t>(1, 8192 / static_cast<std::int64_t>(blocks.size()));
     const dim3 grid(static_cast<unsigned>(blocks.size()),
-                    static_cast<unsigned>(std::min<std::int64_t>({widest, per_block, 65535})));
+                    static_cast<unsigned>(std::min<std::int64_t>({needed, share, 65535})));
     scatter_kernel<<<grid, kScatterThreads, 0, worker.stream()>>>(
         device_blocks, device_index, reinterpret_cast<const double2*>(work), ldw);
     TOPOKPM_CUDA_CHECK(cudaGetLastError());

@@ -34,8 +34,10 @@
 /// accelerator's), so every entry's sum lives on one side and is formed by the same
 /// operations in the same order whatever the boundary; the GEMMs are cut at the same
 /// structural split points whatever the boundary (a BLAS GEMM's columns depend on the call's
-/// shape). Hence the factor is bitwise independent of the boundary; n_g(k) is the number of
-/// R_k's columns before the boundary.
+/// shape). Hence the factor is bitwise independent of the boundary when both sides run the
+/// same kernels (Accelerator::host_memory); n_g(k) is the number of R_k's columns before the
+/// boundary. On a GPU (Accelerator::cuda) the accelerator-owned columns are the host's to
+/// rounding (cuBLAS sums in another order), the host-owned ones still bit for bit.
 ///
 /// Threads (Accelerator::none): the OpenMP threads share each step's work in chunks fixed by
 /// the analysis (AnalyseOptions::parallel_chunk): row blocks of L(R, k), column blocks of
