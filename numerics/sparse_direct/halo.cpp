@@ -15,8 +15,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <numeric>
 #include <vector>
+
+#include <omp.h>
 
 #include "numerics/sparse_direct/sparse_lu.hpp"
 #include "numerics/sparse_direct/update_kernels.hpp"
@@ -55,6 +58,28 @@ double best_rate(double units_per_call, Body&& body)
         best = std::max(best, units_per_call * calls / seconds_since(t0));
     }
     return best;
+}
+
+// body(i) for i in [0, count) shared among `team` OpenMP threads (the host worker's team,
+// inside its task); the first exception is rethrown after the loop.
+template <typename Body>
+void share(int team, global_index count, Body&& body)
+{
+    if (team <= 1 || count <= 1) {
+        for (global_index i = 0; i < count; ++i) body(i);
+        return;
+    }
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+    for (global_index i = 0; i < count; ++i) {
+        try {
+            body(i);
+        } catch (...) {
+#pragma omp critical(topokpm_halo_error)
+            if (!error) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
 }
 
 const UpdateKernels& kernels_of(tasks::DeviceKind kind)
@@ -145,6 +170,15 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
     HaloReport& halo = report.halo;
     halo.used = true;
 
+    // The host worker's team for the large steps: the caller's OpenMP threads but one (the
+    // accelerator's worker thread needs a core). Its pieces are the plain path's (panel-solve
+    // blocks, update pieces, each one single-threaded BLAS call on disjoint entries), so the
+    // bits do not depend on the team size.
+    const int host_team = std::max(1, omp_get_max_threads() - 1);
+    auto large = [this](global_index k) {
+        const double m = static_cast<double>(sn_rows_[k].size()), nc = static_cast<double>(sn_begin_[k + 1] - sn_begin_[k]);
+        return 8.0 * m * m * nc >= parallel_update_flops;
+    };
     const tasks::DeviceKind accelerator_kind =
         options.accelerator == Accelerator::cuda ? tasks::DeviceKind::cuda : tasks::DeviceKind::host_memory;
     tasks::DataflowRuntime::Options ro;
@@ -264,7 +298,9 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
         panel.accesses.emplace_back(panel_id(k), tasks::Access::read_write);
         const bool reduce = touched[k] != 0;
         if (reduce) panel.accesses.emplace_back(shadow_id(k), tasks::Access::read);
-        panel.body = [this, k, z, tau, reduce, &replaced, &reduction_seconds, panel_id, shadow_id](const tasks::TaskContext& c) {
+        const int team = large(k) ? host_team : 1;
+        panel.body = [this, k, z, tau, reduce, team, &replaced, &reduction_seconds, panel_id,
+                      shadow_id](const tasks::TaskContext& c) {
             complex_double* p = c.as<complex_double>(panel_id(k));
             assemble(k, p, z);
             if (reduce) {
@@ -274,7 +310,8 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
                 for (global_index e = 0; e < size; ++e) p[e] += s[e];
                 reduction_seconds[k] = seconds_since(t0);
             }
-            factor_panel(k, p, tau, replaced[k]);
+            factor_diagonal(k, p, tau, replaced[k]);
+            share(team, 2 * panel_solve_pieces(k), [&](global_index piece) { panel_solve(k, p, piece); });
         };
         rt.submit(std::move(panel));
         if (reduce) rt.release(shadow_id(k));
@@ -291,10 +328,17 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
             const std::vector<global_index> ts = targets(k, ng);
             for (global_index t : ts) host.accesses.emplace_back(panel_id(t), tasks::Access::read_write);
             host.accesses.emplace_back(panel_id(k), tasks::Access::read);
-            host.body = [this, k, ng](const tasks::TaskContext& c) {
-                ScatterPlan plan;
-                update_columns(kernels_of(c.kind), c.queue, k, 0, ng, plan,
-                               [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; });
+            host.body = [this, k, ng, team](const tasks::TaskContext&) {
+                std::vector<std::pair<global_index, global_index>> pieces;
+                update_segments(k, 0, ng, pieces);
+                const PanelOf host_panels = [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; };
+                const std::size_t m = sn_rows_[k].size();
+                share(team, static_cast<global_index>(pieces.size()), [&](global_index i) {
+                    const auto [a, b] = pieces[static_cast<std::size_t>(i)];
+                    ScatterPlan plan;
+                    complex_double* work = cpu::update_kernels().scratch(nullptr, m * static_cast<std::size_t>(b - a));
+                    schur_update(k, a, b, work, plan, host_panels);
+                });
             };
             rt.submit(std::move(host));
         }
