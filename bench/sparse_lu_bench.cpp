@@ -9,16 +9,19 @@
 //   sparse-lu-bench [--model ti|graphene] [--lattice 20x20x20[,...]] [--boundary ppp]
 //                   [--shift 0.1] [--eta 0] [--disorder 1] [--ordering metis|nd|both]
 //                   [--site-size B] [--reps 3] [--matrix-market FILE] [--json FILE]
-//                   [--halo model,0,0.5,1] [--no-peers] [--analyse-only]
+//                   [--halo model,0,0.5,1] [--device host-memory|cuda] [--gpu N]
+//                   [--no-peers] [--analyse-only]
 //                   [--max-supernode C] [--relax-columns C] [--parallel-chunk C]
 //
 // --site-size: rows per site for METIS and the symbolic phase; default 4 for ti (the four
 // orbitals share their neighbours), 1 for graphene and Matrix Market files. The lattice
 // ordering (nd) always groups a site's (ti) or cell's (graphene) rows.
-// --halo: factorizations with the host-memory accelerator (HaloOptions), one per entry:
-// "model" (boundary chosen by the model) or an accelerator share of the update flops in
-// [0, 1]; each reports its time against the all-host factorization of the same run and the
+// --halo: HALO factorizations (HaloOptions), one per entry: "model" (boundary chosen by the
+// model) or an accelerator share of the update flops in [0, 1]; each reports its time and its
+// speed-up over the all-host factorization (the plain path, same analysis, same run) and the
 // split statistics (n_g, bytes moved, lazy reduction time).
+// --device: the accelerator of --halo: host-memory (default; the dataflow runtime's host-memory
+// device, a CPU worker) or cuda (GPU --gpu, default 0; fails with the reason without one).
 // --max-supernode, --relax-columns, --parallel-chunk: AnalyseOptions of ours (default: its
 // defaults), for tuning the supernode sizes and the threads' pieces.
 // --analyse-only: the analysis only (fill, factor memory, flops), e.g. to find the largest
@@ -36,6 +39,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <random>
@@ -453,11 +457,12 @@ struct Problem {
 int main(int argc, char** argv)
 {
     std::string model_name = "ti", lattices = "20x20x20", boundary = "ppp", ordering = "metis", matrix_market,
-                json_path, halo_list;
+                json_path, halo_list, halo_device = "host-memory";
     double sigma = 0.1, eta = 0.0, disorder = 1.0;
     int reps = 3, site_size = 0;
     bool peers = true, analyse_only = false;
     int max_supernode = 0, relax_columns = -1, parallel_chunk = 0;  // 0 / -1: AnalyseOptions' defaults
+    int gpu = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
@@ -476,6 +481,8 @@ int main(int argc, char** argv)
         else if (arg == "--matrix-market") matrix_market = value();
         else if (arg == "--json") json_path = value();
         else if (arg == "--halo") halo_list = value();
+        else if (arg == "--device") halo_device = value();
+        else if (arg == "--gpu") gpu = std::stoi(value());
         else if (arg == "--no-peers") peers = false;
         else if (arg == "--analyse-only") analyse_only = true;
         else if (arg == "--max-supernode") max_supernode = std::stoi(value());
@@ -483,6 +490,12 @@ int main(int argc, char** argv)
         else if (arg == "--parallel-chunk") parallel_chunk = std::stoi(value());
         else { std::fprintf(stderr, "unknown argument %s (see the file comment)\n", arg.c_str()); return 2; }
     }
+    if (halo_device != "host-memory" && halo_device != "cuda") {
+        std::fprintf(stderr, "--device must be host-memory or cuda, got %s\n", halo_device.c_str());
+        return 2;
+    }
+    const sparse_direct::Accelerator accelerator =
+        halo_device == "cuda" ? sparse_direct::Accelerator::cuda : sparse_direct::Accelerator::host_memory;
 #if defined(TOPOKPM_BENCH_MUMPS) || defined(TOPOKPM_BENCH_SUPERLU_DIST)
     MPI_Init(&argc, &argv);
 #endif
@@ -609,7 +622,7 @@ int main(int argc, char** argv)
                 .num("tiny_pivots", static_cast<double>(tiny)).num("supernodes", static_cast<double>(supernodes))
                 .num("factor_memory_bytes", memory).num("factor_cpu_per_wall", factor_cpu / factor_wall);
 
-            // HALO: the host-memory accelerator at the requested splits, against the all-host
+            // HALO: the --device accelerator at the requested splits, against the all-host
             // factorization on the same analysis in the same run.
             std::vector<std::string> halo_json;
             if (!halo_list.empty()) {
@@ -617,14 +630,22 @@ int main(int argc, char** argv)
                 for (int r = 0; r < reps; ++r) base.push_back(kept->factorize(z).seconds);
                 {   // untimed: the first HALO factorization of an analysis measures the rates
                     sparse_direct::FactorOptions warm;
-                    warm.halo.accelerator = sparse_direct::Accelerator::host_memory;
+                    warm.halo.accelerator = accelerator;
+                    warm.halo.gpu = gpu;
                     warm.halo.device_share = 0.0;
-                    kept->factorize(z, warm);
+                    try {
+                        kept->factorize(z, warm);
+                    } catch (const std::exception& e) {  // e.g. --device cuda without a GPU: say why
+                        std::fprintf(stderr, "sparse-lu-bench: --device %s: %s\n", halo_device.c_str(), e.what());
+                        return 1;
+                    }
                 }
-                std::printf("    halo baseline: all-host, no accelerator, factor %8.3f s\n", median(base));
+                std::printf("    halo baseline: all-host, no accelerator, factor %8.3f s; accelerator %s\n", median(base),
+                            halo_device.c_str());
                 for (const std::string& spec : split(halo_list, ',')) {
                     sparse_direct::FactorOptions fo;
-                    fo.halo.accelerator = sparse_direct::Accelerator::host_memory;
+                    fo.halo.accelerator = accelerator;
+                    fo.halo.gpu = gpu;
                     fo.halo.device_share = spec == "model" ? -1.0 : std::stod(spec);
                     std::vector<double> th;
                     sparse_direct::FactorReport fr;
@@ -636,17 +657,19 @@ int main(int argc, char** argv)
                     const auto& h = fr.halo;
                     std::printf("    halo %-6s factor %8.3f s (%.2fx all-host)  boundary supernode %lld/%lld  "
                                 "accelerator share %.3f  steps %lld: split %lld, accelerator-only %lld, mean n_g/m %.3f  "
-                                "to accelerator %.1f MiB (shadow init %.1f)  back %.1f MiB  lazy reduction %.3f s  "
-                                "busy host %.2f s accel %.2f s  predicted %.2f s  berr %.1e\n",
+                                "to accelerator %.1f MiB (+ shadow filled there %.1f)  back %.1f MiB  lazy reduction %.3f s  "
+                                "busy host %.2f s accel %.2f s  predicted %.2f s  zgemm host %.1f accel %.1f Gflop/s  "
+                                "berr %.1e\n",
                                 spec.c_str(), median(th), median(base) / median(th),
                                 static_cast<long long>(h.boundary_supernode), supernodes, h.device_flop_share,
                                 static_cast<long long>(h.steps), static_cast<long long>(h.steps_split),
                                 static_cast<long long>(h.steps_device_only), h.mean_ng_fraction,
                                 h.bytes_to_device / (1 << 20), h.shadow_init_bytes / (1 << 20), h.bytes_to_host / (1 << 20),
                                 h.lazy_reduction_seconds, h.host_busy_seconds, h.device_busy_seconds, h.predicted_seconds,
-                                sr.backward_error);
+                                h.host_gemm_gflops, h.device_gemm_gflops, sr.backward_error);
                     halo_json.push_back(
-                        Json().str("split", spec).num("factor_s", median(th)).num("all_host_factor_s", median(base))
+                        Json().str("split", spec).str("device", halo_device).num("factor_s", median(th))
+                            .num("all_host_factor_s", median(base)).num("speedup_over_all_host", median(base) / median(th))
                             .num("boundary_supernode", static_cast<double>(h.boundary_supernode))
                             .num("device_flop_share", h.device_flop_share).num("steps", static_cast<double>(h.steps))
                             .num("steps_split", static_cast<double>(h.steps_split))

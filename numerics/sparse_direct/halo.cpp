@@ -6,16 +6,25 @@
 //   H_k (host)        columns R_k[0, n_g) into the host's panels
 //   D_k (accelerator) columns R_k[n_g, m) into the shadow; reads panel(k), which the runtime
 //                     copies to the accelerator
-// and the runtime orders them by their data (panel(t), shadow(t) per supernode t).
-#include <cblas.h>
+//   Z_k (accelerator) before the first D that touches shadow(t): fills it with -0.0 there
+//                     (Access::overwrite: allocated on the accelerator, never uploaded)
+// and the runtime orders them by their data (panel(t), shadow(t) per supernode t). Every task
+// body calls the update kernels of its worker's device kind (update_kernels.hpp): the CPU's
+// for the host and the host-memory device, cuBLAS and the scatter kernel for a GPU.
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <numeric>
+#include <vector>
+
+#include <omp.h>
 
 #include "numerics/sparse_direct/sparse_lu.hpp"
+#include "numerics/sparse_direct/update_kernels.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/device/cuda_memory_space.hpp"
 #include "runtime/tasks/dataflow.hpp"
 
 namespace topokpm::sparse_direct {
@@ -51,33 +60,68 @@ double best_rate(double units_per_call, Body&& body)
     return best;
 }
 
-Rates measure_rates()
+// body(i) for i in [0, count) shared among `team` OpenMP threads (the host worker's team,
+// inside its task); the first exception is rethrown after the loop.
+template <typename Body>
+void share(int team, global_index count, Body&& body)
 {
-    const int m = 256, w = 64, nc = 64;
-    std::vector<complex_double> l(static_cast<std::size_t>(m) * nc, {0.5, 0.25}),
-        u(static_cast<std::size_t>(nc) * w, {0.25, -0.5}), v(static_cast<std::size_t>(m) * w),
-        dst(static_cast<std::size_t>(2 * m) * w);
-    const complex_double one(1.0, 0.0), zero(0.0, 0.0);
-    std::vector<int> pos(m);
-    for (int i = 0; i < m; ++i) pos[i] = 2 * i - (i % 3 == 0 ? 1 : 0) + 1;
-    Rates r;
-    r.gemm_flops = best_rate(8.0 * m * w * nc, [&] {
-        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, w, nc, &one, l.data(), m, u.data(), nc, &zero,
-                    v.data(), m);
-    });
-    r.scatter_bytes = best_rate(48.0 * m * w, [&] {
-        for (int j = 0; j < w; ++j) {
-            complex_double* d = dst.data() + static_cast<std::size_t>(j) * 2 * m;
-            const complex_double* s = v.data() + static_cast<std::size_t>(j) * m;
-            for (int i = 0; i < m; ++i) d[pos[i]] -= s[i];
+    if (team <= 1 || count <= 1) {
+        for (global_index i = 0; i < count; ++i) body(i);
+        return;
+    }
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+    for (global_index i = 0; i < count; ++i) {
+        try {
+            body(i);
+        } catch (...) {
+#pragma omp critical(topokpm_halo_error)
+            if (!error) error = std::current_exception();
         }
+    }
+    if (error) std::rethrow_exception(error);
+}
+
+const UpdateKernels& kernels_of(tasks::DeviceKind kind)
+{
+    return kind == tasks::DeviceKind::cuda ? cuda::update_kernels() : cpu::update_kernels();
+}
+
+// A representative piece of the large steps (which hold the flops): m x 96 x 96 (96 = the
+// default parallel_chunk), timed in batches of 4 calls and one synchronization, so that an
+// asynchronous device is timed as the factorization drives it (queued calls, no wait between).
+Rates measure_rates(const UpdateKernels& kernels, void* queue)
+{
+    const int m = 512, w = 96, nc = 96, batch = 4;
+    const std::size_t sl = std::size_t{m} * nc, su = std::size_t{nc} * w, sv = std::size_t{m} * w;
+    complex_double* l = kernels.scratch(queue, sl + su + sv + 2 * sv);
+    complex_double *u = l + sl, *v = u + su, *dst = v + sv;
+    kernels.fill(queue, l, sl, {0.5, 0.25});
+    kernels.fill(queue, u, su, {0.25, -0.5});
+    kernels.fill(queue, v, sv, {0.0, 0.0});
+    kernels.fill(queue, dst, 2 * sv, {0.0, 0.0});
+    ScatterPlan plan;  // every other row of a 2m-row target, as a supernode's rows are
+    for (int i = 0; i < m; ++i) plan.index.push_back(2 * i - (i % 3 == 0 ? 1 : 0) + 1);
+    for (int j = 0; j < w; ++j) plan.index.push_back(global_index{2} * m * j);
+    plan.blocks.push_back({dst, 0, m, 0, w, 0, m});
+    kernels.synchronize(queue);
+    Rates r;
+    r.gemm_flops = best_rate(8.0 * m * w * nc * batch, [&] {
+        for (int b = 0; b < batch; ++b) kernels.gemm(queue, m, w, nc, l, m, u, nc, v, m);
+        kernels.synchronize(queue);
+    });
+    r.scatter_bytes = best_rate(48.0 * m * w * batch, [&] {
+        for (int b = 0; b < batch; ++b) kernels.scatter(queue, plan, v, m);
+        kernels.synchronize(queue);
     });
     return r;
 }
 
-double measure_copy_bytes_per_second()
+// Host -> accelerator copy bandwidth, on a space of the accelerator's kind (pageable host
+// memory, as the panels are).
+double measure_copy_bytes_per_second(tasks::DeviceKind kind, int gpu)
 {
-    auto space = tasks::make_host_memory_space();
+    auto space = kind == tasks::DeviceKind::cuda ? device::make_cuda_memory_space(gpu) : tasks::make_host_memory_space();
     const std::size_t bytes = std::size_t{4} << 20;
     std::vector<char> host(bytes, 1);
     void* dev = space->allocate(bytes);
@@ -126,27 +170,42 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
     HaloReport& halo = report.halo;
     halo.used = true;
 
+    // The host worker's team for the large steps: the caller's OpenMP threads but one (the
+    // accelerator's worker thread needs a core). Its pieces are the plain path's (panel-solve
+    // blocks, update pieces, each one single-threaded BLAS call on disjoint entries), so the
+    // bits do not depend on the team size.
+    const int host_team = std::max(1, omp_get_max_threads() - 1);
+    auto large = [this](global_index k) {
+        const double m = static_cast<double>(sn_rows_[k].size()), nc = static_cast<double>(sn_begin_[k + 1] - sn_begin_[k]);
+        return 8.0 * m * m * nc >= parallel_update_flops;
+    };
+    const tasks::DeviceKind accelerator_kind =
+        options.accelerator == Accelerator::cuda ? tasks::DeviceKind::cuda : tasks::DeviceKind::host_memory;
     tasks::DataflowRuntime::Options ro;
     ro.devices = {tasks::DeviceConfig{tasks::DeviceKind::host, 1, {}},
-                  tasks::DeviceConfig{tasks::DeviceKind::host_memory, 1, {}}};
-    ro.window = static_cast<std::size_t>(std::max<global_index>(64, 4 * ns + 8));
+                  tasks::DeviceConfig{accelerator_kind, 1, {}, options.gpu}};
+    ro.window = static_cast<std::size_t>(std::max<global_index>(64, 5 * ns + 8));
     tasks::DataflowRuntime rt(ro);
 
-    // Rates of both sides, measured concurrently on their own workers (as they will run),
-    // once per analysis.
+    // Rates of both sides, measured concurrently on their own workers with their own kernels
+    // (as they will run), once per analysis and accelerator.
     tasks::DataflowRuntime::Stats calibration = rt.stats();
-    if (halo_rates_.empty()) {
+    const int rates_key = static_cast<int>(options.accelerator) * 1024 + options.gpu;
+    if (halo_rates_.empty() || halo_rates_key_ != rates_key) {
         Rates measured[2];
         for (int d = 0; d < 2; ++d) {
             tasks::TaskSpec calibrate;
             calibrate.device = d;
-            calibrate.body = [&measured, d](const tasks::TaskContext&) { measured[d] = measure_rates(); };
+            calibrate.body = [&measured, d](const tasks::TaskContext& c) {
+                measured[d] = measure_rates(kernels_of(c.kind), c.queue);
+            };
             rt.submit(std::move(calibrate));
         }
         rt.wait_all();
         calibration = rt.stats();
         halo_rates_ = {measured[0].gemm_flops, measured[1].gemm_flops, measured[0].scatter_bytes,
-                       measured[1].scatter_bytes, measure_copy_bytes_per_second()};
+                       measured[1].scatter_bytes, measure_copy_bytes_per_second(accelerator_kind, options.gpu)};
+        halo_rates_key_ = rates_key;
     }
     const Rates rates[2] = {{halo_rates_[0], halo_rates_[2]}, {halo_rates_[1], halo_rates_[3]}};
     const double copy_rate = halo_rates_[4];
@@ -205,9 +264,8 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
     halo.device_flop_share = split_shares_[choice];
 
     // Data: panel(t) = 2t (host), shadow(t) = 2t + 1 (accelerator; its host mirror receives
-    // it back for the lazy reduction).
-    shadow_.resize(panels_.size());
-    std::fill(shadow_.begin(), shadow_.end(), complex_double(-0.0, -0.0));
+    // it back for the lazy reduction, and is never read before: Z fills the shadow there).
+    if (shadow_.size() != panels_.size()) shadow_.resize(panels_.size());
     for (global_index t = 0; t < ns; ++t) {
         const std::size_t bytes = sizeof(complex_double) * static_cast<std::size_t>(panel_size(t));
         rt.register_data(static_cast<tasks::DataId>(2 * t), panels_.data() + panel_offset_[2 * t], bytes, 0);
@@ -240,7 +298,9 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
         panel.accesses.emplace_back(panel_id(k), tasks::Access::read_write);
         const bool reduce = touched[k] != 0;
         if (reduce) panel.accesses.emplace_back(shadow_id(k), tasks::Access::read);
-        panel.body = [this, k, z, tau, reduce, &replaced, &reduction_seconds, panel_id, shadow_id](const tasks::TaskContext& c) {
+        const int team = large(k) ? host_team : 1;
+        panel.body = [this, k, z, tau, reduce, team, &replaced, &reduction_seconds, panel_id,
+                      shadow_id](const tasks::TaskContext& c) {
             complex_double* p = c.as<complex_double>(panel_id(k));
             assemble(k, p, z);
             if (reduce) {
@@ -250,7 +310,8 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
                 for (global_index e = 0; e < size; ++e) p[e] += s[e];
                 reduction_seconds[k] = seconds_since(t0);
             }
-            factor_panel(k, p, tau, replaced[k]);
+            factor_diagonal(k, p, tau, replaced[k]);
+            share(team, 2 * panel_solve_pieces(k), [&](global_index piece) { panel_solve(k, p, piece); });
         };
         rt.submit(std::move(panel));
         if (reduce) rt.release(shadow_id(k));
@@ -267,33 +328,54 @@ void SparseLU::factorize_halo(complex_double z, const HaloOptions& options, doub
             const std::vector<global_index> ts = targets(k, ng);
             for (global_index t : ts) host.accesses.emplace_back(panel_id(t), tasks::Access::read_write);
             host.accesses.emplace_back(panel_id(k), tasks::Access::read);
-            host.body = [this, k, ng](const tasks::TaskContext&) {
-                std::vector<complex_double> work(sn_rows_[k].size() * static_cast<std::size_t>(std::min<global_index>(ng, chunk_)));
-                std::vector<global_index> pos;
-                update_columns(k, 0, ng, work.data(), pos,
-                               [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; });
+            host.body = [this, k, ng, team](const tasks::TaskContext&) {
+                std::vector<std::pair<global_index, global_index>> pieces;
+                update_segments(k, 0, ng, pieces);
+                const PanelOf host_panels = [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; };
+                const std::size_t m = sn_rows_[k].size();
+                share(team, static_cast<global_index>(pieces.size()), [&](global_index i) {
+                    const auto [a, b] = pieces[static_cast<std::size_t>(i)];
+                    ScatterPlan plan;
+                    complex_double* work = cpu::update_kernels().scratch(nullptr, m * static_cast<std::size_t>(b - a));
+                    schur_update(k, a, b, work, plan, host_panels);
+                });
             };
             rt.submit(std::move(host));
         }
         if (ng < m) {
+            const std::vector<global_index> ts = targets(k, m);
+            std::vector<global_index> fresh;  // shadows this step touches first: zero-filled there
+            for (global_index t : ts)
+                if (!touched[t]) {
+                    fresh.push_back(t);
+                    halo.shadow_init_bytes += 16.0 * static_cast<double>(panel_size(t));
+                    touched[t] = 1;
+                }
+            if (!fresh.empty()) {
+                tasks::TaskSpec zero;
+                zero.device = 1;
+                zero.priority = priority;
+                for (global_index t : fresh) zero.accesses.emplace_back(shadow_id(t), tasks::Access::overwrite);
+                zero.body = [this, fresh, shadow_id](const tasks::TaskContext& c) {
+                    const UpdateKernels& kernels = kernels_of(c.kind);
+                    for (global_index t : fresh)
+                        kernels.fill(c.queue, c.as<complex_double>(shadow_id(t)), static_cast<std::size_t>(panel_size(t)),
+                                     complex_double(-0.0, -0.0));
+                };
+                rt.submit(std::move(zero));
+            }
             tasks::TaskSpec device;
             device.device = 1;
             device.priority = priority;
-            const std::vector<global_index> ts = targets(k, m);
-            for (global_index t : ts) {
-                device.accesses.emplace_back(shadow_id(t), tasks::Access::read_write);
-                if (!touched[t]) halo.shadow_init_bytes += 16.0 * static_cast<double>(panel_size(t));
-                touched[t] = 1;
-            }
+            for (global_index t : ts) device.accesses.emplace_back(shadow_id(t), tasks::Access::read_write);
             device.accesses.emplace_back(panel_id(k), tasks::Access::read);
             device.body = [this, k, ng, m, ts, panel_id, shadow_id](const tasks::TaskContext& c) {
                 // The accelerator's memory: panel k's copy and the shadows of the targets.
                 std::vector<complex_double*> where(ts.size());
                 for (std::size_t i = 0; i < ts.size(); ++i) where[i] = c.as<complex_double>(shadow_id(ts[i]));
                 complex_double* own = c.as<complex_double>(panel_id(k));
-                std::vector<complex_double> work(static_cast<std::size_t>(m * std::min<global_index>(m - ng, chunk_)));
-                std::vector<global_index> pos;
-                update_columns(k, ng, m, work.data(), pos, [&](global_index t) {
+                ScatterPlan plan;
+                update_columns(kernels_of(c.kind), c.queue, k, ng, m, plan, [&](global_index t) {
                     if (t == k) return own;
                     return where[std::lower_bound(ts.begin(), ts.end(), t) - ts.begin()];
                 });

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "numerics/sparse_direct/sparse_lu.hpp"
+#include "numerics/sparse_direct/update_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::sparse_direct {
@@ -62,31 +63,64 @@ void dense_lu_static(complex_double* a, int n, int lda, double tau, global_index
     dense_lu_static(a22, n2, lda, tau, replaced);
 }
 
+
+// ---- the CPU table of update_kernels.hpp ----
+
+void cpu_gemm(void*, int m, int w, int nc, const complex_double* l, int ldl, const complex_double* u, int ldu,
+              complex_double* work, int ldw)
+{
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, w, nc, &kOne, l, ldl, u, ldu, &kZero, work, ldw);
+}
+
+void cpu_fill(void*, complex_double* dst, std::size_t count, complex_double value) { std::fill(dst, dst + count, value); }
+
+complex_double* cpu_scratch(void*, std::size_t count)
+{
+    thread_local std::vector<complex_double> buffer;
+    if (buffer.size() < count) buffer.resize(count);
+    return buffer.data();
+}
+
+void cpu_synchronize(void*) {}
+
+void cpu_scatter(void*, const ScatterPlan& plan, const complex_double* work, int ldw)
+{
+    const global_index* index = plan.index.data();
+    for (const ScatterBlock& b : plan.blocks) {
+        const global_index* row_at = index + b.row_offset;
+        const global_index rows = b.r1 - b.r0;
+        for (global_index j = b.j0; j < b.j1; ++j) {
+            complex_double* dst = b.base + index[b.col_offset + j - b.j0];
+            const complex_double* src = work + j * ldw + b.r0;
+            for (global_index i = 0; i < rows; ++i) dst[row_at[i]] -= src[i];
+        }
+    }
+}
+
 }  // namespace
 
-// The Schur-complement update of supernode k restricted to the columns [c0, c1) of its update
-// block: A(R, R[c0:c1]) -= L(R, k) U(k, R[c0:c1]), R = supernode_rows(k), as one GEMM into
-// `work` and a SCATTER into the panel blocks that panel_of(t) returns (the host's panels or
-// the accelerator's shadow; panel_of(k) is read for L(k), U(k)). Entry (R[i], R[j]) lands in
-// the L panel of the supernode of column R[j] when R[i] is not above it, otherwise in the U
-// panel of the supernode of row R[i]: updates of disjoint column ranges touch disjoint entries,
-// which is what lets HALO hand [n_g, m) to another device.
-void SparseLU::schur_update(global_index k, global_index c0, global_index c1, complex_double* work,
-                            std::vector<global_index>& pos, const PanelOf& panel_of) const
+namespace cpu {
+const UpdateKernels& update_kernels()
 {
+    static const UpdateKernels table{cpu_gemm, cpu_scatter, cpu_fill, cpu_scratch, cpu_synchronize, false};
+    return table;
+}
+}  // namespace cpu
+
+// The SCATTER of step k's update columns [c0, c1) as a plan: entry (R[i], R[j]) of the update
+// block lands in the L panel of the supernode of column R[j] when R[i] is not above it,
+// otherwise in the U panel of the supernode of row R[i] (positions by merge walks over the
+// target's sorted rows). Updates of disjoint column ranges touch disjoint entries, which is
+// what lets HALO hand [n_g, m) to another device; panel_of(t) gives the target panels in the
+// memory of the device that applies the plan (never dereferenced here).
+void SparseLU::scatter_plan(global_index k, global_index c0, global_index c1, const PanelOf& panel_of,
+                            ScatterPlan& plan) const
+{
+    plan.clear();
     const auto& rows = sn_rows_[k];
     const global_index m = static_cast<global_index>(rows.size());
-    const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
     if (c1 <= c0 || m == 0) return;
-    const global_index w = c1 - c0;
-    const complex_double* lk = panel_of(k);
-    const complex_double* lbelow = lk + nc;                  // m x nc, leading dimension nc + m
-    const complex_double* ucols = lk + (nc + m) * nc + c0 * nc;  // nc x w, leading dimension nc
-    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(w),
-                static_cast<int>(nc), &kOne, lbelow, static_cast<int>(nc + m), ucols, static_cast<int>(nc), &kZero,
-                work, static_cast<int>(m));
-
-    pos.resize(m);
+    auto& index = plan.index;
     // L part, column group by column group: rows at or below the target supernode's first column.
     for (global_index g0 = c0; g0 < c1;) {
         const global_index t = sn_of_[rows[g0]];
@@ -96,20 +130,18 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1, co
         const auto& trows = sn_rows_[t];
         const global_index ld = tnc + static_cast<global_index>(trows.size());
         const global_index i0 = std::lower_bound(rows.begin(), rows.end(), tb) - rows.begin();
+        const global_index row_offset = static_cast<global_index>(index.size());
         std::size_t walk = 0;
         for (global_index i = i0; i < m; ++i) {
-            if (rows[i] < te) { pos[i] = rows[i] - tb; continue; }
+            if (rows[i] < te) { index.push_back(rows[i] - tb); continue; }
             while (walk < trows.size() && trows[walk] < rows[i]) ++walk;
             TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[i], "update row ", rows[i],
                             " outside supernode ", t);
-            pos[i] = tnc + static_cast<global_index>(walk);
+            index.push_back(tnc + static_cast<global_index>(walk));
         }
-        complex_double* lt = panel_of(t);
-        for (global_index j = g0; j < g1; ++j) {
-            complex_double* dst = lt + (rows[j] - tb) * ld;
-            const complex_double* src = work + (j - c0) * m;
-            for (global_index i = i0; i < m; ++i) dst[pos[i]] -= src[i];
-        }
+        const global_index col_offset = static_cast<global_index>(index.size());
+        for (global_index j = g0; j < g1; ++j) index.push_back((rows[j] - tb) * ld);
+        plan.blocks.push_back({panel_of(t), i0, m, g0 - c0, g1 - c0, row_offset, col_offset});
         g0 = g1;
     }
     // U part, row group by row group: columns beyond the row's supernode.
@@ -122,20 +154,40 @@ void SparseLU::schur_update(global_index k, global_index c0, global_index c1, co
             c0, std::lower_bound(rows.begin(), rows.end(), te) - rows.begin());
         if (j0 < c1) {
             const auto& trows = sn_rows_[t];
-            complex_double* ut = panel_of(t) + (tnc + static_cast<global_index>(trows.size())) * tnc;
+            const global_index row_offset = static_cast<global_index>(index.size());
+            for (global_index i = h0; i < h1; ++i) index.push_back(rows[i] - tb);
+            const global_index col_offset = static_cast<global_index>(index.size());
             // the chunk's first column in the target's rows, then a merge walk
             std::size_t walk = std::lower_bound(trows.begin(), trows.end(), rows[j0]) - trows.begin();
             for (global_index j = j0; j < c1; ++j) {
                 while (walk < trows.size() && trows[walk] < rows[j]) ++walk;
                 TOPOKPM_REQUIRE(walk < trows.size() && trows[walk] == rows[j], "update column ", rows[j],
                                 " outside supernode ", t);
-                complex_double* dst = ut + static_cast<global_index>(walk) * tnc;
-                const complex_double* src = work + (j - c0) * m;
-                for (global_index i = h0; i < h1; ++i) dst[rows[i] - tb] -= src[i];
+                index.push_back(static_cast<global_index>(walk) * tnc);
             }
+            complex_double* ut = panel_of(t) + (tnc + static_cast<global_index>(trows.size())) * tnc;
+            plan.blocks.push_back({ut, h0, h1, j0 - c0, c1 - c0, row_offset, col_offset});
         }
         h0 = h1;
     }
+}
+
+// The Schur-complement update of supernode k restricted to the columns [c0, c1) of its update
+// block on the host: A(R, R[c0:c1]) -= L(R, k) U(k, R[c0:c1]), R = supernode_rows(k), as one
+// GEMM into `work` and the SCATTER of scatter_plan() into the panels panel_of(t) (panel_of(k)
+// is read for L(k), U(k)).
+void SparseLU::schur_update(global_index k, global_index c0, global_index c1, complex_double* work,
+                            ScatterPlan& plan, const PanelOf& panel_of) const
+{
+    const global_index m = static_cast<global_index>(sn_rows_[k].size());
+    const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
+    if (c1 <= c0 || m == 0) return;
+    const complex_double* lk = panel_of(k);
+    cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(c1 - c0),
+                static_cast<int>(nc), &kOne, lk + nc, static_cast<int>(nc + m), lk + (nc + m) * nc + c0 * nc,
+                static_cast<int>(nc), &kZero, work, static_cast<int>(m));
+    scatter_plan(k, c0, c1, panel_of, plan);
+    cpu_scatter(nullptr, plan, work, static_cast<int>(m));
 }
 
 void SparseLU::update_segments(global_index k, global_index c0, global_index c1,
@@ -168,12 +220,37 @@ std::size_t SparseLU::update_work_size() const
     return size;
 }
 
-void SparseLU::update_columns(global_index k, global_index c0, global_index c1, complex_double* work,
-                              std::vector<global_index>& pos, const PanelOf& panel_of) const
+void SparseLU::update_columns(const UpdateKernels& kernels, void* queue, global_index k, global_index c0,
+                              global_index c1, ScatterPlan& plan, const PanelOf& panel_of) const
 {
+    const global_index m = static_cast<global_index>(sn_rows_[k].size());
+    const global_index nc = sn_begin_[k + 1] - sn_begin_[k];
+    if (c1 <= c0 || m == 0) return;
     std::vector<std::pair<global_index, global_index>> segments;
     update_segments(k, c0, c1, segments);
-    for (const auto& [a, b] : segments) schur_update(k, a, b, work, pos, panel_of);
+    const complex_double* lk = panel_of(k);
+    const complex_double* lbelow = lk + nc;                 // m x nc, leading dimension nc + m
+    const complex_double* ublock = lk + (nc + m) * nc;      // nc x m, leading dimension nc
+    auto gemm = [&](global_index a, global_index b, complex_double* w) {
+        kernels.gemm(queue, static_cast<int>(m), static_cast<int>(b - a), static_cast<int>(nc), lbelow,
+                     static_cast<int>(nc + m), ublock + a * nc, static_cast<int>(nc), w, static_cast<int>(m));
+    };
+    if (kernels.whole_step) {
+        // Every piece's GEMM (the same shapes as the host's) into one work array, one SCATTER.
+        complex_double* work = kernels.scratch(queue, static_cast<std::size_t>(m * (c1 - c0)));
+        for (const auto& [a, b] : segments) gemm(a, b, work + (a - c0) * m);
+        scatter_plan(k, c0, c1, panel_of, plan);
+        kernels.scatter(queue, plan, work, static_cast<int>(m));
+        return;
+    }
+    global_index widest = 0;
+    for (const auto& [a, b] : segments) widest = std::max(widest, b - a);
+    complex_double* work = kernels.scratch(queue, static_cast<std::size_t>(m * widest));
+    for (const auto& [a, b] : segments) {
+        gemm(a, b, work);
+        scatter_plan(k, a, b, panel_of, plan);
+        kernels.scatter(queue, plan, work, static_cast<int>(m));
+    }
 }
 
 // panel += the entries of A - z I in supernode s (the "+ a" of the accumulate-then-add form).
@@ -242,7 +319,7 @@ void SparseLU::factorize_threads(complex_double z, double tau, FactorReport& rep
     omp_set_num_threads(1);
     const std::size_t work_size = update_work_size();
     std::vector<FirstTouchVector<complex_double>> work(threads);
-    std::vector<std::vector<global_index>> pos(threads);
+    std::vector<ScatterPlan> plans(threads);
     work[0].resize(work_size);
     std::vector<std::pair<global_index, global_index>> segments;
     const PanelOf host = [this](global_index t) { return panels_.data() + panel_offset_[2 * t]; };
@@ -254,7 +331,7 @@ void SparseLU::factorize_threads(complex_double z, double tau, FactorReport& rep
         update_segments(k, 0, m, segments);
         if (threads == 1 || 8.0 * static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(nc) < parallel_update_flops) {
             factor_panel(k, panel, tau, report.tiny_pivots);
-            for (const auto& [c0, c1] : segments) schur_update(k, c0, c1, work[0].data(), pos[0], host);
+            for (const auto& [c0, c1] : segments) schur_update(k, c0, c1, work[0].data(), plans[0], host);
             continue;
         }
         dense_lu_static(panel, static_cast<int>(nc), static_cast<int>(nc + m), tau, report.tiny_pivots);
@@ -277,7 +354,7 @@ void SparseLU::factorize_threads(complex_double z, double tau, FactorReport& rep
             for (global_index p = 0; p < pieces; ++p) guard([&] { panel_solve(k, panel, p); });
 #pragma omp for schedule(dynamic, 1)
             for (global_index i = 0; i < count; ++i)
-                guard([&] { schur_update(k, segments[i].first, segments[i].second, work[tid].data(), pos[tid], host); });
+                guard([&] { schur_update(k, segments[i].first, segments[i].second, work[tid].data(), plans[tid], host); });
         }
         if (error) std::rethrow_exception(error);
     }
@@ -295,6 +372,7 @@ FactorReport SparseLU::factorize(complex_double z, const FactorOptions& options)
                          options.pivot_scale, " must be finite and >= 0");
     TOPOKPM_USER_REQUIRE(options.halo.device_share <= 1.0 && !std::isnan(options.halo.device_share),
                          "{device_share} = ", options.halo.device_share, " must be in [0, 1] (or < 0: chosen by the model)");
+    TOPOKPM_USER_REQUIRE(options.halo.gpu >= 0, "{gpu} = ", options.halo.gpu, " must be >= 0");
     TOPOKPM_USER_REQUIRE(std::isfinite(z.real()) && std::isfinite(z.imag()), "{shift} = ", z, " must be finite");
     const auto t0 = std::chrono::steady_clock::now();
     factored_ = false;

@@ -34,8 +34,10 @@
 /// accelerator's), so every entry's sum lives on one side and is formed by the same
 /// operations in the same order whatever the boundary; the GEMMs are cut at the same
 /// structural split points whatever the boundary (a BLAS GEMM's columns depend on the call's
-/// shape). Hence the factor is bitwise independent of the boundary; n_g(k) is the number of
-/// R_k's columns before the boundary.
+/// shape). Hence the factor is bitwise independent of the boundary when both sides run the
+/// same kernels (Accelerator::host_memory); n_g(k) is the number of R_k's columns before the
+/// boundary. On a GPU (Accelerator::cuda) the accelerator-owned columns are the host's to
+/// rounding (cuBLAS sums in another order), the host-owned ones still bit for bit.
 ///
 /// Threads (Accelerator::none): the OpenMP threads share each step's work in chunks fixed by
 /// the analysis (AnalyseOptions::parallel_chunk): row blocks of L(R, k), column blocks of
@@ -55,6 +57,7 @@
 #include "numerics/base/first_touch.hpp"
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
+#include "numerics/sparse_direct/update_kernels.hpp"
 
 namespace topokpm::sparse_direct {
 
@@ -113,12 +116,17 @@ struct AnalyseOptions {
 enum class Accelerator {
     none,         ///< no accelerator: the OpenMP threads share every step (single-threaded BLAS calls)
     host_memory,  ///< the dataflow runtime's host-memory device (own buffers, explicit copies):
-                  ///< one host worker and one device worker. A CUDA device is not implemented.
+                  ///< one host worker and one device worker, both on the CPU kernels
+    cuda,         ///< a CUDA GPU (HaloOptions::gpu) driven by one worker: shadow in device
+                  ///< memory, panels by cudaMemcpyAsync on its stream, cuBLAS zgemm + a scatter
+                  ///< kernel. factorize() throws NotCompiled in a CPU-only build and
+                  ///< ResourceError when the GPU is not visible.
 };
 
 /// HALO memory: beyond factor_memory_bytes(), a host mirror of the shadow (as large as the
 /// panels) and the accelerator's copies of the shadow panels it has touched and not yet
-/// returned. The first HALO factorization of an analysis also measures the rates (~0.1 s).
+/// returned (on the GPU: device memory). The first HALO factorization of an analysis with a
+/// given accelerator also measures the rates (~0.1 s).
 struct HaloOptions {
     Accelerator accelerator = Accelerator::none;
     /// < 0: the boundary is chosen by the model of measured update rates (GEMM rate and
@@ -127,6 +135,8 @@ struct HaloOptions {
     /// SparseLU::halo_split_shares() (0 = all-host, 1 = all-accelerator). Ignored for
     /// Accelerator::none (all-host).
     double device_share = -1.0;
+    /// CUDA device index (Accelerator::cuda only), >= 0.
+    int gpu = 0;
 };
 
 struct FactorOptions {
@@ -145,8 +155,8 @@ struct HaloReport {
     global_index steps_split = 0;         ///< of those, 0 < n_g < m_k
     global_index steps_device_only = 0;   ///< of those, n_g = 0
     double mean_ng_fraction = 0.0;        ///< mean of n_g / m_k over those steps
-    double bytes_to_device = 0.0;         ///< panels L(k), U(k) sent, plus the shadow's initialization
-    double shadow_init_bytes = 0.0;       ///< of bytes_to_device: the zero shadow (a device memset on a GPU)
+    double bytes_to_device = 0.0;         ///< panels L(k), U(k) sent to the accelerator
+    double shadow_init_bytes = 0.0;       ///< shadow panels filled with -0.0 on the accelerator (not sent)
     double bytes_to_host = 0.0;           ///< shadow panels brought back for the lazy reduction
     double lazy_reduction_seconds = 0.0;  ///< host time adding the shadow panels
     double host_busy_seconds = 0.0;       ///< host worker time inside tasks
@@ -189,7 +199,8 @@ public:
     SparseLU(const CsrMatrix& a, const AnalyseOptions& options = {});
 
     /// Numeric phase: factors A - z I (z in units of A's entries). Throws InputError for
-    /// {pivot_scale} < 0 or {device_share} > 1; NumericalError if an entry is not finite.
+    /// {pivot_scale} < 0, {device_share} > 1 or {gpu} < 0; NumericalError if an entry is not
+    /// finite; with Accelerator::cuda NotCompiled (CPU-only build) or ResourceError (no such GPU).
     FactorReport factorize(complex_double z = 0.0, const FactorOptions& options = {});
 
     /// x = (A - z I)^-1 b for `nrhs` right-hand sides, column-major n x nrhs blocks with
@@ -238,14 +249,21 @@ public:
 
 private:
     using PanelOf = std::function<complex_double*(global_index)>;
-    void schur_update(global_index k, global_index c0, global_index c1, complex_double* work,
-                      std::vector<global_index>& pos, const PanelOf& panel_of) const;
+    /// The SCATTER of step k's update columns [c0, c1) into the panels panel_of(t) (the host's
+    /// panels or the accelerator's shadow, in the memory of the device that applies it).
+    void scatter_plan(global_index k, global_index c0, global_index c1, const PanelOf& panel_of,
+                      ScatterPlan& plan) const;
+    /// Columns [c0, c1) of step k's update on the host: one GEMM into `work`, then the SCATTER.
+    void schur_update(global_index k, global_index c0, global_index c1, complex_double* work, ScatterPlan& plan,
+                      const PanelOf& panel_of) const;
     /// Column ranges of step k's update cut at the split points and then into pieces of at
     /// most parallel_chunk columns (GEMM calls of fixed shape).
     void update_segments(global_index k, global_index c0, global_index c1,
                          std::vector<std::pair<global_index, global_index>>& out) const;
-    void update_columns(global_index k, global_index c0, global_index c1, complex_double* work,
-                        std::vector<global_index>& pos, const PanelOf& panel_of) const;
+    /// Columns [c0, c1) of step k's update, piece by piece, with the kernels of the executing
+    /// device (HALO's tasks): the GEMM shapes are those of the plain path on every backend.
+    void update_columns(const UpdateKernels& kernels, void* queue, global_index k, global_index c0, global_index c1,
+                        ScatterPlan& plan, const PanelOf& panel_of) const;
     void assemble(global_index s, complex_double* panel, complex_double z) const;
     void factor_panel(global_index k, complex_double* panel, double tau, global_index& replaced) const;
     /// x := refined solution of (A - shift I) x = b (nrhs columns of n) given x's first
@@ -294,6 +312,7 @@ private:
     // Measured once (first HALO factorization): host and accelerator GEMM flop/s and
     // SCATTER bytes/s, copy bytes/s between them.
     std::vector<double> halo_rates_;
+    int halo_rates_key_ = -1;                 // the accelerator (kind, gpu) halo_rates_ were measured with
     complex_double shift_ = 0.0;
     bool factored_ = false;
     double pivot_threshold_ = 0.0;

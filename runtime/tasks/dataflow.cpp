@@ -170,7 +170,7 @@ void DataflowRuntime::submit(TaskSpec task)
     for (const auto& access : task.accesses) {
         auto it = items_.find(access.first);
         TOPOKPM_USER_REQUIRE(it != items_.end(), "task accesses unregistered data item ", access.first);
-        if (device < 0 && access.second == Access::read_write) device = it->second->owner;
+        if (device < 0 && access.second != Access::read) device = it->second->owner;
     }
     if (device < 0) device = 0;
     TOPOKPM_USER_REQUIRE(device < num_devices(), "task placed on device ", device, " of ", num_devices());
@@ -217,7 +217,8 @@ void DataflowRuntime::stage(Node& node, int device_index, TaskContext& context)
         }
         std::lock_guard<std::mutex> copy_lock(item->copy_mutex);
         if (!item->valid[space]) {
-            if (!item->valid[0]) {  // the only valid copy is on another device: bring it home
+            const bool stage_bytes = access.second != Access::overwrite;
+            if (stage_bytes && !item->valid[0]) {  // the only valid copy is on another device: bring it home
                 for (auto& other : devices_) {
                     const std::size_t s = static_cast<std::size_t>(other->space_index);
                     if (other->space && item->valid[s]) {
@@ -236,12 +237,14 @@ void DataflowRuntime::stage(Node& node, int device_index, TaskContext& context)
                     while (live > peak && !peak_device_buffers_.compare_exchange_weak(peak, live)) {
                     }
                 }
-                device.space->copy_from_host_async(item->copies[space], item->host, item->bytes, context.queue);
-                bytes_to_device_ += item->bytes;
+                if (stage_bytes) {
+                    device.space->copy_from_host_async(item->copies[space], item->host, item->bytes, context.queue);
+                    bytes_to_device_ += item->bytes;
+                }
             }
             item->valid[space] = true;
         }
-        if (access.second == Access::read_write)
+        if (access.second != Access::read)
             for (std::size_t s = 0; s < item->valid.size(); ++s) item->valid[s] = (s == space);
         context.pointers_.emplace_back(access.first, item->copies[space]);
     }

@@ -58,6 +58,8 @@ using DataId = std::uint64_t;
 enum class Access {
     read,        ///< the task reads the item
     read_write,  ///< the task reads and modifies it
+    overwrite,   ///< the task writes every byte without reading it: a device copy is
+                 ///< allocated, not staged (e.g. a buffer the task zero-fills on a GPU)
 };
 
 enum class DeviceKind {

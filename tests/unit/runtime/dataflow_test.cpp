@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <thread>
 #include <stdexcept>
@@ -89,6 +90,45 @@ TEST(Dataflow, HostMemoryDeviceUsesItsOwnBuffersAndExplicitCopies)
     const auto s = rt.stats();
     EXPECT_EQ(s.bytes_to_device, 800u);  // first use on the device
     EXPECT_EQ(s.bytes_to_host, 800u);    // the host task's read
+}
+
+// Access::overwrite: the device copy is allocated, not staged (no bytes to the device even
+// though the host copy is valid), a later task on the device sees the writer's bytes, and a
+// host reader gets them back.
+TEST(Dataflow, OverwriteAllocatesWithoutStaging)
+{
+    std::vector<double> a(64, 5.0);
+    double sum = 0.0;
+    DataflowRuntime rt(options(1, 1, 8));
+    rt.register_data(1, a.data(), a.size() * sizeof(double), /*owner=*/1);
+    rt.register_data(2, &sum, sizeof sum, 0);
+    rt.submit({[](const TaskContext& c) {
+                   double* d = c.as<double>(1);
+                   for (int i = 0; i < 64; ++i) d[i] = -0.0;
+               },
+               {{1, Access::overwrite}}});
+    rt.submit({[](const TaskContext& c) {
+                   double* d = c.as<double>(1);
+                   for (int i = 0; i < 64; ++i) d[i] -= i;
+               },
+               {{1, Access::read_write}}});
+    rt.submit({[](const TaskContext& c) {
+                   double* d = c.as<double>(1);
+                   for (int i = 0; i < 64; ++i) d[i] = 2.0 * d[i];
+               },
+               {{1, Access::read_write}}});
+    rt.submit({[](const TaskContext& c) {
+                   const double* d = c.as<double>(1);
+                   for (int i = 0; i < 64; ++i) *c.as<double>(2) += d[i];
+               },
+               {{1, Access::read}, {2, Access::read_write}}});
+    rt.wait_all();
+    EXPECT_EQ(sum, -2.0 * 2016.0);
+    EXPECT_EQ(a[63], -126.0);
+    EXPECT_TRUE(std::signbit(a[0])) << "-0.0 - 0 is -0.0: the device's fill, not the host's 5.0";
+    const auto s = rt.stats();
+    EXPECT_EQ(s.bytes_to_device, 0u);    // never staged
+    EXPECT_EQ(s.bytes_to_host, 512u);    // the host read
 }
 
 // release(): once the tasks touching an item are done, its device copy is written

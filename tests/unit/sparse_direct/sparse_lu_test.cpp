@@ -29,6 +29,7 @@
 #include "numerics/sparse_direct/ordering.hpp"
 #include "numerics/sparse_direct/sparse_lu.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/backends.hpp"
 #include "tests/support/dense_oracle.hpp"
 
 namespace topokpm::sparse_direct {
@@ -668,7 +669,8 @@ TEST(SparseLUHalo, RandomNonsymmetricSplitIsBitwiseTheAllHostFactor)
 
 // The plain path shares the pieces of the large steps among the OpenMP threads: the factor
 // must be the same bytes for every thread count (the pieces are fixed by the analysis and
-// each is one single-threaded BLAS call on disjoint entries), and the same as HALO's.
+// each is one single-threaded BLAS call on disjoint entries), and the same as HALO's, whose
+// host worker shares them among a team too.
 TEST(SparseLUThreads, FactorIsBitwiseIndependentOfThreadCount)
 {
     const auto model = hamiltonians::make_model(ti_params(8, 8, 8, "ppp"));
@@ -698,12 +700,16 @@ TEST(SparseLUThreads, FactorIsBitwiseIndependentOfThreadCount)
             << t << " threads";
         EXPECT_EQ(omp_get_max_threads(), t) << "factorize() must restore the caller's thread count";
     }
+    // HALO's host worker shares the same pieces of the large steps among a team of the
+    // caller's threads but one: 1 and 3 here.
+    for (int t : {2, 4})
+        for (double share : {0.0, 0.5}) {
+            omp_set_num_threads(t);
+            lu.factorize(z, halo_at(share));
+            EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
+                << "HALO at share " << share << " with " << t << " threads";
+        }
     omp_set_num_threads(threads);
-    for (double share : {0.0, 0.5}) {
-        lu.factorize(z, halo_at(share));
-        EXPECT_EQ(std::memcmp(lu.factor_values().data(), reference.data(), reference.size() * sizeof(complex_double)), 0)
-            << "HALO at share " << share;
-    }
     // and the factor solves: backward error at rounding level after refinement
     const cvec b = random_rhs(h.n, 1, 3);
     cvec x(b.size());
@@ -712,6 +718,204 @@ TEST(SparseLUThreads, FactorIsBitwiseIndependentOfThreadCount)
     EXPECT_LE(r.backward_error, 1e-13);
     EXPECT_LE(r.refinement_steps, 3);
 }
+
+
+// ---- HALO with a CUDA GPU as the accelerator ----
+//
+// The GPU's zgemm (cuBLAS) sums in another order than the host's (OpenBLAS), so the entries
+// the accelerator updates are not the host's bits: the factor equals the all-host factor to
+// rounding, not bitwise. What stays exact: (1) the entries of the host-owned columns (those of
+// supernodes below the boundary) are bit for bit the all-host factor's: their contributions
+// come only from host GEMMs of the same shapes on operands in host-owned columns (L(k) lies in
+// k's columns), and the untouched shadow adds -0.0 (sparse_lu.hpp); (2) the SCATTER
+// subtracts each product once, as the host does, and the GEMM shapes are fixed, so two GPU
+// factorizations are the same bytes. For the rest, the standard backward-error bound of LU
+// holds whatever the order of the sums: L^ U^ = P (A - z I) P^T + dA with
+// |dA| <= gamma_n |L^| |U^| entrywise (Higham, Accuracy and Stability, Thm 9.3, real
+// arithmetic; gamma_k = k u / (1 - k u), u = eps / 2). In complex arithmetic each term of an
+// inner product is one complex multiply (error <= sqrt(2) gamma_2 < gamma_3, Lemma 3.5) and
+// one complex add (gamma_1), and the L entries take one complex division (<= sqrt(2) gamma_4
+// < gamma_6; the U entries none): an entry with n terms is within gamma_{4n + 6}, which we
+// use. A wrong, missing or doubled contribution is O(|L| |U|) and fails it by ~1e13.
+
+// Permuted column of every stored factor entry, in factor_values() order (the arena holds,
+// per supernode, the (nc + m) x nc L panel with the diagonal block on top, then the nc x m U
+// panel, column-major).
+std::vector<global_index> factor_columns(const SparseLU& lu)
+{
+    std::vector<global_index> col;
+    const auto& begin = lu.supernode_begin();
+    for (std::size_t s = 0; s + 1 < begin.size(); ++s) {
+        const global_index b = begin[s], nc = begin[s + 1] - b;
+        const auto& rows = lu.supernode_rows(static_cast<global_index>(s));
+        const global_index m = static_cast<global_index>(rows.size());
+        for (global_index c = 0; c < nc; ++c) col.insert(col.end(), static_cast<std::size_t>(nc + m), b + c);
+        for (global_index j = 0; j < m; ++j) col.insert(col.end(), static_cast<std::size_t>(nc), rows[j]);
+    }
+    return col;
+}
+
+// Entries of L^ U^ - P (A - z I) P^T beyond gamma_{4n + 6} (|L^| |U^|), for the factor values
+// `f` (factor_values() layout) of `lu`'s structure.
+global_index lu_backward_error_violations(const SparseLU& lu, const complex_double* f, const CsrMatrix& a,
+                                          complex_double z)
+{
+    const global_index n = a.n;
+    cvec l(static_cast<std::size_t>(n * n), 0.0), u(l.size(), 0.0);
+    const auto& begin = lu.supernode_begin();
+    std::size_t at = 0;
+    for (std::size_t s = 0; s + 1 < begin.size(); ++s) {
+        const global_index b = begin[s], nc = begin[s + 1] - b;
+        const auto& rows = lu.supernode_rows(static_cast<global_index>(s));
+        const global_index m = static_cast<global_index>(rows.size());
+        for (global_index c = 0; c < nc; ++c)
+            for (global_index r = 0; r < nc + m; ++r, ++at) {
+                const global_index i = r < nc ? b + r : rows[r - nc], j = b + c;
+                (i > j ? l : u)[i + j * n] = f[at];
+            }
+        for (global_index j = 0; j < m; ++j)
+            for (global_index r = 0; r < nc; ++r, ++at) u[b + r + rows[j] * n] = f[at];
+    }
+    for (global_index i = 0; i < n; ++i) l[i + i * n] = 1.0;
+    const cvec d = dense(a, z);
+    const auto& perm = lu.perm();
+    const double u_round = kEps / 2, k = static_cast<double>(4 * n + 6);
+    const double gamma = k * u_round / (1.0 - k * u_round);
+    global_index violations = 0;
+    for (global_index j = 0; j < n; ++j)
+        for (global_index i = 0; i < n; ++i) {
+            complex_double sum = 0.0;
+            double abs_sum = 0.0;
+            for (global_index q = 0; q <= std::min(i, j); ++q) {
+                sum += l[i + q * n] * u[q + j * n];
+                abs_sum += std::abs(l[i + q * n]) * std::abs(u[q + j * n]);
+            }
+            if (std::abs(sum - d[perm[i] + perm[j] * n]) > gamma * abs_sum) ++violations;
+        }
+    return violations;
+}
+
+// The checks of the CUDA test, run here on the host-memory accelerator (every build): the
+// bound holds for a real factor and catches a perturbation of one accelerator-owned entry
+// by 1e-9 of its size (the check can fail).
+TEST(SparseLUHaloCuda, BackwardErrorCheckHoldsForHostFactorsAndCatchesAPerturbation)
+{
+    const CsrMatrix a = random_matrix(120, 0.04, 3.0, 11);
+    AnalyseOptions opt;
+    opt.max_supernode = 8;
+    opt.parallel_chunk = 7;
+    SparseLU lu(a, opt);
+    const complex_double z(0.1, -0.05);
+    const FactorReport r = lu.factorize(z, halo_at(0.5));
+    ASSERT_EQ(r.tiny_pivots, 0);
+    ASSERT_LT(r.halo.boundary_supernode, static_cast<global_index>(lu.supernode_begin().size()) - 1);
+    cvec f(lu.factor_values().begin(), lu.factor_values().end());
+    EXPECT_EQ(lu_backward_error_violations(lu, f.data(), a, z), 0);
+    const auto col = factor_columns(lu);
+    const global_index first_device_column = lu.supernode_begin()[r.halo.boundary_supernode];
+    std::size_t e = 0;
+    while (e < f.size() && (col[e] < first_device_column || std::abs(f[e]) < 0.1)) ++e;
+    ASSERT_LT(e, f.size());
+    f[e] *= 1.0 + 1e-9;
+    EXPECT_GT(lu_backward_error_violations(lu, f.data(), a, z), 0);
+}
+
+// Without a usable GPU, asking for the CUDA accelerator fails loudly with the reason (a
+// CPU-only build: NotCompiled; no device visible: ResourceError), never silently on the host.
+TEST(SparseLUHaloCuda, WithoutAGpuTheCudaAcceleratorIsRefusedWithTheReason)
+{
+    if (!testing::cuda_unavailable_reason())
+        GTEST_SKIP() << "a CUDA device is visible: the CUDA path is tested by EverySplitEqualsTheAllHostFactorToRounding";
+    const CsrMatrix a = random_matrix(40, 0.1, 3.0, 3);
+    SparseLU lu(a);
+    FactorOptions f;
+    f.halo.accelerator = Accelerator::cuda;
+    f.halo.device_share = 0.5;
+    if (testing::cuda_compiled)
+        EXPECT_THROW(lu.factorize(0.1, f), ResourceError);
+    else
+        EXPECT_THROW(lu.factorize(0.1, f), NotCompiled);
+}
+
+// On a GPU: at every split point (all-host, all-accelerator, each in between) and at the
+// model's choice, the factor is the all-host factor in the host-owned columns bit for bit,
+// within the LU backward-error bound everywhere, the same bytes when factored again, and it
+// solves as zgesv does (check_solve's tolerances). `accelerator` is cuda in the GPU test;
+// host_memory runs the same checks in every build (where they hold bitwise).
+void check_halo_cuda(const CsrMatrix& a, complex_double z, const AnalyseOptions& analyse,
+                     Accelerator accelerator = Accelerator::cuda)
+{
+    SparseLU lu(a, analyse);
+    const global_index ns = static_cast<global_index>(lu.supernode_begin().size()) - 1;
+    const FactorReport host = lu.factorize(z, FactorOptions{});
+    ASSERT_EQ(host.tiny_pivots, 0) << "the bound assumes no replaced pivot";
+    const cvec reference(lu.factor_values().begin(), lu.factor_values().end());
+    const auto col = factor_columns(lu);
+    ASSERT_EQ(col.size(), reference.size());
+    auto on_gpu = [accelerator](double share) {
+        FactorOptions f;
+        f.halo.accelerator = accelerator;
+        f.halo.device_share = share;
+        return f;
+    };
+    std::vector<double> tried(lu.halo_split_shares().begin(), lu.halo_split_shares().end());
+    tried.push_back(-1.0);
+    bool device_worked = false;
+    for (double share : tried) {
+        const FactorReport r = lu.factorize(z, on_gpu(share));
+        ASSERT_TRUE(r.halo.used);
+        EXPECT_EQ(r.tiny_pivots, 0);
+        const cvec f(lu.factor_values().begin(), lu.factor_values().end());
+        const global_index first_device_column = lu.supernode_begin()[r.halo.boundary_supernode];
+        global_index host_bits_differ = 0;
+        for (std::size_t e = 0; e < f.size(); ++e)
+            if (col[e] < first_device_column && std::memcmp(&f[e], &reference[e], sizeof(complex_double)) != 0)
+                ++host_bits_differ;
+        EXPECT_EQ(host_bits_differ, 0) << "share " << share << ": host-owned entries differ from the all-host factor";
+        EXPECT_EQ(lu_backward_error_violations(lu, f.data(), a, z), 0) << "share " << share;
+        if (r.halo.boundary_supernode < ns) {
+            device_worked = true;
+            EXPECT_GT(r.halo.bytes_to_device, 0.0);
+            EXPECT_GT(r.halo.bytes_to_host, 0.0);
+            EXPECT_GT(r.halo.shadow_init_bytes, 0.0);
+            EXPECT_GT(r.halo.device_gemm_gflops, 0.0);
+            lu.factorize(z, on_gpu(share));
+            EXPECT_EQ(std::memcmp(lu.factor_values().data(), f.data(), f.size() * sizeof(complex_double)), 0)
+                << "share " << share << ": two GPU factorizations differ";
+        } else {
+            EXPECT_EQ(std::memcmp(f.data(), reference.data(), f.size() * sizeof(complex_double)), 0)
+                << "all-host split on the cuda runtime differs from the all-host factor";
+        }
+    }
+    EXPECT_TRUE(device_worked);
+    check_solve(a, z, analyse, 2, on_gpu(0.5));
+}
+
+void check_halo_cuda_cases(Accelerator accelerator)
+{
+    const auto model = hamiltonians::make_model(ti_params(4, 4, 3, "ppo"));
+    const CsrMatrix h = csr_from_rows(*model);
+    AnalyseOptions metis;
+    metis.site_size = 4;
+    metis.max_supernode = 16;
+    metis.parallel_chunk = 8;
+    check_halo_cuda(h, 0.1, metis, accelerator);
+    check_halo_cuda(h, {0.05, 0.01}, metis, accelerator);
+    const CsrMatrix a = random_matrix(180, 0.03, 3.0, 5);
+    AnalyseOptions opt;
+    opt.max_supernode = 8;
+    opt.parallel_chunk = 7;
+    check_halo_cuda(a, {0.1, -0.05}, opt, accelerator);
+}
+
+TEST(SparseLUHaloCuda, EverySplitEqualsTheAllHostFactorToRounding)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    check_halo_cuda_cases(Accelerator::cuda);
+}
+
+// The GPU test's checks on the host-memory accelerator: they run (and pass) in every build.
+TEST(SparseLUHaloCuda, TheGpuChecksPassOnTheHostMemoryAccelerator) { check_halo_cuda_cases(Accelerator::host_memory); }
 
 }  // namespace
 }  // namespace topokpm::sparse_direct
