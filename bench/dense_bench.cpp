@@ -467,7 +467,17 @@ int run_one_process(int argc, char** argv)
                          : args.op == "geqrf" ? qr_flops(n, n)
                                               : qr_flops(n, cols) + ungqr_flops(n, cols, cols);
 
-    std::vector<double> ours_s, theirs_s;
+    std::vector<double> ours_s, theirs_s, zgemm_s;
+    // TSQR's goal is a fraction of "its flops at the zgemm rate": a square zgemm, timed
+    // with the same threads after each repetition.
+    constexpr long kZgemmOrder = 1536;
+    const Z one(1), zero(0);
+    std::vector<Z> gemm_a, gemm_b, gemm_c;
+    if (args.op == "tsqr") {
+        gemm_a = gaussian(kZgemmOrder, kZgemmOrder, 7);
+        gemm_b = gaussian(kZgemmOrder, kZgemmOrder, 8);
+        gemm_c.assign(gemm_a.size(), zero);
+    }
     DenseReport last_report;
     std::vector<Z> ours_out, r_out;
     for (int rep = 0; rep < args.reps; ++rep) {
@@ -521,6 +531,12 @@ int run_one_process(int argc, char** argv)
             }
         }
         theirs_s.push_back(wall_seconds() - start);
+        if (args.op == "tsqr") {  // the rate behind the TSQR bound, under this repetition's load
+            const double zstart = wall_seconds();
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, kZgemmOrder, kZgemmOrder, kZgemmOrder, &one,
+                        gemm_a.data(), kZgemmOrder, gemm_b.data(), kZgemmOrder, &zero, gemm_c.data(), kZgemmOrder);
+            zgemm_s.push_back(wall_seconds() - zstart);
+        }
     }
 
     // Backward error of our last factorization, ||A - factors||_F / (n u ||A||_F).
@@ -568,6 +584,11 @@ int run_one_process(int argc, char** argv)
     std::printf("  openblas median %.4f s  %.2f Gflop/s (%s)\n", theirs_med, theirs_gf,
                 args.op == "potrf" ? "zpotrf" : args.op == "geqrf" ? "zgeqrf" : "zgeqrf+zungqr");
     std::printf("  ratio ours/theirs %.3f   residual ||A-F||_F/(n u ||A||_F) %.3g\n", ours_gf / theirs_gf, res);
+    const double zgemm_gf = zgemm_s.empty() ? 0.0 : 8.0 * std::pow(double(kZgemmOrder), 3) / median(zgemm_s) * 1e-9;
+    if (zgemm_gf > 0)
+        std::printf("  zgemm %ld^3 median %.2f Gflop/s: ours at %.3f of the zgemm-rate bound (LAWN 41 flops / zgemm "
+                    "rate)\n",
+                    kZgemmOrder, zgemm_gf, ours_gf / zgemm_gf);
     if (bound_gf > 0)
         std::printf("  seed metric: ours %.2f / (host %.2f + %s device %.2f Gflop/s kernel rates) = %.3f of the "
                     "bound\n",
@@ -591,7 +612,8 @@ int run_one_process(int argc, char** argv)
             << ", \"peak_device_buffers\": " << st.peak_device_buffers << ", \"reps\": " << args.reps
             << ", \"ours_seconds\": " << ours_med << ", \"lapack_seconds\": " << theirs_med
             << ", \"ours_gflops\": " << ours_gf << ", \"lapack_gflops\": " << theirs_gf
-            << ", \"ratio\": " << ours_gf / theirs_gf << ", \"residual\": " << res << ", \"busy_seconds\": [";
+            << ", \"ratio\": " << ours_gf / theirs_gf << ", \"residual\": " << res << ", \"zgemm_gflops\": " << zgemm_gf
+            << ", \"fraction_of_zgemm_bound\": " << (zgemm_gf > 0 ? ours_gf / zgemm_gf : 0.0) << ", \"busy_seconds\": [";
         for (std::size_t w = 0; w < st.busy_seconds.size(); ++w) out << (w ? ", " : "") << st.busy_seconds[w];
         out << "], \"imbalance\": " << imbalance << "}\n";
     }

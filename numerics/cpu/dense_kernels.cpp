@@ -149,6 +149,49 @@ void tpmqrt(char trans, int m, int n, int k, int l, int ib, const T* v, int ldv,
 }
 
 template <class T>
+void q_times_top(int m, int k, T* a, int lda, const T* t, int ldt, const T* c, int ldc)
+{
+    TOPOKPM_REQUIRE(m >= k && k >= 0, "q_times_top needs m >= k >= 0, got m = ", m, ", k = ", k);
+    if (k == 0) return;
+    // Rows of V_2 staged per GEMM: 256 x k stays in L2 next to W for k up to a few hundred.
+    const int chunk = 256;
+    const std::size_t kk = std::size_t(k) * k;
+    T* w = workspace<T>(2 * kk + std::size_t(chunk) * k);
+    T* top = w + kk;
+    T* stage = top + kk;
+    const T one(1), zero(0), minus_one(-1);
+    for (int j = 0; j < k; ++j) std::copy_n(c + std::size_t(j) * ldc, k, w + std::size_t(j) * k);
+    if constexpr (is_double<T>) {
+        cblas_ztrmm(CblasColMajor, CblasLeft, CblasLower, CblasConjTrans, CblasUnit, k, k, &one, a, lda, w, k);
+        cblas_ztrmm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, k, k, &one, t, ldt, w, k);
+    } else {
+        cblas_ctrmm(CblasColMajor, CblasLeft, CblasLower, CblasConjTrans, CblasUnit, k, k, &one, a, lda, w, k);
+        cblas_ctrmm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, k, k, &one, t, ldt, w, k);
+    }
+    // A_2 := -V_2 W, chunk by chunk: each chunk's V rows are read before the GEMM overwrites them.
+    for (int r0 = k; r0 < m; r0 += chunk) {
+        const int rows = std::min(chunk, m - r0);
+        for (int j = 0; j < k; ++j)
+            std::copy_n(a + r0 + std::size_t(j) * lda, rows, stage + std::size_t(j) * rows);
+        if constexpr (is_double<T>)
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &minus_one, stage, rows, w, k, &zero,
+                        a + r0, lda);
+        else
+            cblas_cgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &minus_one, stage, rows, w, k, &zero,
+                        a + r0, lda);
+    }
+    // A_1 := C - V_1 W (V_1 still in place: the GEMMs wrote rows >= k only).
+    std::copy_n(w, kk, top);
+    if constexpr (is_double<T>)
+        cblas_ztrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, k, k, &one, a, lda, top, k);
+    else
+        cblas_ctrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, k, k, &one, a, lda, top, k);
+    for (int j = 0; j < k; ++j)
+        for (int i = 0; i < k; ++i)
+            a[i + std::size_t(j) * lda] = c[i + std::size_t(j) * ldc] - top[i + std::size_t(j) * k];
+}
+
+template <class T>
 double pocon_upper(int n, const T* u, int ldu, double anorm)
 {
     std::vector<T> work(2 * static_cast<std::size_t>(n));
@@ -179,6 +222,7 @@ double pocon_upper(int n, const T* u, int ldu, double anorm)
     template void gemqrt<T>(char, int, int, int, int, const T*, int, const T*, int, T*, int);                     \
     template void tpqrt<T>(int, int, int, int, T*, int, T*, int, T*, int);                                        \
     template void tpmqrt<T>(char, int, int, int, int, int, const T*, int, const T*, int, T*, int, T*, int);       \
+    template void q_times_top<T>(int, int, T*, int, const T*, int, const T*, int);                                \
     template double pocon_upper<T>(int, const T*, int, double);
 
 TOPOKPM_DENSE_KERNELS(complex_double)

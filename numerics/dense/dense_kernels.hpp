@@ -57,6 +57,15 @@ template <class T>
 void tpmqrt(char trans, int m, int n, int k, int l, int ib, const T* v, int ldv, const T* t, int ldt, T* a,
             int lda, T* b, int ldb);
 
+/// A := Q [C; 0] in place (A m x k, m >= k; C k x k), where A holds on input the
+/// output of geqrt(m, k, ib = k, A, lda, T, ldt): V below its diagonal, one block
+/// reflector Q = I - V T V^H with T k x k upper triangular. The explicit Q of TSQR's
+/// leaves: W = T V_1^H C (V_1 the top k x k, unit lower), then A_2 = -V_2 W (one GEMM of
+/// (m - k) x k x k, row chunks of V_2 staged in a per-thread buffer) and A_1 = C - V_1 W,
+/// 8 m k^2 real flops (complex) against 16 m k^2 for xGEMQRT on [C; 0].
+template <class T>
+void q_times_top(int m, int k, T* a, int lda, const T* t, int ldt, const T* c, int ldc);
+
 /// B := B R^{-1} (R n x n upper, B m x n): the triangular solve of CholQR.
 template <class T>
 void trsm_right_upper(int m, int n, const T* r, int ldr, T* b, int ldb);

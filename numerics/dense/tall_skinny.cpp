@@ -47,14 +47,16 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     const int k = a.tile_cols(0), mt = a.mt();
     const int ib = std::min(execution.inner_block, k);
     const std::size_t kk = std::size_t(k) * k, tk = std::size_t(ib) * k;
-    std::vector<T> leaf_t(tk * mt), r(kk * mt, T(0)), tree_t(tk * mt), cbuf(kk * mt, T(0));
+    // Leaves: one k x k block reflector each (geqrt with ib = k), so the leaf's part of Q is
+    // one GEMM (q_times_top); the tree keeps the inner block ib.
+    std::vector<T> leaf_t(kk * mt), r(kk * mt, T(0)), tree_t(tk * mt), cbuf(kk * mt, T(0));
     auto runtime = make_runtime(execution);
     const int accelerators = execution.device_workers > 0 ? 1 : 0;
     for (int i = 0; i < mt; ++i) {
         // Row block i and its small buffers share an owner (one device per block).
         const int owner = column_owner(i, execution.slices, accelerators);
         runtime->register_data(buffer_id(kBlock, i), a.tile(i, 0), a.tile_bytes(i, 0), owner);
-        runtime->register_data(buffer_id(kLeafT, i), &leaf_t[tk * i], tk * sizeof(T), owner);
+        runtime->register_data(buffer_id(kLeafT, i), &leaf_t[kk * i], kk * sizeof(T), owner);
         runtime->register_data(buffer_id(kR, i), &r[kk * i], kk * sizeof(T), owner);
         runtime->register_data(buffer_id(kTreeT, i), &tree_t[tk * i], tk * sizeof(T), owner);
         runtime->register_data(buffer_id(kC, i), &cbuf[kk * i], kk * sizeof(T), owner);
@@ -63,7 +65,7 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         const int mi = a.tile_rows(i);
         runtime->submit({[=](const TaskContext& c) {
                              T* blk = c.as<T>(buffer_id(kBlock, i));
-                             kernels::cpu::geqrt(mi, k, ib, blk, mi, c.as<T>(buffer_id(kLeafT, i)), ib);
+                             kernels::cpu::geqrt(mi, k, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
                              T* ri = c.as<T>(buffer_id(kR, i));
                              for (int col = 0; col < k; ++col)
                                  for (int row = 0; row <= col; ++row) ri[row + col * k] = blk[row + col * mi];
@@ -106,16 +108,9 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
         runtime->submit({[=](const TaskContext& c) {
-                             T* blk = c.as<T>(buffer_id(kBlock, i));
-                             thread_local std::vector<T> v;
-                             v.assign(blk, blk + std::size_t(mi) * k);
-                             const T* ci = c.as<T>(buffer_id(kC, i));
-                             for (int col = 0; col < k; ++col) {
-                                 std::copy_n(ci + std::size_t(col) * k, k, blk + std::size_t(col) * mi);
-                                 std::fill_n(blk + std::size_t(col) * mi + k, mi - k, T(0));
-                             }
-                             kernels::cpu::gemqrt('N', mi, k, k, ib, v.data(), mi, c.as<T>(buffer_id(kLeafT, i)), ib,
-                                                  blk, mi);
+                             kernels::cpu::q_times_top(mi, k, c.as<T>(buffer_id(kBlock, i)), mi,
+                                                       c.as<T>(buffer_id(kLeafT, i)), k,
+                                                       c.as<T>(buffer_id(kC, i)), k);
                          },
                          {{buffer_id(kBlock, i), Access::read_write},
                           {buffer_id(kC, i), Access::read},

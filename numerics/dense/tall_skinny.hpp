@@ -4,8 +4,10 @@
 /// TileMatrix with one tile column (nb = k) of row blocks of mb >= k rows (the last
 /// block too).
 ///
-/// - tsqr: Householder QR of every row block (GEQRT), then a binary tree of TPQRT on
-///   the k x k R factors; Q by applying the tree and the leaves to [I; 0]. Overwrites the
+/// - tsqr: Householder QR of every row block (GEQRT with one k x k block reflector per
+///   block), then a binary tree of TPQRT on the k x k R factors; Q by applying the tree
+///   to [I; 0] and then each leaf's reflector to its k x k part (q_times_top: one GEMM
+///   per block). Overwrites the
 ///   block with the explicit Q (N x k, Q^H Q = I) and returns R (k x k upper triangular,
 ///   A = Q R), with the row blocks as tasks. Backward stable for any A (orthogonality ~ u,
 ///   independent of cond(A)).

@@ -33,6 +33,7 @@
 
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/dense/cholesky.hpp"
+#include "numerics/dense/dense_kernels.hpp"
 #include "numerics/dense/qr.hpp"
 #include "numerics/dense/tall_skinny.hpp"
 #include "runtime/base/error.hpp"
@@ -410,6 +411,59 @@ TYPED_TEST(DenseTyped, TsqrIsOrthonormalAndMatchesTheBlock)
     check_tall_skinny<T>(a, rows, k, mb, t, result.r, std::sqrt(double(k)) * rel, rel);
     EXPECT_GT(result.report.stats.peak_device_buffers, 0);
     EXPECT_EQ(result.report.stats.device_buffers, 0);  // released: all device copies freed
+}
+
+// Leaf and tree shapes: one leaf shorter than the default block (N < mb, no tree), a last
+// leaf of exactly k rows (q_times_top with no GEMM rows), N not a multiple of mb with a
+// number of leaves that is not a power of two (an unpaired node at every level).
+TYPED_TEST(DenseTyped, TsqrLeafShapesAreBackwardStableAndBitwiseIndependentOfTheSchedule)
+{
+    using T = TypeParam;
+    struct Shape {
+        int rows, k, mb;
+    };
+    for (const Shape& s : {Shape{100, 16, 256}, Shape{176, 16, 80}, Shape{1111, 20, 200}}) {
+        const auto a = conditioned_block(s.rows, s.k, 1e2, 11);
+        std::vector<std::vector<T>> results;
+        for (DenseExecution ex : schedules()) {
+            ex.inner_block = 8;
+            TileMatrix<T> t(s.rows, s.k, s.mb, s.k);
+            t.from_column_major(cast<T>(a).data(), s.rows);
+            const auto result = tsqr(t, ex);
+            const double rel = tsqr_relative_bound(s.rows, s.k, s.mb, unit_roundoff<T>());
+            check_tall_skinny<T>(a, s.rows, s.k, s.mb, t, result.r, std::sqrt(double(s.k)) * rel, rel);
+            std::vector<T> all = t.storage();
+            all.insert(all.end(), result.r.begin(), result.r.end());
+            results.push_back(all);
+        }
+        for (std::size_t r = 1; r < results.size(); ++r)
+            EXPECT_EQ(std::memcmp(results[0].data(), results[r].data(), results[0].size() * sizeof(T)), 0)
+                << "rows " << s.rows << ", schedule " << r;
+    }
+}
+
+// q_times_top (one GEMM) against LAPACK's xGEMQRT on [C; 0] with the same V and T. Both
+// apply the block reflector to [C; 0] backward stably: each result is Q [C; 0] + E with
+// ||E||_F <= 4 k gamma_m ||C||_F (the Householder bound of the file comment, k reflectors
+// of length <= m; Q is unitary so ||[C; 0]||_F = ||C||_F), so they differ by at most twice that.
+TYPED_TEST(DenseTyped, QTimesTopMatchesGemqrtOnCOverZero)
+{
+    using T = TypeParam;
+    for (const auto& [m, k] : {std::pair{300, 24}, std::pair{24, 24}, std::pair{700, 5}}) {
+        auto v = cast<T>(gaussian(m, k, 12));
+        std::vector<T> t(std::size_t(k) * k);
+        numerics::kernels::cpu::geqrt(m, k, k, v.data(), m, t.data(), k);
+        const auto c = cast<T>(gaussian(k, k, 13));
+        std::vector<T> ref(std::size_t(m) * k, T(0));
+        for (int j = 0; j < k; ++j) std::copy_n(&c[std::size_t(j) * k], k, &ref[std::size_t(j) * m]);
+        numerics::kernels::cpu::gemqrt('N', m, k, k, k, v.data(), m, t.data(), k, ref.data(), m);
+        auto ours = v;
+        numerics::kernels::cpu::q_times_top(m, k, ours.data(), m, t.data(), k, c.data(), k);
+        double diff = 0, cnorm = 0;
+        for (std::size_t e = 0; e < ours.size(); ++e) diff += std::norm(std::complex<double>(ours[e] - ref[e]));
+        for (const T& x : c) cnorm += std::norm(std::complex<double>(x));
+        EXPECT_LE(std::sqrt(diff), 2 * 4 * k * gamma(m, unit_roundoff<T>()) * std::sqrt(cnorm)) << m << " x " << k;
+    }
 }
 
 TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
