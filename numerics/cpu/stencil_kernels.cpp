@@ -1253,8 +1253,9 @@ template <class T, int B, bool Real>
 void CpuStencilOperator::two_steps(T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second) const
 {
     // Lines per block: about kTBlockBytes of one vector, so that the ~7 blocks of x and y the
-    // wavefront touches at once stay in one core's L2 (docs/performance.md, issue 13 fifth part).
-    constexpr double kTBlockBytes = 128.0 * 1024;
+    // wavefront touches at once stay in one core's L2 (graphene 2048^2: one line of 64 KiB was
+    // the fastest of 1 .. 16 lines; docs/performance.md, issue 13 fifth part).
+    constexpr double kTBlockBytes = 64.0 * 1024;
     const int ncols = extent_[1];
     int reach = 1;
     for (const auto& d : offsets_) reach = std::max(reach, std::abs(d[1]));
