@@ -34,6 +34,8 @@
 // runs as one loop of whole vectors (4 complex doubles / 8 complex floats) in the shifted-load
 // form (ShiftTable: one unaligned load and one FMA per distinct offset) with the epilogue
 // fused, so the sums never leave the registers; a constant potential is not read per row.
+// On a 2-D lattice (graphene) the same form also runs two KPM steps per pass over memory
+// (Operator::apply_two_steps; two_steps() below: a wavefront over blocks of lattice lines).
 //
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
