@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -21,6 +22,7 @@
 
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
+#include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
@@ -600,6 +602,32 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
             }
             unsetenv("TOPOKPM_TBLOCK_LINES");
         }
+    }
+}
+
+// A trace on the fused operator stopped after any number of steps (each past the first makes
+// two sweeps, so states are saved after 1, 3, 5, ... sweeps and at block ends) and continued
+// from a copy of its state pairs the same sweeps: bit-identical moments, as a checkpoint needs.
+TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
+{
+    const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
+    const auto op = numerics::make_cpu_stencil_operator(s);
+    ASSERT_EQ(op->fused_steps(1), 2);
+    const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+    const auto plan = numerics::random_phase_plan(s.num_rows(), 3, 11);
+    const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
+    const auto reference = numerics::run_block_trace(*op, *plan, m, 1, scaling);
+    for (int stop = 0;; ++stop) {
+        numerics::BlockTrace first(*op, *plan, m, 1, scaling);
+        for (int k = 0; k < stop && !first.done(); ++k) first.step();
+        if (first.done()) break;
+        const std::int64_t in_block = first.sweeps_done() % 11;
+        EXPECT_TRUE(in_block == 0 || in_block % 2 == 1) << "stop " << stop << ": " << in_block << " sweeps into a block";
+        numerics::TraceState saved = first.state();
+        numerics::BlockTrace second(*op, *plan, m, 1, scaling);
+        second.restore(std::move(saved));
+        while (!second.done()) second.step();
+        EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " steps";
     }
 }
 
