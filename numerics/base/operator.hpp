@@ -78,8 +78,8 @@ public:
     ///     y := scale (A - shift) x + beta y      first:  xx = <x|x>, yx = <y|x>  (new y)
     ///     x := scale (A - shift) y + beta x      second: xx = <y|y>, yx = <x|y>  (new x, new y)
     /// i.e. apply(x, y, ops, first) followed by apply(y, x, ops, second) (two KPM steps with
-    /// the roles of the blocks exchanged); every entry is computed by the same formula, only
-    /// the order of the dot sums may differ. Runs the operator's fused kernel when
+    /// the roles of the blocks exchanged), equal to them to rounding (the order of the dot
+    /// sums, and of the terms of a few rows, may differ). Runs the operator's fused kernel when
     /// fused_steps(R) == 2, else exactly those two apply() calls. dots as in apply().
     /// @throws DimensionMismatch  as apply()
     template <class T>
