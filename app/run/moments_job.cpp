@@ -33,6 +33,7 @@ JobResult run_moments_job(const MomentsJob& job)
     double last_checkpoint = wall_seconds();
     std::string last_failure;  // of a periodic checkpoint
     double sweep_seconds = 0.0;  // spent in the sweeps of this run
+    std::int64_t steps_this_run = 0;  // trace.step() calls behind sweep_seconds
     // Whether the job must stop now to have its checkpoint in place before the deadline: the
     // next chance comes after agree_every more sweeps, then the write. Both are taken from
     // this run's measurements with a factor 2 (a sweep may slow down, the file system too);
@@ -41,7 +42,8 @@ JobResult run_moments_job(const MomentsJob& job)
     const int between = job.agree_max ? job.agree_every : 1;
     auto time_is_short = [&](double now) {
         if (job.deadline <= 0.0) return false;
-        const double per_sweep = result.sweeps_this_run > 0 ? sweep_seconds / double(result.sweeps_this_run) : 0.0;
+        // Serial: per step (one sweep, or two fused); distributed runs sweep one at a time.
+        const double per_sweep = steps_this_run > 0 ? sweep_seconds / double(steps_this_run) : 0.0;
         double write = result.checkpoint_seconds;
         if (result.checkpoints_written == 0) write = job.checkpoint_bytes / 100e6 + 0.2;
         return now + 2.0 * (per_sweep * between + write) >= job.deadline;
@@ -131,9 +133,11 @@ JobResult run_moments_job(const MomentsJob& job)
             }
             if (trace.done()) break;
             const double t_sweep = wall_seconds();
-            trace.step();
+            const std::int64_t before = trace.sweeps_done();
+            trace.step();  // one sweep, or two fused (Operator::fused_steps)
             sweep_seconds += wall_seconds() - t_sweep;
-            ++result.sweeps_this_run;
+            result.sweeps_this_run += trace.sweeps_done() - before;
+            ++steps_this_run;
             if (job.progress)
                 job.progress({k, job.num_realizations, std::min(trace.blocks_done(), trace.num_blocks() - 1),
                               trace.num_blocks(), k * trace.num_sweeps() + trace.sweeps_done(), result.num_sweeps,

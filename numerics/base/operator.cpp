@@ -22,6 +22,17 @@ void Operator::do_apply(const BasicBlockVector<complex_single>&, BasicBlockVecto
                                     "on {device} cpu); use {precision} double"));
 }
 
+void Operator::do_apply_two_steps(BlockVector&, BlockVector&, const AugmentedOps&, DotSums*, DotSums*) const
+{
+    TOPOKPM_REQUIRE(false, name(), ": fused_steps() offered two steps without a fused kernel (double)");
+}
+
+void Operator::do_apply_two_steps(BasicBlockVector<complex_single>&, BasicBlockVector<complex_single>&,
+                                  const AugmentedOps&, DotSums*, DotSums*) const
+{
+    TOPOKPM_REQUIRE(false, name(), ": fused_steps() offered two steps without a fused kernel (single)");
+}
+
 void Operator::apply_in_single(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const
 {
     const auto xs = convert_block<complex_single>(x);

@@ -73,6 +73,39 @@ public:
         do_apply(x, y, ops, ops.want_dots ? dots : nullptr);
     }
 
+    /// Two augmented SpMMVs in one pass over memory (temporal blocking), T = complex_double
+    /// or complex_single:
+    ///     y := scale (A - shift) x + beta y      first:  xx = <x|x>, yx = <y|x>  (new y)
+    ///     x := scale (A - shift) y + beta x      second: xx = <y|y>, yx = <x|y>  (new x, new y)
+    /// i.e. apply(x, y, ops, first) followed by apply(y, x, ops, second) (two KPM steps with
+    /// the roles of the blocks exchanged), equal to them to rounding (the order of the dot
+    /// sums, and of the terms of a few rows, may differ). Runs the operator's fused kernel when
+    /// fused_steps(R) == 2, else exactly those two apply() calls. dots as in apply().
+    /// @throws DimensionMismatch  as apply()
+    template <class T>
+    void apply_two_steps(BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* first,
+                         DotSums* second) const
+    {
+        check_operands(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), &x == &y, ops, first);
+        check_operands(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), &x == &y, ops, second);
+        if (fused_steps(x.num_cols()) < 2) {
+            do_apply(x, y, ops, ops.want_dots ? first : nullptr);
+            do_apply(y, x, ops, ops.want_dots ? second : nullptr);
+            return;
+        }
+        do_apply_two_steps(x, y, ops, ops.want_dots ? first : nullptr, ops.want_dots ? second : nullptr);
+    }
+
+    /// Steps per pass over memory that apply_two_steps() makes for blocks of width R in this
+    /// operator's precision(): 2 when it has a fused kernel for them (the CPU stencil at R = 1
+    /// in the shifted-load form, 2-D lattices), 1 otherwise (the default; an MPI-distributed
+    /// operator keeps 1: its halo exchange is one step deep).
+    virtual int fused_steps(int num_cols) const
+    {
+        (void)num_cols;
+        return 1;
+    }
+
     /// Short human-readable name of the implementation, e.g. "sell-32-256" or "free-ti".
     virtual std::string name() const = 0;
 
@@ -126,6 +159,12 @@ protected:
     /// the default throws InputError (no single-precision kernel).
     virtual void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
                           const AugmentedOps& ops, DotSums* dots) const;
+    /// The fused kernel behind apply_two_steps(), called only when fused_steps(R) == 2 for
+    /// blocks of the operator's precision(); the defaults throw (a bug: fused_steps() lied).
+    virtual void do_apply_two_steps(BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* first,
+                                    DotSums* second) const;
+    virtual void do_apply_two_steps(BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                                    const AugmentedOps& ops, DotSums* first, DotSums* second) const;
     /// For a single-precision operator's double do_apply(): x (and y when beta != 0)
     /// rounded to float, one single sweep, y widened back (exactly).
     void apply_in_single(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const;

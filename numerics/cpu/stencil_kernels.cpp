@@ -34,6 +34,8 @@
 // runs as one loop of whole vectors (4 complex doubles / 8 complex floats) in the shifted-load
 // form (ShiftTable: one unaligned load and one FMA per distinct offset) with the epilogue
 // fused, so the sums never leave the registers; a constant potential is not read per row.
+// On a 2-D lattice (graphene) the same form also runs two KPM steps per pass over memory
+// (Operator::apply_two_steps; two_steps() below: a wavefront over blocks of lattice lines).
 //
 // R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
@@ -279,7 +281,65 @@ protected:
         run(reinterpret_cast<const float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops, dots);
     }
 
+    void do_apply_two_steps(BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* first,
+                            DotSums* second) const override
+    {
+        if (precision_ == Precision::Single) {  // double blocks on a single operator: two rounded sweeps
+            apply_in_single(x, y, ops, first);
+            apply_in_single(y, x, ops, second);
+            return;
+        }
+        two_steps_run(reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()), ops, first, second);
+    }
+
+    void do_apply_two_steps(BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                            const AugmentedOps& ops, DotSums* first, DotSums* second) const override
+    {
+        if (precision_ != Precision::Single) return Operator::do_apply(x, y, ops, first);  // throws
+        two_steps_run(reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()), ops, first, second);
+    }
+
+public:
+    /// Two steps per pass (temporal blocking over lattice lines, see two_steps()) at R = 1
+    /// where the sweep takes the shifted-load form and the lattice is 2-D after the
+    /// relabelling (graphene). TOPOKPM_TBLOCK_LINES=0 turns it off (A/B measurements).
+    int fused_steps(int r) const override
+    {
+        if (r != 1 || extent_[0] != 1 || (nb_ != 2 && nb_ != 4) || tblock_lines_override() == 0) return 1;
+        const int nd = precision_ == Precision::Single ? shift_single_.nd : shift_double_.nd;
+        return nd > 0 ? 2 : 1;
+    }
+
 private:
+    /// TOPOKPM_TBLOCK_LINES: lattice lines per block of the two-step pass (0: no fused
+    /// steps); -1 when unset (the size comes from kTBlockBytes).
+    static int tblock_lines_override()
+    {
+        const char* env = std::getenv("TOPOKPM_TBLOCK_LINES");
+        int v = -1;
+        if (env != nullptr && std::sscanf(env, "%d", &v) == 1 && v >= 0) return v;
+        return -1;
+    }
+
+    template <class T>
+    void two_steps_run(T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second) const
+    {
+        switch (nb_) {
+        case 2: return real_ ? two_steps<T, 2, true>(x, y, ops, first, second) : two_steps<T, 2, false>(x, y, ops, first, second);
+        case 4: return two_steps<T, 4, false>(x, y, ops, first, second);
+        default: TOPOKPM_REQUIRE(false, name(), ": two fused steps need B = 2 or 4, have ", nb_);
+        }
+    }
+
+    template <class T, int B, bool Real>
+    void two_steps(T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second) const;
+    template <class T, int B, bool Real>
+    void step_lines(const T* x, T* y, int c0, int c1, const AugmentedOps& ops, bool want_dots,
+                    kernels::cpu::DotLanes& lanes, double* sums) const;
+    template <class T>
+    void checked_rows(const T* x, T* y, global_index ra, global_index re, const AugmentedOps& ops, bool want_dots,
+                      double* sums) const;
+
     template <class T>
     void run(const T* x, T* y, int r, const AugmentedOps& ops, DotSums* dots) const
     {
@@ -1284,6 +1344,169 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
         store_thread_dots(partial, rr, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, team, rr, dots);
+}
+
+/// Rows [ra, re) one at a time with explicit neighbour checks, in double (the values rounded
+/// to T first, as the tables are), dots into sums = {<x|x>, Re<y|x>, Im<y|x>}: the column ends
+/// and wrapped columns of the two-step pass (a few rows per lattice line).
+template <class T>
+void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_index re, const AugmentedOps& ops,
+                                      bool want_dots, double* sums) const
+{
+    const int nb = nb_, nx = extent_[0], ny = extent_[1], nz = extent_[2];
+    const bool per_row = s_.potential_per_row();
+    const double* pot = s_.potential.data();
+    for (global_index row = ra; row < re; ++row) {
+        const global_index site = row / nb;
+        const int o = static_cast<int>(row - site * nb);
+        const int cz = static_cast<int>(site % nz), cy = static_cast<int>((site / nz) % ny),
+                  cx = static_cast<int>(site / (global_index(nz) * ny));
+        double ar = 0.0, ai = 0.0;
+        for (const RowEntry& e : entries_[static_cast<size_t>(o)]) {
+            global_index ns = site;
+            if (e.term >= 0) {
+                const auto& d = offsets_[static_cast<size_t>(e.term)];
+                const int qx = neighbour_coord(cx + d[0], nx, periodic_[0]);
+                const int qy = neighbour_coord(cy + d[1], ny, periodic_[1]);
+                const int qz = neighbour_coord(cz + d[2], nz, periodic_[2]);
+                if (qx < 0 || qy < 0 || qz < 0) continue;
+                ns = qz + global_index(nz) * (qy + global_index(ny) * qx);
+            }
+            const global_index c = global_index(nb) * ns + e.b;
+            const double vr = static_cast<double>(static_cast<T>(e.v.real()));
+            const double vi = static_cast<double>(static_cast<T>(e.v.imag()));
+            const double xr = static_cast<double>(x[2 * c]), xi = static_cast<double>(x[2 * c + 1]);
+            ar += vr * xr - vi * xi;
+            ai += vr * xi + vi * xr;
+        }
+        const double dv = (per_row ? pot[row] : pot[site]) - ops.shift;
+        const double xr = static_cast<double>(x[2 * row]), xi = static_cast<double>(x[2 * row + 1]);
+        double yr = ops.scale * (ar + dv * xr), yi = ops.scale * (ai + dv * xi);
+        if (ops.beta != 0.0) {  // beta == 0: y is never read
+            yr += ops.beta * static_cast<double>(y[2 * row]);
+            yi += ops.beta * static_cast<double>(y[2 * row + 1]);
+        }
+        y[2 * row] = static_cast<T>(yr);
+        y[2 * row + 1] = static_cast<T>(yi);
+        if (want_dots) {  // from the stored y
+            const double sr = static_cast<double>(y[2 * row]), si = static_cast<double>(y[2 * row + 1]);
+            sums[0] += xr * xr + xi * xi;
+            sums[1] += sr * xr + si * xi;
+            sums[2] += sr * xi - si * xr;
+        }
+    }
+}
+
+/// One step y := scale (H - shift) x + beta y on the lattice lines (relabelled columns, cx = 0)
+/// [c0, c1): the interior of each line in the shifted-load form (shift_run), its ends and the
+/// lines the shifted reads would wrap wrongly in checked_rows.
+template <class T, int B, bool Real>
+void CpuStencilOperator::step_lines(const T* x, T* y, int c0, int c1, const AugmentedOps& ops, bool want_dots,
+                                    kernels::cpu::DotLanes& lanes, double* sums) const
+{
+    const ShiftTable<T>& st = shift_form<T>();
+    constexpr int L = ShiftTable<T>::kLanes;
+    const int nz = extent_[2];
+    const global_index n = s_.num_rows();
+    const bool per_row = s_.potential_per_row();
+    const double* pot = s_.potential.data();
+    for (int cy = c0; cy < c1; ++cy) {
+        const global_index col_site0 = global_index(nz) * cy;
+        const global_index ra = global_index(B) * col_site0, re = global_index(B) * (col_site0 + nz);
+        global_index sa = re, se = re;
+        if (0 >= lo_[0] && 0 < hi_[0] && cy >= lo_[1] && cy < hi_[1] && lo_[2] < hi_[2]) {
+            sa = global_index(B) * (col_site0 + lo_[2]);
+            se = sa + (global_index(B) * (col_site0 + hi_[2]) - sa) / L * L;
+        }
+        if (!(se > sa && sa + st.lo >= 0 && se - L + st.hi < n)) {
+            checked_rows(x, y, ra, re, ops, want_dots, sums);
+            continue;
+        }
+        checked_rows(x, y, ra, sa, ops, want_dots, sums);
+        switch (st.nd) {
+#define TOPOKPM_TWO_STEP_CASE(k)                                                                                  \
+    case k:                                                                                                       \
+        shift_run<T, Real, k, B>(st, x, y, sa, se, pot, per_row, uniform_potential_, ops.scale, ops.shift, ops.beta, \
+                                 want_dots, lanes);                                                               \
+        break;
+            TOPOKPM_TWO_STEP_CASE(1)
+            TOPOKPM_TWO_STEP_CASE(2)
+            TOPOKPM_TWO_STEP_CASE(3)
+            TOPOKPM_TWO_STEP_CASE(4)
+            TOPOKPM_TWO_STEP_CASE(5)
+            TOPOKPM_TWO_STEP_CASE(6)
+#undef TOPOKPM_TWO_STEP_CASE
+        default: TOPOKPM_REQUIRE(false, "shifted-load form with ", st.nd, " offsets");
+        }
+        checked_rows(x, y, se, re, ops, want_dots, sums);
+    }
+}
+
+/// Two steps in one pass over memory: A: y := s (H - shift) x + beta y, then B: x := s (H -
+/// shift) y + beta x. The lattice lines are cut into n blocks of at least `reach` lines (the
+/// largest line offset of a term), so a row's neighbours lie in its own or an adjacent block
+/// (block 0 and n - 1 are adjacent on a periodic lattice). Each thread takes a contiguous
+/// range [b0, b1) and runs a wavefront with a lag of one block: A on b, then B on b - 1, which
+/// needs the A results of b - 2 .. b (all its own) and overwrites x on b - 1, which no A step
+/// still to come reads (A on b + 1 reads b .. b + 2). B on b0 (it needs A on the previous
+/// thread's last block) and on b1 - 1 (its x is read by A on the next thread's first block) wait
+/// for a barrier; so do the periodic wrap's blocks 0 and n - 1, which are such ends. While A
+/// on b runs, x of b - 1 .. b + 1 and y of b - 2 .. b are still in cache for B on b - 1: each
+/// vector entry is loaded from memory once per two steps. Dots per step and thread, summed in
+/// thread order.
+template <class T, int B, bool Real>
+void CpuStencilOperator::two_steps(T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second) const
+{
+    // Lines per block: about kTBlockBytes of one vector, so that the ~7 blocks of x and y the
+    // wavefront touches at once stay in one core's L2 (graphene 2048^2: one line of 64 KiB was
+    // the fastest of 1 .. 16 lines; docs/performance.md, issue 13 fifth part).
+    constexpr double kTBlockBytes = 64.0 * 1024;
+    const int ncols = extent_[1];
+    int reach = 1;
+    for (const auto& d : offsets_) reach = std::max(reach, std::abs(d[1]));
+    const double line_bytes = 2.0 * sizeof(T) * B * extent_[2];
+    int lines = tblock_lines_override();
+    if (lines <= 0) lines = static_cast<int>(std::max(1.0, kTBlockBytes / line_bytes));
+    lines = std::max(lines, reach);
+    const int nblocks = std::max(1, ncols / lines);
+    auto line_of = [&](int b) { return static_cast<int>(static_cast<long long>(ncols) * b / nblocks); };
+    const bool want_dots = first != nullptr;
+    const int max_threads = omp_get_max_threads();
+    std::vector<double> part_a(static_cast<size_t>(max_threads) * 3, 0.0), part_b(part_a.size(), 0.0);
+    int team = 1;
+#pragma omp parallel num_threads(max_threads)
+    {
+#pragma omp single
+        team = omp_get_num_threads();
+        const int t = omp_get_thread_num(), p = omp_get_num_threads();
+        const int b0 = static_cast<int>(static_cast<long long>(nblocks) * t / p);
+        const int b1 = static_cast<int>(static_cast<long long>(nblocks) * (t + 1) / p);
+        kernels::cpu::DotLanes lanes_a, lanes_b;
+        double sums_a[3] = {}, sums_b[3] = {};
+        auto step_a = [&](int b) {
+            step_lines<T, B, Real>(x, y, line_of(b), line_of(b + 1), ops, want_dots, lanes_a, sums_a);
+        };
+        auto step_b = [&](int b) {
+            step_lines<T, B, Real>(y, x, line_of(b), line_of(b + 1), ops, want_dots, lanes_b, sums_b);
+        };
+        for (int b = b0; b < b1; ++b) {
+            step_a(b);
+            if (b >= b0 + 2) step_b(b - 1);
+        }
+#pragma omp barrier
+        if (b1 > b0) step_b(b0);
+        if (b1 - 1 > b0) step_b(b1 - 1);
+        if (want_dots) {
+            kernels::cpu::add_dot_lanes<1>(lanes_a, sums_a, sums_a + 1, sums_a + 2);
+            kernels::cpu::add_dot_lanes<1>(lanes_b, sums_b, sums_b + 1, sums_b + 2);
+            store_thread_dots(part_a, 1, sums_a, sums_a + 1, sums_a + 2);
+            store_thread_dots(part_b, 1, sums_b, sums_b + 1, sums_b + 2);
+        }
+    }
+    if (want_dots) {
+        collect_dots(part_a, team, 1, first);
+        collect_dots(part_b, team, 1, second);
+    }
 }
 
 }  // namespace

@@ -33,6 +33,9 @@
 /// Dots: local per sweep; KPM sums its moment array over the ranks once at the end
 /// (sum_over_ranks), or, with reduce_every_sweep, every apply() reduces its dots
 /// (seed 004 Table III's comparison).
+/// One step per pass: fused_steps() keeps the default 1 (the halo is one step deep; two
+/// fused steps would need a halo of depth 2), so the KPM recurrence runs one sweep per
+/// apply() under MPI even where the local operator fuses two (the CPU stencil, graphene).
 
 #include <mpi.h>
 

@@ -91,7 +91,8 @@ struct TraceState {
 };
 
 /// Runs a StartVectorPlan in blocks of `block_width` columns (the last block is padded
-/// with zero columns so every sweep has the same width), one augmented sweep per step().
+/// with zero columns so every sweep has the same width), one augmented sweep per step() (two
+/// when the operator fuses two, ChebyshevRecurrence::step()).
 class BlockTrace {
 public:
     /// @param block_width  W >= 1 (InputError naming --vectors); capped at C.

@@ -107,30 +107,46 @@ void ChebyshevRecurrence::step()
     }
     const int m = num_moments_;
     auto at = [&](int col, int n) -> double& { return state_.raw[static_cast<size_t>(col) * m + n]; };
+    // Sweep k yields mu_2k = 2 <v_k|v_k> - mu_0 and mu_2k+1 = 2 Re<v_k+1|v_k> - mu_1.
+    auto record = [&](int k, const DotSums& d, int r) {
+        for (int c = 0; c < r; ++c) {
+            at(c, 2 * k) = 2.0 * d.xx[c] - at(c, 0);
+            if (2 * k + 1 < m) at(c, 2 * k + 1) = 2.0 * d.yx[c].real() - at(c, 1);
+        }
+    };
+    int sweeps = 1;
     std::visit(
         [&](auto& b) {
             const int r = b.current.num_cols();
-            if (state_.sweeps_done == 0) {
+            const int k = state_.sweeps_done;
+            if (k == 0) {
                 // v_1 = Ht v_0; this first sweep yields mu_0 = <v0|v0> and mu_1 = Re<v1|v0>.
                 op_->apply(b.current, b.previous, AugmentedOps{1.0 / scaling_.a, scaling_.b, 0.0, true}, &dots_);
                 for (int c = 0; c < r; ++c) {
                     at(c, 0) = dots_.xx[c];
                     at(c, 1) = dots_.yx[c].real();
                 }
-            } else {
-                // Sweep k: previous <- 2 Ht current - previous turns (v_k, v_{k-1}) into v_{k+1}, with
-                // <v_k|v_k> and <v_{k+1}|v_k> on the fly: two moments per pass over H (seed 004, Fig. 5).
-                const int k = state_.sweeps_done;
-                op_->apply(b.current, b.previous, AugmentedOps{2.0 / scaling_.a, scaling_.b, -1.0, true}, &dots_);
-                for (int c = 0; c < r; ++c) {
-                    at(c, 2 * k) = 2.0 * dots_.xx[c] - at(c, 0);
-                    if (2 * k + 1 < m) at(c, 2 * k + 1) = 2.0 * dots_.yx[c].real() - at(c, 1);
-                }
+                b.current.swap(b.previous);  // current = v_1, previous = v_0
+                return;
             }
+            // Sweep k: previous <- 2 Ht current - previous turns (v_k, v_{k-1}) into v_{k+1}, with
+            // <v_k|v_k> and <v_{k+1}|v_k> on the fly: two moments per pass over H (seed 004, Fig. 5).
+            const AugmentedOps ops{2.0 / scaling_.a, scaling_.b, -1.0, true};
+            if (op_->fused_steps(r) >= 2 && k + 2 <= kpm_num_sweeps(m)) {
+                // Sweeps k and k + 1 in one pass over memory (temporal blocking): previous becomes
+                // v_{k+1}, then current becomes v_{k+2}; no swap is needed afterwards.
+                op_->apply_two_steps(b.current, b.previous, ops, &dots_, &dots_second_);
+                record(k, dots_, r);
+                record(k + 1, dots_second_, r);
+                sweeps = 2;
+                return;
+            }
+            op_->apply(b.current, b.previous, ops, &dots_);
+            record(k, dots_, r);
             b.current.swap(b.previous);  // current = v_{k+1}, previous = v_k
         },
         blocks_);
-    ++state_.sweeps_done;
+    state_.sweeps_done += sweeps;
 }
 
 void check_moments_bounded(const std::vector<double>& moments, double tolerance)

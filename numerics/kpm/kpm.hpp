@@ -46,7 +46,7 @@ struct ChebyshevState {
     int sweeps_done = 0;
 };
 
-/// The moments recurrence of models.md §4 one augmented sweep at a time, so that a driver
+/// The moments recurrence of models.md §4 one or two augmented sweeps at a time, so that a driver
 /// can report progress, write checkpoints and stop between sweeps. Continuing from a saved
 /// ChebyshevState performs exactly the same floating-point operations as an uninterrupted
 /// run, so the moments agree bit for bit (on the same operator and thread count).
@@ -59,7 +59,11 @@ public:
     /// the operator and M (e.g. a checkpoint of another run).
     ChebyshevRecurrence(const Operator& op, ChebyshevState state, int num_moments, const KpmScaling& scaling);
 
-    /// One augmented sweep: two more moments per column (the first sweep gives mu_0, mu_1).
+    /// One augmented sweep: two more moments per column (the first sweep gives mu_0, mu_1);
+    /// two sweeps in one pass over memory (Operator::apply_two_steps) when the operator's
+    /// fused_steps(R) is 2 and two sweeps remain after the first (sweeps_done() tells). A
+    /// resumed recurrence pairs the same sweeps as an uninterrupted one when it was saved
+    /// between steps of a run on the same operator.
     void step();
     bool done() const { return state_.sweeps_done >= kpm_num_sweeps(num_moments_); }
     int sweeps_done() const { return state_.sweeps_done; }
@@ -89,6 +93,7 @@ private:
     mutable std::variant<Blocks<complex_double>, Blocks<complex_single>> blocks_;
     mutable bool lent_ = false;  ///< state_ holds the blocks (state() was called)
     DotSums dots_;
+    DotSums dots_second_;  ///< the second sweep of apply_two_steps
 };
 
 /// Throws NumericalError if some |mu_n| exceeds 1 + tolerance: the spectrum then lies

@@ -198,23 +198,13 @@ std::string describe(const BlockStencil& s)
 // to float: eps_f |y_i|. The dots are summed in double from the stored float x and ŷ:
 // against a long-double sum of those values the error is <= 2 (N + 2) eps_d sum |y||x|,
 // which a float accumulation (~1e8 times larger) fails.
-void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const Operator& op, int r,
-                        const AugmentedOps& ops, const std::string& what)
+void check_step_against_rows(const BlockStencil& st, const RoundedRows& rows, const SingleBlock& x,
+                             const SingleBlock& y0, const SingleBlock& y, const DotSums& dots, const AugmentedOps& ops,
+                             const std::string& what)
 {
     const global_index n = st.num_rows();
+    const int r = x.num_cols();
     const int m = stencil_row_entries(st);
-    BlockVector xd(n, r), yd(n, r);
-    fill_random_phase_vectors(xd, 5, 0, n);
-    fill_random_phase_vectors(yd, 6, 0, n);
-    const SingleBlock x = convert_block<complex_single>(xd);
-    const SingleBlock y0 = convert_block<complex_single>(yd);
-    SingleBlock y = convert_block<complex_single>(yd);
-    if (ops.beta == 0.0)
-        for (size_t i = 0; i < y.size(); ++i) y.data()[i] = complex_single(NAN, NAN);  // never read
-    DotSums dots;
-
-    op.apply(x, y, ops, &dots);
-
     const std::vector<double> h = hopping_abs_sums(st, x);
     for (int c = 0; c < r; ++c) {
         topokpm::testing::SingleDotReference dot_ref;
@@ -229,12 +219,30 @@ void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const O
                 kEpsF * (m + 2.5) * std::abs(ops.scale) * hi + kEpsF * static_cast<double>(std::abs(v)) +
                 8 * kEpsD *
                     (std::abs(ops.scale) * (hi + std::abs(static_cast<double>(dshift)) * std::abs(x(i, c))) +
-                     std::abs(ops.beta) * std::abs(y0(i, c)));
+                     (ops.beta != 0.0 ? std::abs(ops.beta) * std::abs(y0(i, c)) : 0.0));  // y0 NaN when unread
             ASSERT_LE(static_cast<double>(std::abs(widen(y(i, c)) - v)), bound) << what << " row " << i << " col " << c;
             dot_ref.add(x(i, c), y(i, c));
         }
         dot_ref.expect_matches(dots, c, what);
     }
+}
+
+void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const Operator& op, int r,
+                        const AugmentedOps& ops, const std::string& what)
+{
+    const global_index n = st.num_rows();
+    BlockVector xd(n, r), yd(n, r);
+    fill_random_phase_vectors(xd, 5, 0, n);
+    fill_random_phase_vectors(yd, 6, 0, n);
+    const SingleBlock x = convert_block<complex_single>(xd);
+    SingleBlock y0 = convert_block<complex_single>(yd);
+    if (ops.beta == 0.0)
+        for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_single(NAN, NAN);  // never read
+    SingleBlock y = y0;
+    DotSums dots;
+
+    op.apply(x, y, ops, &dots);
+    check_step_against_rows(st, rows, x, y0, y, dots, ops, what);
 }
 
 }  // namespace
@@ -270,6 +278,55 @@ TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
             for (const double beta : {0.0, -1.0, 0.5})
                 check_against_rows(st, rows, *op, r, AugmentedOps{0.7, -0.3, beta, true},
                                    describe(st) + " R=" + std::to_string(r) + " beta=" + std::to_string(beta));
+    }
+}
+
+// Two fused steps (Operator::apply_two_steps, temporal blocking) in single precision: each
+// step against the long-double loop over the rows with the float bound above, step B on the
+// float output of step A (a block skipped by either step keeps its old values and fails).
+TEST(CpuStencilSingle, TwoFusedStepsEachWithinTheFloatBound)
+{
+    std::vector<std::unique_ptr<hamiltonians::Model>> models;
+    models.push_back(model("graphene", 6, 5, 1));
+    models.push_back(model("graphene", 5, 26, 1));
+    models.push_back(model("graphene", 3, 21, 1, "op"));
+    models.push_back(model("graphene", 7, 24, 1, "pp", 0.0));  // uniform potential (0)
+    const int saved = omp_get_max_threads();
+    for (const auto& mdl : models) {
+        const BlockStencil st = mdl->block_stencil();
+        const RoundedRows rows = rounded_rows(*mdl);
+        const auto op = make_cpu_stencil_operator(st, Precision::Single);
+        ASSERT_EQ(op->fused_steps(1), 2) << describe(*mdl);
+        const global_index n = st.num_rows();
+        for (const char* lines : {"1", "2", ""}) {
+            if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
+            else unsetenv("TOPOKPM_TBLOCK_LINES");
+            for (const int threads : {1, 2})
+                for (const double beta : {0.0, -1.0}) {
+                    const std::string what = describe(*mdl) + " lines=" + lines + " threads=" +
+                                             std::to_string(threads) + " beta=" + std::to_string(beta);
+                    const AugmentedOps ops{0.7, -0.3, beta, true};
+                    BlockVector xd(n, 1), yd(n, 1);
+                    fill_random_phase_vectors(xd, 7, 0, n);
+                    fill_random_phase_vectors(yd, 8, 0, n);
+                    const SingleBlock x0 = convert_block<complex_single>(xd);
+                    SingleBlock y0 = convert_block<complex_single>(yd);
+                    if (beta == 0.0)
+                        for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_single(NAN, NAN);
+                    SingleBlock x = x0, y = y0;
+                    DotSums first, second;
+                    omp_set_num_threads(threads);
+                    op->apply_two_steps(x, y, ops, &first, &second);
+                    omp_set_num_threads(saved);
+                    check_step_against_rows(st, rows, x0, y0, y, first, ops, what + " step A");
+                    check_step_against_rows(st, rows, y, x0, x, second, ops, what + " step B");
+                    if (::testing::Test::HasFailure()) {
+                        unsetenv("TOPOKPM_TBLOCK_LINES");
+                        return;
+                    }
+                }
+        }
+        unsetenv("TOPOKPM_TBLOCK_LINES");
     }
 }
 

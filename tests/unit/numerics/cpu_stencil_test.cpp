@@ -13,17 +13,22 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
+#include "numerics/kpm/block_trace.hpp"
+#include "numerics/kpm/kpm.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
@@ -431,6 +436,203 @@ TEST(CpuStencil, ResultDoesNotDependOnThreadCount)
         omp_set_num_threads(saved);
         EXPECT_EQ(d3.xx, d2.xx) << "R=" << r;
         EXPECT_EQ(d3.yx, d2.yx) << "R=" << r;
+    }
+}
+
+/// One step of a fused pass checked on its own: y_new and dots (from the fused
+/// apply_two_steps) against the reference applied to the very inputs (x, y0) that step read,
+/// within entry_bounds and the dot bounds of expect_matches_reference. Checking step B against
+/// the reference applied to step A's *fused* output keeps the bound free of propagated
+/// errors; a block that a step skipped keeps y0 there (NaN when beta = 0) and fails.
+void expect_step_matches(const BlockStencil& s, const BlockVector& x, const BlockVector& y0, const BlockVector& y_new,
+                         const DotSums& dots, const AugmentedOps& ops, const char* which)
+{
+    SCOPED_TRACE(which);
+    const global_index n = s.num_rows();
+    BlockVector y_ref(n, 1);
+    for (size_t i = 0; i < y_ref.size(); ++i) y_ref.data()[i] = ops.beta == 0.0 ? 0.0 : y0.data()[i];
+    DotSums dots_ref;
+    make_block_stencil_reference_operator(s)->apply(x, y_ref, ops, &dots_ref);
+    const std::vector<double> bound = entry_bounds(s, x, y0, ops);
+    int bad = 0;
+    for (size_t i = 0; i < y_new.size(); ++i) {
+        const double err = std::abs(y_new.data()[i] - y_ref.data()[i]);
+        if (!(err <= bound[i]) && bad++ < 5)
+            ADD_FAILURE() << "row " << i << ": " << y_new.data()[i] << " vs reference " << y_ref.data()[i];
+    }
+    EXPECT_EQ(bad, 0);
+    if (!ops.want_dots) return;
+    double sum_xx = 0, sum_yx = 0, carried = 0;
+    for (global_index i = 0; i < n; ++i) {
+        sum_xx += std::norm(x.data()[i]);
+        sum_yx += std::abs(y_ref.data()[i]) * std::abs(x.data()[i]);
+        carried += bound[i] * std::abs(x.data()[i]);
+    }
+    EXPECT_NEAR(dots.xx[0], dots_ref.xx[0], 4.0 * (n + 2.0) * kEps * sum_xx);
+    EXPECT_LE(std::abs(dots.yx[0] - dots_ref.yx[0]), 4.0 * (n + 2.0) * kEps * sum_yx + carried)
+        << dots.yx[0] << " vs " << dots_ref.yx[0];
+}
+
+TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
+{
+    const auto gr = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil());
+    EXPECT_EQ(gr->fused_steps(1), 2);
+    EXPECT_EQ(gr->fused_steps(2), 1);
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "oo"))->block_stencil(),
+                                                  Precision::Single)
+                  ->fused_steps(1),
+              2);
+    // ti: dozens of row offsets (no shifted-load form) on a 3-D lattice.
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
+                  ->fused_steps(1),
+              1);
+    ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
+    EXPECT_EQ(gr->fused_steps(1), 1);
+    unsetenv("TOPOKPM_TBLOCK_LINES");
+}
+
+TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCount)
+{
+    // Graphene lattices with every boundary, line counts 3 .. 9 cut into 1 .. 9 blocks (odd
+    // and even counts, blocks of uneven size, fewer blocks than threads), 1, 2 and 3 threads
+    // (ranges of 0 .. 9 blocks per thread, the deferred first and last blocks, the periodic
+    // wrap between block n - 1 and 0). The KPM step (beta = -1, dots), beta = 0 with NaN in
+    // y and no dots (every row of y must be written), and beta = 0.5 with dots.
+    std::vector<BlockStencil> cases;
+    for (const char* bc : {"pp", "po", "op", "oo"})
+        cases.push_back(hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil());
+    cases.push_back(hamiltonians::make_model(graphene_params(9, 16, "pp"))->block_stencil());
+    cases.push_back(hamiltonians::make_model(graphene_params(3, 40, "pp"))->block_stencil());
+    cases.push_back(relattice(cases[0], 1, 44, 1, {false, true, false}, true, 41));  // the lines along x
+    cases.push_back(relattice(cases[0], 8, 38, 1, {true, true, false}, false, 42));
+    for (double& v : cases.back().potential) v = 0.25;  // uniform potential: not read per row
+    const int saved = omp_get_max_threads();
+    unsigned seed = 500;
+    for (const BlockStencil& s : cases) {
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        ASSERT_EQ(op->fused_steps(1), 2) << describe(s);
+        const global_index n = s.num_rows();
+        for (const char* lines : {"1", "2", "3", ""}) {
+            if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
+            else unsetenv("TOPOKPM_TBLOCK_LINES");
+            for (const int threads : {1, 2, 3}) {
+                for (const AugmentedOps& ops : {AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
+                                                AugmentedOps{-1.3, 0.0, 0.5, true}}) {
+                    SCOPED_TRACE(describe(s) + " lines=" + lines + " threads=" + std::to_string(threads) +
+                                 " beta=" + std::to_string(ops.beta));
+                    const BlockVector x0 = random_block(n, 1, seed++);
+                    BlockVector y0 = random_block(n, 1, seed++);
+                    if (ops.beta == 0.0)
+                        for (size_t i = 0; i < y0.size(); ++i)
+                            y0.data()[i] = complex_type(std::numeric_limits<double>::quiet_NaN(), 0.0);
+                    BlockVector x = x0, y = y0;
+                    DotSums first, second;
+                    omp_set_num_threads(threads);
+                    op->apply_two_steps(x, y, ops, &first, &second);
+                    omp_set_num_threads(saved);
+                    expect_step_matches(s, x0, y0, y, first, ops, "step A: y := s (H - shift) x + beta y");
+                    expect_step_matches(s, y, x0, x, second, ops, "step B: x := s (H - shift) y + beta x");
+                    if (::testing::Test::HasFailure()) {
+                        unsetenv("TOPOKPM_TBLOCK_LINES");
+                        return;
+                    }
+                }
+            }
+        }
+        unsetenv("TOPOKPM_TBLOCK_LINES");
+    }
+}
+
+TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
+{
+    // The recurrence takes sweeps 1-2, 3-4, ... in fused pairs (M = 16: the last sweep alone;
+    // M = 17: all paired). Bound, derived: each run computes v_k+1 = 2 Ht v_k - v_k-1 + f_k
+    // with ||f_k|| <= (m + 4) eps (2 g ||v_k|| + ||v_k-1||) (entry_bounds in norm; g >= the
+    // largest row sum of |Ht| incl. the potential, so || |Ht| ||_2 <= g) and the first step's
+    // ||f_0|| <= (m + 4) eps g ||v_0||. The errors propagate by the Chebyshev polynomials of
+    // the second kind, ||U_j(Ht)|| <= j + 1 on a spectrum in [-1, 1], and ||v_k|| <= ||v_0||:
+    // a run's v_n is within (m + 4) eps (2 g + 1) n (n + 1) / 2 ||v_0|| of the exact one, two
+    // runs within E_n = (m + 4) eps (2 g + 1) n (n + 1) ||v_0||. A moment is 2 <v_n|v_n'> - mu_0|1
+    // with n' = n or n + 1, each dot within 2 (N + 2) eps ||v_0||^2 (summation): moments of two
+    // runs differ by <= 4 E_(n+1) ||v_0|| + 12 (N + 2) eps ||v_0||^2, n = M / 2.
+    const int saved = omp_get_max_threads();
+    for (const char* bc : {"pp", "oo"}) {
+        const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil();
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        const auto ref = make_block_stencil_reference_operator(s);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const global_index n = s.num_rows();
+        BlockVector ones(n, 1), rows(n, 1);
+        for (size_t i = 0; i < ones.size(); ++i) ones.data()[i] = 1.0;
+        make_block_stencil_reference_operator(absolute(s))->apply(ones, rows, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        double g = 0.0;
+        for (size_t i = 0; i < rows.size(); ++i) g = std::max(g, (rows.data()[i].real() + std::abs(scaling.b)) / scaling.a);
+        const double m = static_cast<double>((s.terms.size() + 1) * s.orbitals + 1);
+        const BlockVector start = random_block(n, 1, 77);
+        double v0 = 0.0;
+        for (size_t i = 0; i < start.size(); ++i) v0 += std::norm(start.data()[i]);
+        auto moments = [&](const Operator& o, int num_moments) {
+            numerics::ChebyshevRecurrence rec(o, start, num_moments, scaling);
+            int steps = 0;
+            while (!rec.done()) {
+                rec.step();
+                ++steps;
+            }
+            return std::make_pair(rec.raw(), steps);
+        };
+        for (const int num_moments : {16, 17}) {
+            const int nv = num_moments / 2 + 1;
+            const double tol = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps * v0;
+            const auto [reference, ref_steps] = moments(*ref, num_moments);
+            EXPECT_EQ(ref_steps, numerics::kpm_num_sweeps(num_moments));  // one sweep per step
+            ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
+            const auto [one_step, one_steps] = moments(*op, num_moments);
+            EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
+            for (const char* lines : {"1", "2", ""}) {
+                if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
+                else unsetenv("TOPOKPM_TBLOCK_LINES");
+                for (const int threads : {1, 2}) {
+                    SCOPED_TRACE(std::string(bc) + " M=" + std::to_string(num_moments) + " lines=" + lines +
+                                 " threads=" + std::to_string(threads) + " tol=" + std::to_string(tol / v0));
+                    omp_set_num_threads(threads);
+                    const auto [fused, fused_steps] = moments(*op, num_moments);
+                    omp_set_num_threads(saved);
+                    // The first sweep alone, then pairs (and a last single sweep for M = 16).
+                    EXPECT_EQ(fused_steps, 1 + (numerics::kpm_num_sweeps(num_moments) - 1 + 1) / 2);
+                    for (int k = 0; k < num_moments; ++k) {
+                        EXPECT_NEAR(fused[k], one_step[k], tol) << "k=" << k;
+                        EXPECT_NEAR(fused[k], reference[k], tol) << "k=" << k;
+                    }
+                }
+            }
+            unsetenv("TOPOKPM_TBLOCK_LINES");
+        }
+    }
+}
+
+// A trace on the fused operator stopped after any number of steps (each past the first makes
+// two sweeps, so states are saved after 1, 3, 5, ... sweeps and at block ends) and continued
+// from a copy of its state pairs the same sweeps: bit-identical moments, as a checkpoint needs.
+TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
+{
+    const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
+    const auto op = numerics::make_cpu_stencil_operator(s);
+    ASSERT_EQ(op->fused_steps(1), 2);
+    const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+    const auto plan = numerics::random_phase_plan(s.num_rows(), 3, 11);
+    const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
+    const auto reference = numerics::run_block_trace(*op, *plan, m, 1, scaling);
+    for (int stop = 0;; ++stop) {
+        numerics::BlockTrace first(*op, *plan, m, 1, scaling);
+        for (int k = 0; k < stop && !first.done(); ++k) first.step();
+        if (first.done()) break;
+        const std::int64_t in_block = first.sweeps_done() % 11;
+        EXPECT_TRUE(in_block == 0 || in_block % 2 == 1) << "stop " << stop << ": " << in_block << " sweeps into a block";
+        numerics::TraceState saved = first.state();
+        numerics::BlockTrace second(*op, *plan, m, 1, scaling);
+        second.restore(std::move(saved));
+        while (!second.done()) second.step();
+        EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " steps";
     }
 }
 
