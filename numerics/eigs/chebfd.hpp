@@ -95,9 +95,11 @@ struct ChebFdOptions {
     int search_size = 0;       ///< initial search space; 0 = from the KPM estimate
     /// This rank's memory for the search space (bytes). The space is known only after the
     /// KPM count, so before it is allocated, and again before it grows, ChebFD checks that
-    /// four blocks of (this rank's rows) x (space) complex doubles fit (the block, the locked
-    /// vectors, the rotated block and the Rayleigh-Ritz products) and throws ResourceError
-    /// naming the space otherwise. 0 = no check.
+    /// three blocks of (this rank's rows) x (space + 64) complex doubles fit (the block, the
+    /// locked vectors, the TSQR fallback's copy of the block; the 64: the strips of the
+    /// filter and of Rayleigh-Ritz, three blocks of at most 63 columns in all, released
+    /// while the block is orthonormalized; H Q and the Ritz vectors are never stored whole)
+    /// and throws ResourceError naming the space otherwise. 0 = no check.
     double memory_available_bytes = 0.0;
     double safety = 1.5;       ///< search space / expected count of the guard interval, > 1
     int dos_vectors = 16;      ///< random vectors of the count estimate, >= 1
