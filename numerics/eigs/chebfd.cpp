@@ -78,7 +78,8 @@ struct FilterBlocks {
     }
 };
 
-void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x, FilterBlocks& blocks)
+void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x, FilterBlocks& blocks,
+                  const std::function<void(int)>& strip_done)
 {
     const double t0 = wall_seconds();
     const double spmmv0 = m.stats.phases.get("filter_spmmv");
@@ -125,6 +126,7 @@ void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef
         m.stats.filter_flops += (degree - 1) * perf::sweep_flops(m.op.cost().nonzeros, double(n), w);
         from_block(acc, x, first);
         first += w;
+        if (strip_done) strip_done(first);
     }
     m.stats.phases.add("filter_accumulate", wall_seconds() - t0 - (m.stats.phases.get("filter_spmmv") - spmmv0));
 }
@@ -235,7 +237,7 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
     space = std::min(space, max_space);
     const auto check_space = [&](int cols) {
         if (o.memory_available_bytes <= 0.0) return;
-        require_memory(3.0 * 16.0 * static_cast<double>(n) * (cols + 64), o.memory_available_bytes,
+        require_memory(16.0 * static_cast<double>(n) * (cols + kMinBlock + std::max(cols, 3 * 63)), o.memory_available_bytes,
                        topokpm::detail::concat("the ChebFD search space of ", cols, " vectors (",
                                                static_cast<int>(std::ceil(stats.expected_count)),
                                                " pairs expected in the window) on this rank"));
@@ -255,17 +257,31 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         }
     };
     random_columns(x, 0);
-    if (o.progress) o.progress({0, 0, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1});
 
+    // Progress with the timers so far (the SpMMV share of a run cut short is in its lines).
+    const auto report = [&](ChebFdProgress p) {
+        if (!o.progress) return;
+        p.seconds = wall_seconds() - t_start;
+        p.seconds_spmmv = stats.seconds_spmmv();
+        p.seconds_filter_spmmv = stats.phases.get("filter_spmmv");
+        p.filter_flops = stats.filter_flops;
+        o.progress(p);
+    };
     int iteration = 0;
-    int previous_certain = -1;
+    int previous_certain = -1;    report({0, 0, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1});
+
     FilterBlocks filter_blocks;
     for (;; ++iteration) {
         if (iteration == o.max_iterations)
             throw NumericalError(topokpm::detail::concat("ChebFD did not converge in ", o.max_iterations, " filter passes (",
                                                 locked.cols, " pairs locked, search space ", space, ", degree ",
                                                 degree - 1, ")"));
-        apply_filter(meter, s, coef, x, filter_blocks);
+        apply_filter(meter, s, coef, x, filter_blocks, [&](int done) {
+            ChebFdProgress p{iteration, locked.cols, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1};
+            p.filter_columns_done = done;
+            p.filter_columns = x.cols;
+            report(p);
+        });
         // The strips' blocks go back while the block is orthonormalized (the TSQR fallback
         // copies it: the peak of a pass); the next strips fault their pages in once per pass.
         filter_blocks.sets.clear();
@@ -376,9 +392,7 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
             x.cols = to;
         }
         const int in_window = locked.cols + certain;
-        if (o.progress)
-            o.progress({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst,
-                        degree - 1});
+        report({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst, degree - 1});
         // Stop after >= 3 passes when this pass locked nothing and neither it nor the one
         // before left a certain pair: an eigenvector of the window that is still missing has been amplified over
         // everything outside the search space by the filter ratio (>= 300 per pass), cubed,
