@@ -363,7 +363,7 @@ private:
         auto state = std::make_shared<State>();
         return [this, state](const numerics::ChebFdProgress& p) {
             const double now = wall_seconds();
-            if (p.iteration == 0) {
+            if (p.iteration == 0 && p.filter_columns == 0) {
                 log::info("  eigs filter degree ", p.filter_degree, ", ", fmt("%.1f", p.expected), " eigenvalues expected "
                           "in the window (KPM), search space ", p.search_size, ", ", p.matvecs, " matvecs so far");
                 state->prev_time = now;
