@@ -36,7 +36,8 @@
 /// the fallback a local TSQR and a QR of the ranks' stacked R factors;
 /// numerics/eigs/subspace.hpp), both once more when vectors are locked (orthonormalizing
 /// the ill-conditioned filtered block brings back up to eps x its condition along them);
-/// Rayleigh-Ritz (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the
+/// Rayleigh-Ritz (G = Q^H H Q from strips of H Q, LAPACK zheevd, the Ritz vectors written
+/// over Q in row chunks: no second n x k block) and the residuals ||H x - theta x|| of the
 /// Ritz pairs inside the window, by one blocked apply of those vectors; Ritz pairs inside
 /// the window with residual <= tolerance / 2 are
 /// locked (the other half covers the re-measurement by measured_pairs()). The unlocked Ritz
