@@ -435,12 +435,11 @@ int main(int argc, char** argv)
             o.count = k;
             o.tolerance = tol_abs;
             o.block = a.block;
-            r.note = topokpm::detail::concat("Chebyshev subspace iteration, block ",
-                                             a.block > 0 ? a.block : k + std::max(8, k / 2));
+            r.note = "Chebyshev subspace iteration";
             time_runs(r, a.reps, [&](int rep) {
                 EigenPairs got = numerics::chebyshev_extremal(op, o);
                 r.matvecs = got.matvecs;
-                r.note += rep ? "" : topokpm::detail::concat(", ", got.restarts, " passes");
+                r.note += rep ? "" : topokpm::detail::concat(", block ", got.block, ", ", got.restarts, " passes");
                 return got;
             });
             results.push_back(r);

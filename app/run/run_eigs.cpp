@@ -363,10 +363,23 @@ private:
         auto state = std::make_shared<State>();
         return [this, state](const numerics::ChebFdProgress& p) {
             const double now = wall_seconds();
-            if (p.iteration == 0) {
+            if (p.iteration == 0 && p.filter_columns == 0) {
                 log::info("  eigs filter degree ", p.filter_degree, ", ", fmt("%.1f", p.expected), " eigenvalues expected "
                           "in the window (KPM), search space ", p.search_size, ", ", p.matvecs, " matvecs so far");
                 state->prev_time = now;
+                return;
+            }
+            // Where the time went so far: the SpMMV share and the filter sweeps' rate.
+            const std::string split =
+                ", SpMMV " + fmt("%.1f", 100.0 * p.seconds_spmmv / std::max(p.seconds, 1e-9)) + " % of " +
+                fmt("%.1f", p.seconds) + " s, filter " +
+                fmt("%.2f", p.seconds_filter_spmmv > 0.0 ? p.filter_flops / p.seconds_filter_spmmv * 1e-9 : 0.0) +
+                " Gflop/s";
+            if (p.filter_columns > 0) {  // inside a pass: no ETA bookkeeping
+                if (now - state->last < cfg.outputs.progress_interval_s) return;
+                state->last = now;
+                log::info("  eigs pass ", p.iteration + 1, " filter: ", p.filter_columns_done, " of ", p.filter_columns,
+                          " columns, ", p.locked, " converged, ", p.matvecs, " matvecs", split);
                 return;
             }
             std::string eta;
@@ -383,7 +396,7 @@ private:
             log::info("  eigs pass ", p.iteration, ": ", p.locked, " converged of ", p.in_window, " in the window (",
                       fmt("%.1f", p.expected), " expected), search space ", p.search_size, ", ", p.matvecs,
                       " matvecs, elapsed ", fmt("%.1f", now - state->start), " s, residual ", fmt("%.2e", p.worst_residual),
-                      " t of ", fmt("%.2e", tolerance), " t", eta);
+                      " t of ", fmt("%.2e", tolerance), " t", eta, split);
         };
     }
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 
+#include <cblas.h>
+
 #include "numerics/base/perf_model.hpp"
 #include "numerics/eigs/columns.hpp"
 #include "numerics/eigs/subspace.hpp"
@@ -21,6 +23,7 @@ namespace topokpm::numerics {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+constexpr complex_double kOne(1.0, 0.0), kZero(0.0, 0.0);
 constexpr int kMinBlock = 8;  ///< smallest unlocked block: room for a level the estimate missed
 
 /// g_n c_n of the damped window indicator (file comment of chebfd.hpp).
@@ -52,11 +55,6 @@ struct Meter {
         stats.phases.time(phase, [&] { op.apply(x, y, ops, nullptr); });
         matvecs += x.num_cols();
     }
-    void apply_columns(const Columns& x, Columns& y, const char* phase)
-    {
-        stats.phases.time(phase, [&] { numerics::apply_columns(op, x, y); });
-        matvecs += x.cols;
-    }
 };
 
 /// Y = p(Ht) X by the Chebyshev recurrence, strip by strip (registered widths): one
@@ -80,7 +78,8 @@ struct FilterBlocks {
     }
 };
 
-void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x, FilterBlocks& blocks)
+void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef, Columns& x, FilterBlocks& blocks,
+                  const std::function<void(int)>& strip_done)
 {
     const double t0 = wall_seconds();
     const double spmmv0 = m.stats.phases.get("filter_spmmv");
@@ -127,8 +126,25 @@ void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef
         m.stats.filter_flops += (degree - 1) * perf::sweep_flops(m.op.cost().nonzeros, double(n), w);
         from_block(acc, x, first);
         first += w;
+        if (strip_done) strip_done(first);
     }
     m.stats.phases.add("filter_accumulate", wall_seconds() - t0 - (m.stats.phases.get("filter_spmmv") - spmmv0));
+}
+
+/// H applied to the first `cols` columns of x in strips of registered widths: for each,
+/// blocks.get(n, w)[0] holds the strip x[:, first, first + w) (row-major) and [1] its
+/// image under H when visit(first, w) runs.
+template <class Visit>
+void for_each_strip(Meter& m, const Columns& x, int cols, FilterBlocks& blocks, Visit&& visit)
+{
+    int first = 0;
+    for (const int w : strip_widths(cols)) {
+        auto& set = blocks.get(x.n, w);
+        m.stats.phases.time("rayleigh_ritz", [&] { to_block(x, first, set[0]); });
+        m.apply(set[0], set[1], AugmentedOps{1.0, 0.0, 0.0, false}, "rr_spmmv");
+        visit(first, w);
+        first += w;
+    }
 }
 
 /// Stochastic trace moments N mu_n = (1/R) sum_r <r|T_n(Ht)|r>, n < num_moments, from
@@ -221,7 +237,7 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
     space = std::min(space, max_space);
     const auto check_space = [&](int cols) {
         if (o.memory_available_bytes <= 0.0) return;
-        require_memory(4.0 * 16.0 * static_cast<double>(n) * cols, o.memory_available_bytes,
+        require_memory(16.0 * static_cast<double>(n) * (cols + kMinBlock + std::max(cols, 3 * 63)), o.memory_available_bytes,
                        topokpm::detail::concat("the ChebFD search space of ", cols, " vectors (",
                                                static_cast<int>(std::ceil(stats.expected_count)),
                                                " pairs expected in the window) on this rank"));
@@ -241,18 +257,34 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         }
     };
     random_columns(x, 0);
-    if (o.progress) o.progress({0, 0, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1});
 
+    // Progress with the timers so far (the SpMMV share of a run cut short is in its lines).
+    const auto report = [&](ChebFdProgress p) {
+        if (!o.progress) return;
+        p.seconds = wall_seconds() - t_start;
+        p.seconds_spmmv = stats.seconds_spmmv();
+        p.seconds_filter_spmmv = stats.phases.get("filter_spmmv");
+        p.filter_flops = stats.filter_flops;
+        o.progress(p);
+    };
     int iteration = 0;
-    int previous_certain = -1;
+    int previous_certain = -1;    report({0, 0, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1});
+
     FilterBlocks filter_blocks;
-    Columns hx(n, 0);
     for (;; ++iteration) {
         if (iteration == o.max_iterations)
             throw NumericalError(topokpm::detail::concat("ChebFD did not converge in ", o.max_iterations, " filter passes (",
                                                 locked.cols, " pairs locked, search space ", space, ", degree ",
                                                 degree - 1, ")"));
-        apply_filter(meter, s, coef, x, filter_blocks);
+        apply_filter(meter, s, coef, x, filter_blocks, [&](int done) {
+            ChebFdProgress p{iteration, locked.cols, 0, stats.expected_count, space, counters.matvecs, 0.0, degree - 1};
+            p.filter_columns_done = done;
+            p.filter_columns = x.cols;
+            report(p);
+        });
+        // The strips' blocks go back while the block is orthonormalized (the TSQR fallback
+        // copies it: the peak of a pass); the next strips fault their pages in once per pass.
+        filter_blocks.sets.clear();
         // Orthonormalizing the ill-conditioned filtered block can bring back components along
         // the locked vectors (up to eps times its condition): a second round removes them.
         // Without locked vectors one round leaves the block orthonormal.
@@ -260,58 +292,83 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
             stats.phases.time("project", [&] { project_out_twice(op, locked, x); });
             stats.phases.time("orthonormalize", [&] { stats.tsqr_fallbacks += orthonormalize(op, x) ? 1 : 0; });
         }
-        hx.cols = x.cols;
-        hx.data.resize(x.data.size());  // kept between passes (no page faults)
-        meter.apply_columns(x, hx, "rr_spmmv");
-        RitzPairs ritz = stats.phases.time("rayleigh_ritz", [&] { return rayleigh_ritz(op, x, hx, false); });
-        // Residuals of the Ritz pairs inside the window only (the others are neither locked
-        // nor certain): H x_i by one blocked apply of those m columns, cheaper than HQ y_i
-        // for all k (a zgemm of N k m against m sweeps).
-        {
-            std::vector<int> inside_idx;
-            for (int i = 0; i < x.cols; ++i)
-                if (ritz.values[i] >= o.window_min && ritz.values[i] <= o.window_max) inside_idx.push_back(i);
-            const int m = static_cast<int>(inside_idx.size());
-            Columns xs(n, m), hs(n, m);
-            for (int j = 0; j < m; ++j) std::copy_n(ritz.vectors.col(inside_idx[j]), n, xs.col(j));
-            meter.apply_columns(xs, hs, "rr_spmmv");
+        // Rayleigh-Ritz with H Q in strips (G's columns from each strip: no n x k copy of
+        // H Q), the Ritz vectors formed in x's own storage (rotate_in_place: no second
+        // n x k block), ordered so that the pairs inside the window come first (their
+        // residuals next) and the rest follow by |p(theta)|, largest first (the next block).
+        std::vector<complex_double> g(static_cast<std::size_t>(x.cols) * x.cols, complex_double(0.0, 0.0));
+        for_each_strip(meter, x, x.cols, filter_blocks, [&](int first, int w) {
+            // G[:, first, first + w) = Q^H (H Q_strip): the row-major strip is, column-major,
+            // its transpose (w x n, ld w), which zgemm transposes back.
             stats.phases.time("rayleigh_ritz", [&] {
-                std::vector<double> res2(static_cast<std::size_t>(m), 0.0);
-                for (int j = 0; j < m; ++j) {
-                    const complex_double* hv = hs.col(j);
-                    const complex_double* v = xs.col(j);
-                    const double theta = ritz.values[inside_idx[j]];
+                if (n > 0)
+                    cblas_zgemm(CblasColMajor, CblasConjTrans, CblasTrans, x.cols, w, n, &kOne, x.data.data(), n,
+                                filter_blocks.get(n, w)[1].data(), w, &kZero,
+                                g.data() + static_cast<std::size_t>(first) * x.cols, x.cols);
+            });
+        });
+        const int k = x.cols;
+        std::vector<double> values;
+        std::vector<int> order;  // columns of the next x: inside the window (ascending), then the rest
+        int inside = 0;
+        stats.phases.time("rayleigh_ritz", [&] {
+            op.sum_over_ranks(reinterpret_cast<double*>(g.data()), 2 * g.size());
+            HermitianEigensystem eig = projected_eigensystem(std::move(g), k);
+            std::vector<int> rest;
+            for (int i = 0; i < k; ++i)
+                (eig.values[i] >= o.window_min && eig.values[i] <= o.window_max ? order : rest).push_back(i);
+            inside = static_cast<int>(order.size());
+            auto p_abs = [&](int i) { return std::abs(filter_value(coef, (eig.values[i] - s.b) / s.a)); };
+            std::stable_sort(rest.begin(), rest.end(), [&](int a, int b) { return p_abs(a) > p_abs(b); });
+            order.insert(order.end(), rest.begin(), rest.end());
+            std::vector<complex_double> y(static_cast<std::size_t>(k) * k);
+            values.resize(static_cast<std::size_t>(k));
+            for (int c = 0; c < k; ++c) {
+                std::copy_n(eig.vectors.data() + static_cast<std::size_t>(order[c]) * k, k,
+                            y.data() + static_cast<std::size_t>(c) * k);
+                values[c] = eig.values[order[c]];
+            }
+            rotate_in_place(x, y.data(), k);
+        });
+        // Residuals ||H x_i - theta_i x_i|| of the pairs inside the window (columns
+        // 0..inside-1), one strip-wise apply of those columns.
+        std::vector<double> residuals(static_cast<std::size_t>(k), std::numeric_limits<double>::infinity());
+        for_each_strip(meter, x, inside, filter_blocks, [&](int first, int w) {
+            stats.phases.time("rayleigh_ritz", [&] {
+                auto& set = filter_blocks.get(n, w);
+                const complex_double* xv = set[0].data();
+                const complex_double* hv = set[1].data();
+                std::vector<double> res2(static_cast<std::size_t>(w), 0.0);
+                for (int c = 0; c < w; ++c) {
+                    const double theta = values[first + c];
                     double sum = 0.0;
 #pragma omp parallel for reduction(+ : sum) schedule(static)
-                    for (int r = 0; r < n; ++r) sum += std::norm(hv[r] - theta * v[r]);
-                    res2[j] = sum;
+                    for (int r = 0; r < n; ++r) {
+                        const std::size_t at = static_cast<std::size_t>(r) * w + c;
+                        sum += std::norm(hv[at] - theta * xv[at]);
+                    }
+                    res2[c] = sum;
                 }
                 op.sum_over_ranks(res2.data(), res2.size());
-                ritz.residuals.assign(static_cast<std::size_t>(x.cols), std::numeric_limits<double>::infinity());
-                for (int j = 0; j < m; ++j) ritz.residuals[inside_idx[j]] = std::sqrt(res2[j]);
+                for (int c = 0; c < w; ++c) residuals[first + c] = std::sqrt(res2[c]);
             });
-        }
+        });
         const double t_lock = wall_seconds();
 
-        // Lock the converged pairs inside the window; rank the rest by the filter's value.
-        // An unlocked pair inside is "certain" when its residual is below its distance to
-        // the window's edges: [theta - r, theta + r] then holds an eigenvalue, inside. An
-        // unlocked pair that is not certain may be spurious: a mixture of eigenvectors on
-        // both sides of the window (their Ritz value falls in between; its residual is then
-        // at least the distance to the edge). Those never converge and are not waited for.
-        const int k = x.cols;
-        std::vector<int> rest, lock_now;
+        // Lock the converged pairs inside the window. An unlocked pair inside is "certain"
+        // when its residual is below its distance to the window's edges: [theta - r,
+        // theta + r] then holds an eigenvalue, inside. An unlocked pair that is not certain
+        // may be spurious: a mixture of eigenvectors on both sides of the window (its Ritz
+        // value falls in between; its residual is then at least the distance to the edge).
+        // Those never converge and are not waited for.
+        std::vector<int> lock_now;
         int certain = 0;
         double worst = 0.0;
-        for (int i = 0; i < k; ++i) {
-            const double v = ritz.values[i], r = ritz.residuals[i];
-            const bool inside = v >= o.window_min && v <= o.window_max;
-            if (inside && r <= 0.5 * o.tolerance) {
+        for (int i = 0; i < inside; ++i) {
+            const double v = values[i], r = residuals[i];
+            if (r <= 0.5 * o.tolerance) {
                 lock_now.push_back(i);
-                continue;
-            }
-            rest.push_back(i);
-            if (inside && r < std::min(v - o.window_min, o.window_max - v)) {
+            } else if (r < std::min(v - o.window_min, o.window_max - v)) {
                 ++certain;
                 worst = std::max(worst, r);
             }
@@ -319,14 +376,23 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
         if (!lock_now.empty()) {
             locked.data.resize(static_cast<std::size_t>(n) * (locked.cols + lock_now.size()));
             for (const int i : lock_now) {
-                std::copy_n(ritz.vectors.col(i), n, locked.col(locked.cols));
+                std::copy_n(x.col(i), n, locked.col(locked.cols));
                 ++locked.cols;
             }
+            // The unlocked columns close up in order (x's own storage, moving left only).
+            int to = 0;
+            for (int c = 0, l = 0; c < k; ++c) {
+                if (l < static_cast<int>(lock_now.size()) && lock_now[l] == c) {
+                    ++l;
+                    continue;
+                }
+                if (to != c) std::copy_n(x.col(c), n, x.col(to));
+                ++to;
+            }
+            x.cols = to;
         }
         const int in_window = locked.cols + certain;
-        if (o.progress)
-            o.progress({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst,
-                        degree - 1});
+        report({iteration + 1, locked.cols, in_window, stats.expected_count, space, counters.matvecs, worst, degree - 1});
         // Stop after >= 3 passes when this pass locked nothing and neither it nor the one
         // before left a certain pair: an eigenvector of the window that is still missing has been amplified over
         // everything outside the search space by the filter ratio (>= 300 per pass), cubed,
@@ -348,18 +414,19 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
             stats.phases.add("lock", wall_seconds() - t_lock);
             break;
         }
-        auto p_abs = [&](int i) { return std::abs(filter_value(coef, (ritz.values[i] - s.b) / s.a)); };
-        std::stable_sort(rest.begin(), rest.end(), [&](int a, int b) { return p_abs(a) > p_abs(b); });
-        // The next block in x's own storage (the Ritz vectors are a separate copy): no fresh
-        // allocation, hence no page faults, per pass.
+        // The next block: the first unlocked Ritz vectors (already in x), fresh random
+        // columns when the space grew beyond them.
+        const int kept = std::min(next, x.cols);
         x.cols = next;
         x.data.resize(static_cast<std::size_t>(n) * next);
-        const int kept = std::min<int>(next, static_cast<int>(rest.size()));
-        for (int c = 0; c < kept; ++c) std::copy_n(ritz.vectors.col(rest[c]), n, x.col(c));
         if (kept < next) random_columns(x, kept);
         stats.phases.add("lock", wall_seconds() - t_lock);
     }
 
+    // The search space and the strips are done with: their memory goes back before the
+    // measurement's blocks are allocated.
+    Columns().data.swap(x.data);
+    FilterBlocks().sets.swap(filter_blocks.sets);
     EigenPairs out = stats.phases.time("measure", [&] { return measured_pairs(op, locked.data, locked.cols); });
     out.matvecs += counters.matvecs;
     out.restarts = iteration + 1;

@@ -36,7 +36,8 @@
 /// the fallback a local TSQR and a QR of the ranks' stacked R factors;
 /// numerics/eigs/subspace.hpp), both once more when vectors are locked (orthonormalizing
 /// the ill-conditioned filtered block brings back up to eps x its condition along them);
-/// Rayleigh-Ritz (G = Q^H H Q, LAPACK zheevd) and the residuals ||H x - theta x|| of the
+/// Rayleigh-Ritz (G = Q^H H Q from strips of H Q, LAPACK zheevd, the Ritz vectors written
+/// over Q in row chunks: no second n x k block) and the residuals ||H x - theta x|| of the
 /// Ritz pairs inside the window, by one blocked apply of those vectors; Ritz pairs inside
 /// the window with residual <= tolerance / 2 are
 /// locked (the other half covers the re-measurement by measured_pairs()). The unlocked Ritz
@@ -80,6 +81,14 @@ struct ChebFdProgress {
     std::int64_t matvecs = 0;     ///< applications of H to one vector so far
     double worst_residual = 0.0;  ///< largest residual of a certain unlocked pair (0: none)
     int filter_degree = 0;        ///< M - 1
+    /// Inside a pass (the filter of a large block takes minutes): columns of the block
+    /// filtered so far, of filter_columns; both 0 in the line after a pass.
+    int filter_columns_done = 0;
+    int filter_columns = 0;
+    double seconds = 0.0;         ///< wall seconds since the run started (this rank)
+    double seconds_spmmv = 0.0;   ///< of them in Operator::apply (ChebFdStats::seconds_spmmv)
+    double seconds_filter_spmmv = 0.0;  ///< of those in the filter's sweeps
+    double filter_flops = 0.0;    ///< the filter's sweep flops so far (ChebFdStats::filter_flops)
 };
 
 struct ChebFdOptions {
@@ -95,15 +104,19 @@ struct ChebFdOptions {
     int search_size = 0;       ///< initial search space; 0 = from the KPM estimate
     /// This rank's memory for the search space (bytes). The space is known only after the
     /// KPM count, so before it is allocated, and again before it grows, ChebFD checks that
-    /// four blocks of (this rank's rows) x (space) complex doubles fit (the block, the locked
-    /// vectors, the rotated block and the Rayleigh-Ritz products) and throws ResourceError
-    /// naming the space otherwise. 0 = no check.
+    /// (this rank's rows) x (space + 8 + max(space, 189)) complex doubles fit: the block and
+    /// the locked vectors hold at most space + 8 columns together; besides them either the
+    /// TSQR fallback's copy of the block (at most space) or the strips of the filter and
+    /// Rayleigh-Ritz (three blocks per registered width, at most 3 x 63 columns; released
+    /// while the block is orthonormalized); H Q and the Ritz vectors are never stored
+    /// whole. Throws ResourceError naming the space otherwise. 0 = no check.
     double memory_available_bytes = 0.0;
     double safety = 1.5;       ///< search space / expected count of the guard interval, > 1
     int dos_vectors = 16;      ///< random vectors of the count estimate, >= 1
     int max_iterations = 60;   ///< filter passes before NumericalError
     std::uint64_t seed = 1;    ///< start vectors: random-phase stream splitmix64(seed, 2) from column 1 << 20
-    std::function<void(const ChebFdProgress&)> progress;  ///< once sized, then after every pass (optional)
+    /// Once sized, after every strip of the filter and after every pass (optional).
+    std::function<void(const ChebFdProgress&)> progress;
 };
 
 /// What a run measured besides the pairs (for the result file and benchmarks).

@@ -63,11 +63,7 @@ void normalize_columns(const Operator& op, Columns& x)
 EigenPairs chebyshev_extremal(const Operator& op, const ChebyshevExtremalOptions& o)
 {
     const global_index big_n = op.global_rows();
-    EigenRequest request;
-    request.kind = o.end == SpectrumEnd::Lowest ? EigenRequest::Kind::Lowest : EigenRequest::Kind::Highest;
-    request.count = o.count;
-    request.tolerance = o.tolerance;
-    validate(request, big_n);
+    validate(extremal_request(o.end == SpectrumEnd::Lowest, o.count, o.tolerance), big_n);
     TOPOKPM_USER_REQUIRE(o.block == 0 || o.block > o.count, "{eig_block} ", o.block,
                          ": must be 0 (automatic) or > count = ", o.count);
     TOPOKPM_REQUIRE(op.num_rows() < std::numeric_limits<int>::max(), "local rows ", op.num_rows(),
@@ -80,6 +76,7 @@ EigenPairs chebyshev_extremal(const Operator& op, const ChebyshevExtremalOptions
     const double sigma = lowest ? 1.0 : -1.0;
     const int p = static_cast<int>(std::min<global_index>(o.block > 0 ? o.block : k + std::max(8, k / 2), big_n));
 
+    int largest_block = p;
     std::int64_t matvecs = 0;
     const LanczosBounds lb = lanczos_bounds(op, 200, o.seed, 0.005, 0.005);
     matvecs += lb.iterations;
@@ -187,6 +184,7 @@ EigenPairs chebyshev_extremal(const Operator& op, const ChebyshevExtremalOptions
             out.matvecs += matvecs;
             out.restarts = pass;
             out.searches = 1;
+            out.block = largest_block;
             return out;
         }
 
@@ -201,6 +199,7 @@ EigenPairs chebyshev_extremal(const Operator& op, const ChebyshevExtremalOptions
         for (int i = 0; i < reuse; ++i) std::copy_n(rr.vectors.col(at(open[i])), n, next.col(i));
         random_columns(next, reuse, active - reuse);
         x = std::move(next);
+        largest_block = std::max(largest_block, locked.cols + active);
 
         // The filter: unwanted interval [cut, far] with cut = the largest g of the space.
         // The degree grows the slowest pending Ritz value by 1e4 over the cut, or, once the

@@ -78,6 +78,15 @@ std::vector<int> select_eigenvalues(const std::vector<double>& values, const Eig
     return pick;
 }
 
+EigenRequest extremal_request(bool lowest, int count, double tolerance)
+{
+    EigenRequest request;
+    request.kind = lowest ? EigenRequest::Kind::Lowest : EigenRequest::Kind::Highest;
+    request.count = count;
+    request.tolerance = tolerance;
+    return request;
+}
+
 EigenPairs measured_pairs(const Operator& op, const std::vector<complex_double>& vectors, int k)
 {
     const global_index n = op.num_rows();

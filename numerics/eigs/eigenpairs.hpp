@@ -27,6 +27,10 @@ struct EigenRequest {
 ///                     finite ({eig_window}), tolerance <= 0 ({eig_tolerance})
 void validate(const EigenRequest& request, global_index n);
 
+/// The request of an extremal method: the `count` lowest (`lowest`) or highest pairs at
+/// `tolerance` (the extremal solvers build and validate() theirs here).
+EigenRequest extremal_request(bool lowest, int count, double tolerance);
+
 /// Indices into the ascending `values` (a whole spectrum) that `request` selects, ascending:
 /// Lowest/Highest/Shift choose count values (all if count > values.size()) and add the
 /// values equal to the last chosen one within 2 tolerance (the rest of a degenerate level).
@@ -41,6 +45,7 @@ struct EigenPairs {
     std::int64_t matvecs = 0;             ///< applications of H to one vector
     int restarts = 0;                     ///< Lanczos: thick restarts over all searches
     int searches = 0;                     ///< Lanczos: searches from a fresh start vector
+    int block = 0;                        ///< block methods: the largest block (locked + filtered columns)
 };
 
 /// Pairs from orthonormal vectors (this rank's rows, column-major, op.num_rows() x k): the

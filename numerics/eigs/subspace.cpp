@@ -284,6 +284,47 @@ void apply_columns(const Operator& op, const Columns& x, Columns& y)
     }
 }
 
+HermitianEigensystem projected_eigensystem(std::vector<complex_double> g, int k)
+{
+    TOPOKPM_REQUIRE(g.size() == static_cast<std::size_t>(k) * k, "projected matrix of ", g.size(), " entries for ", k,
+                    " x ", k);
+    for (int c = 0; c < k; ++c)  // Hermitian part
+        for (int r = 0; r <= c; ++r) {
+            const complex_double h = 0.5 * (g[r + c * k] + std::conj(g[c + r * k]));
+            g[r + c * k] = h;
+            g[c + r * k] = std::conj(h);
+        }
+    if (k == 0) return {};
+    return hermitian_eigensystem(g, k, 'L');
+}
+
+void rotate_in_place(Columns& q, const complex_double* y, int m)
+{
+    const int k = q.cols, n = q.n;
+    TOPOKPM_REQUIRE(m >= 0 && m <= k, "rotation to ", m, " of ", k, " columns");
+    if (n > 0 && m > 0) {
+        // Rows [r0, r0 + rows) of Q Y depend on the same rows of Q only: each chunk is
+        // formed in a buffer and written back over them.
+        constexpr int kChunk = 2048;
+        complex_double* qd = q.data.data();
+#pragma omp parallel
+        {
+            std::vector<complex_double> buf(static_cast<std::size_t>(kChunk) * m);
+#pragma omp for schedule(static)
+            for (int r0 = 0; r0 < n; r0 += kChunk) {
+                const int rows = std::min(kChunk, n - r0);
+                cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, m, k, &kOne, qd + r0, n, y, k, &kZero,
+                            buf.data(), rows);
+                for (int c = 0; c < m; ++c)
+                    std::copy_n(buf.data() + static_cast<std::size_t>(c) * rows, rows,
+                                qd + static_cast<std::size_t>(c) * n + r0);
+            }
+        }
+    }
+    q.cols = m;
+    q.data.resize(static_cast<std::size_t>(n) * m);
+}
+
 RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq, bool residuals)
 {
     const int k = q.cols, n = q.n;
@@ -292,18 +333,12 @@ RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq,
         cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, k, k, n, &kOne, q.data.data(), n, hq.data.data(), n,
                     &kZero, g.data(), k);
     sum_complex(op, g);
-    for (int c = 0; c < k; ++c)  // Hermitian part
-        for (int r = 0; r <= c; ++r) {
-            const complex_double h = 0.5 * (g[r + c * k] + std::conj(g[c + r * k]));
-            g[r + c * k] = h;
-            g[c + r * k] = std::conj(h);
-        }
     RitzPairs out;
     if (k == 0) {
         out.vectors = Columns(n, 0);
         return out;
     }
-    const HermitianEigensystem eig = hermitian_eigensystem(g, k, 'L');
+    const HermitianEigensystem eig = projected_eigensystem(std::move(g), k);
     out.values = eig.values;
     out.vectors = Columns(n, k);
     if (n > 0)

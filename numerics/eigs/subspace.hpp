@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "numerics/base/dense_eigen.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/types.hpp"
 #include "numerics/eigs/columns.hpp"
@@ -76,5 +77,17 @@ struct RitzPairs {
     Columns vectors;
 };
 RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq, bool residuals);
+
+/// The eigenpairs (ascending) of the Hermitian part of G = Q^H H Q (k x k, column-major,
+/// already summed over the ranks; rounding leaves it slightly non-Hermitian). The one place
+/// the Ritz problem is solved: rayleigh_ritz() and ChebFD's strip-wise Rayleigh-Ritz (which
+/// forms G from strips of H Q, never stored whole).
+HermitianEigensystem projected_eigensystem(std::vector<complex_double> g, int k);
+
+/// Q := Q Y in place (Y: q.cols x m, column-major, ld q.cols; m <= q.cols): the first m
+/// columns of q become the rotated ones and q.cols = m (q.data keeps its storage). Formed
+/// in row chunks of a few thousand rows, so the extra memory is one chunk of rows per
+/// thread instead of a second n x m block.
+void rotate_in_place(Columns& q, const complex_double* y, int m);
 
 }  // namespace topokpm::numerics

@@ -259,11 +259,7 @@ Found run_search(const Operator& op, const Columns& locked, const SearchSettings
 EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& options)
 {
     const global_index big_n = op.global_rows();
-    EigenRequest request;
-    request.kind = options.end == SpectrumEnd::Lowest ? EigenRequest::Kind::Lowest : EigenRequest::Kind::Highest;
-    request.count = options.count;
-    request.tolerance = options.tolerance;
-    validate(request, big_n);
+    validate(extremal_request(options.end == SpectrumEnd::Lowest, options.count, options.tolerance), big_n);
     TOPOKPM_USER_REQUIRE(options.basis_size == 0 || options.basis_size >= options.count + 2, "{eig_basis} ",
                          options.basis_size, ": must be 0 (automatic) or >= count + 2 = ", options.count + 2);
     TOPOKPM_REQUIRE(op.num_rows() < std::numeric_limits<int>::max(), "local rows ", op.num_rows(),

@@ -201,7 +201,7 @@ TEST(ChebFd, ASearchSpaceBeyondTheMemoryIsRefusedBeforeAllocating)
     const auto model = ti(4, 4, 2, 0.0, 0.0);
     const BuiltOperator built = build(*model);
     auto o = options(*model, -0.5, 0.5, 1e-8);
-    o.memory_available_bytes = 1024.0;  // less than one vector of 128 rows x 16 bytes x 4 blocks
+    o.memory_available_bytes = 1024.0;  // less than one vector of 128 rows x 16 bytes
     try {
         chebfd_eigenpairs(*built.op, o);
         ADD_FAILURE() << "no ResourceError";

@@ -205,3 +205,23 @@ TEST(Subspace, OrthonormalizeFallsBackToTsqrForAnIllConditionedBlock)
     EXPECT_LE(orth, bound);
     EXPECT_LE(span, bound);
 }
+
+// Q := Q Y in place equals the naive product into a separate block, for n not a multiple
+// of the row chunk (5000 = 2 x 2048 + 904) and m < k; the columns past m are dropped.
+// Each entry is a k-term sum of O(1) products: |error| <= k eps max|q||y| ~ 1e-14.
+TEST(Subspace, RotateInPlaceMatchesTheNaiveProduct)
+{
+    const int n = 5000, k = 24, m = 17;
+    Columns q = random_columns(n, k, 7);
+    const Columns y = random_columns(k, m, 8);  // k x m, column-major, ld k
+    std::vector<complex_double> want(static_cast<std::size_t>(n) * m, 0.0);
+    for (int c = 0; c < m; ++c)
+        for (int j = 0; j < k; ++j)
+            for (int r = 0; r < n; ++r) want[r + static_cast<std::size_t>(c) * n] += q.col(j)[r] * y.col(c)[j];
+    rotate_in_place(q, y.data.data(), m);
+    ASSERT_EQ(q.cols, m);
+    ASSERT_EQ(q.data.size(), static_cast<std::size_t>(n) * m);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(q.data[i] - want[i]));
+    EXPECT_LT(worst, 1e-12);
+}
