@@ -327,9 +327,10 @@ LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t se
     const bool single = op.precision() == Precision::Single;
     // The moment form while the moments determine the coefficients well: up to N / 4 steps
     // (jacobi_from_chebyshev_moments loses digits as the step count nears the number of
-    // distinct eigenvalues the start vector sees); a small system that needs more steps, or
-    // whose moments stop determining them, runs the three-term recurrence from the start
-    // (cheap at that size). A run that ends undecided after max_steps ends so in both forms.
+    // distinct eigenvalues the start vector sees) and while its sensitivity test passes (a
+    // loose enclosure fails it within a few steps: ti after 5, see run_moment_lanczos).
+    // Otherwise the three-term recurrence runs from the start; its blocks take the moment
+    // form's pages (allocate_pages). A run undecided after max_steps ends so in both forms.
     const global_index n = op.global_rows();
     if (enclosure != nullptr && std::isfinite(enclosure->lower) && std::isfinite(enclosure->upper) &&
         enclosure->upper > enclosure->lower && n >= 16) {
