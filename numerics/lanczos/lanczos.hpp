@@ -4,6 +4,7 @@
 /// used for the KPM spectral bounds (models.md §4: "from Lanczos with a safety margin").
 
 #include <cstdint>
+#include <vector>
 
 #include "numerics/base/operator.hpp"
 #include "numerics/base/row_source.hpp"
@@ -35,9 +36,37 @@ struct LanczosBounds {
 /// within margin w of the Ritz values (lower >= lowest - margin w and upper <= highest +
 /// margin w), no Lanczos bound can be tighter: the run stops and returns them
 /// (enclosure_taken; clean graphene, whose Gershgorin discs end at the band edges +-3 t).
+/// With an enclosure of nonzero width (and N >= 16) the steps are made from Chebyshev moments
+/// of the operator scaled into it: one fused sweep per step (y = 2 Ht x - y with the two dots,
+/// the KPM kernel) and no vector pass; the tridiagonal is jacobi_from_chebyshev_moments of
+/// the moments, equal to the three-term recurrence's in exact arithmetic. `iterations` then
+/// counts sweeps: after s sweeps the enclosure test uses the s Ritz values, the residuals
+/// and the tolerance test the s - 1 pairs (their residual needs the moment of sweep s), so
+/// max_steps pairs take max_steps + 1 sweeps. Lanczos bounds beyond the enclosure are cut
+/// back to it. The moment form runs at most N / 4 sweeps (the moments determine the
+/// coefficients less well as the steps near the number of distinct eigenvalues); a system
+/// that needs more, or whose Ritz values leave the enclosure, exhausts its start vector
+/// (beta at the rounding level), runs the three-term recurrence instead.
 ///
 /// Throws NumericalError for a zero operator, InputError for max_steps < 2.
 LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
                              double tolerance = 1e-4, const SpectralBounds* enclosure = nullptr);
+
+/// The Jacobi matrix (Lanczos tridiagonal) of a measure on [-1, 1] from its Chebyshev
+/// moments mu_l = int T_l(t) dlambda(t), l = 0 .. L-1: diagonal alpha[0 .. m-1], squared
+/// off-diagonals beta[1 .. m-1] (beta[0] = mu_0); for a spectral measure <v|delta(t - Ht)|v>
+/// the m x m matrix is the one m Lanczos steps from v give (without rounding). From L
+/// moments: m = floor(L / 2) and, for odd L, beta[m] (the residual coefficient of the m
+/// pairs). `exhausted`: some beta_k <= `rounding` (or not finite): the measure has (to the
+/// moments' accuracy) only k points; then m = k and beta[k] = max(beta_k, 0) is the last entry.
+/// Empty when L = 0 or mu_0 <= 0.
+struct JacobiMatrix {
+    std::vector<double> alpha;
+    std::vector<double> beta;
+    bool exhausted = false;
+    /// sqrt(beta[1 ..]): the off-diagonal of the tridiagonal.
+    std::vector<double> off_diagonal() const;
+};
+JacobiMatrix jacobi_from_chebyshev_moments(const std::vector<double>& mu, double rounding);
 
 }  // namespace topokpm::numerics

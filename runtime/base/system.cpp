@@ -8,6 +8,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 #include <fstream>
 #include <sstream>
@@ -31,21 +35,75 @@ std::uint64_t available_memory_bytes()
     return 0;
 }
 
+namespace {
+
+/// The large arrays handed out (address -> rounded size) and the released ones kept for
+/// reuse, most recent last.
+struct PageCache {
+    std::mutex mutex;
+    std::unordered_map<void*, std::size_t> live;
+    std::vector<std::pair<void*, std::size_t>> kept;
+};
+PageCache& page_cache()
+{
+    static PageCache* cache = new PageCache;  // never destroyed: releases may run at exit
+    return *cache;
+}
+constexpr std::size_t kHugePage = std::size_t(2) << 20;
+constexpr std::size_t kKeptArrays = 2;
+
+}  // namespace
+
 void* allocate_pages(std::size_t bytes)
 {
-    constexpr std::size_t huge = std::size_t(2) << 20;
-    const bool large = bytes >= 2 * huge;
-    const std::size_t align = large ? huge : 64;
+    const bool large = bytes >= 2 * kHugePage;
+    const std::size_t align = large ? kHugePage : 64;
     // aligned_alloc wants a multiple of the alignment; the rounding is at most 2 MiB of 4+.
     const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
-    void* p = std::aligned_alloc(align, size);
-    if (p == nullptr) throw std::bad_alloc();
-    // Advice only: without THP support the pages stay 4 KiB, which is correct, just slower.
-    if (large) (void)madvise(p, size, MADV_HUGEPAGE);
+    if (!large) {
+        void* p = std::aligned_alloc(align, size);
+        if (p == nullptr) throw std::bad_alloc();
+        return p;
+    }
+    PageCache& cache = page_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    void* p = nullptr;
+    for (auto it = cache.kept.rbegin(); it != cache.kept.rend(); ++it)
+        if (it->second == size) {
+            p = it->first;
+            cache.kept.erase(std::next(it).base());
+            break;
+        }
+    if (p == nullptr) {
+        // Another size: the kept arrays go back first, so the peak stays what it was.
+        for (const auto& [q, n] : cache.kept) std::free(q);
+        cache.kept.clear();
+        p = std::aligned_alloc(align, size);
+        if (p == nullptr) throw std::bad_alloc();
+        // Advice only: without THP support the pages stay 4 KiB, which is correct, just slower.
+        (void)madvise(p, size, MADV_HUGEPAGE);
+    }
+    cache.live.emplace(p, size);
     return p;
 }
 
-void release_pages(void* p) noexcept { std::free(p); }
+void release_pages(void* p) noexcept
+{
+    if (p == nullptr) return;
+    PageCache& cache = page_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    const auto it = cache.live.find(p);
+    if (it == cache.live.end()) {  // a small array
+        std::free(p);
+        return;
+    }
+    cache.kept.emplace_back(p, it->second);
+    cache.live.erase(it);
+    if (cache.kept.size() > kKeptArrays) {
+        std::free(cache.kept.front().first);
+        cache.kept.erase(cache.kept.begin());
+    }
+}
 
 std::string format_bytes(double bytes)
 {

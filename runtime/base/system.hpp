@@ -24,8 +24,15 @@ double measure_triad_bandwidth_gbs(std::size_t elements, int repetitions);
 /// costs microseconds, and the 4 KiB faults of a 0.8 GB matrix were most of its build
 /// time (docs/performance.md, "Issue 13"). Never returns null: throws std::bad_alloc.
 /// Free with release_pages.
+///
+/// Reuse: the two large arrays released last are kept, already touched, and a request of the
+/// same rounded size takes one of them back (its old contents remain: the caller writes
+/// before reading, as for fresh storage) -- the KPM's blocks take the Lanczos bounds' blocks
+/// of the same shape, and the first touch of fresh memory, 0.1-1.5 s per 256 MiB on these
+/// VMs (docs/performance.md), is paid once. A large request of another size frees the kept
+/// arrays first, so the peak use is that of plain allocation. Thread-safe.
 void* allocate_pages(std::size_t bytes);
-/// Frees storage from allocate_pages (null is allowed).
+/// Frees storage from allocate_pages (null is allowed); a large array is kept for reuse.
 void release_pages(void* p) noexcept;
 
 /// "12.3 GiB", "512.0 MiB", ... (binary prefixes).
