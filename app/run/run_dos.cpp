@@ -511,9 +511,10 @@ struct DosRun::State {
     log::info("moments     : M = ", cfg.kpm.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what),
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
               " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
-              " GB/s (minimum traffic), ",
-              op && op->fused_steps(width) >= 2 ? "two sweeps per pass over memory (temporal blocking)"
-                                                : "one sweep per pass over memory",
+              " GB/s (one sweep's minimum traffic per sweep), ",
+              op && op->fused_steps(width) >= 2
+                  ? "two sweeps per pass over memory (temporal blocking: the memory moves about half those bytes)"
+                  : "one sweep per pass over memory",
               jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s) (longest write ",
                                                                         fmt("%.3f", jr.checkpoint_seconds), " s)")
                                                         : std::string());
