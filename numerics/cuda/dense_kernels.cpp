@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "numerics/cuda/cublas_check.hpp"
 #include "numerics/dense/dense_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/device/cuda_check.hpp"
@@ -34,27 +35,16 @@ Cu<T>* cu(T* p) { return reinterpret_cast<Cu<T>*>(p); }
 template <class T>
 const Cu<T>* cu(const T* p) { return reinterpret_cast<const Cu<T>*>(p); }
 
-void check_blas(cublasStatus_t status, const char* call)
-{
-    if (status != CUBLAS_STATUS_SUCCESS)
-        throw CudaError(detail::concat(call, " returned ", static_cast<int>(status), " (", cublasGetStatusName(status),
-                                       ")"));
-}
-
 void check_solver(cusolverStatus_t status, const char* call)
 {
     if (status != CUSOLVER_STATUS_SUCCESS)
         throw CudaError(detail::concat(call, " returned cusolverStatus ", static_cast<int>(status)));
 }
 
-#define TOPOKPM_CUBLAS(call) check_blas((call), #call)
+#define TOPOKPM_CUBLAS(call) cuda_support::check_cublas((call), #call)
 #define TOPOKPM_CUSOLVER(call) check_solver((call), #call)
 
-cudaStream_t stream_of(void* queue)
-{
-    TOPOKPM_REQUIRE(queue != nullptr, "a CUDA tile kernel was called without a worker queue (not on a cuda worker?)");
-    return *static_cast<cudaStream_t*>(queue);
-}
+cudaStream_t stream_of(void* queue) { return cuda_support::queue_stream(queue, "tile kernel"); }
 
 /// Per worker thread: library handles, devInfo, a device workspace and a page-locked host
 /// buffer, all created on first use on that thread (the worker's device is current).

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "numerics/cuda/cublas_check.hpp"
 #include "numerics/sparse_direct/update_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/device/cuda_check.hpp"
@@ -63,18 +64,9 @@ __global__ void fill_kernel(double2* __restrict__ dst, std::int64_t count, doubl
         dst[i] = value;
 }
 
-void check_blas(cublasStatus_t status, const char* call)
-{
-    if (status != CUBLAS_STATUS_SUCCESS)
-        throw CudaError(detail::concat(call, " returned ", static_cast<int>(status), " (", cublasGetStatusName(status),
-                                       ")"));
-}
+using numerics::cuda_support::check_cublas;
 
-cudaStream_t stream_of(void* queue)
-{
-    TOPOKPM_REQUIRE(queue != nullptr, "a CUDA update kernel was called without a worker queue (not on a cuda worker?)");
-    return *static_cast<cudaStream_t*>(queue);
-}
+cudaStream_t stream_of(void* queue) { return numerics::cuda_support::queue_stream(queue, "update kernel"); }
 
 /// Per worker thread (created on first use there, the worker's device current): the cuBLAS
 /// handle, the scratch (work array), the plan's device copy and its page-locked staging buffer.
@@ -95,11 +87,11 @@ public:
         thread_local Worker w;
         const cudaStream_t stream = stream_of(queue);
         if (!w.blas_) {
-            check_blas(cublasCreate(&w.blas_), "cublasCreate");
+            check_cublas(cublasCreate(&w.blas_), "cublasCreate");
             TOPOKPM_CUDA_CHECK(cudaEventCreateWithFlags(&w.staged_, cudaEventDisableTiming));
         }
         if (w.stream_ != stream) {
-            check_blas(cublasSetStream(w.blas_, stream), "cublasSetStream");
+            check_cublas(cublasSetStream(w.blas_, stream), "cublasSetStream");
             w.stream_ = stream;
         }
         return w;
@@ -171,7 +163,7 @@ void gemm(void* queue, int m, int w, int nc, const complex_double* l, int ldl, c
     if (m == 0 || w == 0) return;
     Worker& worker = Worker::on(queue);
     const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0), zero = make_cuDoubleComplex(0.0, 0.0);
-    check_blas(cublasZgemm(worker.blas(), CUBLAS_OP_N, CUBLAS_OP_N, m, w, nc, &one,
+    check_cublas(cublasZgemm(worker.blas(), CUBLAS_OP_N, CUBLAS_OP_N, m, w, nc, &one,
                            reinterpret_cast<const cuDoubleComplex*>(l), ldl, reinterpret_cast<const cuDoubleComplex*>(u),
                            ldu, &zero, reinterpret_cast<cuDoubleComplex*>(work), ldw),
                "cublasZgemm");
