@@ -14,6 +14,45 @@ void Operator::check_operands(global_index x_rows, int x_cols, global_index y_ro
     TOPOKPM_REQUIRE(!ops.want_dots || dots != nullptr, name(), " apply: want_dots without a DotSums");
 }
 
+void Operator::check_accumulate(const BlockVector& x, const BlockVector& y, const AugmentedOps& ops) const
+{
+    const BlockVector& a = *ops.accumulate;
+    TOPOKPM_REQUIRE(a.num_rows() == x.num_rows() && a.num_cols() == x.num_cols(), name(), " apply: accumulate block ",
+                    a.num_rows(), " x ", a.num_cols(), " for blocks ", x.num_rows(), " x ", x.num_cols());
+    TOPOKPM_REQUIRE(&a != &x && &a != &y, name(), " apply: the accumulate block must not alias x or y");
+    TOPOKPM_REQUIRE(ops.acc_old == 0.0 || ops.beta != 0.0, name(), " apply: acc_old needs beta != 0 (y_old unread)");
+}
+
+void Operator::refuse_accumulate(const char* where) const
+{
+    throw DimensionMismatch(detail::concat(name(), " apply: no accumulation with ", where,
+                                           " (double blocks in apply() only)"));
+}
+
+void Operator::apply_then_accumulate(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const
+{
+    complex_double* acc = ops.accumulate->data();
+    const std::size_t len = static_cast<std::size_t>(x.num_rows()) * static_cast<std::size_t>(x.num_cols());
+    const double co = ops.acc_old, cx = ops.acc_x, cn = ops.acc_new;
+    const complex_double* xs = x.data();
+    if (co != 0.0) {  // beta != 0 (check_accumulate): y holds y_old
+        const complex_double* ys = y.data();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < len; ++i) acc[i] += co * ys[i] + cx * xs[i];
+    } else if (cx != 0.0) {  // y may be garbage (beta == 0): not read
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < len; ++i) acc[i] += cx * xs[i];
+    }
+    AugmentedOps plain = ops;
+    plain.accumulate = nullptr;
+    do_apply(x, y, plain, dots);
+    if (cn != 0.0) {
+        const complex_double* ys = y.data();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < len; ++i) acc[i] += cn * ys[i];
+    }
+}
+
 void Operator::do_apply(const BasicBlockVector<complex_single>&, BasicBlockVector<complex_single>&,
                         const AugmentedOps&, DotSums*) const
 {

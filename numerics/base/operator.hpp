@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
@@ -26,6 +27,16 @@ struct AugmentedOps {
     double beta = 0.0;    ///< 0 means y's old content is ignored (may be uninitialised garbage,
                           ///< but not NaN-propagating: kernels must not multiply it by 0)
     bool want_dots = false;  ///< compute DotSums on the fly (the "augmented" part)
+    /// Optional accumulation in the same sweep (ChebFD's filter sum Y += g_n c_n v_n):
+    /// when `accumulate` is set, also, per entry,
+    ///     accumulate := accumulate + acc_old y_old + acc_x x + acc_new y
+    /// with y_old the values of y before the sweep and y the new ones; a double block of
+    /// x's shape, different from x and y. acc_old != 0 needs beta != 0 (y_old is read only
+    /// then). Kernels with Operator::fuses_accumulation(R) do it in their row epilogue
+    /// (no pass of its own); for the others apply() runs the same sums in passes around
+    /// the sweep.
+    BlockVector* accumulate = nullptr;
+    double acc_old = 0.0, acc_x = 0.0, acc_new = 0.0;
 };
 
 /// Column-wise dot products computed during the sweep, from the *input* x and the
@@ -66,17 +77,39 @@ public:
     /// back (Lanczos bounds, tests); single blocks on a double operator throw InputError.
     /// @throws DimensionMismatch  shapes differ, R < 1, x and y are one block, or want_dots
     ///                            without a DotSums
+    /// With ops.accumulate (double blocks only) the accumulation of AugmentedOps as well.
+    /// @throws DimensionMismatch  as above, or an accumulate block of another shape, equal
+    ///                            to x or y, on complex-float blocks, or acc_old != 0 with beta == 0
     template <class T>
     void apply(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
     {
         check_operands(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), &x == &y, ops, dots);
+        if (ops.accumulate != nullptr) {
+            if constexpr (std::is_same_v<T, complex_double>) {
+                check_accumulate(x, y, ops);
+                if (!fuses_accumulation(x.num_cols())) return apply_then_accumulate(x, y, ops, ops.want_dots ? dots : nullptr);
+            } else {
+                refuse_accumulate("complex-float blocks");
+            }
+        }
         do_apply(x, y, ops, ops.want_dots ? dots : nullptr);
+    }
+
+    /// True when this operator's kernel for double blocks of width R does AugmentedOps'
+    /// accumulation in its row epilogue (no extra pass over memory); false (the default):
+    /// apply() runs acc += acc_old y_old + acc_x x before the sweep and acc += acc_new y
+    /// after it, one pass each (only the passes with a non-zero coefficient).
+    virtual bool fuses_accumulation(int num_cols) const
+    {
+        (void)num_cols;
+        return false;
     }
 
     /// Two augmented SpMMVs in one pass over memory (temporal blocking), T = complex_double
     /// or complex_single:
     ///     y := scale (A - shift) x + beta y      first:  xx = <x|x>, yx = <y|x>  (new y)
     ///     x := scale (A - shift) y + beta x      second: xx = <y|y>, yx = <x|y>  (new x, new y)
+    /// (without AugmentedOps' accumulation)
     /// i.e. apply(x, y, ops, first) followed by apply(y, x, ops, second) (two KPM steps with
     /// the roles of the blocks exchanged), equal to them to rounding (the order of the dot
     /// sums, and of the terms of a few rows, may differ). Runs the operator's fused kernel when
@@ -88,6 +121,7 @@ public:
     {
         check_operands(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), &x == &y, ops, first);
         check_operands(x.num_rows(), x.num_cols(), y.num_rows(), y.num_cols(), &x == &y, ops, second);
+        if (ops.accumulate != nullptr) refuse_accumulate("apply_two_steps");
         if (fused_steps(x.num_cols()) < 2) {
             do_apply(x, y, ops, ops.want_dots ? first : nullptr);
             do_apply(y, x, ops, ops.want_dots ? second : nullptr);
@@ -172,6 +206,10 @@ protected:
 private:
     void check_operands(global_index x_rows, int x_cols, global_index y_rows, int y_cols, bool same_block,
                         const AugmentedOps& ops, const DotSums* dots) const;
+    void check_accumulate(const BlockVector& x, const BlockVector& y, const AugmentedOps& ops) const;
+    [[noreturn]] void refuse_accumulate(const char* where) const;
+    /// The accumulation of an operator without fuses_accumulation(R): passes around do_apply.
+    void apply_then_accumulate(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const;
 };
 
 }  // namespace topokpm

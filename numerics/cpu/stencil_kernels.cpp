@@ -310,6 +310,12 @@ public:
         return nd > 0 ? 2 : 1;
     }
 
+    /// AugmentedOps' accumulation in the row epilogue of the R >= 4 double sweep.
+    bool fuses_accumulation(int r) const override
+    {
+        return precision_ == Precision::Double && r >= 4 && is_registered_width(r);
+    }
+
 private:
     /// TOPOKPM_TBLOCK_LINES: lattice lines per block of the two-step pass (0: no fused
     /// steps); -1 when unset (the size comes from kTBlockBytes).
@@ -1030,6 +1036,10 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     const int num_terms = static_cast<int>(offsets_.size());
     const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
     const bool want_dots = dots != nullptr;
+    // AugmentedOps' accumulation (fuses_accumulation: the R >= 4 double epilogue only).
+    double* const acc_out =
+        ops.accumulate != nullptr && R >= 4 && !kSingle ? reinterpret_cast<double*>(ops.accumulate->data()) : nullptr;
+    const double acc_co = ops.acc_old, acc_cx = ops.acc_x, acc_cn = ops.acc_new;
     const bool per_row = s_.potential_per_row();
     const double* pot = s_.potential.data();
     const bool periodic[3] = {periodic_[0], periodic_[1], periodic_[2]};
@@ -1142,12 +1152,18 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                 if constexpr (R >= 4 && !kSingle) {  // whole vectors of 4 complex, dots kept interleaved
                     using simd::v8d;
                     const v8d sv = v8d{} + scale, dv = v8d{} + dshift, bv = v8d{} + beta;
+                    const v8d ko = v8d{} + acc_co, kx = v8d{} + acc_cx, kn = v8d{} + acc_cn;
 #pragma GCC unroll 8
                     for (int v = 0; v < R / 4; ++v) {
                         const v8d xv = simd::load<v8d>(xo + 8 * v);
                         v8d yv = sv * (simd::load<v8d>(a + 8 * v) + dv * xv);
-                        if (beta != 0.0) yv += bv * simd::load<v8d>(yo + 8 * v);  // beta == 0: never read y
+                        const v8d yold = beta != 0.0 ? simd::load<v8d>(yo + 8 * v) : v8d{};  // beta == 0: never read y
+                        yv += bv * yold;
                         simd::store(yo + 8 * v, yv);
+                        if (acc_out != nullptr) {  // acc += c_old y_old + c_x x + c_new y
+                            T* ao = acc_out + 2 * row * rr + 8 * v;
+                            simd::store(ao, simd::load<v8d>(ao) + ko * yold + kx * xv + kn * yv);
+                        }
                         if (want_dots) {
                             const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
                             simd::store(sxx + 8 * v, simd::load<v8d>(sxx + 8 * v) + xv * xv);

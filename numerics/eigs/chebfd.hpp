@@ -14,7 +14,8 @@
 /// g_n the damping factors of `damping` (Jackson: a Gaussian-like step of width
 /// sigma_theta ~ pi / M in theta). p is applied to a block X by the three-term recurrence
 /// v_{n+1} = 2 Ht v_n - v_{n-1}, one augmented sweep per degree (scale 2/a, shift b, beta
-/// -1), in strips of registered widths, accumulating Y += g_n c_n v_n.
+/// -1), in strips of registered widths, accumulating Y += g_n c_n v_n in the sweeps
+/// themselves (AugmentedOps::accumulate: every third sweep adds v_{k-2}, v_{k-1}, v_k).
 ///
 /// Degree and search space, from one stochastic KPM trace (`dos_vectors` random-phase
 /// vectors, 4 M0 moments, models.md §4; a damped series q weighs tr q(Ht) = sum_n q_n N mu_n
@@ -29,8 +30,9 @@
 /// Ritz values (below) in the window than search space / safety, locked ones included, the
 /// space grows to safety x guard/window x that number + 8, with fresh random vectors.
 ///
-/// A pass: filter the unlocked block (the terms accumulated in pairs: 4 vector streams per
-/// two degrees besides the sweeps' 3 per degree); orthogonalize it against the locked
+/// A pass: filter the unlocked block (the terms accumulated three at a time in the sweep's
+/// epilogue where the operator fuses it, Operator::fuses_accumulation: the accumulator read
+/// and written once per three degrees besides the sweeps' 3 streams per degree); orthogonalize it against the locked
 /// vectors (block classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 in place
 /// with TSQR fallback, numerics/dense; across ranks: the Gram matrix summed over the ranks,
 /// the fallback a local TSQR and a QR of the ranks' stacked R factors;
@@ -51,7 +53,10 @@
 /// for. The run stops after >= 3 passes when a pass locked nothing and neither it nor the
 /// one before left a certain pair: a missing eigenvector of the window has by then been
 /// amplified over every direction outside the search space by the filter ratio (~1e2-1e3)
-/// at least three times and would be a certain pair. Degenerate levels (the ti slab's
+/// at least three times and would be a certain pair. It stops sooner, after >= 2 passes with
+/// pairs locked, when every unlocked Ritz value left inside the window is spurious beyond
+/// doubt (residual >= half the window's width: a real eigenvector filtered twice is far
+/// closer), which saves the confirming pass. Degenerate levels (the ti slab's
 /// Kramers pairs) are found whole because the space is larger than the window's count.
 ///
 /// Cost per pass: (search - locked) x M single-vector applies in the filter, as many again
@@ -129,8 +134,10 @@ struct ChebFdStats {
     double filter_flops = 0.0;      ///< seed 004's sweep flops of those applies (perf::sweep_flops)
     /// Wall seconds per phase (this rank; names in the order first met):
     ///   estimate            the KPM trace that sizes degree and space (its sweeps)
-    ///   filter_spmmv        the filter's sweeps (Operator::apply)
-    ///   filter_accumulate   Y += g_n c_n v_n and the strips' layout changes
+    ///   filter_spmmv        the filter's sweeps (Operator::apply), with the accumulation
+    ///                       Y += g_n c_n v_n they carry (fused, or the passes of an operator
+    ///                       without fuses_accumulation)
+    ///   filter_accumulate   the accumulator's zero fill and the strips' layout changes
     ///   project             Gram-Schmidt against the locked vectors
     ///   orthonormalize      CholQR2 / TSQR
     ///   rr_spmmv            H Q for Rayleigh-Ritz (Operator::apply)
