@@ -52,6 +52,27 @@ inline void finish_row(const T* __restrict as, const T* __restrict xo, T* __rest
     }
 }
 
+/// finish_row (double) with AugmentedOps' accumulation of the row: acc += c_old y_old + c_x x
+/// before y is overwritten, acc += c_new y after (the row's acc, x and y stay in L1 between).
+template <int R>
+inline void finish_row_accumulate(const double* __restrict as, const double* __restrict xo, double* __restrict yo,
+                                  int r, double scale, double shift, double beta, bool want_dots,
+                                  double* __restrict txx, double* __restrict tyr, double* __restrict tyi,
+                                  double* __restrict ao, double c_old, double c_x, double c_new)
+{
+    const int w = R > 0 ? R : r;
+    if (beta != 0.0) {  // beta == 0: y is never read (c_old is 0 then)
+#pragma omp simd
+        for (int j = 0; j < 2 * w; ++j) ao[j] += c_old * yo[j] + c_x * xo[j];
+    } else {
+#pragma omp simd
+        for (int j = 0; j < 2 * w; ++j) ao[j] += c_x * xo[j];
+    }
+    finish_row<R>(as, xo, yo, r, scale, shift, beta, want_dots, txx, tyr, tyi);
+#pragma omp simd
+    for (int j = 0; j < 2 * w; ++j) ao[j] += c_new * yo[j];
+}
+
 /// Dot sums of the vector epilogue below, per double lane of a vector of 4 complex values:
 ///     xx += x x,   yx += y x,   yxs += y swap(x)   (swap: re and im exchanged)
 /// so that for the lanes (2l, 2l+1) of one complex value |x|^2 = xx[2l] + xx[2l+1],

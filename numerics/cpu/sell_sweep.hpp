@@ -83,6 +83,10 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
     const local_index* row_of_slot = a.row_of_slot;
     const double scale = ops.scale, shift = ops.shift, beta = ops.beta;
     const bool want_dots = dots != nullptr;
+    // AugmentedOps' accumulation (fused for R >= 4 in double: SellOperator::fuses_accumulation).
+    double* const acc_out = std::is_same_v<T, double> && R >= 4 && ops.accumulate != nullptr
+                                ? reinterpret_cast<double*>(ops.accumulate->data())
+                                : nullptr;
 
     const int num_threads = omp_get_max_threads();
     std::vector<double> partial(static_cast<size_t>(num_threads) * 3 * R, 0.0);
@@ -155,6 +159,15 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                     for (int g = 0; g < G; ++g) {
                         const local_index row = slot_rows[g];
                         if (row < 0) continue;  // padding slot of the last chunk
+                        if constexpr (std::is_same_v<T, double> && R >= 4) {
+                            if (acc_out != nullptr) {
+                                finish_row_accumulate<R>(acc + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
+                                                         yb + 2 * static_cast<std::int64_t>(row) * R, R, sc, sh, be, wd,
+                                                         txx, tyr, tyi, acc_out + 2 * static_cast<std::int64_t>(row) * R,
+                                                         ops.acc_old, ops.acc_x, ops.acc_new);
+                                continue;
+                            }
+                        }
                         finish_row<R>(acc + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
                                       yb + 2 * static_cast<std::int64_t>(row) * R, R, sc, sh, be, wd, txx, tyr, tyi);
                     }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "numerics/spmmv/sell_kernels.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -91,6 +92,13 @@ public:
         c.matrix_bytes = m_->storage_bytes();
         c.storage_bytes = m_->storage_bytes();
         return c;
+    }
+
+    /// AugmentedOps' accumulation in the register-blocked double sweep's row epilogue (R >= 4
+    /// registered: every such width has a group size, sell_kernels.cpp's pick_group).
+    bool fuses_accumulation(int r) const override
+    {
+        return std::is_same_v<T, complex_double> && path_ == Path::Fused && r >= 4 && is_registered_width(r);
     }
 
 protected:

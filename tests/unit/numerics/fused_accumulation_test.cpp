@@ -1,5 +1,5 @@
 // AugmentedOps' accumulation (acc += c_old y_old + c_x x + c_new y in the sweep, ChebFD's
-// filter sum): the CPU stencil's fused epilogue (R >= 4 registered, double) and the passes
+// filter sum): the CPU stencil's and SELL's fused epilogues (R >= 4 registered, double) and the passes
 // Operator::apply runs for every other kernel (the stencil at R = 1, 2 and unregistered
 // widths, the naive reference operator, a single-precision stencil) against the sums
 // formed naively from a plain apply; the sweep's own y must not change; refusals.
@@ -7,12 +7,14 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
@@ -32,7 +34,7 @@ BlockVector random_block(global_index n, int r, unsigned seed)
     return v;
 }
 
-BlockStencil ti_stencil(int nx, int ny, int nz, const std::string& boundary)
+std::unique_ptr<hamiltonians::Model> ti_model(int nx, int ny, int nz, const std::string& boundary)
 {
     hamiltonians::ModelParams p;
     p.name = "ti";
@@ -46,7 +48,19 @@ BlockStencil ti_stencil(int nx, int ny, int nz, const std::string& boundary)
     p.dot_depth = 2;
     p.disorder = 0.8;
     p.disorder_seed = 3;
-    return hamiltonians::make_model(p)->block_stencil();
+    return hamiltonians::make_model(p);
+}
+
+BlockStencil ti_stencil(int nx, int ny, int nz, const std::string& boundary)
+{
+    return ti_model(nx, ny, nz, boundary)->block_stencil();
+}
+
+std::unique_ptr<Operator> sell_operator(const hamiltonians::Model& model)
+{
+    numerics::OperatorSpec spec;
+    spec.kind = numerics::OperatorKind::Sell;
+    return numerics::make_operator(spec, hamiltonians::operator_source(model)).op;
 }
 
 /// One apply with the accumulation against a plain apply of the same operator and the sums
@@ -103,13 +117,18 @@ TEST(FusedAccumulation, StencilFusesRegisteredWidthsFromFourInDoubleOnly)
     EXPECT_FALSE(op->fuses_accumulation(3));
     EXPECT_FALSE(numerics::make_cpu_stencil_operator(s, Precision::Single)->fuses_accumulation(32));
     EXPECT_FALSE(make_block_stencil_reference_operator(s)->fuses_accumulation(32));
+    const auto sell = sell_operator(*ti_model(4, 4, 9, "ppo"));
+    for (const int r : numerics::registered_widths())
+        EXPECT_EQ(sell->fuses_accumulation(r), r >= 4) << "sell R=" << r;
 }
 
 TEST(FusedAccumulation, StencilAndFallbacksEqualTheNaiveSums)
 {
     // Open and periodic faces (checked and fast rows), z odd: groups cut at column ends.
     for (const std::string bc : {"ppo", "ooo"}) {
-        const BlockStencil s = ti_stencil(4, 4, 9, bc);
+        const auto model = ti_model(4, 4, 9, bc);
+        const BlockStencil s = model->block_stencil();
+        const auto sell = sell_operator(*model);
         const auto stencil = numerics::make_cpu_stencil_operator(s);
         const auto reference = make_block_stencil_reference_operator(s);
         const auto single = numerics::make_cpu_stencil_operator(s, Precision::Single);
@@ -119,6 +138,8 @@ TEST(FusedAccumulation, StencilAndFallbacksEqualTheNaiveSums)
             check_accumulation(*stencil, r, step, 0.7, -0.4, 0.25, "stencil " + bc);
             check_accumulation(*stencil, r, step, 0.0, 0.0, 1.5, "stencil, c_new only " + bc);
             check_accumulation(*stencil, r, first, 0.0, 0.9, -0.3, "stencil " + bc);
+            check_accumulation(*sell, r, step, 0.7, -0.4, 0.25, "sell " + bc);
+            check_accumulation(*sell, r, first, 0.0, 0.9, -0.3, "sell " + bc);
         }
         for (const int r : {2, 32}) {  // the naive reference operator (no fused kernel): the passes
             check_accumulation(*reference, r, step, 0.7, -0.4, 0.25, "reference " + bc);
@@ -133,7 +154,8 @@ TEST(FusedAccumulation, BetaZeroNeverReadsY)
     // beta = 0 with y NaN: neither y nor acc may see the NaN (the fused epilogue and the
     // passes alike); acc = acc0 + c_x x + c_n y exactly as from the plain apply.
     const BlockStencil s = ti_stencil(4, 4, 9, "ppo");
-    for (const auto& op : {numerics::make_cpu_stencil_operator(s), make_block_stencil_reference_operator(s)})
+    for (const auto& op : {numerics::make_cpu_stencil_operator(s), make_block_stencil_reference_operator(s),
+                           sell_operator(*ti_model(4, 4, 9, "ppo"))})
         for (const int r : {2, 32}) {
             const global_index n = op->num_rows();
             const BlockVector x = random_block(n, r, 1);
