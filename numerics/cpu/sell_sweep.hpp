@@ -8,6 +8,10 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <cstring>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #include <type_traits>
 #include <vector>
 
@@ -24,6 +28,31 @@ namespace topokpm::numerics::kernels::cpu {
 template <int G>
 inline bool rows_are_consecutive(const local_index* slot_rows)
 {
+    if constexpr (G % 8 == 0 && sizeof(local_index) == 4) {
+        // One vector compare per 8 slots (the scalar chain of compares was about a fifth of
+        // the instructions of a graphene R = 1 chunk, 4 entries per row).
+        // Unsigned lanes: r0 + g wraps instead of overflowing (rows are < N <= INT_MAX, so a
+        // wrapped value is negative and matches no valid row).
+        using v8u = unsigned __attribute__((vector_size(32)));
+        const v8u iota = {0, 1, 2, 3, 4, 5, 6, 7};
+        const v8u r0 = v8u{} + static_cast<unsigned>(slot_rows[0]);
+        v8u diff = {};
+#pragma GCC unroll 4
+        for (int g = 0; g < G; g += 8) {
+            v8u rows;
+            std::memcpy(&rows, slot_rows + g, sizeof rows);
+            diff |= rows ^ (r0 + iota + static_cast<unsigned>(g));
+        }
+#if defined(__AVX__)
+        __m256i dv;
+        std::memcpy(&dv, &diff, sizeof dv);
+        return slot_rows[0] >= 0 && _mm256_testz_si256(dv, dv);  // one vptest
+#else
+        long long d[4];
+        std::memcpy(d, &diff, sizeof d);
+        return slot_rows[0] >= 0 && ((d[0] | d[1]) | (d[2] | d[3])) == 0;
+#endif
+    }
     bool ok = slot_rows[0] >= 0;
 #pragma GCC unroll 32
     for (int g = 1; g < G; ++g) ok &= slot_rows[g] == slot_rows[0] + g;
@@ -116,6 +145,8 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             const local_index* const rs = row_of_slot;
             const T* const xb = x;
             T* const yb = y;
+            const int ch_rows = c;  // a local: stores to y cannot change it (it was reloaded per chunk)
+            T* const ac = acc;
             const double sc = scale, sh = shift, be = beta;
             const bool wd = want_dots;
             const simd::v8d sv = simd::v8d{} + sc, dv = simd::v8d{} - sh;
@@ -123,15 +154,15 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             for (local_index ch = begin; ch < end; ++ch) {
                 const std::int64_t base = cs[ch];
                 const local_index width = cl[ch];
-                for (int s0 = 0; s0 < c; s0 += G) {
+                for (int s0 = 0; s0 < ch_rows; s0 += G) {
                     constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
                     if constexpr (std::is_same_v<T, double>)
-                        simd::rows_times_block<R, G, true, Real>(width, cv + per_entry * (base + s0), 1, c,
-                                                                 cc + base + s0, 1, c, xb, acc);
+                        simd::rows_times_block<R, G, true, Real>(width, cv + per_entry * (base + s0), 1, ch_rows,
+                                                                 cc + base + s0, 1, ch_rows, xb, ac);
                     else
-                        simd::rows_times_block_single<R, G, Real>(width, cv + per_entry * (base + s0), 1, c,
-                                                                  cc + base + s0, 1, c, xb, acc);
-                    const local_index* slot_rows = rs + static_cast<size_t>(ch) * c + s0;
+                        simd::rows_times_block_single<R, G, Real>(width, cv + per_entry * (base + s0), 1, ch_rows,
+                                                                  cc + base + s0, 1, ch_rows, xb, ac);
+                    const local_index* slot_rows = rs + static_cast<size_t>(ch) * ch_rows + s0;
                     if constexpr (R == 1) {
                         if (rows_are_consecutive<G>(slot_rows)) {
                             // G consecutive rows: their sums, x and y are each 2 G contiguous
@@ -139,7 +170,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                             const std::int64_t r0 = 2 * static_cast<std::int64_t>(slot_rows[0]);
 #pragma GCC unroll 8
                             for (int v = 0; v < G / 4; ++v)
-                                finish_vector(acc + 8 * v, xb + r0 + 8 * v, yb + r0 + 8 * v, sv, dv, be, wd, dl);
+                                finish_vector(ac + 8 * v, xb + r0 + 8 * v, yb + r0 + 8 * v, sv, dv, be, wd, dl);
                             continue;
                         }
 #if defined(__AVX512F__)
@@ -149,7 +180,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                                 for (int v = 0; v < G / 4; ++v) {
                                     const local_index* sr = slot_rows + 4 * v;
                                     const std::ptrdiff_t rows4[4] = {sr[0], sr[1], sr[2], sr[3]};
-                                    finish_vector_rows(acc + 8 * v, xb, yb, rows4, sv, dv, be, wd, dl);
+                                    finish_vector_rows(ac + 8 * v, xb, yb, rows4, sv, dv, be, wd, dl);
                                 }
                                 continue;
                             }
@@ -161,14 +192,14 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                         if (row < 0) continue;  // padding slot of the last chunk
                         if constexpr (std::is_same_v<T, double> && R >= 4) {
                             if (acc_out != nullptr) {
-                                finish_row_accumulate<R>(acc + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
+                                finish_row_accumulate<R>(ac + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
                                                          yb + 2 * static_cast<std::int64_t>(row) * R, R, sc, sh, be, wd,
                                                          txx, tyr, tyi, acc_out + 2 * static_cast<std::int64_t>(row) * R,
                                                          ops.acc_old, ops.acc_x, ops.acc_new);
                                 continue;
                             }
                         }
-                        finish_row<R>(acc + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
+                        finish_row<R>(ac + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
                                       yb + 2 * static_cast<std::int64_t>(row) * R, R, sc, sh, be, wd, txx, tyr, tyi);
                     }
                 }

@@ -5,11 +5,13 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "numerics/cpu/sell_sweep.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
@@ -229,4 +231,54 @@ TEST(SellSpmmv, OperatorNamesTellLayoutAndPath)
     EXPECT_EQ(make_naive_operator(crs)->name(), "naive-crs");
     EXPECT_EQ(make_sell_operator(sell)->name(), "sell-4-8");
     EXPECT_DOUBLE_EQ(make_sell_operator(sell)->cost().nonzeros, double(sell->num_nonzeros()));
+}
+
+// The vector form of rows_are_consecutive (G a multiple of 8: one compare per 8 slots) against
+// its definition, slot by slot: the R = 1 sweep takes the contiguous epilogue only where this
+// holds, so a false "true" would write y rows that the group does not hold.
+template <int G>
+void check_consecutive_against_definition()
+{
+    const auto definition = [](const local_index* s) {
+        if (s[0] < 0) return false;
+        for (int g = 1; g < G; ++g)
+            if (static_cast<std::int64_t>(s[g]) != static_cast<std::int64_t>(s[0]) + g) return false;
+        return true;
+    };
+    std::vector<std::vector<local_index>> cases;
+    for (const local_index r0 : {0, 1, 7, 1000, std::numeric_limits<local_index>::max() - G}) {
+        std::vector<local_index> run(G);
+        for (int g = 0; g < G; ++g) run[g] = r0 + g;
+        cases.push_back(run);  // consecutive: true
+        for (int g = 0; g < G; ++g) {
+            for (const local_index delta : {-1, 1, 8, 1 << 16, std::numeric_limits<local_index>::min()}) {
+                std::vector<local_index> c = run;
+                c[g] = static_cast<local_index>(static_cast<std::int64_t>(c[g]) + delta);  // one slot off
+                cases.push_back(c);
+            }
+            std::vector<local_index> pad = run;
+            for (int h = g; h < G; ++h) pad[h] = -1;  // padding slots from g on (the last chunk)
+            cases.push_back(pad);
+        }
+        std::vector<local_index> swapped = run;
+        std::swap(swapped[0], swapped[G - 1]);  // a σ-sorted group
+        cases.push_back(swapped);
+    }
+    std::vector<local_index> negative(G);
+    for (int g = 0; g < G; ++g) negative[g] = -G + g;  // consecutive but starting below zero: false
+    cases.push_back(negative);
+    int consecutive = 0;
+    for (const auto& c : cases) {
+        const bool expect = definition(c.data());
+        consecutive += expect;
+        EXPECT_EQ(kernels::cpu::rows_are_consecutive<G>(c.data()), expect) << "G = " << G << ", first slot " << c[0];
+    }
+    EXPECT_EQ(consecutive, 5) << "each base run once";  // the test itself: both answers occur
+}
+
+TEST(SellSpmmv, VectorConsecutiveRowCheckMatchesItsDefinition)
+{
+    check_consecutive_against_definition<8>();
+    check_consecutive_against_definition<16>();
+    check_consecutive_against_definition<32>();
 }
