@@ -179,6 +179,19 @@ struct SiteForm {
     }
 };
 
+/// The end rows of an interior lattice line in the two-step pass (the rows before and after
+/// the shifted-load run: a few per line), as a table: per row q - the line's first row, in
+/// [0, head) then [tail, line), its entries in checked_rows' order as (column - the line's
+/// first row, value rounded to T, in double). Every interior line has the same table (its
+/// y neighbours exist, the z wrap or cut is the same), so these rows skip checked_rows'
+/// neighbour arithmetic. line = 0: no table (checked_rows).
+struct LineEnds {
+    int head = 0, tail = 0, line = 0;
+    std::vector<int> first;  ///< entries of end row i: [first[i], first[i + 1])
+    std::vector<std::ptrdiff_t> col;
+    std::vector<double> vr, vi;
+};
+
 class CpuStencilOperator final : public Operator {
 public:
     CpuStencilOperator(BlockStencil s, Precision precision) : s_(std::move(s)), precision_(precision)
@@ -253,6 +266,8 @@ public:
                                          [&](double v) { return v == s_.potential.front(); });
         shift_table(shift_double_);
         shift_table(shift_single_);
+        line_ends(line_ends_double_, shift_double_);
+        line_ends(line_ends_single_, shift_single_);
         if (nb_ == 4) build_site_form(onsite, blocks);
     }
 
@@ -342,6 +357,14 @@ private:
     template <class T, int B, bool Real>
     void step_lines(const T* x, T* y, int c0, int c1, const AugmentedOps& ops, bool want_dots,
                     kernels::cpu::DotLanes& lanes, double* sums) const;
+    template <class T>
+    void line_ends(LineEnds& t, const ShiftTable<T>& st) const;
+    template <class T>
+    void end_rows(const LineEnds& t, int i0, int i1, const T* x, T* y, global_index ra, const AugmentedOps& ops,
+                  bool want_dots, double* sums) const;
+    template <class T>
+    __attribute__((always_inline)) inline void finish_checked_row(const T* x, T* y, global_index row, double ar, double ai, const AugmentedOps& ops,
+                            bool want_dots, double* sums) const;
     template <class T>
     void checked_rows(const T* x, T* y, global_index ra, global_index re, const AugmentedOps& ops, bool want_dots,
                       double* sums) const;
@@ -555,6 +578,7 @@ private:
     bool uniform_potential_ = false;              // every potential value equal
     ShiftTable<double> shift_double_;             // R = 1 shifted-load forms
     ShiftTable<float> shift_single_;
+    LineEnds line_ends_double_, line_ends_single_;  // two-step pass: ends of interior lines
     SiteForm site_form_;                          // R = 1, B = 4, double
 };
 
@@ -877,9 +901,13 @@ __attribute__((always_inline)) inline VecOf<T> load_vec(const T* p)
 inline void dithered_lanes(double v, v16f (&out)[2])
 {
     float down = static_cast<float>(v);
+    if (static_cast<double>(down) == v) {  // exact (graphene: V - shift = 0)
+        out[0] = out[1] = v16f{} + down;
+        return;
+    }
     if (static_cast<double>(down) > v) down = std::nextafter(down, -std::numeric_limits<float>::infinity());
     const float up = std::nextafter(down, std::numeric_limits<float>::infinity());
-    const double frac = static_cast<double>(down) == v ? 0.0 : (v - down) / (static_cast<double>(up) - down);
+    const double frac = (v - down) / (static_cast<double>(up) - down);
     const int k = static_cast<int>(std::lround(16 * frac));  // rows rounded up, spread evenly
     for (int j = 0; j < 16; ++j) {
         const float w = (j + 1) * k / 16 > j * k / 16 ? up : down;
@@ -1456,8 +1484,6 @@ void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_
                                       bool want_dots, double* sums) const
 {
     const int nb = nb_, nx = extent_[0], ny = extent_[1], nz = extent_[2];
-    const bool per_row = s_.potential_per_row();
-    const double* pot = s_.potential.data();
     if (ra >= re) return;
     // The site and its coordinates are stepped along with the row: the divisions that find
     // them cost more than the row's arithmetic (a line's end is a few rows per call).
@@ -1495,9 +1521,23 @@ void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_
             ar += vr * xr - vi * xi;
             ai += vr * xi + vi * xr;
         }
+        finish_checked_row(x, y, row, ar, ai, ops, want_dots, sums);
+    }
+}
+
+/// Row `row` of y from its hopping sum (ar, ai), dots into sums (checked_rows, end_rows).
+template <class T>
+void CpuStencilOperator::finish_checked_row(const T* x, T* y, global_index row, double ar, double ai,
+                                            const AugmentedOps& ops, bool want_dots, double* sums) const
+{
+    {
+        const double* pot = s_.potential.data();
         // A uniform potential is not read per row: a line's end rows are 16 KiB apart and
         // would miss the cache on every line (graphene's potential is stored per row).
-        const double dv = (uniform_potential_ ? pot[0] : per_row ? pot[row] : pot[site]) - ops.shift;
+        const double dv = (uniform_potential_           ? pot[0]
+                           : s_.potential_per_row() ? pot[row]
+                                                    : pot[row / nb_]) -
+                          ops.shift;
         const double xr = static_cast<double>(x[2 * row]), xi = static_cast<double>(x[2 * row + 1]);
         double yr = ops.scale * (ar + dv * xr), yi = ops.scale * (ai + dv * xi);
         if (ops.beta != 0.0) {  // beta == 0: y is never read
@@ -1512,6 +1552,65 @@ void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_
             sums[1] += sr * xr + si * xi;
             sums[2] += sr * xi - si * xr;
         }
+    }
+}
+
+/// The LineEnds table of st's run bounds (step_lines: sa, se), from the line cy = lo_[1].
+template <class T>
+void CpuStencilOperator::line_ends(LineEnds& t, const ShiftTable<T>& st) const
+{
+    t = LineEnds{};
+    const int nb = nb_, ny = extent_[1], nz = extent_[2];
+    constexpr int L = ShiftTable<T>::kLanes;
+    if (st.nd == 0 || extent_[0] != 1 || !(0 >= lo_[0] && 0 < hi_[0]) || lo_[1] >= hi_[1] || lo_[2] >= hi_[2]) return;
+    const int cy = lo_[1];
+    const global_index ra = global_index(nb) * nz * cy;
+    const int line = nb * nz, head = nb * lo_[2];
+    const int tail = head + (nb * (hi_[2] - lo_[2])) / L * L;
+    t.first.push_back(0);
+    auto add_row = [&](int q) {
+        const int cz = q / nb, o = q % nb;
+        for (const RowEntry& e : entries_[static_cast<size_t>(o)]) {
+            global_index ns = global_index(nz) * cy + cz;
+            if (e.term >= 0) {
+                const auto& d = offsets_[static_cast<size_t>(e.term)];
+                const int qx = neighbour_coord(d[0], 1, periodic_[0]);
+                const int qy = neighbour_coord(cy + d[1], ny, periodic_[1]);
+                const int qz = neighbour_coord(cz + d[2], nz, periodic_[2]);
+                if (qx < 0 || qy < 0 || qz < 0) continue;
+                ns = qz + global_index(nz) * (qy + global_index(ny) * qx);
+            }
+            t.col.push_back(static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - ra));
+            t.vr.push_back(static_cast<double>(static_cast<T>(e.v.real())));
+            t.vi.push_back(static_cast<double>(static_cast<T>(e.v.imag())));
+        }
+        t.first.push_back(static_cast<int>(t.col.size()));
+    };
+    for (int q = 0; q < head; ++q) add_row(q);
+    for (int q = tail; q < line; ++q) add_row(q);
+    t.head = head;
+    t.tail = tail;
+    t.line = line;
+}
+
+/// End rows i0 .. i1 - 1 of the LineEnds table (row ra + i for i < head, ra + tail + i -
+/// head after) of the interior line starting at row ra: checked_rows' arithmetic.
+template <class T>
+void CpuStencilOperator::end_rows(const LineEnds& t, int i0, int i1, const T* x, T* y, global_index ra,
+                                  const AugmentedOps& ops, bool want_dots, double* sums) const
+{
+    const T* xl = x + 2 * ra;
+    for (int i = i0; i < i1; ++i) {
+        double ar = 0.0, ai = 0.0;
+        for (int k = t.first[static_cast<size_t>(i)]; k < t.first[static_cast<size_t>(i) + 1]; ++k) {
+            const std::ptrdiff_t c = t.col[static_cast<size_t>(k)];
+            const double vr = t.vr[static_cast<size_t>(k)], vi = t.vi[static_cast<size_t>(k)];
+            const double xr = static_cast<double>(xl[2 * c]), xi = static_cast<double>(xl[2 * c + 1]);
+            ar += vr * xr - vi * xi;
+            ai += vr * xi + vi * xr;
+        }
+        const global_index row = ra + (i < t.head ? i : t.tail + (i - t.head));
+        finish_checked_row(x, y, row, ar, ai, ops, want_dots, sums);
     }
 }
 
@@ -1540,7 +1639,10 @@ void CpuStencilOperator::step_lines(const T* x, T* y, int c0, int c1, const Augm
             checked_rows(x, y, ra, re, ops, want_dots, sums);
             continue;
         }
-        checked_rows(x, y, ra, sa, ops, want_dots, sums);
+        const LineEnds& ends = std::is_same_v<T, double> ? line_ends_double_ : line_ends_single_;
+        const bool table = ends.line == B * nz && sa - ra == ends.head && se - ra == ends.tail;
+        if (table) end_rows(ends, 0, ends.head, x, y, ra, ops, want_dots, sums);
+        else checked_rows(x, y, ra, sa, ops, want_dots, sums);
         switch (st.nd) {
 #define TOPOKPM_TWO_STEP_CASE(k)                                                                                  \
     case k:                                                                                                       \
@@ -1556,7 +1658,8 @@ void CpuStencilOperator::step_lines(const T* x, T* y, int c0, int c1, const Augm
 #undef TOPOKPM_TWO_STEP_CASE
         default: TOPOKPM_REQUIRE(false, "shifted-load form with ", st.nd, " offsets");
         }
-        checked_rows(x, y, se, re, ops, want_dots, sums);
+        if (table) end_rows(ends, ends.head, ends.head + ends.line - ends.tail, x, y, ra, ops, want_dots, sums);
+        else checked_rows(x, y, se, re, ops, want_dots, sums);
     }
 }
 
