@@ -36,6 +36,10 @@
 // fused, so the sums never leave the registers; a constant potential is not read per row.
 // On a 2-D lattice (graphene) the same form also runs two KPM steps per pass over memory
 // (Operator::apply_two_steps; two_steps() below: a wavefront over blocks of lattice lines).
+// In single precision this form is float throughout (16 lanes, no conversion per row;
+// scale and a uniform potential dithered over the rows, dots in float runs of kSingleDotRun
+// products): with the epilogue in double it converted 11 times per vector and ran slower
+// in core than the double kernel (docs/performance.md, "Single precision at R = 1 in float").
 //
 // R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
@@ -53,9 +57,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -173,6 +179,19 @@ struct SiteForm {
     }
 };
 
+/// The end rows of an interior lattice line in the two-step pass (the rows before and after
+/// the shifted-load run: a few per line), as a table: per row q - the line's first row, in
+/// [0, head) then [tail, line), its entries in checked_rows' order as (column - the line's
+/// first row, value rounded to T, in double). Every interior line has the same table (its
+/// y neighbours exist, the z wrap or cut is the same), so these rows skip checked_rows'
+/// neighbour arithmetic. line = 0: no table (checked_rows).
+struct LineEnds {
+    int head = 0, tail = 0, line = 0;
+    std::vector<int> first;  ///< entries of end row i: [first[i], first[i + 1])
+    std::vector<std::ptrdiff_t> col;
+    std::vector<double> vr, vi;
+};
+
 class CpuStencilOperator final : public Operator {
 public:
     CpuStencilOperator(BlockStencil s, Precision precision) : s_(std::move(s)), precision_(precision)
@@ -247,6 +266,8 @@ public:
                                          [&](double v) { return v == s_.potential.front(); });
         shift_table(shift_double_);
         shift_table(shift_single_);
+        line_ends(line_ends_double_, shift_double_);
+        line_ends(line_ends_single_, shift_single_);
         if (nb_ == 4) build_site_form(onsite, blocks);
     }
 
@@ -342,6 +363,14 @@ private:
     template <class T, int B, bool Real>
     void step_lines(const T* x, T* y, int c0, int c1, const AugmentedOps& ops, bool want_dots,
                     kernels::cpu::DotLanes& lanes, double* sums) const;
+    template <class T>
+    void line_ends(LineEnds& t, const ShiftTable<T>& st) const;
+    template <class T>
+    void end_rows(const LineEnds& t, int i0, int i1, const T* x, T* y, global_index ra, const AugmentedOps& ops,
+                  bool want_dots, double* sums) const;
+    template <class T>
+    __attribute__((always_inline)) inline void finish_checked_row(const T* x, T* y, global_index row, double ar, double ai, const AugmentedOps& ops,
+                            bool want_dots, double* sums) const;
     template <class T>
     void checked_rows(const T* x, T* y, global_index ra, global_index re, const AugmentedOps& ops, bool want_dots,
                       double* sums) const;
@@ -555,6 +584,7 @@ private:
     bool uniform_potential_ = false;              // every potential value equal
     ShiftTable<double> shift_double_;             // R = 1 shifted-load forms
     ShiftTable<float> shift_single_;
+    LineEnds line_ends_double_, line_ends_single_;  // two-step pass: ends of interior lines
     SiteForm site_form_;                          // R = 1, B = 4, double
 };
 
@@ -867,12 +897,62 @@ __attribute__((always_inline)) inline VecOf<T> load_vec(const T* p)
     return v;
 }
 
+/// A constant v for the rows of two vectors of 8 complex floats (16 rows), dithered: v
+/// rounded down for some rows and up for the others, so that the mean over the 16 rows is v
+/// to 1/32 of a float ulp. Rounding scale (or a uniform V - shift) to the nearest float
+/// would scale (shift) the whole spectrum by up to half an ulp, and that error grows like
+/// the moment index (graphene 256^2, M = 4096: |mu_single - mu_double| up to 6e-6 instead
+/// of 3e-8); dithered, the rows' errors cancel to first order for any state that is smooth on
+/// 16 rows. out[0] for the first vector's 8 rows (lane 2j, 2j + 1: row j), out[1] the second.
+inline void dithered_lanes(double v, v16f (&out)[2])
+{
+    float down = static_cast<float>(v);
+    if (static_cast<double>(down) == v) {  // exact (graphene: V - shift = 0)
+        out[0] = out[1] = v16f{} + down;
+        return;
+    }
+    if (static_cast<double>(down) > v) down = std::nextafter(down, -std::numeric_limits<float>::infinity());
+    const float up = std::nextafter(down, std::numeric_limits<float>::infinity());
+    const double frac = (v - down) / (static_cast<double>(up) - down);
+    const int k = static_cast<int>(std::lround(16 * frac));  // rows rounded up, spread evenly
+    for (int j = 0; j < 16; ++j) {
+        const float w = (j + 1) * k / 16 > j * k / 16 ? up : down;
+        out[j / 8][2 * (j % 8)] = out[j / 8][2 * (j % 8) + 1] = w;
+    }
+}
+
+/// The potential term of 8 complex float lanes starting at row q (q % B == 0 for a
+/// per-site potential): d = fl(V - shift) per complex value, repeated over its (re, im).
+template <int B>
+__attribute__((always_inline)) inline v16f potential_lanes_f(const double* pot, bool per_row, global_index q,
+                                                             double shift)
+{
+    if (per_row) {
+        simd::v8d p;
+        std::memcpy(&p, pot + q, sizeof p);
+        const v8f d = __builtin_convertvector(p - shift, v8f);
+        return __builtin_shufflevector(d, d, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    }
+    constexpr int kSites = 8 / B;  // sites per vector, 2 B lanes each
+    v16f d;
+    for (int k = 0; k < kSites; ++k) {
+        const float dk = static_cast<float>(pot[q / B + k] - shift);
+        for (int l = 0; l < 2 * B; ++l) d[2 * B * k + l] = dk;
+    }
+    return d;
+}
+
 /// The interior rows [ra, re) of one z-column in the shifted-load form (ShiftTable), with
 /// the epilogue fused: the sums never leave the registers. ra % B == 0, (re - ra) % kLanes
 /// == 0, and every row of every site in [ra, re) has all its neighbours inside the box.
 /// Two vectors per iteration with their own dot lanes (the dot FMAs' latency, not their
 /// throughput, would bound one chain); `lanes` gets both. Not inlined: one call per column,
 /// and the loop keeps its own register allocation.
+/// T = float: the whole row in float, 16 lanes (8 complex rows) per vector, no conversion
+/// per row: y = fl(scale) (a + fl(V - shift) x) + fl(beta) y0 in float fused multiply-adds,
+/// with scale and a uniform V - shift dithered over the rows (dithered_lanes); beta, -1 or 0
+/// in the KPM recurrence, is one float. The dots: float lane sums of kSingleDotRun products,
+/// added to the double lanes after each run (stencil_kernels.hpp).
 template <class T, bool Real, int ND, int B>
 __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __restrict x, T* __restrict y, global_index ra, global_index re,
                const double* pot, bool per_row, bool uniform, double scale, double shift, double beta,
@@ -890,11 +970,8 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
         if constexpr (!Real) vi[i] = load_vec(t.vi.data() + 2 * L * i);
         off[i] = 2 * t.offset[static_cast<size_t>(i)];
     }
-    const v8d sv = v8d{} + scale;
-    const v8d du = v8d{} + (pot[0] - shift);  // uniform potential: one value for every row
-    kernels::cpu::DotLanes l0 = lanes, l1{};
-    auto body = [&](global_index r0, kernels::cpu::DotLanes& dl) __attribute__((always_inline)) {
-        const T* xb = x + 2 * r0;
+    // The row sums a = sum_i v_i x(r + d_i), in T.
+    auto sums = [&](const T* xb) __attribute__((always_inline)) {
         V a = vr[0] * load_vec(xb + off[0]), b{};
         if constexpr (!Real) b = vi[0] * load_vec(xb + off[0]);
 #pragma GCC unroll 8
@@ -903,35 +980,88 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
             a += vr[i] * xv;
             if constexpr (!Real) b += vi[i] * xv;
         }
-        if constexpr (kDouble) {
-            if constexpr (!Real) {
+        if constexpr (!Real) {
+            if constexpr (kDouble) {
                 const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
                 a += sign * __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6);
-            }
-            const v8d dv = uniform ? du : potential_lanes<B>(pot, per_row, r0, shift);
-            kernels::cpu::finish_vector_sums(a, xb, y + 2 * r0, sv, dv, beta, want_dots, dl);
-        } else {
-            if constexpr (!Real) {
+            } else {
                 const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
                 a += sign * __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
             }
-            const v8d lo = __builtin_convertvector(__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7), v8d);
-            const v8d hi = __builtin_convertvector(__builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15), v8d);
-            const v8d d0 = uniform ? du : potential_lanes<B>(pot, per_row, r0, shift);
-            const v8d d1 = uniform ? du : potential_lanes<B>(pot, per_row, r0 + 4, shift);
-            kernels::cpu::finish_vector_sums(lo, xb, y + 2 * r0, sv, d0, beta, want_dots, dl);
-            kernels::cpu::finish_vector_sums(hi, xb + 8, y + 2 * r0 + 8, sv, d1, beta, want_dots, dl);
         }
+        return a;
     };
-    global_index r0 = ra;
-    for (; r0 + 2 * L <= re; r0 += 2 * L) {
-        body(r0, l0);
-        body(r0 + L, l1);
+    if constexpr (kDouble) {
+        const v8d sv = v8d{} + scale;
+        const v8d du = v8d{} + (pot[0] - shift);  // uniform potential: one value for every row
+        kernels::cpu::DotLanes l0 = lanes, l1{};
+        auto body = [&](global_index r0, kernels::cpu::DotLanes& dl) __attribute__((always_inline)) {
+            const T* xb = x + 2 * r0;
+            const v8d a = sums(xb);
+            const v8d dv = uniform ? du : potential_lanes<B>(pot, per_row, r0, shift);
+            kernels::cpu::finish_vector_sums(a, xb, y + 2 * r0, sv, dv, beta, want_dots, dl);
+        };
+        global_index r0 = ra;
+        for (; r0 + 2 * L <= re; r0 += 2 * L) {
+            body(r0, l0);
+            body(r0 + L, l1);
+        }
+        if (r0 < re) body(r0, l0);
+        lanes.xx = l0.xx + l1.xx;
+        lanes.yx = l0.yx + l1.yx;
+        lanes.yxs = l0.yxs + l1.yxs;
+    } else {
+        v16f sv[2], du[2];
+        dithered_lanes(scale, sv);
+        dithered_lanes(pot[0] - shift, du);  // uniform potential: not read per row
+        const v16f bv = v16f{} + static_cast<float>(beta);
+        const bool read_y = beta != 0.0;  // beta == 0: y is never read
+        struct FloatDots {
+            v16f xx{}, yx{}, yxs{};
+        };
+        // y of 8 rows at r0 (dither half 0 or 1); the dots of its x and the stored y into fd.
+        auto body = [&](global_index r0, int half, FloatDots& fd) __attribute__((always_inline)) {
+            const T* xb = x + 2 * r0;
+            T* yb = y + 2 * r0;
+            const v16f a = sums(xb);
+            const v16f xv = load_vec(xb);
+            const v16f dv = uniform ? du[half] : potential_lanes_f<B>(pot, per_row, r0, shift);
+            const v16f old = read_y ? bv * load_vec(yb) : v16f{};
+            const v16f yv = sv[half] * (a + dv * xv) + old;
+            std::memcpy(yb, &yv, sizeof yv);
+            if (want_dots) {
+                fd.xx += xv * xv;
+                fd.yx += yv * xv;
+                fd.yxs += yv * __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+            }
+        };
+        // Float lane sums of kSingleDotRun products each (two sets: f0, f1), then into the
+        // double lanes.
+        constexpr int kDotChunk = 2 * kSingleDotRun;
+        auto flush = [&](const FloatDots& f0, const FloatDots& f1) __attribute__((always_inline)) {
+            auto widen_add = [](v8d& acc, v16f v) __attribute__((always_inline)) {
+                acc += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), v8d) +
+                       __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), v8d);
+            };
+            widen_add(lanes.xx, f0.xx + f1.xx);
+            widen_add(lanes.yx, f0.yx + f1.yx);
+            widen_add(lanes.yxs, f0.yxs + f1.yxs);
+        };
+        global_index r0 = ra;
+        while (r0 < re) {
+            FloatDots f0, f1;
+            const global_index end = std::min<global_index>(re, r0 + static_cast<global_index>(kDotChunk) * L);
+            for (; r0 + 2 * L <= end; r0 += 2 * L) {
+                body(r0, 0, f0);
+                body(r0 + L, 1, f1);
+            }
+            if (r0 < end) {
+                body(r0, 0, f0);
+                r0 += L;
+            }
+            if (want_dots) flush(f0, f1);
+        }
     }
-    if (r0 < re) body(r0, l0);
-    lanes.xx = l0.xx + l1.xx;
-    lanes.yx = l0.yx + l1.yx;
-    lanes.yxs = l0.yxs + l1.yxs;
 }
 
 /// The sums of S consecutive sites of one SiteForm class (x0: the first site's 4 rows).
@@ -1370,13 +1500,25 @@ void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_
                                       bool want_dots, double* sums) const
 {
     const int nb = nb_, nx = extent_[0], ny = extent_[1], nz = extent_[2];
-    const bool per_row = s_.potential_per_row();
-    const double* pot = s_.potential.data();
+    if (ra >= re) return;
+    // The site and its coordinates are stepped along with the row: the divisions that find
+    // them cost more than the row's arithmetic (a line's end is a few rows per call).
+    global_index site = ra / nb;
+    int o = static_cast<int>(ra - site * nb);
+    int cz = static_cast<int>(site % nz), cy = static_cast<int>((site / nz) % ny),
+        cx = static_cast<int>(site / (global_index(nz) * ny));
     for (global_index row = ra; row < re; ++row) {
-        const global_index site = row / nb;
-        const int o = static_cast<int>(row - site * nb);
-        const int cz = static_cast<int>(site % nz), cy = static_cast<int>((site / nz) % ny),
-                  cx = static_cast<int>(site / (global_index(nz) * ny));
+        if (row > ra && ++o == nb) {
+            o = 0;
+            ++site;
+            if (++cz == nz) {
+                cz = 0;
+                if (++cy == ny) {
+                    cy = 0;
+                    ++cx;
+                }
+            }
+        }
         double ar = 0.0, ai = 0.0;
         for (const RowEntry& e : entries_[static_cast<size_t>(o)]) {
             global_index ns = site;
@@ -1395,7 +1537,23 @@ void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_
             ar += vr * xr - vi * xi;
             ai += vr * xi + vi * xr;
         }
-        const double dv = (per_row ? pot[row] : pot[site]) - ops.shift;
+        finish_checked_row(x, y, row, ar, ai, ops, want_dots, sums);
+    }
+}
+
+/// Row `row` of y from its hopping sum (ar, ai), dots into sums (checked_rows, end_rows).
+template <class T>
+void CpuStencilOperator::finish_checked_row(const T* x, T* y, global_index row, double ar, double ai,
+                                            const AugmentedOps& ops, bool want_dots, double* sums) const
+{
+    {
+        const double* pot = s_.potential.data();
+        // A uniform potential is not read per row: a line's end rows are 16 KiB apart and
+        // would miss the cache on every line (graphene's potential is stored per row).
+        const double dv = (uniform_potential_           ? pot[0]
+                           : s_.potential_per_row() ? pot[row]
+                                                    : pot[row / nb_]) -
+                          ops.shift;
         const double xr = static_cast<double>(x[2 * row]), xi = static_cast<double>(x[2 * row + 1]);
         double yr = ops.scale * (ar + dv * xr), yi = ops.scale * (ai + dv * xi);
         if (ops.beta != 0.0) {  // beta == 0: y is never read
@@ -1410,6 +1568,65 @@ void CpuStencilOperator::checked_rows(const T* x, T* y, global_index ra, global_
             sums[1] += sr * xr + si * xi;
             sums[2] += sr * xi - si * xr;
         }
+    }
+}
+
+/// The LineEnds table of st's run bounds (step_lines: sa, se), from the line cy = lo_[1].
+template <class T>
+void CpuStencilOperator::line_ends(LineEnds& t, const ShiftTable<T>& st) const
+{
+    t = LineEnds{};
+    const int nb = nb_, ny = extent_[1], nz = extent_[2];
+    constexpr int L = ShiftTable<T>::kLanes;
+    if (st.nd == 0 || extent_[0] != 1 || !(0 >= lo_[0] && 0 < hi_[0]) || lo_[1] >= hi_[1] || lo_[2] >= hi_[2]) return;
+    const int cy = lo_[1];
+    const global_index ra = global_index(nb) * nz * cy;
+    const int line = nb * nz, head = nb * lo_[2];
+    const int tail = head + (nb * (hi_[2] - lo_[2])) / L * L;
+    t.first.push_back(0);
+    auto add_row = [&](int q) {
+        const int cz = q / nb, o = q % nb;
+        for (const RowEntry& e : entries_[static_cast<size_t>(o)]) {
+            global_index ns = global_index(nz) * cy + cz;
+            if (e.term >= 0) {
+                const auto& d = offsets_[static_cast<size_t>(e.term)];
+                const int qx = neighbour_coord(d[0], 1, periodic_[0]);
+                const int qy = neighbour_coord(cy + d[1], ny, periodic_[1]);
+                const int qz = neighbour_coord(cz + d[2], nz, periodic_[2]);
+                if (qx < 0 || qy < 0 || qz < 0) continue;
+                ns = qz + global_index(nz) * (qy + global_index(ny) * qx);
+            }
+            t.col.push_back(static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - ra));
+            t.vr.push_back(static_cast<double>(static_cast<T>(e.v.real())));
+            t.vi.push_back(static_cast<double>(static_cast<T>(e.v.imag())));
+        }
+        t.first.push_back(static_cast<int>(t.col.size()));
+    };
+    for (int q = 0; q < head; ++q) add_row(q);
+    for (int q = tail; q < line; ++q) add_row(q);
+    t.head = head;
+    t.tail = tail;
+    t.line = line;
+}
+
+/// End rows i0 .. i1 - 1 of the LineEnds table (row ra + i for i < head, ra + tail + i -
+/// head after) of the interior line starting at row ra: checked_rows' arithmetic.
+template <class T>
+void CpuStencilOperator::end_rows(const LineEnds& t, int i0, int i1, const T* x, T* y, global_index ra,
+                                  const AugmentedOps& ops, bool want_dots, double* sums) const
+{
+    const T* xl = x + 2 * ra;
+    for (int i = i0; i < i1; ++i) {
+        double ar = 0.0, ai = 0.0;
+        for (int k = t.first[static_cast<size_t>(i)]; k < t.first[static_cast<size_t>(i) + 1]; ++k) {
+            const std::ptrdiff_t c = t.col[static_cast<size_t>(k)];
+            const double vr = t.vr[static_cast<size_t>(k)], vi = t.vi[static_cast<size_t>(k)];
+            const double xr = static_cast<double>(xl[2 * c]), xi = static_cast<double>(xl[2 * c + 1]);
+            ar += vr * xr - vi * xi;
+            ai += vr * xi + vi * xr;
+        }
+        const global_index row = ra + (i < t.head ? i : t.tail + (i - t.head));
+        finish_checked_row(x, y, row, ar, ai, ops, want_dots, sums);
     }
 }
 
@@ -1438,7 +1655,10 @@ void CpuStencilOperator::step_lines(const T* x, T* y, int c0, int c1, const Augm
             checked_rows(x, y, ra, re, ops, want_dots, sums);
             continue;
         }
-        checked_rows(x, y, ra, sa, ops, want_dots, sums);
+        const LineEnds& ends = std::is_same_v<T, double> ? line_ends_double_ : line_ends_single_;
+        const bool table = ends.line == B * nz && sa - ra == ends.head && se - ra == ends.tail;
+        if (table) end_rows(ends, 0, ends.head, x, y, ra, ops, want_dots, sums);
+        else checked_rows(x, y, ra, sa, ops, want_dots, sums);
         switch (st.nd) {
 #define TOPOKPM_TWO_STEP_CASE(k)                                                                                  \
     case k:                                                                                                       \
@@ -1454,7 +1674,8 @@ void CpuStencilOperator::step_lines(const T* x, T* y, int c0, int c1, const Augm
 #undef TOPOKPM_TWO_STEP_CASE
         default: TOPOKPM_REQUIRE(false, "shifted-load form with ", st.nd, " offsets");
         }
-        checked_rows(x, y, se, re, ops, want_dots, sums);
+        if (table) end_rows(ends, ends.head, ends.head + ends.line - ends.tail, x, y, ra, ops, want_dots, sums);
+        else checked_rows(x, y, se, re, ops, want_dots, sums);
     }
 }
 

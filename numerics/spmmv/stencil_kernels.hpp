@@ -59,6 +59,15 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 /// its entries is float, the epilogue y = scale (sum + (V - shift) x) + beta y is double
 /// (the potential V, scale and shift are not rounded) and rounded once to float, and the
 /// dots <x|x>, <y|x> are accumulated in double per thread, then in thread order.
+/// Except at R = 1 in the shifted-load form (graphene: the interior of every lattice line,
+/// one step or two per pass): there the whole row is float arithmetic, 16 lanes per vector
+/// and no conversion per row: y = scale' (sum + d' x) + fl(beta) y in float fused
+/// multiply-adds, where scale' and a uniform d' = V - shift are the floats just below and
+/// above the double values, dithered over the rows so that their mean is exact to 1/32 ulp
+/// (a per-row V - shift is rounded to the nearest float); each dot lane is a float sum of at
+/// most kSingleDotRun products (fused multiply-adds) before it joins the double sums (error
+/// per dot: <= (kSingleDotRun + 1) eps_f sum |y||x|). Derivations: docs/performance.md,
+/// "Single precision at R = 1 in float", and cpu_stencil_single_test.cpp.
 /// precision() is Single: apply() on complex-float blocks runs that sweep; on double blocks
 /// it rounds x (and y when beta != 0) to float, sweeps in single and widens y back. R = 8, 16, 32 are
 /// register-blocked (8 complex floats per 512-bit vector, G = 8, 4, 2 rows per group),
@@ -68,6 +77,11 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 /// name(): "<stencil name>-stencil-cpu-single"; cost() as above (matrix_bytes is the
 /// potential, still read as double).
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision);
+
+/// Products per float partial sum of a dot lane in the single-precision R = 1 shifted-load
+/// form (above): the float rounding of the dots grows with it, their conversion to double
+/// costs 1 / it per vector.
+inline constexpr int kSingleDotRun = 8;
 
 }  // namespace topokpm::numerics
 
