@@ -487,6 +487,32 @@ TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
               std::sqrt(2.0) * kappa * backward * frob(a));
 }
 
+// The flop count against the closed forms it must reduce to. One leaf of m rows (no tree):
+// xGEQRT3's QR is LAWN 41's xGEQRF leading term 8 k^2 (m - k/3), its T the strictly upper
+// V^H V, 4 k^2 (m - 2k/3) to leading order (column j of V has m - j entries), q_times_top
+// 8 k^2 (m - k) + 12 k^3; every term the counts leave out is O(k^3 + k m) (the TRMMs'
+// k^3 ones, the xLARFGs' 10 m per column), below 20 k^3 + 10 k m + lower order. The tree adds
+// mt - 1 nodes of O(k^3) each, so with many leaves the count is still 20 k^2 N + O(mt k^3).
+TEST(DenseTallSkinny, FlopCountIsThatOfTheKernelShapes)
+{
+    for (const auto& [m, k] : {std::pair{8192, 64}, std::pair{5000, 20}, std::pair{640, 64}}) {
+        const double leading = 8.0 * k * k * (m - k / 3.0) + 4.0 * k * k * (m - 2.0 * k / 3) +
+                               8.0 * k * k * (m - k) + 12.0 * k * k * k;
+        const double f = tsqr_flops({m}, k, 32);
+        EXPECT_LE(std::abs(f - leading), 20.0 * k * k * k + 10.0 * k * m + 64.0 * k * k) << m << " x " << k;
+        EXPECT_GT(f, tsqr_lawn41_flops(m, k)) << "the explicit T and Q cost more than zgeqrf + zungqr";
+    }
+    // Two leaves and one tree node: the node is counted once and costs O(k^3), no more than
+    // a dense QR + apply of its 2k x k stack (8 + 4 + 16 k^2 2k = 56 k^3).
+    const int k = 32;
+    const double node = tsqr_flops({1000, 1000}, k, 8) - 2 * tsqr_flops({1000}, k, 8);
+    EXPECT_GT(node, 0.0);
+    EXPECT_LT(node, 56.0 * k * k * k);
+    // LAWN 41: 16 k^2 N plus its m k terms (6 m k in xGEQRF's multiplies, -2 m k in xUNGQR's
+    // adds: 1/(4k) relative) and O(k^3).
+    EXPECT_NEAR(tsqr_lawn41_flops(1e6, 64) / (16.0 * 64 * 64 * 1e6), 1.0, 1.0 / (2 * 64));
+}
+
 TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
 {
     TileMatrix<complex_double> t(130, 16, 64, 16);  // last block: 2 rows
