@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -458,7 +459,7 @@ int run_one_process(int argc, char** argv)
                          : args.op == "geqrf" ? qr_flops(n, n)
                                               : tsqr_lawn41_flops(double(n), double(cols));
 
-    std::vector<double> ours_s, theirs_s, zgemm_s;
+    std::vector<double> ours_s, theirs_s, zgemm_s, ours_cpu_s, zgemm_cpu_s;  // wall; process CPU seconds
     double own_flops = 0;  // tsqr: the flops of the kernel calls it made (tsqr_flops), beside LAWN 41's
     // TSQR's goal is a fraction of "its flops at the zgemm rate": a square zgemm, timed
     // with the same threads after each repetition.
@@ -494,7 +495,9 @@ int run_one_process(int argc, char** argv)
                 f.a.to_column_major(r_out.data(), n);
             }
         } else {
+            const std::clock_t c0 = std::clock();
             auto result = tsqr(t, ex);
+            ours_cpu_s.push_back(double(std::clock() - c0) / CLOCKS_PER_SEC);
             report = result.report;
             own_flops = result.flops;
             ours_out.assign(std::size_t(n) * cols, 0.0);
@@ -526,9 +529,11 @@ int run_one_process(int argc, char** argv)
         theirs_s.push_back(wall_seconds() - start);
         if (args.op == "tsqr") {  // the rate behind the TSQR bound, under this repetition's load
             const double zstart = wall_seconds();
+            const std::clock_t c0 = std::clock();
             cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, kZgemmOrder, kZgemmOrder, kZgemmOrder, &one,
                         gemm_a.data(), kZgemmOrder, gemm_b.data(), kZgemmOrder, &zero, gemm_c.data(), kZgemmOrder);
             zgemm_s.push_back(wall_seconds() - zstart);
+            zgemm_cpu_s.push_back(double(std::clock() - c0) / CLOCKS_PER_SEC);
         }
     }
 
@@ -586,6 +591,14 @@ int run_one_process(int argc, char** argv)
                     "%.4g flop) %.3f; by its own kernel calls (%.4g flop, %.3fx LAWN 41, %.2f Gflop/s) %.3f\n",
                     kZgemmOrder, zgemm_gf, flops, ours_gf / zgemm_gf, own_flops, own_flops / flops, own_gf,
                     own_gf / zgemm_gf);
+    // The same per CPU second (all threads): a preempted thread does not count, so on a
+    // shared machine this ratio moves less with the load than the wall-clock one.
+    const double own_cpu_gf = ours_cpu_s.empty() ? 0.0 : own_flops / median(ours_cpu_s) * 1e-9;
+    const double zgemm_cpu_gf =
+        zgemm_cpu_s.empty() ? 0.0 : 8.0 * std::pow(double(kZgemmOrder), 3) / median(zgemm_cpu_s) * 1e-9;
+    if (zgemm_cpu_gf > 0)
+        std::printf("  per CPU second: ours %.2f (own flops), zgemm %.2f Gflop/s: %.3f (ours CPU %.3f s)\n",
+                    own_cpu_gf, zgemm_cpu_gf, own_cpu_gf / zgemm_cpu_gf, median(ours_cpu_s));
     if (bound_gf > 0)
         std::printf("  seed metric: ours %.2f / (host %.2f + %s device %.2f Gflop/s kernel rates) = %.3f of the "
                     "bound\n",
@@ -614,7 +627,9 @@ int run_one_process(int argc, char** argv)
             << ", \"ours_own_flops_gflops\": " << own_gf
             << ", \"zgemm_bound_fraction_lawn41_flops\": " << (zgemm_gf > 0 ? ours_gf / zgemm_gf : 0.0)
             << ", \"zgemm_bound_fraction_own_flops\": " << (zgemm_gf > 0 ? own_gf / zgemm_gf : 0.0)
-            << ", \"busy_seconds\": [";
+            << ", \"ours_cpu_seconds\": " << (ours_cpu_s.empty() ? 0.0 : median(ours_cpu_s))
+            << ", \"own_flops_per_cpu_second_fraction_of_zgemm\": "
+            << (zgemm_cpu_gf > 0 ? own_cpu_gf / zgemm_cpu_gf : 0.0) << ", \"busy_seconds\": [";
         for (std::size_t w = 0; w < st.busy_seconds.size(); ++w) out << (w ? ", " : "") << st.busy_seconds[w];
         out << "], \"imbalance\": " << imbalance << "}\n";
     }

@@ -39,13 +39,24 @@ double trmm_count(double t, double c, bool unit) { return kMadd * c * t * (unit 
 // xLARFG of length n: the norm of n - 1 entries (4 flops each) and their complex scaling (6).
 double larfg_count(double n) { return 10 * std::max(0.0, n - 1); }
 
-// xGEQRT3(m, n): halves, each recursively, the left half's reflectors applied to the right
-// (TRMM, GEMM, TRMM, GEMM, TRMM, subtraction), then T's off-diagonal block (TRMM, GEMM, 2 TRMM).
-double geqrt3_count(double m, int n)
+// xGEQR2 (reflector i: xLARFG, then GEMV and GERC on the n - i - 1 columns right of it) and
+// xLARFT (column i of T: GEMV with the i earlier reflectors, TRMV with T).
+double geqr2_larft_count(double m, int n)
 {
-    if (n == 1) return larfg_count(m);
+    double f = 0;
+    for (int i = 0; i < n; ++i)
+        f += larfg_count(m - i) + kMadd * (2 * (m - i) * (n - i - 1) + (m - i) * i + double(i) * (i + 1) / 2);
+    return f;
+}
+
+// kernels::cpu::geqrt_recursive(m, n): xGEQRT3's halves, each recursively, the left half's
+// reflectors applied to the right (TRMM, GEMM, TRMM, GEMM, TRMM, subtraction), then T's
+// off-diagonal block (TRMM, GEMM, 2 TRMM); blocks of <= kGeqrtBaseColumns by xGEQR2 + xLARFT.
+double leaf_qr_count(double m, int n)
+{
+    if (n <= kernels::cpu::kGeqrtBaseColumns) return geqr2_larft_count(m, n);
     const int n1 = n / 2, n2 = n - n1;
-    return geqrt3_count(m, n1) + geqrt3_count(m - n1, n2) + trmm_count(n1, n2, true) + gemm_count(n1, n2, m - n1) +
+    return leaf_qr_count(m, n1) + leaf_qr_count(m - n1, n2) + trmm_count(n1, n2, true) + gemm_count(n1, n2, m - n1) +
            trmm_count(n1, n2, false) + gemm_count(m - n1, n2, n1) + trmm_count(n1, n2, true) + kAdd * n1 * n2 +
            trmm_count(n2, n1, true) + gemm_count(n1, n2, m - n) + trmm_count(n1, n2, false) +
            trmm_count(n2, n1, false);
@@ -101,7 +112,7 @@ double q_times_top_count(double m, int k)
 double tsqr_flops(const std::vector<int>& block_rows, int k, int ib)
 {
     double f = 0;
-    for (int m : block_rows) f += geqrt3_count(m, k) + q_times_top_count(m, k);
+    for (int m : block_rows) f += leaf_qr_count(m, k) + q_times_top_count(m, k);
     if (!block_rows.empty()) f += double(block_rows.size() - 1) * tree_node_count(k, std::max(1, std::min(ib, k)));
     return f;
 }
@@ -149,7 +160,7 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         const int mi = a.tile_rows(i);
         runtime->submit({[=](const TaskContext& c) {
                              T* blk = c.as<T>(buffer_id(kBlock, i));
-                             kernels::cpu::geqrt(mi, k, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
+                             kernels::cpu::geqrt_recursive(mi, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
                              T* ri = c.as<T>(buffer_id(kR, i));
                              for (int col = 0; col < k; ++col)
                                  for (int row = 0; row <= col; ++row) ri[row + col * k] = blk[row + col * mi];
