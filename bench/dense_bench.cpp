@@ -591,8 +591,8 @@ int run_one_process(int argc, char** argv)
                     "%.4g flop) %.3f; by its own kernel calls (%.4g flop, %.3fx LAWN 41, %.2f Gflop/s) %.3f\n",
                     kZgemmOrder, zgemm_gf, flops, ours_gf / zgemm_gf, own_flops, own_flops / flops, own_gf,
                     own_gf / zgemm_gf);
-    // The same per CPU second (all threads): a preempted thread does not count, so on a
-    // shared machine this ratio moves less with the load than the wall-clock one.
+    // The same per CPU second (all threads): time spent preempted does not count (cache and
+    // memory contention with other processes still do).
     const double own_cpu_gf = ours_cpu_s.empty() ? 0.0 : own_flops / median(ours_cpu_s) * 1e-9;
     const double zgemm_cpu_gf =
         zgemm_cpu_s.empty() ? 0.0 : 8.0 * std::pow(double(kZgemmOrder), 3) / median(zgemm_cpu_s) * 1e-9;
