@@ -112,6 +112,71 @@ void geqrt(int m, int n, int ib, T* a, int lda, T* t, int ldt)
     else check(LAPACKE_cgeqrt_work(LAPACK_COL_MAJOR, m, n, nb, a, lda, t, ldt, work), "cgeqrt");
 }
 
+namespace {
+
+template <class T>
+void trmm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, int m, int n, T alpha,
+          const T* a, int lda, T* b, int ldb)
+{
+    if constexpr (is_double<T>) cblas_ztrmm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
+    else cblas_ctrmm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
+}
+
+template <class T>
+void gemm(CBLAS_TRANSPOSE ta, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c,
+          int ldc)
+{
+    if constexpr (is_double<T>)
+        cblas_zgemm(CblasColMajor, ta, CblasNoTrans, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+    else cblas_cgemm(CblasColMajor, ta, CblasNoTrans, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+
+}  // namespace
+
+template <class T>
+void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt)
+{
+    TOPOKPM_REQUIRE(m >= n && n >= 0, "geqrt_recursive needs m >= n >= 0, got m = ", m, ", n = ", n);
+    if (n == 0) return;
+    if (n <= kGeqrtBaseColumns) {
+        // Unblocked QR and T: on so few columns xGEQR2's GEMV/GERC passes beat the
+        // GEMMs of width 1, 2, 4 that xGEQRT3 recurses into.
+        T tau[kGeqrtBaseColumns], work[kGeqrtBaseColumns];
+        if constexpr (is_double<T>) {
+            check(LAPACKE_zgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work), "zgeqr2");
+            check(LAPACKE_zlarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "zlarft");
+        } else {
+            check(LAPACKE_cgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work), "cgeqr2");
+            check(LAPACKE_clarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "clarft");
+        }
+        return;
+    }
+    // xGEQRT3's recursion: left half, its reflectors applied to the right half (with T_12 as
+    // workspace), right half, then T_12 = -T_1 V_1^H V_2 T_2.
+    const T one(1), minus_one(-1);
+    const int n1 = n / 2, n2 = n - n1;
+    T* a12 = a + std::size_t(n1) * lda;
+    T* a22 = a12 + n1;
+    T* t12 = t + std::size_t(n1) * ldt;
+    geqrt_recursive(m, n1, a, lda, t, ldt);
+    for (int j = 0; j < n2; ++j)
+        std::copy_n(a12 + std::size_t(j) * lda, n1, t12 + std::size_t(j) * ldt);
+    trmm(CblasLeft, CblasLower, CblasConjTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
+    gemm(CblasConjTrans, n1, n2, m - n1, one, a + n1, lda, a22, lda, one, t12, ldt);
+    trmm(CblasLeft, CblasUpper, CblasConjTrans, CblasNonUnit, n1, n2, one, t, ldt, t12, ldt);
+    gemm(CblasNoTrans, m - n1, n2, n1, minus_one, a + n1, lda, t12, ldt, one, a22, lda);
+    trmm(CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
+    for (int j = 0; j < n2; ++j)
+        for (int i = 0; i < n1; ++i) a12[i + std::size_t(j) * lda] -= t12[i + std::size_t(j) * ldt];
+    geqrt_recursive(m - n1, n2, a22, lda, t12 + n1, ldt);
+    for (int j = 0; j < n2; ++j)
+        for (int i = 0; i < n1; ++i) t12[i + std::size_t(j) * ldt] = std::conj(a[n1 + j + std::size_t(i) * lda]);
+    trmm(CblasRight, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a22, lda, t12, ldt);
+    if (m > n) gemm(CblasConjTrans, n1, n2, m - n, one, a + n, lda, a22 + n2, lda, one, t12, ldt);
+    trmm(CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, n1, n2, minus_one, t, ldt, t12, ldt);
+    trmm(CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, n1, n2, one, t12 + n1, ldt, t12, ldt);
+}
+
 template <class T>
 void gemqrt(char trans, int m, int n, int k, int ib, const T* v, int ldv, const T* t, int ldt, T* c, int ldc)
 {
@@ -219,6 +284,7 @@ double pocon_upper(int n, const T* u, int ldu, double anorm)
     template void gemm_minus_conj<T>(int, int, int, const T*, int, const T*, int, T*, int);                       \
     template void gemm_conj_plain<T>(int, int, int, T, const T*, int, const T*, int, T, T*, int);                 \
     template void geqrt<T>(int, int, int, T*, int, T*, int);                                                      \
+    template void geqrt_recursive<T>(int, int, T*, int, T*, int);                                                 \
     template void gemqrt<T>(char, int, int, int, int, const T*, int, const T*, int, T*, int);                     \
     template void tpqrt<T>(int, int, int, int, T*, int, T*, int, T*, int);                                        \
     template void tpmqrt<T>(char, int, int, int, int, int, const T*, int, const T*, int, T*, int, T*, int);       \

@@ -42,6 +42,17 @@ void gemm_conj_plain(int n, int k, int m, T alpha, const T* a, int lda, const T*
 template <class T>
 void geqrt(int m, int n, int ib, T* a, int lda, T* t, int ldt);
 
+/// Widest block geqrt_recursive factors unblocked.
+inline constexpr int kGeqrtBaseColumns = 8;
+
+/// The result of geqrt(m, n, ib = n, ...) (one n x n block reflector: R, V below it, T
+/// upper triangular; m >= n, ldt >= n) by xGEQRT3's recursion on column halves, but with
+/// blocks of <= kGeqrtBaseColumns columns factored by xGEQR2 + xLARFT instead of recursing
+/// to single columns: the same reflectors to rounding, faster on tall blocks. The leaf QR
+/// of TSQR.
+template <class T>
+void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt);
+
 /// C := op(Q) C for the Q of geqrt (xGEMQRT, left side); op = 'N' or 'C'. V is m x k.
 template <class T>
 void gemqrt(char trans, int m, int n, int k, int ib, const T* v, int ldv, const T* t, int ldt, T* c, int ldc);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "numerics/dense/dense_kernels.hpp"
+#include "numerics/dense/qr.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
 
@@ -29,7 +30,101 @@ void check_block(const TileMatrix<T>& a)
 enum Buffer { kBlock = 0, kLeafT = 1, kR = 2, kTreeT = 3, kC = 4, kGram = 5, kU = 6 };
 tasks::DataId buffer_id(Buffer b, int i) { return tile_id(int(b), i, 0); }
 
+// Flop counts of the complex kernels' shapes (LAWN 41 weights: a multiply-add is 8 real
+// flops, an add 2), following the reference LAPACK routines call by call.
+constexpr double kMadd = 8, kAdd = 2;
+double gemm_count(double m, double n, double k) { return kMadd * m * n * k; }
+// Triangle of order t times a t x c block (either side): c t (t +- 1) / 2 multiply-adds.
+double trmm_count(double t, double c, bool unit) { return kMadd * c * t * (unit ? t - 1 : t + 1) / 2; }
+// xLARFG of length n: the norm of n - 1 entries (4 flops each) and their complex scaling (6).
+double larfg_count(double n) { return 10 * std::max(0.0, n - 1); }
+
+// xGEQR2 (reflector i: xLARFG, then GEMV and GERC on the n - i - 1 columns right of it) and
+// xLARFT (column i of T: GEMV with the i earlier reflectors, TRMV with T).
+double geqr2_larft_count(double m, int n)
+{
+    double f = 0;
+    for (int i = 0; i < n; ++i)
+        f += larfg_count(m - i) + kMadd * (2 * (m - i) * (n - i - 1) + (m - i) * i + double(i) * (i + 1) / 2);
+    return f;
+}
+
+// kernels::cpu::geqrt_recursive(m, n): xGEQRT3's halves, each recursively, the left half's
+// reflectors applied to the right (TRMM, GEMM, TRMM, GEMM, TRMM, subtraction), then T's
+// off-diagonal block (TRMM, GEMM, 2 TRMM); blocks of <= kGeqrtBaseColumns by xGEQR2 + xLARFT.
+double leaf_qr_count(double m, int n)
+{
+    if (n <= kernels::cpu::kGeqrtBaseColumns) return geqr2_larft_count(m, n);
+    const int n1 = n / 2, n2 = n - n1;
+    return leaf_qr_count(m, n1) + leaf_qr_count(m - n1, n2) + trmm_count(n1, n2, true) + gemm_count(n1, n2, m - n1) +
+           trmm_count(n1, n2, false) + gemm_count(m - n1, n2, n1) + trmm_count(n1, n2, true) + kAdd * n1 * n2 +
+           trmm_count(n2, n1, true) + gemm_count(n1, n2, m - n) + trmm_count(n1, n2, false) +
+           trmm_count(n2, n1, false);
+}
+
+// xTPQRT2(m, n, l): column i's reflector has rows 1..p of B (p = m - l + min(l, i)): GEMV and
+// GERC on the trailing columns; then T column by column (TRMV on the triangular rows, GEMVs,
+// TRMV with T).
+double tpqrt2_count(int m, int n, int l)
+{
+    double f = 0;
+    for (int i = 1; i <= n; ++i) {
+        const double p = m - l + std::min(l, i);
+        f += larfg_count(p + 1) + kMadd * (2 * p + 2) * (n - i);
+    }
+    for (int i = 2; i <= n; ++i) {
+        const double p = std::min(i - 1, l);
+        f += kMadd * (p * (p + 1) / 2 + double(m - l) * (i - 1) + double(i - 1 - p) * l + double(i - 1) * i / 2);
+    }
+    return f;
+}
+
+// xTPRFB (left, forward, columnwise) with V m x k whose last l rows are upper trapezoidal, on
+// [A (k x n); B (m x n)]: W = A + V^H B, W = T W (or T^H W), A -= W, B -= V W.
+double tprfb_count(double m, double n, double k, double l)
+{
+    const double vb = n * (k * (m - l) + l * (l + 1) / 2);  // multiply-adds of V^H B and of V W
+    return kMadd * (2 * vb + n * k * (k + 1) / 2) + kAdd * 2 * n * k;
+}
+
+// xTPQRT(k, k, l = k, ib) on [R_i; R_j] (the tree node) and the xTPMQRT that applies it to k
+// columns: the block at column i has mb = i + ib - 1 rows of B, its last ib triangular.
+double tree_node_count(int k, int ib)
+{
+    double f = 0;
+    for (int i = 1; i <= k; i += ib) {
+        const int b = std::min(k - i + 1, ib), mb = std::min(i + b - 1, k), lb = mb - i + 1;
+        f += tpqrt2_count(mb, b, lb);
+        if (i + b <= k) f += tprfb_count(mb, k - i - b + 1, b, lb);
+        f += tprfb_count(mb, k, b, lb);  // TPMQRT's block on the k columns of [C_i; C_j]
+    }
+    return f;
+}
+
+// q_times_top(m, k): TRMM (V_1^H), TRMM (T), GEMM of the m - k rows, TRMM (V_1), subtraction.
+double q_times_top_count(double m, int k)
+{
+    return 2 * trmm_count(k, k, true) + trmm_count(k, k, false) + gemm_count(m - k, k, k) + kAdd * double(k) * k;
+}
+
 }  // namespace
+
+double tsqr_flops(const std::vector<int>& block_rows, int k, int ib)
+{
+    double f = 0;
+    for (int m : block_rows) f += leaf_qr_count(m, k) + q_times_top_count(m, k);
+    if (!block_rows.empty()) f += double(block_rows.size() - 1) * tree_node_count(k, std::max(1, std::min(ib, k)));
+    return f;
+}
+
+double tsqr_lawn41_flops(double rows, double k)
+{
+    // LAWN 41 xUNGQR(m, n, k) with m = rows, n = k = k; complex: 6 per multiply, 2 per add.
+    const double m = rows, n = k;
+    const double mults = 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3 + 2 * n * k - k * k - 5 * k / 3;
+    const double adds = 2 * m * n * k - (m + n) * k * k + 2 * k * k * k / 3 + n * k - m * k + k / 3;
+    return qr_flops(rows, k) + 6 * mults + 2 * adds;
+}
 
 template <class T>
 double cholqr2_rcond_threshold(global_index rows, int k)
@@ -65,7 +160,7 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         const int mi = a.tile_rows(i);
         runtime->submit({[=](const TaskContext& c) {
                              T* blk = c.as<T>(buffer_id(kBlock, i));
-                             kernels::cpu::geqrt(mi, k, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
+                             kernels::cpu::geqrt_recursive(mi, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
                              T* ri = c.as<T>(buffer_id(kR, i));
                              for (int col = 0; col < k; ++col)
                                  for (int row = 0; row <= col; ++row) ri[row + col * k] = blk[row + col * mi];
@@ -126,6 +221,9 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     for (int col = 0; col < k; ++col)
         for (int row = 0; row <= col; ++row) result.r[row + std::size_t(col) * k] = r[row + std::size_t(col) * k];
     result.report = {wall_seconds() - start, runtime->stats()};
+    std::vector<int> block_rows(mt);
+    for (int i = 0; i < mt; ++i) block_rows[i] = a.tile_rows(i);
+    result.flops = tsqr_flops(block_rows, k, ib);
     return result;
 }
 

@@ -4,8 +4,8 @@
 /// TileMatrix with one tile column (nb = k) of row blocks of mb >= k rows (the last
 /// block too).
 ///
-/// - tsqr: Householder QR of every row block (GEQRT with one k x k block reflector per
-///   block), then a binary tree of TPQRT on the k x k R factors; Q by applying the tree
+/// - tsqr: Householder QR of every row block (geqrt_recursive: one k x k block reflector
+///   per block), then a binary tree of TPQRT on the k x k R factors; Q by applying the tree
 ///   to [I; 0] and then each leaf's reflector to its k x k part (q_times_top: one GEMM
 ///   per block). Overwrites the
 ///   block with the explicit Q (N x k, Q^H Q = I) and returns R (k x k upper triangular,
@@ -27,12 +27,25 @@ template <class T>
 struct TallSkinnyResult {
     std::vector<T> r;      ///< k x k column major, upper triangular (zeros below)
     DenseReport report;
+    double flops = 0;      ///< tsqr_flops() of this run's row blocks: the work it did
 };
 
 /// Throws InputError when `a` has more than one tile column or a row block with fewer
 /// than k rows.
 template <class T>
 TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution);
+
+/// Real flops (complex: 8 per multiply-add, 2 per add, as LAWN 41) of the kernel calls
+/// tsqr makes on row blocks of `block_rows` rows, k columns and tree inner block ib,
+/// counted from the shapes of those calls: per leaf geqrt_recursive (the QR and its k x k
+/// T: xGEQRT3's recursion down to xGEQR2 + xLARFT blocks) and q_times_top; per tree node xTPQRT
+/// (l = k, inner block ib: xTPQRT2 per block + xTPRFB) and xTPMQRT down the tree. About
+/// 20 k^2 N for N = sum of block_rows >> k: 8 (QR) + 4 (T) + 8 (Q) k^2 per row.
+double tsqr_flops(const std::vector<int>& block_rows, int k, int ib);
+
+/// LAWN 41's count for the same result (an explicit N x k Q and R): xGEQRF(N, k) +
+/// xUNGQR(N, k, k), about 16 k^2 N; the count of LAPACK's own path and of the goal.
+double tsqr_lawn41_flops(double rows, double k);
 
 /// The largest 1/kappa1(G) for which CholQR2 falls back: 64 (N k + k(k+1)) u.
 template <class T>

@@ -442,6 +442,44 @@ TYPED_TEST(DenseTyped, TsqrLeafShapesAreBackwardStableAndBitwiseIndependentOfThe
     }
 }
 
+// geqrt_recursive (TSQR's leaf) against LAPACK's xGEQRT with ib = n on the same block (A
+// m x n, ||A||_2 = 1, kappa2 = 10). Its V, T and R are a Householder QR of A: Q = I - V T V^H,
+// applied to [R; 0] by xGEMQRT, gives A to 4 n gamma_m ||A||_F for the factorization plus as
+// much for the application (the file comment's bound, n reflectors of length <= m); Q applied
+// to [I; 0] is orthonormal to sqrt(n) times 4 n gamma_m (the application alone: Q is unitary
+// up to the factors' rounding, counted once more). R equals LAPACK's up to phases within the
+// perturbation bound with both backward errors. Shapes: n below, at and above the unblocked
+// width, odd splits, m = n.
+TYPED_TEST(DenseTyped, GeqrtRecursiveMatchesLapackGeqrt)
+{
+    using T = TypeParam;
+    const double u = unit_roundoff<T>();
+    for (const auto& [m, n] : {std::pair{300, 24}, std::pair{64, 64}, std::pair{1000, 5}, std::pair{517, 17},
+                               std::pair{40, 9}, std::pair{200, 8}}) {
+        const auto a = conditioned_block(m, n, 10.0, 21);
+        auto ours = cast<T>(a), ref = ours;
+        std::vector<T> t_ours(std::size_t(n) * n), t_ref(std::size_t(n) * n);
+        numerics::kernels::cpu::geqrt_recursive(m, n, ours.data(), m, t_ours.data(), n);
+        numerics::kernels::cpu::geqrt(m, n, n, ref.data(), m, t_ref.data(), n);
+        const double rel = 4 * n * gamma(m, u);
+        // Q [R; 0] against A.
+        std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
+        for (int c = 0; c < n; ++c)
+            for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = ours[r + std::size_t(c) * m];
+        for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
+        numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t_ours.data(), n, qr.data(), m);
+        numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t_ours.data(), n, q.data(), m);
+        std::vector<complex_double> diff(a.size());
+        for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(qr[e]) - a[e];
+        EXPECT_LE(frob(diff), 2 * rel * frob(a)) << m << " x " << n;
+        EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
+            << m << " x " << n;
+        const std::vector<complex_double> od(ours.begin(), ours.end()), rd(ref.begin(), ref.end());
+        EXPECT_LE(phase_aligned_difference(upper(od, m, n), upper(rd, m, n), n), std::sqrt(2.0) * 10.0 * 2 * rel * frob(a))
+            << m << " x " << n;
+    }
+}
+
 // q_times_top (one GEMM) against LAPACK's xGEMQRT on [C; 0] with the same V and T. Both
 // apply the block reflector to [C; 0] backward stably: each result is Q [C; 0] + E with
 // ||E||_F <= 4 k gamma_m ||C||_F (the Householder bound of the file comment, k reflectors
@@ -485,6 +523,32 @@ TEST(DenseTallSkinny, TsqrREqualsLapackUpToPhases)
     EXPECT_LE(phase_aligned_difference(std::vector<complex_double>(result.r.begin(), result.r.end()),
                                        upper(ref, rows, k), k),
               std::sqrt(2.0) * kappa * backward * frob(a));
+}
+
+// The flop count against the closed forms it must reduce to. One leaf of m rows (no tree):
+// xGEQRT3's QR is LAWN 41's xGEQRF leading term 8 k^2 (m - k/3), its T the strictly upper
+// V^H V, 4 k^2 (m - 2k/3) to leading order (column j of V has m - j entries), q_times_top
+// 8 k^2 (m - k) + 12 k^3; every term the counts leave out is O(k^3 + k m) (the TRMMs'
+// k^3 ones, the xLARFGs' 10 m per column), below 20 k^3 + 10 k m + lower order. The tree adds
+// mt - 1 nodes of O(k^3) each, so with many leaves the count is still 20 k^2 N + O(mt k^3).
+TEST(DenseTallSkinny, FlopCountIsThatOfTheKernelShapes)
+{
+    for (const auto& [m, k] : {std::pair{8192, 64}, std::pair{5000, 20}, std::pair{640, 64}}) {
+        const double leading = 8.0 * k * k * (m - k / 3.0) + 4.0 * k * k * (m - 2.0 * k / 3) +
+                               8.0 * k * k * (m - k) + 12.0 * k * k * k;
+        const double f = tsqr_flops({m}, k, 32);
+        EXPECT_LE(std::abs(f - leading), 20.0 * k * k * k + 10.0 * k * m + 64.0 * k * k) << m << " x " << k;
+        EXPECT_GT(f, tsqr_lawn41_flops(m, k)) << "the explicit T and Q cost more than zgeqrf + zungqr";
+    }
+    // Two leaves and one tree node: the node is counted once and costs O(k^3), no more than
+    // a dense QR + apply of its 2k x k stack (8 + 4 + 16 k^2 2k = 56 k^3).
+    const int k = 32;
+    const double node = tsqr_flops({1000, 1000}, k, 8) - 2 * tsqr_flops({1000}, k, 8);
+    EXPECT_GT(node, 0.0);
+    EXPECT_LT(node, 56.0 * k * k * k);
+    // LAWN 41: 16 k^2 N plus its m k terms (6 m k in xGEQRF's multiplies, -2 m k in xUNGQR's
+    // adds: 1/(4k) relative) and O(k^3).
+    EXPECT_NEAR(tsqr_lawn41_flops(1e6, 64) / (16.0 * 64 * 64 * 1e6), 1.0, 1.0 / (2 * 64));
 }
 
 TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
