@@ -302,10 +302,6 @@ protected:
                             const AugmentedOps& ops, DotSums* first, DotSums* second) const override
     {
         if (precision_ != Precision::Single) return Operator::do_apply(x, y, ops, first);  // throws
-        if (x.num_cols() > 1)
-            return kernels::cpu::two_steps_wide(wide_, reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()),
-                                                x.num_cols(), ops, first, second,
-                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 8));
         two_steps_run(reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()), ops, first, second);
     }
 

@@ -2,10 +2,10 @@
 // of lattice lines, a wavefront over lines per strip (the contract and the schedule:
 // numerics/cpu/stencil_two_step_wide.hpp).
 //
-// A row's R complex sums are NV whole 512-bit vectors (double: R / 4, float: R / 8), summed
+// A row's R complex sums are R / 4 whole 512-bit vectors of complex doubles, summed
 // over its entries as a += Re v x, b += Im v x (complex_block_simd.hpp's split, b skipped for
-// real couplings) and combined once; the epilogue and the dots are row_epilogue.hpp's
-// finish_row. Rows whose site has every neighbour inside its line (site_reach .. sites -
+// real couplings) and combined once; the epilogue y = scale (acc + (V - shift) x) + beta y
+// and the dots run on the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every neighbour inside its line (site_reach .. sites -
 // site_reach - 1) use relative offsets; the others wrap or drop per entry.
 #include "numerics/cpu/stencil_two_step_wide.hpp"
 
@@ -15,17 +15,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <type_traits>
 
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
 namespace {
-
-template <class T>
-using Vec = std::conditional_t<std::is_same_v<T, double>, simd::v8d, simd::v16f>;
 
 template <class V, class T>
 inline V vload(const T* p)
@@ -47,19 +44,15 @@ inline simd::v8d times_i(simd::v8d b)
     const simd::v8d s = __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6);
     return s * simd::v8d{-1, 1, -1, 1, -1, 1, -1, 1};
 }
-inline simd::v16f times_i(simd::v16f b)
-{
-    const simd::v16f s = __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    return s * simd::v16f{-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
-}
 
-template <class T, int R, bool Real>
+template <int R, bool Real>
 class WideSteps {
 public:
-    static constexpr int kLanes = 64 / static_cast<int>(sizeof(T));  // T values per vector
+    using T = double;
+    using V = simd::v8d;
+    static constexpr int kLanes = 8;  // doubles per vector
     static constexpr int NV = 2 * R / kLanes;
     static_assert(NV >= 1 && 2 * R % kLanes == 0, "whole vectors per row");
-    using V = Vec<T>;
 
     WideSteps(const WideStencil2D& s, const AugmentedOps& ops) : s_(s), ops_(ops)
     {
@@ -77,16 +70,15 @@ public:
         }
     }
 
-    /// Per thread and step: the dots of one step's rows. Double: per lane of the row's
-    /// vectors, sxx = x x, syx = y x, syxs = y swap(x) (row_epilogue.hpp's DotLanes rule; no
-    /// shuffle per row), folded into xx, yr, yi by fold(); float: finish_row's per column sums.
+    /// Per thread and step: the dots of one step's rows per lane of the row's vectors,
+    /// sxx = x x, syx = y x, syxs = y swap(x) (row_epilogue.hpp's DotLanes rule: no shuffle
+    /// per row), folded into the per-column xx, yr, yi by fold().
     struct Dots {
         double xx[R] = {}, yr[R] = {}, yi[R] = {};
-        simd::v8d sxx[R / 4 > 0 ? R / 4 : 1] = {}, syx[R / 4 > 0 ? R / 4 : 1] = {}, syxs[R / 4 > 0 ? R / 4 : 1] = {};
+        V sxx[NV] = {}, syx[NV] = {}, syxs[NV] = {};
         void fold()
         {
-            if constexpr (std::is_same_v<T, double>)
-                for (int c = 0; c < R; ++c) {
+            for (int c = 0; c < R; ++c) {
                     const int v = c / 4, l = 2 * (c % 4);
                     xx[c] += sxx[v][l] + sxx[v][l + 1];
                     yr[c] += syx[v][l] + syx[v][l + 1];
@@ -164,7 +156,7 @@ private:
             const double pot = s_.per_row ? s_.potential[row] : s_.potential[site_g];
             const T* __restrict xo = in + 2 * R * row;
             T* __restrict yo = out + 2 * R * row;
-            if constexpr (std::is_same_v<T, double>) {  // y = scale (acc + (V - shift) x) + beta y in vectors
+            {
                 const V sv = V{} + ops_.scale, dv = V{} + (pot - ops_.shift), bv = V{} + ops_.beta;
 #pragma GCC unroll 8
                 for (int v = 0; v < NV; ++v) {
@@ -179,10 +171,6 @@ private:
                         d.syxs[v] += yv * xs;
                     }
                 }
-            } else {
-                alignas(64) T acc[2 * R];
-                for (int v = 0; v < NV; ++v) vstore(acc + kLanes * v, a[v]);
-                finish_row<R>(acc, xo, yo, R, ops_.scale, ops_.shift - pot, ops_.beta, want_dots, d.xx, d.yr, d.yi);
             }
         }
     }
@@ -193,10 +181,10 @@ private:
     std::vector<Table> tables_;
 };
 
-template <class T, int R, bool Real>
-void run(const WideStencil2D& s, T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second, int strip)
+template <int R, bool Real>
+void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, DotSums* first, DotSums* second, int strip)
 {
-    using Steps = WideSteps<T, R, Real>;
+    using Steps = WideSteps<R, Real>;
     const Steps steps(s, ops);
     const bool want_dots = first != nullptr;
     const int ns = s.sites, h = s.site_reach;
@@ -243,17 +231,14 @@ void run(const WideStencil2D& s, T* x, T* y, const AugmentedOps& ops, DotSums* f
     }
 }
 
-template <class T, bool Real>
-void dispatch(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second,
+template <bool Real>
+void dispatch(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second,
               int strip)
 {
     switch (r) {
-    case 4:
-        if constexpr (std::is_same_v<T, double>) return run<T, 4, Real>(s, x, y, ops, first, second, strip);
-        break;
-    case 8: return run<T, 8, Real>(s, x, y, ops, first, second, strip);
-    case 16: return run<T, 16, Real>(s, x, y, ops, first, second, strip);
-    case 32: return run<T, 32, Real>(s, x, y, ops, first, second, strip);
+    case 4: return run<4, Real>(s, x, y, ops, first, second, strip);
+    case 16: return run<16, Real>(s, x, y, ops, first, second, strip);
+    case 32: return run<32, Real>(s, x, y, ops, first, second, strip);
     default: break;
     }
     TOPOKPM_REQUIRE(false, "two_steps_wide: no kernel for width ", r);
@@ -261,16 +246,9 @@ void dispatch(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops
 
 }  // namespace
 
-template <class T>
-bool two_steps_wide_compiled(int r)
-{
-    if constexpr (std::is_same_v<T, double>) return r == 4 || r == 8 || r == 16 || r == 32;
-    else return r == 8 || r == 16 || r == 32;
-}
-
 bool two_steps_wide_offered(int r, bool single)
 {
-    return single ? two_steps_wide_compiled<float>(r) : two_steps_wide_compiled<double>(r);
+    return !single && (r == 4 || r == 16 || r == 32);
 }
 
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes)
@@ -279,26 +257,27 @@ int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes)
         int v = 0;
         if (std::sscanf(env, "%d", &v) == 1 && v >= 1) return v;
     }
-    constexpr double kStripBytes = 64.0 * 1024;
+    constexpr double kStripBytes = 256.0 * 1024;
     const double site_bytes = static_cast<double>(complex_bytes) * s.orbitals * r;
     return std::max(s.site_reach + 1, static_cast<int>(kStripBytes / site_bytes));
 }
 
-template <class T>
-void two_steps_wide(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops, DotSums* first,
+void two_steps_wide(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first,
                     DotSums* second, int strip_sites)
 {
     TOPOKPM_REQUIRE(static_cast<int>(s.rows.size()) == s.orbitals, "two_steps_wide: ", s.rows.size(),
                     " row tables for ", s.orbitals, " orbitals");
-    if (s.real) return dispatch<T, true>(s, x, y, r, ops, first, second, strip_sites);
-    dispatch<T, false>(s, x, y, r, ops, first, second, strip_sites);
+    if (s.real) return dispatch<true>(s, x, y, r, ops, first, second, strip_sites);
+    dispatch<false>(s, x, y, r, ops, first, second, strip_sites);
 }
 
-template bool two_steps_wide_compiled<double>(int);
-template bool two_steps_wide_compiled<float>(int);
-template void two_steps_wide<double>(const WideStencil2D&, double*, double*, int, const AugmentedOps&, DotSums*,
-                                     DotSums*, int);
-template void two_steps_wide<float>(const WideStencil2D&, float*, float*, int, const AugmentedOps&, DotSums*,
-                                    DotSums*, int);
-
 }  // namespace topokpm::numerics::kernels::cpu
+
+namespace topokpm::numerics {
+
+bool cpu_stencil_two_steps_at(int r, Precision precision)
+{
+    return r > 1 && kernels::cpu::two_steps_wide_offered(r, precision == Precision::Single);
+}
+
+}  // namespace topokpm::numerics

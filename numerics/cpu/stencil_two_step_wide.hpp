@@ -24,7 +24,8 @@
 /// sites (B's first site_reach sites) and B on each thread's first and last line (they need
 /// the neighbour thread's A) wait until the end, the latter for one barrier. The live set is
 /// about eight strips of one line (x of l - 2 .. l + 1, y of l - 2 .. l): 8 strip_sites B R 16
-/// bytes in double.
+/// bytes in double (about 2 MiB per thread at the default strip: L3, not L2; strips of
+/// 64 KiB, an L2-sized live set, measured slower than 256 KiB and whole 512 KiB lines).
 
 #include <vector>
 
@@ -49,27 +50,21 @@ struct WideStencil2D {
     bool per_row = false;
 };
 
-/// True when two_steps_wide() has a compiled kernel for block width r in value type T
-/// (double: R = 4, 8, 16, 32; float: R = 8, 16, 32, whole 512-bit vectors per row).
-template <class T>
-bool two_steps_wide_compiled(int r);
-
 /// True where the stencil operator offers two steps per pass at width r (fused_steps(r) = 2):
-/// the compiled widths where the strip form was measured faster than two one-step sweeps
-/// (docs/performance.md, "R = 16: two steps per pass"); single: float blocks.
+/// double, R = 4, 16 and 32, where the strip form was measured faster than the one-step
+/// stencil and than real-valued SELL (docs/performance.md, "Issue 13, sixth part"; R = 8 and
+/// single precision have no strip kernel: not measured faster).
 bool two_steps_wide_offered(int r, bool single);
 
-/// Sites per strip for block width r and value bytes per complex entry: about 64 KiB of one
-/// vector per strip of one line (docs/performance.md, "R = 16: two steps per pass"), at
+/// Sites per strip for block width r and value bytes per complex entry: about 256 KiB of one
+/// vector per strip of one line (docs/performance.md, "Issue 13, sixth part"), at
 /// least site_reach + 1; TOPOKPM_TBLOCK_STRIP=<sites> overrides (tuning and tests).
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes);
 
-/// Steps A and B above on blocks x, y (interleaved re, im; T = double or float) of width r
-/// (two_steps_wide_compiled(r)), strips of strip_sites >= 1 sites. first / second: the dots
-/// of A and B, or nullptr (no dots). Float blocks: row sums in float, the epilogue and the
-/// dots in double (the rules of the single-precision stencil).
-template <class T>
-void two_steps_wide(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops, DotSums* first,
+/// Steps A and B above on complex-double blocks x, y (interleaved re, im) of width r
+/// (two_steps_wide_offered(r, false)), strips of strip_sites >= 1 sites. first / second: the
+/// dots of A and B, or nullptr (no dots).
+void two_steps_wide(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first,
                     DotSums* second, int strip_sites);
 
 }  // namespace topokpm::numerics::kernels::cpu
