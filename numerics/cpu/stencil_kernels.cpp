@@ -36,6 +36,7 @@
 // fused, so the sums never leave the registers; a constant potential is not read per row.
 // On a 2-D lattice (graphene) the same form also runs two KPM steps per pass over memory
 // (Operator::apply_two_steps; two_steps() below: a wavefront over blocks of lattice lines).
+// At R > 1 the two-step pass is stencil_two_step_wide.cpp's (strips of lines; build_wide_form()).
 //
 // R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a

@@ -15,8 +15,8 @@
 /// only (|dline| <= 1) and sites up to `site_reach` away in its line.
 ///
 /// Why strips: at R = 16 one line of a 2048-site graphene lattice is 1 MiB per block, so the
-/// R = 1 form's wavefront over whole lines (about seven lines of x and y live at once) would
-/// not stay in a core's 1 MiB L2. Each line is cut into strips of `strip_sites` sites; every
+/// R = 1 form's wavefront over whole lines (about eight lines of x and y live at once) would
+/// hold 8 MiB per thread. Each line is cut into strips of `strip_sites` sites; every
 /// thread sweeps its contiguous range of lines once per strip with a lag of one line (A on
 /// line l, then B on line l - 1) and B's site range shifted back by site_reach, so that what B
 /// reads of A's results (lines l - 2 .. l, sites of this strip and the previous ones) is
