@@ -2,11 +2,12 @@
 // of lattice lines, a wavefront over lines per strip (the contract and the schedule:
 // numerics/cpu/stencil_two_step_wide.hpp).
 //
-// A row's R complex sums are R / 4 whole 512-bit vectors of complex doubles, summed
-// over its entries as a += Re v x, b += Im v x (complex_block_simd.hpp's split, b skipped for
-// real couplings) and combined once; the epilogue y = scale (acc + (V - shift) x) + beta y
-// and the dots run on the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every neighbour inside its line (site_reach .. sites -
-// site_reach - 1) use relative offsets; the others wrap or drop per entry.
+// A row's R complex sums are R / 4 whole 512-bit vectors of complex doubles, summed over its
+// entries as a += Re v x, b += Im v x (complex_block_simd.hpp's split, b skipped for real
+// couplings) and combined once; the epilogue y = scale (acc + (V - shift) x) + beta y and the
+// dots run on the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every
+// neighbour inside its line (sites site_reach .. sites - site_reach - 1) use relative offsets;
+// the others wrap or drop per entry.
 #include "numerics/cpu/stencil_two_step_wide.hpp"
 
 #include <omp.h>
@@ -105,20 +106,37 @@ public:
         }
         const int h = s_.site_reach, ns = s_.sites, nb = s_.orbitals;
         const int ia = std::max(z0, h), ie = std::min(z1, ns - h);  // interior sites
-        for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, d);
-        for (int z = ia; z < ie; ++z) site<true>(xl, in, out, line, z, nb, want_dots, d);
-        for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, d);
+        // The dot lanes in locals for the call: in d they would be reloaded after every store
+        // to y (a double store may alias a vector of doubles).
+        Lanes l;
+        for (int v = 0; v < NV; ++v) {
+            l.xx[v] = d.sxx[v];
+            l.yx[v] = d.syx[v];
+            l.yxs[v] = d.syxs[v];
+        }
+        for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
+        for (int z = ia; z < ie; ++z) site<true>(xl, in, out, line, z, nb, want_dots, l);
+        for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
+        for (int v = 0; v < NV; ++v) {
+            d.sxx[v] = l.xx[v];
+            d.syx[v] = l.yx[v];
+            d.syxs[v] = l.yxs[v];
+        }
     }
 
 private:
+    struct Lanes {
+        V xx[NV], yx[NV], yxs[NV];
+    };
     struct Table {
         std::vector<int> sel;
-        std::vector<std::ptrdiff_t> off;  // T values from the row's own position in its line
+        std::vector<std::ptrdiff_t> off;  // doubles from the row's own position in its line
         std::vector<T> vr, vi;
     };
 
     template <bool Interior>
-    inline void site(const T* const* xl, const T* in, T* out, int line, int z, int nb, bool want_dots, Dots& d) const
+    __attribute__((always_inline)) inline void site(const T* const* xl, const T* in, T* out, int line, int z, int nb,
+                                                    bool want_dots, Lanes& d) const
     {
         const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
         for (int o = 0; o < nb; ++o) {
@@ -156,20 +174,18 @@ private:
             const double pot = s_.per_row ? s_.potential[row] : s_.potential[site_g];
             const T* __restrict xo = in + 2 * R * row;
             T* __restrict yo = out + 2 * R * row;
-            {
-                const V sv = V{} + ops_.scale, dv = V{} + (pot - ops_.shift), bv = V{} + ops_.beta;
+            const V sv = V{} + ops_.scale, dv = V{} + (pot - ops_.shift), bv = V{} + ops_.beta;
 #pragma GCC unroll 8
-                for (int v = 0; v < NV; ++v) {
-                    const V xv = vload<V>(xo + kLanes * v);
-                    V yv = sv * (a[v] + dv * xv);
-                    if (ops_.beta != 0.0) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
-                    vstore(yo + kLanes * v, yv);
-                    if (want_dots) {
-                        const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
-                        d.sxx[v] += xv * xv;
-                        d.syx[v] += yv * xv;
-                        d.syxs[v] += yv * xs;
-                    }
+            for (int v = 0; v < NV; ++v) {
+                const V xv = vload<V>(xo + kLanes * v);
+                V yv = sv * (a[v] + dv * xv);
+                if (ops_.beta != 0.0) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
+                vstore(yo + kLanes * v, yv);
+                if (want_dots) {
+                    const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                    d.xx[v] += xv * xv;
+                    d.yx[v] += yv * xv;
+                    d.yxs[v] += yv * xs;
                 }
             }
         }

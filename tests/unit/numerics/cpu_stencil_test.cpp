@@ -620,24 +620,28 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
 // from a copy of its state pairs the same sweeps: bit-identical moments, as a checkpoint needs.
 TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
 {
-    const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
-    const auto op = numerics::make_cpu_stencil_operator(s);
-    ASSERT_EQ(op->fused_steps(1), 2);
-    const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
-    const auto plan = numerics::random_phase_plan(s.num_rows(), 3, 11);
-    const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
-    const auto reference = numerics::run_block_trace(*op, *plan, m, 1, scaling);
-    for (int stop = 0;; ++stop) {
-        numerics::BlockTrace first(*op, *plan, m, 1, scaling);
-        for (int k = 0; k < stop && !first.done(); ++k) first.step();
-        if (first.done()) break;
-        const std::int64_t in_block = first.sweeps_done() % 11;
-        EXPECT_TRUE(in_block == 0 || in_block % 2 == 1) << "stop " << stop << ": " << in_block << " sweeps into a block";
-        numerics::TraceState saved = first.state();
-        numerics::BlockTrace second(*op, *plan, m, 1, scaling);
-        second.restore(std::move(saved));
-        while (!second.done()) second.step();
-        EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " steps";
+    // Width 1 (the line form) and width 4 (the strip form: 8 vectors in two blocks of 4).
+    for (const int width : {1, 4}) {
+        SCOPED_TRACE("width " + std::to_string(width));
+        const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        ASSERT_EQ(op->fused_steps(width), 2);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const auto plan = numerics::random_phase_plan(s.num_rows(), width == 1 ? 3 : 8, 11);
+        const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
+        const auto reference = numerics::run_block_trace(*op, *plan, m, width, scaling);
+        for (int stop = 0;; ++stop) {
+            numerics::BlockTrace first(*op, *plan, m, width, scaling);
+            for (int k = 0; k < stop && !first.done(); ++k) first.step();
+            if (first.done()) break;
+            const std::int64_t in_block = first.sweeps_done() % 11;
+            EXPECT_TRUE(in_block == 0 || in_block % 2 == 1) << "stop " << stop << ": " << in_block << " sweeps into a block";
+            numerics::TraceState saved = first.state();
+            numerics::BlockTrace second(*op, *plan, m, width, scaling);
+            second.restore(std::move(saved));
+            while (!second.done()) second.step();
+            EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " steps";
+        }
     }
 }
 
