@@ -1,5 +1,6 @@
 #include "app/cli/operator_choice.hpp"
 
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::app {
@@ -29,6 +30,9 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
     if (model == "ti") return {MatrixKind::Free, "free, the fastest measured for ti at R = 1, 8 and 32;" + at};
     if (width == 1)  // real couplings: sweeps as fast as real-valued sell, no matrix to build
         return {MatrixKind::Free, "free, the fastest measured run for " + model + " at R = 1;" + at};
+    if (model == "graphene" && numerics::cpu_stencil_two_steps_at(width, precision))
+        return {MatrixKind::Free, "free, two sweeps per pass over memory in a serial run, the fastest measured for " +
+                                      model + " at R = 4, 16 and 32;" + at};
     return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 8 and 32;" + at};
 }
 

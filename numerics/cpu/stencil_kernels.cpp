@@ -40,6 +40,8 @@
 // scale and a uniform potential dithered over the rows, dots in float runs of kSingleDotRun
 // products): with the epilogue in double it converted 11 times per vector and ran slower
 // in core than the double kernel (docs/performance.md, "Single precision at R = 1 in float").
+
+// At R > 1 the two-step pass is stencil_two_step_wide.cpp's (strips of lines; build_wide_form()).
 //
 // R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
@@ -68,6 +70,7 @@
 
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/cpu/stencil_two_step_wide.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
@@ -269,6 +272,7 @@ public:
         line_ends(line_ends_double_, shift_double_);
         line_ends(line_ends_single_, shift_single_);
         if (nb_ == 4) build_site_form(onsite, blocks);
+        build_wide_form();
     }
 
     global_index num_rows() const override { return s_.num_rows(); }
@@ -310,6 +314,10 @@ protected:
             apply_in_single(y, x, ops, second);
             return;
         }
+        if (x.num_cols() > 1)
+            return kernels::cpu::two_steps_wide(wide_, reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()),
+                                                x.num_cols(), ops, first, second,
+                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 16));
         two_steps_run(reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()), ops, first, second);
     }
 
@@ -323,9 +331,16 @@ protected:
 public:
     /// Two steps per pass (temporal blocking over lattice lines, see two_steps()) at R = 1
     /// where the sweep takes the shifted-load form and the lattice is 2-D after the
-    /// relabelling (graphene). TOPOKPM_TBLOCK_LINES=0 turns it off (A/B measurements).
+    /// relabelling (graphene); at R > 1 on such lattices the strip form of
+    /// stencil_two_step_wide.hpp where it is offered (kernels::cpu::two_steps_wide_offered).
+    /// TOPOKPM_TBLOCK_LINES=0 turns both off (A/B measurements).
     int fused_steps(int r) const override
     {
+        if (r > 1)
+            return wide_ok_ && tblock_lines_override() != 0 &&
+                           kernels::cpu::two_steps_wide_offered(r, precision_ == Precision::Single)
+                       ? 2
+                       : 1;
         if (r != 1 || extent_[0] != 1 || (nb_ != 2 && nb_ != 4) || tblock_lines_override() == 0) return 1;
         const int nd = precision_ == Precision::Single ? shift_single_.nd : shift_double_.nd;
         return nd > 0 ? 2 : 1;
@@ -559,6 +574,33 @@ private:
         f.ok = true;
     }
 
+    /// The rows as a 2-D stencil for two_steps_wide (R > 1): lines along the relabelled
+    /// direction 1, sites along 2; only where direction 0 is trivial and no term reaches
+    /// beyond the adjacent line.
+    void build_wide_form()
+    {
+        wide_ok_ = extent_[0] == 1;
+        for (const auto& d : offsets_) wide_ok_ = wide_ok_ && d[0] == 0 && std::abs(d[1]) <= 1;
+        if (!wide_ok_) return;
+        kernels::cpu::WideStencil2D& w = wide_;
+        w.lines = extent_[1];
+        w.sites = extent_[2];
+        w.orbitals = nb_;
+        w.periodic_lines = periodic_[1];
+        w.periodic_sites = periodic_[2];
+        w.real = true;
+        w.rows.assign(static_cast<size_t>(nb_), {});
+        for (int o = 0; o < nb_; ++o)
+            for (const RowEntry& e : entries_[static_cast<size_t>(o)]) {
+                const std::array<int, 3> d = e.term < 0 ? std::array<int, 3>{0, 0, 0} : offsets_[static_cast<size_t>(e.term)];
+                w.rows[static_cast<size_t>(o)].push_back({d[1], d[2], e.b, e.v.real(), e.v.imag()});
+                w.site_reach = std::max(w.site_reach, std::abs(d[2]));
+                w.real = w.real && e.v.imag() == 0.0;
+            }
+        w.potential = s_.potential.data();
+        w.per_row = s_.potential_per_row();
+    }
+
     template <class T>
     const ShiftTable<T>& shift_form() const
     {
@@ -586,6 +628,8 @@ private:
     ShiftTable<float> shift_single_;
     LineEnds line_ends_double_, line_ends_single_;  // two-step pass: ends of interior lines
     SiteForm site_form_;                          // R = 1, B = 4, double
+    kernels::cpu::WideStencil2D wide_;            // two steps per pass at R > 1 (2-D lattices)
+    bool wide_ok_ = false;
 };
 
 /// Single precision, R = 1, 2, 4: the vectors run across 8 / R rows (as complex_block_simd.hpp

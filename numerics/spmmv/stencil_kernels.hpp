@@ -83,6 +83,11 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precis
 /// costs 1 / it per vector.
 inline constexpr int kSingleDotRun = 8;
 
+/// True when the CPU stencil operator of a 2-D lattice (graphene; nz = 1) makes two sweeps per
+/// pass over memory at block width r > 1 in `precision` (its fused_steps(r) is 2: strips of
+/// lattice lines, numerics/cpu/stencil_two_step_wide.hpp). For --matrix auto.
+bool cpu_stencil_two_steps_at(int r, Precision precision);
+
 }  // namespace topokpm::numerics
 
 namespace topokpm::numerics::kernels::cuda {

@@ -449,7 +449,8 @@ void expect_step_matches(const BlockStencil& s, const BlockVector& x, const Bloc
 {
     SCOPED_TRACE(which);
     const global_index n = s.num_rows();
-    BlockVector y_ref(n, 1);
+    const int r = x.num_cols();
+    BlockVector y_ref(n, r);
     for (size_t i = 0; i < y_ref.size(); ++i) y_ref.data()[i] = ops.beta == 0.0 ? 0.0 : y0.data()[i];
     DotSums dots_ref;
     make_block_stencil_reference_operator(s)->apply(x, y_ref, ops, &dots_ref);
@@ -458,19 +459,23 @@ void expect_step_matches(const BlockStencil& s, const BlockVector& x, const Bloc
     for (size_t i = 0; i < y_new.size(); ++i) {
         const double err = std::abs(y_new.data()[i] - y_ref.data()[i]);
         if (!(err <= bound[i]) && bad++ < 5)
-            ADD_FAILURE() << "row " << i << ": " << y_new.data()[i] << " vs reference " << y_ref.data()[i];
+            ADD_FAILURE() << "row " << i / r << " col " << i % r << ": " << y_new.data()[i] << " vs reference "
+                          << y_ref.data()[i];
     }
     EXPECT_EQ(bad, 0);
     if (!ops.want_dots) return;
-    double sum_xx = 0, sum_yx = 0, carried = 0;
-    for (global_index i = 0; i < n; ++i) {
-        sum_xx += std::norm(x.data()[i]);
-        sum_yx += std::abs(y_ref.data()[i]) * std::abs(x.data()[i]);
-        carried += bound[i] * std::abs(x.data()[i]);
+    for (int c = 0; c < r; ++c) {
+        double sum_xx = 0, sum_yx = 0, carried = 0;
+        for (global_index i = 0; i < n; ++i) {
+            const size_t k = static_cast<size_t>(i) * r + c;
+            sum_xx += std::norm(x.data()[k]);
+            sum_yx += std::abs(y_ref.data()[k]) * std::abs(x.data()[k]);
+            carried += bound[k] * std::abs(x.data()[k]);
+        }
+        EXPECT_NEAR(dots.xx[c], dots_ref.xx[c], 4.0 * (n + 2.0) * kEps * sum_xx) << "col " << c;
+        EXPECT_LE(std::abs(dots.yx[c] - dots_ref.yx[c]), 4.0 * (n + 2.0) * kEps * sum_yx + carried)
+            << "col " << c << ": " << dots.yx[c] << " vs " << dots_ref.yx[c];
     }
-    EXPECT_NEAR(dots.xx[0], dots_ref.xx[0], 4.0 * (n + 2.0) * kEps * sum_xx);
-    EXPECT_LE(std::abs(dots.yx[0] - dots_ref.yx[0]), 4.0 * (n + 2.0) * kEps * sum_yx + carried)
-        << dots.yx[0] << " vs " << dots_ref.yx[0];
 }
 
 TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
@@ -615,24 +620,201 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
 // from a copy of its state pairs the same sweeps: bit-identical moments, as a checkpoint needs.
 TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
 {
-    const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
-    const auto op = numerics::make_cpu_stencil_operator(s);
-    ASSERT_EQ(op->fused_steps(1), 2);
-    const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
-    const auto plan = numerics::random_phase_plan(s.num_rows(), 3, 11);
-    const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
-    const auto reference = numerics::run_block_trace(*op, *plan, m, 1, scaling);
-    for (int stop = 0;; ++stop) {
-        numerics::BlockTrace first(*op, *plan, m, 1, scaling);
-        for (int k = 0; k < stop && !first.done(); ++k) first.step();
-        if (first.done()) break;
-        const std::int64_t in_block = first.sweeps_done() % 11;
-        EXPECT_TRUE(in_block == 0 || in_block % 2 == 1) << "stop " << stop << ": " << in_block << " sweeps into a block";
-        numerics::TraceState saved = first.state();
-        numerics::BlockTrace second(*op, *plan, m, 1, scaling);
-        second.restore(std::move(saved));
-        while (!second.done()) second.step();
-        EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " steps";
+    // Width 1 (the line form) and width 4 (the strip form: 8 vectors in two blocks of 4).
+    for (const int width : {1, 4}) {
+        SCOPED_TRACE("width " + std::to_string(width));
+        const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        ASSERT_EQ(op->fused_steps(width), 2);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const auto plan = numerics::random_phase_plan(s.num_rows(), width == 1 ? 3 : 8, 11);
+        const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
+        const auto reference = numerics::run_block_trace(*op, *plan, m, width, scaling);
+        for (int stop = 0;; ++stop) {
+            numerics::BlockTrace first(*op, *plan, m, width, scaling);
+            for (int k = 0; k < stop && !first.done(); ++k) first.step();
+            if (first.done()) break;
+            const std::int64_t in_block = first.sweeps_done() % 11;
+            EXPECT_TRUE(in_block == 0 || in_block % 2 == 1) << "stop " << stop << ": " << in_block << " sweeps into a block";
+            numerics::TraceState saved = first.state();
+            numerics::BlockTrace second(*op, *plan, m, width, scaling);
+            second.restore(std::move(saved));
+            while (!second.done()) second.step();
+            EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " steps";
+        }
+    }
+}
+
+// Two steps per pass at R > 1 (numerics/cpu/stencil_two_step_wide.cpp: strips of lattice lines,
+// a wavefront over the lines per strip, B's sites lagging A's by the site reach).
+
+namespace {
+
+/// A 2-D stencil with dense complex 2 x 2 blocks (the complex, non-real path of the strip
+/// form): +-x, +-y, the diagonal (1, -1) and a range-2 term (0, 2) along the sites (site
+/// reach 2: B lags A by two sites), a random potential per site.
+BlockStencil complex_plane_stencil(int nx, int ny, std::array<bool, 3> periodic, unsigned seed)
+{
+    BlockStencil s = random_stencil(2, seed);
+    std::vector<StencilTerm> terms;
+    for (const StencilTerm& t : s.terms)
+        if (t.dz == 0) terms.push_back(t);
+    terms.push_back({0, 2, 0, terms.front().block});
+    s.terms = terms;
+    s.name = "plane2";
+    return relattice(s, nx, ny, 1, periodic, false, seed + 1);
+}
+
+/// Runs apply_two_steps(x, y) with `threads` threads and checks both steps (expect_step_matches).
+void check_two_steps(const Operator& op, const BlockStencil& s, int r, int threads, const AugmentedOps& ops,
+                     unsigned seed)
+{
+    const global_index n = s.num_rows();
+    const BlockVector x0 = random_block(n, r, seed);
+    BlockVector y0 = random_block(n, r, seed + 1);
+    if (ops.beta == 0.0)
+        for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_type(std::numeric_limits<double>::quiet_NaN(), 0.0);
+    BlockVector x = x0, y = y0;
+    DotSums first, second;
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    op.apply_two_steps(x, y, ops, &first, &second);
+    omp_set_num_threads(saved);
+    expect_step_matches(s, x0, y0, y, first, ops, "step A: y := s (H - shift) x + beta y");
+    expect_step_matches(s, y, x0, x, second, ops, "step B: x := s (H - shift) y + beta x");
+}
+
+}  // namespace
+
+TEST(CpuStencilTwoStepsWide, OfferedAtTheCompiledWidthsOnTwoDimensionalLattices)
+{
+    const auto gr = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil());
+    for (const int r : {4, 16, 32}) EXPECT_EQ(gr->fused_steps(r), 2) << "R=" << r;
+    for (const int r : {2, 8, 12}) EXPECT_EQ(gr->fused_steps(r), 1) << "R=" << r;  // not offered: one step per pass
+    const auto grs = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "oo"))->block_stencil(),
+                                                         Precision::Single);
+    EXPECT_EQ(grs->fused_steps(16), 1);  // single precision: no strip kernel
+    // ti: a 3-D lattice.
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
+                  ->fused_steps(16),
+              1);
+    ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
+    EXPECT_EQ(gr->fused_steps(16), 1);
+    unsetenv("TOPOKPM_TBLOCK_LINES");
+}
+
+TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCount)
+{
+    // Graphene with every boundary (7, 9 and 3 lines of 40, 16 and 40 sites), a potential per
+    // row, a uniform potential, and the complex plane stencil (site reach 2, periodic and open,
+    // and 3 sites per line where the wrapped neighbours coincide); strips of 1 and 5 sites and
+    // the default (one strip per line here), 1, 2 and 3 threads (line ranges of 1 .. 9 lines,
+    // the deferred first and last lines, the periodic wraps of lines and sites); beta = -1 with
+    // dots (the KPM step), beta = 0 with NaN in y and no dots (every row written), beta = 0.5
+    // with dots. Widths 4 and 16 on all cases, 32 on the first.
+    std::vector<BlockStencil> cases;
+    for (const char* bc : {"pp", "po", "op", "oo"})
+        cases.push_back(hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil());
+    cases.push_back(hamiltonians::make_model(graphene_params(9, 16, "pp"))->block_stencil());
+    cases.push_back(hamiltonians::make_model(graphene_params(3, 40, "pp"))->block_stencil());
+    cases.push_back(relattice(cases[0], 8, 38, 1, {true, true, false}, true, 41));
+    cases.push_back(relattice(cases[0], 5, 21, 1, {false, true, false}, false, 42));
+    for (double& v : cases.back().potential) v = 0.25;
+    cases.push_back(complex_plane_stencil(6, 17, {true, true, false}, 43));
+    cases.push_back(complex_plane_stencil(5, 13, {false, false, false}, 44));
+    cases.push_back(complex_plane_stencil(4, 3, {true, true, false}, 45));
+    unsigned seed = 900;
+    for (size_t ci = 0; ci < cases.size(); ++ci) {
+        const BlockStencil& s = cases[ci];
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        for (const int r : ci == 0 ? std::vector<int>{4, 16, 32} : std::vector<int>{4, 16}) {
+            ASSERT_EQ(op->fused_steps(r), 2) << describe(s);
+            // All three ops at R = 16; the KPM step at the other widths.
+            std::vector<AugmentedOps> all_ops{AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
+                                              AugmentedOps{-1.3, 0.0, 0.5, true}};
+            if (r != 16) all_ops.resize(1);
+            for (const char* strip : {"1", "5", ""}) {
+                if (*strip) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_STRIP", strip, 1), 0);
+                else unsetenv("TOPOKPM_TBLOCK_STRIP");
+                for (const int threads : {1, 2, 3})
+                    for (const AugmentedOps& ops : all_ops) {
+                        SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " strip=" + strip + " threads=" +
+                                     std::to_string(threads) + " beta=" + std::to_string(ops.beta));
+                        check_two_steps(*op, s, r, threads, ops, seed += 2);
+                        if (::testing::Test::HasFailure()) {
+                            unsetenv("TOPOKPM_TBLOCK_STRIP");
+                            return;
+                        }
+                    }
+            }
+            unsetenv("TOPOKPM_TBLOCK_STRIP");
+        }
+    }
+}
+
+TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
+{
+    // R = 16 (and R = 4): the recurrence pairs sweeps 2-3, 4-5, ... in the strip form. The
+    // bound of CpuStencilTwoSteps.KpmMomentsEqualTheOneStepPathAndTheReference per column (the
+    // columns are independent recurrences; ||v_0|| of each column).
+    const int saved = omp_get_max_threads();
+    for (const char* bc : {"pp", "oo"}) {
+        const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil();
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        const auto ref = make_block_stencil_reference_operator(s);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const global_index n = s.num_rows();
+        BlockVector ones(n, 1), rows(n, 1);
+        for (size_t i = 0; i < ones.size(); ++i) ones.data()[i] = 1.0;
+        make_block_stencil_reference_operator(absolute(s))->apply(ones, rows, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+        double g = 0.0;
+        for (size_t i = 0; i < rows.size(); ++i) g = std::max(g, (rows.data()[i].real() + std::abs(scaling.b)) / scaling.a);
+        const double m = static_cast<double>((s.terms.size() + 1) * s.orbitals + 1);
+        for (const int r : {4, 16}) {
+            ASSERT_EQ(op->fused_steps(r), 2);
+            const BlockVector start = random_block(n, r, 78);
+            std::vector<double> v0(static_cast<size_t>(r), 0.0);
+            for (global_index i = 0; i < n; ++i)
+                for (int c = 0; c < r; ++c) v0[static_cast<size_t>(c)] += std::norm(start.data()[static_cast<size_t>(i) * r + c]);
+            auto moments = [&](const Operator& o, int num_moments) {
+                numerics::ChebyshevRecurrence rec(o, start, num_moments, scaling);
+                int steps = 0;
+                while (!rec.done()) {
+                    rec.step();
+                    ++steps;
+                }
+                return std::make_pair(rec.raw(), steps);
+            };
+            for (const int num_moments : {16, 17}) {
+                const int nv = num_moments / 2 + 1;
+                const double unit = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps;
+                const auto [reference, ref_steps] = moments(*ref, num_moments);
+                ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
+                const auto [one_step, one_steps] = moments(*op, num_moments);
+                unsetenv("TOPOKPM_TBLOCK_LINES");
+                EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
+                for (const char* strip : {"2", ""}) {
+                    if (*strip) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_STRIP", strip, 1), 0);
+                    else unsetenv("TOPOKPM_TBLOCK_STRIP");
+                    for (const int threads : {1, 2}) {
+                        SCOPED_TRACE(std::string(bc) + " R=" + std::to_string(r) + " M=" + std::to_string(num_moments) +
+                                     " strip=" + strip + " threads=" + std::to_string(threads));
+                        omp_set_num_threads(threads);
+                        const auto [fused, fused_steps] = moments(*op, num_moments);
+                        omp_set_num_threads(saved);
+                        EXPECT_EQ(fused_steps, 1 + (numerics::kpm_num_sweeps(num_moments) - 1 + 1) / 2);
+                        for (int c = 0; c < r; ++c)
+                            for (int k = 0; k < num_moments; ++k) {
+                                const size_t i = static_cast<size_t>(c) * num_moments + k;
+                                const double tol = unit * v0[static_cast<size_t>(c)];
+                                EXPECT_NEAR(fused[i], one_step[i], tol) << "c=" << c << " k=" << k;
+                                EXPECT_NEAR(fused[i], reference[i], tol) << "c=" << c << " k=" << k;
+                            }
+                    }
+                }
+                unsetenv("TOPOKPM_TBLOCK_STRIP");
+            }
+        }
     }
 }
 

@@ -1,0 +1,299 @@
+// Two KPM steps per pass over memory at block widths R > 1 for 2-D stencils (graphene): strips
+// of lattice lines, a wavefront over lines per strip (the contract and the schedule:
+// numerics/cpu/stencil_two_step_wide.hpp).
+//
+// A row's R complex sums are R / 4 whole 512-bit vectors of complex doubles, summed over its
+// entries as a += Re v x, b += Im v x (complex_block_simd.hpp's split, b skipped for real
+// couplings) and combined once; the epilogue y = scale (acc + (V - shift) x) + beta y and the
+// dots run on the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every
+// neighbour inside its line (sites site_reach .. sites - site_reach - 1) use relative offsets;
+// the others wrap or drop per entry.
+#include "numerics/cpu/stencil_two_step_wide.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "numerics/cpu/complex_block_simd.hpp"
+#include "numerics/cpu/row_epilogue.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::numerics::kernels::cpu {
+namespace {
+
+template <class V, class T>
+inline V vload(const T* p)
+{
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class V, class T>
+inline void vstore(T* p, V v)
+{
+    std::memcpy(p, &v, sizeof v);
+}
+
+/// (re, im) pairs swapped, times (-1, +1): i * b for b = (re, im) pairs.
+inline simd::v8d times_i(simd::v8d b)
+{
+    const simd::v8d s = __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6);
+    return s * simd::v8d{-1, 1, -1, 1, -1, 1, -1, 1};
+}
+
+template <int R, bool Real>
+class WideSteps {
+public:
+    using T = double;
+    using V = simd::v8d;
+    static constexpr int kLanes = 8;  // doubles per vector
+    static constexpr int NV = 2 * R / kLanes;
+    static_assert(NV >= 1 && 2 * R % kLanes == 0, "whole vectors per row");
+
+    WideSteps(const WideStencil2D& s, const AugmentedOps& ops) : s_(s), ops_(ops)
+    {
+        const int nb = s.orbitals;
+        line_vals_ = 2 * static_cast<std::ptrdiff_t>(R) * nb * s.sites;
+        for (int o = 0; o < nb; ++o) {
+            Table t;
+            for (const WideStencil2D::Entry& e : s.rows[static_cast<size_t>(o)]) {
+                t.sel.push_back(e.dline + 1);
+                t.off.push_back(2 * static_cast<std::ptrdiff_t>(R) * (static_cast<std::ptrdiff_t>(nb) * e.dsite + e.b - o));
+                t.vr.push_back(static_cast<T>(e.re));
+                t.vi.push_back(static_cast<T>(e.im));
+            }
+            tables_.push_back(std::move(t));
+        }
+    }
+
+    /// Per thread and step: the dots of one step's rows per lane of the row's vectors,
+    /// sxx = x x, syx = y x, syxs = y swap(x) (row_epilogue.hpp's DotLanes rule: no shuffle
+    /// per row), folded into the per-column xx, yr, yi by fold().
+    struct Dots {
+        double xx[R] = {}, yr[R] = {}, yi[R] = {};
+        V sxx[NV] = {}, syx[NV] = {}, syxs[NV] = {};
+        void fold()
+        {
+            for (int c = 0; c < R; ++c) {
+                    const int v = c / 4, l = 2 * (c % 4);
+                    xx[c] += sxx[v][l] + sxx[v][l + 1];
+                    yr[c] += syx[v][l] + syx[v][l + 1];
+                    yi[c] += syxs[v][l] - syxs[v][l + 1];
+                }
+        }
+    };
+
+    /// out := scale (H - shift) in + beta out on sites [z0, z1) of `line`.
+    void rows(const T* in, T* out, int line, int z0, int z1, bool want_dots, Dots& d) const
+    {
+        if (z1 <= z0) return;
+        const T* xl[3];
+        for (int k = 0; k < 3; ++k) {
+            int l = line + k - 1;
+            if (l < 0 || l >= s_.lines) {
+                if (!s_.periodic_lines) {
+                    xl[k] = nullptr;
+                    continue;
+                }
+                l = (l % s_.lines + s_.lines) % s_.lines;
+            }
+            xl[k] = in + line_vals_ * l;
+        }
+        const int h = s_.site_reach, ns = s_.sites, nb = s_.orbitals;
+        const int ia = std::max(z0, h), ie = std::min(z1, ns - h);  // interior sites
+        // The dot lanes in locals for the call: in d they would be reloaded after every store
+        // to y (a double store may alias a vector of doubles).
+        Lanes l;
+        for (int v = 0; v < NV; ++v) {
+            l.xx[v] = d.sxx[v];
+            l.yx[v] = d.syx[v];
+            l.yxs[v] = d.syxs[v];
+        }
+        for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
+        for (int z = ia; z < ie; ++z) site<true>(xl, in, out, line, z, nb, want_dots, l);
+        for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
+        for (int v = 0; v < NV; ++v) {
+            d.sxx[v] = l.xx[v];
+            d.syx[v] = l.yx[v];
+            d.syxs[v] = l.yxs[v];
+        }
+    }
+
+private:
+    struct Lanes {
+        V xx[NV], yx[NV], yxs[NV];
+    };
+    struct Table {
+        std::vector<int> sel;
+        std::vector<std::ptrdiff_t> off;  // doubles from the row's own position in its line
+        std::vector<T> vr, vi;
+    };
+
+    template <bool Interior>
+    __attribute__((always_inline)) inline void site(const T* const* xl, const T* in, T* out, int line, int z, int nb,
+                                                    bool want_dots, Lanes& d) const
+    {
+        const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
+        for (int o = 0; o < nb; ++o) {
+            const std::ptrdiff_t q = static_cast<std::ptrdiff_t>(nb) * z + o;  // row in its line
+            const Table& t = tables_[static_cast<size_t>(o)];
+            const int len = static_cast<int>(t.sel.size());
+            V a[NV] = {}, b[NV] = {};
+            for (int k = 0; k < len; ++k) {
+                const T* base = xl[t.sel[static_cast<size_t>(k)]];
+                if (base == nullptr) continue;  // the neighbour line is past an open boundary
+                const T* p;
+                if constexpr (Interior) {
+                    p = base + 2 * R * q + t.off[static_cast<size_t>(k)];
+                } else {
+                    const WideStencil2D::Entry& e = s_.rows[static_cast<size_t>(o)][static_cast<size_t>(k)];
+                    int zz = z + e.dsite;
+                    if (zz < 0 || zz >= s_.sites) {
+                        if (!s_.periodic_sites) continue;
+                        zz = (zz % s_.sites + s_.sites) % s_.sites;
+                    }
+                    p = base + 2 * static_cast<std::ptrdiff_t>(R) * (static_cast<std::ptrdiff_t>(nb) * zz + e.b);
+                }
+                const V vr = V{} + t.vr[static_cast<size_t>(k)];
+#pragma GCC unroll 8
+                for (int v = 0; v < NV; ++v) a[v] += vr * vload<V>(p + kLanes * v);
+                if constexpr (!Real) {
+                    const V vi = V{} + t.vi[static_cast<size_t>(k)];
+#pragma GCC unroll 8
+                    for (int v = 0; v < NV; ++v) b[v] += vi * vload<V>(p + kLanes * v);
+                }
+            }
+            if constexpr (!Real)
+                for (int v = 0; v < NV; ++v) a[v] += times_i(b[v]);
+            const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
+            const double pot = s_.per_row ? s_.potential[row] : s_.potential[site_g];
+            const T* __restrict xo = in + 2 * R * row;
+            T* __restrict yo = out + 2 * R * row;
+            const V sv = V{} + ops_.scale, dv = V{} + (pot - ops_.shift), bv = V{} + ops_.beta;
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) {
+                const V xv = vload<V>(xo + kLanes * v);
+                V yv = sv * (a[v] + dv * xv);
+                if (ops_.beta != 0.0) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
+                vstore(yo + kLanes * v, yv);
+                if (want_dots) {
+                    const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                    d.xx[v] += xv * xv;
+                    d.yx[v] += yv * xv;
+                    d.yxs[v] += yv * xs;
+                }
+            }
+        }
+    }
+
+    const WideStencil2D& s_;
+    AugmentedOps ops_;
+    std::ptrdiff_t line_vals_ = 0;  // T values per line
+    std::vector<Table> tables_;
+};
+
+template <int R, bool Real>
+void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, DotSums* first, DotSums* second, int strip)
+{
+    using Steps = WideSteps<R, Real>;
+    const Steps steps(s, ops);
+    const bool want_dots = first != nullptr;
+    const int ns = s.sites, h = s.site_reach;
+    const int lo = s.periodic_sites ? std::min(h, ns) : 0;  // B's sites [0, lo): the wrap, at the end
+    strip = std::max(strip, 1);
+    const int nstrips = (ns + strip - 1) / strip;
+    const int max_threads = omp_get_max_threads();
+    std::vector<double> part_a(static_cast<size_t>(max_threads) * 3 * R, 0.0), part_b(part_a.size(), 0.0);
+    int team = 1;
+#pragma omp parallel num_threads(max_threads)
+    {
+#pragma omp single
+        team = omp_get_num_threads();
+        const int t = omp_get_thread_num(), p = omp_get_num_threads();
+        const int l0 = static_cast<int>(static_cast<long long>(s.lines) * t / p);
+        const int l1 = static_cast<int>(static_cast<long long>(s.lines) * (t + 1) / p);
+        typename Steps::Dots da, db;
+        auto step_a = [&](int line, int z0, int z1) { steps.rows(x, y, line, z0, z1, want_dots, da); };
+        auto step_b = [&](int line, int z0, int z1) { steps.rows(y, x, line, z0, z1, want_dots, db); };
+        for (int si = 0; si < nstrips; ++si) {
+            const int a0 = si * strip, a1 = std::min(ns, a0 + strip);
+            // B lags A by site_reach sites: it needs A on sites up to z + h, and A on the next
+            // strip still reads x down to a1 - h.
+            const int b0 = std::max(a0 - h, lo), b1 = si + 1 == nstrips ? ns : std::max(a1 - h, lo);
+            for (int l = l0; l < l1; ++l) {
+                step_a(l, a0, a1);
+                if (l >= l0 + 2) step_b(l - 1, b0, b1);
+            }
+        }
+        for (int l = l0 + 1; l < l1 - 1; ++l) step_b(l, 0, lo);  // the wrap: every A of these lines is done
+#pragma omp barrier
+        if (l1 > l0) step_b(l0, 0, ns);
+        if (l1 - 1 > l0) step_b(l1 - 1, 0, ns);
+        if (want_dots) {
+            da.fold();
+            db.fold();
+            store_thread_dots(part_a, R, da.xx, da.yr, da.yi);
+            store_thread_dots(part_b, R, db.xx, db.yr, db.yi);
+        }
+    }
+    if (want_dots) {
+        collect_dots(part_a, team, R, first);
+        collect_dots(part_b, team, R, second);
+    }
+}
+
+template <bool Real>
+void dispatch(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second,
+              int strip)
+{
+    switch (r) {
+    case 4: return run<4, Real>(s, x, y, ops, first, second, strip);
+    case 16: return run<16, Real>(s, x, y, ops, first, second, strip);
+    case 32: return run<32, Real>(s, x, y, ops, first, second, strip);
+    default: break;
+    }
+    TOPOKPM_REQUIRE(false, "two_steps_wide: no kernel for width ", r);
+}
+
+}  // namespace
+
+bool two_steps_wide_offered(int r, bool single)
+{
+    return !single && (r == 4 || r == 16 || r == 32);
+}
+
+int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes)
+{
+    if (const char* env = std::getenv("TOPOKPM_TBLOCK_STRIP")) {
+        int v = 0;
+        if (std::sscanf(env, "%d", &v) == 1 && v >= 1) return v;
+    }
+    constexpr double kStripBytes = 256.0 * 1024;
+    const double site_bytes = static_cast<double>(complex_bytes) * s.orbitals * r;
+    return std::max(s.site_reach + 1, static_cast<int>(kStripBytes / site_bytes));
+}
+
+void two_steps_wide(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first,
+                    DotSums* second, int strip_sites)
+{
+    TOPOKPM_REQUIRE(static_cast<int>(s.rows.size()) == s.orbitals, "two_steps_wide: ", s.rows.size(),
+                    " row tables for ", s.orbitals, " orbitals");
+    if (s.real) return dispatch<true>(s, x, y, r, ops, first, second, strip_sites);
+    dispatch<false>(s, x, y, r, ops, first, second, strip_sites);
+}
+
+}  // namespace topokpm::numerics::kernels::cpu
+
+namespace topokpm::numerics {
+
+bool cpu_stencil_two_steps_at(int r, Precision precision)
+{
+    return r > 1 && kernels::cpu::two_steps_wide_offered(r, precision == Precision::Single);
+}
+
+}  // namespace topokpm::numerics
