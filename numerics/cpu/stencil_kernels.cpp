@@ -40,7 +40,6 @@
 // scale and a uniform potential dithered over the rows, dots in float runs of kSingleDotRun
 // products): with the epilogue in double it converted 11 times per vector and ran slower
 // in core than the double kernel (docs/performance.md, "Single precision at R = 1 in float").
-
 // At R > 1 the two-step pass is stencil_two_step_wide.cpp's (strips of lines; build_wide_form()).
 //
 // R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
