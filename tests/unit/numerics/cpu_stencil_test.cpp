@@ -107,12 +107,13 @@ std::vector<double> entry_bounds(const BlockStencil& s, const BlockVector& x, co
 /// order (per thread, then thread order): each within 2 (N + 2) eps sum_i |.| (the complex
 /// products' sqrt(2) gamma_2 included), so the two differ by twice that; yx also carries
 /// the difference of the y's: sum_i bound_i |x_ic|.
-void expect_matches_reference(const BlockStencil& s, int r, const AugmentedOps& ops, unsigned seed)
+void expect_matches_reference(const BlockStencil& s, int r, const AugmentedOps& ops, unsigned seed,
+                              const numerics::StencilTuning& tuning = {})
 {
     SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " beta=" + std::to_string(ops.beta) +
                  (ops.want_dots ? " dots" : " no dots"));
     const auto ref_op = make_block_stencil_reference_operator(s);
-    const auto op = numerics::make_cpu_stencil_operator(s);
+    const auto op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
     ASSERT_EQ(op->num_rows(), s.num_rows());
     const global_index n = s.num_rows();
     const BlockVector x = random_block(n, r, seed);
@@ -167,13 +168,14 @@ const std::vector<int> kWidths{1, 2, 3, 4, 5, 8, 32};
 
 /// The KPM step (beta = -1, dots), the first step (beta = 0, NaN in y) without dots, and
 /// a generic case (beta = 0.5, dots).
-void check_all_cases(const BlockStencil& s, const std::vector<int>& widths = kWidths)
+void check_all_cases(const BlockStencil& s, const std::vector<int>& widths = kWidths,
+                     const numerics::StencilTuning& tuning = {})
 {
     unsigned seed = 100;
     for (const int r : widths) {
-        expect_matches_reference(s, r, AugmentedOps{0.37, -0.2, -1.0, true}, seed++);
-        expect_matches_reference(s, r, AugmentedOps{0.8, 0.3, 0.0, false}, seed++);
-        expect_matches_reference(s, r, AugmentedOps{-1.3, 0.0, 0.5, true}, seed++);
+        expect_matches_reference(s, r, AugmentedOps{0.37, -0.2, -1.0, true}, seed++, tuning);
+        expect_matches_reference(s, r, AugmentedOps{0.8, 0.3, 0.0, false}, seed++, tuning);
+        expect_matches_reference(s, r, AugmentedOps{-1.3, 0.0, 0.5, true}, seed++, tuning);
         if (::testing::Test::HasFailure()) return;  // one failing configuration is enough output
     }
 }
@@ -370,10 +372,10 @@ TEST(CpuStencil, ShiftedLoadFormWithEveryPotentialKind)
         check_all_cases(s, {1, 2});
         if (::testing::Test::HasFailure()) return;
     }
-    ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", "1,2,7", 1), 0);
-    check_all_cases(cases[2], {1});
-    check_all_cases(cases[3], {1});
-    unsetenv("TOPOKPM_STENCIL_TILES");
+    numerics::StencilTuning tiles;
+    tiles.tiles = {1, 2, 7};
+    check_all_cases(cases[2], {1}, tiles);
+    check_all_cases(cases[3], {1}, tiles);
 }
 
 TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
@@ -382,12 +384,12 @@ TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
     // (the tuning knob of stencil_kernels.cpp) forces y- and z-tiles with ragged ends.
     const BlockStencil ti = hamiltonians::make_model(ti_params(5, 7, 23, "ppo"))->block_stencil();
     const BlockStencil gr = hamiltonians::make_model(graphene_params(4, 9, "pp"))->block_stencil();
-    for (const char* tiles : {"5,2,23", "2,3,5", "1,1,7", "3,7,1"}) {
-        SCOPED_TRACE(tiles);
-        ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", tiles, 1), 0);
-        check_all_cases(ti, {1, 3, 4, 32});
-        check_all_cases(gr, {1, 2, 16});
-        unsetenv("TOPOKPM_STENCIL_TILES");
+    for (const std::array<int, 3> tiles : {std::array<int, 3>{5, 2, 23}, {2, 3, 5}, {1, 1, 7}, {3, 7, 1}}) {
+        SCOPED_TRACE(std::to_string(tiles[0]) + "," + std::to_string(tiles[1]) + "," + std::to_string(tiles[2]));
+        numerics::StencilTuning tuning;
+        tuning.tiles = tiles;
+        check_all_cases(ti, {1, 3, 4, 32}, tuning);
+        check_all_cases(gr, {1, 2, 16}, tuning);
         if (::testing::Test::HasFailure()) return;
     }
 }
@@ -486,9 +488,23 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
                   ->fused_steps(1),
               1);
-    ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
-    EXPECT_EQ(gr->fused_steps(1), 1);
-    unsetenv("TOPOKPM_TBLOCK_LINES");
+    numerics::StencilTuning off;
+    off.tblock_lines = 0;  // one step per pass
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                  Precision::Double, off)
+                  ->fused_steps(1),
+              1);
+    // Tuning outside its range is refused, naming the parameter.
+    numerics::StencilTuning bad;
+    bad.tblock_lines = -2;
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
+    bad = {};
+    bad.tiles = {1, 0, 3};
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
 }
 
 TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCount)
@@ -509,12 +525,13 @@ TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCou
     const int saved = omp_get_max_threads();
     unsigned seed = 500;
     for (const BlockStencil& s : cases) {
-        const auto op = numerics::make_cpu_stencil_operator(s);
-        ASSERT_EQ(op->fused_steps(1), 2) << describe(s);
         const global_index n = s.num_rows();
-        for (const char* lines : {"1", "2", "3", ""}) {
-            if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
-            else unsetenv("TOPOKPM_TBLOCK_LINES");
+        for (const int block_lines : {1, 2, 3, -1}) {
+            numerics::StencilTuning tuning;
+            tuning.tblock_lines = block_lines;
+            const auto op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
+            ASSERT_EQ(op->fused_steps(1), 2) << describe(s);
+            const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
             for (const int threads : {1, 2, 3}) {
                 for (const AugmentedOps& ops : {AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
                                                 AugmentedOps{-1.3, 0.0, 0.5, true}}) {
@@ -532,14 +549,10 @@ TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCou
                     omp_set_num_threads(saved);
                     expect_step_matches(s, x0, y0, y, first, ops, "step A: y := s (H - shift) x + beta y");
                     expect_step_matches(s, y, x0, x, second, ops, "step B: x := s (H - shift) y + beta x");
-                    if (::testing::Test::HasFailure()) {
-                        unsetenv("TOPOKPM_TBLOCK_LINES");
-                        return;
-                    }
+                    if (::testing::Test::HasFailure()) return;
                 }
             }
         }
-        unsetenv("TOPOKPM_TBLOCK_LINES");
     }
 }
 
@@ -585,17 +598,20 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
             const double tol = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps * v0;
             const auto [reference, ref_steps] = moments(*ref, num_moments);
             EXPECT_EQ(ref_steps, numerics::kpm_num_sweeps(num_moments));  // one sweep per step
-            ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
-            const auto [one_step, one_steps] = moments(*op, num_moments);
+            numerics::StencilTuning tuning;
+            tuning.tblock_lines = 0;  // one step per pass
+            const auto [one_step, one_steps] = moments(*numerics::make_cpu_stencil_operator(s, Precision::Double, tuning),
+                                                       num_moments);
             EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
-            for (const char* lines : {"1", "2", ""}) {
-                if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
-                else unsetenv("TOPOKPM_TBLOCK_LINES");
+            for (const int block_lines : {1, 2, -1}) {
+                tuning.tblock_lines = block_lines;
+                const auto fused_op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
+                const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
                 for (const int threads : {1, 2}) {
                     SCOPED_TRACE(std::string(bc) + " M=" + std::to_string(num_moments) + " lines=" + lines +
                                  " threads=" + std::to_string(threads) + " tol=" + std::to_string(tol / v0));
                     omp_set_num_threads(threads);
-                    const auto [fused, fused_steps] = moments(*op, num_moments);
+                    const auto [fused, fused_steps] = moments(*fused_op, num_moments);
                     omp_set_num_threads(saved);
                     // The first sweep alone, then pairs (and a last single sweep for M = 16).
                     EXPECT_EQ(fused_steps, 1 + (numerics::kpm_num_sweeps(num_moments) - 1 + 1) / 2);
@@ -605,7 +621,6 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
                     }
                 }
             }
-            unsetenv("TOPOKPM_TBLOCK_LINES");
         }
     }
 }
