@@ -29,8 +29,10 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
+#include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/dense_oracle.hpp"
 
 using namespace topokpm;
 
@@ -622,6 +624,47 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
                 }
             }
         }
+    }
+}
+
+// The Lanczos bounds take this operator's sweeps in fused pairs (lanczos.hpp). Clean graphene:
+// the Gershgorin enclosure (exactly +-3 t) is taken, after the same number of sweeps as with one
+// step per pass (tblock_lines = 0). With dots and disorder the two runs' moments differ by
+// rounding only; both answers must contain the dense LAPACK spectrum and lie in the enclosure.
+TEST(CpuStencilTwoSteps, LanczosBoundsAsWithOneStepPerPass)
+{
+    numerics::StencilTuning off;
+    off.tblock_lines = 0;
+    hamiltonians::ModelParams clean = graphene_params(64, 96, "pp");
+    clean.dot_potential = 0.0;
+    clean.disorder = 0.0;
+    const BlockStencil c = hamiltonians::make_model(clean)->block_stencil();
+    const auto fused = numerics::make_cpu_stencil_operator(c);
+    const auto one = numerics::make_cpu_stencil_operator(c, Precision::Double, off);
+    ASSERT_EQ(fused->fused_steps(1), 2);
+    ASSERT_EQ(one->fused_steps(1), 1);
+    const SpectralBounds enc = *fused->enclosure();
+    EXPECT_EQ(enc.lower, -3.0);
+    EXPECT_EQ(enc.upper, 3.0);
+    const numerics::LanczosBounds a = numerics::lanczos_bounds(*one, 200, 7, 0.005, 0.005, &enc);
+    const numerics::LanczosBounds b = numerics::lanczos_bounds(*fused, 200, 7, 0.005, 0.005, &enc);
+    EXPECT_TRUE(a.enclosure_taken);
+    EXPECT_TRUE(b.enclosure_taken);
+    EXPECT_EQ(b.iterations, a.iterations);
+    EXPECT_EQ(b.bounds.lower, -3.0);
+    EXPECT_EQ(b.bounds.upper, 3.0);
+
+    const auto model = hamiltonians::make_model(graphene_params(12, 16, "pp"));  // dots and disorder
+    const std::vector<double> eig = topokpm::testing::dense_eigenvalues(*model);
+    const BlockStencil d = model->block_stencil();
+    const SpectralBounds denc = *numerics::make_cpu_stencil_operator(d)->enclosure();
+    for (const auto& op : {numerics::make_cpu_stencil_operator(d), numerics::make_cpu_stencil_operator(d, Precision::Double, off)}) {
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &denc);
+        SCOPED_TRACE("fused_steps " + std::to_string(op->fused_steps(1)));
+        EXPECT_LE(lb.bounds.lower, eig.front());
+        EXPECT_GE(lb.bounds.upper, eig.back());
+        EXPECT_GE(lb.bounds.lower, denc.lower);
+        EXPECT_LE(lb.bounds.upper, denc.upper);
     }
 }
 
