@@ -232,10 +232,8 @@ try {
     const double a_scale = 7.0;  // a KPM-like scaling; the values do not change the traffic
     const AugmentedOps step{2.0 / a_scale, 0.1, -1.0, true};
     const int widths[] = {1, 2, 4, 8, 16, 32};
-    const char* group = std::getenv("TOPOKPM_CUDA_TILE_GROUP");
-    std::printf("\n## Augmented SpMMV, one KPM sweep (y = 2/a (H - b) x - y, both dots), median of %d "
-                "(tiles per block visit for R >= 2: %s)\n\n",
-                opt.reps, group ? group : "default");
+    std::printf("\n## Augmented SpMMV, one KPM sweep (y = 2/a (H - b) x - y, both dots), median of %d\n\n",
+                opt.reps);
     std::printf("| operator | R | ms/sweep | Gflop/s | GB/s | B_min (B/flop) | P* = b/B_min (Gflop/s) | P/P* |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     double t_sell_r1 = 0, t_sell_r32 = 0, t_free_r1 = 0, t_free_r32 = 0;

@@ -629,8 +629,7 @@ int main(int argc, char** argv)
             const auto s = numerics::lattice_chunk_schedule(*sell_by_c.at(l.c), lattice, r, omp_get_max_threads(), to);
             std::printf(" R=%d: %s", r, s.tile_cells ? ("Ty " + std::to_string(s.tile_cells)).c_str() : "static");
         }
-        std::printf(" (%d threads; TOPOKPM_SELL_TILE_ROWS %s)\n", omp_get_max_threads(),
-                    std::getenv("TOPOKPM_SELL_TILE_ROWS") ? std::getenv("TOPOKPM_SELL_TILE_ROWS") : "unset");
+        std::printf(" (%d threads)\n", omp_get_max_threads());
     }
     const double nnz = static_cast<double>(model->num_nonzeros(0, n));
     std::printf("%s %dx%dx%d (disorder 0.5): N = %lld rows, N_nz = %.0f (%.2f per row); matrices built in %.2f s\n",

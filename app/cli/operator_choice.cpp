@@ -17,6 +17,7 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg)
     spec.device = cfg.storage.device == DeviceKind::Cuda ? numerics::Backend::Cuda : numerics::Backend::Cpu;
     spec.precision = cfg.storage.precision;
     spec.sell = {cfg.storage.sell_chunk_height, cfg.storage.sell_sigma};
+    spec.stencil_tuning.tblock_lines = cfg.storage.tblock_lines;
     return spec;
 }
 

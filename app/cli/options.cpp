@@ -203,6 +203,7 @@ po::options_description make_options(Program program)
         ("matrix", po::value<std::string>()->default_value("auto"), "operator: `auto` (the fastest measured for the model and block width: free for ti and for graphene at R = 1, else sell on the CPU; sell on cuda and whenever --sell-C or --sell-sigma is given), `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
         ("sell-C", po::value<std::string>()->default_value("8"), "SELL chunk height C (1 .. 1024). The CPU default 8 suits block widths R >= 2, C = 32 suits R = 1 (measurements in docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
+        ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free at R = 1 on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking); -1 = blocks of about 64 KiB of one vector, 0 = one step per pass (for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
         ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank");
@@ -411,6 +412,7 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
         throw InputError(detail::concat("--matrix '", matrix, "': allowed values are auto, sell, crs, free, naive"));
     cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024");
     cfg.storage.sell_sigma = int_option<int>(vm, "sell-sigma", 1, 1 << 30, "1 .. 2^30");
+    cfg.storage.tblock_lines = int_option<int>(vm, "tblock-lines", -1, 1 << 30, "-1 .. 2^30");
     cfg.runtime.threads = int_option<int>(vm, "threads", 0, 4096, "0 .. 4096");
     const std::string device = vm["device"].as<std::string>();
     TOPOKPM_USER_REQUIRE(device == "cpu" || device == "cuda", "--device '", device, "': allowed values are cpu, cuda");

@@ -48,6 +48,7 @@ const std::map<std::string, std::string>& flag_table()
     {"sell_chunk_height", "--sell-C"},
     {"sell_sigma", "--sell-sigma"},
     {"t", "--t"},
+    {"tblock_lines", "--tblock-lines"},
     {"vectors", "--vectors"},
     {"weights", "--weights"},
     };

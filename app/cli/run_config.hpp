@@ -73,6 +73,7 @@ struct OperatorConfig {
     std::string matrix_auto;           ///< --matrix auto: why `matrix` was chosen (fastest_matrix); empty = given
     int sell_chunk_height = 8;         ///< CPU best at R >= 2 (docs/performance.md); the GPU uses 32
     int sell_sigma = 256;
+    int tblock_lines = -1;             ///< free at R = 1: lines per two-step block (numerics::StencilTuning)
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil
     Precision precision = Precision::Double;  ///< single: complex-float matrix and vectors (sell/crs on the CPU)
 };

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
+#include "numerics/base/first_touch.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/types.hpp"
 
@@ -45,7 +46,10 @@ struct BlockStencil {
     std::array<bool, 3> periodic{};             ///< per direction x, y, z
     std::vector<complex_type> onsite;           ///< B x B, row-major
     std::vector<StencilTerm> terms;             ///< neighbour blocks, any order
-    std::vector<double> potential;              ///< per site (size num_sites()) or per row (size num_rows())
+    /// Per site (size num_sites()) or per row (size num_rows()). A FirstTouchVector: resize()
+    /// leaves the values unset (the model writes them in a parallel loop, which places the
+    /// pages; a zero fill on one thread was most of the graphene build).
+    FirstTouchVector<double> potential;
 
     global_index num_sites() const { return global_index(nx) * ny * nz; }
     global_index num_rows() const { return num_sites() * orbitals; }

@@ -196,9 +196,16 @@ struct LineEnds {
 
 class CpuStencilOperator final : public Operator {
 public:
-    CpuStencilOperator(BlockStencil s, Precision precision) : s_(std::move(s)), precision_(precision)
+    CpuStencilOperator(BlockStencil s, Precision precision, const StencilTuning& tuning)
+        : s_(std::move(s)), precision_(precision), tuning_(tuning)
     {
         s_.validate();
+        TOPOKPM_USER_REQUIRE(tuning.tblock_lines >= -1, "{tblock_lines} ", tuning.tblock_lines, ": must be >= -1");
+        TOPOKPM_USER_REQUIRE(tuning.tblock_strip_sites >= 0, "{tblock_strip_sites} ", tuning.tblock_strip_sites,
+                             ": must be >= 0");
+        const auto& t = tuning.tiles;
+        TOPOKPM_USER_REQUIRE((t[0] == 0 && t[1] == 0 && t[2] == 0) || (t[0] > 0 && t[1] > 0 && t[2] > 0),
+                             "{stencil_tiles} ", t[0], ",", t[1], ",", t[2], ": all 0 (the rule) or all >= 1");
         nb_ = s_.orbitals;
         extent_ = {s_.nx, s_.ny, s_.nz};
         periodic_ = s_.periodic;
@@ -316,7 +323,7 @@ protected:
         if (x.num_cols() > 1)
             return kernels::cpu::two_steps_wide(wide_, reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()),
                                                 x.num_cols(), ops, first, second,
-                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 16));
+                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 16, tuning_.tblock_strip_sites));
         two_steps_run(reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()), ops, first, second);
     }
 
@@ -332,15 +339,15 @@ public:
     /// where the sweep takes the shifted-load form and the lattice is 2-D after the
     /// relabelling (graphene); at R > 1 on such lattices the strip form of
     /// stencil_two_step_wide.hpp where it is offered (kernels::cpu::two_steps_wide_offered).
-    /// TOPOKPM_TBLOCK_LINES=0 turns both off (A/B measurements).
+    /// StencilTuning::tblock_lines = 0 turns both off (A/B measurements).
     int fused_steps(int r) const override
     {
         if (r > 1)
-            return wide_ok_ && tblock_lines_override() != 0 &&
+            return wide_ok_ && tuning_.tblock_lines != 0 &&
                            kernels::cpu::two_steps_wide_offered(r, precision_ == Precision::Single)
                        ? 2
                        : 1;
-        if (r != 1 || extent_[0] != 1 || (nb_ != 2 && nb_ != 4) || tblock_lines_override() == 0) return 1;
+        if (r != 1 || extent_[0] != 1 || (nb_ != 2 && nb_ != 4) || tuning_.tblock_lines == 0) return 1;
         const int nd = precision_ == Precision::Single ? shift_single_.nd : shift_double_.nd;
         return nd > 0 ? 2 : 1;
     }
@@ -352,16 +359,6 @@ public:
     }
 
 private:
-    /// TOPOKPM_TBLOCK_LINES: lattice lines per block of the two-step pass (0: no fused
-    /// steps); -1 when unset (the size comes from kTBlockBytes).
-    static int tblock_lines_override()
-    {
-        const char* env = std::getenv("TOPOKPM_TBLOCK_LINES");
-        int v = -1;
-        if (env != nullptr && std::sscanf(env, "%d", &v) == 1 && v >= 0) return v;
-        return -1;
-    }
-
     template <class T>
     void two_steps_run(T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second) const
     {
@@ -407,20 +404,17 @@ private:
 
     /// Tiles: x-slabs per thread while three x-planes of a thread are small; y-tiles of
     /// about kTilePlaneBytes per plane (full z, all x) when a plane exceeds kPlaneLimit
-    /// (ti 64x64x40: R = 16 and 32 in double, R = 32 in single). TOPOKPM_STENCIL_TILES=tx,ty,tz
+    /// (ti 64x64x40: R = 16 and 32 in double, R = 32 in single). StencilTuning::tiles
     /// overrides (tuning and tests; in the relabelled axes, i.e. (1, nx, ny) for a lattice
     /// with nz = 1). complex_bytes: 16 (double) or 8 (float) per vector entry.
     Tiling choose_tiling(int r, int num_threads, double complex_bytes) const
     {
         Tiling t{extent_[0], extent_[1], extent_[2]};
-        if (const char* env = std::getenv("TOPOKPM_STENCIL_TILES")) {
-            if (std::sscanf(env, "%d,%d,%d", &t.tx, &t.ty, &t.tz) == 3) {
-                t.tx = std::clamp(t.tx, 1, extent_[0]);
-                t.ty = std::clamp(t.ty, 1, extent_[1]);
-                t.tz = std::clamp(t.tz, 1, extent_[2]);
-                return t;
-            }
-            t = Tiling{extent_[0], extent_[1], extent_[2]};
+        if (tuning_.tiles[0] > 0) {
+            t.tx = std::clamp(tuning_.tiles[0], 1, extent_[0]);
+            t.ty = std::clamp(tuning_.tiles[1], 1, extent_[1]);
+            t.tz = std::clamp(tuning_.tiles[2], 1, extent_[2]);
+            return t;
         }
         constexpr double kPlaneLimit = 2.0 * 1024 * 1024, kTilePlaneBytes = 640.0 * 1024;
         const double line_bytes = complex_bytes * nb_ * r * extent_[2];  // one (x, y) z-column
@@ -612,6 +606,7 @@ private:
 
     BlockStencil s_;
     Precision precision_ = Precision::Double;
+    StencilTuning tuning_;
     int nb_ = 1;
     std::array<int, 3> extent_{};               // nx, ny, nz after the relabelling
     std::array<bool, 3> periodic_{};
@@ -1745,7 +1740,7 @@ void CpuStencilOperator::two_steps(T* x, T* y, const AugmentedOps& ops, DotSums*
     int reach = 1;
     for (const auto& d : offsets_) reach = std::max(reach, std::abs(d[1]));
     const double line_bytes = 2.0 * sizeof(T) * B * extent_[2];
-    int lines = tblock_lines_override();
+    int lines = tuning_.tblock_lines;
     if (lines <= 0) lines = static_cast<int>(std::max(1.0, kTBlockBytes / line_bytes));
     lines = std::max(lines, reach);
     const int nblocks = std::max(1, ncols / lines);
@@ -1793,12 +1788,13 @@ void CpuStencilOperator::two_steps(T* x, T* y, const AugmentedOps& ops, DotSums*
 
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil)
 {
-    return std::make_unique<CpuStencilOperator>(std::move(stencil), Precision::Double);
+    return std::make_unique<CpuStencilOperator>(std::move(stencil), Precision::Double, StencilTuning{});
 }
 
-std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision)
+std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision,
+                                                    const StencilTuning& tuning)
 {
-    return std::make_unique<CpuStencilOperator>(std::move(stencil), precision);
+    return std::make_unique<CpuStencilOperator>(std::move(stencil), precision, tuning);
 }
 
 }  // namespace topokpm::numerics

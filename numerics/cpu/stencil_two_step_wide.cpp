@@ -13,8 +13,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "numerics/cpu/complex_block_simd.hpp"
@@ -267,12 +265,9 @@ bool two_steps_wide_offered(int r, bool single)
     return !single && (r == 4 || r == 16 || r == 32);
 }
 
-int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes)
+int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested)
 {
-    if (const char* env = std::getenv("TOPOKPM_TBLOCK_STRIP")) {
-        int v = 0;
-        if (std::sscanf(env, "%d", &v) == 1 && v >= 1) return v;
-    }
+    if (requested >= 1) return requested;
     constexpr double kStripBytes = 256.0 * 1024;
     const double site_bytes = static_cast<double>(complex_bytes) * s.orbitals * r;
     return std::max(s.site_reach + 1, static_cast<int>(kStripBytes / site_bytes));

@@ -58,8 +58,8 @@ bool two_steps_wide_offered(int r, bool single);
 
 /// Sites per strip for block width r and value bytes per complex entry: about 256 KiB of one
 /// vector per strip of one line (docs/performance.md, "Issue 13, sixth part"), at
-/// least site_reach + 1; TOPOKPM_TBLOCK_STRIP=<sites> overrides (tuning and tests).
-int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes);
+/// least site_reach + 1; `requested` >= 1 (StencilTuning::tblock_strip_sites) overrides it.
+int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested);
 
 /// Steps A and B above on complex-double blocks x, y (interleaved re, im) of width r
 /// (two_steps_wide_offered(r, false)), strips of strip_sites >= 1 sites. first / second: the

@@ -46,16 +46,12 @@ inline int grid_for(std::int64_t num_rows, int w, int resident)
 /// Consecutive tiles per block visit (for_each_tile). Measured on H100 (ti 200x200x40,
 /// docs/cuda_backend.md): pure grid-stride (1) is best or within 5 % for every width of both
 /// kernels (groups of 2, 4, 16 tiles: up to 20 % slower for the stencil at R = 32, up to 5 %
-/// faster for SELL at R = 16, 32), so it is the default. TOPOKPM_CUDA_TILE_GROUP overrides it
-/// for widths >= 2 (a tuning knob for cuda-spmmv-bench, not a user option).
+/// faster for SELL at R = 16, 32), so every width takes 1 (the environment knob of that scan
+/// is gone; for_each_tile still takes any group).
 inline int tile_group(int w)
 {
-    static const int group = [] {
-        const char* env = std::getenv("TOPOKPM_CUDA_TILE_GROUP");
-        const int v = env ? std::atoi(env) : 0;
-        return v > 0 ? v : 1;
-    }();
-    return w == 1 ? 1 : group;
+    (void)w;
+    return 1;
 }
 
 /// Runs one sweep as strips. `launch(w, scalars, partials_or_null, workspace) -> grid`

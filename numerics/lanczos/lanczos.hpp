@@ -38,7 +38,10 @@ struct LanczosBounds {
 /// (enclosure_taken; clean graphene, whose Gershgorin discs end at the band edges +-3 t).
 /// With an enclosure of nonzero width (and N >= 16) the steps are made from Chebyshev moments
 /// of the operator scaled into it: one fused sweep per step (y = 2 Ht x - y with the two dots,
-/// the KPM kernel) and no vector pass; the tridiagonal is jacobi_from_chebyshev_moments of
+/// the KPM kernel) and no vector pass; where the operator fuses two sweeps per pass over
+/// memory (fused_steps(1) == 2), sweeps 1-2, 3-4, ... run as one apply_two_steps, as in the
+/// KPM, and are judged one after the other (the same answer, at most one sweep more than
+/// `iterations`). The tridiagonal is jacobi_from_chebyshev_moments of
 /// the moments, equal to the three-term recurrence's in exact arithmetic. `iterations` then
 /// counts sweeps: after s sweeps the enclosure test uses the s Ritz values, the residuals
 /// and the tolerance test the s - 1 pairs (their residual needs the moment of sweep s), so

@@ -115,10 +115,6 @@ int lattice_tile_cells(const LatticeRowOrder& lattice, int block_width, const Ti
     const int ny = std::max(1, lattice.ny);
     const int s = std::max(1, lattice.states_per_cell);
     if (options.tile_cells > 0) return std::min(options.tile_cells, ny);
-    if (const char* env = std::getenv("TOPOKPM_SELL_TILE_ROWS"); env != nullptr && *env != '\0') {
-        const long rows = std::atol(env);
-        if (rows > 0) return static_cast<int>(std::clamp<long>(rows / s, 1, ny));
-    }
     if (block_width <= 4) return ny;  // x of a plane triple is <= 3 x 4 x 16 bytes per state: fits
     const double cell_bytes = 16.0 * s * block_width;  // x rows of one cell
     const double triple = 3.0 * cell_bytes;

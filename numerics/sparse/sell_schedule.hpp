@@ -94,9 +94,8 @@ struct TileOptions {
     /// Measured on the 2-core Zen 4 VM (32 MiB L3 shared with other tenants, 1 MiB L2 per
     /// core), ti 64x64x40, R = 32: the scan is in docs/performance.md, "Kernel design measurements".
     std::size_t cache_bytes_per_thread = std::size_t(2) << 20;
-    /// > 0: the tile in cells of y regardless of the budget (ignored if >= Ny). 0: from
-    /// the budget, or from the environment variable TOPOKPM_SELL_TILE_ROWS (rows of a tile
-    /// segment, i.e. Ty S; for experiments) when it is set.
+    /// > 0: the tile in cells of y regardless of the budget (ignored if >= Ny; spmmv-bench's
+    /// sell-<C>t<Ty> operators set it for experiments). 0: from the budget.
     int tile_cells = 0;
 };
 

@@ -166,7 +166,8 @@ BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& sour
     if (spec.kind == OperatorKind::Free) {
         BuiltOperator out;
         out.op = spec.device == Backend::Cuda ? make_cuda_stencil_operator(stencil_part(spec, source), spec.device_index)
-                                              : make_cpu_stencil_operator(stencil_part(spec, source), spec.precision);
+                                              : make_cpu_stencil_operator(stencil_part(spec, source), spec.precision,
+                                                                                  spec.stencil_tuning);
         return out;
     }
     // A model whose entries are all real stores real values (12 instead of 20 bytes per entry

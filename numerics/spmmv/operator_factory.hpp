@@ -37,6 +37,7 @@
 #include "numerics/base/row_source.hpp"
 #include "numerics/sparse/sell_matrix.hpp"
 #include "numerics/sparse/sell_schedule.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 
 namespace topokpm::numerics {
 
@@ -69,6 +70,7 @@ struct OperatorSpec {
     SellParams sell;       ///< C, σ of kind Sell on the CPU (crs: 1, 1; cuda: C = 32, σ as given)
     int device_index = 0;  ///< CUDA device
     RowRange rows;         ///< the rank's (or sample's) rows; default: all of them
+    StencilTuning stencil_tuning;  ///< free on the cpu: the sweep's tuning (stencil_kernels.hpp)
 };
 
 /// Rows of the part `spec.rows` selects from a matrix of `total` rows. Throws InputError

@@ -6,6 +6,7 @@
 /// the CPU operator (numerics/cpu/stencil_kernels.cpp) and the CUDA launcher
 /// (numerics/cuda/stencil_kernels.cu; device blocks, see reduce_kernels.hpp).
 
+#include <array>
 #include <memory>
 
 #include "numerics/base/block_stencil.hpp"
@@ -32,7 +33,7 @@ namespace topokpm::numerics {
 /// neighbours coincide) build their column table with explicit checks. Tiles are x-slabs
 /// per thread, or y-tiles of ~640 KiB per x-plane when a plane exceeds 2 MiB (ti 64x64x40
 /// at R >= 16), with software prefetch of the far neighbour rows for R >= 16
-/// (measurements in docs/performance.md; TOPOKPM_STENCIL_TILES=tx,ty,tz overrides the tiling for
+/// (measurements in docs/performance.md; StencilTuning::tiles overrides the tiling for
 /// tuning and tests). At R = 1, a stencil with at most 6 distinct row offsets (graphene) runs
 /// the interior of each z-column as shifted vector loads of x, one per offset, with the
 /// epilogue fused and a constant potential not read. The potential is
@@ -49,6 +50,21 @@ namespace topokpm::numerics {
 ///
 /// Throws InputError when the stencil does not validate().
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
+
+/// Tuning of the CPU sweep (the defaults are the measured choices, docs/performance.md);
+/// set by tests, benchmarks and `kpm-dos --tblock-lines` for A/B runs.
+struct StencilTuning {
+    /// The two-step pass at R = 1 (fused_steps(), Operator::apply_two_steps): lattice lines
+    /// per block (>= 1); 0: one step per pass (fused_steps() = 1); -1: blocks of about 64 KiB
+    /// of one vector.
+    int tblock_lines = -1;
+    /// The two-step pass at R > 1 (the strip form, numerics/cpu/stencil_two_step_wide.hpp):
+    /// sites per strip of a lattice line (>= 1); 0: about 256 KiB of one vector per strip.
+    int tblock_strip_sites = 0;
+    /// Tile extents (tx, ty, tz) in sites of the relabelled axes ((1, nx, ny) for a lattice
+    /// with nz = 1), each clamped to [1, extent]; {0, 0, 0}: the tiling rule above.
+    std::array<int, 3> tiles{0, 0, 0};
+};
 
 /// The same operator in `precision` (Precision::Double: the function above).
 ///
@@ -76,7 +92,11 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil);
 /// counts 8 bytes per vector entry (a plane of ti 64x64x40 exceeds 2 MiB only at R = 32).
 /// name(): "<stencil name>-stencil-cpu-single"; cost() as above (matrix_bytes is the
 /// potential, still read as double).
-std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision);
+///
+/// `tuning`: see StencilTuning; InputError naming {tblock_lines} below -1,
+/// {tblock_strip_sites} below 0, or {stencil_tiles} unless all three are 0 or all are positive.
+std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision,
+                                                    const StencilTuning& tuning = {});
 
 /// Products per float partial sum of a dot lane in the single-precision R = 1 shifted-load
 /// form (above): the float rounding of the dots grows with it, their conversion to double

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "tests/support/trace_moments.hpp"
 #include "numerics/base/counter_rng.hpp"
@@ -189,6 +190,74 @@ TEST(Lanczos, TakesARigorousEnclosureOnlyWhenItIsWithinTheMargin)
     EXPECT_GT(with_wide.bounds.lower, wide.lower);
     EXPECT_LE(with_wide.bounds.lower, lo);
     EXPECT_GE(with_wide.bounds.upper, hi);
+}
+
+/// The wrapped operator, counting passes over memory; with `pair`, it says it fuses two
+/// sweeps per pass and makes them as the two apply() calls of the wrapped one: the
+/// moment-form Lanczos then takes the paired path with exactly the arithmetic of the
+/// one-sweep loop.
+class PairingOperator final : public Operator {
+public:
+    PairingOperator(const Operator& inner, bool pair) : inner_(inner), pair_(pair) {}
+    global_index num_rows() const override { return inner_.num_rows(); }
+    std::string name() const override { return "pairing(" + inner_.name() + ")"; }
+    OperatorCost cost() const override { return inner_.cost(); }
+    int fused_steps(int num_cols) const override { return pair_ && num_cols == 1 ? 2 : 1; }
+    mutable int passes = 0;
+
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        ++passes;
+        inner_.apply(x, y, ops, dots);
+    }
+    void do_apply_two_steps(BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* first,
+                            DotSums* second) const override
+    {
+        ++passes;
+        inner_.apply(x, y, ops, first);
+        inner_.apply(y, x, ops, second);
+    }
+
+private:
+    const Operator& inner_;
+    bool pair_;
+};
+
+// Paired sweeps (an operator with fused_steps(1) == 2) are judged one after the other, so
+// every outcome of the one-sweep loop comes out identical (the same arithmetic here: equal
+// doubles): the enclosure taken after an odd or an even number of sweeps, the residual test,
+// the hand-over to the recurrence; sweep 0 runs alone, then one pass per pair.
+TEST(Lanczos, PairedSweepsGiveTheOneSweepAnswer)
+{
+    SmallSystem sys(200, 5);
+    const double lo = sys.eigenvalues.front(), hi = sys.eigenvalues.back(), width = hi - lo;
+    const SpectralBounds exact{lo, hi}, near{lo - 0.002 * width, hi + 0.002 * width},
+        wide{lo - 0.1 * width, hi + 0.1 * width};
+    std::set<int> parities;
+    for (const int seed : {1, 2, 3, 4}) {
+        for (const SpectralBounds& enc : {exact, near, wide})
+            for (const double tol : {0.005, 1e-10}) {
+                if (&enc == &wide && tol < 0.005) continue;  // 200 recurrence steps: nothing new
+                PairingOperator single(sys.op, false), paired(sys.op, true);
+                const LanczosBounds one = lanczos_bounds(single, 200, seed, 0.005, tol, &enc);
+                const LanczosBounds two = lanczos_bounds(paired, 200, seed, 0.005, tol, &enc);
+                EXPECT_EQ(two.enclosure_taken, one.enclosure_taken);
+                EXPECT_EQ(two.iterations, one.iterations);
+                EXPECT_EQ(two.bounds.lower, one.bounds.lower);
+                EXPECT_EQ(two.bounds.upper, one.bounds.upper);
+                EXPECT_EQ(two.lowest_ritz, one.lowest_ritz);
+                EXPECT_EQ(two.highest_ritz, one.highest_ritz);
+                EXPECT_EQ(two.residual_low, one.residual_low);
+                EXPECT_EQ(two.residual_high, one.residual_high);
+                EXPECT_LE(paired.passes, single.passes);
+                if (single.passes == one.iterations) {  // the moment form answered: sweep 0, then pairs
+                    EXPECT_EQ(paired.passes, 1 + one.iterations / 2) << "iterations " << one.iterations;
+                    parities.insert(one.iterations % 2);
+                }
+            }
+    }
+    EXPECT_EQ(parities.size(), 2u) << "answers after both the first and the second sweep of a pair";
 }
 
 // The Chebyshev measure dt / (pi sqrt(1 - t^2)) has mu_0 = 1, mu_l = 0 and the monic Chebyshev

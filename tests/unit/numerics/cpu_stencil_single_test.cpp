@@ -306,12 +306,13 @@ TEST(CpuStencilSingle, TwoFusedStepsEachWithinTheFloatBound)
     for (const auto& mdl : models) {
         const BlockStencil st = mdl->block_stencil();
         const RoundedRows rows = rounded_rows(*mdl);
-        const auto op = make_cpu_stencil_operator(st, Precision::Single);
-        ASSERT_EQ(op->fused_steps(1), 2) << describe(*mdl);
         const global_index n = st.num_rows();
-        for (const char* lines : {"1", "2", ""}) {
-            if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
-            else unsetenv("TOPOKPM_TBLOCK_LINES");
+        for (const int block_lines : {1, 2, -1}) {
+            StencilTuning tuning;
+            tuning.tblock_lines = block_lines;
+            const auto op = make_cpu_stencil_operator(st, Precision::Single, tuning);
+            ASSERT_EQ(op->fused_steps(1), 2) << describe(*mdl);
+            const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
             for (const int threads : {1, 2})
                 for (const double beta : {0.0, -1.0}) {
                     const std::string what = describe(*mdl) + " lines=" + lines + " threads=" +
@@ -331,13 +332,9 @@ TEST(CpuStencilSingle, TwoFusedStepsEachWithinTheFloatBound)
                     omp_set_num_threads(saved);
                     check_step_against_rows(st, rows, x0, y0, y, first, ops, what + " step A");
                     check_step_against_rows(st, rows, y, x0, x, second, ops, what + " step B");
-                    if (::testing::Test::HasFailure()) {
-                        unsetenv("TOPOKPM_TBLOCK_LINES");
-                        return;
-                    }
+                    if (::testing::Test::HasFailure()) return;
                 }
         }
-        unsetenv("TOPOKPM_TBLOCK_LINES");
     }
 }
 
@@ -528,6 +525,9 @@ TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
     const auto mdl = model("ti", 6, 5, 8);
     const global_index n = mdl->num_rows();
     const auto op = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single);
+    StencilTuning small;
+    small.tiles = {2, 2, 3};
+    const auto tiled = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single, small);
     const int saved = omp_get_max_threads();
     for (const int r : {1, 3, 8, 16, 32}) {
         BlockVector xd(n, r);
@@ -537,11 +537,9 @@ TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
         DotSums first_dots;
         for (const int threads : {1, 2, 3, 0}) {
             omp_set_num_threads(threads > 0 ? threads : 2);
-            if (threads == 0) setenv("TOPOKPM_STENCIL_TILES", "2,2,3", 1);  // small tiles, 2 threads
             SingleBlock y(n, r);
             DotSums dots;
-            op->apply(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);
-            if (threads == 0) unsetenv("TOPOKPM_STENCIL_TILES");
+            (threads == 0 ? tiled : op)->apply(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);  // 0: small tiles, 2 threads
             if (threads == 1) {
                 first.assign(y.data(), y.data() + y.size());
                 first_dots = dots;

@@ -29,8 +29,10 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
+#include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/dense_oracle.hpp"
 
 using namespace topokpm;
 
@@ -107,12 +109,13 @@ std::vector<double> entry_bounds(const BlockStencil& s, const BlockVector& x, co
 /// order (per thread, then thread order): each within 2 (N + 2) eps sum_i |.| (the complex
 /// products' sqrt(2) gamma_2 included), so the two differ by twice that; yx also carries
 /// the difference of the y's: sum_i bound_i |x_ic|.
-void expect_matches_reference(const BlockStencil& s, int r, const AugmentedOps& ops, unsigned seed)
+void expect_matches_reference(const BlockStencil& s, int r, const AugmentedOps& ops, unsigned seed,
+                              const numerics::StencilTuning& tuning = {})
 {
     SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " beta=" + std::to_string(ops.beta) +
                  (ops.want_dots ? " dots" : " no dots"));
     const auto ref_op = make_block_stencil_reference_operator(s);
-    const auto op = numerics::make_cpu_stencil_operator(s);
+    const auto op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
     ASSERT_EQ(op->num_rows(), s.num_rows());
     const global_index n = s.num_rows();
     const BlockVector x = random_block(n, r, seed);
@@ -167,13 +170,14 @@ const std::vector<int> kWidths{1, 2, 3, 4, 5, 8, 32};
 
 /// The KPM step (beta = -1, dots), the first step (beta = 0, NaN in y) without dots, and
 /// a generic case (beta = 0.5, dots).
-void check_all_cases(const BlockStencil& s, const std::vector<int>& widths = kWidths)
+void check_all_cases(const BlockStencil& s, const std::vector<int>& widths = kWidths,
+                     const numerics::StencilTuning& tuning = {})
 {
     unsigned seed = 100;
     for (const int r : widths) {
-        expect_matches_reference(s, r, AugmentedOps{0.37, -0.2, -1.0, true}, seed++);
-        expect_matches_reference(s, r, AugmentedOps{0.8, 0.3, 0.0, false}, seed++);
-        expect_matches_reference(s, r, AugmentedOps{-1.3, 0.0, 0.5, true}, seed++);
+        expect_matches_reference(s, r, AugmentedOps{0.37, -0.2, -1.0, true}, seed++, tuning);
+        expect_matches_reference(s, r, AugmentedOps{0.8, 0.3, 0.0, false}, seed++, tuning);
+        expect_matches_reference(s, r, AugmentedOps{-1.3, 0.0, 0.5, true}, seed++, tuning);
         if (::testing::Test::HasFailure()) return;  // one failing configuration is enough output
     }
 }
@@ -370,10 +374,10 @@ TEST(CpuStencil, ShiftedLoadFormWithEveryPotentialKind)
         check_all_cases(s, {1, 2});
         if (::testing::Test::HasFailure()) return;
     }
-    ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", "1,2,7", 1), 0);
-    check_all_cases(cases[2], {1});
-    check_all_cases(cases[3], {1});
-    unsetenv("TOPOKPM_STENCIL_TILES");
+    numerics::StencilTuning tiles;
+    tiles.tiles = {1, 2, 7};
+    check_all_cases(cases[2], {1}, tiles);
+    check_all_cases(cases[3], {1}, tiles);
 }
 
 TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
@@ -382,12 +386,12 @@ TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
     // (the tuning knob of stencil_kernels.cpp) forces y- and z-tiles with ragged ends.
     const BlockStencil ti = hamiltonians::make_model(ti_params(5, 7, 23, "ppo"))->block_stencil();
     const BlockStencil gr = hamiltonians::make_model(graphene_params(4, 9, "pp"))->block_stencil();
-    for (const char* tiles : {"5,2,23", "2,3,5", "1,1,7", "3,7,1"}) {
-        SCOPED_TRACE(tiles);
-        ASSERT_EQ(setenv("TOPOKPM_STENCIL_TILES", tiles, 1), 0);
-        check_all_cases(ti, {1, 3, 4, 32});
-        check_all_cases(gr, {1, 2, 16});
-        unsetenv("TOPOKPM_STENCIL_TILES");
+    for (const std::array<int, 3> tiles : {std::array<int, 3>{5, 2, 23}, {2, 3, 5}, {1, 1, 7}, {3, 7, 1}}) {
+        SCOPED_TRACE(std::to_string(tiles[0]) + "," + std::to_string(tiles[1]) + "," + std::to_string(tiles[2]));
+        numerics::StencilTuning tuning;
+        tuning.tiles = tiles;
+        check_all_cases(ti, {1, 3, 4, 32}, tuning);
+        check_all_cases(gr, {1, 2, 16}, tuning);
         if (::testing::Test::HasFailure()) return;
     }
 }
@@ -491,9 +495,23 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
                   ->fused_steps(1),
               1);
-    ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
-    EXPECT_EQ(gr->fused_steps(1), 1);
-    unsetenv("TOPOKPM_TBLOCK_LINES");
+    numerics::StencilTuning off;
+    off.tblock_lines = 0;  // one step per pass
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                  Precision::Double, off)
+                  ->fused_steps(1),
+              1);
+    // Tuning outside its range is refused, naming the parameter.
+    numerics::StencilTuning bad;
+    bad.tblock_lines = -2;
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
+    bad = {};
+    bad.tiles = {1, 0, 3};
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
 }
 
 TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCount)
@@ -514,12 +532,13 @@ TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCou
     const int saved = omp_get_max_threads();
     unsigned seed = 500;
     for (const BlockStencil& s : cases) {
-        const auto op = numerics::make_cpu_stencil_operator(s);
-        ASSERT_EQ(op->fused_steps(1), 2) << describe(s);
         const global_index n = s.num_rows();
-        for (const char* lines : {"1", "2", "3", ""}) {
-            if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
-            else unsetenv("TOPOKPM_TBLOCK_LINES");
+        for (const int block_lines : {1, 2, 3, -1}) {
+            numerics::StencilTuning tuning;
+            tuning.tblock_lines = block_lines;
+            const auto op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
+            ASSERT_EQ(op->fused_steps(1), 2) << describe(s);
+            const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
             for (const int threads : {1, 2, 3}) {
                 for (const AugmentedOps& ops : {AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
                                                 AugmentedOps{-1.3, 0.0, 0.5, true}}) {
@@ -537,14 +556,10 @@ TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCou
                     omp_set_num_threads(saved);
                     expect_step_matches(s, x0, y0, y, first, ops, "step A: y := s (H - shift) x + beta y");
                     expect_step_matches(s, y, x0, x, second, ops, "step B: x := s (H - shift) y + beta x");
-                    if (::testing::Test::HasFailure()) {
-                        unsetenv("TOPOKPM_TBLOCK_LINES");
-                        return;
-                    }
+                    if (::testing::Test::HasFailure()) return;
                 }
             }
         }
-        unsetenv("TOPOKPM_TBLOCK_LINES");
     }
 }
 
@@ -564,6 +579,9 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
     for (const char* bc : {"pp", "oo"}) {
         const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil();
         const auto op = numerics::make_cpu_stencil_operator(s);
+        numerics::StencilTuning one_step_tuning;
+        one_step_tuning.tblock_lines = 0;  // one step per pass
+        const auto one_step_op = numerics::make_cpu_stencil_operator(s, Precision::Double, one_step_tuning);
         const auto ref = make_block_stencil_reference_operator(s);
         const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
         const global_index n = s.num_rows();
@@ -590,17 +608,20 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
             const double tol = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps * v0;
             const auto [reference, ref_steps] = moments(*ref, num_moments);
             EXPECT_EQ(ref_steps, numerics::kpm_num_sweeps(num_moments));  // one sweep per step
-            ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
-            const auto [one_step, one_steps] = moments(*op, num_moments);
+            numerics::StencilTuning tuning;
+            tuning.tblock_lines = 0;  // one step per pass
+            const auto [one_step, one_steps] = moments(*numerics::make_cpu_stencil_operator(s, Precision::Double, tuning),
+                                                       num_moments);
             EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
-            for (const char* lines : {"1", "2", ""}) {
-                if (*lines) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", lines, 1), 0);
-                else unsetenv("TOPOKPM_TBLOCK_LINES");
+            for (const int block_lines : {1, 2, -1}) {
+                tuning.tblock_lines = block_lines;
+                const auto fused_op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
+                const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
                 for (const int threads : {1, 2}) {
                     SCOPED_TRACE(std::string(bc) + " M=" + std::to_string(num_moments) + " lines=" + lines +
                                  " threads=" + std::to_string(threads) + " tol=" + std::to_string(tol / v0));
                     omp_set_num_threads(threads);
-                    const auto [fused, fused_steps] = moments(*op, num_moments);
+                    const auto [fused, fused_steps] = moments(*fused_op, num_moments);
                     omp_set_num_threads(saved);
                     // The first sweep alone, then pairs (and a last single sweep for M = 16).
                     EXPECT_EQ(fused_steps, 1 + (numerics::kpm_num_sweeps(num_moments) - 1 + 1) / 2);
@@ -610,8 +631,48 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
                     }
                 }
             }
-            unsetenv("TOPOKPM_TBLOCK_LINES");
         }
+    }
+}
+
+// The Lanczos bounds take this operator's sweeps in fused pairs (lanczos.hpp). Clean graphene:
+// the Gershgorin enclosure (exactly +-3 t) is taken, after the same number of sweeps as with one
+// step per pass (tblock_lines = 0). With dots and disorder the two runs' moments differ by
+// rounding only; both answers must contain the dense LAPACK spectrum and lie in the enclosure.
+TEST(CpuStencilTwoSteps, LanczosBoundsAsWithOneStepPerPass)
+{
+    numerics::StencilTuning off;
+    off.tblock_lines = 0;
+    hamiltonians::ModelParams clean = graphene_params(64, 96, "pp");
+    clean.dot_potential = 0.0;
+    clean.disorder = 0.0;
+    const BlockStencil c = hamiltonians::make_model(clean)->block_stencil();
+    const auto fused = numerics::make_cpu_stencil_operator(c);
+    const auto one = numerics::make_cpu_stencil_operator(c, Precision::Double, off);
+    ASSERT_EQ(fused->fused_steps(1), 2);
+    ASSERT_EQ(one->fused_steps(1), 1);
+    const SpectralBounds enc = *fused->enclosure();
+    EXPECT_EQ(enc.lower, -3.0);
+    EXPECT_EQ(enc.upper, 3.0);
+    const numerics::LanczosBounds a = numerics::lanczos_bounds(*one, 200, 7, 0.005, 0.005, &enc);
+    const numerics::LanczosBounds b = numerics::lanczos_bounds(*fused, 200, 7, 0.005, 0.005, &enc);
+    EXPECT_TRUE(a.enclosure_taken);
+    EXPECT_TRUE(b.enclosure_taken);
+    EXPECT_EQ(b.iterations, a.iterations);
+    EXPECT_EQ(b.bounds.lower, -3.0);
+    EXPECT_EQ(b.bounds.upper, 3.0);
+
+    const auto model = hamiltonians::make_model(graphene_params(12, 16, "pp"));  // dots and disorder
+    const std::vector<double> eig = topokpm::testing::dense_eigenvalues(*model);
+    const BlockStencil d = model->block_stencil();
+    const SpectralBounds denc = *numerics::make_cpu_stencil_operator(d)->enclosure();
+    for (const auto& op : {numerics::make_cpu_stencil_operator(d), numerics::make_cpu_stencil_operator(d, Precision::Double, off)}) {
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &denc);
+        SCOPED_TRACE("fused_steps " + std::to_string(op->fused_steps(1)));
+        EXPECT_LE(lb.bounds.lower, eig.front());
+        EXPECT_GE(lb.bounds.upper, eig.back());
+        EXPECT_GE(lb.bounds.lower, denc.lower);
+        EXPECT_LE(lb.bounds.upper, denc.upper);
     }
 }
 
@@ -698,9 +759,17 @@ TEST(CpuStencilTwoStepsWide, OfferedAtTheCompiledWidthsOnTwoDimensionalLattices)
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
                   ->fused_steps(16),
               1);
-    ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
-    EXPECT_EQ(gr->fused_steps(16), 1);
-    unsetenv("TOPOKPM_TBLOCK_LINES");
+    numerics::StencilTuning off;
+    off.tblock_lines = 0;  // one step per pass, both forms
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                  Precision::Double, off)
+                  ->fused_steps(16),
+              1);
+    numerics::StencilTuning bad;
+    bad.tblock_strip_sites = -1;
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
 }
 
 TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCount)
@@ -726,28 +795,24 @@ TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCo
     unsigned seed = 900;
     for (size_t ci = 0; ci < cases.size(); ++ci) {
         const BlockStencil& s = cases[ci];
-        const auto op = numerics::make_cpu_stencil_operator(s);
         for (const int r : ci == 0 ? std::vector<int>{4, 16, 32} : std::vector<int>{4, 16}) {
-            ASSERT_EQ(op->fused_steps(r), 2) << describe(s);
             // All three ops at R = 16; the KPM step at the other widths.
             std::vector<AugmentedOps> all_ops{AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
                                               AugmentedOps{-1.3, 0.0, 0.5, true}};
             if (r != 16) all_ops.resize(1);
-            for (const char* strip : {"1", "5", ""}) {
-                if (*strip) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_STRIP", strip, 1), 0);
-                else unsetenv("TOPOKPM_TBLOCK_STRIP");
+            for (const int strip : {1, 5, 0}) {  // 0: the default strip
+                numerics::StencilTuning tuning;
+                tuning.tblock_strip_sites = strip;
+                const auto op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
+                ASSERT_EQ(op->fused_steps(r), 2) << describe(s);
                 for (const int threads : {1, 2, 3})
                     for (const AugmentedOps& ops : all_ops) {
-                        SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " strip=" + strip + " threads=" +
-                                     std::to_string(threads) + " beta=" + std::to_string(ops.beta));
+                        SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " strip=" + std::to_string(strip) +
+                                     " threads=" + std::to_string(threads) + " beta=" + std::to_string(ops.beta));
                         check_two_steps(*op, s, r, threads, ops, seed += 2);
-                        if (::testing::Test::HasFailure()) {
-                            unsetenv("TOPOKPM_TBLOCK_STRIP");
-                            return;
-                        }
+                        if (::testing::Test::HasFailure()) return;
                     }
             }
-            unsetenv("TOPOKPM_TBLOCK_STRIP");
         }
     }
 }
@@ -761,6 +826,9 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
     for (const char* bc : {"pp", "oo"}) {
         const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil();
         const auto op = numerics::make_cpu_stencil_operator(s);
+        numerics::StencilTuning one_step_tuning;
+        one_step_tuning.tblock_lines = 0;  // one step per pass
+        const auto one_step_op = numerics::make_cpu_stencil_operator(s, Precision::Double, one_step_tuning);
         const auto ref = make_block_stencil_reference_operator(s);
         const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
         const global_index n = s.num_rows();
@@ -789,18 +857,17 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
                 const int nv = num_moments / 2 + 1;
                 const double unit = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps;
                 const auto [reference, ref_steps] = moments(*ref, num_moments);
-                ASSERT_EQ(setenv("TOPOKPM_TBLOCK_LINES", "0", 1), 0);
-                const auto [one_step, one_steps] = moments(*op, num_moments);
-                unsetenv("TOPOKPM_TBLOCK_LINES");
+                const auto [one_step, one_steps] = moments(*one_step_op, num_moments);
                 EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
-                for (const char* strip : {"2", ""}) {
-                    if (*strip) ASSERT_EQ(setenv("TOPOKPM_TBLOCK_STRIP", strip, 1), 0);
-                    else unsetenv("TOPOKPM_TBLOCK_STRIP");
+                for (const int strip : {2, 0}) {  // 0: the default strip
+                    numerics::StencilTuning tuning;
+                    tuning.tblock_strip_sites = strip;
+                    const auto strip_op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
                     for (const int threads : {1, 2}) {
                         SCOPED_TRACE(std::string(bc) + " R=" + std::to_string(r) + " M=" + std::to_string(num_moments) +
-                                     " strip=" + strip + " threads=" + std::to_string(threads));
+                                     " strip=" + std::to_string(strip) + " threads=" + std::to_string(threads));
                         omp_set_num_threads(threads);
-                        const auto [fused, fused_steps] = moments(*op, num_moments);
+                        const auto [fused, fused_steps] = moments(*strip_op, num_moments);
                         omp_set_num_threads(saved);
                         EXPECT_EQ(fused_steps, 1 + (numerics::kpm_num_sweeps(num_moments) - 1 + 1) / 2);
                         for (int c = 0; c < r; ++c)
@@ -812,7 +879,6 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
                             }
                     }
                 }
-                unsetenv("TOPOKPM_TBLOCK_STRIP");
             }
         }
     }

@@ -218,7 +218,6 @@ TEST(SellSchedule, TiledOrderIsYTilesOuterXPlanesInner)
 
 TEST(SellSchedule, SmallWidthsAndSmallPlanesAreNotTiled)
 {
-    if (std::getenv("TOPOKPM_SELL_TILE_ROWS") != nullptr) GTEST_SKIP() << "TOPOKPM_SELL_TILE_ROWS overrides the tile";
     const LatticeRowOrder ti{64, 64, 160};  // ti 64x64x40
     EXPECT_EQ(lattice_tile_cells(ti, 1), 64);
     EXPECT_EQ(lattice_tile_cells(ti, 4), 64);
