@@ -563,6 +563,38 @@ TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCou
     }
 }
 
+namespace {
+
+/// The raw moments of a KPM recurrence on `o` from `start` and the number of its step() calls.
+std::pair<std::vector<double>, int> recurrence_moments(const Operator& o, const BlockVector& start, int num_moments,
+                                                       const numerics::KpmScaling& scaling)
+{
+    numerics::ChebyshevRecurrence rec(o, start, num_moments, scaling);
+    int steps = 0;
+    while (!rec.done()) {
+        rec.step();
+        ++steps;
+    }
+    return {rec.raw(), steps};
+}
+
+/// The bound derived in CpuStencilTwoSteps.KpmMomentsEqualTheOneStepPathAndTheReference for
+/// two runs of M moments on `s` scaled by `scaling`, per unit ||v_0||^2 of the start column.
+double moment_tolerance_unit(const BlockStencil& s, const numerics::KpmScaling& scaling, int num_moments)
+{
+    const global_index n = s.num_rows();
+    BlockVector ones(n, 1), rows(n, 1);
+    for (size_t i = 0; i < ones.size(); ++i) ones.data()[i] = 1.0;
+    make_block_stencil_reference_operator(absolute(s))->apply(ones, rows, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
+    double g = 0.0;  // >= the largest row sum of |Ht| incl. the potential
+    for (size_t i = 0; i < rows.size(); ++i) g = std::max(g, (rows.data()[i].real() + std::abs(scaling.b)) / scaling.a);
+    const double m = static_cast<double>((s.terms.size() + 1) * s.orbitals + 1);
+    const int nv = num_moments / 2 + 1;
+    return (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps;
+}
+
+}  // namespace
+
 TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
 {
     // The recurrence takes sweeps 1-2, 3-4, ... in fused pairs (M = 16: the last sweep alone;
@@ -585,35 +617,18 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
         const auto ref = make_block_stencil_reference_operator(s);
         const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
         const global_index n = s.num_rows();
-        BlockVector ones(n, 1), rows(n, 1);
-        for (size_t i = 0; i < ones.size(); ++i) ones.data()[i] = 1.0;
-        make_block_stencil_reference_operator(absolute(s))->apply(ones, rows, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
-        double g = 0.0;
-        for (size_t i = 0; i < rows.size(); ++i) g = std::max(g, (rows.data()[i].real() + std::abs(scaling.b)) / scaling.a);
-        const double m = static_cast<double>((s.terms.size() + 1) * s.orbitals + 1);
         const BlockVector start = random_block(n, 1, 77);
         double v0 = 0.0;
         for (size_t i = 0; i < start.size(); ++i) v0 += std::norm(start.data()[i]);
-        auto moments = [&](const Operator& o, int num_moments) {
-            numerics::ChebyshevRecurrence rec(o, start, num_moments, scaling);
-            int steps = 0;
-            while (!rec.done()) {
-                rec.step();
-                ++steps;
-            }
-            return std::make_pair(rec.raw(), steps);
-        };
+        auto moments = [&](const Operator& o, int num_moments) { return recurrence_moments(o, start, num_moments, scaling); };
         for (const int num_moments : {16, 17}) {
-            const int nv = num_moments / 2 + 1;
-            const double tol = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps * v0;
+            const double tol = moment_tolerance_unit(s, scaling, num_moments) * v0;
             const auto [reference, ref_steps] = moments(*ref, num_moments);
             EXPECT_EQ(ref_steps, numerics::kpm_num_sweeps(num_moments));  // one sweep per step
-            numerics::StencilTuning tuning;
-            tuning.tblock_lines = 0;  // one step per pass
-            const auto [one_step, one_steps] = moments(*numerics::make_cpu_stencil_operator(s, Precision::Double, tuning),
-                                                       num_moments);
+            const auto [one_step, one_steps] = moments(*one_step_op, num_moments);
             EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
             for (const int block_lines : {1, 2, -1}) {
+                numerics::StencilTuning tuning;
                 tuning.tblock_lines = block_lines;
                 const auto fused_op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
                 const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
@@ -832,12 +847,6 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
         const auto ref = make_block_stencil_reference_operator(s);
         const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
         const global_index n = s.num_rows();
-        BlockVector ones(n, 1), rows(n, 1);
-        for (size_t i = 0; i < ones.size(); ++i) ones.data()[i] = 1.0;
-        make_block_stencil_reference_operator(absolute(s))->apply(ones, rows, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
-        double g = 0.0;
-        for (size_t i = 0; i < rows.size(); ++i) g = std::max(g, (rows.data()[i].real() + std::abs(scaling.b)) / scaling.a);
-        const double m = static_cast<double>((s.terms.size() + 1) * s.orbitals + 1);
         for (const int r : {4, 16}) {
             ASSERT_EQ(op->fused_steps(r), 2);
             const BlockVector start = random_block(n, r, 78);
@@ -845,17 +854,10 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
             for (global_index i = 0; i < n; ++i)
                 for (int c = 0; c < r; ++c) v0[static_cast<size_t>(c)] += std::norm(start.data()[static_cast<size_t>(i) * r + c]);
             auto moments = [&](const Operator& o, int num_moments) {
-                numerics::ChebyshevRecurrence rec(o, start, num_moments, scaling);
-                int steps = 0;
-                while (!rec.done()) {
-                    rec.step();
-                    ++steps;
-                }
-                return std::make_pair(rec.raw(), steps);
+                return recurrence_moments(o, start, num_moments, scaling);
             };
             for (const int num_moments : {16, 17}) {
-                const int nv = num_moments / 2 + 1;
-                const double unit = (4.0 * (m + 4.0) * (2.0 * g + 1.0) * nv * (nv + 1.0) + 12.0 * (n + 2.0)) * kEps;
+                const double unit = moment_tolerance_unit(s, scaling, num_moments);
                 const auto [reference, ref_steps] = moments(*ref, num_moments);
                 const auto [one_step, one_steps] = moments(*one_step_op, num_moments);
                 EXPECT_EQ(one_steps, numerics::kpm_num_sweeps(num_moments));
