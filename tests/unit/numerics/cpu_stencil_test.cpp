@@ -512,6 +512,11 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
     EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
                                                      Precision::Double, bad),
                  InputError);
+    bad = {};
+    bad.tblock_strip_sites = -1;
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
 }
 
 TEST(CpuStencilTwoSteps, EachStepMatchesTheReferenceForEveryBlockingAndThreadCount)
@@ -780,11 +785,6 @@ TEST(CpuStencilTwoStepsWide, OfferedAtTheCompiledWidthsOnTwoDimensionalLattices)
                                                   Precision::Double, off)
                   ->fused_steps(16),
               1);
-    numerics::StencilTuning bad;
-    bad.tblock_strip_sites = -1;
-    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
-                                                     Precision::Double, bad),
-                 InputError);
 }
 
 TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCount)
