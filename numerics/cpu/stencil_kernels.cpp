@@ -273,10 +273,15 @@ public:
         // A constant potential (clean graphene: 0) is not read per row.
         uniform_potential_ = std::all_of(s_.potential.begin(), s_.potential.end(),
                                          [&](double v) { return v == s_.potential.front(); });
-        shift_table(shift_double_);
-        shift_table(shift_single_);
-        line_ends(line_ends_double_, shift_double_);
-        line_ends(line_ends_single_, shift_single_);
+        // The tables of this operator's precision only (the other one stays empty: nd = 0,
+        // line = 0, the checked paths): a single operator sweeps double blocks in float.
+        if (precision_ == Precision::Single) {
+            shift_table(shift_single_);
+            line_ends(line_ends_single_, shift_single_);
+        } else {
+            shift_table(shift_double_);
+            line_ends(line_ends_double_, shift_double_);
+        }
         if (nb_ == 4) build_site_form(onsite, blocks);
         build_wide_form();
     }
