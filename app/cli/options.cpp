@@ -19,6 +19,7 @@
 
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
+#include "app/cli/build_revision.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
@@ -562,7 +563,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
         return std::nullopt;
     }
     if (vm.count("version")) {
-        std::cout << program_name(program) << " (topokpm) " << TOPOKPM_VERSION << ", git " << TOPOKPM_GIT_REVISION << "\n";
+        std::cout << program_name(program) << " (topokpm) " << TOPOKPM_VERSION << ", git " << git_revision() << "\n";
         return std::nullopt;
     }
 

@@ -12,6 +12,7 @@
 #include "analysis/result_file.hpp"
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/mpi/distribution.hpp"
+#include "app/cli/build_revision.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
@@ -332,7 +333,7 @@ struct DosRun::State {
 
     void report_start() const
     {
-    log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
+    log::info("topokpm kpm-dos ", TOPOKPM_VERSION, " (git ", git_revision(), "), ",
               dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
               " OpenMP thread(s), CPU kernels ", numerics::kernels::cpu::compiled_isa(),
               dist.distributed() ? detail::concat(", --comm-mode ", cfg.runtime.comm_mode) : std::string());

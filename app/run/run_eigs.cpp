@@ -12,6 +12,7 @@
 #include "analysis/result_file.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
+#include "app/cli/build_revision.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
@@ -101,7 +102,7 @@ public:
         dist.agree([&] { validate(); });
         dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
         dist.agree([&] { check_memory(); });
-        log::info("topokpm kpm-eigs ", TOPOKPM_VERSION, " (git ", TOPOKPM_GIT_REVISION, "), ",
+        log::info("topokpm kpm-eigs ", TOPOKPM_VERSION, " (git ", git_revision(), "), ",
                   dist.distributed() ? detail::concat(dist.size(), " MPI ranks x ") : std::string(), threads,
                   " OpenMP thread(s)");
         log::info("model       : ", cfg.model.name, " ", cfg.model.nx, "x", cfg.model.ny, "x", cfg.model.nz,

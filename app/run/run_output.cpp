@@ -7,6 +7,7 @@
 
 #include "analysis/statistics.hpp"
 #include "app/mpi/distribution.hpp"
+#include "app/cli/build_revision.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
 #include "topokpm/config.hpp"
@@ -324,7 +325,7 @@ AttributeList provenance_attributes(const RunConfig& config, int threads, const 
 {
     return {{"program", "topokpm " + program_name(config.program)},
             {"program_version", std::string(TOPOKPM_VERSION)},
-            {"git_revision", std::string(TOPOKPM_GIT_REVISION)},
+            {"git_revision", std::string(git_revision())},
             {"command_line", config.provenance.command_line},
             {"input_file", config.provenance.config_path},
             {"input_file_text", config.provenance.config_text},

@@ -26,6 +26,14 @@ else
   echo "SKIPPED: h5py schema check (/usr/bin/python3 has no h5py)"
 fi
 
+# Provenance names the commit the binary was built from (taken at build time, so a rebuild
+# after a pull moves it), not the one the build directory was configured at.
+if head="$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null)"; then
+  check "--version names the checked-out commit $head" "\"\$exe\" --version | grep -q 'git $head'"
+else
+  echo "SKIPPED: --version revision check ($src is not a git checkout)"
+fi
+
 bad() {  # bad NAME MUST_MENTION ARGS...
   local name="$1" mention="$2"; shift 2
   "$exe" --output "${out:-$work/bad.h5}" "$@" > "$work/bad.txt" 2>&1
