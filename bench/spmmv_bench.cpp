@@ -49,6 +49,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -69,6 +70,22 @@
 using namespace topokpm;
 
 namespace {
+
+/// --cpu-time: the sweeps are timed by the process's CPU time divided by the thread count
+/// instead of wall time. On a host shared with other jobs the wall time of a sweep measures
+/// the share of the cores it got; CPU time still counts the memory stalls and the slowdown a
+/// busy core causes, but not the time slices other processes ran in (docs/performance.md,
+/// "ti R = 32: what the sweep waits for").
+bool g_cpu_time = false;
+
+/// Seconds on the clock the sweeps are timed with (wall, or --cpu-time).
+double sweep_clock()
+{
+    if (!g_cpu_time) return wall_seconds();
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec)) / omp_get_max_threads();
+}
 
 double median(std::vector<double> v)
 {
@@ -118,6 +135,9 @@ struct Args {
         "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
         "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
         "                      instead of all repetitions of one pair after the other\n"
+        "  --cpu-time          time the sweeps by process CPU time / threads instead of wall time (a\n"
+        "                      host shared with other jobs: the time slices others ran are not counted;\n"
+        "                      the triad stays wall-clock, so compare times and ratios, not P* or Omega)\n"
         "  --triad-mib M       size of each of the 3 triad arrays in MiB (default 256)\n"
         "  --triad-reps N      triad repetitions, median reported (default 10)\n"
         "  --clock-ghz F       core clock for P_peak instead of the detected one\n"
@@ -141,6 +161,10 @@ Args parse(int argc, char** argv)
         }
         if (k == "--interleave") {
             a.interleave = true;
+            continue;
+        }
+        if (k == "--cpu-time") {
+            g_cpu_time = true;
             continue;
         }
         if (i + 1 >= argc) usage(2);
@@ -364,12 +388,12 @@ double time_sweeps(const Operator& op, BlockVector& x, BlockVector& y, int reps,
     op.apply(x, y, step, &dots);  // warm-up (page faults, caches, the PERFWARNING)
     std::vector<double> t;
     for (int k = 0; k < reps; ++k) {
-        const double s = wall_seconds();
+        const double s = sweep_clock();
         for (int j = 0; j < inner; ++j) {
             op.apply(x, y, step, &dots);
             std::swap(x, y);
         }
-        t.push_back((wall_seconds() - s) / inner);
+        t.push_back((sweep_clock() - s) / inner);
     }
     return best ? *std::min_element(t.begin(), t.end()) : median(t);
 }
@@ -397,9 +421,9 @@ std::map<std::pair<int, std::size_t>, double> time_sweeps_interleaved(const OpLi
     for (int k = 0; k < reps; ++k)
         for (std::size_t w = 0; w < widths.size(); ++w)
             for (std::size_t i = 0; i < ops.size(); ++i) {
-                const double s = wall_seconds();
+                const double s = sweep_clock();
                 ops[i].op->apply(xs[w], ys[w], step, &dots);
-                t[{widths[w], i}].push_back((wall_seconds() - s) / ops[i].sweeps);
+                t[{widths[w], i}].push_back((sweep_clock() - s) / ops[i].sweeps);
                 std::swap(xs[w], ys[w]);
             }
     std::map<std::pair<int, std::size_t>, double> out;
@@ -516,6 +540,10 @@ int main(int argc, char** argv)
     const std::string load_start = load_average();
     std::printf("spmmv-bench: %d OpenMP thread(s); load average at start %s (other processes disturb timings)\n",
                 threads, load_start.c_str());
+    if (g_cpu_time)
+        std::printf("sweep times: process CPU time / %d thread(s) (--cpu-time), not wall time; the triad b is wall "
+                    "time, so P*, meas/P* and Omega below mix the two clocks\n",
+                    threads);
     std::printf("SIMD path   : %s (compiled; numerics::kernels::cpu::compiled_isa())\n", mach.isa.c_str());
     std::printf("CPU         : %s, %s; %d logical CPU(s), %d physical core(s) in the topology "
                 "(cpu0 thread_siblings_list = %s)\n",
