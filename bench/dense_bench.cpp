@@ -656,7 +656,20 @@ int run_one_process(int argc, char** argv)
             << ", \"zgemm_bound_fraction_own_flops\": " << (zgemm_gf > 0 ? own_gf / zgemm_gf : 0.0)
             << ", \"ours_cpu_seconds\": " << (ours_cpu_s.empty() ? 0.0 : median(ours_cpu_s))
             << ", \"own_flops_per_cpu_second_fraction_of_zgemm\": "
-            << (zgemm_cpu_gf > 0 ? own_cpu_gf / zgemm_cpu_gf : 0.0) << ", \"busy_seconds\": [";
+            << (zgemm_cpu_gf > 0 ? own_cpu_gf / zgemm_cpu_gf : 0.0);
+        if (!phases.empty()) {  // the last repetition's phases (the printout has the medians)
+            const TsqrPhases& p = phases.back();
+            out << ", \"phases\": {";
+            const char* sep = "";
+            for (const auto& [name, ph] : {std::pair{"leaf_qr", &p.leaf_qr}, std::pair{"tree_qr", &p.tree_qr},
+                                           std::pair{"tree_q", &p.tree_q}, std::pair{"leaf_q", &p.leaf_q}}) {
+                out << sep << "\"" << name << "\": {\"seconds\": " << ph->seconds
+                    << ", \"cpu_seconds\": " << ph->cpu_seconds << ", \"flops\": " << ph->flops << "}";
+                sep = ", ";
+            }
+            out << ", \"leaf_t_flops\": " << p.leaf_t_flops << "}";
+        }
+        out << ", \"busy_seconds\": [";
         for (std::size_t w = 0; w < st.busy_seconds.size(); ++w) out << (w ? ", " : "") << st.busy_seconds[w];
         out << "], \"imbalance\": " << imbalance << "}\n";
     }
