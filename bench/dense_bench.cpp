@@ -461,6 +461,7 @@ int run_one_process(int argc, char** argv)
 
     std::vector<double> ours_s, theirs_s, zgemm_s, ours_cpu_s, zgemm_cpu_s;  // wall; process CPU seconds
     double own_flops = 0;  // tsqr: the flops of the kernel calls it made (tsqr_flops), beside LAWN 41's
+    std::vector<TsqrPhases> phases;  // tsqr: per repetition
     // TSQR's goal is a fraction of "its flops at the zgemm rate": a square zgemm, timed
     // with the same threads after each repetition.
     constexpr long kZgemmOrder = 1536;
@@ -500,6 +501,7 @@ int run_one_process(int argc, char** argv)
             ours_cpu_s.push_back(double(std::clock() - c0) / CLOCKS_PER_SEC);
             report = result.report;
             own_flops = result.flops;
+            phases.push_back(result.phases);
             ours_out.assign(std::size_t(n) * cols, 0.0);
             t.to_column_major(ours_out.data(), n);
             r_out = result.r;
@@ -599,6 +601,31 @@ int run_one_process(int argc, char** argv)
     if (zgemm_cpu_gf > 0)
         std::printf("  per CPU second: ours %.2f (own flops), zgemm %.2f Gflop/s: %.3f (ours CPU %.3f s)\n",
                     own_cpu_gf, zgemm_cpu_gf, own_cpu_gf / zgemm_cpu_gf, median(ours_cpu_s));
+    if (!phases.empty()) {
+        // Each phase's workers' seconds in its task bodies (median over repetitions) and its
+        // rate per busy core; the rest of ours x threads is waiting (tree, scheduling, ends).
+        const auto phase_median = [&](TsqrPhase TsqrPhases::*ph, double TsqrPhase::*what) {
+            std::vector<double> v;
+            for (const auto& p : phases) v.push_back((p.*ph).*what);
+            return median(v);
+        };
+        const std::pair<const char*, TsqrPhase TsqrPhases::*> list[] = {{"leaf QR+T", &TsqrPhases::leaf_qr},
+                                                                        {"tree TPQRT", &TsqrPhases::tree_qr},
+                                                                        {"tree TPMQRT", &TsqrPhases::tree_q},
+                                                                        {"leaf Q", &TsqrPhases::leaf_q}};
+        double busy = 0, busy_cpu = 0;
+        std::printf("  phases (worker wall s / thread CPU s, median; Gflop/s per core by CPU s):\n");
+        for (const auto& [name, ph] : list) {
+            const double sec = phase_median(ph, &TsqrPhase::seconds), cpu = phase_median(ph, &TsqrPhase::cpu_seconds);
+            const double f = (phases.back().*ph).flops;
+            busy += sec;
+            busy_cpu += cpu;
+            std::printf("    %-12s %8.4f / %8.4f s  %.4g flop  %6.2f Gflop/s\n", name, sec, cpu, f,
+                        cpu > 0 ? f / cpu * 1e-9 : 0.0);
+        }
+        std::printf("    (T's flops %.4g of the leaf QR's) busy %.4f / %.4f of %.4f worker s\n",
+                    phases.back().leaf_t_flops, busy, busy_cpu, ours_med * args.threads);
+    }
     if (bound_gf > 0)
         std::printf("  seed metric: ours %.2f / (host %.2f + %s device %.2f Gflop/s kernel rates) = %.3f of the "
                     "bound\n",
@@ -629,7 +656,20 @@ int run_one_process(int argc, char** argv)
             << ", \"zgemm_bound_fraction_own_flops\": " << (zgemm_gf > 0 ? own_gf / zgemm_gf : 0.0)
             << ", \"ours_cpu_seconds\": " << (ours_cpu_s.empty() ? 0.0 : median(ours_cpu_s))
             << ", \"own_flops_per_cpu_second_fraction_of_zgemm\": "
-            << (zgemm_cpu_gf > 0 ? own_cpu_gf / zgemm_cpu_gf : 0.0) << ", \"busy_seconds\": [";
+            << (zgemm_cpu_gf > 0 ? own_cpu_gf / zgemm_cpu_gf : 0.0);
+        if (!phases.empty()) {  // the last repetition's phases (the printout has the medians)
+            const TsqrPhases& p = phases.back();
+            out << ", \"phases\": {";
+            const char* sep = "";
+            for (const auto& [name, ph] : {std::pair{"leaf_qr", &p.leaf_qr}, std::pair{"tree_qr", &p.tree_qr},
+                                           std::pair{"tree_q", &p.tree_q}, std::pair{"leaf_q", &p.leaf_q}}) {
+                out << sep << "\"" << name << "\": {\"seconds\": " << ph->seconds
+                    << ", \"cpu_seconds\": " << ph->cpu_seconds << ", \"flops\": " << ph->flops << "}";
+                sep = ", ";
+            }
+            out << ", \"leaf_t_flops\": " << p.leaf_t_flops << "}";
+        }
+        out << ", \"busy_seconds\": [";
         for (std::size_t w = 0; w < st.busy_seconds.size(); ++w) out << (w ? ", " : "") << st.busy_seconds[w];
         out << "], \"imbalance\": " << imbalance << "}\n";
     }

@@ -9,6 +9,9 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -131,6 +134,272 @@ void gemm(CBLAS_TRANSPOSE ta, int m, int n, int k, T alpha, const T* a, int lda,
     else cblas_cgemm(CblasColMajor, ta, CblasNoTrans, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
+// The panel kernel of geqrt_recursive: xGEQR2 + xLARFT of an m x n block (n <= kPanelMaxColumns)
+// in n + 1 passes over its rows, where xGEQR2 makes three per column (norm, GEMV, GERC) and
+// xLARFT one more. Pass p applies reflector p - 1 to the rows below its diagonal (scaling its
+// v in place) and, on the rows it has just updated, forms the sums reflector p needs:
+// ||a_p||^2 below the diagonal and a_p^H a_c for the columns c > p. With v_p = s a_p below
+// the diagonal (one scalar s), v_p^H a_c = a_pc + conj(s) a_p^H a_c, so the next pass applies
+// reflector p without another read. The last pass also forms every v_l^H v_i, from which T
+// follows as in xLARFT.
+constexpr int kPanelMaxColumns = 32;
+
+template <class R>
+struct PanelLanes;
+template <>
+struct PanelLanes<double> {
+    using V = double __attribute__((vector_size(64)));
+    using Mask = long long __attribute__((vector_size(64)));
+    static constexpr Mask swap_mask{1, 0, 3, 2, 5, 4, 7, 6};
+};
+template <>
+struct PanelLanes<float> {
+    using V = float __attribute__((vector_size(64)));
+    using Mask = int __attribute__((vector_size(64)));
+    static constexpr Mask swap_mask{1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
+};
+
+static_assert(kGeqrtBaseColumns <= kPanelMaxColumns);
+
+template <class T>
+void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
+{
+    using R = typename T::value_type;
+    using L = PanelLanes<R>;
+    using V = typename L::V;
+    constexpr int lanes = int(sizeof(V) / sizeof(R));
+    constexpr int per_vec = lanes / 2;  // complex values per vector (interleaved re, im)
+    constexpr int block_vecs = 16;      // a pass works on blocks of block_vecs * per_vec rows (in L1)
+    constexpr int max_pairs = kPanelMaxColumns * (kPanelMaxColumns - 1) / 2;
+    auto load = [](const T* p) {
+        V v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    };
+    auto store = [](T* p, V v) { std::memcpy(static_cast<void*>(p), &v, sizeof v); };
+    auto swap = [](V v) { return __builtin_shuffle(v, L::swap_mask); };
+    V sign;  // (-1, +1, ...): sign * swap(x) is i x
+    for (int e = 0; e < lanes; ++e) sign[e] = e % 2 ? R(1) : R(-1);
+    const V zero_v = sign - sign;
+    // conj(x) . y from the lane sums of x * y and of swap(x) * y.
+    auto dot = [](V xy, V sxy) {
+        R re = 0, im = 0;
+        for (int e = 0; e < lanes; e += 2) {
+            re += xy[e] + xy[e + 1];
+            im += sxy[e + 1] - sxy[e];
+        }
+        return T(re, im);
+    };
+    // Below tiny a sum of squares may hold subnormal terms: LAPACK's scaled xLARFG takes over.
+    const R tiny = std::numeric_limits<R>::min() / std::numeric_limits<R>::epsilon();
+    auto pair = [](int l, int i) { return i * (i - 1) / 2 + l; };  // l < i
+
+    T* col[kPanelMaxColumns];
+    for (int c = 0; c < n; ++c) col[c] = a + std::size_t(c) * lda;
+    T tau[kPanelMaxColumns], cw[kPanelMaxColumns];  // cw[c] = conj(tau_{p-1}) v_{p-1}^H a_c
+    T s_prev(0);                                    // v_{p-1} = s_prev * its column below the diagonal
+    V da[kPanelMaxColumns], db[kPanelMaxColumns], na;
+    T d[kPanelMaxColumns];
+    V vb[block_vecs], isv[block_vecs], xb[block_vecs], xsw[block_vecs];
+    bool fallback = false;
+    int p = 0;
+    for (; p < n; ++p) {
+        const int prev = p - 1;
+        const bool apply = p >= 1;
+        R nrm = 0;
+        for (int c = p + 1; c < n; ++c) {
+            da[c] = db[c] = zero_v;
+            d[c] = T(0);
+        }
+        na = zero_v;
+        // Row r >= p alone: reflector p - 1, then (r > p) the sums of reflector p.
+        auto row = [&](int r) {
+            if (apply) {
+                const T v = s_prev * col[prev][r];
+                col[prev][r] = v;
+                for (int c = p; c < n; ++c) col[c][r] -= cw[c] * v;
+            }
+            if (r > p) {
+                const T x = col[p][r];
+                nrm += std::norm(x);
+                for (int c = p + 1; c < n; ++c) d[c] += std::conj(x) * col[c][r];
+            }
+        };
+        if (p < m) row(p);
+        int r = p + 1;
+        for (int nv; r + per_vec <= m; r += nv * per_vec) {
+            nv = std::min(block_vecs, (m - r) / per_vec);
+            if (apply) {
+                const R sr = s_prev.real(), si = s_prev.imag();
+                T* cp = col[prev] + r;
+                for (int i = 0; i < nv; ++i) {
+                    const V x = load(cp + i * per_vec);
+                    const V v = sr * x + si * (sign * swap(x));
+                    store(cp + i * per_vec, v);
+                    vb[i] = v;
+                    isv[i] = sign * swap(v);
+                }
+            }
+            T* cp = col[p] + r;
+            V nacc = zero_v;
+            for (int i = 0; i < nv; ++i) {
+                V x = load(cp + i * per_vec);
+                if (apply) {
+                    x -= cw[p].real() * vb[i] + cw[p].imag() * isv[i];
+                    store(cp + i * per_vec, x);
+                }
+                xb[i] = x;
+                xsw[i] = swap(x);
+                nacc += x * x;
+            }
+            na += nacc;
+            // Columns c > p, two at a time: reflector p - 1, then conj(a_p) . a_c.
+            int c = p + 1;
+            for (; c + 1 < n; c += 2) {
+                T* c0 = col[c] + r;
+                T* c1 = col[c + 1] + r;
+                const R w0r = cw[c].real(), w0i = cw[c].imag(), w1r = cw[c + 1].real(), w1i = cw[c + 1].imag();
+                V a0 = zero_v, b0 = zero_v, a1 = zero_v, b1 = zero_v;
+                for (int i = 0; i < nv; ++i) {
+                    V y0 = load(c0 + i * per_vec), y1 = load(c1 + i * per_vec);
+                    if (apply) {
+                        y0 -= w0r * vb[i] + w0i * isv[i];
+                        y1 -= w1r * vb[i] + w1i * isv[i];
+                        store(c0 + i * per_vec, y0);
+                        store(c1 + i * per_vec, y1);
+                    }
+                    a0 += xb[i] * y0;
+                    b0 += xsw[i] * y0;
+                    a1 += xb[i] * y1;
+                    b1 += xsw[i] * y1;
+                }
+                da[c] += a0;
+                db[c] += b0;
+                da[c + 1] += a1;
+                db[c + 1] += b1;
+            }
+            for (; c < n; ++c) {
+                T* c0 = col[c] + r;
+                const R w0r = cw[c].real(), w0i = cw[c].imag();
+                V a0 = zero_v, b0 = zero_v;
+                for (int i = 0; i < nv; ++i) {
+                    V y0 = load(c0 + i * per_vec);
+                    if (apply) {
+                        y0 -= w0r * vb[i] + w0i * isv[i];
+                        store(c0 + i * per_vec, y0);
+                    }
+                    a0 += xb[i] * y0;
+                    b0 += xsw[i] * y0;
+                }
+                da[c] += a0;
+                db[c] += b0;
+            }
+        }
+        for (; r < m; ++r) row(r);
+
+        // Reflector p (xLARFG's unscaled branch) and row p of the later columns.
+        for (int e = 0; e < lanes; ++e) nrm += na[e];
+        bool finite = std::isfinite(nrm);
+        for (int c = p + 1; c < n; ++c) {
+            d[c] += dot(da[c], db[c]);
+            finite = finite && std::isfinite(std::abs(d[c]));
+        }
+        if (!finite || !(nrm >= tiny)) {
+            // Columns >= p hold A after reflectors 0..p-1: LAPACK finishes them, with scaling.
+            T work[kPanelMaxColumns];
+            if constexpr (std::is_same_v<R, double>)
+                check(LAPACKE_zgeqr2_work(LAPACK_COL_MAJOR, m - p, n - p, col[p] + p, lda, tau + p, work), "zgeqr2");
+            else
+                check(LAPACKE_cgeqr2_work(LAPACK_COL_MAJOR, m - p, n - p, col[p] + p, lda, tau + p, work), "cgeqr2");
+            fallback = true;
+            break;
+        }
+        const T alpha = col[p][p];
+        const R beta = -std::copysign(std::hypot(std::abs(alpha), std::sqrt(nrm)), alpha.real());
+        tau[p] = T((beta - alpha.real()) / beta, -alpha.imag() / beta);
+        const T s = T(1) / (alpha - beta);
+        for (int c = p + 1; c < n; ++c) {
+            cw[c] = std::conj(tau[p]) * (col[c][p] + std::conj(s) * d[c]);
+            col[c][p] -= cw[c];
+        }
+        col[p][p] = beta;
+        s_prev = s;
+    }
+    if (!fallback && n > 0) {
+        // Last pass: v_{n-1} scaled, and g(l, i) = sum over rows r > i of conj(v_l) v_i.
+        const int last = n - 1;
+        V ga[max_pairs], gb[max_pairs];
+        T g[max_pairs];
+        for (int e = 0; e < n * (n - 1) / 2; ++e) {
+            ga[e] = gb[e] = zero_v;
+            g[e] = T(0);
+        }
+        auto row = [&](int r) {  // r > last
+            const T v = s_prev * col[last][r];
+            col[last][r] = v;
+            for (int i = 1; i < n; ++i)
+                for (int l = 0; l < i; ++l) g[pair(l, i)] += std::conj(col[l][r]) * col[i][r];
+        };
+        if (n < m) row(n);
+        int r = n + 1;
+        for (int nv; r + per_vec <= m; r += nv * per_vec) {
+            nv = std::min(block_vecs, (m - r) / per_vec);
+            const R sr = s_prev.real(), si = s_prev.imag();
+            T* cp = col[last] + r;
+            for (int i = 0; i < nv; ++i) {
+                const V x = load(cp + i * per_vec);
+                store(cp + i * per_vec, sr * x + si * (sign * swap(x)));
+            }
+            // conj(v_i) . v_l, conjugated below (v_i's swap shared by its l < i).
+            for (int i = 1; i < n; ++i) {
+                const T* ci = col[i] + r;
+                for (int j = 0; j < nv; ++j) {
+                    xb[j] = load(ci + j * per_vec);
+                    xsw[j] = swap(xb[j]);
+                }
+                for (int l = 0; l < i; ++l) {
+                    const T* cl = col[l] + r;
+                    V xa = zero_v, xs = zero_v;
+                    for (int j = 0; j < nv; ++j) {
+                        const V y = load(cl + j * per_vec);
+                        xa += xb[j] * y;
+                        xs += xsw[j] * y;
+                    }
+                    ga[pair(l, i)] += xa;
+                    gb[pair(l, i)] += xs;
+                }
+            }
+        }
+        for (; r < m; ++r) row(r);
+        // Rows l < r <= last: v_l and v_i (l < i < r) meet above the diagonal block's end.
+        for (int rr = 2; rr < std::min(n, m); ++rr)
+            for (int i = 1; i < rr; ++i)
+                for (int l = 0; l < i; ++l) g[pair(l, i)] += std::conj(col[l][rr]) * col[i][rr];
+        bool finite = true;
+        for (int i = 0; i < n; ++i) {
+            // T(0:i, i) = -tau_i T(0:i, 0:i) V(:, 0:i)^H v_i, V(i, l) = col[l][i], v_i(i) = 1.
+            T* tc = t + std::size_t(i) * ldt;
+            for (int l = 0; l < i; ++l) {
+                const T gl = std::conj(col[l][i]) + g[pair(l, i)] + std::conj(dot(ga[pair(l, i)], gb[pair(l, i)]));
+                tc[l] = -tau[i] * gl;
+                finite = finite && std::isfinite(std::abs(tc[l]));
+            }
+            for (int l = 0; l < i; ++l) {
+                T sum(0);
+                for (int j = l; j < i; ++j) sum += t[l + std::size_t(j) * ldt] * tc[j];
+                tc[l] = sum;
+            }
+            tc[i] = tau[i];
+        }
+        if (finite) return;
+    }
+    // A sum out of range: T from the reflectors as they stand.
+    if constexpr (std::is_same_v<R, double>)
+        check(LAPACKE_zlarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "zlarft");
+    else
+        check(LAPACKE_clarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "clarft");
+}
+
 }  // namespace
 
 template <class T>
@@ -139,16 +408,9 @@ void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt)
     TOPOKPM_REQUIRE(m >= n && n >= 0, "geqrt_recursive needs m >= n >= 0, got m = ", m, ", n = ", n);
     if (n == 0) return;
     if (n <= kGeqrtBaseColumns) {
-        // Unblocked QR and T: on so few columns xGEQR2's GEMV/GERC passes beat the
-        // GEMMs of width 1, 2, 4 that xGEQRT3 recurses into.
-        T tau[kGeqrtBaseColumns], work[kGeqrtBaseColumns];
-        if constexpr (is_double<T>) {
-            check(LAPACKE_zgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work), "zgeqr2");
-            check(LAPACKE_zlarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "zlarft");
-        } else {
-            check(LAPACKE_cgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work), "cgeqr2");
-            check(LAPACKE_clarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "clarft");
-        }
+        // On so few columns one pass per reflector beats the GEMMs of width 1, 2, 4, 8 that
+        // xGEQRT3 recurses into, and xGEQR2's three passes per reflector.
+        panel_qr(m, n, a, lda, t, ldt);
         return;
     }
     // xGEQRT3's recursion: left half, its reflectors applied to the right half (with T_12 as

@@ -43,13 +43,16 @@ template <class T>
 void geqrt(int m, int n, int ib, T* a, int lda, T* t, int ldt);
 
 /// Widest block geqrt_recursive factors unblocked.
-inline constexpr int kGeqrtBaseColumns = 8;
+inline constexpr int kGeqrtBaseColumns = 16;
 
 /// The result of geqrt(m, n, ib = n, ...) (one n x n block reflector: R, V below it, T
 /// upper triangular; m >= n, ldt >= n) by xGEQRT3's recursion on column halves, but with
-/// blocks of <= kGeqrtBaseColumns columns factored by xGEQR2 + xLARFT instead of recursing
-/// to single columns: the same reflectors to rounding, faster on tall blocks. The leaf QR
-/// of TSQR.
+/// blocks of <= kGeqrtBaseColumns columns factored unblocked instead of recursing to single
+/// columns: the same reflectors to rounding, faster on tall blocks. The leaf QR of TSQR.
+/// The unblocked kernel does xGEQR2 + xLARFT's work in n + 1 passes over the rows (one per
+/// reflector, where xGEQR2 makes three); a column whose sum of squares leaves the normal
+/// range (below min / eps, or not finite) and the columns after it go to LAPACK's scaled
+/// xGEQR2, and T then to xLARFT.
 template <class T>
 void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt);
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <limits>
+#include <utility>
 
 #include "numerics/dense/dense_kernels.hpp"
 #include "numerics/dense/qr.hpp"
@@ -30,6 +32,13 @@ void check_block(const TileMatrix<T>& a)
 enum Buffer { kBlock = 0, kLeafT = 1, kR = 2, kTreeT = 3, kC = 4, kGram = 5, kU = 6 };
 tasks::DataId buffer_id(Buffer b, int i) { return tile_id(int(b), i, 0); }
 
+double thread_cpu_seconds()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 // Flop counts of the complex kernels' shapes (LAWN 41 weights: a multiply-add is 8 real
 // flops, an add 2), following the reference LAPACK routines call by call.
 constexpr double kMadd = 8, kAdd = 2;
@@ -39,27 +48,39 @@ double trmm_count(double t, double c, bool unit) { return kMadd * c * t * (unit 
 // xLARFG of length n: the norm of n - 1 entries (4 flops each) and their complex scaling (6).
 double larfg_count(double n) { return 10 * std::max(0.0, n - 1); }
 
+// Flops of the QR and of its T, kept apart for the phase profile.
+struct LeafCount {
+    double qr = 0, t = 0;
+};
+
 // xGEQR2 (reflector i: xLARFG, then GEMV and GERC on the n - i - 1 columns right of it) and
-// xLARFT (column i of T: GEMV with the i earlier reflectors, TRMV with T).
-double geqr2_larft_count(double m, int n)
+// xLARFT (column i of T: GEMV with the i earlier reflectors, TRMV with T); panel_qr does the
+// same multiply-adds in fewer passes.
+LeafCount geqr2_larft_count(double m, int n)
 {
-    double f = 0;
-    for (int i = 0; i < n; ++i)
-        f += larfg_count(m - i) + kMadd * (2 * (m - i) * (n - i - 1) + (m - i) * i + double(i) * (i + 1) / 2);
+    LeafCount f;
+    for (int i = 0; i < n; ++i) {
+        f.qr += larfg_count(m - i) + kMadd * 2 * (m - i) * (n - i - 1);
+        f.t += kMadd * ((m - i) * i + double(i) * (i + 1) / 2);
+    }
     return f;
 }
 
 // kernels::cpu::geqrt_recursive(m, n): xGEQRT3's halves, each recursively, the left half's
 // reflectors applied to the right (TRMM, GEMM, TRMM, GEMM, TRMM, subtraction), then T's
-// off-diagonal block (TRMM, GEMM, 2 TRMM); blocks of <= kGeqrtBaseColumns by xGEQR2 + xLARFT.
-double leaf_qr_count(double m, int n)
+// off-diagonal block (TRMM, GEMM, 2 TRMM); blocks of <= kGeqrtBaseColumns by panel_qr
+// (xGEQR2 + xLARFT's work).
+LeafCount leaf_qr_count(double m, int n)
 {
     if (n <= kernels::cpu::kGeqrtBaseColumns) return geqr2_larft_count(m, n);
     const int n1 = n / 2, n2 = n - n1;
-    return leaf_qr_count(m, n1) + leaf_qr_count(m - n1, n2) + trmm_count(n1, n2, true) + gemm_count(n1, n2, m - n1) +
-           trmm_count(n1, n2, false) + gemm_count(m - n1, n2, n1) + trmm_count(n1, n2, true) + kAdd * n1 * n2 +
-           trmm_count(n2, n1, true) + gemm_count(n1, n2, m - n) + trmm_count(n1, n2, false) +
-           trmm_count(n2, n1, false);
+    const LeafCount left = leaf_qr_count(m, n1), right = leaf_qr_count(m - n1, n2);
+    LeafCount f;
+    f.qr = left.qr + right.qr + trmm_count(n1, n2, true) + gemm_count(n1, n2, m - n1) + trmm_count(n1, n2, false) +
+           gemm_count(m - n1, n2, n1) + trmm_count(n1, n2, true) + kAdd * n1 * n2;
+    f.t = left.t + right.t + trmm_count(n2, n1, true) + gemm_count(n1, n2, m - n) + trmm_count(n1, n2, false) +
+          trmm_count(n2, n1, false);
+    return f;
 }
 
 // xTPQRT2(m, n, l): column i's reflector has rows 1..p of B (p = m - l + min(l, i)): GEMV and
@@ -89,16 +110,17 @@ double tprfb_count(double m, double n, double k, double l)
 
 // xTPQRT(k, k, l = k, ib) on [R_i; R_j] (the tree node) and the xTPMQRT that applies it to k
 // columns: the block at column i has mb = i + ib - 1 rows of B, its last ib triangular.
-double tree_node_count(int k, int ib)
+// Returns {TPQRT's, TPMQRT's}.
+std::pair<double, double> tree_node_count(int k, int ib)
 {
-    double f = 0;
+    double qr = 0, q = 0;
     for (int i = 1; i <= k; i += ib) {
         const int b = std::min(k - i + 1, ib), mb = std::min(i + b - 1, k), lb = mb - i + 1;
-        f += tpqrt2_count(mb, b, lb);
-        if (i + b <= k) f += tprfb_count(mb, k - i - b + 1, b, lb);
-        f += tprfb_count(mb, k, b, lb);  // TPMQRT's block on the k columns of [C_i; C_j]
+        qr += tpqrt2_count(mb, b, lb);
+        if (i + b <= k) qr += tprfb_count(mb, k - i - b + 1, b, lb);
+        q += tprfb_count(mb, k, b, lb);  // TPMQRT's block on the k columns of [C_i; C_j]
     }
-    return f;
+    return {qr, q};
 }
 
 // q_times_top(m, k): TRMM (V_1^H), TRMM (T), GEMM of the m - k rows, TRMM (V_1), subtraction.
@@ -109,12 +131,28 @@ double q_times_top_count(double m, int k)
 
 }  // namespace
 
+TsqrPhases tsqr_phase_flops(const std::vector<int>& block_rows, int k, int ib)
+{
+    TsqrPhases p;
+    for (int m : block_rows) {
+        const LeafCount leaf = leaf_qr_count(m, k);
+        p.leaf_qr.flops += leaf.qr + leaf.t;
+        p.leaf_t_flops += leaf.t;
+        p.leaf_q.flops += q_times_top_count(m, k);
+    }
+    if (block_rows.size() > 1) {
+        const double nodes = double(block_rows.size() - 1);
+        const auto [qr, q] = tree_node_count(k, std::max(1, std::min(ib, k)));
+        p.tree_qr.flops = nodes * qr;
+        p.tree_q.flops = nodes * q;
+    }
+    return p;
+}
+
 double tsqr_flops(const std::vector<int>& block_rows, int k, int ib)
 {
-    double f = 0;
-    for (int m : block_rows) f += leaf_qr_count(m, k) + q_times_top_count(m, k);
-    if (!block_rows.empty()) f += double(block_rows.size() - 1) * tree_node_count(k, std::max(1, std::min(ib, k)));
-    return f;
+    const TsqrPhases p = tsqr_phase_flops(block_rows, k, ib);
+    return p.leaf_qr.flops + p.tree_qr.flops + p.tree_q.flops + p.leaf_q.flops;
 }
 
 double tsqr_lawn41_flops(double rows, double k)
@@ -145,6 +183,8 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     // Leaves: one k x k block reflector each (geqrt with ib = k), so the leaf's part of Q is
     // one GEMM (q_times_top); the tree keeps the inner block ib.
     std::vector<T> leaf_t(kk * mt), r(kk * mt, T(0)), tree_t(tk * mt), cbuf(kk * mt, T(0));
+    // Seconds in each task body, one slot per task (leaves by block, tree nodes by their j).
+    std::vector<std::pair<double, double>> leaf_qr_s(mt), tree_qr_s(mt), tree_q_s(mt), leaf_q_s(mt);
     auto runtime = make_runtime(execution);
     const int accelerators = execution.device_workers > 0 ? 1 : 0;
     for (int i = 0; i < mt; ++i) {
@@ -158,12 +198,14 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     }
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
-        runtime->submit({[=](const TaskContext& c) {
+        runtime->submit({[=, slot = &leaf_qr_s[i]](const TaskContext& c) {
+                             const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
                              T* blk = c.as<T>(buffer_id(kBlock, i));
                              kernels::cpu::geqrt_recursive(mi, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
                              T* ri = c.as<T>(buffer_id(kR, i));
                              for (int col = 0; col < k; ++col)
                                  for (int row = 0; row <= col; ++row) ri[row + col * k] = blk[row + col * mi];
+                             *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
                          },
                          {{buffer_id(kBlock, i), Access::read_write},
                           {buffer_id(kLeafT, i), Access::read_write},
@@ -175,9 +217,11 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     for (int s = 1; s < mt; s *= 2, ++levels)
         for (int i = 0; i + s < mt; i += 2 * s) {
             const int j = i + s;
-            runtime->submit({[=](const TaskContext& c) {
+            runtime->submit({[=, slot = &tree_qr_s[j]](const TaskContext& c) {
+                                 const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
                                  kernels::cpu::tpqrt(k, k, k, ib, c.as<T>(buffer_id(kR, i)), k,
                                                      c.as<T>(buffer_id(kR, j)), k, c.as<T>(buffer_id(kTreeT, j)), ib);
+                                 *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
                              },
                              {{buffer_id(kR, i), Access::read_write},
                               {buffer_id(kR, j), Access::read_write},
@@ -189,10 +233,12 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     for (int s = 1 << std::max(0, levels - 1); s >= 1 && levels > 0; s /= 2)
         for (int i = 0; i + s < mt; i += 2 * s) {
             const int j = i + s;
-            runtime->submit({[=](const TaskContext& c) {
+            runtime->submit({[=, slot = &tree_q_s[j]](const TaskContext& c) {
+                                 const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
                                  kernels::cpu::tpmqrt('N', k, k, k, k, ib, c.as<T>(buffer_id(kR, j)), k,
                                                       c.as<T>(buffer_id(kTreeT, j)), ib, c.as<T>(buffer_id(kC, i)), k,
                                                       c.as<T>(buffer_id(kC, j)), k);
+                                 *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
                              },
                              {{buffer_id(kC, i), Access::read_write},
                               {buffer_id(kC, j), Access::read_write},
@@ -202,10 +248,12 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         }
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
-        runtime->submit({[=](const TaskContext& c) {
+        runtime->submit({[=, slot = &leaf_q_s[i]](const TaskContext& c) {
+                             const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
                              kernels::cpu::q_times_top(mi, k, c.as<T>(buffer_id(kBlock, i)), mi,
                                                        c.as<T>(buffer_id(kLeafT, i)), k,
                                                        c.as<T>(buffer_id(kC, i)), k);
+                             *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
                          },
                          {{buffer_id(kBlock, i), Access::read_write},
                           {buffer_id(kC, i), Access::read},
@@ -223,7 +271,19 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     result.report = {wall_seconds() - start, runtime->stats()};
     std::vector<int> block_rows(mt);
     for (int i = 0; i < mt; ++i) block_rows[i] = a.tile_rows(i);
-    result.flops = tsqr_flops(block_rows, k, ib);
+    result.phases = tsqr_phase_flops(block_rows, k, ib);
+    result.flops = result.phases.leaf_qr.flops + result.phases.tree_qr.flops + result.phases.tree_q.flops +
+                   result.phases.leaf_q.flops;
+    for (int i = 0; i < mt; ++i) {
+        const auto add = [](TsqrPhase& ph, std::pair<double, double> s) {
+            ph.seconds += s.first;
+            ph.cpu_seconds += s.second;
+        };
+        add(result.phases.leaf_qr, leaf_qr_s[i]);
+        add(result.phases.tree_qr, tree_qr_s[i]);
+        add(result.phases.tree_q, tree_q_s[i]);
+        add(result.phases.leaf_q, leaf_q_s[i]);
+    }
     return result;
 }
 

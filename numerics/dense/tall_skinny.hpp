@@ -23,11 +23,27 @@
 
 namespace topokpm::numerics::dense {
 
+/// One phase of tsqr: the workers' wall and thread-CPU seconds inside its task bodies
+/// (summed over workers) and its share of tsqr_flops().
+struct TsqrPhase {
+    double seconds = 0;
+    double cpu_seconds = 0;
+    double flops = 0;
+};
+
+/// tsqr's phases: the leaves' QR with their T (geqrt_recursive), the tree's TPQRT, the
+/// tree's TPMQRT on [I; 0], the leaves' rows of Q (q_times_top).
+struct TsqrPhases {
+    TsqrPhase leaf_qr, tree_qr, tree_q, leaf_q;
+    double leaf_t_flops = 0;  ///< of leaf_qr.flops, those of T (xLARFT's and the T_12 blocks)
+};
+
 template <class T>
 struct TallSkinnyResult {
     std::vector<T> r;      ///< k x k column major, upper triangular (zeros below)
     DenseReport report;
     double flops = 0;      ///< tsqr_flops() of this run's row blocks: the work it did
+    TsqrPhases phases;     ///< flops sum to `flops`
 };
 
 /// Throws InputError when `a` has more than one tile column or a row block with fewer
@@ -38,10 +54,13 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution);
 /// Real flops (complex: 8 per multiply-add, 2 per add, as LAWN 41) of the kernel calls
 /// tsqr makes on row blocks of `block_rows` rows, k columns and tree inner block ib,
 /// counted from the shapes of those calls: per leaf geqrt_recursive (the QR and its k x k
-/// T: xGEQRT3's recursion down to xGEQR2 + xLARFT blocks) and q_times_top; per tree node xTPQRT
+/// T: xGEQRT3's recursion down to unblocked xGEQR2 + xLARFT work) and q_times_top; per tree node xTPQRT
 /// (l = k, inner block ib: xTPQRT2 per block + xTPRFB) and xTPMQRT down the tree. About
 /// 20 k^2 N for N = sum of block_rows >> k: 8 (QR) + 4 (T) + 8 (Q) k^2 per row.
 double tsqr_flops(const std::vector<int>& block_rows, int k, int ib);
+
+/// tsqr_flops split by phase (seconds left 0).
+TsqrPhases tsqr_phase_flops(const std::vector<int>& block_rows, int k, int ib);
 
 /// LAWN 41's count for the same result (an explicit N x k Q and R): xGEQRF(N, k) +
 /// xUNGQR(N, k, k), about 16 k^2 N; the count of LAPACK's own path and of the goal.

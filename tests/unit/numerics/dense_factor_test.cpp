@@ -455,7 +455,8 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveMatchesLapackGeqrt)
     using T = TypeParam;
     const double u = unit_roundoff<T>();
     for (const auto& [m, n] : {std::pair{300, 24}, std::pair{64, 64}, std::pair{1000, 5}, std::pair{517, 17},
-                               std::pair{40, 9}, std::pair{200, 8}}) {
+                               std::pair{40, 9}, std::pair{200, 8}, std::pair{333, 16}, std::pair{16, 16},
+                               std::pair{1030, 32}, std::pair{21, 2}}) {
         const auto a = conditioned_block(m, n, 10.0, 21);
         auto ours = cast<T>(a), ref = ours;
         std::vector<T> t_ours(std::size_t(n) * n), t_ref(std::size_t(n) * n);
@@ -478,6 +479,52 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveMatchesLapackGeqrt)
         EXPECT_LE(phase_aligned_difference(upper(od, m, n), upper(rd, m, n), n), std::sqrt(2.0) * 10.0 * 2 * rel * frob(a))
             << m << " x " << n;
     }
+}
+
+// The panel kernel's hand-over to LAPACK's scaled xGEQR2: a column whose sum of squares
+// underflows (entries below sqrt(min)), overflows (above sqrt(max)) or is exactly zero, in
+// the middle of a panel (n at the unblocked width: geqrt_recursive is that kernel alone) and
+// of a recursion. Householder QR is columnwise backward stable (Higham, Thm 19.4): column j
+// of Q [R; 0] - A is within 4 n gamma_m ||a_j|| for the factorization plus as much for
+// xGEMQRT's application of V and T, so each column is checked against its own norm (the
+// normwise check of the test above would not see a wrong tiny column). Q's orthogonality
+// does not depend on the scales: the bound of the test above.
+TYPED_TEST(DenseTyped, GeqrtRecursiveHandsOutOfRangeColumnsToLapack)
+{
+    using T = TypeParam;
+    using R = Real<T>;
+    const double u = unit_roundoff<T>();
+    const double small = std::sqrt(double(std::numeric_limits<R>::min())) * 1e-3;
+    const double big = std::sqrt(double(std::numeric_limits<R>::max())) * 1e3;
+    const int base = numerics::kernels::cpu::kGeqrtBaseColumns;
+    for (const int n : {base, 2 * base + 3})
+        for (const double scale : {small, big, 0.0}) {
+            const int m = 300, j = n / 2 + 3;  // the out-of-range column: mid-panel in both
+            auto a = conditioned_block(m, n, 10.0, 31);
+            for (int r = 0; r < m; ++r) a[r + std::size_t(j) * m] *= scale;
+            const auto input = cast<T>(a);  // what is factored (float rounds the scaled column)
+            auto ours = input;
+            std::vector<T> t(std::size_t(n) * n);
+            numerics::kernels::cpu::geqrt_recursive(m, n, ours.data(), m, t.data(), n);
+            std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
+            for (int c = 0; c < n; ++c)
+                for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = ours[r + std::size_t(c) * m];
+            for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
+            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, qr.data(), m);
+            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, q.data(), m);
+            const double rel = 4 * n * gamma(m, u);
+            for (int c = 0; c < n; ++c) {
+                double err = 0, norm = 0;
+                for (int r = 0; r < m; ++r) {
+                    const complex_double x(input[r + std::size_t(c) * m]);
+                    err += std::norm(complex_double(qr[r + std::size_t(c) * m]) - x);
+                    norm += std::norm(x);
+                }
+                EXPECT_LE(std::sqrt(err), 2 * rel * std::sqrt(norm)) << "n " << n << ", scale " << scale << ", column " << c;
+            }
+            EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
+                << "n " << n << ", scale " << scale;
+        }
 }
 
 // q_times_top (one GEMM) against LAPACK's xGEMQRT on [C; 0] with the same V and T. Both
