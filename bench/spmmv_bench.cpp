@@ -38,7 +38,8 @@
 // potential only for the matrix-free operator); B_min(R) and P* as above; meas/P* in %;
 // Omega = t / t_min with t_min = V_own / b (seed 004 Eq. (8): the factor by which the
 // effective traffic exceeds the minimum, if the kernel ran at bandwidth b); own P* =
-// min(P_peak, b F / V_own); P_LLC and meas/P_LLC; meas/P_peak in %; "x R=1" = the speed-up
+// min(P_peak, b F / V_own) and meas/own P* (the matrix-free operator's figure against its own
+// minimum: its vectors and potential, no matrix); P_LLC and meas/P_LLC; meas/P_peak in %; "x R=1" = the speed-up
 // per vector-moment over R = 1 of the same operator, t(1) R / t(R); the speed-up over the
 // naive path (CRS SpMV + BLAS-1 sweeps, seed 004 Fig. 3) at the same R.
 //
@@ -767,14 +768,15 @@ int main(int argc, char** argv)
     std::printf("\n%s %dx%dx%d, %d reps, median. flops/sweep = R (8 N_nz + 34 N); B_min(R) = (%.2f e/R + 3 v)/%.1f "
                 "bytes/flop\n(e = bytes per stored entry: 20 complex double, 12 single or real double, 8 real single; "
                 "v = 16 double, 8 single);\nP* = min(P_peak, b / B_min(R)) with b = %.2f GB/s, P_peak = %.1f Gflop/s; "
-                "Omega = t / (V_own / b)\n\n",
+                "Omega = t / (V_own / b);\nown P* = min(P_peak, b F / V_own), V_own = the operator's own bytes "
+                "(SELL: its arrays incl. padding; free: the potential) + the vectors\n\n",
                 args.model.c_str(), args.nx, args.ny, args.nz, args.reps, per_row, 8 * per_row + 34, bw,
                 mach.peak_gflops);
-    const char* hfmt = "%-8s %3s %9s %8s %7s %7s %8s %7s %6s %8s %8s %7s %7s %6s %6s\n";
-    std::printf(hfmt, "op", "R", "t [ms]", "Gflop/s", "GB/s", "B_min", "P*", "meas/P*", "Omega", "own P*", "P_LLC",
-                "/P_LLC", "/P_peak", "x R=1", "vs");
-    std::printf(hfmt, "", "", "per sweep", "", "(min)", "[B/flop]", "[Gflop/s]", "[%]", "", "[Gflop/s]", "[Gflop/s]",
-                "[%]", "[%]", "[x]", "naive");
+    const char* hfmt = "%-8s %3s %9s %8s %7s %7s %8s %7s %6s %8s %7s %8s %7s %7s %6s %6s\n";
+    std::printf(hfmt, "op", "R", "t [ms]", "Gflop/s", "GB/s", "B_min", "P*", "meas/P*", "Omega", "own P*", "/own P*",
+                "P_LLC", "/P_LLC", "/P_peak", "x R=1", "vs");
+    std::printf(hfmt, "", "", "per sweep", "", "(min)", "[B/flop]", "[Gflop/s]", "[%]", "", "[Gflop/s]", "[%]",
+                "[Gflop/s]", "[%]", "[%]", "[x]", "naive");
     std::ostringstream json;
     json.precision(10);
     bool first = true;
@@ -824,9 +826,9 @@ int main(int argc, char** argv)
             const double pl = llc_it != p_llc.end() && llc_it->second.count(r) ? llc_it->second.at(r) : -1.0;
             const double per_vm = t_r1.count(o.label) ? t_r1[o.label] * r / seconds : -1.0;
             const double vs_naive = naive_seconds > 0.0 ? naive_seconds / seconds : -1.0;
-            std::printf("%-8s %3d %9.3f %8.2f %7.2f %7.3f %8.2f %7.0f %6.2f %8.2f %8s %7s %7.1f %6s %6s\n",
+            std::printf("%-8s %3d %9.3f %8.2f %7.2f %7.3f %8.2f %7.0f %6.2f %8.2f %7.0f %8s %7s %7.1f %6s %6s\n",
                         o.label.c_str(), r, seconds * 1e3, gflops, own_bytes / seconds * 1e-9, balance, pstar,
-                        100.0 * gflops / pstar, omega, own_pstar, opt(pl, "%.2f").c_str(),
+                        100.0 * gflops / pstar, omega, own_pstar, 100.0 * gflops / own_pstar, opt(pl, "%.2f").c_str(),
                         opt(pl > 0 ? 100.0 * gflops / pl : -1.0, "%.0f").c_str(), 100.0 * gflops / mach.peak_gflops,
                         opt(per_vm, "%.2f").c_str(), opt(vs_naive, "%.2f").c_str());
             json << (first ? "\n" : ",\n") << "    {\"op\": \"" << o.label << "\", \"name\": " << json_string(o.op->name())
@@ -836,7 +838,8 @@ int main(int argc, char** argv)
                  << ", \"gb_s\": " << own_bytes / seconds * 1e-9 << ", \"b_min\": " << balance
                  << ", \"memory_roofline_gflops\": " << p_mem << ", \"roofline_gflops\": " << pstar
                  << ", \"meas_over_roofline\": " << gflops / pstar << ", \"omega\": " << omega
-                 << ", \"own_roofline_gflops\": " << own_pstar << ", \"llc_gflops\": " << jnum(pl)
+                 << ", \"own_roofline_gflops\": " << own_pstar << ", \"meas_over_own_roofline\": " << gflops / own_pstar
+                 << ", \"llc_gflops\": " << jnum(pl)
                  << ", \"meas_over_llc\": " << jnum(pl > 0 ? gflops / pl : -1.0)
                  << ", \"meas_over_peak\": " << gflops / mach.peak_gflops
                  << ", \"speedup_per_vector_moment_vs_r1\": " << jnum(per_vm)

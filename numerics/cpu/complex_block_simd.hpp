@@ -74,22 +74,46 @@ inline V load(const double* p)
 inline void store(double* p, v8d v) { std::memcpy(p, &v, sizeof v); }
 
 #if defined(__AVX512F__)
-/// The complex values x[c0], x[c1], x[c2], x[c3] (interleaved re, im) as one vector: four
-/// 128-bit broadcast loads merged by lane masks, no shuffle. The shuffle form below (two
-/// 128-bit inserts and a 256-bit combine per vector, plus the two value shuffles) made the
-/// R = 1 complex kernel shuffle-bound (docs/performance.md, "ti R = 1 in core").
-__attribute__((always_inline)) inline v8d gather4(const double* x, std::ptrdiff_t c0, std::ptrdiff_t c1,
-                                                  std::ptrdiff_t c2, std::ptrdiff_t c3)
+/// The complex values at x + o0, ..., x + o3 (offsets in doubles; interleaved re, im) as one
+/// vector: four 128-bit broadcast loads merged by lane masks, no shuffle. The shuffle form
+/// below (two 128-bit inserts and a 256-bit combine per vector, plus the two value shuffles)
+/// made the R = 1 complex kernel shuffle-bound (docs/performance.md, "ti R = 1 in core").
+__attribute__((always_inline)) inline v8d gather4_offsets(const double* x, std::ptrdiff_t o0, std::ptrdiff_t o1,
+                                                          std::ptrdiff_t o2, std::ptrdiff_t o3)
 {
-    __m512d t = _mm512_maskz_broadcast_f64x2(0x03, _mm_loadu_pd(x + 2 * c0));
-    t = _mm512_mask_broadcast_f64x2(t, 0x0c, _mm_loadu_pd(x + 2 * c1));
-    t = _mm512_mask_broadcast_f64x2(t, 0x30, _mm_loadu_pd(x + 2 * c2));
-    t = _mm512_mask_broadcast_f64x2(t, 0xc0, _mm_loadu_pd(x + 2 * c3));
+    __m512d t = _mm512_maskz_broadcast_f64x2(0x03, _mm_loadu_pd(x + o0));
+    t = _mm512_mask_broadcast_f64x2(t, 0x0c, _mm_loadu_pd(x + o1));
+    t = _mm512_mask_broadcast_f64x2(t, 0x30, _mm_loadu_pd(x + o2));
+    t = _mm512_mask_broadcast_f64x2(t, 0xc0, _mm_loadu_pd(x + o3));
     v8d v;
     std::memcpy(&v, &t, sizeof v);  // register bit cast
     return v;
 }
+
+/// The complex values x[c0], x[c1], x[c2], x[c3] as one vector (gather4_offsets at 2 c).
+__attribute__((always_inline)) inline v8d gather4(const double* x, std::ptrdiff_t c0, std::ptrdiff_t c1,
+                                                  std::ptrdiff_t c2, std::ptrdiff_t c3)
+{
+    return gather4_offsets(x, 2 * c0, 2 * c1, 2 * c2, 2 * c3);
+}
+
 #endif
+
+/// The x offsets (in doubles, 2 c) of the 4 non-negative 32-bit columns at `cols`, read as
+/// two 64-bit (little-endian) words: the low column of a word by one 32-bit lea (2 c < 2^32),
+/// the high one by one shift right by 31 (bit 31 of the low column is 0, c < 2^31): 2 integer
+/// ops per pair where split, zero-extend and scale took 4 (a third of the R = 1 entry loop
+/// was this address arithmetic, docs/performance.md).
+__attribute__((always_inline)) inline void column_pair_offsets(const int* cols, std::ptrdiff_t (&o)[4])
+{
+    unsigned long long w01, w23;
+    std::memcpy(&w01, cols, sizeof w01);
+    std::memcpy(&w23, cols + 2, sizeof w23);
+    o[0] = static_cast<unsigned>(w01) * 2u;
+    o[1] = static_cast<std::ptrdiff_t>(w01 >> 31);
+    o[2] = static_cast<unsigned>(w23) * 2u;
+    o[3] = static_cast<std::ptrdiff_t>(w23 >> 31);
+}
 
 /// Rows processed side by side for block width R: fills the register budget, at least
 /// enough rows for one whole vector (4 complex), at most `limit`.
@@ -122,7 +146,7 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
     for (int v = 0; v < nv; ++v) a[v] = b[v] = v8d{};
 #if defined(__AVX512F__)
     if constexpr (R == 1 && !Real && ContiguousRows) {
-        // The values as stored (re, im per row), no duplication: a += v x gives (Re v Re x,
+        // Complex values as stored (re, im per row), no duplication: a += v x gives (Re v Re x,
         // Im v Im x) per complex, b += v swap(x) gives (Re v Im x, Im v Re x); the product is
         // (a_re - a_im, b_re + b_im): the same sums, in the same order, as the split form.
         for (int k = 0; k < width; ++k) {
@@ -130,26 +154,20 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
             for (int v = 0; v < nv; ++v) {
                 const int g0 = 4 * v;
                 const Col* cg = cols + g0 * col_g + k * col_k;
-                std::ptrdiff_t c[4];
+                std::ptrdiff_t o[4];
                 if constexpr (sizeof(Col) == 4) {
                     if (col_g == 1) {
                         // Two 32-bit columns per 64-bit load (SELL: the 4 rows' columns are
                         // adjacent, non-negative): half the index loads; the kernel is bound by
                         // its loads, not by the integer ALUs.
-                        unsigned long long w01, w23;
-                        std::memcpy(&w01, cg, sizeof w01);
-                        std::memcpy(&w23, cg + 2, sizeof w23);
-                        c[0] = static_cast<std::ptrdiff_t>(w01 & 0xffffffffu);
-                        c[1] = static_cast<std::ptrdiff_t>(w01 >> 32);
-                        c[2] = static_cast<std::ptrdiff_t>(w23 & 0xffffffffu);
-                        c[3] = static_cast<std::ptrdiff_t>(w23 >> 32);
+                        column_pair_offsets(reinterpret_cast<const int*>(cg), o);
                     } else {
-                        for (int l = 0; l < 4; ++l) c[l] = static_cast<std::ptrdiff_t>(cg[l * col_g]);
+                        for (int l = 0; l < 4; ++l) o[l] = 2 * static_cast<std::ptrdiff_t>(cg[l * col_g]);
                     }
                 } else {
-                    for (int l = 0; l < 4; ++l) c[l] = static_cast<std::ptrdiff_t>(cg[l * col_g]);
+                    for (int l = 0; l < 4; ++l) o[l] = 2 * static_cast<std::ptrdiff_t>(cg[l * col_g]);
                 }
-                const v8d xv = gather4(x, c[0], c[1], c[2], c[3]);
+                const v8d xv = gather4_offsets(x, o[0], o[1], o[2], o[3]);
                 v8d raw = load<v8d>(vals + 2 * (g0 * val_g + k * val_k));
                 __asm__("" : "+v"(raw));  // one load for both FMAs (folded, it was loaded twice)
                 a[v] += raw * xv;
@@ -189,10 +207,16 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
                 const int g0 = v * rows_per_vec;
                 v8d vr, vi, xv;
                 if constexpr (R == 1) {
-                    const double* x0 = x + 2 * static_cast<std::ptrdiff_t>(cols[(g0 + 0) * col_g + k * col_k]);
-                    const double* x1 = x + 2 * static_cast<std::ptrdiff_t>(cols[(g0 + 1) * col_g + k * col_k]);
-                    const double* x2 = x + 2 * static_cast<std::ptrdiff_t>(cols[(g0 + 2) * col_g + k * col_k]);
-                    const double* x3 = x + 2 * static_cast<std::ptrdiff_t>(cols[(g0 + 3) * col_g + k * col_k]);
+                    const Col* cg = cols + g0 * col_g + k * col_k;
+                    std::ptrdiff_t o[4];
+                    bool pairs = false;
+                    if constexpr (sizeof(Col) == 4) {
+                        pairs = col_g == 1;  // SELL: the 4 columns adjacent
+                        if (pairs) column_pair_offsets(reinterpret_cast<const int*>(cg), o);
+                    }
+                    if (!pairs)
+                        for (int l = 0; l < 4; ++l) o[l] = 2 * static_cast<std::ptrdiff_t>(cg[l * col_g]);
+                    const double *x0 = x + o[0], *x1 = x + o[1], *x2 = x + o[2], *x3 = x + o[3];
                     const v4d lo = __builtin_shufflevector(load<v2d>(x0), load<v2d>(x1), 0, 1, 2, 3);
                     const v4d hi = __builtin_shufflevector(load<v2d>(x2), load<v2d>(x3), 0, 1, 2, 3);
                     xv = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);

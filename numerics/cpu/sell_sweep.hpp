@@ -8,10 +8,6 @@
 #include <omp.h>
 
 #include <cstdint>
-#include <cstring>
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 #include <type_traits>
 #include <vector>
 
@@ -22,42 +18,6 @@
 #include "numerics/sparse/sell_matrix.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
-
-/// True when the G slots of a group hold the rows r0, r0 + 1, ..., r0 + G - 1 (no σ
-/// reordering and no padding inside the group: most groups of a lattice model).
-template <int G>
-inline bool rows_are_consecutive(const local_index* slot_rows)
-{
-    if constexpr (G % 8 == 0 && sizeof(local_index) == 4) {
-        // One vector compare per 8 slots (the scalar chain of compares was about a fifth of
-        // the instructions of a graphene R = 1 chunk, 4 entries per row).
-        // Unsigned lanes: r0 + g wraps instead of overflowing (rows are < N <= INT_MAX, so a
-        // wrapped value is negative and matches no valid row).
-        using v8u = unsigned __attribute__((vector_size(32)));
-        const v8u iota = {0, 1, 2, 3, 4, 5, 6, 7};
-        const v8u r0 = v8u{} + static_cast<unsigned>(slot_rows[0]);
-        v8u diff = {};
-#pragma GCC unroll 4
-        for (int g = 0; g < G; g += 8) {
-            v8u rows;
-            std::memcpy(&rows, slot_rows + g, sizeof rows);
-            diff |= rows ^ (r0 + iota + static_cast<unsigned>(g));
-        }
-#if defined(__AVX__)
-        __m256i dv;
-        std::memcpy(&dv, &diff, sizeof dv);
-        return slot_rows[0] >= 0 && _mm256_testz_si256(dv, dv);  // one vptest
-#else
-        long long d[4];
-        std::memcpy(d, &diff, sizeof d);
-        return slot_rows[0] >= 0 && ((d[0] | d[1]) | (d[2] | d[3])) == 0;
-#endif
-    }
-    bool ok = slot_rows[0] >= 0;
-#pragma GCC unroll 32
-    for (int g = 1; g < G; ++g) ok &= slot_rows[g] == slot_rows[0] + g;
-    return ok;
-}
 
 /// True when every slot of the group holds a row (no padding slot of the last chunk).
 template <int G>
@@ -80,6 +40,7 @@ struct SellArrays {
     const local_index* cols = nullptr;
     const T* vals = nullptr;
     const local_index* row_of_slot = nullptr;
+    const local_index* chunk_first_row = nullptr;
 };
 
 /// The arrays of `a` as a sweep reads them (complex values as interleaved re, im reals;
@@ -90,7 +51,7 @@ SellArrays<typename ValueTraits<V>::real> sell_arrays(const BasicSellMatrix<V>& 
     return {a.chunk_height(),     a.num_chunks(),
             a.chunk_start().data(), a.chunk_length().data(),
             a.columns().data(),   reinterpret_cast<const typename ValueTraits<V>::real*>(a.values().data()),
-            a.row_of_slot().data()};
+            a.row_of_slot().data(), a.chunk_first_row().data()};
 }
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
@@ -143,6 +104,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             const local_index* const cc = cols;
             const T* const cv = vals;
             const local_index* const rs = row_of_slot;
+            const local_index* const fr = a.chunk_first_row;
             const T* const xb = x;
             T* const yb = y;
             const int ch_rows = c;  // a local: stores to y cannot change it (it was reloaded per chunk)
@@ -151,9 +113,16 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             const bool wd = want_dots;
             const simd::v8d sv = simd::v8d{} + sc, dv = simd::v8d{} - sh;
             DotLanes dl = lanes;
+            // R = 1: the chunk starts as a running sum and one first row per chunk
+            // (chunk_first_row) place the sums, so chunk_start and row_of_slot (5 of the ~100
+            // bytes per row of graphene with real values) are not streamed; row_of_slot is
+            // read only for chunks of σ-sorted rows.
+            std::int64_t next_base = cs[begin];
             for (local_index ch = begin; ch < end; ++ch) {
-                const std::int64_t base = cs[ch];
+                const std::int64_t base = R == 1 ? next_base : cs[ch];
                 const local_index width = cl[ch];
+                next_base = base + static_cast<std::int64_t>(width) * ch_rows;
+                const local_index first_row = R == 1 ? fr[ch] : -1;
                 for (int s0 = 0; s0 < ch_rows; s0 += G) {
                     constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
                     if constexpr (std::is_same_v<T, double>)
@@ -164,10 +133,10 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                                                                   cc + base + s0, 1, ch_rows, xb, ac);
                     const local_index* slot_rows = rs + static_cast<size_t>(ch) * ch_rows + s0;
                     if constexpr (R == 1) {
-                        if (rows_are_consecutive<G>(slot_rows)) {
+                        if (first_row >= 0) {
                             // G consecutive rows: their sums, x and y are each 2 G contiguous
                             // values in the same layout, G / 4 vectors of 4 complex.
-                            const std::int64_t r0 = 2 * static_cast<std::int64_t>(slot_rows[0]);
+                            const std::int64_t r0 = 2 * (static_cast<std::int64_t>(first_row) + s0);
 #pragma GCC unroll 8
                             for (int v = 0; v < G / 4; ++v)
                                 finish_vector(ac + 8 * v, xb + r0 + 8 * v, yb + r0 + 8 * v, sv, dv, be, wd, dl);

@@ -93,18 +93,23 @@ BasicSellMatrix<T> BasicSellMatrix<T>::build(const RowSource& source, global_ind
     }
 
     m.chunk_length_.resize(num_chunks);
+    m.chunk_first_row_.resize(num_chunks);
     std::int64_t nonzeros = 0;
 #pragma omp parallel for schedule(static) reduction(+ : nonzeros)
     for (local_index ch = 0; ch < num_chunks; ++ch) {
         local_index width = 0;
+        const local_index first = m.row_of_slot_[static_cast<size_t>(ch) * c];
+        bool consecutive = first >= 0;
         for (int r = 0; r < c; ++r) {
             const local_index row = m.row_of_slot_[static_cast<size_t>(ch) * c + r];
+            consecutive = consecutive && static_cast<std::int64_t>(row) == static_cast<std::int64_t>(first) + r;
             if (row >= 0) {
                 width = std::max(width, length[row]);
                 nonzeros += length[row];
             }
         }
         m.chunk_length_[ch] = width;
+        m.chunk_first_row_[ch] = consecutive ? first : -1;
     }
     m.num_nonzeros_ = nonzeros;
     m.chunk_start_.assign(num_chunks + 1, 0);  // 1/C of the rows: the serial prefix sum is cheap
@@ -166,7 +171,8 @@ double SellStructure::index_bytes() const
 {
     return static_cast<double>(columns_.size()) * sizeof(local_index) +
            static_cast<double>(chunk_start_.size()) * sizeof(std::int64_t) +
-           static_cast<double>(chunk_length_.size() + row_of_slot_.size()) * sizeof(local_index);
+           static_cast<double>(chunk_length_.size() + chunk_first_row_.size() + row_of_slot_.size()) *
+               sizeof(local_index);
 }
 
 template <class T>

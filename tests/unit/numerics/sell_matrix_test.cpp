@@ -76,8 +76,10 @@ TEST(SellMatrix, HandCheckedTinyMatrixMatchesTheHeaderDrawing)
     EXPECT_EQ(as_vector(m.values()), expected);
     // padding: row 3 repeats its last column 1; empty row 2 uses itself
     EXPECT_EQ(as_vector(m.columns()), (std::vector<local_index>{0, 0, 1, 1, 2, 1, 0, 2}));
-    // 8 x (16 + 4) + 3 chunk starts x 8 + 2 lengths x 4 + 4 slots x 4
-    EXPECT_DOUBLE_EQ(m.storage_bytes(), 160.0 + 24.0 + 8.0 + 16.0);
+    // both chunks hold σ-sorted (non-consecutive) rows
+    EXPECT_EQ(m.chunk_first_row(), (std::vector<local_index>{-1, -1}));
+    // 8 x (16 + 4) + 3 chunk starts x 8 + 2 lengths x 4 + 2 first rows x 4 + 4 slots x 4
+    EXPECT_DOUBLE_EQ(m.storage_bytes(), 160.0 + 24.0 + 8.0 + 8.0 + 16.0);
 }
 
 TEST(SellMatrix, ChunkHeightOneSigmaOneIsCrs)
@@ -102,10 +104,13 @@ TEST(SellMatrix, ChunkHeightOneSigmaOneIsCrs)
 
 // For any (C, σ): row_of_slot is a permutation of the rows followed by -1 for the last
 // chunk's padding slots, rows never leave their σ-window, lengths do not increase inside a
-// window, a chunk is as wide as its longest row, padding is (0, valid column), and the
-// stored entries reproduce the matrix exactly.
+// window, a chunk is as wide as its longest row, padding is (0, valid column), the stored
+// entries reproduce the matrix exactly, and chunk_first_row follows its definition slot by
+// slot (an R = 1 sweep writes the C rows from the first one on where it is >= 0, so a wrong
+// entry would write rows the chunk does not hold).
 TEST(SellMatrix, SigmaSortingIsAPermutationInsideWindowsAndStoresTheMatrixExactly)
 {
+    int consecutive_chunks = 0, other_chunks = 0;
     for (const global_index n : {1, 7, 33, 257}) {
         const RandomSparseSource src(n, 11);
         const std::vector<complex_type> dense = topokpm::testing::dense_matrix(src);
@@ -155,6 +160,12 @@ TEST(SellMatrix, SigmaSortingIsAPermutationInsideWindowsAndStoresTheMatrixExactl
                         }
                     }
                     EXPECT_EQ(m.chunk_length()[ch], widest);
+                    bool consecutive = true;
+                    for (int r = 0; r < c; ++r)
+                        consecutive = consecutive && slot[static_cast<size_t>(ch) * c + r] >= 0 &&
+                                      slot[static_cast<size_t>(ch) * c + r] == slot[static_cast<size_t>(ch) * c] + r;
+                    EXPECT_EQ(m.chunk_first_row()[ch], consecutive ? slot[static_cast<size_t>(ch) * c] : -1) << ch;
+                    ++(consecutive ? consecutive_chunks : other_chunks);
                 }
                 EXPECT_EQ(real_entries, m.num_nonzeros());
                 EXPECT_EQ(rebuilt, dense);
@@ -162,6 +173,8 @@ TEST(SellMatrix, SigmaSortingIsAPermutationInsideWindowsAndStoresTheMatrixExactl
                 EXPECT_LE(m.fill_efficiency(), 1.0);
             }
     }
+    EXPECT_GT(consecutive_chunks, 0);  // both kinds of chunk occur
+    EXPECT_GT(other_chunks, 0);
 }
 
 TEST(SellMatrix, SortingShrinksPaddingOfRaggedRows)

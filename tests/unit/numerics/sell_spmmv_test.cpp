@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "numerics/cpu/sell_sweep.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
@@ -233,52 +232,26 @@ TEST(SellSpmmv, OperatorNamesTellLayoutAndPath)
     EXPECT_DOUBLE_EQ(make_sell_operator(sell)->cost().nonzeros, double(sell->num_nonzeros()));
 }
 
-// The vector form of rows_are_consecutive (G a multiple of 8: one compare per 8 slots) against
-// its definition, slot by slot: the R = 1 sweep takes the contiguous epilogue only where this
-// holds, so a false "true" would write y rows that the group does not hold.
-template <int G>
-void check_consecutive_against_definition()
+// C = 64 at R = 1: two register groups of 32 rows per chunk, so a consecutive chunk's second
+// group is placed at its first row + 32 (the shapes above have one group per chunk); σ = 1
+// (consecutive chunks, a partial last one) and σ = 64 (sorted ones).
+TEST(SellSpmmv, TwoGroupsPerChunkAtWidthOneEqualTheDenseReference)
 {
-    const auto definition = [](const local_index* s) {
-        if (s[0] < 0) return false;
-        for (int g = 1; g < G; ++g)
-            if (static_cast<std::int64_t>(s[g]) != static_cast<std::int64_t>(s[0]) + g) return false;
-        return true;
-    };
-    std::vector<std::vector<local_index>> cases;
-    for (const local_index r0 : {0, 1, 7, 1000, std::numeric_limits<local_index>::max() - G}) {
-        std::vector<local_index> run(G);
-        for (int g = 0; g < G; ++g) run[g] = r0 + g;
-        cases.push_back(run);  // consecutive: true
-        for (int g = 0; g < G; ++g) {
-            for (const local_index delta : {-1, 1, 8, 1 << 16, std::numeric_limits<local_index>::min()}) {
-                std::vector<local_index> c = run;
-                c[g] = static_cast<local_index>(static_cast<std::int64_t>(c[g]) + delta);  // one slot off
-                cases.push_back(c);
-            }
-            std::vector<local_index> pad = run;
-            for (int h = g; h < G; ++h) pad[h] = -1;  // padding slots from g on (the last chunk)
-            cases.push_back(pad);
-        }
-        std::vector<local_index> swapped = run;
-        std::swap(swapped[0], swapped[G - 1]);  // a σ-sorted group
-        cases.push_back(swapped);
+    const global_index n = 257;
+    const RandomSparseSource src(n, 5);
+    const std::vector<complex_type> dense = topokpm::testing::dense_matrix(src);
+    const std::vector<int> length = row_lengths(src);
+    BlockVector x(n, 1), y0(n, 1);
+    fill_random_phase_vectors(x, 1, 0, n);
+    fill_random_phase_vectors(y0, 2, 0, n);
+    const AugmentedOps ops{0.7, -0.3, -1.0, true};
+    const Reference ref = reference_apply(dense, length, n, x, y0, ops);
+    for (const int sigma : {1, 64}) {
+        const auto m = std::make_shared<SellMatrix>(SellMatrix::build(src, 0, n, {64, sigma}));
+        ASSERT_EQ(m->chunk_first_row()[0] >= 0, sigma == 1);
+        BlockVector y = y0;
+        DotSums dots;
+        make_sell_operator(m)->apply(x, y, ops, &dots);
+        expect_matches(ref, y, &dots, "C=64 sigma=" + std::to_string(sigma));
     }
-    std::vector<local_index> negative(G);
-    for (int g = 0; g < G; ++g) negative[g] = -G + g;  // consecutive but starting below zero: false
-    cases.push_back(negative);
-    int consecutive = 0;
-    for (const auto& c : cases) {
-        const bool expect = definition(c.data());
-        consecutive += expect;
-        EXPECT_EQ(kernels::cpu::rows_are_consecutive<G>(c.data()), expect) << "G = " << G << ", first slot " << c[0];
-    }
-    EXPECT_EQ(consecutive, 5) << "each base run once";  // the test itself: both answers occur
-}
-
-TEST(SellSpmmv, VectorConsecutiveRowCheckMatchesItsDefinition)
-{
-    check_consecutive_against_definition<8>();
-    check_consecutive_against_definition<16>();
-    check_consecutive_against_definition<32>();
 }
