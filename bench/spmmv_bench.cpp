@@ -703,10 +703,13 @@ int main(int argc, char** argv)
         std::map<int, std::shared_ptr<const numerics::SellMatrix>> small_by_c;
         for (const std::string& label : args.ops) {
             const SellLabel l = parse_sell_label(label);
-            const bool free_op = label == "free" || label == "frees";
+            const bool free_op = label == "free" || label == "frees" || label == "free2";
             if (!l.ok && !free_op) continue;
             std::unique_ptr<Operator> op;
+            const int per_apply = label == "free2" ? 2 : 1;  // free2: two sweeps per apply, timed per sweep
             if (label == "free") op = numerics::make_cpu_stencil_operator(small->block_stencil());
+            else if (label == "free2")
+                op = std::make_unique<PairedSweep>(numerics::make_cpu_stencil_operator(small->block_stencil()));
             else if (label == "frees")
                 op = std::make_unique<SingleSweep>(
                     numerics::make_cpu_stencil_operator(small->block_stencil(), Precision::Single));
@@ -721,7 +724,7 @@ int main(int argc, char** argv)
                 // loaded host a 2 ms batch rarely runs uninterrupted).
                 const int sweeps = static_cast<int>(
                     std::clamp(std::ceil(args.reps * 2e-3 / std::max(probe, 1e-9)), double(args.reps), 20000.0));
-                const double s = time_sweeps(*op, x, y, sweeps, 1, true);
+                const double s = time_sweeps(*op, x, y, sweeps, 1, true) / per_apply;
                 const double gf = perf::sweep_flops(nnz_s, double(ns), r) / s * 1e-9;
                 const bool single = l.single || label == "frees";
                 const double ws = (op->cost().storage_bytes + 2.0 * (single ? 8.0 : 16.0) * double(ns) * r) / 1048576.0;
