@@ -20,8 +20,9 @@
 //    time of SELL-C-σ for C in {8, 32} and σ in {1, 32, 256, 4096, N}.
 // 4. For R = 1, 2, 4, 8, 16, 32 and each operator: the median time of one augmented sweep
 //    (beta = -1, both dots, as in a KPM step), after one warm-up sweep.
-// 5. In-cache limit P_LLC (seed 004 Eq. (11)): the same SELL kernels and stencils on a down-sized
-//    lattice (--llc-lattice, default 16x16x10) whose working set fits the last-level cache.
+// 5. In-cache limit P_LLC (seed 004 Eq. (11)): the same SELL kernels and stencils (free, frees,
+//    free2) on a down-sized lattice (--llc-lattice, default 16x16x10) whose working set fits
+//    the last-level cache.
 //
 // Flops per sweep, seed 004 Table I with complex scalars (F_a = 2, F_m = 6 flops per
 // complex add / multiply), per block column:
