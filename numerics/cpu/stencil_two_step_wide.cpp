@@ -65,6 +65,7 @@ public:
                 t.vr.push_back(static_cast<T>(e.re));
                 t.vi.push_back(static_cast<T>(e.im));
             }
+            max_len_ = std::max(max_len_, static_cast<int>(t.sel.size()));
             tables_.push_back(std::move(t));
         }
     }
@@ -113,7 +114,18 @@ public:
             l.yxs[v] = d.syxs[v];
         }
         for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
-        for (int z = ia; z < ie; ++z) site<true>(xl, in, out, line, z, nb, want_dots, l);
+        if (ie > ia) {
+            switch (nb <= kMaxOrbitals ? max_len_ : 0) {
+            case 1: interior<1>(xl, in, out, line, ia, ie, want_dots, l); break;
+            case 2: interior<2>(xl, in, out, line, ia, ie, want_dots, l); break;
+            case 3: interior<3>(xl, in, out, line, ia, ie, want_dots, l); break;
+            case 4: interior<4>(xl, in, out, line, ia, ie, want_dots, l); break;
+            case 5: interior<5>(xl, in, out, line, ia, ie, want_dots, l); break;
+            case 6: interior<6>(xl, in, out, line, ia, ie, want_dots, l); break;
+            default:
+                for (int z = ia; z < ie; ++z) site<true>(xl, in, out, line, z, nb, want_dots, l);
+            }
+        }
         for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
         for (int v = 0; v < NV; ++v) {
             d.sxx[v] = l.xx[v];
@@ -123,9 +135,88 @@ public:
     }
 
 private:
+    static constexpr int kMaxOrbitals = 4;  // interior<>'s per-call tables (graphene: 2)
+
     struct Lanes {
         V xx[NV], yx[NV], yxs[NV];
     };
+
+    /// site<true> on sites [za, zb) of `line` (all interior) with LEN entries per orbital row:
+    /// the entries' positions resolved once per call (a missing line's entries and the
+    /// shorter rows' tails become zero-valued entries on the row itself, which add exact
+    /// zeros), so a row is LEN fixed loads and FMAs per vector with no table lookups or
+    /// checks, and the epilogue's scalars live in registers (as members they were reloaded
+    /// after every store to y). The same operations in the same order as site<true>.
+    template <int LEN>
+    void interior(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
+    {
+        const int nb = s_.orbitals;
+        const std::ptrdiff_t own = line_vals_ * line;  // this line's first value
+        const T* base[kMaxOrbitals][LEN];
+        T vr[kMaxOrbitals][LEN], vi[kMaxOrbitals][LEN];
+        for (int o = 0; o < nb; ++o) {
+            const Table& t = tables_[static_cast<size_t>(o)];
+            int n = 0;
+            for (size_t k = 0; k < t.sel.size(); ++k) {
+                const T* b = xl[t.sel[k]];
+                if (b == nullptr) continue;  // past an open boundary
+                base[o][n] = b + 2 * R * o + t.off[k];
+                vr[o][n] = t.vr[k];
+                vi[o][n] = t.vi[k];
+                ++n;
+            }
+            for (; n < LEN; ++n) {
+                base[o][n] = in + own + 2 * R * o;
+                vr[o][n] = 0;
+                vi[o][n] = 0;
+            }
+        }
+        const double* const potential = s_.potential;
+        const bool per_row = s_.per_row;
+        const double scale = ops_.scale, shift = ops_.shift, beta = ops_.beta;
+        const bool with_beta = beta != 0.0;
+        const V sv = V{} + scale, bv = V{} + beta;
+        const std::ptrdiff_t site_vals = 2 * static_cast<std::ptrdiff_t>(R) * nb;
+        for (int z = za; z < zb; ++z) {
+            const std::ptrdiff_t zo = site_vals * z;
+            const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
+            for (int o = 0; o < nb; ++o) {
+                V a[NV] = {}, b[NV] = {};
+#pragma GCC unroll 8
+                for (int k = 0; k < LEN; ++k) {
+                    const T* p = base[o][k] + zo;
+                    const V wr = V{} + vr[o][k];
+#pragma GCC unroll 8
+                    for (int v = 0; v < NV; ++v) a[v] += wr * vload<V>(p + kLanes * v);
+                    if constexpr (!Real) {
+                        const V wi = V{} + vi[o][k];
+#pragma GCC unroll 8
+                        for (int v = 0; v < NV; ++v) b[v] += wi * vload<V>(p + kLanes * v);
+                    }
+                }
+                if constexpr (!Real)
+                    for (int v = 0; v < NV; ++v) a[v] += times_i(b[v]);
+                const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
+                const double pot = per_row ? potential[row] : potential[site_g];
+                const T* __restrict xo = in + 2 * R * row;
+                T* __restrict yo = out + 2 * R * row;
+                const V dv = V{} + (pot - shift);
+#pragma GCC unroll 8
+                for (int v = 0; v < NV; ++v) {
+                    const V xv = vload<V>(xo + kLanes * v);
+                    V yv = sv * (a[v] + dv * xv);
+                    if (with_beta) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
+                    vstore(yo + kLanes * v, yv);
+                    if (want_dots) {
+                        const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                        d.xx[v] += xv * xv;
+                        d.yx[v] += yv * xv;
+                        d.yxs[v] += yv * xs;
+                    }
+                }
+            }
+        }
+    }
     struct Table {
         std::vector<int> sel;
         std::vector<std::ptrdiff_t> off;  // doubles from the row's own position in its line
@@ -193,6 +284,7 @@ private:
     AugmentedOps ops_;
     std::ptrdiff_t line_vals_ = 0;  // T values per line
     std::vector<Table> tables_;
+    int max_len_ = 0;  // entries of the longest orbital row
 };
 
 template <int R, bool Real>
