@@ -55,7 +55,7 @@ dense::TileMatrix<complex_double> to_tiles(const Columns& x)
     if (rows - (blocks - 1) * mb < k) mb = rows;  // the last block would be shorter than k
     dense::TileMatrix<complex_double> t(rows, k, mb, k);
     // Tile i holds rows [i mb, i mb + tile_rows(i)) column-major: one contiguous run per
-    // column and tile (an element-wise copy through t(r, c) took seconds per pass).
+    // column and tile, tiles in parallel (not element by element through t(r, c)).
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < t.mt(); ++i) {
         const int r0 = i * mb, mi = t.tile_rows(i), have = std::max(0, std::min(mi, x.n - r0));

@@ -27,9 +27,9 @@ struct ColumnSpan {
 /// contiguous row ranges [r0, r0 + rows) that cover [0, n) (empty ranges skipped): BLAS
 /// called in f runs single-threaded on its rows (OpenBLAS does not thread inside a parallel
 /// region), instead of OpenBLAS's own threading, whose threads wait on each other for every
-/// packed panel (measured under load: a 227 x 32 x 163 840 zgemm at 0.9 Gflop/s on two
-/// OpenBLAS threads, 7.1 on one). Products over the rows (Gram matrices) are summed by the
-/// caller from per-thread parts in thread order (deterministic for a thread count).
+/// packed panel and stall when the machine is loaded (docs/eigs.md). Products over the rows
+/// (Gram matrices) are summed by the caller from per-thread parts in thread order
+/// (deterministic for a thread count).
 template <class F>
 void for_thread_rows(int n, F&& f)
 {
