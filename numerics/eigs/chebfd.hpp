@@ -33,11 +33,13 @@
 /// A pass: filter the unlocked block (the terms accumulated three at a time in the sweep's
 /// epilogue where the operator fuses it, Operator::fuses_accumulation: the accumulator read
 /// and written once per three degrees besides the sweeps' 3 streams per degree); orthogonalize it against the locked
-/// vectors (block classical Gram-Schmidt, twice) and orthonormalize it (CholQR2 in place
-/// with TSQR fallback, numerics/dense; across ranks: the Gram matrix summed over the ranks,
-/// the fallback a local TSQR and a QR of the ranks' stacked R factors;
-/// numerics/eigs/subspace.hpp), both once more when vectors are locked (orthonormalizing
-/// the ill-conditioned filtered block brings back up to eps x its condition along them);
+/// vectors (block classical Gram-Schmidt, twice) and orthonormalize it (equilibrated CholQR2
+/// in place, shifted passes first while its condition rule rejects the block, TSQR fallback
+/// from numerics/dense; across ranks: the Gram matrix summed over the ranks, the fallback a
+/// local TSQR and a QR of the ranks' stacked R factors; numerics/eigs/subspace.hpp), both
+/// once more when vectors are locked (orthonormalizing the ill-conditioned filtered block
+/// brings back up to eps x its condition along them; the block is orthonormal by then, so
+/// one projection pass and one CholQR pass);
 /// Rayleigh-Ritz (G = Q^H H Q from strips of H Q, LAPACK zheevd, the Ritz vectors written
 /// over Q in row chunks: no second n x k block) and the residuals ||H x - theta x|| of the
 /// Ritz pairs inside the window, by one blocked apply of those vectors; Ritz pairs inside

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/dense/tall_skinny.hpp"
@@ -28,6 +29,15 @@ void sum_complex(const Operator& op, std::vector<complex_double>& v)
 }
 
 
+/// Sums per-thread parts (each `len` entries, in thread order) into `out` (overwritten).
+void sum_parts(const std::vector<std::vector<complex_double>>& parts, std::vector<complex_double>& out)
+{
+    std::fill(out.begin(), out.end(), kZero);
+    for (const auto& p : parts)
+        if (!p.empty())
+            for (std::size_t i = 0; i < out.size(); ++i) out[i] += p[i];
+}
+
 dense::DenseExecution execution()
 {
     dense::DenseExecution ex;
@@ -44,14 +54,28 @@ dense::TileMatrix<complex_double> to_tiles(const Columns& x)
     int mb = (rows + blocks - 1) / blocks;
     if (rows - (blocks - 1) * mb < k) mb = rows;  // the last block would be shorter than k
     dense::TileMatrix<complex_double> t(rows, k, mb, k);
-    for (int c = 0; c < k; ++c)
-        for (int r = 0; r < x.n; ++r) t(r, c) = x.col(c)[r];
+    // Tile i holds rows [i mb, i mb + tile_rows(i)) column-major: one contiguous run per
+    // column and tile, tiles in parallel (not element by element through t(r, c)).
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < t.mt(); ++i) {
+        const int r0 = i * mb, mi = t.tile_rows(i), have = std::max(0, std::min(mi, x.n - r0));
+        complex_double* tile = t.tile(i, 0);
+        for (int c = 0; c < k; ++c) {
+            std::copy_n(x.col(c) + r0, have, tile + static_cast<std::size_t>(c) * mi);
+            std::fill_n(tile + static_cast<std::size_t>(c) * mi + have, mi - have, kZero);
+        }
+    }
     return t;
 }
 void from_tiles(const dense::TileMatrix<complex_double>& t, Columns& x)
 {
-    for (int c = 0; c < x.cols; ++c)
-        for (int r = 0; r < x.n; ++r) x.col(c)[r] = t(r, c);
+    const int mb = t.tile_rows(0);
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < t.mt(); ++i) {
+        const int r0 = i * mb, mi = t.tile_rows(i), have = std::max(0, std::min(mi, x.n - r0));
+        const complex_double* tile = t.tile(i, 0);
+        for (int c = 0; c < x.cols; ++c) std::copy_n(tile + static_cast<std::size_t>(c) * mi, have, x.col(c) + r0);
+    }
 }
 
 /// Across ranks: the ranks' R factors stacked (P k x k, summed into place), their QR on
@@ -78,24 +102,71 @@ void combine_tsqr(const Operator& op, const std::vector<complex_double>& r_local
     q.data.swap(out.data);
 }
 
-/// One CholQR pass across ranks: G = X^H X summed, G = U^H U, X := X U^-1. False (X
-/// untouched) when the Cholesky fails or 1/kappa1(G) is below CholQR2's threshold.
-bool cholqr_pass(const Operator& op, Columns& x, double rcond_min)
+/// How a CholQR pass went.
+enum class Pass { failed, plain, shifted };
+
+/// One CholQR pass across ranks on X D, D = diag(2^-e_j) with d_j^2 G_jj in [1, 4): G =
+/// X^H X summed, Gs = D G D = U^H U, X := X (U D^-1)^-1. Scaling by powers of two is exact,
+/// so this is, bit for bit, CholQR of the equilibrated X D, and its guarantee (Yamamoto et
+/// al.) needs kappa2(X D), not kappa2(X): a filtered block whose columns differ in norm by
+/// many orders but point in well separated directions (a ChebFD block of filtered Ritz
+/// vectors) passes instead of falling back to TSQR.
+/// When the Cholesky fails or 1/kappa1(Gs) is below `rcond_min` and `may_shift`, the same
+/// Gs is factored with the shift s = 11 (N k + k(k+1)) u tr(Gs) (shifted CholeskyQR,
+/// Fukaya, Kannan, Nakatsukasa, Zhang, Yamamoto, SIAM J. Sci. Comput. 42 (2020) A477; their
+/// shift with ||X D||_F^2 >= ||X D||_2^2, so the Cholesky of Gs + s I cannot fail in
+/// rounding): X D (U_s)^-1 spans the same space with its condition cut to about
+/// ||X D|| / sqrt(s) at most, after which CholQR2 holds. `rcond` receives 1/kappa1(Gs) (0
+/// when the Cholesky failed). X is untouched when the pass failed (a zero or non-finite
+/// column, or a failed factorization).
+Pass cholqr_pass(const Operator& op, Columns& x, double rcond_min, bool may_shift, double* rcond = nullptr)
 {
     const int k = x.cols;
+    if (rcond) *rcond = 0.0;
     std::vector<complex_double> g(static_cast<std::size_t>(k) * k, kZero);
-    if (x.n > 0)
-        cblas_zherk(CblasColMajor, CblasUpper, CblasConjTrans, k, x.n, 1.0, x.data.data(), x.n, 0.0, g.data(), k);
+    std::vector<std::vector<complex_double>> parts(static_cast<std::size_t>(omp_get_max_threads()));
+    for_thread_rows(x.n, [&](int t, int r0, int rows) {
+        parts[t].assign(g.size(), kZero);
+        cblas_zherk(CblasColMajor, CblasUpper, CblasConjTrans, k, rows, 1.0, x.data.data() + r0, x.n, 0.0,
+                    parts[t].data(), k);
+    });
+    sum_parts(parts, g);
     sum_complex(op, g);
+    std::vector<double> d(static_cast<std::size_t>(k));
+    for (int j = 0; j < k; ++j) {
+        const double gjj = g[static_cast<std::size_t>(j) * (k + 1)].real();
+        if (!(gjj > 0.0) || !std::isfinite(gjj)) return Pass::failed;
+        d[j] = std::ldexp(1.0, -(std::ilogb(gjj) >> 1));  // floor(e / 2): d^2 G_jj in [1, 4)
+    }
+    double trace = 0.0;
+    for (int c = 0; c < k; ++c) {
+        for (int r = 0; r <= c; ++r) g[r + static_cast<std::size_t>(c) * k] *= d[r] * d[c];
+        trace += g[static_cast<std::size_t>(c) * (k + 1)].real();
+    }
+    const std::vector<complex_double> gs = may_shift ? g : std::vector<complex_double>();
+    Pass pass = Pass::plain;
     const double anorm = LAPACKE_zlanhe(LAPACK_COL_MAJOR, '1', 'U', k, g.data(), k);
-    if (LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'U', k, g.data(), k) != 0) return false;
-    double rcond = 0.0;
-    if (LAPACKE_zpocon(LAPACK_COL_MAJOR, 'U', k, g.data(), k, anorm, &rcond) != 0) return false;
-    if (!(rcond >= rcond_min)) return false;
-    if (x.n > 0)
-        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, x.n, k, &kOne, g.data(), k,
-                    x.data.data(), x.n);
-    return true;
+    double rc = 0.0;
+    if (LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'U', k, g.data(), k) != 0 ||
+        LAPACKE_zpocon(LAPACK_COL_MAJOR, 'U', k, g.data(), k, anorm, &rc) != 0)
+        rc = 0.0;
+    if (rcond) *rcond = rc;
+    if (!(rc >= rcond_min)) {
+        if (!may_shift) return Pass::failed;
+        g = gs;
+        const double u = std::numeric_limits<double>::epsilon() / 2;
+        const double shift = 11.0 * (double(op.global_rows()) * k + double(k) * (k + 1)) * u * trace;
+        for (int c = 0; c < k; ++c) g[static_cast<std::size_t>(c) * (k + 1)] += shift;
+        if (LAPACKE_zpotrf(LAPACK_COL_MAJOR, 'U', k, g.data(), k) != 0) return Pass::failed;
+        pass = Pass::shifted;
+    }
+    for (int c = 0; c < k; ++c)  // R = U D^-1
+        for (int r = 0; r <= c; ++r) g[r + static_cast<std::size_t>(c) * k] /= d[c];
+    for_thread_rows(x.n, [&](int, int r0, int rows) {
+        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, rows, k, &kOne, g.data(), k,
+                    x.data.data() + r0, x.n);
+    });
+    return pass;
 }
 
 }  // namespace
@@ -182,21 +253,30 @@ int project_out(const Operator& op, int n, const std::vector<ColumnSpan>& agains
     return passes;
 }
 
-void project_out_twice(const Operator& op, const Columns& against, Columns& x)
+namespace {
+void project_out_passes(const Operator& op, const Columns& against, Columns& x, int passes)
 {
     if (against.cols == 0 || x.cols == 0) return;
     std::vector<complex_double> c(static_cast<std::size_t>(against.cols) * x.cols);
-    for (int pass = 0; pass < 2; ++pass) {
-        std::fill(c.begin(), c.end(), kZero);
-        if (x.n > 0)
-            cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, against.cols, x.cols, x.n, &kOne,
-                        against.data.data(), x.n, x.data.data(), x.n, &kZero, c.data(), against.cols);
+    std::vector<std::vector<complex_double>> parts(static_cast<std::size_t>(omp_get_max_threads()));
+    for (int pass = 0; pass < passes; ++pass) {
+        for_thread_rows(x.n, [&](int t, int r0, int rows) {
+            parts[t].assign(c.size(), kZero);
+            cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, against.cols, x.cols, rows, &kOne,
+                        against.data.data() + r0, x.n, x.data.data() + r0, x.n, &kZero, parts[t].data(), against.cols);
+        });
+        sum_parts(parts, c);
         sum_complex(op, c);
-        if (x.n > 0)
-            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, x.n, x.cols, against.cols, &kMinusOne,
-                        against.data.data(), x.n, c.data(), against.cols, &kOne, x.data.data(), x.n);
+        for_thread_rows(x.n, [&](int, int r0, int rows) {
+            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, x.cols, against.cols, &kMinusOne,
+                        against.data.data() + r0, x.n, c.data(), against.cols, &kOne, x.data.data() + r0, x.n);
+        });
     }
 }
+}  // namespace
+
+void project_out_twice(const Operator& op, const Columns& against, Columns& x) { project_out_passes(op, against, x, 2); }
+void project_out_once(const Operator& op, const Columns& against, Columns& x) { project_out_passes(op, against, x, 1); }
 
 std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_double* x, int cols, double drop_ratio,
                                            std::vector<complex_double>* r)
@@ -247,16 +327,40 @@ bool orthonormalize(const Operator& op, Columns& x)
     const auto ex = execution();
     // CholQR2 on the columns in place (zherk, zpotrf, ztrsm: no copy into tiles, which on
     // one rank made the tile engine's cholqr2 the larger part of a ChebFD pass' dense work),
-    // the fallback rule of dense::cholqr2; TSQR from the tile engine when it fails.
-    // No copy of X: a failed pass leaves X untouched, and after a first pass that passed,
-    // TSQR of X U^-1 spans the same space (only the basis is returned, not R).
+    // under the fallback rule of dense::cholqr2 (1/kappa1 of the equilibrated Gram matrix),
+    // with shifted passes in front while that rule rejects it (shifted CholeskyQR3: the
+    // filtered block of ChebFD's first pass, kappa2 ~ 1e4-1e6 after equilibration, took
+    // TSQR every time, with its copy of the block); TSQR from the tile engine when a pass
+    // fails outright or three shifted passes did not bring the block within the rule.
+    // No copy of X: a failed pass leaves X untouched, and after passes that went through,
+    // TSQR of X R^-1 spans the same space (only the basis is returned, not R).
     const double threshold = dense::cholqr2_rcond_threshold<complex_double>(op.global_rows(), x.cols);
-    if (cholqr_pass(op, x, threshold) && cholqr_pass(op, x, threshold)) return false;
+    int plain = 0, shifted = 0;
+    Pass pass = Pass::plain;
+    while (plain < 2) {
+        pass = cholqr_pass(op, x, threshold, shifted < 3);
+        if (pass == Pass::failed) break;
+        if (pass == Pass::shifted) {
+            ++shifted;
+            plain = 0;
+        } else {
+            ++plain;
+        }
+    }
+    if (pass != Pass::failed) return false;
     auto t = to_tiles(x);
     const auto result = dense::tsqr(t, ex);
     from_tiles(t, x);
     if (op.num_ranks() > 1) combine_tsqr(op, result.r, x);
     return true;
+}
+
+bool reorthonormalize(const Operator& op, Columns& x)
+{
+    if (x.cols == 0) return false;
+    const double threshold = dense::cholqr2_rcond_threshold<complex_double>(op.global_rows(), x.cols);
+    if (cholqr_pass(op, x, threshold, false) == Pass::plain) return false;
+    return orthonormalize(op, x);
 }
 
 bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k)

@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include <omp.h>
+
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/types.hpp"
@@ -20,6 +22,25 @@ struct ColumnSpan {
     const complex_double* data = nullptr;
     int cols = 0;
 };
+
+/// Calls f(thread, r0, rows) once per OpenMP thread, from inside one parallel region, on
+/// contiguous row ranges [r0, r0 + rows) that cover [0, n) (empty ranges skipped): BLAS
+/// called in f runs single-threaded on its rows (OpenBLAS does not thread inside a parallel
+/// region), instead of OpenBLAS's own threading, whose threads wait on each other for every
+/// packed panel and stall when the machine is loaded (docs/eigs.md). Products over the rows
+/// (Gram matrices) are summed by the caller from per-thread parts in thread order
+/// (deterministic for a thread count).
+template <class F>
+void for_thread_rows(int n, F&& f)
+{
+#pragma omp parallel
+    {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int r0 = static_cast<int>(static_cast<long long>(n) * t / nt);
+        const int r1 = static_cast<int>(static_cast<long long>(n) * (t + 1) / nt);
+        if (r1 > r0) f(t, r0, r1 - r0);
+    }
+}
 
 /// Block classical Gram-Schmidt of the `cols` columns at x (n rows each) against the
 /// orthonormal columns of `against` (taken as one basis B = [B_0 B_1 ..]):
@@ -38,6 +59,11 @@ int project_out(const Operator& op, int n, const std::vector<ColumnSpan>& agains
 /// filtered blocks of ChebFD lean far into the locked span).
 void project_out_twice(const Operator& op, const Columns& against, Columns& x);
 
+/// x -= B (B^H x), one pass: for a block whose components along B are already small
+/// (a projected block after its orthonormalization), where no cancellation asks for the
+/// second pass.
+void project_out_once(const Operator& op, const Columns& against, Columns& x);
+
 /// Orthonormalizes the `cols` columns at x in place, column by column (classical
 /// Gram-Schmidt, two passes per column, against the earlier columns of x only). A column
 /// that keeps less than `drop_ratio` of its norm lies in the span of the earlier ones
@@ -49,10 +75,22 @@ std::vector<int> orthonormalize_by_columns(const Operator& op, int n, complex_do
 
 /// X := an orthonormal basis of its span (X = Q R), all columns kept: CholQR2 in place
 /// (the code base's one CholQR2: G = X^H X summed over the ranks, G = U^H U, X := X U^-1,
-/// twice), falling back to TSQR from the dense tile engine (dense::tsqr on the rank's rows,
-/// then the QR of the ranks' stacked R factors) when the Cholesky fails or 1/kappa1(G) is
-/// below dense::cholqr2_rcond_threshold. Returns true when TSQR was taken.
+/// twice) on the column-equilibrated X D (D of powers of two, exact: the guarantee needs
+/// kappa2(X D)), accepted when 1/kappa1(D G D) >= dense::cholqr2_rcond_threshold. While
+/// that rule rejects it, shifted passes (Cholesky of D G D + s I, s = 11 (N k + k(k+1)) u
+/// tr(D G D), Fukaya et al. 2020; at most three) go first: shifted CholeskyQR3 for a
+/// filtered block of kappa2 up to ~1/u. Falls back to TSQR from the dense tile engine
+/// (dense::tsqr on the rank's rows, then the QR of the ranks' stacked R factors) when a
+/// column is zero or not finite, a factorization fails, or three shifted passes did not
+/// bring the block within the rule. Returns true when TSQR was taken.
 bool orthonormalize(const Operator& op, Columns& x);
+
+/// X := an orthonormal basis of its span for an X that is orthonormal up to a small
+/// perturbation (kappa2(X) = 1 + O(eps kappa) after projecting an orthonormalized block once
+/// more): one CholQR pass, which is CholQR2's second pass and has its guarantee under the
+/// same condition check; orthonormalize() when the check fails. Returns true when TSQR was
+/// taken.
+bool reorthonormalize(const Operator& op, Columns& x);
 
 /// orthonormalize() on a flat block (this rank's rows, column-major, op.num_rows() x k).
 bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k);

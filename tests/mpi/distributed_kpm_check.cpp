@@ -252,9 +252,9 @@ void check_eigs(const Operator& serial, const Operator& dist, const std::string&
     expect(worst < 1e-12, tag + ": chebfd vectors not orthonormal over the ranks: " + std::to_string(worst));
 }
 
-/// The distributed orthonormalization on a block of condition ~1e10 (CholQR2 must fall
-/// back to the local TSQR + stacked R factors): Q^H Q = I to 1e-12 over the ranks and A
-/// in the span of Q (||A - Q Q^H A|| <= 1e-10 ||A||; TSQR is backward stable).
+/// The distributed orthonormalization on a block of condition ~1e10 with a zero column
+/// (CholQR must fall back to the local TSQR + stacked R factors): Q^H Q = I to
+/// 1e-12 over the ranks and A in the span of Q (||A - Q Q^H A|| <= 1e-10 ||A||; TSQR is backward stable).
 void check_orthonormalize(const Operator& dist, const std::string& tag)
 {
     const int k = 12;
@@ -262,11 +262,17 @@ void check_orthonormalize(const Operator& dist, const std::string& tag)
     BlockVector r(n, k);
     numerics::fill_random_phase_vectors(r, 17, 0, big_n, dist.row_begin());
     std::vector<complex_type> a(static_cast<std::size_t>(n) * k);
-    for (global_index i = 0; i < n; ++i)  // column c scaled by 10^(-10 c / (k - 1))
-        for (int c = 0; c < k; ++c) a[i + c * n] = r(i, c) * std::pow(10.0, -10.0 * c / (k - 1)) / std::sqrt(double(big_n));
+    // Column c = r_0 + 10^(-10 c / (k - 1)) r_c (c >= 1; condition ~1e10 that no column
+    // scaling improves), and column k/2 zero: no CholQR pass, shifted or not, takes a zero
+    // column, so the fallback is certain.
+    for (global_index i = 0; i < n; ++i)
+        for (int c = 0; c < k; ++c)
+            a[i + c * n] = c == k / 2 ? complex_type(0.0)
+                                      : (r(i, c) * std::pow(10.0, -10.0 * c / (k - 1)) + (c > 0 ? r(i, 0) : complex_type(0.0))) /
+                                            std::sqrt(double(big_n));
     std::vector<complex_type> q = a;
     const bool tsqr = numerics::orthonormalize_columns(dist, q, k);
-    expect(tsqr, tag + ": a block of condition 1e10 did not take the TSQR fallback");
+    expect(tsqr, tag + ": a block with a zero column did not take the TSQR fallback");
     std::vector<double> g(2 * k * k + 2 * k * k, 0.0);  // Q^H Q, then Q^H A
     for (int x = 0; x < k; ++x)
         for (int y = 0; y < k; ++y) {
@@ -286,7 +292,7 @@ void check_orthonormalize(const Operator& dist, const std::string& tag)
         for (int y = 0; y < k; ++y)
             orth = std::max(orth, std::abs(complex_type(g[2 * (x * k + y)] - (x == y ? 1.0 : 0.0), g[2 * (x * k + y) + 1])));
     expect(orth < 1e-12, tag + ": distributed TSQR: Q^H Q - I = " + std::to_string(orth));
-    std::vector<double> res(1, 0.0);  // ||A - Q (Q^H A)||_F^2, A's columns have norm <= 1
+    std::vector<double> res(1, 0.0);  // ||A - Q (Q^H A)||_F^2, A's columns have norm <= 2
     for (global_index i = 0; i < n; ++i)
         for (int y = 0; y < k; ++y) {
             complex_type v = a[i + y * n];

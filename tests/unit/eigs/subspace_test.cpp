@@ -189,21 +189,102 @@ TEST(Subspace, OrthonormalizeIsCholQr2OnAWellConditionedBlock)
     EXPECT_LE(span, 2 * res_bound + orth_bound);
 }
 
-// kappa2(A) = 1e10 puts kappa2(G) = 1e20 far beyond 1 / (64 (N k + k(k+1)) u) ~ 2.6e10:
-// the fallback (Householder TSQR) must be taken. Its Q is orthonormal independently of
-// cond(A): Higham Thm 19.4 gives ||Q^H Q - I||_F <= sqrt(k) gamma_{c N k}; c = 10 covers
-// the tree's extra levels. A is in span(Q) to the same order (backward stability).
-TEST(Subspace, OrthonormalizeFallsBackToTsqrForAnIllConditionedBlock)
+// kappa2(A) = 1e10 (not a column scaling) puts kappa2(G) = 1e20 far beyond 1 / (64 (N k +
+// k(k+1)) u) ~ 5.5e10: plain CholQR2 is rejected, and shifted passes (s = 11 (N k + k(k+1))
+// u ||A D||_F^2) must bring it within the rule without TSQR. The last two passes are plain
+// ones that met the rule, so CholQR2's bound holds: ||Q^H Q - I||_F <= 6 (N k + k(k+1)) u.
+// Span: each pass is a triangular solve, backward stable row by row (Higham Thm 8.5):
+// X_i = X_{i+1} R_i + dX_i, ||dX_i||_F <= gamma_k ||X_{i+1}||_F ||R_i||_F <= gamma_k sqrt(k)
+// ||R_i||_F, with ||R_0||_F ~ ||A D||_F <= 2 sqrt(k) and the later R's norm <= sqrt(k); the
+// errors carried back through the R's add up to <= 5 k^1.5 gamma_k ||A D||_F, plus
+// ||Q^H Q - I|| ||R|| as in the CholQR2 test.
+TEST(Subspace, OrthonormalizeTakesShiftedPassesForAnIllConditionedBlock)
 {
     const int k = 12;
     const DenseOperator op(topokpm::testing::dense_matrix(RandomHermitianSource(kRows, 0.3, 3)), kRows);
     const Columns a = conditioned_columns(op, kRows, k, 1e10, 22);
     Columns q = a;
-    EXPECT_TRUE(orthonormalize(op, q)) << "a block of condition 1e10 stayed with CholQR2";
+    EXPECT_FALSE(orthonormalize(op, q)) << "a block of condition 1e10 took the TSQR fallback";
+    const double u = 1.1102230246251565e-16, gamma_k = k * u / (1 - k * u);
+    const double orth_bound = 6 * (double(kRows) * k + double(k) * (k + 1)) * u;
+    const double ad_norm = 2.0 * std::sqrt(double(k));
+    const auto [orth, span] = orthogonality_and_span(a, q);
+    EXPECT_LE(orth, orth_bound);
+    EXPECT_LE(span, (5 * std::pow(double(k), 1.5) * gamma_k + orth_bound) * ad_norm * ad_norm);
+}
+
+// A zero column cannot be equilibrated (nor shifted into a basis vector): the fallback
+// (Householder TSQR) must be taken. Its Q is orthonormal independently of cond(A): Higham
+// Thm 19.4 gives ||Q^H Q - I||_F <= sqrt(k) gamma_{c N k}; c = 10 covers the tree's extra
+// levels. A is in span(Q) to the same order (backward stability).
+TEST(Subspace, OrthonormalizeFallsBackToTsqrForADependentBlock)
+{
+    const int k = 12;
+    const DenseOperator op(topokpm::testing::dense_matrix(RandomHermitianSource(kRows, 0.3, 3)), kRows);
+    Columns a = conditioned_columns(op, kRows, k, 1e3, 22);
+    std::fill_n(a.col(5), kRows, complex_double(0.0, 0.0));
+    Columns q = a;
+    EXPECT_TRUE(orthonormalize(op, q)) << "a block with a zero column stayed with CholQR";
     const double bound = std::sqrt(double(k)) * 10.0 * kRows * k * 1.1102230246251565e-16;
     const auto [orth, span] = orthogonality_and_span(a, q);
     EXPECT_LE(orth, bound);
     EXPECT_LE(span, bound);
+}
+
+// Column c of a condition-4 block scaled by 10^(-10 c / (k - 1)): kappa2(A) ~ 1e10, but the
+// pass's power-of-two column scaling D (d_j^2 ||a_j||^2 in [1, 4)) is exact, so it is CholQR2
+// of A D, kappa2(A D) <= 2 x 4 (the scaled columns of the condition-4 block), well inside the
+// limit: no fallback (the unscaled Gram matrix, kappa ~ 1e20, would fall back), and Yamamoto's
+// bounds hold for A D: ||Q^H Q - I||_F <= 6 (N k + k(k+1)) u, and per column
+// ||a_j d_j - Q (Q^H a_j d_j)|| <= 2 ||E|| + ||Q^H Q - I|| ||R|| with ||E|| <= 5 k^2 sqrt(k) u
+// ||A D||_2 and ||R|| = ||A D||_2 <= 2 sqrt(k); divided by d_j ||a_j|| >= 1 it bounds the
+// column's relative distance to span(Q).
+TEST(Subspace, OrthonormalizeEquilibratesAColumnScaledBlock)
+{
+    const int k = 12;
+    const DenseOperator op(topokpm::testing::dense_matrix(RandomHermitianSource(kRows, 0.3, 3)), kRows);
+    Columns a = conditioned_columns(op, kRows, k, 4.0, 23);
+    for (int c = 0; c < k; ++c)
+        for (int i = 0; i < kRows; ++i) a.col(c)[i] *= std::pow(10.0, -10.0 * c / (k - 1));
+    Columns q = a;
+    EXPECT_FALSE(orthonormalize(op, q)) << "a column-scaled block of condition 1e10 took the TSQR fallback";
+    const double u = 1.1102230246251565e-16;
+    const double orth_bound = 6 * (double(kRows) * k + double(k) * (k + 1)) * u;
+    const double ad_norm = 2.0 * std::sqrt(double(k));
+    const double col_bound = 2 * 5.0 * k * k * std::sqrt(double(k)) * u * ad_norm + orth_bound * ad_norm;
+    EXPECT_LE(orthogonality_and_span(a, q).first, orth_bound);
+    for (int c = 0; c < k; ++c) {
+        std::vector<complex_double> v(a.col(c), a.col(c) + kRows);
+        for (int x = 0; x < k; ++x) {
+            const complex_double p = dot(q.col(x), a.col(c), kRows);
+            for (int i = 0; i < kRows; ++i) v[i] -= q.col(x)[i] * p;
+        }
+        EXPECT_LE(norm(v.data(), kRows), col_bound * norm(a.col(c), kRows)) << "column " << c;
+    }
+}
+
+// reorthonormalize() on an orthonormal block perturbed by 1e-8: kappa2 <= 1 + 1e-7, inside
+// the premise of CholQR2's second pass (||Q1^H Q1 - I|| <= 5/64, Yamamoto et al.), so one
+// CholQR pass gives CholQR2's bound 6 (N k + k(k+1)) u, and the span moves by no more than
+// the perturbation. A block it cannot take goes to orthonormalize() (a zero column: TSQR).
+TEST(Subspace, ReorthonormalizeIsOneCholQrPassOnANearlyOrthonormalBlock)
+{
+    const int k = 12;
+    const DenseOperator op(topokpm::testing::dense_matrix(RandomHermitianSource(kRows, 0.3, 3)), kRows);
+    Columns a = conditioned_columns(op, kRows, k, 1.0, 24);
+    const Columns e = random_columns(kRows, k, 25);
+    for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] += 1e-8 * e.data[i];
+    Columns q = a;
+    EXPECT_FALSE(reorthonormalize(op, q)) << "a nearly orthonormal block took the TSQR fallback";
+    const double u = 1.1102230246251565e-16;
+    const auto [orth, span] = orthogonality_and_span(a, q);
+    EXPECT_LE(orth, 6 * (double(kRows) * k + double(k) * (k + 1)) * u);
+    EXPECT_LE(span, 1e-13);  // the column space of A itself: rounding of O(k u) per column
+    Columns b = conditioned_columns(op, kRows, k, 1e3, 22);
+    std::fill_n(b.col(5), kRows, complex_double(0.0, 0.0));
+    Columns qb = b;
+    EXPECT_TRUE(reorthonormalize(op, qb)) << "a block with a zero column stayed with CholQR";
+    EXPECT_LE(orthogonality_and_span(b, qb).first, std::sqrt(double(k)) * 10.0 * kRows * k * u);
 }
 
 // Q := Q Y in place equals the naive product into a separate block, for n not a multiple
