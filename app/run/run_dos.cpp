@@ -378,13 +378,19 @@ struct DosRun::State {
     // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
     // values, when they are the tighter bounds. A serial stencil gives its enclosure from
     // the blocks and the potential (the rows' discs cost as much as several sweeps).
+    // Rayleigh quotients of vectors the operator knows (a stencil's plane waves) may show
+    // the discs tight with no step at all (clean graphene).
     const std::optional<SpectralBounds> known = dist.distributed() ? std::nullopt : o.enclosure();
+    const std::optional<SpectralBounds> inside = dist.distributed() ? std::nullopt : o.rayleigh_interval();
     const SpectralBounds discs = known ? *known : dist.gershgorin(mdl);
-    const numerics::LanczosBounds lb = numerics::lanczos_bounds(o, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed,
-                                                                cfg.kpm.lanczos_margin, cfg.kpm.lanczos_margin, &discs);
-    if (record) bounds_how = lb.enclosure_taken ? detail::concat("gershgorin (within the margin of ", lb.iterations,
-                                                                 " lanczos steps)")
-                                                : detail::concat("lanczos (", lb.iterations, " steps)");
+    const numerics::LanczosBounds lb =
+        numerics::lanczos_bounds(o, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed, cfg.kpm.lanczos_margin,
+                                 cfg.kpm.lanczos_margin, &discs, inside ? &*inside : nullptr);
+    if (record)
+        bounds_how = !lb.enclosure_taken ? detail::concat("lanczos (", lb.iterations, " steps)")
+                     : lb.iterations == 0
+                         ? std::string("gershgorin (within the margin of plane-wave Rayleigh quotients, no sweep)")
+                         : detail::concat("gershgorin (within the margin of ", lb.iterations, " lanczos steps)");
     if (record)
         bounds_attrs = {{"lanczos_iterations", std::int64_t(lb.iterations)},
                         {"bounds_source", std::string(lb.enclosure_taken ? "gershgorin (within the lanczos margin)"
