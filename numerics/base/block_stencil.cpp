@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "numerics/base/dense_eigen.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm {
@@ -59,6 +60,82 @@ SpectralBounds gershgorin_bounds(const BlockStencil& s)
         upper = std::max(upper, v[i] + (per_row ? hi[o] : hi_all));
     }
     return {lower, upper};
+}
+
+namespace {
+
+/// The neighbour coordinate of q + d along an extent (wrapped when periodic), or -1 outside.
+int wrapped_coord(int q, int extent, bool periodic)
+{
+    if (q >= 0 && q < extent) return q;
+    if (!periodic) return -1;
+    return ((q % extent) + extent) % extent;
+}
+
+/// f(d) = (1 / n) sum over q in [0, n) with q + d inside (or wrapped) of exp(i k (q' - q)),
+/// k = 0 or pi: the plane wave's amplitude ratio summed over one direction (real).
+double plane_wave_factor(int d, int n, bool periodic, bool k_pi)
+{
+    double f = 0.0;
+    for (int q = 0; q < n; ++q) {
+        const int qn = wrapped_coord(q + d, n, periodic);
+        if (qn < 0) continue;
+        f += k_pi && ((qn - q) % 2 != 0) ? -1.0 : 1.0;
+    }
+    return f / n;
+}
+
+}  // namespace
+
+std::optional<SpectralBounds> plane_wave_rayleigh_bounds(const BlockStencil& s)
+{
+    s.validate();
+    const int nb = s.orbitals, nz = s.nz;
+    const int dim = nb * nz;
+    if (dim > 512) return std::nullopt;
+    // The potential adds sum |psi|^2 V to a quotient: within [min V, max V] times |psi|^2.
+    const global_index n = static_cast<global_index>(s.potential.size());
+    const double* v = s.potential.data();
+    double vmin = std::numeric_limits<double>::infinity(), vmax = -vmin;
+#pragma omp parallel for reduction(min : vmin) reduction(max : vmax) schedule(static)
+    for (global_index i = 0; i < n; ++i) {
+        vmin = std::min(vmin, v[i]);
+        vmax = std::max(vmax, v[i]);
+    }
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const bool kx_pi : {false, true})
+        for (const bool ky_pi : {false, true}) {
+            std::vector<complex_type> m(static_cast<size_t>(dim) * dim, complex_type(0.0, 0.0));  // column-major
+            auto add = [&](int row, int col, complex_type a) { m[static_cast<size_t>(col) * dim + row] += a; };
+            for (int z = 0; z < nz; ++z)
+                for (int o = 0; o < nb; ++o)
+                    for (int b = 0; b < nb; ++b) add(o + nb * z, b + nb * z, s.onsite[static_cast<size_t>(o * nb + b)]);
+            for (const StencilTerm& t : s.terms) {
+                const double f = plane_wave_factor(t.dx, s.nx, s.periodic[0], kx_pi) *
+                                 plane_wave_factor(t.dy, s.ny, s.periodic[1], ky_pi);
+                if (f == 0.0) continue;
+                for (int z = 0; z < nz; ++z) {
+                    const int qz = wrapped_coord(z + t.dz, nz, s.periodic[2]);
+                    if (qz < 0) continue;
+                    for (int o = 0; o < nb; ++o)
+                        for (int b = 0; b < nb; ++b)
+                            add(o + nb * z, b + nb * qz, f * t.block[static_cast<size_t>(o * nb + b)]);
+                }
+            }
+            // The quadratic form of a Hermitian H is real: m is Hermitian up to rounding.
+            for (int c = 0; c < dim; ++c)
+                for (int r = c; r < dim; ++r) {
+                    const complex_type a = 0.5 * (m[static_cast<size_t>(c) * dim + r] + std::conj(m[static_cast<size_t>(r) * dim + c]));
+                    m[static_cast<size_t>(c) * dim + r] = a;
+                }
+            const std::vector<double> e = numerics::hermitian_eigenvalues(m, dim, 'L');
+            lo = std::min(lo, e.front());
+            hi = std::max(hi, e.back());
+        }
+    lo += vmax;
+    hi += vmin;
+    if (!(lo < hi)) return std::nullopt;
+    return SpectralBounds{lo, hi};
 }
 
 global_index BlockStencil::num_nonzeros() const

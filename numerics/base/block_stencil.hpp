@@ -22,6 +22,7 @@
 /// vectors; the blocks themselves are a few hundred bytes.
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,22 @@ struct BlockStencil {
 /// bounds of the rows and the spectrum; it equals them on a periodic lattice with distinct
 /// neighbours (clean graphene: [-3 t, 3 t]). One parallel pass over the potential.
 SpectralBounds gershgorin_bounds(const BlockStencil& stencil);
+
+/// An interval inside the hull of the spectrum, E_min <= lower and upper <= E_max, from
+/// Rayleigh quotients of plane waves, without a pass over vectors: the trial vectors
+/// psi(x, y, z, b) = exp(i (kx x + ky y)) u(z, b), kx and ky in {0, pi}. For each k their
+/// quadratic form without the potential is the Hermitian S x S matrix (S = B nz)
+///     M_k[(z', o), (z, b)] = delta_{z z'} onsite[o B + b]
+///                            + sum over terms (d, T) whose z' + dz is z (wrapped or dropped as in the
+///                              lattice) of T[o B + b] f(dx, nx, kx) f(dy, ny, ky),
+///     f(d, n, k) = (1 / n) sum over q in [0, n) whose q + d is inside (or wrapped to q') of exp(i k (q' - q)),
+/// so its extremal eigenvalues are Rayleigh quotients of actual vectors; the potential adds
+/// sum |psi|^2 V, between min V and max V. lower = min_k lambda_min(M_k) + max V, upper =
+/// max_k lambda_max(M_k) + min V. Exact at the band edges of a clean periodic lattice whose
+/// extremal states lie at k = 0 or pi (graphene: [-3 t, 3 t], equal to gershgorin_bounds).
+/// std::nullopt when S > 512 or the interval is empty (a potential wider than the bands).
+/// One parallel pass over the potential and four dense eigenproblems of size S.
+std::optional<SpectralBounds> plane_wave_rayleigh_bounds(const BlockStencil& stencil);
 
 /// The sites x_begin <= x < x_end of `stencil` as a stencil of their own (nx = x_end -
 /// x_begin, x open, the potential sliced): the local part of a rank that owns those

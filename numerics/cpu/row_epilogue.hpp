@@ -10,12 +10,17 @@
 
 #include <omp.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "numerics/base/operator.hpp"
 #include "numerics/cpu/complex_block_simd.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 
 namespace topokpm::numerics::kernels::cpu {
 
@@ -23,7 +28,8 @@ namespace topokpm::numerics::kernels::cpu {
 /// --precision single). R > 0: compile-time width; R = 0: r. The arithmetic is double in
 /// both cases: a float row's y is computed in double and rounded once when stored, and its
 /// dots are summed in double from the stored float values (docs/performance.md, "Single
-/// precision"); for T = double the casts are no-ops.
+/// precision"); for T = double the casts are no-ops. (Float rows of the registered widths
+/// R >= 2 take FloatRowEpilogue below; this serves the other widths.)
 template <int R, class T>
 inline void finish_row(const T* __restrict as, const T* __restrict xo, T* __restrict yo, int r, double scale,
                        double shift, double beta, bool want_dots, double* __restrict txx, double* __restrict tyr,
@@ -165,6 +171,117 @@ __attribute__((always_inline)) inline void finish_vector_rows(const double* __re
     }
 }
 #endif
+
+/// A constant v of the float epilogue (scale, a uniform V - shift), dithered over the rows:
+/// row r takes at(r) = v[r % 16], the float just below or just above v, k of every 16 rows
+/// rounded up, spread evenly, so that the mean over 16 consecutive rows is v to 1/32 of a
+/// float ulp. Rounding to the nearest float instead would scale (shift) the whole spectrum
+/// by up to half an ulp, an error that grows like the moment index (graphene 256^2, M = 4096:
+/// |mu_single - mu_double| up to 6e-6 instead of 3e-8, docs/performance.md); dithered, the
+/// rows' errors cancel to first order for any state that is smooth on 16 rows.
+struct DitheredFloat {
+    float v[16];
+    float at(std::int64_t row) const { return v[row & 15]; }
+};
+inline DitheredFloat dithered_float(double x)
+{
+    DitheredFloat d;
+    float down = static_cast<float>(x);
+    if (static_cast<double>(down) == x) {  // exact (graphene: V - shift = 0)
+        for (float& w : d.v) w = down;
+        return d;
+    }
+    if (static_cast<double>(down) > x) down = std::nextafter(down, -std::numeric_limits<float>::infinity());
+    const float up = std::nextafter(down, std::numeric_limits<float>::infinity());
+    const double frac = (x - down) / (static_cast<double>(up) - down);
+    const int k = static_cast<int>(std::lround(16 * frac));  // rows rounded up
+    for (int j = 0; j < 16; ++j) d.v[j] = (j + 1) * k / 16 > j * k / 16 ? up : down;
+    return d;
+}
+
+/// The row epilogue of --precision single at R = 2, 4 and multiples of 8 (rows of R complex
+/// floats, interleaved re, im), in float as the R = 1 shifted-load form of the stencil:
+///     y = s (a + d x) + fl(beta) y0       (float fused multiply-adds, no conversion per row)
+/// s and a uniform d dithered over the rows (DitheredFloat), a per-row d rounded to the
+/// nearest float. Dots per float lane (xx += x x, yx += y x, yxs += y swap(x), as DotLanes)
+/// over runs of at most kSingleDotRun rows, then added to double lanes: at most
+/// (kSingleDotRun + 1) eps_f sum |y||x| per dot beyond the double summation's bound.
+/// One per thread; add_to() once at the end of its sweep.
+template <int R>
+class FloatRowEpilogue {
+    static_assert(R == 2 || R == 4 || R % 8 == 0, "whole vectors of 2, 4 or 8 complex floats");
+    static constexpr int kF = 2 * R;              // floats per row
+    static constexpr int kL = kF < 16 ? kF : 16;  // floats per vector
+    static constexpr int kV = kF / kL;            // vectors per row
+    using V = std::conditional_t<kL == 4, simd::v4f, std::conditional_t<kL == 8, simd::v8f, simd::v16f>>;
+    static_assert(sizeof(V) == 4 * kL, "one vector of kL floats");
+
+    template <std::size_t... I>
+    static V swapped(V v, std::index_sequence<I...>)
+    {
+        return __builtin_shufflevector(v, v, static_cast<int>(I ^ 1u)...);
+    }
+    static V load(const float* p)
+    {
+        V v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+    }
+
+public:
+    /// Row y (R complex floats) from its sums a and x; s, d: this row's scale and V - shift.
+    __attribute__((always_inline)) inline void row(const float* __restrict a, const float* __restrict x,
+                                                   float* __restrict y, float s, float d, float beta, bool read_y,
+                                                   bool want_dots)
+    {
+        const V sv = V{} + s, dv = V{} + d, bv = V{} + beta;
+#pragma GCC unroll 4
+        for (int v = 0; v < kV; ++v) {
+            const V xv = load(x + kL * v);
+            const V old = read_y ? bv * load(y + kL * v) : V{};  // beta == 0: y is never read
+            const V yv = sv * (load(a + kL * v) + dv * xv) + old;
+            std::memcpy(y + kL * v, &yv, sizeof yv);
+            if (want_dots) {
+                fxx_[v] += xv * xv;
+                fyx_[v] += yv * xv;
+                fyxs_[v] += yv * swapped(xv, std::make_index_sequence<kL>{});
+            }
+        }
+        if (want_dots && ++rows_ == kSingleDotRun) flush();
+    }
+
+    /// The dot sums per column into txx, tyr, tyi (added).
+    void add_to(double* txx, double* tyr, double* tyi)
+    {
+        flush();
+        for (int c = 0; c < R; ++c) {
+            txx[c] += dxx_[2 * c] + dxx_[2 * c + 1];
+            tyr[c] += dyx_[2 * c] + dyx_[2 * c + 1];
+            tyi[c] += dyxs_[2 * c] - dyxs_[2 * c + 1];
+        }
+    }
+
+private:
+    /// The float run sums into the double lanes (once per kSingleDotRun rows).
+    void flush()
+    {
+        auto widen_add = [](double* d, V (&f)[kV]) {
+            alignas(64) float lanes[kF];
+            std::memcpy(lanes, f, sizeof lanes);
+#pragma omp simd
+            for (int j = 0; j < kF; ++j) d[j] += lanes[j];
+            for (V& v : f) v = V{};
+        };
+        widen_add(dxx_, fxx_);
+        widen_add(dyx_, fyx_);
+        widen_add(dyxs_, fyxs_);
+        rows_ = 0;
+    }
+
+    V fxx_[kV] = {}, fyx_[kV] = {}, fyxs_[kV] = {};
+    alignas(64) double dxx_[kF] = {}, dyx_[kF] = {}, dyxs_[kF] = {};
+    int rows_ = 0;
+};
 
 /// Adds the lane sums of `lanes` to the per-column sums (R = 1, 2, 4: lane pair l of a
 /// vector holds column l % R).

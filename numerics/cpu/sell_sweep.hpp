@@ -58,7 +58,8 @@ SellArrays<typename ValueTraits<V>::real> sell_arrays(const BasicSellMatrix<V>& 
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the
 /// chunk's whole width. Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
 /// R = 2, 4 or a multiple of 8, or R = 1 with G a multiple of 8 (simd::rows_times_block_single).
-/// T = float: row sums in float, epilogue and dots in double (finish_row). Real: the matrix
+/// T = float: row sums in float; at R = 1 the epilogue and dots in double (finish_vector), at
+/// R >= 2 in float (FloatRowEpilogue: scale and -shift dithered, dots in float runs). Real: the matrix
 /// values are real (one T per entry, ValueTraits); the vectors stay complex.
 template <class T, int R, int G, bool Real = false>
 void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const AugmentedOps& ops, DotSums* dots,
@@ -78,6 +79,12 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                                 ? reinterpret_cast<double*>(ops.accumulate->data())
                                 : nullptr;
 
+    // Float rows at R >= 2: the float epilogue (FloatRowEpilogue), scale and -shift dithered
+    // over the rows (the matrix holds the whole diagonal).
+    constexpr bool kFloatRows = std::is_same_v<T, float> && (R == 2 || R == 4 || R % 8 == 0);
+    const DitheredFloat s_dither = dithered_float(scale), d_dither = dithered_float(-shift);
+    const float beta_f = static_cast<float>(beta);
+
     const int num_threads = omp_get_max_threads();
     std::vector<double> partial(static_cast<size_t>(num_threads) * 3 * R, 0.0);
 
@@ -89,6 +96,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // R = 1: the dots of consecutive-row groups as vector lanes in registers for the
         // whole sweep (DotLanes), reduced once at the end.
         DotLanes lanes;
+        std::conditional_t<kFloatRows, FloatRowEpilogue<kFloatRows ? R : 2>, char> float_rows{};
         alignas(64) T acc[2 * G * R];
 
         // Without a schedule: the static split, contiguous chunk ranges per thread, the same
@@ -159,6 +167,12 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                     for (int g = 0; g < G; ++g) {
                         const local_index row = slot_rows[g];
                         if (row < 0) continue;  // padding slot of the last chunk
+                        if constexpr (kFloatRows) {
+                            float_rows.row(ac + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
+                                           yb + 2 * static_cast<std::int64_t>(row) * R, s_dither.at(row),
+                                           d_dither.at(row), beta_f, be != 0.0, wd);
+                            continue;
+                        }
                         if constexpr (std::is_same_v<T, double> && R >= 4) {
                             if (acc_out != nullptr) {
                                 finish_row_accumulate<R>(ac + 2 * g * R, xb + 2 * static_cast<std::int64_t>(row) * R,
@@ -176,6 +190,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             lanes = dl;
         });
         if constexpr (R == 1) add_dot_lanes<1>(lanes, txx, tyr, tyi);
+        if constexpr (kFloatRows) float_rows.add_to(txx, tyr, tyi);
         store_thread_dots(partial, R, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, num_threads, R, dots);

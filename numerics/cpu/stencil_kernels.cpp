@@ -42,10 +42,12 @@
 // in core than the double kernel (docs/performance.md, "Single precision at R = 1 in float").
 // At R > 1 the two-step pass is stencil_two_step_wide.cpp's (strips of lines; build_wide_form()).
 //
-// R = 1, B = 4 (ti), double: the site form (SiteForm): a site's 4 rows are one vector, the
+// R = 1, B = 4 (ti): the site form (SiteForm): a site's 4 rows are one vector, the
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
 // table per class of sites (boundary coordinates: their own class), so the z faces and the
 // periodic wrap run as fast as the interior; the epilogue is fused, two sites per step.
+// Single precision: the same tables with float-rounded values, x widened to double lanes per
+// load, the epilogue of finish_vector_sums (double, y rounded once).
 //
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
@@ -155,7 +157,7 @@ struct ShiftTable {
     std::ptrdiff_t lo = 0, hi = 0;                ///< rows r0 + lo .. r0 + hi are read
 };
 
-/// R = 1, B = 4 (ti), double: a site's 4 rows are one vector, and each B x B block splits
+/// R = 1, B = 4 (ti): a site's 4 rows are one vector, and each B x B block splits
 /// into its XOR diagonals (entries (o, o ^ c), c = 0..3; a Kronecker product of Pauli
 /// matrices lies on one): per (block, c) one aligned load of the neighbour site's 4
 /// values, one lane permute and one FMA per real or imaginary part that is not zero in
@@ -294,6 +296,7 @@ public:
                (real_ ? "-real" : "");
     }
     std::optional<SpectralBounds> enclosure() const override { return gershgorin_bounds(s_); }
+    std::optional<SpectralBounds> rayleigh_interval() const override { return plane_wave_rayleigh_bounds(s_); }
     OperatorCost cost() const override
     {
         OperatorCost c;
@@ -532,7 +535,9 @@ private:
                         for (int c = 0; c < 4; ++c) {
                             Item it{8 * dsite, c, {}, {}, false, false};
                             for (int o = 0; o < 4; ++o) {
-                                const complex_type v = blk[static_cast<size_t>(o * 4 + (o ^ c))];
+                                complex_type v = blk[static_cast<size_t>(o * 4 + (o ^ c))];
+                                if (precision_ == Precision::Single)  // the values a single operator stores
+                                    v = complex_type(static_cast<float>(v.real()), static_cast<float>(v.imag()));
                                 it.vr[2 * o] = it.vr[2 * o + 1] = v.real();
                                 it.vi[2 * o] = it.vi[2 * o + 1] = v.imag();
                                 it.re = it.re || v.real() != 0.0;
@@ -626,7 +631,7 @@ private:
     ShiftTable<double> shift_double_;             // R = 1 shifted-load forms
     ShiftTable<float> shift_single_;
     LineEnds line_ends_double_, line_ends_single_;  // two-step pass: ends of interior lines
-    SiteForm site_form_;                          // R = 1, B = 4, double
+    SiteForm site_form_;                          // R = 1, B = 4 (single: float-rounded values, double lanes)
     kernels::cpu::WideStencil2D wide_;            // two steps per pass at R > 1 (2-D lattices)
     bool wide_ok_ = false;
 };
@@ -940,28 +945,13 @@ __attribute__((always_inline)) inline VecOf<T> load_vec(const T* p)
     return v;
 }
 
-/// A constant v for the rows of two vectors of 8 complex floats (16 rows), dithered: v
-/// rounded down for some rows and up for the others, so that the mean over the 16 rows is v
-/// to 1/32 of a float ulp. Rounding scale (or a uniform V - shift) to the nearest float
-/// would scale (shift) the whole spectrum by up to half an ulp, and that error grows like
-/// the moment index (graphene 256^2, M = 4096: |mu_single - mu_double| up to 6e-6 instead
-/// of 3e-8); dithered, the rows' errors cancel to first order for any state that is smooth on
-/// 16 rows. out[0] for the first vector's 8 rows (lane 2j, 2j + 1: row j), out[1] the second.
+/// A constant v for the rows of two vectors of 8 complex floats (16 rows), dithered
+/// (kernels::cpu::dithered_float, row_epilogue.hpp): out[0] for the first vector's 8 rows
+/// (lane 2j, 2j + 1: row j), out[1] the second.
 inline void dithered_lanes(double v, v16f (&out)[2])
 {
-    float down = static_cast<float>(v);
-    if (static_cast<double>(down) == v) {  // exact (graphene: V - shift = 0)
-        out[0] = out[1] = v16f{} + down;
-        return;
-    }
-    if (static_cast<double>(down) > v) down = std::nextafter(down, -std::numeric_limits<float>::infinity());
-    const float up = std::nextafter(down, std::numeric_limits<float>::infinity());
-    const double frac = (v - down) / (static_cast<double>(up) - down);
-    const int k = static_cast<int>(std::lround(16 * frac));  // rows rounded up, spread evenly
-    for (int j = 0; j < 16; ++j) {
-        const float w = (j + 1) * k / 16 > j * k / 16 ? up : down;
-        out[j / 8][2 * (j % 8)] = out[j / 8][2 * (j % 8) + 1] = w;
-    }
+    const kernels::cpu::DitheredFloat d = kernels::cpu::dithered_float(v);
+    for (int j = 0; j < 16; ++j) out[j / 8][2 * (j % 8)] = out[j / 8][2 * (j % 8) + 1] = d.v[j];
 }
 
 /// The potential term of 8 complex float lanes starting at row q (q % B == 0 for a
@@ -1107,9 +1097,19 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
     }
 }
 
-/// The sums of S consecutive sites of one SiteForm class (x0: the first site's 4 rows).
-template <int S>
-__attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, const double* __restrict x0,
+/// 4 complex values of T at p as double lanes (float: widened, one instruction).
+template <class T>
+__attribute__((always_inline)) inline simd::v8d load_site(const T* p)
+{
+    if constexpr (std::is_same_v<T, double>) return simd::load<simd::v8d>(p);
+    else return __builtin_convertvector(loadf<v8f>(p), simd::v8d);
+}
+
+/// The sums of S consecutive sites of one SiteForm class (x0: the first site's 4 rows), in
+/// double lanes (T = float: x widened per load; the table values are rounded to float for
+/// a single operator, build_site_form).
+template <int S, class T>
+__attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, const T* __restrict x0,
                                                      simd::v8d (&a)[S])
 {
     using simd::v8d;
@@ -1125,7 +1125,7 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, c
     auto xs = [&](int i, int s) __attribute__((always_inline)) {
         v8l idx;
         std::memcpy(&idx, ip + 8 * i, sizeof idx);
-        return __builtin_shuffle(simd::load<v8d>(x0 + 8 * s + off[i]), idx);
+        return __builtin_shuffle(load_site(x0 + 8 * s + off[i]), idx);
     };
     for (int i = 0; i < e_re; ++i) {
         const v8d v = simd::load<v8d>(rp + 8 * i);
@@ -1154,8 +1154,9 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, c
 /// Sites za <= z < zb of the z-column whose first site is `site0` and whose (x, y) classes
 /// are cx, cy, in the SiteForm with the epilogue fused: two sites of one class per step
 /// (their own dot lanes), a site alone where the class changes (the z faces).
-__attribute__((noinline)) void site_column(const SiteForm& f, int cx, int cy, const double* __restrict x,
-                                           double* __restrict y, global_index site0, int za, int zb,
+template <class T>
+__attribute__((noinline)) void site_column(const SiteForm& f, int cx, int cy, const T* __restrict x,
+                                           T* __restrict y, global_index site0, int za, int zb,
                                            const double* pot, bool per_row, double scale, double shift,
                                            double beta, bool want_dots, kernels::cpu::DotLanes& lanes)
 {
@@ -1167,8 +1168,8 @@ __attribute__((noinline)) void site_column(const SiteForm& f, int cx, int cy, co
         const int cz = zcls[z];
         const SiteForm::Class& c = f.at(cx, cy, cz);
         const global_index site = site0 + z;
-        const double* x0 = x + 8 * site;
-        double* y0 = y + 8 * site;
+        const T* x0 = x + 8 * site;
+        T* y0 = y + 8 * site;
         if (z + 1 < zb && zcls[z + 1] == cz) {
             v8d a[2];
             site_sums<2>(c, x0, a);
@@ -1224,8 +1225,8 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     if constexpr (R == 1 && (B == 2 || B == 4))
         if (shift_form<T>().nd > 0) shift_t = &shift_form<T>();
     const bool uniform = uniform_potential_;
-    // R = 1, B = 4, double: the site form for every site (ti).
-    constexpr bool kSiteForm = kWindowForm && R == 1 && B == 4 && !kSingle;
+    // R = 1, B = 4: the site form for every site (ti; single: in double lanes, x widened).
+    constexpr bool kSiteForm = kWindowForm && R == 1 && B == 4;
     const bool site_form = kSiteForm && site_form_.ok;
     std::vector<std::ptrdiff_t> fast_cols;
     std::vector<T> fast_vals;
@@ -1253,6 +1254,13 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     const std::ptrdiff_t pf_ahead_y = streams.empty() ? 0 : streams[0];
     const int pf_lines = (G * rr * kComplexBytes + 63) / 64;
     const int num_streams = static_cast<int>(streams.size());
+
+    // Single, R >= 2: the float epilogue (FloatRowEpilogue), scale and a uniform V - shift
+    // dithered over the rows as in the R = 1 shifted-load form.
+    constexpr bool kFloatRows = kSingle && (R == 2 || R == 4 || (R > 0 && R % 8 == 0));
+    const kernels::cpu::DitheredFloat s_dither = kernels::cpu::dithered_float(scale);
+    const kernels::cpu::DitheredFloat d_dither = kernels::cpu::dithered_float(pot[0] - shift);
+    const float beta_f = static_cast<float>(beta);
 
     const int max_threads = omp_get_max_threads();
     const Tiling tiling = choose_tiling(rr, max_threads, kComplexBytes);
@@ -1289,6 +1297,8 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
 
         // R = 1: the dots of whole groups as vector lanes (row_epilogue.hpp, DotLanes).
         kernels::cpu::DotLanes lanes;
+        // Single, R >= 2: the rows' epilogue and dots in float (row_epilogue.hpp).
+        std::conditional_t<kFloatRows, kernels::cpu::FloatRowEpilogue<kFloatRows ? R : 2>, char> float_rows{};
 
         // y rows [r0, r0 + count) from acc.
         auto finish = [&](global_index r0, int count) {
@@ -1345,24 +1355,9 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                         }
                     }
                     continue;
-                } else if constexpr (R >= 4) {  // single: 4 complex floats widened to double per step
-                    using simd::v8d;
-                    const v8d sv = v8d{} + scale, dv = v8d{} + dshift, bv = v8d{} + beta;
-#pragma GCC unroll 8
-                    for (int v = 0; v < R / 4; ++v) {
-                        const v8d xv = __builtin_convertvector(loadf<v8f>(xo + 8 * v), v8d);
-                        v8d yv = sv * (__builtin_convertvector(loadf<v8f>(a + 8 * v), v8d) + dv * xv);
-                        if (beta != 0.0) yv += bv * __builtin_convertvector(loadf<v8f>(yo + 8 * v), v8d);
-                        const v8f yf = __builtin_convertvector(yv, v8f);  // the one rounding to float
-                        std::memcpy(yo + 8 * v, &yf, sizeof yf);
-                        if (want_dots) {
-                            const v8d yd = __builtin_convertvector(yf, v8d);  // the stored value
-                            const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
-                            simd::store(sxx + 8 * v, simd::load<v8d>(sxx + 8 * v) + xv * xv);
-                            simd::store(syx + 8 * v, simd::load<v8d>(syx + 8 * v) + yd * xv);
-                            simd::store(syxs + 8 * v, simd::load<v8d>(syxs + 8 * v) + yd * xs);
-                        }
-                    }
+                } else if constexpr (kFloatRows) {  // single, R >= 2: the float epilogue
+                    const float d = uniform ? d_dither.at(row) : static_cast<float>(dshift);
+                    float_rows.row(a, xo, yo, s_dither.at(row), d, beta_f, beta != 0.0, want_dots);
                     continue;
                 } else {
                     // y = scale (acc + (V - shift) x) + beta y: the shared epilogue with shift - V
@@ -1530,6 +1525,7 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                 tyr[j] = syx[2 * j] + syx[2 * j + 1];
                 tyi[j] = syxs[2 * j] - syxs[2 * j + 1];
             }
+        if constexpr (kFloatRows) float_rows.add_to(txx, tyr, tyi);
         store_thread_dots(partial, rr, txx, tyr, tyi);
     }
     if (want_dots) collect_dots(partial, team, rr, dots);

@@ -14,6 +14,14 @@
 namespace topokpm::numerics {
 namespace {
 
+/// True when the enclosure lies within relative_margin (hi - lo) of [lo, hi], values inside
+/// the spectrum's hull (Ritz values, Rayleigh quotients): no Lanczos bound can be tighter.
+bool enclosure_within_margin(const SpectralBounds& enclosure, double lo, double hi, double relative_margin)
+{
+    const double width = std::max(hi - lo, 1e-300);
+    return enclosure.lower >= lo - relative_margin * width && enclosure.upper <= hi + relative_margin * width;
+}
+
 /// Eigenvalues and last eigenvector components of the m x m tridiagonal (alpha, beta).
 void tridiagonal_ritz(const std::vector<double>& alpha, const std::vector<double>& beta, int m,
                       std::vector<double>& theta, std::vector<double>& last_component)
@@ -106,8 +114,8 @@ LanczosBounds run_lanczos(const Operator& op, int max_steps, std::uint64_t seed,
             out.residual_low = std::abs(b * last.front());
             out.residual_high = std::abs(b * last.back());
             const double width = std::max(out.highest_ritz - out.lowest_ritz, 1e-300);
-            if (enclosure != nullptr && enclosure->lower >= out.lowest_ritz - relative_margin * width &&
-                enclosure->upper <= out.highest_ritz + relative_margin * width) {
+            if (enclosure != nullptr &&
+                enclosure_within_margin(*enclosure, out.lowest_ritz, out.highest_ritz, relative_margin)) {
                 out.enclosure_taken = true;
                 out.bounds = *enclosure;
                 return out;
@@ -217,7 +225,6 @@ std::optional<LanczosBounds> run_moment_lanczos(const Operator& op, int max_swee
         const Extremes f = moment_extremes(noisy, rounding);
         if (!e.valid || !f.valid) return Verdict::Recurrence;  // exhausted: the recurrence terminates exactly
         const double lo = a * e.lo + b, hi = a * e.hi + b;
-        const double width = std::max(hi - lo, 1e-300);
         const double tol = 0.01 * relative_margin * (e.hi - e.lo);
         const double moved = std::max({std::abs(e.lo - f.lo), std::abs(e.hi - f.hi), std::abs(e.prev_lo - f.prev_lo),
                                        std::abs(e.prev_hi - f.prev_hi), std::abs(e.res_low - f.res_low),
@@ -237,7 +244,7 @@ std::optional<LanczosBounds> run_moment_lanczos(const Operator& op, int max_swee
         // Ritz values lie in the hull of the measure, inside the enclosure.
         const double slack = 1e-6 * (enclosure.upper - enclosure.lower);
         if (!(lo >= enclosure.lower - slack && hi <= enclosure.upper + slack)) return Verdict::Recurrence;
-        if (enclosure.lower >= lo - relative_margin * width && enclosure.upper <= hi + relative_margin * width) {
+        if (enclosure_within_margin(enclosure, lo, hi, relative_margin)) {
             out.lowest_ritz = lo;
             out.highest_ritz = hi;
             out.enclosure_taken = true;
@@ -352,9 +359,18 @@ JacobiMatrix jacobi_from_chebyshev_moments(const std::vector<double>& mu, double
 }
 
 LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
-                             double tolerance, const SpectralBounds* enclosure)
+                             double tolerance, const SpectralBounds* enclosure, const SpectralBounds* inside)
 {
     TOPOKPM_USER_REQUIRE(max_steps >= 2, "{lanczos_steps} ", max_steps, ": must be >= 2");
+    if (enclosure != nullptr && inside != nullptr && inside->upper > inside->lower &&
+        enclosure_within_margin(*enclosure, inside->lower, inside->upper, relative_margin)) {
+        LanczosBounds out;
+        out.lowest_ritz = inside->lower;
+        out.highest_ritz = inside->upper;
+        out.enclosure_taken = true;
+        out.bounds = *enclosure;
+        return out;
+    }
     // The vectors in the operator's precision: a single-precision operator sweeps its own
     // blocks (rounding double blocks into float ones every step allocated two blocks per step).
     const bool single = op.precision() == Precision::Single;

@@ -51,9 +51,16 @@ struct LanczosBounds {
 /// that needs more, or whose Ritz values leave the enclosure, exhausts its start vector
 /// (beta at the rounding level), runs the three-term recurrence instead.
 ///
+/// `inside` (optional, with an enclosure): an interval inside the hull of the spectrum
+/// (Rayleigh quotients, Operator::rayleigh_interval). When the enclosure lies within margin
+/// w of it (w its width), the enclosure is returned before any sweep: iterations = 0,
+/// lowest_ritz / highest_ritz = its ends, enclosure_taken (clean graphene: plane waves at k = 0
+/// give +-3 t, the Gershgorin bounds; 17 sweeps found that before).
+///
 /// Throws NumericalError for a zero operator, InputError for max_steps < 2.
 LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,
-                             double tolerance = 1e-4, const SpectralBounds* enclosure = nullptr);
+                             double tolerance = 1e-4, const SpectralBounds* enclosure = nullptr,
+                             const SpectralBounds* inside = nullptr);
 
 /// The Jacobi matrix (Lanczos tridiagonal) of a measure on [-1, 1] from its Chebyshev
 /// moments mu_l = int T_l(t) dlambda(t), l = 0 .. L-1: diagonal alpha[0 .. m-1], squared

@@ -48,7 +48,10 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 /// Single precision (`--precision single`): the same contract on complex-float blocks and
 /// values; a row's sum over its entries is float, the epilogue y = scale (sum - shift x) +
 /// beta y is double rounded once to float, and the dots are accumulated in double from the
-/// stored floats. R = 2, 4 or a multiple of 8: register-blocked (a row's complex floats in
+/// stored floats, except in the register-blocked groups at R >= 2, whose epilogue is float
+/// (scale and -shift dithered over the rows, dots in float runs of kSingleDotRun rows; the
+/// contract of numerics/spmmv/stencil_kernels.hpp, kernels::cpu::FloatRowEpilogue).
+/// R = 2, 4 or a multiple of 8: register-blocked (a row's complex floats in
 /// 128-, 256- or 512-bit vectors); R = 1: the rows of a chunk side by side; other widths
 /// a generic loop. Minimum traffic 12 bytes per stored entry + 24 per row and column.
 void sell_spmmv(const BasicSellMatrix<complex_single>& a, const complex_single* x, complex_single* y, int num_cols,

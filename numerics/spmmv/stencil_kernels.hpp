@@ -82,8 +82,12 @@ struct StencilTuning {
 /// above the double values, dithered over the rows so that their mean is exact to 1/32 ulp
 /// (a per-row V - shift is rounded to the nearest float); each dot lane is a float sum of at
 /// most kSingleDotRun products (fused multiply-adds) before it joins the double sums (error
-/// per dot: <= (kSingleDotRun + 1) eps_f sum |y||x|). Derivations: docs/performance.md,
-/// "Single precision at R = 1 in float", and cpu_stencil_single_test.cpp.
+/// per dot: <= (kSingleDotRun + 1) eps_f sum |y||x|). The same float epilogue, with the same
+/// dither and float dot runs of kSingleDotRun rows, finishes the rows at R = 2, 4, 8, 16 and 32
+/// (kernels::cpu::FloatRowEpilogue; the SELL single sweep too). At R = 1 on ti (B = 4) the
+/// site form runs with float-rounded values in double lanes, y rounded once. Derivations:
+/// docs/performance.md, "Single precision at R = 1 in float" and "Single precision at every
+/// width", and cpu_stencil_single_test.cpp.
 /// precision() is Single: apply() on complex-float blocks runs that sweep; on double blocks
 /// it rounds x (and y when beta != 0) to float, sweeps in single and widens y back. R = 8, 16, 32 are
 /// register-blocked (8 complex floats per 512-bit vector, G = 8, 4, 2 rows per group),

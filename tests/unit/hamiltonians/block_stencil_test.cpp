@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
@@ -128,6 +131,44 @@ TEST(BlockStencil, GershgorinFromTheBlocksContainsTheRowDiscsAndTheSpectrum)
         EXPECT_LE(blocks.lower, ev.front() + 1e-12) << label;
         EXPECT_GE(blocks.upper, ev.back() - 1e-12) << label;
     }
+}
+
+// plane_wave_rayleigh_bounds: its ends are Rayleigh quotients of actual vectors (shifted by
+// the potential's range), so the dense spectrum must contain the interval, for every boundary,
+// with dots and disorder, odd extents (k = pi not a lattice momentum) and coinciding
+// neighbours. Tolerance 1e-12: eigenvalues of O(1) matrices of size <= 96 from LAPACK, a few
+// hundred u. Clean periodic graphene: the k = 0 plane waves (A +- B) are eigenvectors with
+// +-3 t, the band edges, equal to the Gershgorin bounds (the shortcut the KPM bounds take).
+TEST(BlockStencil, PlaneWaveRayleighBoundsLieInsideTheSpectrum)
+{
+    std::vector<hamiltonians::ModelParams> cases = all_cases();
+    for (const char* b : {"ppp", "ppo", "ooo"}) cases.push_back(params("ti", 4, 5, 3, b));
+    for (const char* b : {"pp", "oo", "po"}) cases.push_back(params("graphene", 6, 4, 1, b));
+    cases.push_back(params("graphene", 5, 3, 1, "pp"));  // odd extents
+    int nonempty = 0;
+    for (const hamiltonians::ModelParams& p : cases) {
+        const auto model = hamiltonians::make_model(p);
+        const std::string label = p.name + " " + std::to_string(p.nx) + "x" + std::to_string(p.ny) + "x" +
+                                  std::to_string(p.nz) + " " + model->params().boundary +
+                                  (p.disorder != 0.0 ? " disordered" : "");
+        const std::optional<SpectralBounds> rq = plane_wave_rayleigh_bounds(model->block_stencil());
+        const std::vector<double> ev = numerics::hermitian_eigenvalues(topokpm::testing::dense_matrix(*model),
+                                                                       static_cast<int>(model->num_rows()));
+        if (!rq) continue;
+        ++nonempty;
+        EXPECT_LT(rq->lower, rq->upper) << label;
+        EXPECT_GE(rq->lower, ev.front() - 1e-12) << label;
+        EXPECT_LE(rq->upper, ev.back() + 1e-12) << label;
+    }
+    EXPECT_GE(nonempty, 8) << "the clean cases all give an interval";
+
+    const auto clean = hamiltonians::make_model(params("graphene", 6, 4, 1, "pp"));
+    const std::optional<SpectralBounds> rq = plane_wave_rayleigh_bounds(clean->block_stencil());
+    ASSERT_TRUE(rq.has_value());
+    const SpectralBounds g = gershgorin_bounds(clean->block_stencil());
+    EXPECT_NEAR(rq->lower, g.lower, 1e-12);
+    EXPECT_NEAR(rq->upper, g.upper, 1e-12);
+    EXPECT_NEAR(g.upper, -g.lower, 1e-12);
 }
 
 TEST(BlockStencil, ReferenceOperatorNeverReadsYWhenBetaIsZero)

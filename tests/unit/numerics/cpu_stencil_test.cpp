@@ -29,6 +29,7 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/start_vectors.hpp"
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
@@ -693,6 +694,63 @@ TEST(CpuStencilTwoSteps, LanczosBoundsAsWithOneStepPerPass)
         EXPECT_GE(lb.bounds.upper, eig.back());
         EXPECT_GE(lb.bounds.lower, denc.lower);
         EXPECT_LE(lb.bounds.upper, denc.upper);
+    }
+}
+
+// The stencil's plane-wave Rayleigh quotients (rayleigh_interval, plane_wave_rayleigh_bounds)
+// let the bounds take the enclosure before any sweep where it is within the margin of them:
+// clean periodic graphene, double and single (their interval is [-3 t, 3 t], the enclosure's).
+// The guarantee stays: a single KPM run scaled by those bounds keeps |mu_n| <= 1, and where the
+// interval is not close enough (open graphene, ti: Gershgorin 1.6x its spectrum) Lanczos runs
+// and its bounds contain the dense LAPACK spectrum.
+TEST(CpuStencil, PlaneWaveRayleighQuotientsTakeTheEnclosureWithoutASweep)
+{
+    hamiltonians::ModelParams clean = graphene_params(64, 96, "pp");
+    clean.dot_potential = 0.0;
+    clean.disorder = 0.0;
+    const BlockStencil c = hamiltonians::make_model(clean)->block_stencil();
+    for (const Precision pr : {Precision::Double, Precision::Single}) {
+        const auto op = numerics::make_cpu_stencil_operator(c, pr);
+        const SpectralBounds enc = *op->enclosure();
+        const std::optional<SpectralBounds> inside = op->rayleigh_interval();
+        ASSERT_TRUE(inside.has_value());
+        EXPECT_NEAR(inside->lower, -3.0, 1e-12);
+        EXPECT_NEAR(inside->upper, 3.0, 1e-12);
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &enc, &*inside);
+        EXPECT_TRUE(lb.enclosure_taken);
+        EXPECT_EQ(lb.iterations, 0);
+        EXPECT_EQ(lb.bounds.lower, enc.lower);
+        EXPECT_EQ(lb.bounds.upper, enc.upper);
+        const global_index n = c.num_rows();
+        BlockVector start(n, 2);
+        numerics::fill_random_phase_vectors(start, 3, 0, n);
+        const auto [raw, steps] = recurrence_moments(*op, start, 512, numerics::kpm_scaling(lb.bounds, 0.01));
+        (void)steps;
+        std::vector<double> mu(raw.size());
+        for (size_t k = 0; k < raw.size(); ++k) mu[k] = raw[k] / raw[k < 512 ? 0 : 512];
+        EXPECT_NO_THROW(numerics::check_moments_bounded(mu, 1e-6)) << (pr == Precision::Single ? "single" : "double");
+    }
+
+    hamiltonians::ModelParams open = clean;
+    open.nx = 12;
+    open.ny = 16;
+    open.boundary = "oo";
+    hamiltonians::ModelParams ti = ti_params(4, 4, 6, "ppo");
+    ti.disorder = 0.0;
+    ti.dot_potential = 0.0;
+    for (const hamiltonians::ModelParams& p : {open, ti}) {
+        const auto model = hamiltonians::make_model(p);
+        const auto op = numerics::make_cpu_stencil_operator(model->block_stencil());
+        const SpectralBounds enc = *op->enclosure();
+        const std::optional<SpectralBounds> inside = op->rayleigh_interval();
+        ASSERT_TRUE(inside.has_value()) << p.name;
+        const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &enc, &*inside);
+        EXPECT_GT(lb.iterations, 0) << p.name;
+        const std::vector<double> eig = topokpm::testing::dense_eigenvalues(*model);
+        EXPECT_LE(lb.bounds.lower, eig.front()) << p.name;
+        EXPECT_GE(lb.bounds.upper, eig.back()) << p.name;
+        EXPECT_GE(inside->lower, eig.front() - 1e-12) << p.name;
+        EXPECT_LE(inside->upper, eig.back() + 1e-12) << p.name;
     }
 }
 

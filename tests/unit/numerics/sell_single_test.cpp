@@ -13,6 +13,7 @@
 
 #include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/lanczos/lanczos.hpp"
@@ -59,6 +60,14 @@ std::vector<cld> dense_single(const RowSource& src, std::vector<int>& length)
 // summed in double from the stored float x and ŷ, so against a long-double sum of the same
 // stored values their error is <= 2 (N + 2) eps_d Σ |y_i||x_i|: a float accumulation would
 // be ~1e8 times larger and fail.
+// At R = 2, 4, 8, 16, 32 (register-blocked groups) the epilogue is float instead
+// (FloatRowEpilogue, row_epilogue.hpp): d = -shift and scale dithered between the floats
+// around them (2 u_f each), t = fl(ŝ + d x) (u_f (|ŝ| + |d||x|)), o = fl(fl(beta) y0)
+// (2 u_f |beta y0|), y = fl(scale t + o) (the eps_f |y_i| above): on top of the bound above
+// eps_f (1.5 |scale| S_i + 2.5 |scale| |shift| |x_i| + |beta| |y0_i|), S_i = Σ_k |a_ik||x_k|;
+// its dots are float sums of at most kSingleDotRun products per lane before the double sum
+// (SingleDotReference's float-run allowance). Both terms apply to every width here (the
+// double-epilogue widths are within them).
 /// The exact row sums s = A x (long double) over the float-rounded matrix and their
 /// magnitudes sum_k |a_ik||x_k|, per entry (i, c): computed once per (matrix, x) and shared
 /// by every storage format and beta.
@@ -106,14 +115,17 @@ void check_single_sweep(const RowSums& sums, const Operator& op, const SingleBlo
             const double abs_s = sums.abs_s[i * r + c];
             cld v = cld(ops.scale) * (s - cld(ops.shift) * widen(x(i, c)));
             if (ops.beta != 0.0) v += cld(ops.beta) * widen(y0(i, c));
+            const double float_epilogue =
+                kEpsF * (1.5 * std::abs(ops.scale) * abs_s + 2.5 * std::abs(ops.scale) * std::abs(ops.shift) * std::abs(x(i, c)) +
+                         (ops.beta != 0.0 ? std::abs(ops.beta) * std::abs(y0(i, c)) : 0.0));
             const double bound = kEpsF * (sums.length[i] + 2) * std::abs(ops.scale) * abs_s +
-                                 kEpsF * static_cast<double>(std::abs(v)) +
+                                 kEpsF * static_cast<double>(std::abs(v)) + float_epilogue +
                                  8 * kEpsD * (std::abs(ops.scale) * (abs_s + std::abs(ops.shift) * std::abs(x(i, c))) +
                                               std::abs(ops.beta) * std::abs(y0(i, c)));
             ASSERT_LE(static_cast<double>(std::abs(widen(y(i, c)) - v)), bound) << what << " row " << i << " col " << c;
             dot_ref.add(x(i, c), y(i, c));
         }
-        dot_ref.expect_matches(dots, c, what);
+        dot_ref.expect_matches(dots, c, what, kSingleDotRun);
     }
 }
 
