@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <limits>
 #include <memory>
 #include <optional>
 
@@ -28,7 +27,6 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_kernels.hpp"
-#include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/sparse_direct/distributed_lu.hpp"
 #include "numerics/sparse_direct/green.hpp"
 #include "runtime/base/log.hpp"
@@ -510,12 +508,7 @@ struct DosRun::State {
                       : std::string());
     timers.time("moments", [&] { jr = run_moments_job(job); });
     if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
-    // Single precision: each dot may carry (kSingleDotRun + 1) eps_f of its magnitude from the
-    // float runs of the float epilogue (stencil_kernels.hpp), and mu_2k = 2 <v_k|v_k> - mu_0
-    // with <v_k|v_k> <= mu_0 takes three of them: |mu_0| = 1 is exceeded by up to ~3e-6.
-    const double bounded_tol = cfg.storage.precision == Precision::Single
-                                   ? 3.0 * (numerics::kSingleDotRun + 1) * std::numeric_limits<float>::epsilon()
-                                   : 1e-8;
+    const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision);
     for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol);
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;

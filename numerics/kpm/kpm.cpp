@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
+#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -153,11 +155,16 @@ void check_moments_bounded(const std::vector<double>& moments, double tolerance)
 {
     for (size_t k = 0; k < moments.size(); ++k)
         if (!(std::abs(moments[k]) <= 1.0 + tolerance))
-            throw NumericalError(detail::concat(
+            throw NumericalError(topokpm::detail::concat(
                 "Chebyshev moment mu_", k, " = ", moments[k],
                 " exceeds 1 in magnitude: the spectrum extends beyond the scaling interval "
                 "(bounds too tight). Use {bounds} gershgorin, widen {energy_range}, or raise "
                 "{epsilon}"));
+}
+
+double moments_bound_tolerance(Precision precision)
+{
+    return precision == Precision::Single ? 3.0 * (kSingleDotRun + 1) * std::numeric_limits<float>::epsilon() : 1e-8;
 }
 
 }  // namespace topokpm::numerics
