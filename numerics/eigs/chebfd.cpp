@@ -364,18 +364,22 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
                 const complex_double* hv = set[1].data();
                 // One pass over the strip's rows (a pass per column read every row's cache
                 // lines w times).
+                // The threads' parts are summed in thread order, so a residual (and the locking
+                // decision taken from it) is the same in every run with this thread count.
                 std::vector<double> res2(static_cast<std::size_t>(w), 0.0);
+                std::vector<std::vector<double>> parts(static_cast<std::size_t>(omp_get_max_threads()));
 #pragma omp parallel
                 {
-                    std::vector<double> part(static_cast<std::size_t>(w), 0.0);
+                    std::vector<double>& part = parts[static_cast<std::size_t>(omp_get_thread_num())];
+                    part.assign(static_cast<std::size_t>(w), 0.0);
 #pragma omp for schedule(static)
                     for (int r = 0; r < n; ++r) {
                         const std::size_t at = static_cast<std::size_t>(r) * w;
                         for (int c = 0; c < w; ++c) part[c] += std::norm(hv[at + c] - values[first + c] * xv[at + c]);
                     }
-#pragma omp critical
-                    for (int c = 0; c < w; ++c) res2[c] += part[c];
                 }
+                for (const auto& part : parts)
+                    for (std::size_t c = 0; c < part.size(); ++c) res2[c] += part[c];
                 op.sum_over_ranks(res2.data(), res2.size());
                 for (int c = 0; c < w; ++c) residuals[first + c] = std::sqrt(res2[c]);
             });

@@ -451,10 +451,13 @@ RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq,
     if (!residuals) return out;
     std::vector<double> res2(static_cast<std::size_t>(k), 0.0);
     constexpr int kChunk = 2048;
+    // Per-thread parts summed in thread order: the same residuals in every run.
+    std::vector<std::vector<double>> parts(static_cast<std::size_t>(omp_get_max_threads()));
 #pragma omp parallel
     {
         std::vector<complex_double> hx(static_cast<std::size_t>(kChunk) * k);
-        std::vector<double> mine(static_cast<std::size_t>(k), 0.0);
+        std::vector<double>& mine = parts[static_cast<std::size_t>(omp_get_thread_num())];
+        mine.assign(static_cast<std::size_t>(k), 0.0);
 #pragma omp for schedule(static)
         for (int r0 = 0; r0 < n; r0 += kChunk) {
             const int rows = std::min(kChunk, n - r0);
@@ -467,9 +470,9 @@ RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq,
                 mine[c] += s;
             }
         }
-#pragma omp critical
-        for (int c = 0; c < k; ++c) res2[c] += mine[c];
     }
+    for (const auto& mine : parts)
+        for (std::size_t c = 0; c < mine.size(); ++c) res2[c] += mine[c];
     op.sum_over_ranks(res2.data(), res2.size());
     for (double& v : res2) v = std::sqrt(v);
     out.residuals = std::move(res2);
