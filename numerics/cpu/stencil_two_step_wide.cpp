@@ -147,6 +147,27 @@ private:
     /// zeros), so a row is LEN fixed loads and FMAs per vector with no table lookups or
     /// checks, and the epilogue's scalars live in registers (as members they were reloaded
     /// after every store to y). The same operations in the same order as site<true>.
+    /// The row's end, shared by the table walk (site) and the fixed-length path (interior):
+    /// y = scale (a + (V - shift) x) + beta y, y not read when beta = 0, and the dot lanes.
+    __attribute__((always_inline)) static inline void finish_row(const V (&a)[NV], const T* __restrict xo,
+                                                                 T* __restrict yo, V sv, V dv, V bv, bool with_beta,
+                                                                 bool want_dots, Lanes& d)
+    {
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            const V xv = vload<V>(xo + kLanes * v);
+            V yv = sv * (a[v] + dv * xv);
+            if (with_beta) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
+            vstore(yo + kLanes * v, yv);
+            if (want_dots) {
+                const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                d.xx[v] += xv * xv;
+                d.yx[v] += yv * xv;
+                d.yxs[v] += yv * xs;
+            }
+        }
+    }
+
     template <int LEN>
     void interior(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
     {
@@ -201,19 +222,7 @@ private:
                 const T* __restrict xo = in + 2 * R * row;
                 T* __restrict yo = out + 2 * R * row;
                 const V dv = V{} + (pot - shift);
-#pragma GCC unroll 8
-                for (int v = 0; v < NV; ++v) {
-                    const V xv = vload<V>(xo + kLanes * v);
-                    V yv = sv * (a[v] + dv * xv);
-                    if (with_beta) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
-                    vstore(yo + kLanes * v, yv);
-                    if (want_dots) {
-                        const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
-                        d.xx[v] += xv * xv;
-                        d.yx[v] += yv * xv;
-                        d.yxs[v] += yv * xs;
-                    }
-                }
+                finish_row(a, xo, yo, sv, dv, bv, with_beta, want_dots, d);
             }
         }
     }
@@ -264,19 +273,7 @@ private:
             const T* __restrict xo = in + 2 * R * row;
             T* __restrict yo = out + 2 * R * row;
             const V sv = V{} + ops_.scale, dv = V{} + (pot - ops_.shift), bv = V{} + ops_.beta;
-#pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) {
-                const V xv = vload<V>(xo + kLanes * v);
-                V yv = sv * (a[v] + dv * xv);
-                if (ops_.beta != 0.0) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
-                vstore(yo + kLanes * v, yv);
-                if (want_dots) {
-                    const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
-                    d.xx[v] += xv * xv;
-                    d.yx[v] += yv * xv;
-                    d.yxs[v] += yv * xs;
-                }
-            }
+            finish_row(a, xo, yo, sv, dv, bv, ops_.beta != 0.0, want_dots, d);
         }
     }
 
