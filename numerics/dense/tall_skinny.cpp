@@ -48,6 +48,17 @@ double trmm_count(double t, double c, bool unit) { return kMadd * c * t * (unit 
 // xLARFG of length n: the norm of n - 1 entries (4 flops each) and their complex scaling (6).
 double larfg_count(double n) { return 10 * std::max(0.0, n - 1); }
 
+// A task body that also records its wall and thread-CPU seconds in *slot (one slot per task).
+template <class F>
+auto timed(std::pair<double, double>* slot, F body)
+{
+    return [slot, body](const TaskContext& c) {
+        const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
+        body(c);
+        *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
+    };
+}
+
 // Flops of the QR and of its T, kept apart for the phase profile.
 struct LeafCount {
     double qr = 0, t = 0;
@@ -151,8 +162,7 @@ TsqrPhases tsqr_phase_flops(const std::vector<int>& block_rows, int k, int ib)
 
 double tsqr_flops(const std::vector<int>& block_rows, int k, int ib)
 {
-    const TsqrPhases p = tsqr_phase_flops(block_rows, k, ib);
-    return p.leaf_qr.flops + p.tree_qr.flops + p.tree_q.flops + p.leaf_q.flops;
+    return tsqr_phase_flops(block_rows, k, ib).total_flops();
 }
 
 double tsqr_lawn41_flops(double rows, double k)
@@ -198,15 +208,13 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     }
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
-        runtime->submit({[=, slot = &leaf_qr_s[i]](const TaskContext& c) {
-                             const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
+        runtime->submit({timed(&leaf_qr_s[i], [=](const TaskContext& c) {
                              T* blk = c.as<T>(buffer_id(kBlock, i));
                              kernels::cpu::geqrt_recursive(mi, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
                              T* ri = c.as<T>(buffer_id(kR, i));
                              for (int col = 0; col < k; ++col)
                                  for (int row = 0; row <= col; ++row) ri[row + col * k] = blk[row + col * mi];
-                             *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
-                         },
+                         }),
                          {{buffer_id(kBlock, i), Access::read_write},
                           {buffer_id(kLeafT, i), Access::read_write},
                           {buffer_id(kR, i), Access::read_write}},
@@ -217,12 +225,10 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     for (int s = 1; s < mt; s *= 2, ++levels)
         for (int i = 0; i + s < mt; i += 2 * s) {
             const int j = i + s;
-            runtime->submit({[=, slot = &tree_qr_s[j]](const TaskContext& c) {
-                                 const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
+            runtime->submit({timed(&tree_qr_s[j], [=](const TaskContext& c) {
                                  kernels::cpu::tpqrt(k, k, k, ib, c.as<T>(buffer_id(kR, i)), k,
                                                      c.as<T>(buffer_id(kR, j)), k, c.as<T>(buffer_id(kTreeT, j)), ib);
-                                 *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
-                             },
+                             }),
                              {{buffer_id(kR, i), Access::read_write},
                               {buffer_id(kR, j), Access::read_write},
                               {buffer_id(kTreeT, j), Access::read_write}},
@@ -233,13 +239,11 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     for (int s = 1 << std::max(0, levels - 1); s >= 1 && levels > 0; s /= 2)
         for (int i = 0; i + s < mt; i += 2 * s) {
             const int j = i + s;
-            runtime->submit({[=, slot = &tree_q_s[j]](const TaskContext& c) {
-                                 const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
+            runtime->submit({timed(&tree_q_s[j], [=](const TaskContext& c) {
                                  kernels::cpu::tpmqrt('N', k, k, k, k, ib, c.as<T>(buffer_id(kR, j)), k,
                                                       c.as<T>(buffer_id(kTreeT, j)), ib, c.as<T>(buffer_id(kC, i)), k,
                                                       c.as<T>(buffer_id(kC, j)), k);
-                                 *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
-                             },
+                             }),
                              {{buffer_id(kC, i), Access::read_write},
                               {buffer_id(kC, j), Access::read_write},
                               {buffer_id(kR, j), Access::read},
@@ -248,13 +252,11 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         }
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
-        runtime->submit({[=, slot = &leaf_q_s[i]](const TaskContext& c) {
-                             const double t0 = wall_seconds(), c0 = thread_cpu_seconds();
+        runtime->submit({timed(&leaf_q_s[i], [=](const TaskContext& c) {
                              kernels::cpu::q_times_top(mi, k, c.as<T>(buffer_id(kBlock, i)), mi,
                                                        c.as<T>(buffer_id(kLeafT, i)), k,
                                                        c.as<T>(buffer_id(kC, i)), k);
-                             *slot = {wall_seconds() - t0, thread_cpu_seconds() - c0};
-                         },
+                         }),
                          {{buffer_id(kBlock, i), Access::read_write},
                           {buffer_id(kC, i), Access::read},
                           {buffer_id(kLeafT, i), Access::read}},
@@ -272,8 +274,7 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     std::vector<int> block_rows(mt);
     for (int i = 0; i < mt; ++i) block_rows[i] = a.tile_rows(i);
     result.phases = tsqr_phase_flops(block_rows, k, ib);
-    result.flops = result.phases.leaf_qr.flops + result.phases.tree_qr.flops + result.phases.tree_q.flops +
-                   result.phases.leaf_q.flops;
+    result.flops = result.phases.total_flops();
     for (int i = 0; i < mt; ++i) {
         const auto add = [](TsqrPhase& ph, std::pair<double, double> s) {
             ph.seconds += s.first;

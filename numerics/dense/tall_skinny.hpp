@@ -36,6 +36,7 @@ struct TsqrPhase {
 struct TsqrPhases {
     TsqrPhase leaf_qr, tree_qr, tree_q, leaf_q;
     double leaf_t_flops = 0;  ///< of leaf_qr.flops, those of T (xLARFT's and the T_12 blocks)
+    double total_flops() const { return leaf_qr.flops + tree_qr.flops + tree_q.flops + leaf_q.flops; }
 };
 
 template <class T>
