@@ -14,8 +14,9 @@
 // optional ChunkSchedule (sell_schedule.hpp): the thread keeps its static-split chunk range
 // and visits it in y tiles so the x rows of the planes x-1, x, x+1 stay in cache.
 // Measurements behind these choices (C at run time, the accumulator form, the sweep
-// order, stores and prefetch that were tried and dropped): docs/performance.md,
-// "Kernel design measurements".
+// order, stores that were tried and dropped): docs/performance.md, "Kernel design
+// measurements"; the register-blocked sweep prefetches the far x rows and the y rows of
+// wide rows (R >= 16 in double; sell_sweep.hpp, prefetch_rows_ahead).
 #include <omp.h>
 
 #include <algorithm>

@@ -29,6 +29,51 @@ inline bool rows_are_valid(const local_index* slot_rows)
     return ok;
 }
 
+/// Software prefetch of wide rows (sell_sweep_blocked): x and y rows of at least this many
+/// bytes (4 cache lines: R >= 16 in double, R >= 32 in float) are prefetched ...
+inline constexpr int kPrefetchRowBytes = 256;
+/// ... this many bytes of rows ahead of the row being summed.
+inline constexpr int kPrefetchAheadBytes = 2048;
+
+/// Prefetch for the G rows of a register group (slot_rows[g] < 0: a padding slot) of a
+/// chunk whose column of entry k of slot g is cols[g + k c]: for each row, the x rows
+/// col + D of its entries with |col - row| > D, and the y row row + D, D = the rows in
+/// kPrefetchAheadBytes (at least G). On a lattice the row D ahead has this row's neighbours
+/// shifted by D, so these are the far x rows (the +-y, +-x neighbours of ti, the +-y ones of
+/// graphene) and the y row that row will need: the hardware prefetchers follow these streams
+/// but not far enough ahead when every entry reads a whole row of >= 4 lines. The near rows
+/// (|col - row| <= D) come with the row stream itself. A hint only: any matrix gives the same
+/// result bit for bit, and addresses past the vectors' ends are never read (a prefetch does
+/// not fault; the address is formed in integers). A matrix without the shift structure would
+/// get the wrong rows prefetched (wasted traffic, same result); every model here is a lattice
+/// (models.md). Measurements: docs/performance.md, "Wide SELL rows: software prefetch".
+template <class T, int R, int G>
+__attribute__((always_inline)) inline void prefetch_rows_ahead(const local_index* cols, int c, local_index width,
+                                                               const local_index* slot_rows, const T* x, T* y)
+{
+    constexpr std::int64_t row_bytes = 2 * R * static_cast<std::int64_t>(sizeof(T));
+    constexpr std::int64_t ahead = kPrefetchAheadBytes / row_bytes > G ? kPrefetchAheadBytes / row_bytes : G;
+    const auto xa = reinterpret_cast<std::uintptr_t>(x), ya = reinterpret_cast<std::uintptr_t>(y);
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+        const std::int64_t row = slot_rows[g];
+        if (row < 0) continue;
+        for (local_index k = 0; k < width; ++k) {
+            const std::int64_t col = cols[g + static_cast<std::int64_t>(k) * c];
+            if (col - row > ahead || row - col > ahead) {
+                const std::uintptr_t p = xa + static_cast<std::uintptr_t>((col + ahead) * row_bytes);
+#pragma GCC unroll 8
+                for (std::int64_t l = 0; l < row_bytes; l += 64)
+                    __builtin_prefetch(reinterpret_cast<const void*>(p + static_cast<std::uintptr_t>(l)), 0, 3);
+            }
+        }
+        const std::uintptr_t p = ya + static_cast<std::uintptr_t>((row + ahead) * row_bytes);
+#pragma GCC unroll 8
+        for (std::int64_t l = 0; l < row_bytes; l += 64)
+            __builtin_prefetch(reinterpret_cast<const void*>(p + static_cast<std::uintptr_t>(l)), 1, 3);
+    }
+}
+
 /// The arrays of a SELL-C-σ matrix a sweep reads, with values as interleaved (re, im) T:
 /// double for BasicSellMatrix<complex_double>, float for BasicSellMatrix<complex_single>.
 template <class T>
@@ -56,7 +101,7 @@ SellArrays<typename ValueTraits<V>::real> sell_arrays(const BasicSellMatrix<V>& 
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the
-/// chunk's whole width. Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
+/// chunk's whole width; rows of >= kPrefetchRowBytes prefetch ahead (prefetch_rows_ahead). Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
 /// R = 2, 4 or a multiple of 8, or R = 1 with G a multiple of 8 (simd::rows_times_block_single).
 /// T = float: row sums in float; at R = 1 the epilogue and dots in double (finish_vector), at
 /// R >= 2 in float (FloatRowEpilogue: scale and -shift dithered, dots in float runs). Real: the matrix
@@ -133,6 +178,9 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                 const local_index first_row = R == 1 ? fr[ch] : -1;
                 for (int s0 = 0; s0 < ch_rows; s0 += G) {
                     constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
+                    if constexpr (2 * R * static_cast<int>(sizeof(T)) >= kPrefetchRowBytes)
+                        prefetch_rows_ahead<T, R, G>(cc + base + s0, ch_rows, width,
+                                                     rs + static_cast<size_t>(ch) * ch_rows + s0, xb, yb);
                     if constexpr (std::is_same_v<T, double>)
                         simd::rows_times_block<R, G, true, Real>(width, cv + per_entry * (base + s0), 1, ch_rows,
                                                                  cc + base + s0, 1, ch_rows, xb, ac);
