@@ -142,7 +142,6 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // whole sweep (DotLanes), reduced once at the end.
         DotLanes lanes;
         std::conditional_t<kFloatRows, FloatRowEpilogue<kFloatRows ? R : 2>, char> float_rows{};
-        alignas(64) T acc[2 * G * R];
 
         // Without a schedule: the static split, contiguous chunk ranges per thread, the same
         // split as the builder's fill (first touch) and the vectors' rows stay in one thread's
@@ -161,7 +160,11 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
             const T* const xb = x;
             T* const yb = y;
             const int ch_rows = c;  // a local: stores to y cannot change it (it was reloaded per chunk)
-            T* const ac = acc;
+            // The group's sums: a local of the range callback, so the compiler sees that the stores
+            // to y cannot alias them and keeps them in registers from the entry loop to the epilogue
+            // (declared outside, the complex R = 1 group was an out-of-line call and every sum went
+            // through the stack: docs/performance.md, "SELL R = 1: the group sums in registers").
+            alignas(64) T ac[2 * G * R];
             const double sc = scale, sh = shift, be = beta;
             const bool wd = want_dots;
             const simd::v8d sv = simd::v8d{} + sc, dv = simd::v8d{} - sh;

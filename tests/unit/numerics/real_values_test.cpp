@@ -133,7 +133,7 @@ TEST(RealValues, KernelEqualsTheComplexKernelOnTheSameMatrix)
     for (const global_index n : {7, 130}) {
         const RandomSparseSource random(n, 11);
         const RealPart src(random);
-        for (const int c : {1, 4, 8, 32})
+        for (const int c : {1, 4, 8, 16, 32})
             for (const int sigma : {1, 64})
                 for (const int r : {1, 2, 3, 4, 8, 12, 32})
                     for (const double beta : {0.0, -1.0}) {

@@ -139,7 +139,7 @@ TEST(SellFloat, KernelEqualsLongDoubleLoopOverTheRoundedMatrixForManyShapes)
     for (const global_index n : {7, 33, 130}) {
         const RandomSparseSource src(n, 11);
         std::vector<std::pair<std::string, std::unique_ptr<Operator>>> ops;
-        for (const int c : {1, 4, 8, 32})
+        for (const int c : {1, 4, 8, 16, 32})
             for (const int sigma : {1, 64}) {
                 ops.emplace_back("C=" + std::to_string(c) + " sigma=" + std::to_string(sigma),
                                  single_sell_operator(SellMatrix::build(src, 0, n, {c, sigma})));

@@ -115,7 +115,7 @@ void expect_matches(const Reference& ref, const BlockVector& y, const DotSums* d
 
 }  // namespace
 
-// Sizes with partial last chunks and empty rows; C in {1, 2, 4, 8, 32}, σ in {1, C, 64, N};
+// Sizes with partial last chunks and empty rows; C in {1, 2, 4, 8, 16, 32}, σ in {1, C, 64, N};
 // every specialised width and the generic one (3, 5); beta 0 (with NaN garbage in y),
 // -1 (the KPM step) and 0.5; with and without dots.
 TEST(SellSpmmv, FusedAndNaiveEqualTheDenseReferenceForManyShapes)
@@ -125,7 +125,7 @@ TEST(SellSpmmv, FusedAndNaiveEqualTheDenseReferenceForManyShapes)
         const std::vector<complex_type> dense = topokpm::testing::dense_matrix(src);
         const std::vector<int> length = row_lengths(src);
         std::vector<std::pair<std::string, std::shared_ptr<SellMatrix>>> matrices;
-        for (const int c : {1, 2, 4, 8, 32})
+        for (const int c : {1, 2, 4, 8, 16, 32})
             for (const int sigma : {1, c, 64, static_cast<int>(n)})
                 matrices.emplace_back("C=" + std::to_string(c) + " sigma=" + std::to_string(sigma),
                                       std::make_shared<SellMatrix>(SellMatrix::build(src, 0, n, {c, sigma})));
