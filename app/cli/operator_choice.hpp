@@ -1,7 +1,7 @@
 #pragma once
 /// @file operator_choice.hpp
 /// The one place where kpm-dos options become the operator to build: --matrix, --device,
-/// --precision, --sell-C and --sell-sigma mapped onto numerics::OperatorSpec. The serial
+/// --precision, --sell-C (default_sell_chunk_height) and --sell-sigma mapped onto numerics::OperatorSpec. The serial
 /// run, the ranks of a distributed run, the `auto` weights probe, the memory check and
 /// --plan all take the spec from here, so they build and price the same operator.
 
@@ -35,6 +35,14 @@ struct MatrixChoice {
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
                             bool sell_asked);
+
+/// The SELL chunk height C of a run without --sell-C (`auto`), for block width `width` >= 1:
+/// on the CPU 16 at R = 1 (the chunk's loop, its first row and its epilogue checks spread over
+/// twice the rows: graphene 1.1-1.2x faster than C = 8 in cache and in memory, ti equal;
+/// docs/performance.md, "SELL R = 1: the group sums in registers, C = 16"), 8 at R >= 2 (the
+/// fastest measured there); on cuda 32 (a chunk is a warp; numerics::sell_params takes 32
+/// whatever C says).
+int default_sell_chunk_height(int width, DeviceKind device);
 
 /// The halo model of a 2-D decomposition of `model` (runtime/hetero/plan.hpp): its lattice,
 /// x and y boundaries and in-plane couplings (each term of the model's BlockStencil with

@@ -202,7 +202,7 @@ po::options_description make_options(Program program)
     po::options_description storage("Storage and parallelism");
     storage.add_options()
         ("matrix", po::value<std::string>()->default_value("auto"), "operator: `auto` (the fastest measured for the model and block width: free for ti and for graphene at R = 1, else sell on the CPU; sell on cuda and whenever --sell-C or --sell-sigma is given), `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
-        ("sell-C", po::value<std::string>()->default_value("8"), "SELL chunk height C (1 .. 1024). The CPU default 8 suits block widths R >= 2, C = 32 suits R = 1 (measurements in docs/performance.md); the GPU always uses C = 32")
+        ("sell-C", po::value<std::string>()->default_value("auto"), "SELL chunk height C (1 .. 1024), or `auto`: on the CPU 16 at block width R = 1 and 8 at R >= 2, the fastest measured (docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking) at R = 1; -1 = blocks of about 64 KiB of one vector, 0 = one step per pass at every width (also off: the strip form at R = 4, 16, 32; for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
@@ -411,7 +411,6 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     else if (matrix == "naive") cfg.storage.matrix = MatrixKind::Naive;
     else if (matrix != "auto")
         throw InputError(detail::concat("--matrix '", matrix, "': allowed values are auto, sell, crs, free, naive"));
-    cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024");
     cfg.storage.sell_sigma = int_option<int>(vm, "sell-sigma", 1, 1 << 30, "1 .. 2^30");
     cfg.storage.tblock_lines = int_option<int>(vm, "tblock-lines", -1, 1 << 30, "-1 .. 2^30");
     cfg.runtime.threads = int_option<int>(vm, "threads", 0, 4096, "0 .. 4096");
@@ -424,10 +423,13 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
                          "': allowed values are double, single");
     cfg.storage.precision = precision == "single" ? Precision::Single : Precision::Double;
+    const int width = cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
+    const bool sell_c_given = vm["sell-C"].as<std::string>() != "auto";
+    cfg.storage.sell_chunk_height = sell_c_given ? int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto")
+                                                 : default_sell_chunk_height(width, cfg.storage.device);
     if (matrix == "auto") {
-        const int width = cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
         const MatrixChoice c = fastest_matrix(cfg.model.name, width, cfg.storage.precision, cfg.storage.device,
-                                              !vm["sell-C"].defaulted() || !vm["sell-sigma"].defaulted());
+                                              sell_c_given || !vm["sell-sigma"].defaulted());
         cfg.storage.matrix = c.kind;
         cfg.storage.matrix_auto = c.why;
     }
