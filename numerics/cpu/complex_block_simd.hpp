@@ -172,6 +172,10 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
                 __asm__("" : "+v"(raw));  // one load for both FMAs (folded, it was loaded twice)
                 a[v] += raw * xv;
                 b[v] += raw * __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                // The sums stay in registers: inlined into the SELL sweep, GCC 12 kept one of the
+                // 8 sums of G = 16 on the stack inside this loop (a load, FMA and store per entry;
+                // docs/performance.md, "SELL R = 1: the group sums in registers").
+                __asm__("" : "+v"(a[v]), "+v"(b[v]));
             }
         }
         const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
