@@ -46,8 +46,11 @@
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
 // table per class of sites (boundary coordinates: their own class), so the z faces and the
 // periodic wrap run as fast as the interior; the epilogue is fused, two sites per step.
-// Single precision: the same tables with float-rounded values, x widened to double lanes per
-// load, the epilogue of finish_vector_sums (double, y rounded once).
+// Single precision: the tables with float-rounded values and the two sites of a step in one
+// vector of 16 floats (one load, one permute, one FMA per item for both), the float epilogue
+// of the shifted-load form (scale and a uniform V - shift dithered by row, dots in float runs
+// of kSingleDotRun steps); widening x per load and a double epilogue left it 1.3x slower
+// than the double kernel in core.
 //
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
@@ -166,12 +169,19 @@ struct ShiftTable {
 /// neighbours only change an item's offset or remove it, so every site runs on a table:
 /// one per class of sites (per direction: each boundary coordinate its own class, the
 /// interior one class), no checked path.
+/// T = double: a vector is one site (8 doubles). T = float: a vector is two consecutive
+/// sites of one class (16 floats: one load, one permute of the 64-bit complex lanes within
+/// each site, one FMA per item for both), so an item's values are stored twice.
+template <class T>
 struct SiteForm {
+    static constexpr int kValues = std::is_same_v<T, double> ? 8 : 16;  ///< table values per item
     struct Class {
         int n_re = 0, n_im = 0, n_both = 0;  ///< items in this order: Re only, Im only, both
-        std::vector<std::ptrdiff_t> off;     ///< per item: neighbour site - site, in doubles (8 per site)
-        std::vector<long long> idx;          ///< 8 per item: the permute of the neighbour's lanes
-        std::vector<double> vr, vi;          ///< 8 per item: Re v, Im v per lane, over (re, im)
+        std::vector<std::ptrdiff_t> off;     ///< per item: neighbour site - site, in T values (8 per site)
+        /// 8 per item: the permute of the neighbour's lanes (double: of its 8 doubles;
+        /// float: of the 8 complex floats of two sites, as 64-bit lanes, each site in its half)
+        std::vector<long long> idx;
+        std::vector<T> vr, vi;               ///< kValues per item: Re v, Im v per lane, over (re, im)
     };
     bool ok = false;
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index
@@ -284,7 +294,10 @@ public:
             shift_table(shift_double_);
             line_ends(line_ends_double_, shift_double_);
         }
-        if (nb_ == 4) build_site_form(onsite, blocks);
+        if (nb_ == 4) {
+            if (precision_ == Precision::Single) build_site_form(site_single_, onsite, blocks);
+            else build_site_form(site_double_, onsite, blocks);
+        }
         build_wide_form();
     }
 
@@ -499,11 +512,13 @@ private:
         t.nd = nd;
     }
 
-    /// SiteForm tables from the merged on-site block and term blocks (B = 4). Not built when
-    /// the classes would be many (tiny extents with long-range terms): the other paths run.
-    void build_site_form(const std::vector<complex_type>& onsite, const std::vector<std::vector<complex_type>>& blocks)
+    /// SiteForm tables from the merged on-site block and term blocks (B = 4), values rounded
+    /// to T. Not built when the classes would be many (tiny extents with long-range terms):
+    /// the other paths run.
+    template <class T>
+    void build_site_form(SiteForm<T>& f, const std::vector<complex_type>& onsite,
+                         const std::vector<std::vector<complex_type>>& blocks)
     {
-        SiteForm& f = site_form_;
         std::array<std::vector<int>, 3> rep;  // per direction and class: a coordinate of it
         for (int k = 0; k < 3; ++k) {
             const int n = extent_[k];
@@ -536,8 +551,7 @@ private:
                             Item it{8 * dsite, c, {}, {}, false, false};
                             for (int o = 0; o < 4; ++o) {
                                 complex_type v = blk[static_cast<size_t>(o * 4 + (o ^ c))];
-                                if (precision_ == Precision::Single)  // the values a single operator stores
-                                    v = complex_type(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+                                v = complex_type(static_cast<T>(v.real()), static_cast<T>(v.imag()));
                                 it.vr[2 * o] = it.vr[2 * o + 1] = v.real();
                                 it.vi[2 * o] = it.vi[2 * o + 1] = v.imag();
                                 it.re = it.re || v.real() != 0.0;
@@ -562,16 +576,26 @@ private:
                         const int ka = a.re && a.im ? 2 : (a.re ? 0 : 1), kb = b.re && b.im ? 2 : (b.re ? 0 : 1);
                         return ka < kb;
                     });
-                    SiteForm::Class& cl = f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
+                    typename SiteForm<T>::Class& cl =
+                        f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
                     for (const Item& it : items) {
                         (it.re && it.im ? cl.n_both : (it.re ? cl.n_re : cl.n_im))++;
                         cl.off.push_back(it.off);
                         for (int o = 0; o < 4; ++o) {
-                            cl.idx.push_back(2 * (o ^ it.c));
-                            cl.idx.push_back(2 * (o ^ it.c) + 1);
+                            if constexpr (std::is_same_v<T, double>) {  // the doubles of one site
+                                cl.idx.push_back(2 * (o ^ it.c));
+                                cl.idx.push_back(2 * (o ^ it.c) + 1);
+                            } else {  // complex lane o of each of two sites
+                                cl.idx.push_back(o ^ it.c);
+                            }
                         }
-                        cl.vr.insert(cl.vr.end(), it.vr.begin(), it.vr.end());
-                        cl.vi.insert(cl.vi.end(), it.vi.begin(), it.vi.end());
+                        if constexpr (!std::is_same_v<T, double>)
+                            for (int o = 0; o < 4; ++o) cl.idx.push_back(4 + (o ^ it.c));
+                        for (int rep = 0; rep < SiteForm<T>::kValues / 8; ++rep)
+                            for (int l = 0; l < 8; ++l) {
+                                cl.vr.push_back(static_cast<T>(it.vr[static_cast<size_t>(l)]));
+                                cl.vi.push_back(static_cast<T>(it.vi[static_cast<size_t>(l)]));
+                            }
                     }
                 }
         f.ok = true;
@@ -611,6 +635,13 @@ private:
         else return shift_single_;
     }
 
+    template <class T>
+    const SiteForm<T>& site_tables() const
+    {
+        if constexpr (std::is_same_v<T, double>) return site_double_;
+        else return site_single_;
+    }
+
     template <class T, int R, int B, bool Real>
     void sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
 
@@ -631,7 +662,8 @@ private:
     ShiftTable<double> shift_double_;             // R = 1 shifted-load forms
     ShiftTable<float> shift_single_;
     LineEnds line_ends_double_, line_ends_single_;  // two-step pass: ends of interior lines
-    SiteForm site_form_;                          // R = 1, B = 4 (single: float-rounded values, double lanes)
+    SiteForm<double> site_double_;                // R = 1, B = 4 site forms (this operator's precision only)
+    SiteForm<float> site_single_;
     kernels::cpu::WideStencil2D wide_;            // two steps per pass at R > 1 (2-D lattices)
     bool wide_ok_ = false;
 };
@@ -945,14 +977,37 @@ __attribute__((always_inline)) inline VecOf<T> load_vec(const T* p)
     return v;
 }
 
-/// A constant v for the rows of two vectors of 8 complex floats (16 rows), dithered
-/// (kernels::cpu::dithered_float, row_epilogue.hpp): out[0] for the first vector's 8 rows
-/// (lane 2j, 2j + 1: row j), out[1] the second.
-inline void dithered_lanes(double v, v16f (&out)[2])
-{
-    const kernels::cpu::DitheredFloat d = kernels::cpu::dithered_float(v);
-    for (int j = 0; j < 16; ++j) out[j / 8][2 * (j % 8)] = out[j / 8][2 * (j % 8) + 1] = d.v[j];
-}
+/// A constant v of the float epilogue dithered over the rows (kernels::cpu::dithered_float,
+/// row_epilogue.hpp) as complex float lanes: row j's value at lanes 2j and 2j + 1 for
+/// j < 32 (the 16-row pattern twice), so the lanes of the rows q .. q + 7 are the 16 floats
+/// at at(q) (row q takes the value DitheredFloat::at(q) gives).
+struct DitheredLanes {
+    alignas(64) float v[64];
+    explicit DitheredLanes(double value)
+    {
+        const kernels::cpu::DitheredFloat d = kernels::cpu::dithered_float(value);
+        for (int j = 0; j < 32; ++j) v[2 * j] = v[2 * j + 1] = d.v[j % 16];
+    }
+    const float* at(global_index q) const { return v + 2 * (q & 15); }
+};
+
+/// Dot lanes of the float epilogue (xx += x x, yx += y x, yxs += y swap(x) per float lane),
+/// each a float sum of at most kSingleDotRun products before add_to() puts it into the
+/// double lanes of `lanes` and starts the next run.
+struct FloatDotLanes {
+    v16f xx{}, yx{}, yxs{};
+    void add_to(kernels::cpu::DotLanes& lanes)
+    {
+        auto widen_add = [](simd::v8d& acc, v16f v) __attribute__((always_inline)) {
+            acc += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), simd::v8d) +
+                   __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), simd::v8d);
+        };
+        widen_add(lanes.xx, xx);
+        widen_add(lanes.yx, yx);
+        widen_add(lanes.yxs, yxs);
+        xx = yx = yxs = v16f{};
+    }
+};
 
 /// The potential term of 8 complex float lanes starting at row q (q % B == 0 for a
 /// per-site potential): d = fl(V - shift) per complex value, repeated over its (re, im).
@@ -1044,16 +1099,13 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
         lanes.yx = l0.yx + l1.yx;
         lanes.yxs = l0.yxs + l1.yxs;
     } else {
-        v16f sv[2], du[2];
-        dithered_lanes(scale, sv);
-        dithered_lanes(pot[0] - shift, du);  // uniform potential: not read per row
+        const DitheredLanes ds(scale), dd(pot[0] - shift);  // uniform potential: not read per row
+        const v16f sv[2] = {loadf<v16f>(ds.v), loadf<v16f>(ds.v + 16)};
+        const v16f du[2] = {loadf<v16f>(dd.v), loadf<v16f>(dd.v + 16)};
         const v16f bv = v16f{} + static_cast<float>(beta);
         const bool read_y = beta != 0.0;  // beta == 0: y is never read
-        struct FloatDots {
-            v16f xx{}, yx{}, yxs{};
-        };
         // y of 8 rows at r0 (dither half 0 or 1); the dots of its x and the stored y into fd.
-        auto body = [&](global_index r0, int half, FloatDots& fd) __attribute__((always_inline)) {
+        auto body = [&](global_index r0, int half, FloatDotLanes& fd) __attribute__((always_inline)) {
             const T* xb = x + 2 * r0;
             T* yb = y + 2 * r0;
             const v16f a = sums(xb);
@@ -1068,21 +1120,16 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
                 fd.yxs += yv * __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
             }
         };
-        // Float lane sums of kSingleDotRun products each (two sets: f0, f1), then into the
-        // double lanes.
+        // Float lane sums of kSingleDotRun products each (two sets: f0, f1, added in float),
+        // then into the double lanes.
         constexpr int kDotChunk = 2 * kSingleDotRun;
-        auto flush = [&](const FloatDots& f0, const FloatDots& f1) __attribute__((always_inline)) {
-            auto widen_add = [](v8d& acc, v16f v) __attribute__((always_inline)) {
-                acc += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), v8d) +
-                       __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), v8d);
-            };
-            widen_add(lanes.xx, f0.xx + f1.xx);
-            widen_add(lanes.yx, f0.yx + f1.yx);
-            widen_add(lanes.yxs, f0.yxs + f1.yxs);
+        auto flush = [&](const FloatDotLanes& f0, const FloatDotLanes& f1) __attribute__((always_inline)) {
+            FloatDotLanes sum{f0.xx + f1.xx, f0.yx + f1.yx, f0.yxs + f1.yxs};
+            sum.add_to(lanes);
         };
         global_index r0 = ra;
         while (r0 < re) {
-            FloatDots f0, f1;
+            FloatDotLanes f0, f1;
             const global_index end = std::min<global_index>(re, r0 + static_cast<global_index>(kDotChunk) * L);
             for (; r0 + 2 * L <= end; r0 += 2 * L) {
                 body(r0, 0, f0);
@@ -1097,19 +1144,10 @@ __attribute__((noinline)) void shift_run(const ShiftTable<T>& t, const T* __rest
     }
 }
 
-/// 4 complex values of T at p as double lanes (float: widened, one instruction).
-template <class T>
-__attribute__((always_inline)) inline simd::v8d load_site(const T* p)
-{
-    if constexpr (std::is_same_v<T, double>) return simd::load<simd::v8d>(p);
-    else return __builtin_convertvector(loadf<v8f>(p), simd::v8d);
-}
-
-/// The sums of S consecutive sites of one SiteForm class (x0: the first site's 4 rows), in
-/// double lanes (T = float: x widened per load; the table values are rounded to float for
-/// a single operator, build_site_form).
-template <int S, class T>
-__attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, const T* __restrict x0,
+/// The sums of S consecutive sites of one SiteForm<double> class (x0: the first site's 4
+/// rows), in double lanes.
+template <int S>
+__attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Class& c, const double* __restrict x0,
                                                      simd::v8d (&a)[S])
 {
     using simd::v8d;
@@ -1125,7 +1163,7 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, c
     auto xs = [&](int i, int s) __attribute__((always_inline)) {
         v8l idx;
         std::memcpy(&idx, ip + 8 * i, sizeof idx);
-        return __builtin_shuffle(load_site(x0 + 8 * s + off[i]), idx);
+        return __builtin_shuffle(simd::load<v8d>(x0 + 8 * s + off[i]), idx);
     };
     for (int i = 0; i < e_re; ++i) {
         const v8d v = simd::load<v8d>(rp + 8 * i);
@@ -1151,44 +1189,182 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm::Class& c, c
     for (int s = 0; s < S; ++s) a[s] += sign * __builtin_shufflevector(b[s], b[s], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
+/// W floats of complex values: W = 16 (two ti sites, one 512-bit vector) or 8 (one site).
+template <int W>
+using FloatSites = std::conditional_t<W == 16, v16f, v8f>;
+
+/// v with re and im exchanged in every complex lane.
+template <int W>
+__attribute__((always_inline)) inline FloatSites<W> swap_parts(FloatSites<W> v)
+{
+    if constexpr (W == 16) return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    else return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
+/// The sums of W / 8 consecutive sites of one SiteForm<float> class (x0: the first site's 4
+/// rows), in float lanes: per item one load of the neighbour sites, one permute of their
+/// 64-bit complex lanes (within each site) and one FMA for both sites.
+template <int W>
+__attribute__((always_inline)) inline FloatSites<W> site_sums_f(const SiteForm<float>::Class& c,
+                                                                 const float* __restrict x0)
+{
+    using V = FloatSites<W>;
+    using P = std::conditional_t<W == 16, simd::v8d, simd::v4d>;  // the same bits: one complex float per lane
+    using I = std::conditional_t<W == 16, simd::v8l, simd::v4l>;
+    const std::ptrdiff_t* off = c.off.data();
+    const long long* ip = c.idx.data();
+    const float* rp = c.vr.data();
+    const float* jp = c.vi.data();
+    const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
+    auto xs = [&](int i) __attribute__((always_inline)) {
+        P xv;
+        I idx;
+        std::memcpy(&xv, x0 + off[i], sizeof xv);
+        std::memcpy(&idx, ip + 8 * i, sizeof idx);  // W = 8: the first site's half
+        const P p = __builtin_shuffle(xv, idx);
+        V v;
+        std::memcpy(&v, &p, sizeof v);
+        return v;
+    };
+    V a{}, b{};
+    for (int i = 0; i < e_re; ++i) a += loadf<V>(rp + 16 * i) * xs(i);
+    for (int i = e_re; i < e_im; ++i) b += loadf<V>(jp + 16 * i) * xs(i);
+    for (int i = e_im; i < e_all; ++i) {
+        const V xv = xs(i);
+        a += loadf<V>(rp + 16 * i) * xv;
+        b += loadf<V>(jp + 16 * i) * xv;
+    }
+    V sign;
+    for (int l = 0; l < W; ++l) sign[l] = l % 2 == 0 ? -1.0f : 1.0f;
+    return a + sign * swap_parts<W>(b);
+}
+
+/// The float epilogue of W / 8 sites whose first row is q (x0 = x + 2 q, y0 = y + 2 q):
+///     y = s (a + d x) + fl(beta) y0       (float fused multiply-adds)
+/// s and a uniform d (d_rows != nullptr) dithered by row (DitheredLanes), a per-site or
+/// per-row d = V - shift rounded to float; the dots into fd (one product per lane).
+template <int W>
+__attribute__((always_inline)) inline void site_finish_f(FloatSites<W> a, const float* __restrict x0,
+                                                         float* __restrict y0, global_index q,
+                                                         const DitheredLanes& s_rows, const DitheredLanes* d_rows,
+                                                         const double* pot, bool per_row, double shift, float beta,
+                                                         bool read_y, bool want_dots, FloatDotLanes& fd)
+{
+    using V = FloatSites<W>;
+    const V sv = loadf<V>(s_rows.at(q));
+    V dv;
+    if (d_rows != nullptr) {
+        dv = loadf<V>(d_rows->at(q));
+    } else if constexpr (W == 16) {
+        dv = potential_lanes_f<4>(pot, per_row, q, shift);
+    } else if (per_row) {
+        simd::v4d p;
+        std::memcpy(&p, pot + q, sizeof p);
+        const simd::v4f d = __builtin_convertvector(p - shift, simd::v4f);
+        dv = __builtin_shufflevector(d, d, 0, 0, 1, 1, 2, 2, 3, 3);
+    } else {
+        dv = V{} + static_cast<float>(pot[q / 4] - shift);
+    }
+    const V xv = loadf<V>(x0);
+    const V old = read_y ? (V{} + beta) * loadf<V>(y0) : V{};  // beta == 0: y is never read
+    const V yv = sv * (a + dv * xv) + old;
+    std::memcpy(y0, &yv, sizeof yv);
+    if (want_dots) {
+        v16f x16, y16;
+        if constexpr (W == 16) {
+            x16 = xv;
+            y16 = yv;
+        } else {
+            x16 = __builtin_shufflevector(xv, V{}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            y16 = __builtin_shufflevector(yv, V{}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        }
+        fd.xx += x16 * x16;
+        fd.yx += y16 * x16;
+        fd.yxs += y16 * swap_parts<16>(x16);
+    }
+}
+
+/// The float epilogue's constants of the site form (T = float): scale and a uniform
+/// V - shift dithered by row; uniform_d = nullptr: the potential is read per site (or row).
+struct SiteFloatConstants {
+    const DitheredLanes* scale = nullptr;
+    const DitheredLanes* uniform_d = nullptr;
+};
+
 /// Sites za <= z < zb of the z-column whose first site is `site0` and whose (x, y) classes
-/// are cx, cy, in the SiteForm with the epilogue fused: two sites of one class per step
-/// (their own dot lanes), a site alone where the class changes (the z faces).
+/// are cx, cy, in the SiteForm with the epilogue fused: two sites of one class per step, a
+/// site alone where the class changes (the z faces).
+/// T = double: site_sums<2> (two vectors, their own dot lanes) and finish_vector_sums.
+/// T = float: both sites in one vector (site_sums_f<16>) and the float epilogue
+/// (site_finish_f: no conversion per row; dots in float runs of kSingleDotRun steps, then
+/// into `lanes`); `fc` holds its dithered constants.
 template <class T>
-__attribute__((noinline)) void site_column(const SiteForm& f, int cx, int cy, const T* __restrict x,
+__attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy, const T* __restrict x,
                                            T* __restrict y, global_index site0, int za, int zb,
                                            const double* pot, bool per_row, double scale, double shift,
-                                           double beta, bool want_dots, kernels::cpu::DotLanes& lanes)
+                                           double beta, bool want_dots, kernels::cpu::DotLanes& lanes,
+                                           const SiteFloatConstants& fc)
 {
     using simd::v8d;
-    const v8d sv = v8d{} + scale;
     const int* zcls = f.cls[2].data();
-    kernels::cpu::DotLanes l1{};
-    for (int z = za; z < zb;) {
-        const int cz = zcls[z];
-        const SiteForm::Class& c = f.at(cx, cy, cz);
-        const global_index site = site0 + z;
-        const T* x0 = x + 8 * site;
-        T* y0 = y + 8 * site;
-        if (z + 1 < zb && zcls[z + 1] == cz) {
-            v8d a[2];
-            site_sums<2>(c, x0, a);
-            kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift), beta,
-                                             want_dots, lanes);
-            kernels::cpu::finish_vector_sums(a[1], x0 + 8, y0 + 8, sv,
-                                             potential_lanes<4>(pot, per_row, 4 * site + 4, shift), beta, want_dots, l1);
-            z += 2;
-        } else {
-            v8d a[1];
-            site_sums<1>(c, x0, a);
-            kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift), beta,
-                                             want_dots, lanes);
-            z += 1;
+    if constexpr (std::is_same_v<T, double>) {
+        (void)fc;
+        const v8d sv = v8d{} + scale;
+        kernels::cpu::DotLanes l1{};
+        for (int z = za; z < zb;) {
+            const int cz = zcls[z];
+            const SiteForm<double>::Class& c = f.at(cx, cy, cz);
+            const global_index site = site0 + z;
+            const T* x0 = x + 8 * site;
+            T* y0 = y + 8 * site;
+            if (z + 1 < zb && zcls[z + 1] == cz) {
+                v8d a[2];
+                site_sums<2>(c, x0, a);
+                kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift),
+                                                 beta, want_dots, lanes);
+                kernels::cpu::finish_vector_sums(a[1], x0 + 8, y0 + 8, sv,
+                                                 potential_lanes<4>(pot, per_row, 4 * site + 4, shift), beta,
+                                                 want_dots, l1);
+                z += 2;
+            } else {
+                v8d a[1];
+                site_sums<1>(c, x0, a);
+                kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift),
+                                                 beta, want_dots, lanes);
+                z += 1;
+            }
         }
+        lanes.xx += l1.xx;
+        lanes.yx += l1.yx;
+        lanes.yxs += l1.yxs;
+    } else {
+        (void)scale;
+        const float beta_f = static_cast<float>(beta);
+        const bool read_y = beta != 0.0;
+        FloatDotLanes fd;
+        int run = 0;  // steps in fd's current run
+        for (int z = za; z < zb;) {
+            const int cz = zcls[z];
+            const SiteForm<float>::Class& c = f.at(cx, cy, cz);
+            const global_index site = site0 + z;
+            const float* x0 = x + 8 * site;
+            float* y0 = y + 8 * site;
+            if (z + 1 < zb && zcls[z + 1] == cz) {
+                site_finish_f<16>(site_sums_f<16>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
+                                  shift, beta_f, read_y, want_dots, fd);
+                z += 2;
+            } else {
+                site_finish_f<8>(site_sums_f<8>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
+                                 shift, beta_f, read_y, want_dots, fd);
+                z += 1;
+            }
+            if (want_dots && ++run == kSingleDotRun) {
+                fd.add_to(lanes);
+                run = 0;
+            }
+        }
+        if (want_dots && run > 0) fd.add_to(lanes);
     }
-    lanes.xx += l1.xx;
-    lanes.yx += l1.yx;
-    lanes.yxs += l1.yxs;
 }
 
 template <class T, int R, int B, bool Real>
@@ -1225,9 +1401,11 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     if constexpr (R == 1 && (B == 2 || B == 4))
         if (shift_form<T>().nd > 0) shift_t = &shift_form<T>();
     const bool uniform = uniform_potential_;
-    // R = 1, B = 4: the site form for every site (ti; single: in double lanes, x widened).
+    // R = 1, B = 4: the site form for every site (ti; single: two sites per vector, the
+    // float epilogue with the constants below).
     constexpr bool kSiteForm = kWindowForm && R == 1 && B == 4;
-    const bool site_form = kSiteForm && site_form_.ok;
+    const SiteForm<T>& sites = site_tables<T>();
+    const bool site_form = kSiteForm && sites.ok;
     std::vector<std::ptrdiff_t> fast_cols;
     std::vector<T> fast_vals;
     if (shift_t == nullptr && !site_form) fast_tables<T>(G, kPer, fast_cols, fast_vals);
@@ -1261,6 +1439,13 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
     const kernels::cpu::DitheredFloat s_dither = kernels::cpu::dithered_float(scale);
     const kernels::cpu::DitheredFloat d_dither = kernels::cpu::dithered_float(pot[0] - shift);
     const float beta_f = static_cast<float>(beta);
+    // Single, R = 1, the site form: the same dithers as complex lanes.
+    std::optional<DitheredLanes> site_scale, site_d;
+    SiteFloatConstants site_fc;
+    if (kSingle && site_form) {
+        site_fc.scale = &site_scale.emplace(scale);
+        if (uniform) site_fc.uniform_d = &site_d.emplace(pot[0] - shift);
+    }
 
     const int max_threads = omp_get_max_threads();
     const Tiling tiling = choose_tiling(rr, max_threads, kComplexBytes);
@@ -1460,9 +1645,9 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
                     const global_index ra = nb * (col_site0 + za), re = nb * (col_site0 + zb);
                     if constexpr (kSiteForm) {
                         if (site_form) {
-                            site_column(site_form_, site_form_.cls[0][static_cast<size_t>(cx)],
-                                        site_form_.cls[1][static_cast<size_t>(cy)], x, y, col_site0, za, zb, pot,
-                                        per_row, scale, shift, beta, want_dots, lanes);
+                            site_column(sites, sites.cls[0][static_cast<size_t>(cx)],
+                                        sites.cls[1][static_cast<size_t>(cy)], x, y, col_site0, za, zb, pot,
+                                        per_row, scale, shift, beta, want_dots, lanes, site_fc);
                             continue;
                         }
                     }

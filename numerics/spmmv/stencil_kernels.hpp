@@ -84,8 +84,9 @@ struct StencilTuning {
 /// most kSingleDotRun products (fused multiply-adds) before it joins the double sums (error
 /// per dot: <= (kSingleDotRun + 1) eps_f sum |y||x|). The same float epilogue, with the same
 /// dither and float dot runs of kSingleDotRun rows, finishes the rows at R = 2, 4, 8, 16 and 32
-/// (kernels::cpu::FloatRowEpilogue; the SELL single sweep too). At R = 1 on ti (B = 4) the
-/// site form runs with float-rounded values in double lanes, y rounded once. Derivations:
+/// (kernels::cpu::FloatRowEpilogue; the SELL single sweep too), and the rows of the R = 1
+/// site form (ti, B = 4: two sites per vector of 16 floats; the dither by row, dot runs of
+/// kSingleDotRun steps of two sites). Derivations:
 /// docs/performance.md, "Single precision at R = 1 in float" and "Single precision at every
 /// width", and cpu_stencil_single_test.cpp.
 /// precision() is Single: apply() on complex-float blocks runs that sweep; on double blocks

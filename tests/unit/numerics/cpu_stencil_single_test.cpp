@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,11 +26,14 @@
 #include "numerics/spmmv/sell_operator.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/random_stencil.hpp"
 #include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
 using topokpm::testing::SingleBlock;
+using topokpm::testing::random_stencil;
+using topokpm::testing::relattice;
 using topokpm::testing::single_sell_operator;
 
 namespace {
@@ -198,8 +202,8 @@ std::string describe(const BlockStencil& s)
 // to float: eps_f |y_i|. The dots are summed in double from the stored float x and ŷ:
 // against a long-double sum of those values the error is <= 2 (N + 2) eps_d sum |y||x|,
 // which a float accumulation (~1e8 times larger) fails.
-// The R = 1 shifted-load form (graphene's line interiors) does the epilogue in float
-// instead (stencil_kernels.hpp), with scale and a uniform d = V - shift dithered between
+// The R = 1 shifted-load form (graphene's line interiors) and the R = 1 site form (ti, B = 4)
+// do the epilogue in float instead (stencil_kernels.hpp), as do R >= 2, with scale and a uniform d = V - shift dithered between
 // the two floats around them (each within one ulp: 2 u_f |.|): d (2 u_f |d|), t = fl(ŝ +
 // d x) (u_f (H_i + |d||x|)), scale (2 u_f |scale t|), o = fl(fl(beta) y0) (2 u_f |beta y0|),
 // y = fl(scale t + o) (u_f |y|, within the eps_f |y_i| above). Beyond the terms above that
@@ -276,6 +280,7 @@ TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
     models.push_back(model("graphene", 4, 26, 1));        // long columns: the R = 1 shifted-load form
     models.push_back(model("graphene", 3, 21, 1, "op"));  // (whole vectors of 8 interior rows)
     models.push_back(model("graphene", 4, 24, 1, "pp", 0.0));  // uniform potential (0)
+    models.push_back(model("ti", 4, 3, 7, "ppo", 0.0));  // uniform: the site form's dithered V - shift; a lone site
     std::vector<std::pair<BlockStencil, RoundedRows>> cases;
     for (const auto& mdl : models) cases.emplace_back(mdl->block_stencil(), rounded_rows(*mdl));
     const auto ti = model("ti", 3, 3, 3, "ppp");
@@ -289,6 +294,34 @@ TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
             for (const double beta : {0.0, -1.0, 0.5})
                 check_against_rows(st, rows, *op, r, AugmentedOps{0.7, -0.3, beta, true},
                                    describe(st) + " R=" + std::to_string(r) + " beta=" + std::to_string(beta));
+    }
+}
+
+// The R = 1 site form (B = 4) in float on random dense complex blocks (every XOR diagonal,
+// items with both a real and an imaginary part; a diagonal and a range-2 term: boundary
+// classes, so lone sites at the z faces and pairs in the interior), every boundary, the
+// potential per site, per row and uniform (the dithered V - shift): every y entry within
+// the float bound above, the dots within the float-run bound.
+TEST(CpuStencilSingle, SiteFormRandomStencilsEveryBoundaryWithinTheFloatBound)
+{
+    const BlockStencil base = random_stencil(4, 44);
+    unsigned seed = 3;
+    for (int mask = 0; mask < 8; ++mask) {
+        const std::array<bool, 3> per{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
+        std::vector<BlockStencil> stencils{relattice(base, 3, 4, 11, per, false, seed),
+                                           relattice(base, 2, 3, 10, per, true, seed + 1),
+                                           relattice(base, 3, 2, 9, per, false, seed + 2)};
+        seed += 3;
+        std::fill(stencils[2].potential.begin(), stencils[2].potential.end(), 0.4);  // uniform
+        for (const BlockStencil& st : stencils) {
+            const RoundedRows rows = rounded_rows(st);
+            const auto op = make_cpu_stencil_operator(st, Precision::Single);
+            for (const double beta : {0.0, -1.0, 0.5})
+                check_against_rows(st, rows, *op, 1, AugmentedOps{0.7, -0.3, beta, true},
+                                   describe(st) + (st.potential_per_row() ? " V/row" : " V/site") +
+                                       " beta=" + std::to_string(beta));
+            if (::testing::Test::HasFailure()) return;
+        }
     }
 }
 
@@ -489,6 +522,38 @@ TEST(CpuStencilSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
                 worst_sell);
 }
 
+namespace {
+
+/// The moments of single against double on `mdl` at R = 1, M = 4096: every moment within the
+/// bound of MomentsAtM4096StayWithinTheRoundingModelOfDouble, the largest difference below
+/// 1 % of the stochastic error.
+void expect_r1_moments_within_the_rounding_model(const hamiltonians::Model& mdl, const Operator& dbl,
+                                                 const Operator& sgl, const std::string& what)
+{
+    const global_index n = mdl.num_rows();
+    const double epsilon = 0.01;
+    const KpmScaling scaling = kpm_scaling(gershgorin_bounds(mdl), epsilon);
+    const int num_moments = 4096, r = 1;
+    const topokpm::testing::TraceMoments md = topokpm::testing::stochastic_trace(dbl, num_moments, r, 9, scaling);
+    const topokpm::testing::TraceMoments ms = topokpm::testing::stochastic_trace(sgl, num_moments, r, 9, scaling);
+    const int max_row = std::max(mdl.max_row_length(), stencil_row_entries(mdl.block_stencil()));
+    double worst_ratio = 0, worst_abs = 0;
+    for (int k = 0; k < num_moments; ++k) {
+        const double bound = topokpm::testing::single_moment_bound(k, max_row, epsilon);
+        const double d = std::abs(ms.moments[k] - md.moments[k]);
+        ASSERT_LE(d, bound) << what << " mu_" << k << ": single " << ms.moments[k] << ", double " << md.moments[k];
+        worst_ratio = std::max(worst_ratio, d / bound);
+        worst_abs = std::max(worst_abs, d);
+    }
+    const double stochastic = 1.0 / std::sqrt(static_cast<double>(n) * r);
+    EXPECT_LT(worst_abs, 0.01 * stochastic) << what;
+    std::printf("[ info ] %s (N = %lld), M = %d, R = 1: max |mu_single - mu_double| = %.3g (%.3g of the rounding "
+                "bound, %.3g of the stochastic error)\n",
+                what.c_str(), static_cast<long long>(n), num_moments, worst_abs, worst_ratio, worst_abs / stochastic);
+}
+
+}  // namespace
+
 // The same rounding model for graphene at R = 1, where both precisions run two fused steps per
 // pass and the single one the float epilogue and float dot runs of the shifted-load form:
 // every moment of M = 4096 within the bound of the test above, the largest difference below
@@ -497,77 +562,76 @@ TEST(CpuStencilSingle, GrapheneTwoStepMomentsAtM4096StayWithinTheRoundingModelOf
 {
     for (const double disorder : {0.0, 0.5}) {
         const auto mdl = model("graphene", 16, 64, 1, "pp", disorder);
-        const global_index n = mdl->num_rows();
         const BlockStencil st = mdl->block_stencil();
         const auto dbl = make_cpu_stencil_operator(st);
         const auto sgl = make_cpu_stencil_operator(st, Precision::Single);
         ASSERT_EQ(dbl->fused_steps(1), 2);
         ASSERT_EQ(sgl->fused_steps(1), 2);
-        const double epsilon = 0.01;
-        const KpmScaling scaling = kpm_scaling(gershgorin_bounds(*mdl), epsilon);
-        const int num_moments = 4096, r = 1;
-        const topokpm::testing::TraceMoments md = topokpm::testing::stochastic_trace(*dbl, num_moments, r, 9, scaling);
-        const topokpm::testing::TraceMoments ms = topokpm::testing::stochastic_trace(*sgl, num_moments, r, 9, scaling);
-        const int max_row = std::max(mdl->max_row_length(), stencil_row_entries(st));
-        double worst_ratio = 0, worst_abs = 0;
-        for (int k = 0; k < num_moments; ++k) {
-            const double bound = topokpm::testing::single_moment_bound(k, max_row, epsilon);
-            const double d = std::abs(ms.moments[k] - md.moments[k]);
-            ASSERT_LE(d, bound) << "disorder " << disorder << " mu_" << k << ": single " << ms.moments[k]
-                                << ", double " << md.moments[k];
-            worst_ratio = std::max(worst_ratio, d / bound);
-            worst_abs = std::max(worst_abs, d);
-        }
-        const double stochastic = 1.0 / std::sqrt(static_cast<double>(n) * r);
-        EXPECT_LT(worst_abs, 0.01 * stochastic) << "disorder " << disorder;
-        std::printf("[ info ] graphene 16x64 disorder %.1f (N = %lld), M = %d, R = 1, two steps per pass: max "
-                    "|mu_single - mu_double| = %.3g (%.3g of the rounding bound, %.3g of the stochastic error)\n",
-                    disorder, static_cast<long long>(n), num_moments, worst_abs, worst_ratio, worst_abs / stochastic);
+        expect_r1_moments_within_the_rounding_model(*mdl, *dbl, *sgl,
+                                                    "graphene 16x64 disorder " + std::to_string(disorder) +
+                                                        ", two steps per pass");
+    }
+}
+
+// The same for ti at R = 1, where both precisions run the site form (single: two sites per
+// float vector, the dithered scale and, without disorder, the dithered uniform V - shift).
+TEST(CpuStencilSingle, TiSiteFormMomentsAtM4096StayWithinTheRoundingModelOfDouble)
+{
+    for (const double disorder : {0.0, 0.5}) {
+        const auto mdl = model("ti", 10, 10, 6, "", disorder);
+        const BlockStencil st = mdl->block_stencil();
+        const auto dbl = make_cpu_stencil_operator(st);
+        const auto sgl = make_cpu_stencil_operator(st, Precision::Single);
+        expect_r1_moments_within_the_rounding_model(*mdl, *dbl, *sgl, "ti 10x10x6 disorder " + std::to_string(disorder));
     }
 }
 
 // Rows are independent: y is bit for bit the same on 1, 2 and 3 threads (and with forced
-// small tiles; the dithered scale depends on the row only); the dots differ in the order of
-// the per-thread double sums and, at R >= 2, in where the float runs start.
+// small tiles, which cut the site form's pairs elsewhere; the dithered scale and uniform
+// V - shift depend on the row only: scale 0.7 is not a float); the dots differ in the order
+// of the per-thread double sums and in where the float runs start.
 TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
 {
-    const auto mdl = model("ti", 6, 5, 8);
-    const global_index n = mdl->num_rows();
-    const auto op = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single);
-    StencilTuning small;
-    small.tiles = {2, 2, 3};
-    const auto tiled = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single, small);
-    const int saved = omp_get_max_threads();
-    for (const int r : {1, 3, 8, 16, 32}) {
-        BlockVector xd(n, r);
-        fill_random_phase_vectors(xd, 4, 0, n);
-        const SingleBlock x = convert_block<complex_single>(xd);
-        std::vector<complex_single> first;
-        DotSums first_dots;
-        for (const int threads : {1, 2, 3, 0}) {
-            omp_set_num_threads(threads > 0 ? threads : 2);
-            SingleBlock y(n, r);
-            DotSums dots;
-            (threads == 0 ? tiled : op)->apply(x, y, AugmentedOps{0.5, 0.1, 0.0, true}, &dots);  // 0: small tiles, 2 threads
-            if (threads == 1) {
-                first.assign(y.data(), y.data() + y.size());
-                first_dots = dots;
-                continue;
-            }
-            for (size_t i = 0; i < y.size(); ++i)
-                ASSERT_EQ(y.data()[i], first[i]) << threads << " threads, R = " << r << ", entry " << i;
-            // Each within (2 (N + 2) eps_d + (kSingleDotRun + 1) eps_f) sum |y||x| of the exact
-            // sum of the stored values (float runs of the float epilogue, R >= 2: where the
-            // threads split the rows the runs differ), so twice that apart.
-            const double eps = 2 * (2 * (n + 2) * kEpsD + (kSingleDotRun + 1) * kEpsF);
-            for (int c = 0; c < r; ++c) {
-                double yx_abs = 0;
-                for (global_index i = 0; i < n; ++i)
-                    yx_abs += std::abs(first[static_cast<size_t>(i) * r + c]) * std::abs(x(i, c));
-                EXPECT_NEAR(dots.xx[c], first_dots.xx[c], eps * first_dots.xx[c]);
-                EXPECT_NEAR(std::abs(dots.yx[c] - first_dots.yx[c]), 0.0, eps * yx_abs);
+    for (const double disorder : {0.5, 0.0}) {
+        const auto mdl = model("ti", 6, 5, 8, "", disorder);
+        const global_index n = mdl->num_rows();
+        const auto op = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single);
+        StencilTuning small;
+        small.tiles = {2, 2, 3};
+        const auto tiled = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single, small);
+        const int saved = omp_get_max_threads();
+        for (const int r : {1, 3, 8, 16, 32}) {
+            BlockVector xd(n, r);
+            fill_random_phase_vectors(xd, 4, 0, n);
+            const SingleBlock x = convert_block<complex_single>(xd);
+            std::vector<complex_single> first;
+            DotSums first_dots;
+            for (const int threads : {1, 2, 3, 0}) {
+                omp_set_num_threads(threads > 0 ? threads : 2);
+                SingleBlock y(n, r);
+                DotSums dots;
+                (threads == 0 ? tiled : op)->apply(x, y, AugmentedOps{0.7, 0.1, 0.0, true}, &dots);  // 0: small tiles, 2 threads
+                if (threads == 1) {
+                    first.assign(y.data(), y.data() + y.size());
+                    first_dots = dots;
+                    continue;
+                }
+                for (size_t i = 0; i < y.size(); ++i)
+                    ASSERT_EQ(y.data()[i], first[i]) << threads << " threads, R = " << r << ", disorder " << disorder
+                                                     << ", entry " << i;
+                // Each within (2 (N + 2) eps_d + (kSingleDotRun + 1) eps_f) sum |y||x| of the exact
+                // sum of the stored values (float runs of the float epilogue, R >= 2: where the
+                // threads split the rows the runs differ), so twice that apart.
+                const double eps = 2 * (2 * (n + 2) * kEpsD + (kSingleDotRun + 1) * kEpsF);
+                for (int c = 0; c < r; ++c) {
+                    double yx_abs = 0;
+                    for (global_index i = 0; i < n; ++i)
+                        yx_abs += std::abs(first[static_cast<size_t>(i) * r + c]) * std::abs(x(i, c));
+                    EXPECT_NEAR(dots.xx[c], first_dots.xx[c], eps * first_dots.xx[c]);
+                    EXPECT_NEAR(std::abs(dots.yx[c] - first_dots.yx[c]), 0.0, eps * yx_abs);
+                }
             }
         }
+        omp_set_num_threads(saved);
     }
-    omp_set_num_threads(saved);
 }

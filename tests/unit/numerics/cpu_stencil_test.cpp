@@ -34,8 +34,11 @@
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
+#include "tests/support/random_stencil.hpp"
 
 using namespace topokpm;
+using topokpm::testing::random_stencil;
+using topokpm::testing::relattice;
 
 namespace {
 
@@ -214,46 +217,6 @@ hamiltonians::ModelParams graphene_params(int nx, int ny, const std::string& bou
     p.disorder = 0.5;
     p.disorder_seed = 9;
     return p;
-}
-
-/// The stencil `s` on another lattice (extents and boundaries changed by hand, as the
-/// models refuse periodic extents below 3 / 2), with a fresh random potential per site
-/// (or per row when `per_row`).
-BlockStencil relattice(BlockStencil s, int nx, int ny, int nz, std::array<bool, 3> periodic, bool per_row,
-                       unsigned seed)
-{
-    s.nx = nx;
-    s.ny = ny;
-    s.nz = nz;
-    s.periodic = periodic;
-    std::mt19937_64 gen(seed);
-    std::uniform_real_distribution<double> u(-1.5, 1.5);
-    s.potential.resize(static_cast<size_t>(per_row ? s.num_rows() : s.num_sites()));
-    for (double& v : s.potential) v = u(gen);
-    return s;
-}
-
-/// A random stencil with B orbitals: dense random blocks for +-x, +-y, +-z, a diagonal
-/// term (1, -1, 0), a long-range term (0, 0, 2), a term with offset 0 (merges into the
-/// on-site block) and a duplicate of +x (merges with it); one block with a zero column.
-BlockStencil random_stencil(int nb, unsigned seed)
-{
-    std::mt19937_64 gen(seed);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    auto block = [&] {
-        std::vector<complex_type> b(static_cast<size_t>(nb) * nb);
-        for (complex_type& v : b) v = complex_type(u(gen), u(gen));
-        return b;
-    };
-    BlockStencil s;
-    s.name = "random" + std::to_string(nb);
-    s.orbitals = nb;
-    s.onsite = block();
-    const int offs[][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1},
-                           {1, -1, 0}, {0, 0, 2}, {0, 0, 0}, {1, 0, 0}};
-    for (const auto& d : offs) s.terms.push_back({d[0], d[1], d[2], block()});
-    for (int o = 0; o < nb; ++o) s.terms[2].block[static_cast<size_t>(o) * nb] = 0.0;  // a zero column
-    return s;
 }
 
 }  // namespace
