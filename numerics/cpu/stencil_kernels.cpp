@@ -174,14 +174,16 @@ struct ShiftTable {
 /// each site, one FMA per item for both), so an item's values are stored twice.
 template <class T>
 struct SiteForm {
-    static constexpr int kValues = std::is_same_v<T, double> ? 8 : 16;  ///< table values per item
+    /// One 512-bit vector of T (the vectors below are 64-byte aligned: no load splits a line).
+    using Lanes = std::conditional_t<std::is_same_v<T, double>, simd::v8d, v16f>;
     struct Class {
         int n_re = 0, n_im = 0, n_both = 0;  ///< items in this order: Re only, Im only, both
         std::vector<std::ptrdiff_t> off;     ///< per item: neighbour site - site, in T values (8 per site)
-        /// 8 per item: the permute of the neighbour's lanes (double: of its 8 doubles;
-        /// float: of the 8 complex floats of two sites, as 64-bit lanes, each site in its half)
-        std::vector<long long> idx;
-        std::vector<T> vr, vi;               ///< kValues per item: Re v, Im v per lane, over (re, im)
+        std::vector<simd::v8l> idx;          ///< double, per item: the permute of the neighbour's lanes
+        /// float: the items sorted by (kind, c); those of kind k (Re only, Im only, both) and
+        /// diagonal c are [first[4 k + c], first[4 k + c + 1]) (a fixed permute per run)
+        std::array<int, 13> first{};
+        std::vector<Lanes> vr, vi;           ///< per item: Re v, Im v per lane, over (re, im)
     };
     bool ok = false;
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index
@@ -572,31 +574,36 @@ private:
                         if (dropped) continue;
                         add_block(blocks[t], delta[2] + std::ptrdiff_t(extent_[2]) * (delta[1] + std::ptrdiff_t(extent_[1]) * delta[0]));
                     }
-                    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-                        const int ka = a.re && a.im ? 2 : (a.re ? 0 : 1), kb = b.re && b.im ? 2 : (b.re ? 0 : 1);
-                        return ka < kb;
+                    // Double: by kind (Re only, Im only, both), in block order within a kind.
+                    // Float: by kind, then by the diagonal c (each run of one c: a fixed permute).
+                    auto kind = [](const Item& it) { return it.re && it.im ? 2 : (it.re ? 0 : 1); };
+                    std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+                        if constexpr (std::is_same_v<T, double>) return kind(a) < kind(b);
+                        else return 4 * kind(a) + a.c < 4 * kind(b) + b.c;
                     });
                     typename SiteForm<T>::Class& cl =
                         f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
                     for (const Item& it : items) {
                         (it.re && it.im ? cl.n_both : (it.re ? cl.n_re : cl.n_im))++;
+                        if constexpr (!std::is_same_v<T, double>) ++cl.first[static_cast<size_t>(4 * kind(it) + it.c) + 1];
                         cl.off.push_back(it.off);
-                        for (int o = 0; o < 4; ++o) {
-                            if constexpr (std::is_same_v<T, double>) {  // the doubles of one site
-                                cl.idx.push_back(2 * (o ^ it.c));
-                                cl.idx.push_back(2 * (o ^ it.c) + 1);
-                            } else {  // complex lane o of each of two sites
-                                cl.idx.push_back(o ^ it.c);
+                        if constexpr (std::is_same_v<T, double>) {
+                            simd::v8l ix;
+                            for (int o = 0; o < 4; ++o) {
+                                ix[2 * o] = 2 * (o ^ it.c);
+                                ix[2 * o + 1] = 2 * (o ^ it.c) + 1;
                             }
+                            cl.idx.push_back(ix);
                         }
-                        if constexpr (!std::is_same_v<T, double>)
-                            for (int o = 0; o < 4; ++o) cl.idx.push_back(4 + (o ^ it.c));
-                        for (int rep = 0; rep < SiteForm<T>::kValues / 8; ++rep)
-                            for (int l = 0; l < 8; ++l) {
-                                cl.vr.push_back(static_cast<T>(it.vr[static_cast<size_t>(l)]));
-                                cl.vi.push_back(static_cast<T>(it.vi[static_cast<size_t>(l)]));
-                            }
+                        typename SiteForm<T>::Lanes lr, li;  // float: the 8 lanes of a site, twice
+                        for (int l = 0; l < static_cast<int>(sizeof lr / sizeof(T)); ++l) {
+                            lr[l] = static_cast<T>(it.vr[static_cast<size_t>(l % 8)]);
+                            li[l] = static_cast<T>(it.vi[static_cast<size_t>(l % 8)]);
+                        }
+                        cl.vr.push_back(lr);
+                        cl.vi.push_back(li);
                     }
+                    for (size_t k = 1; k < cl.first.size(); ++k) cl.first[k] += cl.first[k - 1];
                 }
         f.ok = true;
     }
@@ -1156,27 +1163,25 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
 #pragma GCC unroll 2
     for (int s = 0; s < S; ++s) a[s] = b[s] = v8d{};
     const std::ptrdiff_t* off = c.off.data();
-    const long long* ip = c.idx.data();
-    const double* rp = c.vr.data();
-    const double* jp = c.vi.data();
+    const v8l* ip = c.idx.data();
+    const v8d* rp = c.vr.data();
+    const v8d* jp = c.vi.data();
     const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
     auto xs = [&](int i, int s) __attribute__((always_inline)) {
-        v8l idx;
-        std::memcpy(&idx, ip + 8 * i, sizeof idx);
-        return __builtin_shuffle(simd::load<v8d>(x0 + 8 * s + off[i]), idx);
+        return __builtin_shuffle(simd::load<v8d>(x0 + 8 * s + off[i]), ip[i]);
     };
     for (int i = 0; i < e_re; ++i) {
-        const v8d v = simd::load<v8d>(rp + 8 * i);
+        const v8d v = rp[i];
 #pragma GCC unroll 2
         for (int s = 0; s < S; ++s) a[s] += v * xs(i, s);
     }
     for (int i = e_re; i < e_im; ++i) {
-        const v8d v = simd::load<v8d>(jp + 8 * i);
+        const v8d v = jp[i];
 #pragma GCC unroll 2
         for (int s = 0; s < S; ++s) b[s] += v * xs(i, s);
     }
     for (int i = e_im; i < e_all; ++i) {
-        const v8d vr = simd::load<v8d>(rp + 8 * i), vi = simd::load<v8d>(jp + 8 * i);
+        const v8d vr = rp[i], vi = jp[i];
 #pragma GCC unroll 2
         for (int s = 0; s < S; ++s) {
             const v8d xv = xs(i, s);
@@ -1189,98 +1194,100 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
     for (int s = 0; s < S; ++s) a[s] += sign * __builtin_shufflevector(b[s], b[s], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
-/// W floats of complex values: W = 16 (two ti sites, one 512-bit vector) or 8 (one site).
-template <int W>
-using FloatSites = std::conditional_t<W == 16, v16f, v8f>;
-
-/// v with re and im exchanged in every complex lane.
-template <int W>
-__attribute__((always_inline)) inline FloatSites<W> swap_parts(FloatSites<W> v)
+/// The 4 complex floats of one site at p in the low half of a vector, zeros above (one
+/// 256-bit load: nothing past the site is read).
+__attribute__((always_inline)) inline v16f load_one_site(const float* p)
 {
-    if constexpr (W == 16) return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    else return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+    const v8f v = loadf<v8f>(p);
+    return __builtin_shufflevector(v, v8f{}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
-/// The sums of W / 8 consecutive sites of one SiteForm<float> class (x0: the first site's 4
-/// rows), in float lanes: per item one load of the neighbour sites, one permute of their
-/// 64-bit complex lanes (within each site) and one FMA for both sites.
-template <int W>
-__attribute__((always_inline)) inline FloatSites<W> site_sums_f(const SiteForm<float>::Class& c,
-                                                                 const float* __restrict x0)
+/// The complex lanes of v (two sites of 4) permuted within each site: lane o takes lane
+/// o ^ C (a fixed shuffle of 64-bit lanes; C = 0: none).
+template <int C>
+__attribute__((always_inline)) inline v16f xor_lanes(v16f v)
 {
-    using V = FloatSites<W>;
-    using P = std::conditional_t<W == 16, simd::v8d, simd::v4d>;  // the same bits: one complex float per lane
-    using I = std::conditional_t<W == 16, simd::v8l, simd::v4l>;
-    const std::ptrdiff_t* off = c.off.data();
-    const long long* ip = c.idx.data();
-    const float* rp = c.vr.data();
-    const float* jp = c.vi.data();
-    const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
-    auto xs = [&](int i) __attribute__((always_inline)) {
-        P xv;
-        I idx;
-        std::memcpy(&xv, x0 + off[i], sizeof xv);
-        std::memcpy(&idx, ip + 8 * i, sizeof idx);  // W = 8: the first site's half
-        const P p = __builtin_shuffle(xv, idx);
-        V v;
+    if constexpr (C == 0) {
+        return v;
+    } else {
+        simd::v8d p;  // the same bits: one complex float per lane
+        std::memcpy(&p, &v, sizeof p);
+        p = __builtin_shufflevector(p, p, C, 1 ^ C, 2 ^ C, 3 ^ C, 4 + C, 4 + (1 ^ C), 4 + (2 ^ C), 4 + (3 ^ C));
         std::memcpy(&v, &p, sizeof v);
         return v;
-    };
-    V a{}, b{};
-    for (int i = 0; i < e_re; ++i) a += loadf<V>(rp + 16 * i) * xs(i);
-    for (int i = e_re; i < e_im; ++i) b += loadf<V>(jp + 16 * i) * xs(i);
-    for (int i = e_im; i < e_all; ++i) {
-        const V xv = xs(i);
-        a += loadf<V>(rp + 16 * i) * xv;
-        b += loadf<V>(jp + 16 * i) * xv;
     }
-    V sign;
-    for (int l = 0; l < W; ++l) sign[l] = l % 2 == 0 ? -1.0f : 1.0f;
-    return a + sign * swap_parts<W>(b);
 }
 
-/// The float epilogue of W / 8 sites whose first row is q (x0 = x + 2 q, y0 = y + 2 q):
+/// The sums of two consecutive sites of one SiteForm<float> class (x0: the first site's 4
+/// rows), or of one site in the low half (Lone), in float lanes: per item one load of the
+/// neighbour sites, the permute of their complex lanes that its diagonal c fixes (none for
+/// c = 0) and one FMA for both sites. A lone site runs the same 512-bit operations on a
+/// zero high half, so each lane's arithmetic (and rounding) is the same as in a pair.
+template <bool Lone>
+__attribute__((always_inline)) inline v16f site_sums_f(const SiteForm<float>::Class& c, const float* __restrict x0)
+{
+    const std::ptrdiff_t* off = c.off.data();
+    const v16f* rp = c.vr.data();
+    const v16f* jp = c.vi.data();
+    v16f a{}, b{};
+    auto items = [&](auto kind, auto diagonal) __attribute__((always_inline)) {
+        constexpr int K = decltype(kind)::value, C = decltype(diagonal)::value;
+        for (int i = c.first[4 * K + C]; i < c.first[4 * K + C + 1]; ++i) {
+            const float* p = x0 + off[i];
+            const v16f xv = xor_lanes<C>(Lone ? load_one_site(p) : loadf<v16f>(p));
+            if constexpr (K != 1) a += rp[i] * xv;
+            if constexpr (K != 0) b += jp[i] * xv;
+        }
+    };
+    using std::integral_constant;
+    auto all_diagonals = [&](auto kind) __attribute__((always_inline)) {
+        items(kind, integral_constant<int, 0>{});
+        items(kind, integral_constant<int, 1>{});
+        items(kind, integral_constant<int, 2>{});
+        items(kind, integral_constant<int, 3>{});
+    };
+    all_diagonals(integral_constant<int, 0>{});
+    all_diagonals(integral_constant<int, 1>{});
+    all_diagonals(integral_constant<int, 2>{});
+    const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
+    return a + sign * __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+}
+
+/// The float epilogue of two sites (Lone: one, in the low half) whose first row is q
+/// (x0 = x + 2 q, y0 = y + 2 q):
 ///     y = s (a + d x) + fl(beta) y0       (float fused multiply-adds)
 /// s and a uniform d (d_rows != nullptr) dithered by row (DitheredLanes), a per-site or
 /// per-row d = V - shift rounded to float; the dots into fd (one product per lane).
-template <int W>
-__attribute__((always_inline)) inline void site_finish_f(FloatSites<W> a, const float* __restrict x0,
-                                                         float* __restrict y0, global_index q,
-                                                         const DitheredLanes& s_rows, const DitheredLanes* d_rows,
-                                                         const double* pot, bool per_row, double shift, float beta,
-                                                         bool read_y, bool want_dots, FloatDotLanes& fd)
+template <bool Lone>
+__attribute__((always_inline)) inline void site_finish_f(v16f a, const float* __restrict x0, float* __restrict y0,
+                                                         global_index q, const DitheredLanes& s_rows,
+                                                         const DitheredLanes* d_rows, const double* pot, bool per_row,
+                                                         double shift, float beta, bool read_y, bool want_dots,
+                                                         FloatDotLanes& fd)
 {
-    using V = FloatSites<W>;
-    const V sv = loadf<V>(s_rows.at(q));
-    V dv;
+    auto load = [](const float* p) __attribute__((always_inline)) { return Lone ? load_one_site(p) : loadf<v16f>(p); };
+    const v16f sv = loadf<v16f>(s_rows.at(q));
+    v16f dv;
     if (d_rows != nullptr) {
-        dv = loadf<V>(d_rows->at(q));
-    } else if constexpr (W == 16) {
+        dv = loadf<v16f>(d_rows->at(q));
+    } else if constexpr (!Lone) {
         dv = potential_lanes_f<4>(pot, per_row, q, shift);
-    } else if (per_row) {
+    } else if (per_row) {  // the site's 4 rows only
         simd::v4d p;
         std::memcpy(&p, pot + q, sizeof p);
         const simd::v4f d = __builtin_convertvector(p - shift, simd::v4f);
-        dv = __builtin_shufflevector(d, d, 0, 0, 1, 1, 2, 2, 3, 3);
+        dv = __builtin_shufflevector(d, d, 0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3);
     } else {
-        dv = V{} + static_cast<float>(pot[q / 4] - shift);
+        dv = v16f{} + static_cast<float>(pot[q / 4] - shift);
     }
-    const V xv = loadf<V>(x0);
-    const V old = read_y ? (V{} + beta) * loadf<V>(y0) : V{};  // beta == 0: y is never read
-    const V yv = sv * (a + dv * xv) + old;
-    std::memcpy(y0, &yv, sizeof yv);
-    if (want_dots) {
-        v16f x16, y16;
-        if constexpr (W == 16) {
-            x16 = xv;
-            y16 = yv;
-        } else {
-            x16 = __builtin_shufflevector(xv, V{}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-            y16 = __builtin_shufflevector(yv, V{}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        }
-        fd.xx += x16 * x16;
-        fd.yx += y16 * x16;
-        fd.yxs += y16 * swap_parts<16>(x16);
+    const v16f xv = load(x0);
+    const v16f old = read_y ? (v16f{} + beta) * load(y0) : v16f{};  // beta == 0: y is never read
+    const v16f yv = sv * (a + dv * xv) + old;
+    std::memcpy(y0, &yv, Lone ? sizeof(float) * 8 : sizeof yv);
+    if (want_dots) {  // a lone site's high lanes are 0
+        fd.xx += xv * xv;
+        fd.yx += yv * xv;
+        fd.yxs += yv * __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
     }
 }
 
@@ -1295,7 +1302,7 @@ struct SiteFloatConstants {
 /// are cx, cy, in the SiteForm with the epilogue fused: two sites of one class per step, a
 /// site alone where the class changes (the z faces).
 /// T = double: site_sums<2> (two vectors, their own dot lanes) and finish_vector_sums.
-/// T = float: both sites in one vector (site_sums_f<16>) and the float epilogue
+/// T = float: both sites in one vector (site_sums_f) and the float epilogue
 /// (site_finish_f: no conversion per row; dots in float runs of kSingleDotRun steps, then
 /// into `lanes`); `fc` holds its dithered constants.
 template <class T>
@@ -1350,11 +1357,11 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             const float* x0 = x + 8 * site;
             float* y0 = y + 8 * site;
             if (z + 1 < zb && zcls[z + 1] == cz) {
-                site_finish_f<16>(site_sums_f<16>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
+                site_finish_f<false>(site_sums_f<false>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
                                   shift, beta_f, read_y, want_dots, fd);
                 z += 2;
             } else {
-                site_finish_f<8>(site_sums_f<8>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
+                site_finish_f<true>(site_sums_f<true>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
                                  shift, beta_f, read_y, want_dots, fd);
                 z += 1;
             }

@@ -587,18 +587,22 @@ TEST(CpuStencilSingle, TiSiteFormMomentsAtM4096StayWithinTheRoundingModelOfDoubl
 }
 
 // Rows are independent: y is bit for bit the same on 1, 2 and 3 threads (and with forced
-// small tiles, which cut the site form's pairs elsewhere; the dithered scale and uniform
-// V - shift depend on the row only: scale 0.7 is not a float); the dots differ in the order
-// of the per-thread double sums and in where the float runs start.
+// small tiles, which cut the site form's pairs elsewhere: a site alone and a site in a pair
+// round alike; the dithered scale and uniform V - shift depend on the row only: scale 0.7
+// is not a float); the dots differ in the order of the per-thread double sums and in where
+// the float runs start. ti with disorder and without (uniform potential), and a random
+// B = 4 stencil (products that are not exact in float).
 TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
 {
-    for (const double disorder : {0.5, 0.0}) {
-        const auto mdl = model("ti", 6, 5, 8, "", disorder);
-        const global_index n = mdl->num_rows();
-        const auto op = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single);
+    const std::vector<BlockStencil> stencils{model("ti", 6, 5, 8)->block_stencil(),
+                                             model("ti", 6, 5, 8, "", 0.0)->block_stencil(),
+                                             relattice(random_stencil(4, 45), 6, 5, 8, {true, true, false}, false, 5)};
+    for (const BlockStencil& st : stencils) {
+        const global_index n = st.num_rows();
+        const auto op = make_cpu_stencil_operator(st, Precision::Single);
         StencilTuning small;
         small.tiles = {2, 2, 3};
-        const auto tiled = make_cpu_stencil_operator(mdl->block_stencil(), Precision::Single, small);
+        const auto tiled = make_cpu_stencil_operator(st, Precision::Single, small);
         const int saved = omp_get_max_threads();
         for (const int r : {1, 3, 8, 16, 32}) {
             BlockVector xd(n, r);
@@ -617,7 +621,7 @@ TEST(CpuStencilSingle, ThreadCountChangesOnlyTheDotSummationOrder)
                     continue;
                 }
                 for (size_t i = 0; i < y.size(); ++i)
-                    ASSERT_EQ(y.data()[i], first[i]) << threads << " threads, R = " << r << ", disorder " << disorder
+                    ASSERT_EQ(y.data()[i], first[i]) << describe(st) << ", " << threads << " threads, R = " << r
                                                      << ", entry " << i;
                 // Each within (2 (N + 2) eps_d + (kSingleDotRun + 1) eps_f) sum |y||x| of the exact
                 // sum of the stored values (float runs of the float epilogue, R >= 2: where the
