@@ -1219,24 +1219,33 @@ __attribute__((always_inline)) inline v16f xor_lanes(v16f v)
 }
 
 /// The sums of two consecutive sites of one SiteForm<float> class (x0: the first site's 4
-/// rows), or of one site in the low half (Lone), in float lanes: per item one load of the
-/// neighbour sites, the permute of their complex lanes that its diagonal c fixes (none for
-/// c = 0) and one FMA for both sites. A lone site runs the same 512-bit operations on a
-/// zero high half, so each lane's arithmetic (and rounding) is the same as in a pair.
-template <bool Lone>
-__attribute__((always_inline)) inline v16f site_sums_f(const SiteForm<float>::Class& c, const float* __restrict x0)
+/// rows) in out[0], or of one site in the low half (Lone), or of four sites in out[0] and
+/// out[1] (Quad), in float lanes: per item and pair one load of the neighbour sites, the
+/// permute of their complex lanes that the item's diagonal c fixes (none for c = 0) and one
+/// FMA with the item's values. A lone site runs the pair's 512-bit operations on a zero high
+/// half and a quad two pairs' side by side, so each lane's arithmetic (and rounding) is the
+/// same in all three.
+template <bool Lone, bool Quad>
+__attribute__((always_inline)) inline void site_sums_f(const SiteForm<float>::Class& c, const float* __restrict x0,
+                                                       v16f (&out)[Quad ? 2 : 1])
 {
+    static_assert(!(Lone && Quad), "one, two or four sites");
     const std::ptrdiff_t* off = c.off.data();
     const v16f* rp = c.vr.data();
     const v16f* jp = c.vi.data();
-    v16f a{}, b{};
+    v16f a0{}, b0{}, a1{}, b1{};
     auto items = [&](auto kind, auto diagonal) __attribute__((always_inline)) {
         constexpr int K = decltype(kind)::value, C = decltype(diagonal)::value;
         for (int i = c.first[4 * K + C]; i < c.first[4 * K + C + 1]; ++i) {
             const float* p = x0 + off[i];
             const v16f xv = xor_lanes<C>(Lone ? load_one_site(p) : loadf<v16f>(p));
-            if constexpr (K != 1) a += rp[i] * xv;
-            if constexpr (K != 0) b += jp[i] * xv;
+            if constexpr (K != 1) a0 += rp[i] * xv;
+            if constexpr (K != 0) b0 += jp[i] * xv;
+            if constexpr (Quad) {
+                const v16f xw = xor_lanes<C>(loadf<v16f>(p + 16));
+                if constexpr (K != 1) a1 += rp[i] * xw;
+                if constexpr (K != 0) b1 += jp[i] * xw;
+            }
         }
     };
     using std::integral_constant;
@@ -1250,7 +1259,9 @@ __attribute__((always_inline)) inline v16f site_sums_f(const SiteForm<float>::Cl
     all_diagonals(integral_constant<int, 1>{});
     all_diagonals(integral_constant<int, 2>{});
     const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
-    return a + sign * __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    out[0] = a0 + sign * __builtin_shufflevector(b0, b0, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    if constexpr (Quad)
+        out[1] = a1 + sign * __builtin_shufflevector(b1, b1, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
 }
 
 /// The float epilogue of two sites (Lone: one, in the low half) whose first row is q
@@ -1348,29 +1359,45 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
         (void)scale;
         const float beta_f = static_cast<float>(beta);
         const bool read_y = beta != 0.0;
-        FloatDotLanes fd;
-        int run = 0;  // steps in fd's current run
+        FloatDotLanes fd, fd2;  // fd2: the second pair of a step of four sites
+        int run = 0;            // steps in the current run (at most one product per lane each)
         for (int z = za; z < zb;) {
             const int cz = zcls[z];
             const SiteForm<float>::Class& c = f.at(cx, cy, cz);
             const global_index site = site0 + z;
             const float* x0 = x + 8 * site;
             float* y0 = y + 8 * site;
-            if (z + 1 < zb && zcls[z + 1] == cz) {
-                site_finish_f<false>(site_sums_f<false>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
-                                  shift, beta_f, read_y, want_dots, fd);
+            if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
+                v16f sums[2];
+                site_sums_f<false, true>(c, x0, sums);
+                site_finish_f<false>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
+                                     read_y, want_dots, fd);
+                site_finish_f<false>(sums[1], x0 + 16, y0 + 16, 4 * site + 8, *fc.scale, fc.uniform_d, pot, per_row,
+                                     shift, beta_f, read_y, want_dots, fd2);
+                z += 4;
+            } else if (z + 1 < zb && zcls[z + 1] == cz) {
+                v16f sums[1];
+                site_sums_f<false, false>(c, x0, sums);
+                site_finish_f<false>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
+                                     read_y, want_dots, fd);
                 z += 2;
             } else {
-                site_finish_f<true>(site_sums_f<true>(c, x0), x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row,
-                                 shift, beta_f, read_y, want_dots, fd);
+                v16f sums[1];
+                site_sums_f<true, false>(c, x0, sums);
+                site_finish_f<true>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
+                                    read_y, want_dots, fd);
                 z += 1;
             }
             if (want_dots && ++run == kSingleDotRun) {
                 fd.add_to(lanes);
+                fd2.add_to(lanes);
                 run = 0;
             }
         }
-        if (want_dots && run > 0) fd.add_to(lanes);
+        if (want_dots && run > 0) {
+            fd.add_to(lanes);
+            fd2.add_to(lanes);
+        }
     }
 }
 
