@@ -1225,15 +1225,14 @@ __attribute__((always_inline)) inline v16f xor_lanes(v16f v)
 /// FMA with the item's values. A lone site runs the pair's 512-bit operations on a zero high
 /// half and a quad two pairs' side by side, so each lane's arithmetic (and rounding) is the
 /// same in all three.
-template <bool Lone, bool Quad>
+template <bool Lone, int Quad>
 __attribute__((always_inline)) inline void site_sums_f(const SiteForm<float>::Class& c, const float* __restrict x0,
-                                                       v16f (&out)[Quad ? 2 : 1])
+                                                       v16f (&out)[Quad ? 2 * Quad : 1])
 {
-    static_assert(!(Lone && Quad), "one, two or four sites");
     const std::ptrdiff_t* off = c.off.data();
     const v16f* rp = c.vr.data();
     const v16f* jp = c.vi.data();
-    v16f a0{}, b0{}, a1{}, b1{};
+    v16f a0{}, b0{}, a1{}, b1{}, a2{}, b2{}, a3{}, b3{};
     auto items = [&](auto kind, auto diagonal) __attribute__((always_inline)) {
         constexpr int K = decltype(kind)::value, C = decltype(diagonal)::value;
         for (int i = c.first[4 * K + C]; i < c.first[4 * K + C + 1]; ++i) {
@@ -1241,10 +1240,18 @@ __attribute__((always_inline)) inline void site_sums_f(const SiteForm<float>::Cl
             const v16f xv = xor_lanes<C>(Lone ? load_one_site(p) : loadf<v16f>(p));
             if constexpr (K != 1) a0 += rp[i] * xv;
             if constexpr (K != 0) b0 += jp[i] * xv;
-            if constexpr (Quad) {
+            if constexpr (Quad >= 1) {
                 const v16f xw = xor_lanes<C>(loadf<v16f>(p + 16));
                 if constexpr (K != 1) a1 += rp[i] * xw;
                 if constexpr (K != 0) b1 += jp[i] * xw;
+            }
+            if constexpr (Quad >= 2) {
+                const v16f xw = xor_lanes<C>(loadf<v16f>(p + 32));
+                if constexpr (K != 1) a2 += rp[i] * xw;
+                if constexpr (K != 0) b2 += jp[i] * xw;
+                const v16f xu = xor_lanes<C>(loadf<v16f>(p + 48));
+                if constexpr (K != 1) a3 += rp[i] * xu;
+                if constexpr (K != 0) b3 += jp[i] * xu;
             }
         }
     };
@@ -1260,8 +1267,12 @@ __attribute__((always_inline)) inline void site_sums_f(const SiteForm<float>::Cl
     all_diagonals(integral_constant<int, 2>{});
     const v16f sign = {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
     out[0] = a0 + sign * __builtin_shufflevector(b0, b0, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
-    if constexpr (Quad)
+    if constexpr (Quad >= 1)
         out[1] = a1 + sign * __builtin_shufflevector(b1, b1, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    if constexpr (Quad >= 2) {
+        out[2] = a2 + sign * __builtin_shufflevector(b2, b2, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+        out[3] = a3 + sign * __builtin_shufflevector(b3, b3, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    }
 }
 
 /// The float epilogue of two sites (Lone: one, in the low half) whose first row is q
@@ -1367,9 +1378,16 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             const global_index site = site0 + z;
             const float* x0 = x + 8 * site;
             float* y0 = y + 8 * site;
-            if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
+            if (z + 7 < zb && zcls[z + 7] == cz) {
+                v16f sums[4];
+                site_sums_f<false, 2>(c, x0, sums);
+                for (int k = 0; k < 4; ++k)
+                    site_finish_f<false>(sums[k], x0 + 16 * k, y0 + 16 * k, 4 * site + 8 * k, *fc.scale, fc.uniform_d, pot, per_row,
+                                     shift, beta_f, read_y, want_dots, k % 2 ? fd2 : fd);
+                z += 8;
+            } else if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
                 v16f sums[2];
-                site_sums_f<false, true>(c, x0, sums);
+                site_sums_f<false, 1>(c, x0, sums);
                 site_finish_f<false>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
                                      read_y, want_dots, fd);
                 site_finish_f<false>(sums[1], x0 + 16, y0 + 16, 4 * site + 8, *fc.scale, fc.uniform_d, pot, per_row,
@@ -1377,13 +1395,13 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
                 z += 4;
             } else if (z + 1 < zb && zcls[z + 1] == cz) {
                 v16f sums[1];
-                site_sums_f<false, false>(c, x0, sums);
+                site_sums_f<false, 0>(c, x0, sums);
                 site_finish_f<false>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
                                      read_y, want_dots, fd);
                 z += 2;
             } else {
                 v16f sums[1];
-                site_sums_f<true, false>(c, x0, sums);
+                site_sums_f<true, 0>(c, x0, sums);
                 site_finish_f<true>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
                                     read_y, want_dots, fd);
                 z += 1;
