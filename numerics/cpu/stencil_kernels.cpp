@@ -1160,7 +1160,7 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
     using simd::v8d;
     using simd::v8l;
     v8d b[S];
-#pragma GCC unroll 2
+#pragma GCC unroll 8
     for (int s = 0; s < S; ++s) a[s] = b[s] = v8d{};
     const std::ptrdiff_t* off = c.off.data();
     const v8l* ip = c.idx.data();
@@ -1172,17 +1172,17 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
     };
     for (int i = 0; i < e_re; ++i) {
         const v8d v = rp[i];
-#pragma GCC unroll 2
+#pragma GCC unroll 8
         for (int s = 0; s < S; ++s) a[s] += v * xs(i, s);
     }
     for (int i = e_re; i < e_im; ++i) {
         const v8d v = jp[i];
-#pragma GCC unroll 2
+#pragma GCC unroll 8
         for (int s = 0; s < S; ++s) b[s] += v * xs(i, s);
     }
     for (int i = e_im; i < e_all; ++i) {
         const v8d vr = rp[i], vi = jp[i];
-#pragma GCC unroll 2
+#pragma GCC unroll 8
         for (int s = 0; s < S; ++s) {
             const v8d xv = xs(i, s);
             a[s] += vr * xv;
@@ -1190,7 +1190,7 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
         }
     }
     const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
-#pragma GCC unroll 2
+#pragma GCC unroll 8
     for (int s = 0; s < S; ++s) a[s] += sign * __builtin_shufflevector(b[s], b[s], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
@@ -1346,7 +1346,16 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             const global_index site = site0 + z;
             const T* x0 = x + 8 * site;
             T* y0 = y + 8 * site;
-            if (z + 1 < zb && zcls[z + 1] == cz) {
+            if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
+                v8d a[4];
+                site_sums<4>(c, x0, a);
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k)
+                    kernels::cpu::finish_vector_sums(a[k], x0 + 8 * k, y0 + 8 * k, sv,
+                                                     potential_lanes<4>(pot, per_row, 4 * site + 4 * k, shift), beta,
+                                                     want_dots, k % 2 == 0 ? lanes : l1);
+                z += 4;
+            } else if (z + 1 < zb && zcls[z + 1] == cz) {
                 v8d a[2];
                 site_sums<2>(c, x0, a);
                 kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift),
