@@ -1346,7 +1346,16 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             const global_index site = site0 + z;
             const T* x0 = x + 8 * site;
             T* y0 = y + 8 * site;
-            if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
+            if (z + 7 < zb && zcls[z + 7] == cz) {
+                v8d a[8];
+                site_sums<8>(c, x0, a);
+#pragma GCC unroll 8
+                for (int k = 0; k < 8; ++k)
+                    kernels::cpu::finish_vector_sums(a[k], x0 + 8 * k, y0 + 8 * k, sv,
+                                                     potential_lanes<4>(pot, per_row, 4 * site + 4 * k, shift), beta,
+                                                     want_dots, k % 2 == 0 ? lanes : l1);
+                z += 8;
+            } else if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
                 v8d a[4];
                 site_sums<4>(c, x0, a);
 #pragma GCC unroll 4
