@@ -1388,22 +1388,30 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
         (void)scale;
         const float beta_f = static_cast<float>(beta);
         const bool read_y = beta != 0.0;
-        FloatDotLanes fd, fd2;  // fd2: the second pair of a step of four sites
-        int run = 0;            // steps in the current run (at most one product per lane each)
+        FloatDotLanes fd, fd2;  // the even and the odd pairs of a step
+        int run = 0;            // products per lane in fd since its last add_to (fd2: at most as many)
         for (int z = za; z < zb;) {
             const int cz = zcls[z];
             const SiteForm<float>::Class& c = f.at(cx, cy, cz);
             const global_index site = site0 + z;
             const float* x0 = x + 8 * site;
             float* y0 = y + 8 * site;
-            if (z + 7 < zb && zcls[z + 7] == cz) {
+            const bool eight = z + 7 < zb && zcls[z + 7] == cz;  // (classes are monotone along z)
+            const int products = eight ? 2 : 1;                  // this step's, per lane of fd
+            if (want_dots && run + products > kSingleDotRun) {
+                fd.add_to(lanes);
+                fd2.add_to(lanes);
+                run = 0;
+            }
+            run += products;
+            if (eight) {
                 v16f sums[4];
                 site_sums_f<false, 2>(c, x0, sums);
                 for (int k = 0; k < 4; ++k)
                     site_finish_f<false>(sums[k], x0 + 16 * k, y0 + 16 * k, 4 * site + 8 * k, *fc.scale, fc.uniform_d, pot, per_row,
                                      shift, beta_f, read_y, want_dots, k % 2 ? fd2 : fd);
                 z += 8;
-            } else if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
+            } else if (z + 3 < zb && zcls[z + 3] == cz) {
                 v16f sums[2];
                 site_sums_f<false, 1>(c, x0, sums);
                 site_finish_f<false>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
@@ -1423,11 +1431,6 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
                 site_finish_f<true>(sums[0], x0, y0, 4 * site, *fc.scale, fc.uniform_d, pot, per_row, shift, beta_f,
                                     read_y, want_dots, fd);
                 z += 1;
-            }
-            if (want_dots && ++run == kSingleDotRun) {
-                fd.add_to(lanes);
-                fd2.add_to(lanes);
-                run = 0;
             }
         }
         if (want_dots && run > 0) {
