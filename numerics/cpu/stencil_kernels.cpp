@@ -45,12 +45,15 @@
 // R = 1, B = 4 (ti): the site form (SiteForm): a site's 4 rows are one vector, the
 // blocks split into XOR diagonals (one permute and one FMA per real or imaginary part), a
 // table per class of sites (boundary coordinates: their own class), so the z faces and the
-// periodic wrap run as fast as the interior; the epilogue is fused, two sites per step.
-// Single precision: the tables with float-rounded values and the two sites of a step in one
-// vector of 16 floats (one load, one permute, one FMA per item for both), the float epilogue
-// of the shifted-load form (scale and a uniform V - shift dithered by row, dots in float runs
-// of kSingleDotRun steps); widening x per load and a double epilogue left it 1.3x slower
-// than the double kernel in core.
+// periodic wrap run as fast as the interior; the epilogue is fused. Up to eight sites of one
+// class per step (the item loop's overhead shared; each site keeps its own sums, so the
+// grouping changes no rounding), the tables 64-byte aligned vectors.
+// Single precision: the tables with float-rounded values, two sites in one vector of 16
+// floats (one load, one permute, one FMA per item for both; the items sorted by diagonal so
+// the permute is an immediate shuffle, none for the diagonal), four such pairs per step, the
+// float epilogue of the shifted-load form (scale and a uniform V - shift dithered by row,
+// dots in float runs of kSingleDotRun products); widening x per load and a double epilogue
+// left it 1.3x slower than the double kernel in core (docs/performance.md, "s27-free1").
 //
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
@@ -1321,11 +1324,12 @@ struct SiteFloatConstants {
 };
 
 /// Sites za <= z < zb of the z-column whose first site is `site0` and whose (x, y) classes
-/// are cx, cy, in the SiteForm with the epilogue fused: two sites of one class per step, a
-/// site alone where the class changes (the z faces).
-/// T = double: site_sums<2> (two vectors, their own dot lanes) and finish_vector_sums.
-/// T = float: both sites in one vector (site_sums_f) and the float epilogue
-/// (site_finish_f: no conversion per row; dots in float runs of kSingleDotRun steps, then
+/// are cx, cy, in the SiteForm with the epilogue fused: 8, 4, 2 or 1 sites of one class per
+/// step (fewer where the class changes: the z faces), each site with its own sums.
+/// T = double: site_sums<S> (a vector per site; the dot lanes alternate between two sets by
+/// site) and finish_vector_sums.
+/// T = float: two sites per vector (site_sums_f) and the float epilogue (site_finish_f: no
+/// conversion per row; dots per float lane in runs of at most kSingleDotRun products, then
 /// into `lanes`); `fc` holds its dithered constants.
 template <class T>
 __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy, const T* __restrict x,

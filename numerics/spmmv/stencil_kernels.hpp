@@ -86,7 +86,7 @@ struct StencilTuning {
 /// dither and float dot runs of kSingleDotRun rows, finishes the rows at R = 2, 4, 8, 16 and 32
 /// (kernels::cpu::FloatRowEpilogue; the SELL single sweep too), and the rows of the R = 1
 /// site form (ti, B = 4: two sites per vector of 16 floats; the dither by row, dot runs of
-/// kSingleDotRun steps of two sites). Derivations:
+/// at most kSingleDotRun products per lane). Derivations:
 /// docs/performance.md, "Single precision at R = 1 in float" and "Single precision at every
 /// width", and cpu_stencil_single_test.cpp.
 /// precision() is Single: apply() on complex-float blocks runs that sweep; on double blocks

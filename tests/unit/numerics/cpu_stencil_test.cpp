@@ -5,8 +5,8 @@
 // neighbours coincide), block widths R with and without a specialised kernel, beta = 0
 // (y pre-filled with NaN) and beta != 0, dots on and off, potential per site and per row.
 // At R = 1 with B = 4 every site runs on the site form (a table per class of boundary
-// coordinates, two sites of one class per step): the ti cases (odd nz: a last site alone;
-// forced z-tiles: pairs cut at tile ends; tiny extents: coinciding neighbours) and the
+// coordinates, up to eight sites of one class per step): the ti cases (odd nz: a last site
+// alone; forced z-tiles: steps cut at tile ends; tiny extents: coinciding neighbours) and the
 // random B = 4 stencils (dense complex blocks: every XOR diagonal, Re and Im items; a
 // diagonal and a range-2 term: more boundary classes) test it.
 #include <gtest/gtest.h>
