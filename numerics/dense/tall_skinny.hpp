@@ -7,7 +7,8 @@
 /// - tsqr: Householder QR of every row block (geqrt_recursive: one k x k block reflector
 ///   per block), then a binary tree of TPQRT on the k x k R factors; Q by applying the tree
 ///   to [I; 0] and then each leaf's reflector to its k x k part (q_times_top: one GEMM
-///   per block). Overwrites the
+///   per block; the leaf's T kept in the block's upper triangle meanwhile, the tree's R, V
+///   and C in one k x k slot per block). Overwrites the
 ///   block with the explicit Q (N x k, Q^H Q = I) and returns R (k x k upper triangular,
 ///   A = Q R), with the row blocks as tasks. Backward stable for any A (orthogonality ~ u,
 ///   independent of cond(A)).
