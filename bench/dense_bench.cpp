@@ -74,7 +74,7 @@ struct Args {
                  "                   [--no-pin] [--no-check] [--json FILE]\n"
                  "  --n N       matrix order (potrf, geqrf) or rows (tsqr)\n"
                  "  --k K       columns of the tsqr block (default 64)\n"
-                 "  --tile B    tile size (potrf/geqrf) or row block (tsqr); default 320 / 256 / 8192\n"
+                 "  --tile B    tile size (potrf/geqrf) or row block (tsqr); default 320 / 256 / 4096\n"
                  "  --ib IB     QR inner blocking (default 32)\n"
                  "  --threads T host workers of ours and OpenBLAS threads of theirs (default 2)\n"
                  "  --device-workers D  workers of the device (default 0: none; 1 with --device cuda)\n"
@@ -131,7 +131,7 @@ Args parse(int argc, char** argv)
     }
     if (a.op != "potrf" && a.op != "geqrf" && a.op != "tsqr") usage("--op must be potrf, geqrf or tsqr");
     if (a.n < 1 || a.k < 1 || a.threads < 1 || a.reps < 1 || a.ib < 1 || a.tile < 0) usage("values must be >= 1");
-    if (a.tile == 0) a.tile = a.op == "potrf" ? 320 : a.op == "geqrf" ? 256 : 8192;
+    if (a.tile == 0) a.tile = a.op == "potrf" ? 320 : a.op == "geqrf" ? 256 : kTsqrBlockRows;
     if (a.domains < 1) usage("--domains must be >= 1");
     if (a.slices < 1 || a.host_width < 0) usage("--slices must be >= 1 and --host-width >= 0");
     if ((a.tune || a.host_width > 0) && a.op == "tsqr") usage("--host-width applies to potrf and geqrf");

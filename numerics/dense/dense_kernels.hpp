@@ -76,7 +76,9 @@ void tpmqrt(char trans, int m, int n, int k, int l, int ib, const T* v, int ldv,
 /// reflector Q = I - V T V^H with T k x k upper triangular. The explicit Q of TSQR's
 /// leaves: W = T V_1^H C (V_1 the top k x k, unit lower), then A_2 = -V_2 W (one GEMM of
 /// (m - k) x k x k, row chunks of V_2 staged in a per-thread buffer) and A_1 = C - V_1 W,
-/// 8 m k^2 real flops (complex) against 16 m k^2 for xGEMQRT on [C; 0].
+/// 8 m k^2 real flops (complex) against 16 m k^2 for xGEMQRT on [C; 0]. T may lie in A's
+/// own upper triangle (t = a, ldt = lda: V_1 is unit lower, so its diagonal and above are
+/// free once R is copied out): T is read before A is written.
 template <class T>
 void q_times_top(int m, int k, T* a, int lda, const T* t, int ldt, const T* c, int ldc);
 

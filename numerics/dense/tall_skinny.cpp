@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "numerics/base/first_touch.hpp"
 #include "numerics/dense/dense_kernels.hpp"
 #include "numerics/dense/qr.hpp"
 #include "runtime/base/error.hpp"
@@ -29,7 +30,7 @@ void check_block(const TileMatrix<T>& a)
 }
 
 // Ids: matrix 0 = the row blocks, 1.. = the small per-block buffers below.
-enum Buffer { kBlock = 0, kLeafT = 1, kR = 2, kTreeT = 3, kC = 4, kGram = 5, kU = 6 };
+enum Buffer { kBlock = 0, kR = 1, kTreeT = 2, kC = 3 };
 tasks::DataId buffer_id(Buffer b, int i) { return tile_id(int(b), i, 0); }
 
 double thread_cpu_seconds()
@@ -191,8 +192,17 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
     const int ib = std::min(execution.inner_block, k);
     const std::size_t kk = std::size_t(k) * k, tk = std::size_t(ib) * k;
     // Leaves: one k x k block reflector each (geqrt with ib = k), so the leaf's part of Q is
-    // one GEMM (q_times_top); the tree keeps the inner block ib.
-    std::vector<T> leaf_t(kk * mt), r(kk * mt, T(0)), tree_t(tk * mt), cbuf(kk * mt, T(0));
+    // one GEMM (q_times_top); the tree keeps the inner block ib. Per block, one k x k slot
+    // holds R_i, then (a right child's) the tree's V_i, then C_i, the block's k x k part of
+    // tree x [I; 0]; the leaf's T moves into the block's own upper triangle once R_i is out.
+    // The slots are written by the tasks before they are read: allocated uninitialized
+    // (allocate_pages), so the workers first-touch them and a next call of the same shape
+    // reuses the pages, instead of the master zero-filling fresh memory while they wait.
+    FirstTouchVector<T> slots((kk + tk) * std::size_t(mt));
+    T* const r = slots.data();
+    T* const tree_t = r + kk * mt;
+    std::vector<T> c_root(kk, T(0));  // C_0 = I: slot 0 keeps the final R
+    for (int d = 0; d < k; ++d) c_root[std::size_t(d) * k + d] = T(1);
     // Seconds in each task body, one slot per task (leaves by block, tree nodes by their j).
     std::vector<std::pair<double, double>> leaf_qr_s(mt), tree_qr_s(mt), tree_q_s(mt), leaf_q_s(mt);
     auto runtime = make_runtime(execution);
@@ -201,23 +211,27 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         // Row block i and its small buffers share an owner (one device per block).
         const int owner = column_owner(i, execution.slices, accelerators);
         runtime->register_data(buffer_id(kBlock, i), a.tile(i, 0), a.tile_bytes(i, 0), owner);
-        runtime->register_data(buffer_id(kLeafT, i), &leaf_t[kk * i], kk * sizeof(T), owner);
-        runtime->register_data(buffer_id(kR, i), &r[kk * i], kk * sizeof(T), owner);
-        runtime->register_data(buffer_id(kTreeT, i), &tree_t[tk * i], tk * sizeof(T), owner);
-        runtime->register_data(buffer_id(kC, i), &cbuf[kk * i], kk * sizeof(T), owner);
+        runtime->register_data(buffer_id(kR, i), r + kk * i, kk * sizeof(T), owner);
+        runtime->register_data(buffer_id(kTreeT, i), tree_t + tk * i, tk * sizeof(T), owner);
     }
+    runtime->register_data(buffer_id(kC, 0), c_root.data(), kk * sizeof(T), column_owner(0, execution.slices, accelerators));
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
         runtime->submit({timed(&leaf_qr_s[i], [=](const TaskContext& c) {
                              T* blk = c.as<T>(buffer_id(kBlock, i));
-                             kernels::cpu::geqrt_recursive(mi, k, blk, mi, c.as<T>(buffer_id(kLeafT, i)), k);
                              T* ri = c.as<T>(buffer_id(kR, i));
+                             thread_local std::vector<T> leaf_t;
+                             leaf_t.resize(kk);
+                             kernels::cpu::geqrt_recursive(mi, k, blk, mi, leaf_t.data(), k);
                              for (int col = 0; col < k; ++col)
-                                 for (int row = 0; row <= col; ++row) ri[row + col * k] = blk[row + col * mi];
+                                 for (int row = 0; row < k; ++row) {
+                                     T& top = blk[row + std::size_t(col) * mi];
+                                     const bool upper = row <= col;
+                                     ri[row + std::size_t(col) * k] = upper ? top : T(0);
+                                     if (upper) top = leaf_t[row + std::size_t(col) * k];
+                                 }
                          }),
-                         {{buffer_id(kBlock, i), Access::read_write},
-                          {buffer_id(kLeafT, i), Access::read_write},
-                          {buffer_id(kR, i), Access::read_write}},
+                         {{buffer_id(kBlock, i), Access::read_write}, {buffer_id(kR, i), Access::overwrite}},
                          1.0});
     }
     // Binary tree: at stride s, R_i (i a multiple of 2s) absorbs R_{i+s}, whose slot keeps V.
@@ -226,45 +240,49 @@ TallSkinnyResult<T> tsqr(TileMatrix<T>& a, const DenseExecution& execution)
         for (int i = 0; i + s < mt; i += 2 * s) {
             const int j = i + s;
             runtime->submit({timed(&tree_qr_s[j], [=](const TaskContext& c) {
+                                 T* tj = c.as<T>(buffer_id(kTreeT, j));
+                                 std::fill_n(tj, tk, T(0));  // TPQRT leaves T's blocks' lower parts
                                  kernels::cpu::tpqrt(k, k, k, ib, c.as<T>(buffer_id(kR, i)), k,
-                                                     c.as<T>(buffer_id(kR, j)), k, c.as<T>(buffer_id(kTreeT, j)), ib);
+                                                     c.as<T>(buffer_id(kR, j)), k, tj, ib);
                              }),
                              {{buffer_id(kR, i), Access::read_write},
                               {buffer_id(kR, j), Access::read_write},
-                              {buffer_id(kTreeT, j), Access::read_write}},
+                              {buffer_id(kTreeT, j), Access::overwrite}},
                              2.0 + levels});
         }
-    // Q = leaves * tree * [I; 0]: C_0 = I, then the tree top-down, then each leaf.
-    for (int d = 0; d < k; ++d) cbuf[std::size_t(d) * k + d] = T(1);
+    // Q = leaves * tree * [I; 0]: C_0 = I, then the tree top-down (node (i, j) turns the V in
+    // slot j into C_j, and C_i is slot i's, written when i was a right child higher up), then
+    // each leaf.
+    const auto c_id = [](int i) { return i == 0 ? buffer_id(kC, 0) : buffer_id(kR, i); };
     for (int s = 1 << std::max(0, levels - 1); s >= 1 && levels > 0; s /= 2)
         for (int i = 0; i + s < mt; i += 2 * s) {
             const int j = i + s;
             runtime->submit({timed(&tree_q_s[j], [=](const TaskContext& c) {
-                                 kernels::cpu::tpmqrt('N', k, k, k, k, ib, c.as<T>(buffer_id(kR, j)), k,
-                                                      c.as<T>(buffer_id(kTreeT, j)), ib, c.as<T>(buffer_id(kC, i)), k,
-                                                      c.as<T>(buffer_id(kC, j)), k);
+                                 T* sj = c.as<T>(buffer_id(kR, j));
+                                 thread_local std::vector<T> v;
+                                 v.assign(sj, sj + kk);
+                                 std::fill_n(sj, kk, T(0));  // C_j: the 0 of [C_i; 0]
+                                 kernels::cpu::tpmqrt('N', k, k, k, k, ib, v.data(), k,
+                                                      c.as<T>(buffer_id(kTreeT, j)), ib, c.as<T>(c_id(i)), k, sj, k);
                              }),
-                             {{buffer_id(kC, i), Access::read_write},
-                              {buffer_id(kC, j), Access::read_write},
-                              {buffer_id(kR, j), Access::read},
+                             {{c_id(i), Access::read_write},
+                              {buffer_id(kR, j), Access::read_write},
                               {buffer_id(kTreeT, j), Access::read}},
                              1.0});
         }
     for (int i = 0; i < mt; ++i) {
         const int mi = a.tile_rows(i);
         runtime->submit({timed(&leaf_q_s[i], [=](const TaskContext& c) {
-                             kernels::cpu::q_times_top(mi, k, c.as<T>(buffer_id(kBlock, i)), mi,
-                                                       c.as<T>(buffer_id(kLeafT, i)), k,
-                                                       c.as<T>(buffer_id(kC, i)), k);
+                             T* blk = c.as<T>(buffer_id(kBlock, i));
+                             kernels::cpu::q_times_top(mi, k, blk, mi, blk, mi, c.as<T>(c_id(i)), k);
                          }),
-                         {{buffer_id(kBlock, i), Access::read_write},
-                          {buffer_id(kC, i), Access::read},
-                          {buffer_id(kLeafT, i), Access::read}},
+                         {{buffer_id(kBlock, i), Access::read_write}, {c_id(i), Access::read}},
                          0.0});
     }
     // Everything is submitted: each buffer's device copy goes when its last task is done.
     for (int i = 0; i < mt; ++i)
-        for (Buffer kind : {kBlock, kLeafT, kR, kTreeT, kC}) runtime->release(buffer_id(kind, i));
+        for (Buffer kind : {kBlock, kR, kTreeT}) runtime->release(buffer_id(kind, i));
+    runtime->release(buffer_id(kC, 0));
     runtime->wait_all();
     TallSkinnyResult<T> result;
     result.r.assign(kk, T(0));
