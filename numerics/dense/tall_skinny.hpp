@@ -40,9 +40,9 @@ struct TsqrPhases {
     double total_flops() const { return leaf_qr.flops + tree_qr.flops + tree_q.flops + leaf_q.flops; }
 };
 
-/// Rows per block for tsqr's callers: a 4096 x 64 complex leaf (4 MiB; one per worker)
-/// factors at ~48 Gflop/s per core here against ~40 for 8192 rows, while the tree, one
-/// O(k^3) node per leaf, stays ~2 % of the time (docs/dense.md, "TSQR: 4096-row leaves").
+/// Rows per block for tsqr's callers (dense-bench's default --tile, the eigensolvers' blocks):
+/// the fastest leaf height measured for k = 64 (a 4 MiB complex leaf per worker; the tree adds
+/// one O(k^3) node per leaf; docs/dense.md, "TSQR: 4096-row leaves").
 inline constexpr int kTsqrBlockRows = 4096;
 
 template <class T>

@@ -46,11 +46,11 @@ dense::DenseExecution execution()
 }
 
 /// A TileMatrix of max(n, k) rows (zero rows below n), one tile column, row blocks of at
-/// least k rows (and of about 8192 rows, for the dense engine's tasks).
+/// least k rows (and of about dense::kTsqrBlockRows rows, TSQR's leaf height).
 dense::TileMatrix<complex_double> to_tiles(const Columns& x)
 {
     const int k = x.cols, rows = std::max(x.n, k);
-    int blocks = std::max(1, rows / std::max(8192, 4 * k));
+    int blocks = std::max(1, rows / std::max(dense::kTsqrBlockRows, 4 * k));
     int mb = (rows + blocks - 1) / blocks;
     if (rows - (blocks - 1) * mb < k) mb = rows;  // the last block would be shorter than k
     dense::TileMatrix<complex_double> t(rows, k, mb, k);
