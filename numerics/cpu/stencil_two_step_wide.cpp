@@ -2,12 +2,16 @@
 // of lattice lines, a wavefront over lines per strip (the contract and the schedule:
 // numerics/cpu/stencil_two_step_wide.hpp).
 //
-// A row's R complex sums are R / 4 whole 512-bit vectors of complex doubles, summed over its
-// entries as a += Re v x, b += Im v x (complex_block_simd.hpp's split, b skipped for real
-// couplings) and combined once; the epilogue y = scale (acc + (V - shift) x) + beta y and the
-// dots run on the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every
-// neighbour inside its line (sites site_reach .. sites - site_reach - 1) use relative offsets;
-// the others wrap or drop per entry.
+// A row's R complex values are R / 4 whole 512-bit vectors of complex doubles. The row is one
+// chain per vector that starts from beta y (beta = -1, the KPM step: -y, folded into the first
+// FMA as a multiply-subtract; beta = 0: zero, y never read) and adds scale v x per entry and
+// scale (V - shift) x for the potential, with scale folded into the couplings once per call:
+// 4 FMAs per vector for graphene's three real couplings, where scale (acc + (V - shift) x) +
+// beta y took 6 (docs/performance.md, "branch s27-r16"). Complex couplings use
+// complex_block_simd.hpp's split (a += Re v x, b += Im v x, combined once). The dots run on
+// the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every neighbour
+// inside its line (sites site_reach .. sites - site_reach - 1) use relative offsets; the
+// others wrap or drop per entry.
 #include "numerics/cpu/stencil_two_step_wide.hpp"
 
 #include <omp.h>
@@ -37,12 +41,24 @@ inline void vstore(T* p, V v)
     std::memcpy(p, &v, sizeof v);
 }
 
+/// w in every lane (V{} + w would add 0.0 per lane: a scalar add before the broadcast, which
+/// the compiler may not drop because 0.0 + -0.0 is +0.0).
+inline simd::v8d splat(double w)
+{
+    return simd::v8d{w, w, w, w, w, w, w, w};
+}
+
 /// (re, im) pairs swapped, times (-1, +1): i * b for b = (re, im) pairs.
 inline simd::v8d times_i(simd::v8d b)
 {
     const simd::v8d s = __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6);
     return s * simd::v8d{-1, 1, -1, 1, -1, 1, -1, 1};
 }
+
+/// How a row's chain starts (the old y's term): beta = 0 (zero; y is never read), beta = -1
+/// (the KPM step: -y, which the first FMA takes as a multiply-subtract) or any other beta
+/// (beta y). -1 y is -y exactly, so the two nonzero forms give the same values.
+enum class BetaForm { Zero, MinusOne, General };
 
 template <int R, bool Real>
 class WideSteps {
@@ -53,7 +69,9 @@ public:
     static constexpr int NV = 2 * R / kLanes;
     static_assert(NV >= 1 && 2 * R % kLanes == 0, "whole vectors per row");
 
-    WideSteps(const WideStencil2D& s, const AugmentedOps& ops) : s_(s), ops_(ops)
+    /// The couplings are stored times ops.scale (the chain adds scale v x per entry).
+    WideSteps(const WideStencil2D& s, const AugmentedOps& ops)
+        : s_(s), scale_(ops.scale), shift_(ops.shift), beta_(ops.beta)
     {
         const int nb = s.orbitals;
         line_vals_ = 2 * static_cast<std::ptrdiff_t>(R) * nb * s.sites;
@@ -62,8 +80,8 @@ public:
             for (const WideStencil2D::Entry& e : s.rows[static_cast<size_t>(o)]) {
                 t.sel.push_back(e.dline + 1);
                 t.off.push_back(2 * static_cast<std::ptrdiff_t>(R) * (static_cast<std::ptrdiff_t>(nb) * e.dsite + e.b - o));
-                t.vr.push_back(static_cast<T>(e.re));
-                t.vi.push_back(static_cast<T>(e.im));
+                t.vr.push_back(scale_ * e.re);
+                t.vi.push_back(scale_ * e.im);
             }
             max_len_ = std::max(max_len_, static_cast<int>(t.sel.size()));
             tables_.push_back(std::move(t));
@@ -115,16 +133,9 @@ public:
         }
         for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
         if (ie > ia) {
-            switch (nb <= kMaxOrbitals ? max_len_ : 0) {
-            case 1: interior<1>(xl, in, out, line, ia, ie, want_dots, l); break;
-            case 2: interior<2>(xl, in, out, line, ia, ie, want_dots, l); break;
-            case 3: interior<3>(xl, in, out, line, ia, ie, want_dots, l); break;
-            case 4: interior<4>(xl, in, out, line, ia, ie, want_dots, l); break;
-            case 5: interior<5>(xl, in, out, line, ia, ie, want_dots, l); break;
-            case 6: interior<6>(xl, in, out, line, ia, ie, want_dots, l); break;
-            default:
-                for (int z = ia; z < ie; ++z) site<true>(xl, in, out, line, z, nb, want_dots, l);
-            }
+            if (beta_ == 0.0) interior_len<BetaForm::Zero>(xl, in, out, line, ia, ie, want_dots, l);
+            else if (beta_ == -1.0) interior_len<BetaForm::MinusOne>(xl, in, out, line, ia, ie, want_dots, l);
+            else interior_len<BetaForm::General>(xl, in, out, line, ia, ie, want_dots, l);
         }
         for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
         for (int v = 0; v < NV; ++v) {
@@ -141,23 +152,36 @@ private:
         V xx[NV], yx[NV], yxs[NV];
     };
 
-    /// site<true> on sites [za, zb) of `line` (all interior) with LEN entries per orbital row:
-    /// the entries' positions resolved once per call (a missing line's entries and the
-    /// shorter rows' tails become zero-valued entries on the row itself, which add exact
-    /// zeros), so a row is LEN fixed loads and FMAs per vector with no table lookups or
-    /// checks, and the epilogue's scalars live in registers (as members they were reloaded
-    /// after every store to y). The same operations in the same order as site<true>.
-    /// The row's end, shared by the table walk (site) and the fixed-length path (interior):
-    /// y = scale (a + (V - shift) x) + beta y, y not read when beta = 0, and the dot lanes.
-    __attribute__((always_inline)) static inline void finish_row(const V (&a)[NV], const T* __restrict xo,
-                                                                 T* __restrict yo, V sv, V dv, V bv, bool with_beta,
-                                                                 bool want_dots, Lanes& d)
+    struct Table {
+        std::vector<int> sel;
+        std::vector<std::ptrdiff_t> off;  // doubles from the row's own position in its line
+        std::vector<T> vr, vi;            // scale v
+    };
+
+    /// The chain's start: beta y, or zero (beta = 0: y is never read).
+    template <BetaForm B>
+    __attribute__((always_inline)) static inline void start_row(V (&a)[NV], const T* __restrict yo, V bv)
     {
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) {
+            if constexpr (B == BetaForm::Zero) a[v] = V{};
+            else if constexpr (B == BetaForm::MinusOne) a[v] = -vload<V>(yo + kLanes * v);
+            else a[v] = bv * vload<V>(yo + kLanes * v);
+        }
+    }
+
+    /// The row's end, shared by the table walk (site) and the fixed-length path (interior):
+    /// y = a + dv x with a = beta y + sum scale v x (and b the imaginary couplings' sums),
+    /// dv = scale (V - shift), and the dot lanes.
+    __attribute__((always_inline)) static inline void finish_row(V (&a)[NV], const V (&b)[NV], const T* __restrict xo,
+                                                                 T* __restrict yo, V dv, bool want_dots, Lanes& d)
+    {
+        if constexpr (!Real)
+            for (int v = 0; v < NV; ++v) a[v] += times_i(b[v]);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
             const V xv = vload<V>(xo + kLanes * v);
-            V yv = sv * (a[v] + dv * xv);
-            if (with_beta) yv += bv * vload<V>(yo + kLanes * v);  // beta == 0: never read y
+            const V yv = a[v] + dv * xv;
             vstore(yo + kLanes * v, yv);
             if (want_dots) {
                 const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
@@ -168,7 +192,28 @@ private:
         }
     }
 
-    template <int LEN>
+    template <BetaForm B>
+    void interior_len(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
+    {
+        switch (s_.orbitals <= kMaxOrbitals ? max_len_ : 0) {
+        case 1: return interior<1, B>(xl, in, out, line, za, zb, want_dots, d);
+        case 2: return interior<2, B>(xl, in, out, line, za, zb, want_dots, d);
+        case 3: return interior<3, B>(xl, in, out, line, za, zb, want_dots, d);
+        case 4: return interior<4, B>(xl, in, out, line, za, zb, want_dots, d);
+        case 5: return interior<5, B>(xl, in, out, line, za, zb, want_dots, d);
+        case 6: return interior<6, B>(xl, in, out, line, za, zb, want_dots, d);
+        default:
+            for (int z = za; z < zb; ++z) site<true>(xl, in, out, line, z, s_.orbitals, want_dots, d);
+        }
+    }
+
+    /// site<true> on sites [za, zb) of `line` (all interior) with LEN entries per orbital row:
+    /// the entries' positions resolved once per call (a missing line's entries and the
+    /// shorter rows' tails become zero-valued entries on the row itself, which add exact
+    /// zeros), so a row is LEN fixed loads and FMAs per vector with no table lookups or
+    /// checks, and the scalars live in registers (as members they were reloaded after every
+    /// store to y). The same operations in the same order as site<true>.
+    template <int LEN, BetaForm B>
     void interior(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
     {
         const int nb = s_.orbitals;
@@ -194,54 +239,52 @@ private:
         }
         const double* const potential = s_.potential;
         const bool per_row = s_.per_row;
-        const double scale = ops_.scale, shift = ops_.shift, beta = ops_.beta;
-        const bool with_beta = beta != 0.0;
-        const V sv = V{} + scale, bv = V{} + beta;
+        const double scale = scale_, shift = shift_;
+        const V bv = splat(beta_);
         const std::ptrdiff_t site_vals = 2 * static_cast<std::ptrdiff_t>(R) * nb;
         for (int z = za; z < zb; ++z) {
             const std::ptrdiff_t zo = site_vals * z;
             const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
             for (int o = 0; o < nb; ++o) {
-                V a[NV] = {}, b[NV] = {};
+                const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
+                const T* __restrict xo = in + 2 * R * row;
+                T* __restrict yo = out + 2 * R * row;
+                V a[NV], b[NV] = {};
+                start_row<B>(a, yo, bv);
 #pragma GCC unroll 8
                 for (int k = 0; k < LEN; ++k) {
                     const T* p = base[o][k] + zo;
-                    const V wr = V{} + vr[o][k];
+                    const V wr = splat(vr[o][k]);
 #pragma GCC unroll 8
                     for (int v = 0; v < NV; ++v) a[v] += wr * vload<V>(p + kLanes * v);
                     if constexpr (!Real) {
-                        const V wi = V{} + vi[o][k];
+                        const V wi = splat(vi[o][k]);
 #pragma GCC unroll 8
                         for (int v = 0; v < NV; ++v) b[v] += wi * vload<V>(p + kLanes * v);
                     }
                 }
-                if constexpr (!Real)
-                    for (int v = 0; v < NV; ++v) a[v] += times_i(b[v]);
-                const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
                 const double pot = per_row ? potential[row] : potential[site_g];
-                const T* __restrict xo = in + 2 * R * row;
-                T* __restrict yo = out + 2 * R * row;
-                const V dv = V{} + (pot - shift);
-                finish_row(a, xo, yo, sv, dv, bv, with_beta, want_dots, d);
+                finish_row(a, b, xo, yo, splat(scale * (pot - shift)), want_dots, d);
             }
         }
     }
-    struct Table {
-        std::vector<int> sel;
-        std::vector<std::ptrdiff_t> off;  // doubles from the row's own position in its line
-        std::vector<T> vr, vi;
-    };
 
     template <bool Interior>
     __attribute__((always_inline)) inline void site(const T* const* xl, const T* in, T* out, int line, int z, int nb,
                                                     bool want_dots, Lanes& d) const
     {
         const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
+        const V bv = splat(beta_);
         for (int o = 0; o < nb; ++o) {
             const std::ptrdiff_t q = static_cast<std::ptrdiff_t>(nb) * z + o;  // row in its line
+            const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
+            const T* __restrict xo = in + 2 * R * row;
+            T* __restrict yo = out + 2 * R * row;
             const Table& t = tables_[static_cast<size_t>(o)];
             const int len = static_cast<int>(t.sel.size());
-            V a[NV] = {}, b[NV] = {};
+            V a[NV], b[NV] = {};
+            if (beta_ == 0.0) start_row<BetaForm::Zero>(a, yo, bv);
+            else start_row<BetaForm::General>(a, yo, bv);
             for (int k = 0; k < len; ++k) {
                 const T* base = xl[t.sel[static_cast<size_t>(k)]];
                 if (base == nullptr) continue;  // the neighbour line is past an open boundary
@@ -257,28 +300,22 @@ private:
                     }
                     p = base + 2 * static_cast<std::ptrdiff_t>(R) * (static_cast<std::ptrdiff_t>(nb) * zz + e.b);
                 }
-                const V vr = V{} + t.vr[static_cast<size_t>(k)];
+                const V vr = splat(t.vr[static_cast<size_t>(k)]);
 #pragma GCC unroll 8
                 for (int v = 0; v < NV; ++v) a[v] += vr * vload<V>(p + kLanes * v);
                 if constexpr (!Real) {
-                    const V vi = V{} + t.vi[static_cast<size_t>(k)];
+                    const V vi = splat(t.vi[static_cast<size_t>(k)]);
 #pragma GCC unroll 8
                     for (int v = 0; v < NV; ++v) b[v] += vi * vload<V>(p + kLanes * v);
                 }
             }
-            if constexpr (!Real)
-                for (int v = 0; v < NV; ++v) a[v] += times_i(b[v]);
-            const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
             const double pot = s_.per_row ? s_.potential[row] : s_.potential[site_g];
-            const T* __restrict xo = in + 2 * R * row;
-            T* __restrict yo = out + 2 * R * row;
-            const V sv = V{} + ops_.scale, dv = V{} + (pot - ops_.shift), bv = V{} + ops_.beta;
-            finish_row(a, xo, yo, sv, dv, bv, ops_.beta != 0.0, want_dots, d);
+            finish_row(a, b, xo, yo, splat(scale_ * (pot - shift_)), want_dots, d);
         }
     }
 
     const WideStencil2D& s_;
-    AugmentedOps ops_;
+    double scale_ = 1.0, shift_ = 0.0, beta_ = 0.0;
     std::ptrdiff_t line_vals_ = 0;  // T values per line
     std::vector<Table> tables_;
     int max_len_ = 0;  // entries of the longest orbital row
@@ -299,9 +336,8 @@ void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, 
     int team = 1;
 #pragma omp parallel num_threads(max_threads)
     {
-#pragma omp single
-        team = omp_get_num_threads();
         const int t = omp_get_thread_num(), p = omp_get_num_threads();
+        if (t == 0) team = p;  // read after the region (an omp single would add a barrier per pass)
         const int l0 = static_cast<int>(static_cast<long long>(s.lines) * t / p);
         const int l1 = static_cast<int>(static_cast<long long>(s.lines) * (t + 1) / p);
         typename Steps::Dots da, db;
@@ -357,7 +393,7 @@ bool two_steps_wide_offered(int r, bool single)
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested)
 {
     if (requested >= 1) return requested;
-    constexpr double kStripBytes = 256.0 * 1024;
+    constexpr double kStripBytes = 64.0 * 1024;
     const double site_bytes = static_cast<double>(complex_bytes) * s.orbitals * r;
     return std::max(s.site_reach + 1, static_cast<int>(kStripBytes / site_bytes));
 }

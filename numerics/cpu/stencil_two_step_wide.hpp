@@ -24,8 +24,10 @@
 /// sites (B's first site_reach sites) and B on each thread's first and last line (they need
 /// the neighbour thread's A) wait until the end, the latter for one barrier. The live set is
 /// about eight strips of one line (x of l - 2 .. l + 1, y of l - 2 .. l): 8 strip_sites B R 16
-/// bytes in double (about 2 MiB per thread at the default strip: L3, not L2; strips of
-/// 64 KiB, an L2-sized live set, measured slower than 256 KiB and whole 512 KiB lines).
+/// bytes in double, about 512 KiB per thread at the default strip of 64 KiB of one vector:
+/// the wavefront's reuse stays in the 1 MiB L2 (strips of 256 KiB, a 2 MiB live set served
+/// by the L3, measured 1.1-1.2x slower per sweep at R = 16 and 32 on Zen 5 once the row
+/// itself got cheaper; docs/performance.md, "branch s27-r16").
 
 #include <vector>
 
@@ -56,9 +58,9 @@ struct WideStencil2D {
 /// single precision have no strip kernel: not measured faster).
 bool two_steps_wide_offered(int r, bool single);
 
-/// Sites per strip for block width r and value bytes per complex entry: about 256 KiB of one
-/// vector per strip of one line (docs/performance.md, "Issue 13, sixth part"), at
-/// least site_reach + 1; `requested` >= 1 (StencilTuning::tblock_strip_sites) overrides it.
+/// Sites per strip for block width r and value bytes per complex entry: about 64 KiB of one
+/// vector per strip of one line (the L2-sized live set above), at least site_reach + 1;
+/// `requested` >= 1 (StencilTuning::tblock_strip_sites) overrides it.
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested);
 
 /// Steps A and B above on complex-double blocks x, y (interleaved re, im) of width r
