@@ -33,7 +33,7 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
         return {MatrixKind::Free, "free, the fastest measured run for " + model + " at R = 1;" + at};
     if (model == "graphene" && numerics::cpu_stencil_two_steps_at(width, precision))
         return {MatrixKind::Free, "free, two sweeps per pass over memory in a serial run, the fastest measured for " +
-                                      model + " at R = 4, 16 and 32;" + at};
+                                      model + " at R = 4, 8, 16 and 32;" + at};
     return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 8 and 32;" + at};
 }
 

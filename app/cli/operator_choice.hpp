@@ -30,7 +30,7 @@ struct MatrixChoice {
 ///                   to build: the whole 2048x2048 run is faster), sell (4 real stored
 ///                   entries of 12 bytes per row) at R >= 2 (faster at R = 8 and 32), except
 ///                   where the stencil makes two sweeps per pass (numerics::cpu_stencil_two_steps_at:
-///                   R = 4, 16 and 32, 1.3-1.8x faster than sell there);
+///                   R = 4, 8, 16 and 32, 1.3-3x faster than sell there);
 ///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,

@@ -376,6 +376,7 @@ void dispatch(const WideStencil2D& s, double* x, double* y, int r, const Augment
 {
     switch (r) {
     case 4: return run<4, Real>(s, x, y, ops, first, second, strip);
+    case 8: return run<8, Real>(s, x, y, ops, first, second, strip);
     case 16: return run<16, Real>(s, x, y, ops, first, second, strip);
     case 32: return run<32, Real>(s, x, y, ops, first, second, strip);
     default: break;
@@ -387,7 +388,7 @@ void dispatch(const WideStencil2D& s, double* x, double* y, int r, const Augment
 
 bool two_steps_wide_offered(int r, bool single)
 {
-    return !single && (r == 4 || r == 16 || r == 32);
+    return !single && (r == 4 || r == 8 || r == 16 || r == 32);
 }
 
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested)

@@ -53,9 +53,9 @@ struct WideStencil2D {
 };
 
 /// True where the stencil operator offers two steps per pass at width r (fused_steps(r) = 2):
-/// double, R = 4, 16 and 32, where the strip form was measured faster than the one-step
-/// stencil and than real-valued SELL (docs/performance.md, "Issue 13, sixth part"; R = 8 and
-/// single precision have no strip kernel: not measured faster).
+/// double, R = 4, 8, 16 and 32, where the strip form was measured faster than the one-step
+/// stencil and than real-valued SELL (docs/performance.md, "Issue 13, sixth part"; R = 8
+/// since "branch s27-r16"; single precision has no strip kernel: not measured faster).
 bool two_steps_wide_offered(int r, bool single);
 
 /// Sites per strip for block width r and value bytes per complex entry: about 64 KiB of one

@@ -791,8 +791,8 @@ void check_two_steps(const Operator& op, const BlockStencil& s, int r, int threa
 TEST(CpuStencilTwoStepsWide, OfferedAtTheCompiledWidthsOnTwoDimensionalLattices)
 {
     const auto gr = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil());
-    for (const int r : {4, 16, 32}) EXPECT_EQ(gr->fused_steps(r), 2) << "R=" << r;
-    for (const int r : {2, 8, 12}) EXPECT_EQ(gr->fused_steps(r), 1) << "R=" << r;  // not offered: one step per pass
+    for (const int r : {4, 8, 16, 32}) EXPECT_EQ(gr->fused_steps(r), 2) << "R=" << r;
+    for (const int r : {2, 12}) EXPECT_EQ(gr->fused_steps(r), 1) << "R=" << r;  // not offered: one step per pass
     const auto grs = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "oo"))->block_stencil(),
                                                          Precision::Single);
     EXPECT_EQ(grs->fused_steps(16), 1);  // single precision: no strip kernel
@@ -816,7 +816,7 @@ TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCo
     // the default (one strip per line here), 1, 2 and 3 threads (line ranges of 1 .. 9 lines,
     // the deferred first and last lines, the periodic wraps of lines and sites); beta = -1 with
     // dots (the KPM step), beta = 0 with NaN in y and no dots (every row written), beta = 0.5
-    // with dots. Widths 4 and 16 on all cases, 32 on the first.
+    // with dots. Widths 4 and 16 on all cases, 8 and 32 on the first.
     std::vector<BlockStencil> cases;
     for (const char* bc : {"pp", "po", "op", "oo"})
         cases.push_back(hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil());
@@ -831,7 +831,7 @@ TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCo
     unsigned seed = 900;
     for (size_t ci = 0; ci < cases.size(); ++ci) {
         const BlockStencil& s = cases[ci];
-        for (const int r : ci == 0 ? std::vector<int>{4, 16, 32} : std::vector<int>{4, 16}) {
+        for (const int r : ci == 0 ? std::vector<int>{4, 8, 16, 32} : std::vector<int>{4, 16}) {
             // All three ops at R = 16; the KPM step at the other widths.
             std::vector<AugmentedOps> all_ops{AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
                                               AugmentedOps{-1.3, 0.0, 0.5, true}};
