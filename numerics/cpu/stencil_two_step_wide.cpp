@@ -105,8 +105,10 @@ public:
         }
     };
 
-    /// out := scale (H - shift) in + beta out on sites [z0, z1) of `line`.
-    void rows(const T* in, T* out, int line, int z0, int z1, bool want_dots, Dots& d) const
+    /// out := scale (H - shift) in + beta out on sites [z0, z1) of `line`. ahead: step A on
+    /// blocks beyond the cache (run()), whose next line of `in` and this line of `out` come
+    /// from memory: the interior rows of the KPM step (beta = -1) prefetch them.
+    void rows(const T* in, T* out, int line, int z0, int z1, bool want_dots, bool ahead, Dots& d) const
     {
         if (z1 <= z0) return;
         const T* xl[3];
@@ -133,9 +135,10 @@ public:
         }
         for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
         if (ie > ia) {
-            if (beta_ == 0.0) interior_len<BetaForm::Zero>(xl, in, out, line, ia, ie, want_dots, l);
-            else if (beta_ == -1.0) interior_len<BetaForm::MinusOne>(xl, in, out, line, ia, ie, want_dots, l);
-            else interior_len<BetaForm::General>(xl, in, out, line, ia, ie, want_dots, l);
+            if (beta_ == 0.0) interior_len<BetaForm::Zero, false>(xl, in, out, line, ia, ie, want_dots, l);
+            else if (beta_ != -1.0) interior_len<BetaForm::General, false>(xl, in, out, line, ia, ie, want_dots, l);
+            else if (ahead) interior_len<BetaForm::MinusOne, true>(xl, in, out, line, ia, ie, want_dots, l);
+            else interior_len<BetaForm::MinusOne, false>(xl, in, out, line, ia, ie, want_dots, l);
         }
         for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
         for (int v = 0; v < NV; ++v) {
@@ -147,6 +150,16 @@ public:
 
 private:
     static constexpr int kMaxOrbitals = 4;  // interior<>'s per-call tables (graphene: 2)
+    static constexpr std::ptrdiff_t kPrefetchBytes = 4096;  // step A's prefetch distance (docs/performance.md, "branch s27-r16")
+
+public:
+    /// Blocks x + y above this many bytes come from memory, and step A prefetches (below,
+    /// from the L3, the prefetches only cost load slots: graphene 16x1024 at R = 16, 16 MiB,
+    /// was 1.25x slower with them, 256x256 at R = 8, 32 MiB, 1.14x faster; the Zen 5 host's
+    /// L3 is 32 MiB, and the guest's sysconf / hwloc report the package's 384-508 MB).
+    static constexpr double kPrefetchAboveBytes = 24.0 * 1024 * 1024;
+
+private:
 
     struct Lanes {
         V xx[NV], yx[NV], yxs[NV];
@@ -192,16 +205,16 @@ private:
         }
     }
 
-    template <BetaForm B>
+    template <BetaForm B, bool Ahead>
     void interior_len(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
     {
         switch (s_.orbitals <= kMaxOrbitals ? max_len_ : 0) {
-        case 1: return interior<1, B>(xl, in, out, line, za, zb, want_dots, d);
-        case 2: return interior<2, B>(xl, in, out, line, za, zb, want_dots, d);
-        case 3: return interior<3, B>(xl, in, out, line, za, zb, want_dots, d);
-        case 4: return interior<4, B>(xl, in, out, line, za, zb, want_dots, d);
-        case 5: return interior<5, B>(xl, in, out, line, za, zb, want_dots, d);
-        case 6: return interior<6, B>(xl, in, out, line, za, zb, want_dots, d);
+        case 1: return interior<1, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
+        case 2: return interior<2, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
+        case 3: return interior<3, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
+        case 4: return interior<4, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
+        case 5: return interior<5, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
+        case 6: return interior<6, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
         default:
             for (int z = za; z < zb; ++z) site<true>(xl, in, out, line, z, s_.orbitals, want_dots, d);
         }
@@ -213,7 +226,7 @@ private:
     /// zeros), so a row is LEN fixed loads and FMAs per vector with no table lookups or
     /// checks, and the scalars live in registers (as members they were reloaded after every
     /// store to y). The same operations in the same order as site<true>.
-    template <int LEN, BetaForm B>
+    template <int LEN, BetaForm B, bool Ahead>
     void interior(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
     {
         const int nb = s_.orbitals;
@@ -242,9 +255,20 @@ private:
         const double scale = scale_, shift = shift_;
         const V bv = splat(beta_);
         const std::ptrdiff_t site_vals = 2 * static_cast<std::ptrdiff_t>(R) * nb;
+        // Step A's data from memory, kPrefetchBytes ahead: the next line of `in` (its rows
+        // are first read here, half of them as neighbours: a strided pattern the hardware
+        // prefetchers did not keep up with) and this line of `out` (beta y).
+        const std::ptrdiff_t ahead_vals = site_vals * std::max<std::ptrdiff_t>(1, kPrefetchBytes / (8 * site_vals));
+        const T* const next = xl[2] != nullptr ? xl[2] + ahead_vals : in + own;  // no next line: this one
+        T* const out_ahead = out + own + ahead_vals;
         for (int z = za; z < zb; ++z) {
             const std::ptrdiff_t zo = site_vals * z;
             const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
+            if constexpr (Ahead)
+                for (std::ptrdiff_t c = 0; c < site_vals; c += kLanes) {
+                    __builtin_prefetch(next + zo + c, 0, 3);
+                    __builtin_prefetch(out_ahead + zo + c, 0, 3);
+                }
             for (int o = 0; o < nb; ++o) {
                 const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
                 const T* __restrict xo = in + 2 * R * row;
@@ -327,6 +351,7 @@ void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, 
     using Steps = WideSteps<R, Real>;
     const Steps steps(s, ops);
     const bool want_dots = first != nullptr;
+    const bool ahead = 2.0 * 16 * R * s.orbitals * static_cast<double>(s.sites) * s.lines > Steps::kPrefetchAboveBytes;
     const int ns = s.sites, h = s.site_reach;
     const int lo = s.periodic_sites ? std::min(h, ns) : 0;  // B's sites [0, lo): the wrap, at the end
     strip = std::max(strip, 1);
@@ -341,8 +366,8 @@ void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, 
         const int l0 = static_cast<int>(static_cast<long long>(s.lines) * t / p);
         const int l1 = static_cast<int>(static_cast<long long>(s.lines) * (t + 1) / p);
         typename Steps::Dots da, db;
-        auto step_a = [&](int line, int z0, int z1) { steps.rows(x, y, line, z0, z1, want_dots, da); };
-        auto step_b = [&](int line, int z0, int z1) { steps.rows(y, x, line, z0, z1, want_dots, db); };
+        auto step_a = [&](int line, int z0, int z1) { steps.rows(x, y, line, z0, z1, want_dots, ahead, da); };
+        auto step_b = [&](int line, int z0, int z1) { steps.rows(y, x, line, z0, z1, want_dots, false, db); };
         for (int si = 0; si < nstrips; ++si) {
             const int a0 = si * strip, a1 = std::min(ns, a0 + strip);
             // B lags A by site_reach sites: it needs A on sites up to z + h, and A on the next

@@ -853,6 +853,23 @@ TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCo
     }
 }
 
+TEST(CpuStencilTwoStepsWide, BlocksBeyondTheCacheMatchTheReference)
+{
+    // x + y of 32 MiB (graphene 128x128, R = 32) and 36 MiB (192x192, R = 16): step A
+    // prefetches its streams above 24 MiB (stencil_two_step_wide.cpp); both steps against the
+    // reference, with 1 and 2 threads.
+    for (const auto& [n, r] : std::vector<std::pair<int, int>>{{128, 32}, {192, 16}}) {
+        const BlockStencil s = hamiltonians::make_model(graphene_params(n, n, "pp"))->block_stencil();
+        ASSERT_GT(2.0 * 16 * r * static_cast<double>(s.num_rows()), 24.0 * 1024 * 1024);
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        ASSERT_EQ(op->fused_steps(r), 2);
+        for (const int threads : {1, 2}) {
+            SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " threads=" + std::to_string(threads));
+            check_two_steps(*op, s, r, threads, AugmentedOps{0.37, -0.2, -1.0, true}, 950u + static_cast<unsigned>(threads));
+        }
+    }
+}
+
 TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
 {
     // R = 16 (and R = 4): the recurrence pairs sweeps 2-3, 4-5, ... in the strip form. The
