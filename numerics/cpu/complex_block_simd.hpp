@@ -115,6 +115,19 @@ __attribute__((always_inline)) inline void column_pair_offsets(const int* cols, 
     o[3] = static_cast<std::ptrdiff_t>(w23 >> 31);
 }
 
+/// The 8 non-negative 32-bit columns at `cols` as offsets, read as four 64-bit words
+/// (the low column by a 32-bit move, the high one by a shift).
+__attribute__((always_inline)) inline void column_words(const int* cols, std::ptrdiff_t (&o)[8])
+{
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+        unsigned long long w;
+        std::memcpy(&w, cols + 2 * p, sizeof w);
+        o[2 * p] = static_cast<unsigned>(w);
+        o[2 * p + 1] = static_cast<std::ptrdiff_t>(w >> 32);
+    }
+}
+
 /// Rows processed side by side for block width R: fills the register budget, at least
 /// enough rows for one whole vector (4 complex), at most `limit`.
 constexpr int group_rows(int r, int limit)
@@ -281,6 +294,31 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
     for (int v = 0; v < nv; ++v) store(out + 8 * v, Real ? a[v] : a[v] + sign * __builtin_shuffle(b[v], swap));
 }
 
+/// 8 floats widened to 8 doubles (and back, rounded to nearest) in one instruction each:
+/// GCC 12 (znver3 tuning of -march=native) splits __builtin_convertvector between v8f and
+/// v8d into two 256-bit halves with extracts and inserts (5 instructions instead of 1), on
+/// the path of every float R = 1 epilogue. (The all-ones masked forms: the unmasked GCC 12
+/// intrinsics pass an "undefined" source that -Wmaybe-uninitialized reports.)
+__attribute__((always_inline)) inline v8d widen(v8f f)
+{
+#if defined(__AVX512F__)
+    const __m512d d = _mm512_maskz_cvtps_pd(0xff, reinterpret_cast<__m256>(f));
+    return reinterpret_cast<v8d>(d);
+#else
+    return __builtin_convertvector(f, v8d);
+#endif
+}
+
+__attribute__((always_inline)) inline v8f narrow(v8d d)
+{
+#if defined(__AVX512F__)
+    const __m256 f = _mm512_maskz_cvtpd_ps(0xff, reinterpret_cast<__m512d>(d));
+    return reinterpret_cast<v8f>(f);
+#else
+    return __builtin_convertvector(d, v8f);
+#endif
+}
+
 /// The vector holding one row's R complex floats (or a whole fraction of them) in
 /// rows_times_block_single: 512 bits for R a multiple of 8, 256 bits for R = 4, 128 for R = 2.
 template <int R>
@@ -319,6 +357,45 @@ __attribute__((always_inline)) inline v8l combine8(long long w0, long long w1, l
     return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
 }
 
+/// The complex floats x[cg[0]], x[cg[col_g]], ..., x[cg[7 col_g]] as eight 64-bit words.
+/// AVX-512 with 32-bit columns adjacent (SELL): the columns read as four 64-bit words and x
+/// by eight merge-masked 64-bit broadcast loads, no shuffle (as gather4 in double). The
+/// combine8 form (8 index loads, 8 loads, 7 shuffles and 6 register moves GCC 12 adds to
+/// zero upper halves) made the float R = 1 sweep slower than double's; the hardware gather
+/// (vgatherdpd) was slower still (docs/performance.md, "SELL R = 1 in single precision").
+template <class Col>
+__attribute__((always_inline)) inline v8l gather8_words(const float* x, const Col* cg, std::ptrdiff_t col_g)
+{
+#if defined(__AVX512F__)
+    if constexpr (sizeof(Col) == 4) {
+        if (col_g == 1) {
+            const double* xd = reinterpret_cast<const double*>(x);
+            std::ptrdiff_t o[8];
+            column_words(reinterpret_cast<const int*>(cg), o);
+            __m512d t = _mm512_maskz_broadcastsd_pd(0x01, _mm_load_sd(xd + o[0]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x02, _mm_load_sd(xd + o[1]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x04, _mm_load_sd(xd + o[2]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x08, _mm_load_sd(xd + o[3]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x10, _mm_load_sd(xd + o[4]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x20, _mm_load_sd(xd + o[5]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x40, _mm_load_sd(xd + o[6]));
+            t = _mm512_mask_broadcastsd_pd(t, 0x80, _mm_load_sd(xd + o[7]));
+            v8l w;
+            std::memcpy(&w, &t, sizeof w);
+            return w;
+        }
+    }
+#endif
+    // (No lambda here: GCC stopped inlining it in some instances, a call per x value.)
+    return combine8(word(x + 2 * static_cast<std::ptrdiff_t>(cg[0])), word(x + 2 * static_cast<std::ptrdiff_t>(cg[col_g])),
+                    word(x + 2 * static_cast<std::ptrdiff_t>(cg[2 * col_g])),
+                    word(x + 2 * static_cast<std::ptrdiff_t>(cg[3 * col_g])),
+                    word(x + 2 * static_cast<std::ptrdiff_t>(cg[4 * col_g])),
+                    word(x + 2 * static_cast<std::ptrdiff_t>(cg[5 * col_g])),
+                    word(x + 2 * static_cast<std::ptrdiff_t>(cg[6 * col_g])),
+                    word(x + 2 * static_cast<std::ptrdiff_t>(cg[7 * col_g])));
+}
+
 /// rows_times_block in single precision, vectorised across R (R = 2, 4 or a multiple of 8;
 /// R = 1: across 8 rows per vector, G a multiple of 8):
 /// out[2 * (g * R + c) + {0, 1}] := sum over k < width of v(g, k) * x(col(g, k), c), with the
@@ -349,15 +426,7 @@ inline void rows_times_block_single(int width, const float* __restrict vals, std
                 // 8 complex floats as 64-bit words, combined in registers (filling a vector
                 // lane by lane went through the stack: a store-forwarding stall per entry).
                 // (No lambda here: GCC stopped inlining it in some instances, a call per x value.)
-                const Col* cg = cols + 8 * v * col_g + k * col_k;
-                const v8l xw = combine8(word(x + 2 * static_cast<std::ptrdiff_t>(cg[0])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[col_g])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[2 * col_g])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[3 * col_g])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[4 * col_g])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[5 * col_g])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[6 * col_g])),
-                                        word(x + 2 * static_cast<std::ptrdiff_t>(cg[7 * col_g])));
+                const v8l xw = gather8_words(x, cols + 8 * v * col_g + k * col_k, col_g);
                 const v16f xv = (v16f)xw;  // the same bits as 16 floats
                 if constexpr (Real) {
                     v8f r8;

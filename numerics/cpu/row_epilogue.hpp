@@ -108,15 +108,15 @@ __attribute__((always_inline)) inline void finish_vector_sums(simd::v8d av, cons
     } else {
         simd::v8f xf, yf;
         std::memcpy(&xf, xo, sizeof xf);
-        xv = __builtin_convertvector(xf, v8d);
+        xv = simd::widen(xf);
         yv = sv * (av + dv * xv);
         if (beta != 0.0) {
             std::memcpy(&yf, yo, sizeof yf);
-            yv += beta * __builtin_convertvector(yf, v8d);
+            yv += beta * simd::widen(yf);
         }
-        yf = __builtin_convertvector(yv, simd::v8f);  // the one rounding to float
+        yf = simd::narrow(yv);  // the one rounding to float
         std::memcpy(yo, &yf, sizeof yf);
-        yv = __builtin_convertvector(yf, v8d);  // the dots see the stored value
+        yv = simd::widen(yf);  // the dots see the stored value
     }
     if (want_dots) {
         const v8d xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
@@ -139,7 +139,7 @@ __attribute__((always_inline)) inline void finish_vector(const T* __restrict a, 
     } else {
         simd::v8f af;
         std::memcpy(&af, a, sizeof af);
-        av = __builtin_convertvector(af, simd::v8d);
+        av = simd::widen(af);
     }
     finish_vector_sums(av, xo, yo, sv, dv, beta, want_dots, lanes);
 }
