@@ -37,10 +37,10 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
     return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 8 and 32;" + at};
 }
 
-int default_sell_chunk_height(int width, Precision precision, DeviceKind device)
+int default_sell_chunk_height(int width, DeviceKind device)
 {
     if (device == DeviceKind::Cuda) return 32;
-    return width == 1 && precision == Precision::Double ? 16 : 8;
+    return width == 1 ? 16 : 8;
 }
 
 hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model)

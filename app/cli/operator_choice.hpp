@@ -37,13 +37,12 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
                             bool sell_asked);
 
 /// The SELL chunk height C of a run without --sell-C (`auto`), for block width `width` >= 1:
-/// on the CPU 16 at R = 1 in double (the chunk's loop, first row and epilogue checks spread
-/// over twice the rows: graphene 1.1-1.3x faster than C = 8 in cache and in memory, ti equal
-/// or a few % faster; docs/performance.md, "SELL R = 1: the group sums in registers, C = 16"),
-/// else 8 (the fastest measured at R >= 2; in single precision at R = 1 ti was 7-15 % slower
-/// at C = 16, graphene 1.1x faster); on cuda 32 (a chunk is a warp; numerics::sell_params
-/// takes 32 whatever C says).
-int default_sell_chunk_height(int width, Precision precision, DeviceKind device);
+/// on the CPU 16 at R = 1 in both precisions (the chunk's loop, first row and epilogue checks
+/// spread over twice the rows: graphene 1.1-1.3x faster than C = 8 in cache and in memory, ti
+/// within a few %; docs/performance.md, "SELL R = 1: the group sums in registers, C = 16" and
+/// "SELL R = 1 in single precision"), 8 at R >= 2 (the fastest measured); on cuda 32 (a chunk
+/// is a warp; numerics::sell_params takes 32 whatever C says).
+int default_sell_chunk_height(int width, DeviceKind device);
 
 /// The halo model of a 2-D decomposition of `model` (runtime/hetero/plan.hpp): its lattice,
 /// x and y boundaries and in-plane couplings (each term of the model's BlockStencil with

@@ -202,7 +202,7 @@ po::options_description make_options(Program program)
     po::options_description storage("Storage and parallelism");
     storage.add_options()
         ("matrix", po::value<std::string>()->default_value("auto"), "operator: `auto` (the fastest measured for the model and block width: free for ti, and for graphene at R = 1 and at the widths where the stencil makes two sweeps per pass (R = 4, 8, 16, 32 in double), else sell on the CPU; sell on cuda and whenever --sell-C or --sell-sigma is given), `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
-        ("sell-C", po::value<std::string>()->default_value("auto"), "SELL chunk height C (1 .. 1024), or `auto`: on the CPU 16 at block width R = 1 in double precision, else 8, the fastest measured (docs/performance.md); the GPU always uses C = 32")
+        ("sell-C", po::value<std::string>()->default_value("auto"), "SELL chunk height C (1 .. 1024), or `auto`: on the CPU 16 at block width R = 1 and 8 at R >= 2, the fastest measured (docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking) at R = 1; -1 = blocks of about 64 KiB of one vector, 0 = one step per pass at every width (also off: the strip form at R = 4, 8, 16, 32; for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
@@ -426,7 +426,7 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     const int width = cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
     const bool sell_c_given = vm["sell-C"].as<std::string>() != "auto";
     cfg.storage.sell_chunk_height = sell_c_given ? int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto")
-                                                 : default_sell_chunk_height(width, cfg.storage.precision, cfg.storage.device);
+                                                 : default_sell_chunk_height(width, cfg.storage.device);
     if (matrix == "auto") {
         const MatrixChoice c = fastest_matrix(cfg.model.name, width, cfg.storage.precision, cfg.storage.device,
                                               sell_c_given || !vm["sell-sigma"].defaulted());

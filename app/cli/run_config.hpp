@@ -71,7 +71,7 @@ struct KpmConfig {
 struct OperatorConfig {
     MatrixKind matrix = MatrixKind::Sell;
     std::string matrix_auto;           ///< --matrix auto: why `matrix` was chosen (fastest_matrix); empty = given
-    int sell_chunk_height = 8;         ///< --sell-C; `auto`: default_sell_chunk_height (CPU: 16 at R = 1 in double, else 8)
+    int sell_chunk_height = 8;         ///< --sell-C; `auto`: default_sell_chunk_height (16 at R = 1, 8 at R >= 2 on the CPU)
     int sell_sigma = 256;
     int tblock_lines = -1;             ///< free at R = 1: lines per two-step block (numerics::StencilTuning)
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil

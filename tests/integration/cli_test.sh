@@ -110,11 +110,11 @@ check "auto picks real-valued sell for graphene and says why" "[ \$? -eq 0 ] && 
 check "auto picks the stencil with two sweeps per pass for graphene at R = 16" "[ \$? -eq 0 ] && grep -q 'operator    : graphene-stencil-cpu-real, .*(--matrix auto: free, two sweeps per pass' '$work/auto_gr16.txt' && grep -q 'moments     : .*two sweeps per pass over memory' '$work/auto_gr16.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --sell-C 4 --output "$work/auto_c.h5" > "$work/auto_c.txt" 2>&1
 check "auto takes sell when --sell-C is given" "[ \$? -eq 0 ] && grep -q 'operator    : sell-4-256' '$work/auto_c.txt'"
-# --sell-C auto (the default): C = 16 at R = 1 in double, else 8, on the CPU; given as `auto` it does not force sell.
+# --sell-C auto (the default): C = 16 at R = 1 (both precisions) and 8 at R >= 2 on the CPU; given as `auto` it does not force sell.
 "$exe" --lattice 6x6x4 --moments 64 --vectors 1 --matrix sell --output "$work/sell_r1.h5" > "$work/sell_r1.txt" 2>&1
 check "sell at R = 1 takes C = 16 by default" "[ \$? -eq 0 ] && grep -q 'operator    : sell-16-256-tiled,' '$work/sell_r1.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 1 --matrix sell --precision single --output "$work/sell_r1s.h5" > "$work/sell_r1s.txt" 2>&1
-check "single-precision sell at R = 1 takes C = 8 by default" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-single,' '$work/sell_r1s.txt'"
+check "single-precision sell at R = 1 takes C = 16 by default" "[ \$? -eq 0 ] && grep -q 'operator    : sell-16-256-tiled-single,' '$work/sell_r1s.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --matrix sell --sell-C auto --output "$work/sell_r2.h5" > "$work/sell_r2.txt" 2>&1
 check "sell at R = 2 takes C = 8 by default" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled,' '$work/sell_r2.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --sell-C auto --output "$work/auto_cauto.h5" > "$work/auto_cauto.txt" 2>&1
