@@ -1350,40 +1350,23 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             const global_index site = site0 + z;
             const T* x0 = x + 8 * site;
             T* y0 = y + 8 * site;
-            if (z + 7 < zb && zcls[z + 7] == cz) {
-                v8d a[8];
-                site_sums<8>(c, x0, a);
+            // N sites of one class in one step: each site's sums and row ending as alone, the
+            // dots alternating between two lane sets.
+            const auto sites = [&](auto n) __attribute__((always_inline)) {
+                constexpr int N = decltype(n)::value;
+                v8d a[N];
+                site_sums<N>(c, x0, a);
 #pragma GCC unroll 8
-                for (int k = 0; k < 8; ++k)
+                for (int k = 0; k < N; ++k)
                     kernels::cpu::finish_vector_sums(a[k], x0 + 8 * k, y0 + 8 * k, sv,
                                                      potential_lanes<4>(pot, per_row, 4 * site + 4 * k, shift), beta,
                                                      want_dots, k % 2 == 0 ? lanes : l1);
-                z += 8;
-            } else if (z + 3 < zb && zcls[z + 3] == cz) {  // (classes are monotone along z)
-                v8d a[4];
-                site_sums<4>(c, x0, a);
-#pragma GCC unroll 4
-                for (int k = 0; k < 4; ++k)
-                    kernels::cpu::finish_vector_sums(a[k], x0 + 8 * k, y0 + 8 * k, sv,
-                                                     potential_lanes<4>(pot, per_row, 4 * site + 4 * k, shift), beta,
-                                                     want_dots, k % 2 == 0 ? lanes : l1);
-                z += 4;
-            } else if (z + 1 < zb && zcls[z + 1] == cz) {
-                v8d a[2];
-                site_sums<2>(c, x0, a);
-                kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift),
-                                                 beta, want_dots, lanes);
-                kernels::cpu::finish_vector_sums(a[1], x0 + 8, y0 + 8, sv,
-                                                 potential_lanes<4>(pot, per_row, 4 * site + 4, shift), beta,
-                                                 want_dots, l1);
-                z += 2;
-            } else {
-                v8d a[1];
-                site_sums<1>(c, x0, a);
-                kernels::cpu::finish_vector_sums(a[0], x0, y0, sv, potential_lanes<4>(pot, per_row, 4 * site, shift),
-                                                 beta, want_dots, lanes);
-                z += 1;
-            }
+                z += N;
+            };
+            if (z + 7 < zb && zcls[z + 7] == cz) sites(std::integral_constant<int, 8>{});
+            else if (z + 3 < zb && zcls[z + 3] == cz) sites(std::integral_constant<int, 4>{});  // (classes are monotone along z)
+            else if (z + 1 < zb && zcls[z + 1] == cz) sites(std::integral_constant<int, 2>{});
+            else sites(std::integral_constant<int, 1>{});
         }
         lanes.xx += l1.xx;
         lanes.yx += l1.yx;
