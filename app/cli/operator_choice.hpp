@@ -1,9 +1,10 @@
 #pragma once
 /// @file operator_choice.hpp
 /// The one place where kpm-dos options become the operator to build: --matrix, --device,
-/// --precision, --sell-C (default_sell_chunk_height) and --sell-sigma mapped onto numerics::OperatorSpec. The serial
-/// run, the ranks of a distributed run, the `auto` weights probe, the memory check and
-/// --plan all take the spec from here, so they build and price the same operator.
+/// --precision, --sell-C (default_sell_chunk_height) and --sell-sigma mapped onto
+/// numerics::OperatorSpec. The serial run, the ranks of a distributed run, the `auto` weights
+/// probe, the memory check and --plan all take the spec from here, so they build and price
+/// the same operator.
 
 #include <string>
 
@@ -30,7 +31,7 @@ struct MatrixChoice {
 ///                   to build: the whole 2048x2048 run is faster), sell (4 real stored
 ///                   entries of 12 bytes per row) at R >= 2 (faster at R = 8 and 32), except
 ///                   where the stencil makes two sweeps per pass (numerics::cpu_stencil_two_steps_at:
-///                   R = 4, 8, 16 and 32, 1.3-3x faster than sell there);
+///                   R = 4, 8, 16 and 32, measured faster than sell there);
 ///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
@@ -38,8 +39,7 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
 
 /// The SELL chunk height C of a run without --sell-C (`auto`), for block width `width` >= 1:
 /// on the CPU 16 at R = 1 in both precisions (the chunk's loop, first row and epilogue checks
-/// spread over twice the rows: graphene 1.1-1.3x faster than C = 8 in cache and in memory, ti
-/// within a few %; docs/performance.md, "SELL R = 1: the group sums in registers, C = 16" and
+/// spread over twice the rows: measured faster than C = 8 for graphene, equal for ti; docs/performance.md, "SELL R = 1: the group sums in registers, C = 16" and
 /// "SELL R = 1 in single precision"), 8 at R >= 2 (the fastest measured); on cuda 32 (a chunk
 /// is a warp; numerics::sell_params takes 32 whatever C says).
 int default_sell_chunk_height(int width, DeviceKind device);

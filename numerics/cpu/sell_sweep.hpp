@@ -101,7 +101,8 @@ SellArrays<typename ValueTraits<V>::real> sell_arrays(const BasicSellMatrix<V>& 
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the
-/// chunk's whole width; rows of >= kPrefetchRowBytes prefetch ahead (prefetch_rows_ahead). Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
+/// chunk's whole width; rows of >= kPrefetchRowBytes prefetch ahead (prefetch_rows_ahead).
+/// Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
 /// R = 2, 4 or a multiple of 8, or R = 1 with G a multiple of 8 (simd::rows_times_block_single).
 /// T = float: row sums in float; at R = 1 the epilogue and dots in double (finish_vector), at
 /// R >= 2 in float (FloatRowEpilogue: scale and -shift dithered, dots in float runs). Real: the matrix
@@ -142,7 +143,7 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
         // whole sweep (DotLanes), reduced once at the end.
         DotLanes lanes;
         // T = float: the group's sums pass through this array of the thread (as a local of the
-        // range callback, like the double sums below, the float sweeps measured 5-20 % slower).
+        // range callback, like the double sums below, GCC keeps the float sums in the local's stack slot).
         alignas(64) T acc_float[std::is_same_v<T, float> ? 2 * G * R : 1];
         std::conditional_t<kFloatRows, FloatRowEpilogue<kFloatRows ? R : 2>, char> float_rows{};
 

@@ -53,7 +53,7 @@
 // the permute is an immediate shuffle, none for the diagonal), four such pairs per step, the
 // float epilogue of the shifted-load form (scale and a uniform V - shift dithered by row,
 // dots in float runs of kSingleDotRun products); widening x per load and a double epilogue
-// left it 1.3x slower than the double kernel in core (docs/performance.md, "s27-free1").
+// left it slower than the double kernel in core (docs/performance.md, "s27-free1").
 //
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,

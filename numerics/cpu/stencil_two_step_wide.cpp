@@ -154,9 +154,9 @@ private:
 
 public:
     /// Blocks x + y above this many bytes come from memory, and step A prefetches (below,
-    /// from the L3, the prefetches only cost load slots: graphene 16x1024 at R = 16, 16 MiB,
-    /// was 1.25x slower with them, 256x256 at R = 8, 32 MiB, 1.14x faster; the Zen 5 host's
-    /// L3 is 32 MiB, and the guest's sysconf / hwloc report the package's 384-508 MB).
+    /// served by the L3, the prefetches only cost load slots). A constant, not the cache size
+    /// at run time: the Zen 5 core's L3 is 32 MiB, but this guest's sysconf / hwloc report the
+    /// whole package's (docs/performance.md, "branch s27-r16").
     static constexpr double kPrefetchAboveBytes = 24.0 * 1024 * 1024;
 
 private:

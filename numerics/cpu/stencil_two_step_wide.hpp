@@ -26,8 +26,7 @@
 /// about eight strips of one line (x of l - 2 .. l + 1, y of l - 2 .. l): 8 strip_sites B R 16
 /// bytes in double, about 512 KiB per thread at the default strip of 64 KiB of one vector:
 /// the wavefront's reuse stays in the 1 MiB L2 (strips of 256 KiB, a 2 MiB live set served
-/// by the L3, measured 1.1-1.2x slower per sweep at R = 16 and 32 on Zen 5 once the row
-/// itself got cheaper; docs/performance.md, "branch s27-r16").
+/// by the L3, measured slower; docs/performance.md, "branch s27-r16").
 
 #include <vector>
 
