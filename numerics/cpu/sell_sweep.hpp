@@ -30,8 +30,13 @@ inline bool rows_are_valid(const local_index* slot_rows)
 }
 
 /// Software prefetch of wide rows (sell_sweep_blocked): x and y rows of at least this many
-/// bytes (4 cache lines: R >= 16 in double, R >= 32 in float) are prefetched ...
+/// bytes (4 cache lines: R >= 16 in double, R >= 32 in float) are prefetched, and rows of at
+/// least kPrefetchNarrowRowBytes (one line: R >= 4 in double, R >= 8 in float) in chunks of
+/// at most kPrefetchNarrowWidth entries per row (graphene's 4; ti's 13 are left to the
+/// hardware prefetchers, which keep up there: docs/performance.md, "prefetch of narrower rows") ...
 inline constexpr int kPrefetchRowBytes = 256;
+inline constexpr int kPrefetchNarrowRowBytes = 64;
+inline constexpr int kPrefetchNarrowWidth = 8;
 /// ... this many bytes of rows ahead of the row being summed.
 inline constexpr int kPrefetchAheadBytes = 2048;
 
@@ -101,7 +106,7 @@ SellArrays<typename ValueTraits<V>::real> sell_arrays(const BasicSellMatrix<V>& 
 
 /// One sweep with the register-blocked inner loop (complex_block_simd.hpp): each chunk is
 /// processed as C/G groups of G rows, every group's G x R sums in registers for the
-/// chunk's whole width; rows of >= kPrefetchRowBytes prefetch ahead (prefetch_rows_ahead).
+/// chunk's whole width; wide rows prefetch ahead (kPrefetchRowBytes, prefetch_rows_ahead).
 /// Requires C % G == 0 and, for double, (G R) % 4 == 0; for float,
 /// R = 2, 4 or a multiple of 8, or R = 1 with G a multiple of 8 (simd::rows_times_block_single).
 /// T = float: row sums in float; at R = 1 the epilogue and dots in double (finish_vector), at
@@ -187,9 +192,11 @@ void sell_sweep_blocked(const SellArrays<T>& a, const T* x, T* y, const Augmente
                 const local_index first_row = R == 1 ? fr[ch] : -1;
                 for (int s0 = 0; s0 < ch_rows; s0 += G) {
                     constexpr int per_entry = Real ? 1 : 2;  // reals per stored value
-                    if constexpr (2 * R * static_cast<int>(sizeof(T)) >= kPrefetchRowBytes)
-                        prefetch_rows_ahead<T, R, G>(cc + base + s0, ch_rows, width,
-                                                     rs + static_cast<size_t>(ch) * ch_rows + s0, xb, yb);
+                    constexpr int row_bytes = 2 * R * static_cast<int>(sizeof(T));
+                    if constexpr (row_bytes >= kPrefetchNarrowRowBytes)
+                        if (row_bytes >= kPrefetchRowBytes || width <= kPrefetchNarrowWidth)
+                            prefetch_rows_ahead<T, R, G>(cc + base + s0, ch_rows, width,
+                                                         rs + static_cast<size_t>(ch) * ch_rows + s0, xb, yb);
                     if constexpr (std::is_same_v<T, double>)
                         simd::rows_times_block<R, G, true, Real>(width, cv + per_entry * (base + s0), 1, ch_rows,
                                                                  cc + base + s0, 1, ch_rows, xb, ac);
