@@ -378,8 +378,7 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
                         for (int c = 0; c < w; ++c) part[c] += std::norm(hv[at + c] - values[first + c] * xv[at + c]);
                     }
                 }
-                for (const auto& part : parts)
-                    for (std::size_t c = 0; c < part.size(); ++c) res2[c] += part[c];
+                sum_parts(parts, res2);
                 op.sum_over_ranks(res2.data(), res2.size());
                 for (int c = 0; c < w; ++c) residuals[first + c] = std::sqrt(res2[c]);
             });

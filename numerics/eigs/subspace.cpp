@@ -29,15 +29,6 @@ void sum_complex(const Operator& op, std::vector<complex_double>& v)
 }
 
 
-/// Sums per-thread parts (each `len` entries, in thread order) into `out` (overwritten).
-void sum_parts(const std::vector<std::vector<complex_double>>& parts, std::vector<complex_double>& out)
-{
-    std::fill(out.begin(), out.end(), kZero);
-    for (const auto& p : parts)
-        if (!p.empty())
-            for (std::size_t i = 0; i < out.size(); ++i) out[i] += p[i];
-}
-
 dense::DenseExecution execution()
 {
     dense::DenseExecution ex;
@@ -471,8 +462,7 @@ RitzPairs rayleigh_ritz(const Operator& op, const Columns& q, const Columns& hq,
             }
         }
     }
-    for (const auto& mine : parts)
-        for (std::size_t c = 0; c < mine.size(); ++c) res2[c] += mine[c];
+    sum_parts(parts, res2);
     op.sum_over_ranks(res2.data(), res2.size());
     for (double& v : res2) v = std::sqrt(v);
     out.residuals = std::move(res2);

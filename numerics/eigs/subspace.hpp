@@ -6,6 +6,7 @@
 /// dimension n = op.num_rows()). Inner products are summed over the ranks of a distributed
 /// operator through Operator::sum_over_ranks, so every function is collective.
 
+#include <algorithm>
 #include <vector>
 
 #include <omp.h>
@@ -40,6 +41,17 @@ void for_thread_rows(int n, F&& f)
         const int r1 = static_cast<int>(static_cast<long long>(n) * (t + 1) / nt);
         if (r1 > r0) f(t, r0, r1 - r0);
     }
+}
+
+/// out := the sum of the per-thread parts (each out.size() entries; an empty part is a
+/// thread that had no rows), added in thread order: deterministic for a thread count.
+template <class T>
+void sum_parts(const std::vector<std::vector<T>>& parts, std::vector<T>& out)
+{
+    std::fill(out.begin(), out.end(), T{});
+    for (const auto& p : parts)
+        if (!p.empty())
+            for (std::size_t i = 0; i < out.size(); ++i) out[i] += p[i];
 }
 
 /// Block classical Gram-Schmidt of the `cols` columns at x (n rows each) against the
