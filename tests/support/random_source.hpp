@@ -36,4 +36,23 @@ private:
     double max_density_;
 };
 
+/// The real parts of another source's entries, marked real_valued (the factory then stores
+/// one real per entry): of a Hermitian source, a real symmetric matrix.
+class RealPartSource final : public RowSource {
+public:
+    explicit RealPartSource(const RowSource& source) : source_(source) {}
+    global_index num_rows() const override { return source_.num_rows(); }
+    int max_row_length() const override { return source_.max_row_length(); }
+    bool real_valued() const override { return true; }
+    int row(global_index row, global_index* cols, complex_type* values) const override
+    {
+        const int len = source_.row(row, cols, values);
+        for (int k = 0; k < len; ++k) values[k] = complex_type(values[k].real(), 0.0);
+        return len;
+    }
+
+private:
+    const RowSource& source_;
+};
+
 }  // namespace topokpm::testing

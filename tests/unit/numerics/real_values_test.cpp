@@ -22,26 +22,9 @@
 using namespace topokpm;
 using namespace topokpm::numerics;
 using topokpm::testing::RandomSparseSource;
+using topokpm::testing::RealPartSource;
 
 namespace {
-
-/// The real parts of a random Hermitian source: a real symmetric matrix, marked real_valued.
-class RealPart final : public RowSource {
-public:
-    explicit RealPart(const RowSource& source) : source_(source) {}
-    global_index num_rows() const override { return source_.num_rows(); }
-    int max_row_length() const override { return source_.max_row_length(); }
-    bool real_valued() const override { return true; }
-    int row(global_index row, global_index* cols, complex_type* values) const override
-    {
-        const int len = source_.row(row, cols, values);
-        for (int k = 0; k < len; ++k) values[k] = complex_type(values[k].real(), 0.0);
-        return len;
-    }
-
-private:
-    const RowSource& source_;
-};
 
 /// Per row i: m_i (entries) and sum_k |a_ik| |x_k| for column c of a block of width r.
 struct RowMagnitudes {
@@ -132,8 +115,8 @@ TEST(RealValues, KernelEqualsTheComplexKernelOnTheSameMatrix)
 {
     for (const global_index n : {7, 130}) {
         const RandomSparseSource random(n, 11);
-        const RealPart src(random);
-        for (const int c : {1, 4, 8, 16, 32})
+        const RealPartSource src(random);
+        for (const int c : {1, 2, 4, 6, 8, 16, 32})
             for (const int sigma : {1, 64})
                 for (const int r : {1, 2, 3, 4, 8, 12, 32})
                     for (const double beta : {0.0, -1.0}) {

@@ -19,6 +19,7 @@
 using namespace topokpm;
 using namespace topokpm::numerics;
 using topokpm::testing::RandomSparseSource;
+using topokpm::testing::RealPartSource;
 
 namespace {
 
@@ -158,6 +159,43 @@ TEST(SellSpmmv, FusedAndNaiveEqualTheDenseReferenceForManyShapes)
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+// Real stored values (one double per entry, graphene's path) against the same dense
+// reference: C in {2, 6} (register groups of 2 rows at R = 2: one value per row) and {4, 8, 16}
+// (groups of 4 or more rows: R = 2 loads 4 rows' values at once), C = 1 (the generic sweep at
+// R = 2); the bounds above hold as they are (a real value times a complex x has fewer roundings).
+TEST(SellSpmmv, RealValuesEqualTheDenseReference)
+{
+    for (const global_index n : {7, 33, 257}) {
+        const RandomSparseSource random(n, 17);
+        const RealPartSource src(random);
+        const std::vector<complex_type> dense = topokpm::testing::dense_matrix(src);
+        const std::vector<int> length = row_lengths(src);
+        for (const int r : {1, 2, 3, 4, 8}) {
+            BlockVector x(n, r), y0(n, r);
+            fill_random_phase_vectors(x, 1, 0, n);
+            fill_random_phase_vectors(y0, 2, 0, n);
+            for (const double beta : {0.0, -1.0}) {
+                const AugmentedOps ops{0.7, -0.3, beta, true};
+                const Reference ref = reference_apply(dense, length, n, x, y0, ops);
+                for (const int c : {1, 2, 4, 6, 8, 16})
+                    for (const int sigma : {1, 64}) {
+                        const auto m = std::make_shared<const BasicSellMatrix<double>>(
+                            BasicSellMatrix<double>::build(src, 0, n, {c, sigma}));
+                        const auto op = make_sell_operator(m);
+                        const std::string what = op->name() + " N=" + std::to_string(n) + " R=" + std::to_string(r) +
+                                                 " beta=" + std::to_string(beta);
+                        ASSERT_NE(op->name().find("-real"), std::string::npos) << what;
+                        BlockVector y = y0;
+                        if (beta == 0.0) fill_nan(y);
+                        DotSums dots;
+                        op->apply(x, y, ops, &dots);
+                        expect_matches(ref, y, &dots, what);
+                    }
             }
         }
     }
