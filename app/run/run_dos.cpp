@@ -376,13 +376,17 @@ struct DosRun::State {
     if (cfg.kpm.bounds_method == BoundsMethod::User) return cfg.kpm.energy_range;
     if (cfg.kpm.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
     // Lanczos stops once its residuals fit in the margin, or once the rigorous
-    // Gershgorin discs (one cheap pass over the rows) are within the margin of its Ritz
-    // values, when they are the tighter bounds. A serial stencil gives its enclosure from
-    // the blocks and the potential (the rows' discs cost as much as several sweeps).
-    // Rayleigh quotients of vectors the operator knows (a stencil's plane waves) may show
-    // the discs tight with no step at all (clean graphene).
-    const std::optional<SpectralBounds> known = dist.distributed() ? std::nullopt : o.enclosure();
-    const std::optional<SpectralBounds> inside = dist.distributed() ? std::nullopt : o.rayleigh_interval();
+    // Gershgorin discs are within the margin of its Ritz values, when they are the tighter
+    // bounds. Serial, whatever the operator: the model's stencil gives the discs from its
+    // blocks and the potential (the rows' discs cost as much as several sweeps), and the
+    // Rayleigh quotients of its plane waves may show them tight with no step at all (clean
+    // graphene). Distributed: each rank's rows' discs, no plane waves.
+    std::optional<SpectralBounds> known, inside;
+    if (!dist.distributed()) {
+        const BlockStencil stencil = mdl.block_stencil();
+        known = gershgorin_bounds(stencil);
+        inside = plane_wave_rayleigh_bounds(stencil);
+    }
     const SpectralBounds discs = known ? *known : dist.gershgorin(mdl);
     const numerics::LanczosBounds lb =
         numerics::lanczos_bounds(o, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed, cfg.kpm.lanczos_margin,

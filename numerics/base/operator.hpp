@@ -7,7 +7,6 @@
 
 #include <complex>
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -146,19 +145,6 @@ public:
 
     /// Cost figures of one apply() per column.
     virtual OperatorCost cost() const = 0;
-
-    /// Bounds that contain the whole spectrum, when the operator knows them without a pass
-    /// over the rows (a stencil: its blocks and the range of the potential, wider than or equal
-    /// to the rows' Gershgorin discs); std::nullopt otherwise (the caller takes the discs of
-    /// the rows). Covers this operator's rows only: a distributed caller must not use it alone.
-    virtual std::optional<SpectralBounds> enclosure() const { return std::nullopt; }
-
-    /// An interval inside the hull of the spectrum (E_min <= lower, upper <= E_max) made of
-    /// Rayleigh quotients of vectors the operator knows without a sweep (a stencil: plane
-    /// waves, plane_wave_rayleigh_bounds); std::nullopt otherwise. The bounds take enclosure()
-    /// without a Lanczos step when it lies within the margin of this interval
-    /// (numerics/lanczos/lanczos.hpp). Serial callers only, as enclosure().
-    virtual std::optional<SpectralBounds> rayleigh_interval() const { return std::nullopt; }
 
     /// The precision the operator stores its matrix in and sweeps with (`--precision`).
     /// Algorithms that run many sweeps (the KPM recurrence) keep their vectors in this

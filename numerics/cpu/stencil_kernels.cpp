@@ -313,8 +313,6 @@ public:
         return s_.name + (precision_ == Precision::Single ? "-stencil-cpu-single" : "-stencil-cpu") +
                (real_ ? "-real" : "");
     }
-    std::optional<SpectralBounds> enclosure() const override { return gershgorin_bounds(s_); }
-    std::optional<SpectralBounds> rayleigh_interval() const override { return plane_wave_rayleigh_bounds(s_); }
     OperatorCost cost() const override
     {
         OperatorCost c;

@@ -52,10 +52,11 @@ struct LanczosBounds {
 /// (beta at the rounding level), runs the three-term recurrence instead.
 ///
 /// `inside` (optional, with an enclosure): an interval inside the hull of the spectrum
-/// (Rayleigh quotients, Operator::rayleigh_interval). When the enclosure lies within margin
-/// w of it (w its width), the enclosure is returned before any sweep: iterations = 0,
-/// lowest_ritz / highest_ritz = its ends, enclosure_taken (clean graphene: plane waves at k = 0
-/// give +-3 t, the Gershgorin bounds; 17 sweeps found that before).
+/// (Rayleigh quotients: the model's plane waves, plane_wave_rayleigh_bounds, for any operator
+/// of its matrix). When the enclosure lies within margin w of it (w its width), the enclosure
+/// is returned before any sweep: iterations = 0, lowest_ritz / highest_ritz = its ends,
+/// enclosure_taken (clean graphene: plane waves at k = 0 give +-3 t, the Gershgorin bounds;
+/// 17 sweeps found that before).
 ///
 /// Throws NumericalError for a zero operator, InputError for max_steps < 2.
 LanczosBounds lanczos_bounds(const Operator& op, int max_steps, std::uint64_t seed, double relative_margin,

@@ -179,6 +179,29 @@ TEST(DosRunPhases, LanczosBoundsContainTheSpectrumWhereGershgorinIsLooseOrExact)
     }
 }
 
+// The bounds take the model's plane-wave shortcut whatever the operator (run_dos, bounds_of):
+// clean periodic graphene through the stored (sell, crs) and the matrix-free operator, double
+// and single, gets the Gershgorin bounds +-3 t with no Lanczos sweep (lanczos_iterations = 0 in
+// the result file), and its moments stay bounded (the run checks |mu_n| <= 1).
+TEST(DosRunPhases, PlaneWaveBoundsServeEveryOperator)
+{
+    app::Distribution serial;
+    for (const std::string matrix : {"sell", "crs", "free"})
+        for (const std::string precision : {"double", "single"}) {
+            const std::string tag = matrix + " " + precision;
+            const app::RunConfig cfg = parse({"--model", "graphene", "--lattice", "16x14", "--matrix", matrix,
+                                              "--precision", precision, "--moments", "64", "--vectors", "2"},
+                                             "plane_wave_bounds.h5");
+            app::DosRun run(cfg, serial);
+            run_to_bands(run);
+            run.result();
+            EXPECT_EQ(run.spectral_bounds().lower, -3.0) << tag;
+            EXPECT_EQ(run.spectral_bounds().upper, 3.0) << tag;
+            analysis::ResultReader r(cfg.outputs.result_file);
+            EXPECT_EQ(r.read_int64_attribute("/kpm", "lanczos_iterations"), 0) << tag;
+        }
+}
+
 // moments: the exact trace through the run's operator equals (1/N) sum_i T_n(x_i) from
 // zheev's eigenvalues with the run's scaling (errors ~N eps ||H|| + n eps, far below 1e-11
 // for N = 192, M = 64; dos_pipeline_test derives the same bound).

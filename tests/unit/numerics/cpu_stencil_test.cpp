@@ -31,6 +31,7 @@
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/lanczos/lanczos.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
@@ -584,7 +585,7 @@ TEST(CpuStencilTwoSteps, KpmMomentsEqualTheOneStepPathAndTheReference)
         one_step_tuning.tblock_lines = 0;  // one step per pass
         const auto one_step_op = numerics::make_cpu_stencil_operator(s, Precision::Double, one_step_tuning);
         const auto ref = make_block_stencil_reference_operator(s);
-        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(s), 0.01);
         const global_index n = s.num_rows();
         const BlockVector start = random_block(n, 1, 77);
         double v0 = 0.0;
@@ -635,7 +636,7 @@ TEST(CpuStencilTwoSteps, LanczosBoundsAsWithOneStepPerPass)
     const auto one = numerics::make_cpu_stencil_operator(c, Precision::Double, off);
     ASSERT_EQ(fused->fused_steps(1), 2);
     ASSERT_EQ(one->fused_steps(1), 1);
-    const SpectralBounds enc = *fused->enclosure();
+    const SpectralBounds enc = gershgorin_bounds(c);
     EXPECT_EQ(enc.lower, -3.0);
     EXPECT_EQ(enc.upper, 3.0);
     const numerics::LanczosBounds a = numerics::lanczos_bounds(*one, 200, 7, 0.005, 0.005, &enc);
@@ -649,7 +650,7 @@ TEST(CpuStencilTwoSteps, LanczosBoundsAsWithOneStepPerPass)
     const auto model = hamiltonians::make_model(graphene_params(12, 16, "pp"));  // dots and disorder
     const std::vector<double> eig = topokpm::testing::dense_eigenvalues(*model);
     const BlockStencil d = model->block_stencil();
-    const SpectralBounds denc = *numerics::make_cpu_stencil_operator(d)->enclosure();
+    const SpectralBounds denc = gershgorin_bounds(d);
     for (const auto& op : {numerics::make_cpu_stencil_operator(d), numerics::make_cpu_stencil_operator(d, Precision::Double, off)}) {
         const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &denc);
         SCOPED_TRACE("fused_steps " + std::to_string(op->fused_steps(1)));
@@ -660,25 +661,39 @@ TEST(CpuStencilTwoSteps, LanczosBoundsAsWithOneStepPerPass)
     }
 }
 
-// The stencil's plane-wave Rayleigh quotients (rayleigh_interval, plane_wave_rayleigh_bounds)
-// let the bounds take the enclosure before any sweep where it is within the margin of them:
-// clean periodic graphene, double and single (their interval is [-3 t, 3 t], the enclosure's).
-// The guarantee stays: a single KPM run scaled by those bounds keeps |mu_n| <= 1, and where the
-// interval is not close enough (open graphene, ti: Gershgorin 1.6x its spectrum) Lanczos runs
-// and its bounds contain the dense LAPACK spectrum.
-TEST(CpuStencil, PlaneWaveRayleighQuotientsTakeTheEnclosureWithoutASweep)
+// The model's plane-wave Rayleigh quotients (plane_wave_rayleigh_bounds of its stencil) let the
+// bounds of any operator of its matrix take the enclosure (gershgorin_bounds of the stencil)
+// before any sweep where it is within the margin of them: clean periodic graphene, stencil and
+// SELL (real values), double and single (their interval is [-3 t, 3 t], the enclosure's). The
+// guarantee stays: a KPM run of that operator scaled by those bounds keeps |mu_n| <= 1, and
+// where the interval is not close enough (open graphene, ti: Gershgorin 1.6x its spectrum)
+// Lanczos runs and its bounds contain the dense LAPACK spectrum.
+TEST(StencilBounds, PlaneWaveRayleighQuotientsTakeTheEnclosureWithoutASweepForEveryOperator)
 {
+    auto operators = [](const hamiltonians::Model& model) {
+        std::vector<std::unique_ptr<Operator>> ops;
+        const numerics::OperatorSource source = hamiltonians::operator_source(model);
+        for (const numerics::OperatorKind kind : {numerics::OperatorKind::Free, numerics::OperatorKind::Sell})
+            for (const Precision pr : {Precision::Double, Precision::Single}) {
+                numerics::OperatorSpec spec;
+                spec.kind = kind;
+                spec.precision = pr;
+                ops.push_back(numerics::make_operator(spec, source).op);
+            }
+        return ops;
+    };
     hamiltonians::ModelParams clean = graphene_params(64, 96, "pp");
     clean.dot_potential = 0.0;
     clean.disorder = 0.0;
-    const BlockStencil c = hamiltonians::make_model(clean)->block_stencil();
-    for (const Precision pr : {Precision::Double, Precision::Single}) {
-        const auto op = numerics::make_cpu_stencil_operator(c, pr);
-        const SpectralBounds enc = *op->enclosure();
-        const std::optional<SpectralBounds> inside = op->rayleigh_interval();
-        ASSERT_TRUE(inside.has_value());
-        EXPECT_NEAR(inside->lower, -3.0, 1e-12);
-        EXPECT_NEAR(inside->upper, 3.0, 1e-12);
+    const auto clean_model = hamiltonians::make_model(clean);
+    const BlockStencil c = clean_model->block_stencil();
+    const SpectralBounds enc = gershgorin_bounds(c);
+    const std::optional<SpectralBounds> inside = plane_wave_rayleigh_bounds(c);
+    ASSERT_TRUE(inside.has_value());
+    EXPECT_NEAR(inside->lower, -3.0, 1e-12);
+    EXPECT_NEAR(inside->upper, 3.0, 1e-12);
+    for (const auto& op : operators(*clean_model)) {
+        SCOPED_TRACE(op->name());
         const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &enc, &*inside);
         EXPECT_TRUE(lb.enclosure_taken);
         EXPECT_EQ(lb.iterations, 0);
@@ -691,7 +706,7 @@ TEST(CpuStencil, PlaneWaveRayleighQuotientsTakeTheEnclosureWithoutASweep)
         (void)steps;
         std::vector<double> mu(raw.size());
         for (size_t k = 0; k < raw.size(); ++k) mu[k] = raw[k] / raw[k < 512 ? 0 : 512];
-        EXPECT_NO_THROW(numerics::check_moments_bounded(mu, 1e-6)) << (pr == Precision::Single ? "single" : "double");
+        EXPECT_NO_THROW(numerics::check_moments_bounded(mu, 1e-6));
     }
 
     hamiltonians::ModelParams open = clean;
@@ -703,17 +718,20 @@ TEST(CpuStencil, PlaneWaveRayleighQuotientsTakeTheEnclosureWithoutASweep)
     ti.dot_potential = 0.0;
     for (const hamiltonians::ModelParams& p : {open, ti}) {
         const auto model = hamiltonians::make_model(p);
-        const auto op = numerics::make_cpu_stencil_operator(model->block_stencil());
-        const SpectralBounds enc = *op->enclosure();
-        const std::optional<SpectralBounds> inside = op->rayleigh_interval();
-        ASSERT_TRUE(inside.has_value()) << p.name;
-        const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &enc, &*inside);
-        EXPECT_GT(lb.iterations, 0) << p.name;
+        const BlockStencil s = model->block_stencil();
+        const SpectralBounds discs = gershgorin_bounds(s);
+        const std::optional<SpectralBounds> rq = plane_wave_rayleigh_bounds(s);
+        ASSERT_TRUE(rq.has_value()) << p.name;
         const std::vector<double> eig = topokpm::testing::dense_eigenvalues(*model);
-        EXPECT_LE(lb.bounds.lower, eig.front()) << p.name;
-        EXPECT_GE(lb.bounds.upper, eig.back()) << p.name;
-        EXPECT_GE(inside->lower, eig.front() - 1e-12) << p.name;
-        EXPECT_LE(inside->upper, eig.back() + 1e-12) << p.name;
+        EXPECT_GE(rq->lower, eig.front() - 1e-12) << p.name;
+        EXPECT_LE(rq->upper, eig.back() + 1e-12) << p.name;
+        for (const auto& op : operators(*model)) {
+            SCOPED_TRACE(op->name());
+            const numerics::LanczosBounds lb = numerics::lanczos_bounds(*op, 200, 7, 0.005, 0.005, &discs, &*rq);
+            EXPECT_GT(lb.iterations, 0);
+            EXPECT_LE(lb.bounds.lower, eig.front());
+            EXPECT_GE(lb.bounds.upper, eig.back());
+        }
     }
 }
 
@@ -728,7 +746,7 @@ TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
         const BlockStencil s = hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil();
         const auto op = numerics::make_cpu_stencil_operator(s);
         ASSERT_EQ(op->fused_steps(width), 2);
-        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(s), 0.01);
         const auto plan = numerics::random_phase_plan(s.num_rows(), width == 1 ? 3 : 8, 11);
         const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
         const auto reference = numerics::run_block_trace(*op, *plan, m, width, scaling);
@@ -883,7 +901,7 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
         one_step_tuning.tblock_lines = 0;  // one step per pass
         const auto one_step_op = numerics::make_cpu_stencil_operator(s, Precision::Double, one_step_tuning);
         const auto ref = make_block_stencil_reference_operator(s);
-        const numerics::KpmScaling scaling = numerics::kpm_scaling(*op->enclosure(), 0.01);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(s), 0.01);
         const global_index n = s.num_rows();
         for (const int r : {4, 16}) {
             ASSERT_EQ(op->fused_steps(r), 2);
@@ -933,10 +951,6 @@ TEST(CpuStencil, NameCostAndArgumentChecks)
     EXPECT_EQ(c.nonzeros, static_cast<double>(s.num_nonzeros()));
     EXPECT_EQ(c.matrix_bytes, 8.0 * static_cast<double>(s.num_sites()));  // the potential only
     EXPECT_GE(c.storage_bytes, c.matrix_bytes);
-    const std::optional<SpectralBounds> enclosure = op->enclosure();  // the blocks' Gershgorin
-    ASSERT_TRUE(enclosure.has_value());
-    EXPECT_EQ(enclosure->lower, gershgorin_bounds(s).lower);
-    EXPECT_EQ(enclosure->upper, gershgorin_bounds(s).upper);
 
     const global_index n = s.num_rows();
     BlockVector x(n, 2), y(n, 2), short_y(n - 1, 2), wide_y(n, 3);
