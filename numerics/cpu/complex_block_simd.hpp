@@ -269,8 +269,8 @@ inline void rows_times_block(int width, const double* __restrict vals, std::ptrd
                     if constexpr (Real) {
                         // The two rows' values, each over its row's 4 lanes, from a 4-double
                         // vector: GCC 12 widens a 2-double vector to 8 lanes through the stack
-                        // (a 16-byte store, then a 64-byte load the store cannot forward to),
-                        // which made this loop 3x slower than the complex one in cache.
+                        // (a 16-byte store, then a 64-byte load the store cannot forward to;
+                        // docs/performance.md, "Graphene R = 2 in double").
                         if constexpr (ContiguousRows && G % 4 == 0) {
                             // One load for the 4 rows of vectors v and v ^ 1.
                             const v4d r4 = load<v4d>(vals + (g0 & ~3) * val_g + k * val_k);
