@@ -149,7 +149,7 @@ TEST(OperatorFactory, PartOfTheRowsAppliesItsDiagonalBlock)
     }
     // Ranges outside the matrix, empty ones and free parts that cut an x-plane are refused.
     OperatorSpec bad;
-    for (const RowRange r : {RowRange{0, 0}, RowRange{-1, 10}, RowRange{0, n + 1}, RowRange{10, 5}}) {
+    for (const RowRange& r : {RowRange{0, 0}, RowRange{-1, 10}, RowRange{0, n + 1}, RowRange{10, 5}}) {
         bad.rows = r;
         EXPECT_THROW(make_operator(bad, source), InputError) << r.begin << ", " << r.end;
     }
