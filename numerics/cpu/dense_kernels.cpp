@@ -144,12 +144,14 @@ void gemm(CBLAS_TRANSPOSE ta, int m, int n, int k, T alpha, const T* a, int lda,
 // reflector p without another read. The last pass also forms every v_l^H v_i, from which T
 // follows as in xLARFT.
 //
-// Register blocking (docs/dense.md, "TSQR: a register-blocked panel"): a pass takes the rows
-// in blocks of kPanelBlockVectors vectors; v_{p-1}, i v_{p-1}, a_p and swap(a_p) of the block
-// stay in registers while every column c > p streams through once (load, two FMAs per half of
-// the complex update, store, two FMAs of the sums), so a vector of the panel costs one load,
-// one store and four FMAs. The last pass takes the rows in chunks of kPanelChunkVectors
-// vectors (in L1) and forms v_l^H v_i for one i against up to four l at a time.
+// Register blocking (docs/dense.md, "TSQR: a register-blocked panel kernel"): a pass takes
+// the rows in blocks of kPanelBlockVectors vectors; v_{p-1}, i v_{p-1}, a_p and swap(a_p) of
+// the block stay in registers while every column c > p streams through once (a load, two FMAs
+// for y -= w v, a store, two FMAs for the sums, which carry over from block to block in
+// memory), so a vector of the panel costs one load, one store and four FMAs. The last pass
+// takes the rows in chunks of kPanelChunkVectors vectors (in L1) and forms v_l^H v_i for one
+// i against up to four l at a time. GCC vector extensions, as the SpMMV kernels: AVX-512
+// with -march=native here, the same source lowered to AVX2 or SSE2 elsewhere.
 constexpr int kPanelMaxColumns = 32;
 constexpr int kPanelBlockVectors = 4;
 constexpr int kPanelChunkVectors = 16;
@@ -196,7 +198,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
 
     // Vectors start where row r + phase is a multiple of per_vec: on 64-byte boundaries when
     // every column's start has the same phase (lda a multiple of per_vec), whatever the block's
-    // address (an unaligned vector load splits a cache line: 1.6x slower here). Row r then
+    // address (an unaligned vector load splits a cache line; docs/dense.md). Row r then
     // sits in lane slot (r + phase) mod per_vec, every row below the diagonal goes through the
     // vector code (the ends as partial vectors, zero-padded in a buffer) and each slot sums its
     // rows in order; `canonical` moves slot (r + phase) mod per_vec to r mod per_vec before the
