@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -142,7 +143,18 @@ void gemm(CBLAS_TRANSPOSE ta, int m, int n, int k, T alpha, const T* a, int lda,
 // the diagonal (one scalar s), v_p^H a_c = a_pc + conj(s) a_p^H a_c, so the next pass applies
 // reflector p without another read. The last pass also forms every v_l^H v_i, from which T
 // follows as in xLARFT.
+//
+// Register blocking (docs/dense.md, "TSQR: a register-blocked panel kernel"): a pass takes
+// the rows in blocks of kPanelBlockVectors vectors; v_{p-1}, i v_{p-1}, a_p and swap(a_p) of
+// the block stay in registers while every column c > p streams through once (a load, two FMAs
+// for y -= w v, a store, two FMAs for the sums, which carry over from block to block in
+// memory), so a vector of the panel costs one load, one store and four FMAs. The last pass
+// takes the rows in chunks of kPanelChunkVectors vectors (in L1) and forms v_l^H v_i for one
+// i against up to four l at a time. GCC vector extensions, as the SpMMV kernels: AVX-512
+// with -march=native here, the same source lowered to AVX2 or SSE2 elsewhere.
 constexpr int kPanelMaxColumns = 32;
+constexpr int kPanelBlockVectors = 4;
+constexpr int kPanelChunkVectors = 16;
 
 template <class R>
 struct PanelLanes;
@@ -169,7 +181,6 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
     using V = typename L::V;
     constexpr int lanes = int(sizeof(V) / sizeof(R));
     constexpr int per_vec = lanes / 2;  // complex values per vector (interleaved re, im)
-    constexpr int block_vecs = 16;      // a pass works on blocks of block_vecs * per_vec rows (in L1)
     constexpr int max_pairs = kPanelMaxColumns * (kPanelMaxColumns - 1) / 2;
     auto load = [](const T* p) {
         V v;
@@ -181,8 +192,35 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
     V sign;  // (-1, +1, ...): sign * swap(x) is i x
     for (int e = 0; e < lanes; ++e) sign[e] = e % 2 ? R(1) : R(-1);
     const V zero_v = sign - sign;
-    // conj(x) . y from the lane sums of x * y and of swap(x) * y.
-    auto dot = [](V xy, V sxy) {
+    // Below tiny a sum of squares may hold subnormal terms: LAPACK's scaled xLARFG takes over.
+    const R tiny = std::numeric_limits<R>::min() / std::numeric_limits<R>::epsilon();
+    auto pair = [](int l, int i) { return i * (i - 1) / 2 + l; };  // l < i
+
+    // Vectors start where row r + phase is a multiple of per_vec: on 64-byte boundaries when
+    // every column's start has the same phase (lda a multiple of per_vec), whatever the block's
+    // address (an unaligned vector load splits a cache line; docs/dense.md). Row r then
+    // sits in lane slot (r + phase) mod per_vec, every row below the diagonal goes through the
+    // vector code (the ends as partial vectors, zero-padded in a buffer) and each slot sums its
+    // rows in order; `canonical` moves slot (r + phase) mod per_vec to r mod per_vec before the
+    // lanes are added. So the sums, and the result's bits, do not depend on the address.
+    int phase = 0;
+    if (lda % per_vec == 0) {
+        const auto addr = reinterpret_cast<std::uintptr_t>(a);
+        if (addr % sizeof(T) == 0) phase = int((addr / sizeof(T)) % per_vec);
+    }
+    auto canonical = [&](V v) {
+        V out;
+        for (int e = 0; e < per_vec; ++e) {
+            const int from = (e + phase) % per_vec;
+            out[2 * e] = v[2 * from];
+            out[2 * e + 1] = v[2 * from + 1];
+        }
+        return out;
+    };
+    // conj(x) . y from the address-layout lane sums of x * y and of swap(x) * y.
+    auto dot = [&](V xy, V sxy) {
+        xy = canonical(xy);
+        sxy = canonical(sxy);
         R re = 0, im = 0;
         for (int e = 0; e < lanes; e += 2) {
             re += xy[e] + xy[e + 1];
@@ -190,118 +228,123 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         }
         return T(re, im);
     };
-    // Below tiny a sum of squares may hold subnormal terms: LAPACK's scaled xLARFG takes over.
-    const R tiny = std::numeric_limits<R>::min() / std::numeric_limits<R>::epsilon();
-    auto pair = [](int l, int i) { return i * (i - 1) / 2 + l; };  // l < i
+    // The first vector holding row r: its first row (<= r).
+    auto vector_start = [&](int r) { return (r + phase) / per_vec * per_vec - phase; };
 
     T* col[kPanelMaxColumns];
     for (int c = 0; c < n; ++c) col[c] = a + std::size_t(c) * lda;
-    T tau[kPanelMaxColumns], cw[kPanelMaxColumns];  // cw[c] = conj(tau_{p-1}) v_{p-1}^H a_c
-    T s_prev(0);                                    // v_{p-1} = s_prev * its column below the diagonal
-    V da[kPanelMaxColumns], db[kPanelMaxColumns], na;
-    T d[kPanelMaxColumns];
-    V vb[block_vecs], isv[block_vecs], xb[block_vecs], xsw[block_vecs];
+    T tau[kPanelMaxColumns];
+    R cwr[kPanelMaxColumns], cwi[kPanelMaxColumns];  // cw[c] = conj(tau_{p-1}) v_{p-1}^H a_c
+    T s_prev(0);                                     // v_{p-1} = s_prev * its column below the diagonal
+    V da[kPanelMaxColumns], db[kPanelMaxColumns];
+    // A partial vector: rows lo..hi-1 of the vector from row s, zero-padded (0 * 0 adds
+    // nothing to a slot's sum), one per_vec slot per column.
+    T part[kPanelMaxColumns * per_vec];
+    T* part_col[kPanelMaxColumns];
+    for (int c = 0; c < n; ++c) part_col[c] = part + c * per_vec;
+    auto gather = [&](int c0, int s, int lo, int hi) {
+        for (int c = c0; c < n; ++c)
+            for (int e = 0; e < per_vec; ++e) part[c * per_vec + e] = s + e >= lo && s + e < hi ? col[c][s + e] : T(0);
+    };
+    auto scatter = [&](int c0, int c1, int s, int lo, int hi) {
+        for (int c = c0; c < c1; ++c)
+            for (int r = lo; r < hi; ++r) col[c][r] = part[c * per_vec + (r - s)];
+    };
     bool fallback = false;
     int p = 0;
-    for (; p < n; ++p) {
-        const int prev = p - 1;
-        const bool apply = p >= 1;
-        R nrm = 0;
+
+    // Pass p on nb whole vectors of rows from row r of the columns cols[]: reflector p - 1
+    // (when `apply`), then the sums of reflector p, v's and a_p's vectors held in registers.
+    auto pass_block = [&](auto apply_c, auto nb_c, T* const* cols, int r, V& na) {
+        constexpr bool apply = decltype(apply_c)::value;
+        constexpr int nb = decltype(nb_c)::value;
+        V v[nb], iv[nb], x[nb], sx[nb];
+        if constexpr (apply) {
+            const R sr = s_prev.real(), si = s_prev.imag();
+            T* cp = cols[p - 1] + r;
+            for (int i = 0; i < nb; ++i) {
+                const V y = load(cp + i * per_vec);
+                v[i] = sr * y + si * (sign * swap(y));
+                store(cp + i * per_vec, v[i]);
+                iv[i] = sign * swap(v[i]);
+            }
+        }
+        {
+            T* cp = cols[p] + r;
+            for (int i = 0; i < nb; ++i) {
+                V y = load(cp + i * per_vec);
+                if constexpr (apply) {
+                    y -= cwr[p] * v[i];
+                    y -= cwi[p] * iv[i];
+                    store(cp + i * per_vec, y);
+                }
+                x[i] = y;
+                sx[i] = swap(y);
+                na += y * y;
+            }
+        }
         for (int c = p + 1; c < n; ++c) {
-            da[c] = db[c] = zero_v;
-            d[c] = T(0);
+            T* cp = cols[c] + r;
+            const R wr = cwr[c], wi = cwi[c];
+            V xa = da[c], xs = db[c];
+            for (int i = 0; i < nb; ++i) {
+                V y = load(cp + i * per_vec);
+                if constexpr (apply) {
+                    y -= wr * v[i];
+                    y -= wi * iv[i];
+                    store(cp + i * per_vec, y);
+                }
+                xa += x[i] * y;
+                xs += sx[i] * y;
+            }
+            da[c] = xa;
+            db[c] = xs;
         }
-        na = zero_v;
-        // Row r >= p alone: reflector p - 1, then (r > p) the sums of reflector p.
-        auto row = [&](int r) {
-            if (apply) {
-                const T v = s_prev * col[prev][r];
-                col[prev][r] = v;
-                for (int c = p; c < n; ++c) col[c][r] -= cw[c] * v;
-            }
-            if (r > p) {
-                const T x = col[p][r];
-                nrm += std::norm(x);
-                for (int c = p + 1; c < n; ++c) d[c] += std::conj(x) * col[c][r];
-            }
-        };
-        if (p < m) row(p);
+    };
+    using Block = std::integral_constant<int, kPanelBlockVectors>;
+    using One = std::integral_constant<int, 1>;
+    auto pass = [&](auto apply_c) {
+        constexpr bool apply = decltype(apply_c)::value;
+        for (int c = p + 1; c < n; ++c) da[c] = db[c] = zero_v;
+        V na = zero_v;
+        if constexpr (apply) {  // row p: reflector p - 1 only
+            const T v = s_prev * col[p - 1][p];
+            col[p - 1][p] = v;
+            for (int c = p; c < n; ++c) col[c][p] -= T(cwr[c], cwi[c]) * v;
+        }
+        // Rows p + 1 .. m - 1: a partial vector up to the first vector boundary, whole
+        // vectors, a partial vector to the end.
         int r = p + 1;
-        for (int nv; r + per_vec <= m; r += nv * per_vec) {
-            nv = std::min(block_vecs, (m - r) / per_vec);
-            if (apply) {
-                const R sr = s_prev.real(), si = s_prev.imag();
-                T* cp = col[prev] + r;
-                for (int i = 0; i < nv; ++i) {
-                    const V x = load(cp + i * per_vec);
-                    const V v = sr * x + si * (sign * swap(x));
-                    store(cp + i * per_vec, v);
-                    vb[i] = v;
-                    isv[i] = sign * swap(v);
-                }
-            }
-            T* cp = col[p] + r;
-            V nacc = zero_v;
-            for (int i = 0; i < nv; ++i) {
-                V x = load(cp + i * per_vec);
-                if (apply) {
-                    x -= cw[p].real() * vb[i] + cw[p].imag() * isv[i];
-                    store(cp + i * per_vec, x);
-                }
-                xb[i] = x;
-                xsw[i] = swap(x);
-                nacc += x * x;
-            }
-            na += nacc;
-            // Columns c > p, two at a time: reflector p - 1, then conj(a_p) . a_c.
-            int c = p + 1;
-            for (; c + 1 < n; c += 2) {
-                T* c0 = col[c] + r;
-                T* c1 = col[c + 1] + r;
-                const R w0r = cw[c].real(), w0i = cw[c].imag(), w1r = cw[c + 1].real(), w1i = cw[c + 1].imag();
-                V a0 = zero_v, b0 = zero_v, a1 = zero_v, b1 = zero_v;
-                for (int i = 0; i < nv; ++i) {
-                    V y0 = load(c0 + i * per_vec), y1 = load(c1 + i * per_vec);
-                    if (apply) {
-                        y0 -= w0r * vb[i] + w0i * isv[i];
-                        y1 -= w1r * vb[i] + w1i * isv[i];
-                        store(c0 + i * per_vec, y0);
-                        store(c1 + i * per_vec, y1);
-                    }
-                    a0 += xb[i] * y0;
-                    b0 += xsw[i] * y0;
-                    a1 += xb[i] * y1;
-                    b1 += xsw[i] * y1;
-                }
-                da[c] += a0;
-                db[c] += b0;
-                da[c + 1] += a1;
-                db[c + 1] += b1;
-            }
-            for (; c < n; ++c) {
-                T* c0 = col[c] + r;
-                const R w0r = cw[c].real(), w0i = cw[c].imag();
-                V a0 = zero_v, b0 = zero_v;
-                for (int i = 0; i < nv; ++i) {
-                    V y0 = load(c0 + i * per_vec);
-                    if (apply) {
-                        y0 -= w0r * vb[i] + w0i * isv[i];
-                        store(c0 + i * per_vec, y0);
-                    }
-                    a0 += xb[i] * y0;
-                    b0 += xsw[i] * y0;
-                }
-                da[c] += a0;
-                db[c] += b0;
-            }
+        const int first = std::min(m, vector_start(r) + per_vec);
+        if (r < m && vector_start(r) < r) {
+            const int s = vector_start(r);
+            gather(p - (apply ? 1 : 0), s, r, first);
+            pass_block(apply_c, One{}, part_col, 0, na);
+            if constexpr (apply) scatter(p - 1, n, s, r, first);
+            r = first;
         }
-        for (; r < m; ++r) row(r);
+        for (; r + kPanelBlockVectors * per_vec <= m; r += kPanelBlockVectors * per_vec)
+            pass_block(apply_c, Block{}, col, r, na);
+        for (; r + per_vec <= m; r += per_vec) pass_block(apply_c, One{}, col, r, na);
+        if (r < m) {
+            gather(p - (apply ? 1 : 0), r, r, m);
+            pass_block(apply_c, One{}, part_col, 0, na);
+            if constexpr (apply) scatter(p - 1, n, r, r, m);
+        }
+        na = canonical(na);
+        R nrm = 0;
+        for (int e = 0; e < lanes; ++e) nrm += na[e];
+        return nrm;
+    };
+
+    for (; p < n; ++p) {
+        const R nrm = p == 0 ? pass(std::false_type{}) : pass(std::true_type{});
 
         // Reflector p (xLARFG's unscaled branch) and row p of the later columns.
-        for (int e = 0; e < lanes; ++e) nrm += na[e];
+        T d[kPanelMaxColumns];
         bool finite = std::isfinite(nrm);
         for (int c = p + 1; c < n; ++c) {
-            d[c] += dot(da[c], db[c]);
+            d[c] = dot(da[c], db[c]);
             finite = finite && std::isfinite(std::abs(d[c]));
         }
         if (!finite || !(nrm >= tiny)) {
@@ -319,59 +362,81 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         tau[p] = T((beta - alpha.real()) / beta, -alpha.imag() / beta);
         const T s = T(1) / (alpha - beta);
         for (int c = p + 1; c < n; ++c) {
-            cw[c] = std::conj(tau[p]) * (col[c][p] + std::conj(s) * d[c]);
-            col[c][p] -= cw[c];
+            const T cw = std::conj(tau[p]) * (col[c][p] + std::conj(s) * d[c]);
+            cwr[c] = cw.real();
+            cwi[c] = cw.imag();
+            col[c][p] -= cw;
         }
         col[p][p] = beta;
         s_prev = s;
     }
     if (!fallback && n > 0) {
-        // Last pass: v_{n-1} scaled, and g(l, i) = sum over rows r > i of conj(v_l) v_i.
+        // Last pass: v_{n-1} scaled, and g(l, i) = sum over rows r >= n of conj(v_l) v_i.
         const int last = n - 1;
         V ga[max_pairs], gb[max_pairs];
-        T g[max_pairs];
-        for (int e = 0; e < n * (n - 1) / 2; ++e) {
-            ga[e] = gb[e] = zero_v;
-            g[e] = T(0);
-        }
-        auto row = [&](int r) {  // r > last
-            const T v = s_prev * col[last][r];
-            col[last][r] = v;
-            for (int i = 1; i < n; ++i)
-                for (int l = 0; l < i; ++l) g[pair(l, i)] += std::conj(col[l][r]) * col[i][r];
+        for (int e = 0; e < n * (n - 1) / 2; ++e) ga[e] = gb[e] = zero_v;
+        // conj(v_i) . v_l for w columns l0 .. l0 + w - 1 (< i) on nv vectors from row r of
+        // cols[], conjugated below (v_i's swap shared by its l).
+        auto pairs = [&](auto w_c, T* const* cols, int i, int l0, int r, int nv) {
+            constexpr int w = decltype(w_c)::value;
+            V xa[w], xs[w];
+            for (int q = 0; q < w; ++q) {
+                xa[q] = ga[pair(l0 + q, i)];
+                xs[q] = gb[pair(l0 + q, i)];
+            }
+            const T* ci = cols[i] + r;
+            for (int j = 0; j < nv; ++j) {
+                const V xi = load(ci + j * per_vec), si = swap(xi);
+                for (int q = 0; q < w; ++q) {
+                    const V y = load(cols[l0 + q] + r + j * per_vec);
+                    xa[q] += xi * y;
+                    xs[q] += si * y;
+                }
+            }
+            for (int q = 0; q < w; ++q) {
+                ga[pair(l0 + q, i)] = xa[q];
+                gb[pair(l0 + q, i)] = xs[q];
+            }
         };
-        if (n < m) row(n);
-        int r = n + 1;
-        for (int nv; r + per_vec <= m; r += nv * per_vec) {
-            nv = std::min(block_vecs, (m - r) / per_vec);
+        auto chunk = [&](T* const* cols, int r, int nv) {
             const R sr = s_prev.real(), si = s_prev.imag();
-            T* cp = col[last] + r;
-            for (int i = 0; i < nv; ++i) {
-                const V x = load(cp + i * per_vec);
-                store(cp + i * per_vec, sr * x + si * (sign * swap(x)));
+            T* cp = cols[last] + r;
+            for (int j = 0; j < nv; ++j) {
+                const V x = load(cp + j * per_vec);
+                store(cp + j * per_vec, sr * x + si * (sign * swap(x)));
             }
-            // conj(v_i) . v_l, conjugated below (v_i's swap shared by its l < i).
             for (int i = 1; i < n; ++i) {
-                const T* ci = col[i] + r;
-                for (int j = 0; j < nv; ++j) {
-                    xb[j] = load(ci + j * per_vec);
-                    xsw[j] = swap(xb[j]);
-                }
-                for (int l = 0; l < i; ++l) {
-                    const T* cl = col[l] + r;
-                    V xa = zero_v, xs = zero_v;
-                    for (int j = 0; j < nv; ++j) {
-                        const V y = load(cl + j * per_vec);
-                        xa += xb[j] * y;
-                        xs += xsw[j] * y;
-                    }
-                    ga[pair(l, i)] += xa;
-                    gb[pair(l, i)] += xs;
+                int l0 = 0;
+                for (; l0 + 4 <= i; l0 += 4) pairs(std::integral_constant<int, 4>{}, cols, i, l0, r, nv);
+                switch (i - l0) {
+                case 3: pairs(std::integral_constant<int, 3>{}, cols, i, l0, r, nv); break;
+                case 2: pairs(std::integral_constant<int, 2>{}, cols, i, l0, r, nv); break;
+                case 1: pairs(std::integral_constant<int, 1>{}, cols, i, l0, r, nv); break;
+                default: break;
                 }
             }
+        };
+        int r = n;
+        const int first = std::min(m, vector_start(r) + per_vec);
+        if (r < m && vector_start(r) < r) {
+            const int s = vector_start(r);
+            gather(0, s, r, first);
+            chunk(part_col, 0, 1);
+            scatter(last, n, s, r, first);
+            r = first;
         }
-        for (; r < m; ++r) row(r);
-        // Rows l < r <= last: v_l and v_i (l < i < r) meet above the diagonal block's end.
+        for (int nv; r + per_vec <= m; r += nv * per_vec) {
+            nv = std::min(kPanelChunkVectors, (m - r) / per_vec);
+            chunk(col, r, nv);
+        }
+        if (r < m) {
+            gather(0, r, r, m);
+            chunk(part_col, 0, 1);
+            scatter(last, n, r, r, m);
+        }
+        // Rows l < r < n: v_l and v_i (l < i < r) meet above the diagonal block's end.
+        T g[max_pairs];
+        for (int e = 0; e < n * (n - 1) / 2; ++e) g[e] = T(0);
         for (int rr = 2; rr < std::min(n, m); ++rr)
             for (int i = 1; i < rr; ++i)
                 for (int l = 0; l < i; ++l) g[pair(l, i)] += std::conj(col[l][rr]) * col[i][rr];

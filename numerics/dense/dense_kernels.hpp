@@ -52,7 +52,9 @@ inline constexpr int kGeqrtBaseColumns = 16;
 /// The unblocked kernel does xGEQR2 + xLARFT's work in n + 1 passes over the rows (one per
 /// reflector, where xGEQR2 makes three); a column whose sum of squares leaves the normal
 /// range (below min / eps, or not finite) and the columns after it go to LAPACK's scaled
-/// xGEQR2, and T then to xLARFT.
+/// xGEQR2, and T then to xLARFT. The result's bits do not depend on where the block lies
+/// in memory (the unblocked kernel aligns its vectors to the address but sums each row in
+/// the same order), so copies of one block factor identically.
 template <class T>
 void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt);
 

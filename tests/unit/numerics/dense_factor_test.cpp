@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -525,6 +526,126 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveHandsOutOfRangeColumnsToLapack)
             EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
                 << "n " << n << ", scale " << scale;
         }
+}
+
+// The panel kernel (geqrt_recursive at <= kGeqrtBaseColumns columns is that kernel alone)
+// against LAPACK's xGEQRF + xLARFT on random (kappa2 = 10), graded (column j scaled by 4^-j)
+// and rank-deficient (the right half sums of left-half columns) panels; heights that leave
+// every remainder of rows per vector, so the partial vectors at both ends of every pass run.
+// - Columnwise backward error and orthogonality of Q = I - V T V^H: the bounds of the test
+//   above (graded columns need the columnwise form; a wrong T fails the orthogonality).
+// - T against xLARFT on our own V and tau (= diag T): T^{-1} = striu(V^H V) + diag(1/tau),
+//   so a perturbation dG of the sums V^H V moves T by -T striu(dG) T to first order, with
+//   ||dG||_F <= 4 gamma_m ||V||_F^2 for each of the two computations (sums of m products,
+//   complex): ||T - T_lapack||_F <= 2 x 4 gamma_m ||V||_F^2 ||T||_F^2.
+// - R against xGEQRF's (random panel; both choose beta = -sign(Re alpha) ||a||): the
+//   perturbation bound of GeqrtRecursiveMatchesLapackGeqrt.
+TYPED_TEST(DenseTyped, PanelKernelMatchesLapackGeqrfAndLarft)
+{
+    using T = TypeParam;
+    using R = Real<T>;
+    const double u = unit_roundoff<T>();
+    const int base = numerics::kernels::cpu::kGeqrtBaseColumns;
+    for (const auto& [m, n] : {std::pair{1000, base}, std::pair{333, base}, std::pair{4097, base}, std::pair{130, 8},
+                               std::pair{37, 5}, std::pair{base, base}, std::pair{base + 2, base}, std::pair{22, 3}})
+        for (const int kind : {0, 1, 2}) {  // random, graded, rank-deficient
+            auto a = conditioned_block(m, n, 10.0, 41);
+            if (kind == 1)
+                for (int c = 0; c < n; ++c)
+                    for (int r = 0; r < m; ++r) a[r + std::size_t(c) * m] *= std::pow(4.0, -c);
+            if (kind == 2)
+                for (int c = (n + 1) / 2; c < n; ++c)
+                    for (int r = 0; r < m; ++r)
+                        a[r + std::size_t(c) * m] = a[r + std::size_t(c - n / 2) * m] + 2.0 * a[r + std::size_t(c - n / 2 - 1 + (n > 2)) * m];
+            const auto input = cast<T>(a);
+            auto ours = input, ref = input;
+            std::vector<T> t(std::size_t(n) * n), tau_ref(n), t_ref(std::size_t(n) * n, T(0));
+            numerics::kernels::cpu::geqrt_recursive(m, n, ours.data(), m, t.data(), n);
+            const std::string what = std::to_string(m) + " x " + std::to_string(n) + ", kind " + std::to_string(kind);
+
+            const double rel = 4 * n * gamma(m, u);
+            std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
+            for (int c = 0; c < n; ++c)
+                for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = ours[r + std::size_t(c) * m];
+            for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
+            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, qr.data(), m);
+            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, q.data(), m);
+            for (int c = 0; c < n; ++c) {
+                double err = 0, norm = 0;
+                for (int r = 0; r < m; ++r) {
+                    const complex_double x(input[r + std::size_t(c) * m]);
+                    err += std::norm(complex_double(qr[r + std::size_t(c) * m]) - x);
+                    norm += std::norm(x);
+                }
+                EXPECT_LE(std::sqrt(err), 2 * rel * std::sqrt(norm)) << what << ", column " << c;
+            }
+            EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
+                << what;
+
+            // T from LAPACK on our V and tau.
+            std::vector<T> tau(n);
+            for (int i = 0; i < n; ++i) tau[i] = t[i + std::size_t(i) * n];
+            if constexpr (std::is_same_v<R, double>)
+                ASSERT_EQ(LAPACKE_zlarft(LAPACK_COL_MAJOR, 'F', 'C', m, n, ours.data(), m, tau.data(), t_ref.data(), n), 0);
+            else
+                ASSERT_EQ(LAPACKE_clarft(LAPACK_COL_MAJOR, 'F', 'C', m, n, ours.data(), m, tau.data(), t_ref.data(), n), 0);
+            double v2 = n, t2 = 0, dt = 0;  // ||V||_F^2 (unit diagonal), ||T||_F^2, ||T - T_ref||_F^2
+            for (int c = 0; c < n; ++c) {
+                for (int r = c + 1; r < m; ++r) v2 += std::norm(complex_double(ours[r + std::size_t(c) * m]));
+                for (int r = 0; r <= c; ++r) {
+                    t2 += std::norm(complex_double(t_ref[r + std::size_t(c) * n]));
+                    dt += std::norm(complex_double(t[r + std::size_t(c) * n]) - complex_double(t_ref[r + std::size_t(c) * n]));
+                }
+            }
+            EXPECT_LE(std::sqrt(dt), 2 * 4 * gamma(m, u) * v2 * t2) << what;
+
+            if (kind == 0) {
+                if constexpr (std::is_same_v<R, double>)
+                    ASSERT_EQ(LAPACKE_zgeqrf(LAPACK_COL_MAJOR, m, n, ref.data(), m, tau_ref.data()), 0);
+                else
+                    ASSERT_EQ(LAPACKE_cgeqrf(LAPACK_COL_MAJOR, m, n, ref.data(), m, tau_ref.data()), 0);
+                double dr = 0;
+                for (int c = 0; c < n; ++c)
+                    for (int r = 0; r <= c; ++r)
+                        dr += std::norm(complex_double(ours[r + std::size_t(c) * m]) - complex_double(ref[r + std::size_t(c) * m]));
+                EXPECT_LE(std::sqrt(dr), std::sqrt(2.0) * 10.0 * 2 * rel * frob(a)) << what;
+            }
+        }
+}
+
+// The panel kernel puts its vectors on 64-byte boundaries whatever the block's address, and
+// promises the same sums (hence bits) wherever the block lies: the same panel at every offset
+// of a complex value inside a 64-byte line, with lda a multiple of the vector length (vectors
+// aligned, the ends partial) and odd (unaligned loads from the first row), gives the bits of
+// the first placement. (TSQR's schedule tests need it: the host-memory device's tiles lie
+// elsewhere than the host's.)
+TYPED_TEST(DenseTyped, PanelKernelBitsDoNotDependOnTheBlocksAddress)
+{
+    using T = TypeParam;
+    const int base = numerics::kernels::cpu::kGeqrtBaseColumns;
+    for (const auto& [m, n] : {std::pair{333, base}, std::pair{1030, base}, std::pair{45, 7}}) {
+        const auto input = cast<T>(conditioned_block(m, n, 1e3, 43));
+        std::vector<T> first_a, first_t;
+        for (const int lda : {(m + 15) / 16 * 16, (m + 15) / 16 * 16 + 1})
+            for (int offset = 0; offset < int(64 / sizeof(T)) + 1; ++offset) {
+                std::vector<T> buffer(std::size_t(lda) * n + 64);
+                const auto addr = reinterpret_cast<std::uintptr_t>(buffer.data());
+                T* blk = buffer.data() + ((64 - addr % 64) % 64) / sizeof(T) + offset;  // 64-byte line + offset
+                for (int c = 0; c < n; ++c) std::copy_n(&input[std::size_t(c) * m], m, blk + std::size_t(c) * lda);
+                std::vector<T> t(std::size_t(n) * n), out(std::size_t(m) * n);
+                numerics::kernels::cpu::geqrt_recursive(m, n, blk, lda, t.data(), n);
+                for (int c = 0; c < n; ++c) std::copy_n(blk + std::size_t(c) * lda, m, &out[std::size_t(c) * m]);
+                if (first_a.empty()) {
+                    first_a = out;
+                    first_t = t;
+                    continue;
+                }
+                EXPECT_EQ(std::memcmp(out.data(), first_a.data(), out.size() * sizeof(T)), 0)
+                    << m << " x " << n << ", lda " << lda << ", offset " << offset;
+                EXPECT_EQ(std::memcmp(t.data(), first_t.data(), t.size() * sizeof(T)), 0)
+                    << m << " x " << n << ", lda " << lda << ", offset " << offset;
+            }
+    }
 }
 
 // q_times_top (one GEMM) against LAPACK's xGEMQRT on [C; 0] with the same V and T. Both
