@@ -545,8 +545,10 @@ void q_times_top(int m, int k, T* a, int lda, const T* t, int ldt, const T* c, i
 {
     TOPOKPM_REQUIRE(m >= k && k >= 0, "q_times_top needs m >= k >= 0, got m = ", m, ", k = ", k);
     if (k == 0) return;
-    // Rows of V_2 staged per GEMM: 256 x k stays in L2 next to W for k up to a few hundred.
-    const int chunk = 256;
+    // Rows of V_2 staged per GEMM: 128 KiB of them, so that those rows, their staged copy,
+    // OpenBLAS's packed copy and W stay in a 1 MiB L2 (128 rows at k = 64 in complex double),
+    // but at least 64, for each call repacks W (k x k; docs/dense.md, "s28-tsqr").
+    const int chunk = std::clamp(int((std::size_t(128) << 10) / (std::size_t(k) * sizeof(T))), 64, 1024);
     const std::size_t kk = std::size_t(k) * k;
     T* w = workspace<T>(2 * kk + std::size_t(chunk) * k);
     T* top = w + kk;
