@@ -59,7 +59,10 @@ int block_width(const RunConfig& cfg, global_index num_columns)
 
 /// This rank's memory: the cost model of the operator the run builds (`spec`, over this
 /// rank's rows; numerics/spmmv/operator_factory.hpp, --plan prices it the same way), with
-/// the rank's share of the nonzeros, and the rank's rows of the vectors.
+/// the rank's share of the nonzeros, and the rank's rows of the vectors. The bounds of a
+/// serial run read the model's stencil: the free operator's own (no more bytes), or for a
+/// stored kind one built for them (8 bytes per potential entry, at most 8 n) and freed before
+/// the KPM blocks (>= 32 n bytes, counted here) are allocated, so the peak stays inside.
 MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpec& spec,
                                const hamiltonians::Model& model, int width)
 {
@@ -136,6 +139,7 @@ struct DosRun::State {
 
     // Set by the phases.
     std::shared_ptr<const Operator> op;
+    std::shared_ptr<const BlockStencil> op_stencil;  // serial, kind free: op's stencil, until the bounds
     double fill_beta = 0.0;  // of the last SELL matrix built
     OperatorCost cost;
     SpectralBounds bounds;
@@ -346,16 +350,20 @@ struct DosRun::State {
 
     /// The operator behind the Operator seam: KPM does not know which one runs. Built by
     /// make_operator over this rank's rows; under mpirun wrapped with the halo exchange.
-    std::shared_ptr<const Operator> build_operator(const hamiltonians::Model& mdl)
+    /// `stencil` (when given, serial runs): the model's stencil the build made (kind free;
+    /// shared with the CPU operator, BuiltOperator::stencil), else null, for bounds_of.
+    std::shared_ptr<const Operator> build_operator(const hamiltonians::Model& mdl,
+                                                   std::shared_ptr<const BlockStencil>* stencil = nullptr)
     {
     numerics::BuiltOperator built = numerics::make_operator(dist.operator_spec(cfg), hamiltonians::operator_source(mdl));
     if (!dist.distributed()) fill_beta = built.fill_efficiency;  // of the whole matrix
+    if (stencil) *stencil = dist.distributed() ? nullptr : std::move(built.stencil);  // a rank's is a slab
     return dist.wrap(cfg, mdl, std::move(built.op));
     }
 
     void build()
     {
-    timers.time("build", [&] { op = build_operator(*model); });
+    timers.time("build", [&] { op = build_operator(*model, &op_stencil); });
     cost = op->cost();  // of the whole matrix: summed over the ranks
     cost = {dist.sum(cost.nonzeros), dist.sum(cost.matrix_bytes), dist.sum(cost.storage_bytes)};
     log::info("operator    : ", op->name(), ", ", format_bytes(cost.storage_bytes), " stored",
@@ -371,7 +379,8 @@ struct DosRun::State {
     }
 
     /// Bounds of one realization: given, Gershgorin, or Lanczos (stopping early).
-    SpectralBounds bounds_of(const hamiltonians::Model& mdl, const Operator& o, bool record)
+    /// `built`: the model's stencil when the operator's build made it (kind free), else null.
+    SpectralBounds bounds_of(const hamiltonians::Model& mdl, const Operator& o, const BlockStencil* built, bool record)
     {
     if (cfg.kpm.bounds_method == BoundsMethod::User) return cfg.kpm.energy_range;
     if (cfg.kpm.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
@@ -380,10 +389,13 @@ struct DosRun::State {
     // bounds. Serial, whatever the operator: the model's stencil gives the discs from its
     // blocks and the potential (the rows' discs cost as much as several sweeps), and the
     // Rayleigh quotients of its plane waves may show them tight with no step at all (clean
-    // graphene). Distributed: each rank's rows' discs, no plane waves.
+    // graphene). The stencil is the operator's when it has one (built once per
+    // realization), else built here and freed before the moments' blocks are allocated.
+    // Distributed: each rank's rows' discs, no plane waves.
     std::optional<SpectralBounds> known, inside;
     if (!dist.distributed()) {
-        const BlockStencil stencil = mdl.block_stencil();
+        std::optional<BlockStencil> own;
+        const BlockStencil& stencil = built ? *built : own.emplace(mdl.block_stencil());
         known = gershgorin_bounds(stencil);
         inside = plane_wave_rayleigh_bounds(stencil);
     }
@@ -417,16 +429,19 @@ struct DosRun::State {
             scaling = resume->scaling;
             return;
         }
-        bounds = bounds_of(*model, *op, true);
+        bounds = bounds_of(*model, *op, op_stencil.get(), true);
         // Realizations differ only when there is disorder; user bounds are taken as given.
         if (cfg.model.disorder != 0.0 && cfg.kpm.bounds_method != BoundsMethod::User)
             for (int k = 1; k < num_real; ++k) {
                 const auto mk = hamiltonians::make_model(params_of(k));
-                const SpectralBounds bk = bounds_of(*mk, *build_operator(*mk), false);
+                std::shared_ptr<const BlockStencil> sk;
+                const std::shared_ptr<const Operator> ok = build_operator(*mk, &sk);
+                const SpectralBounds bk = bounds_of(*mk, *ok, sk.get(), false);
                 bounds = {std::min(bounds.lower, bk.lower), std::max(bounds.upper, bk.upper)};
             }
         scaling = numerics::kpm_scaling(bounds, cfg.kpm.epsilon);
     });
+    op_stencil.reset();  // the CPU operator keeps its own reference; a cuda run's host copy goes
     log::info("bounds      : [", fmt("%.6f", bounds.lower), ", ", fmt("%.6f", bounds.upper), "] t by ",
               resume ? std::string("the checkpoint") : bounds_how, " (",
               fmt("%.3f", timers.get("bounds")), " s); scale a = ", fmt("%.6f", scaling.a), " t, b = ",

@@ -71,6 +71,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -213,8 +214,8 @@ struct LineEnds {
 
 class CpuStencilOperator final : public Operator {
 public:
-    CpuStencilOperator(BlockStencil s, Precision precision, const StencilTuning& tuning)
-        : s_(std::move(s)), precision_(precision), tuning_(tuning)
+    CpuStencilOperator(std::shared_ptr<const BlockStencil> s, Precision precision, const StencilTuning& tuning)
+        : held_(std::move(s)), s_(held(held_)), precision_(precision), tuning_(tuning)
     {
         s_.validate();
         TOPOKPM_USER_REQUIRE(tuning.tblock_lines >= -1, "{tblock_lines} ", tuning.tblock_lines, ": must be >= -1");
@@ -653,7 +654,14 @@ private:
     template <class T, int R, int B, bool Real>
     void sweep(const T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* dots) const;
 
-    BlockStencil s_;
+    /// The stencil, shared with whoever else reads it (the run's bounds); s_ is *held_.
+    static const BlockStencil& held(const std::shared_ptr<const BlockStencil>& s)
+    {
+        TOPOKPM_REQUIRE(s != nullptr, "make_cpu_stencil_operator: no stencil");
+        return *s;
+    }
+    std::shared_ptr<const BlockStencil> held_;
+    const BlockStencil& s_;
     Precision precision_ = Precision::Double;
     StencilTuning tuning_;
     int nb_ = 1;
@@ -2032,10 +2040,16 @@ void CpuStencilOperator::two_steps(T* x, T* y, const AugmentedOps& ops, DotSums*
 
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil)
 {
-    return std::make_unique<CpuStencilOperator>(std::move(stencil), Precision::Double, StencilTuning{});
+    return make_cpu_stencil_operator(std::move(stencil), Precision::Double, StencilTuning{});
 }
 
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision,
+                                                    const StencilTuning& tuning)
+{
+    return make_cpu_stencil_operator(std::make_shared<const BlockStencil>(std::move(stencil)), precision, tuning);
+}
+
+std::unique_ptr<Operator> make_cpu_stencil_operator(std::shared_ptr<const BlockStencil> stencil, Precision precision,
                                                     const StencilTuning& tuning)
 {
     return std::make_unique<CpuStencilOperator>(std::move(stencil), precision, tuning);

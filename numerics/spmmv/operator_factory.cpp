@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <utility>
 
 #include "numerics/spmmv/cuda_operator.hpp"
@@ -165,9 +166,10 @@ BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& sour
                          "kind naive: the baseline runs on the cpu device only");
     if (spec.kind == OperatorKind::Free) {
         BuiltOperator out;
-        out.op = spec.device == Backend::Cuda ? make_cuda_stencil_operator(stencil_part(spec, source), spec.device_index)
-                                              : make_cpu_stencil_operator(stencil_part(spec, source), spec.precision,
-                                                                                  spec.stencil_tuning);
+        out.stencil = std::make_shared<const BlockStencil>(stencil_part(spec, source));
+        out.op = spec.device == Backend::Cuda
+                     ? make_cuda_stencil_operator(*out.stencil, spec.device_index)
+                     : make_cpu_stencil_operator(out.stencil, spec.precision, spec.stencil_tuning);
         return out;
     }
     // A model whose entries are all real stores real values (12 instead of 20 bytes per entry

@@ -86,10 +86,18 @@ struct OperatorSource {
     double potential_per_row = 1;             ///< potential entries per row (free's data)
 };
 
-/// Built operator plus what the build learnt (fill efficiency of a stored format).
+/// Built operator plus what the build learnt (fill efficiency of a stored format) and made
+/// (the stencil of kind free).
 struct BuiltOperator {
     std::unique_ptr<Operator> op;
     double fill_efficiency = 0;  ///< β of the SELL matrix; 0 for matrix-free
+    /// Kind free: the stencil the operator applies (of the part spec.rows selects; the whole
+    /// model's when that is every row), built once by source.stencil(). On the CPU the
+    /// operator shares it (holding it here costs nothing while the operator lives); on cuda it
+    /// is the host copy the device one was made from, freed with its last holder. Readers
+    /// that need the model's stencil (the bounds) take it from here instead of building it
+    /// again. Null for the stored kinds.
+    std::shared_ptr<const BlockStencil> stencil;
 };
 
 /// The SELL parameters the stored kinds of `spec` use: (C, σ) for sell on the CPU, (32, σ)

@@ -103,6 +103,12 @@ struct StencilTuning {
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision,
                                                     const StencilTuning& tuning = {});
 
+/// The same operator over a stencil it shares (the functions above wrap theirs): it keeps
+/// `stencil` alive and reads it, never writes it, so another reader (the run's bounds, from
+/// the same potential) needs no copy. InputError as above; `stencil` must not be null.
+std::unique_ptr<Operator> make_cpu_stencil_operator(std::shared_ptr<const BlockStencil> stencil, Precision precision,
+                                                    const StencilTuning& tuning = {});
+
 /// Products per float partial sum of a dot lane in the single-precision R = 1 shifted-load
 /// form (above): the float rounding of the dots grows with it, their conversion to double
 /// costs 1 / it per vector.
