@@ -158,6 +158,61 @@ TEST(OperatorFactory, PartOfTheRowsAppliesItsDiagonalBlock)
     EXPECT_THROW(make_operator(bad, source), InputError);
 }
 
+// Kind free builds the model's stencil once (one source.stencil() call) and hands it back in
+// BuiltOperator::stencil, shared with the CPU operator rather than copied: the run's bounds
+// read that one instead of building a second potential (67 MB on graphene 2048x2048). The
+// stored kinds build none; a part hands back its slab.
+TEST(OperatorFactory, FreeBuildsTheStencilOnceAndSharesIt)
+{
+    const auto model = ti_model();
+    OperatorSource source = hamiltonians::operator_source(*model);
+    int builds = 0;
+    const auto build = source.stencil;
+    source.stencil = [&] {
+        ++builds;
+        return build();
+    };
+    const BlockStencil whole = model->block_stencil();
+    auto same_potential = [](const BlockStencil& a, const BlockStencil& b, size_t offset) {
+        if (a.potential.size() + offset > b.potential.size()) return false;
+        for (size_t i = 0; i < a.potential.size(); ++i)
+            if (a.potential[i] != b.potential[offset + i]) return false;
+        return true;
+    };
+    for (const Precision p : {Precision::Double, Precision::Single}) {
+        OperatorSpec free;
+        free.kind = OperatorKind::Free;
+        free.precision = p;
+        builds = 0;
+        const BuiltOperator built = make_operator(free, source);
+        EXPECT_EQ(builds, 1);
+        ASSERT_NE(built.stencil, nullptr);
+        EXPECT_EQ(built.stencil.use_count(), 2) << "the operator holds the stencil handed back, not a copy";
+        EXPECT_EQ(built.stencil->num_rows(), model->num_rows());
+        EXPECT_EQ(built.stencil->potential.size(), whole.potential.size());
+        EXPECT_TRUE(same_potential(*built.stencil, whole, 0));
+        // The operator applies the stencil handed back: bit for bit the one built by hand over it.
+        const auto by_hand = make_cpu_stencil_operator(BlockStencil(*built.stencil), p);
+        const BlockVector a = apply(*built.op, 2), b = apply(*by_hand, 2);
+        for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.data()[i], b.data()[i]) << i;
+    }
+    OperatorSpec sell;
+    builds = 0;
+    EXPECT_EQ(make_operator(sell, source).stencil, nullptr);
+    EXPECT_EQ(builds, 0);
+    // x-planes 1 .. 3 of 6 (a rank's rows): one build, the slab handed back.
+    OperatorSpec part;
+    part.kind = OperatorKind::Free;
+    const global_index plane = 4 * 5 * 4;  // orbitals ny nz
+    part.rows = {plane, 4 * plane};
+    builds = 0;
+    const BuiltOperator slab = make_operator(part, source);
+    EXPECT_EQ(builds, 1);
+    ASSERT_NE(slab.stencil, nullptr);
+    EXPECT_EQ(slab.stencil->nx, 3);
+    EXPECT_TRUE(same_potential(*slab.stencil, whole, static_cast<size_t>(5 * 4)));  // sites per plane (ti: per site)
+}
+
 TEST(OperatorFactory, CombinationsWithoutAnImplementationAreInputErrors)
 {
     const auto model = ti_model();
