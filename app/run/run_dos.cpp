@@ -379,8 +379,10 @@ struct DosRun::State {
     }
 
     /// Bounds of one realization: given, Gershgorin, or Lanczos (stopping early).
-    /// `built`: the model's stencil when the operator's build made it (kind free), else null.
-    SpectralBounds bounds_of(const hamiltonians::Model& mdl, const Operator& o, const BlockStencil* built, bool record)
+    /// `built`: the model's stencil when the operator's build made it (kind free), else null;
+    /// let go before the Lanczos vectors are allocated (a cuda run's host copy is freed there).
+    SpectralBounds bounds_of(const hamiltonians::Model& mdl, const Operator& o,
+                             std::shared_ptr<const BlockStencil> built, bool record)
     {
     if (cfg.kpm.bounds_method == BoundsMethod::User) return cfg.kpm.energy_range;
     if (cfg.kpm.bounds_method == BoundsMethod::Gershgorin) return dist.gershgorin(mdl);  // each rank its rows
@@ -399,6 +401,7 @@ struct DosRun::State {
         known = gershgorin_bounds(stencil);
         inside = plane_wave_rayleigh_bounds(stencil);
     }
+    built.reset();
     const SpectralBounds discs = known ? *known : dist.gershgorin(mdl);
     const numerics::LanczosBounds lb =
         numerics::lanczos_bounds(o, cfg.kpm.lanczos_steps, cfg.kpm.vector_seed, cfg.kpm.lanczos_margin,
@@ -423,25 +426,25 @@ struct DosRun::State {
     /// average; a restart takes the checkpoint's.
     void find_bounds()
     {
+    std::shared_ptr<const BlockStencil> built = std::move(op_stencil);  // goes with the bounds
     timers.time("bounds", [&] {
         if (resume) {
             bounds = resume->bounds;
             scaling = resume->scaling;
             return;
         }
-        bounds = bounds_of(*model, *op, op_stencil.get(), true);
+        bounds = bounds_of(*model, *op, std::move(built), true);
         // Realizations differ only when there is disorder; user bounds are taken as given.
         if (cfg.model.disorder != 0.0 && cfg.kpm.bounds_method != BoundsMethod::User)
             for (int k = 1; k < num_real; ++k) {
                 const auto mk = hamiltonians::make_model(params_of(k));
                 std::shared_ptr<const BlockStencil> sk;
                 const std::shared_ptr<const Operator> ok = build_operator(*mk, &sk);
-                const SpectralBounds bk = bounds_of(*mk, *ok, sk.get(), false);
+                const SpectralBounds bk = bounds_of(*mk, *ok, std::move(sk), false);
                 bounds = {std::min(bounds.lower, bk.lower), std::max(bounds.upper, bk.upper)};
             }
         scaling = numerics::kpm_scaling(bounds, cfg.kpm.epsilon);
     });
-    op_stencil.reset();  // the CPU operator keeps its own reference; a cuda run's host copy goes
     log::info("bounds      : [", fmt("%.6f", bounds.lower), ", ", fmt("%.6f", bounds.upper), "] t by ",
               resume ? std::string("the checkpoint") : bounds_how, " (",
               fmt("%.3f", timers.get("bounds")), " s); scale a = ", fmt("%.6f", scaling.a), " t, b = ",
