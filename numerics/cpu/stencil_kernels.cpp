@@ -356,6 +356,10 @@ protected:
                             const AugmentedOps& ops, DotSums* first, DotSums* second) const override
     {
         if (precision_ != Precision::Single) return Operator::do_apply(x, y, ops, first);  // throws
+        if (x.num_cols() > 1)
+            return kernels::cpu::two_steps_wide(wide_, reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()),
+                                                x.num_cols(), ops, first, second,
+                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 8, tuning_.tblock_strip_sites));
         two_steps_run(reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()), ops, first, second);
     }
 
@@ -635,6 +639,7 @@ private:
             }
         w.potential = s_.potential.data();
         w.per_row = s_.potential_per_row();
+        w.uniform_potential = uniform_potential_ && !s_.potential.empty();
     }
 
     template <class T>

@@ -1,23 +1,35 @@
 // Two KPM steps per pass over memory at block widths R > 1 for 2-D stencils (graphene): strips
 // of lattice lines, a wavefront over lines per strip (the contract and the schedule:
-// numerics/cpu/stencil_two_step_wide.hpp).
+// numerics/cpu/stencil_two_step_wide.hpp). Written once over the value type T (double, or
+// float for --precision single).
 //
-// A row's R complex values are R / 4 whole 512-bit vectors of complex doubles. The row is one
-// chain per vector that starts from beta y (beta = -1, the KPM step: -y, folded into the first
-// FMA as a multiply-subtract; beta = 0: zero, y never read) and adds scale v x per entry and
-// scale (V - shift) x for the potential, with scale folded into the couplings once per call:
-// 4 FMAs per vector for graphene's three real couplings, where scale (acc + (V - shift) x) +
-// beta y took 6 (docs/performance.md, "branch s27-r16"). Complex couplings use
-// complex_block_simd.hpp's split (a += Re v x, b += Im v x, combined once). The dots run on
-// the same vectors (row_epilogue.hpp's DotLanes rule). Rows whose site has every neighbour
-// inside its line (sites site_reach .. sites - site_reach - 1) use relative offsets; the
-// others wrap or drop per entry.
+// A row's R complex values are whole vectors of at most 64 bytes (2 R values, at most 8
+// doubles or 16 floats per vector: R = 2 takes one 256-bit vector of doubles or a 128-bit
+// one of floats, R = 4 in float one of 256 bits). The row is one chain per vector that adds
+// scale v x per entry and scale (V - shift) x for the potential, with scale folded into the
+// couplings once per call (4 FMAs per vector for graphene's three real couplings, where
+// scale (acc + (V - shift) x) + beta y took 6; docs/performance.md, "branch s27-r16").
+// Double: the chain starts from beta y (beta = -1, the KPM step: -y, folded into the first
+// FMA as a multiply-subtract; beta = 0: zero, y never read). Float: the chain starts from
+// zero and beta y is added last, so that y0 takes one rounding (the float epilogue's error
+// model, cpu_stencil_single_test.cpp), and the folded couplings and a uniform
+// scale (V - shift) are dithered over the sites (row_epilogue.hpp's DitheredFloat, per
+// orbital and entry: the mean over 16 sites is the double value to 1/32 ulp; rounded to the
+// nearest float they would scale the spectrum by up to half an ulp); a per-row potential
+// term is rounded to the nearest float. Complex couplings use complex_block_simd.hpp's split
+// (a += Re v x, b += Im v x, combined once). The dots run on the same vectors
+// (row_epilogue.hpp's DotLanes rule); in float as sums of at most kSingleDotRun rows per
+// lane, then added to double lanes (the bound of the R = 1 float form). Rows whose site has
+// every neighbour inside its line (sites site_reach .. sites - site_reach - 1) use relative
+// offsets; the others wrap or drop per entry.
 #include "numerics/cpu/stencil_two_step_wide.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include "numerics/cpu/complex_block_simd.hpp"
 #include "numerics/cpu/row_epilogue.hpp"
@@ -26,6 +38,30 @@
 
 namespace topokpm::numerics::kernels::cpu {
 namespace {
+
+/// The vector of `lanes` values of T (at most 64 bytes).
+template <class T, int Lanes>
+struct VecType;
+template <>
+struct VecType<double, 4> {
+    using type = simd::v4d;
+};
+template <>
+struct VecType<double, 8> {
+    using type = simd::v8d;
+};
+template <>
+struct VecType<float, 4> {
+    using type = simd::v4f;
+};
+template <>
+struct VecType<float, 8> {
+    using type = simd::v8f;
+};
+template <>
+struct VecType<float, 16> {
+    using type = simd::v16f;
+};
 
 template <class V, class T>
 inline V vload(const T* p)
@@ -43,33 +79,63 @@ inline void vstore(T* p, V v)
 
 /// w in every lane (V{} + w would add 0.0 per lane: a scalar add before the broadcast, which
 /// the compiler may not drop because 0.0 + -0.0 is +0.0).
-inline simd::v8d splat(double w)
+template <class V, class T, std::size_t... I>
+inline V splat_lanes(T w, std::index_sequence<I...>)
 {
-    return simd::v8d{w, w, w, w, w, w, w, w};
+    return V{((void)I, w)...};
+}
+template <class V, class T>
+inline V splat(T w)
+{
+    return splat_lanes<V>(w, std::make_index_sequence<sizeof(V) / sizeof(T)>{});
 }
 
-/// (re, im) pairs swapped, times (-1, +1): i * b for b = (re, im) pairs.
-inline simd::v8d times_i(simd::v8d b)
+/// (re, im) pairs swapped.
+template <class V, std::size_t... I>
+inline V swapped_lanes(V b, std::index_sequence<I...>)
 {
-    const simd::v8d s = __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6);
-    return s * simd::v8d{-1, 1, -1, 1, -1, 1, -1, 1};
+    return __builtin_shufflevector(b, b, static_cast<int>(I ^ 1u)...);
+}
+template <class V, class T>
+inline V swapped(V b)
+{
+    return swapped_lanes(b, std::make_index_sequence<sizeof(V) / sizeof(T)>{});
 }
 
-/// How a row's chain starts (the old y's term): beta = 0 (zero; y is never read), beta = -1
-/// (the KPM step: -y, which the first FMA takes as a multiply-subtract) or any other beta
-/// (beta y). -1 y is -y exactly, so the two nonzero forms give the same values.
+/// (-1, +1) repeated: times swapped(b) it is i * b for b = (re, im) pairs.
+template <class V, class T, std::size_t... I>
+inline V minus_plus_lanes(std::index_sequence<I...>)
+{
+    return V{(I % 2 == 0 ? T(-1) : T(1))...};
+}
+template <class V, class T>
+inline V times_i(V b)
+{
+    return swapped<V, T>(b) * minus_plus_lanes<V, T>(std::make_index_sequence<sizeof(V) / sizeof(T)>{});
+}
+
+/// How a row's chain starts (double) or ends (float) with the old y's term: beta = 0 (zero;
+/// y is never read), beta = -1 (the KPM step: -y; in double the first FMA takes it as a
+/// multiply-subtract) or any other beta (beta y). -1 y is -y exactly, so the two nonzero
+/// forms give the same values.
 enum class BetaForm { Zero, MinusOne, General };
 
-template <int R, bool Real>
+template <class T, int R, bool Real>
 class WideSteps {
 public:
-    using T = double;
-    using V = simd::v8d;
-    static constexpr int kLanes = 8;  // doubles per vector
-    static constexpr int NV = 2 * R / kLanes;
-    static_assert(NV >= 1 && 2 * R % kLanes == 0, "whole vectors per row");
+    static constexpr bool kFloat = std::is_same_v<T, float>;
+    static_assert(kFloat || std::is_same_v<T, double>, "double or float");
+    static constexpr int kRowVals = 2 * R;  // T values per row
+    static constexpr int kLanes = std::min<int>(kRowVals, 64 / static_cast<int>(sizeof(T)));  // T per vector
+    static constexpr int NV = kRowVals / kLanes;
+    static_assert(NV >= 1 && kRowVals % kLanes == 0, "whole vectors per row");
+    using V = typename VecType<T, kLanes>::type;
 
-    /// The couplings are stored times ops.scale (the chain adds scale v x per entry).
+    /// Entries per row and orbitals of interior<>'s per-call tables (graphene: 3 and 2).
+    static constexpr int kMaxOrbitals = 4, kMaxLen = 6;
+
+    /// The couplings are stored times ops.scale (the chain adds scale v x per entry); float:
+    /// dithered over the sites.
     WideSteps(const WideStencil2D& s, const AugmentedOps& ops)
         : s_(s), scale_(ops.scale), shift_(ops.shift), beta_(ops.beta)
     {
@@ -80,28 +146,43 @@ public:
             for (const WideStencil2D::Entry& e : s.rows[static_cast<size_t>(o)]) {
                 t.sel.push_back(e.dline + 1);
                 t.off.push_back(2 * static_cast<std::ptrdiff_t>(R) * (static_cast<std::ptrdiff_t>(nb) * e.dsite + e.b - o));
-                t.vr.push_back(scale_ * e.re);
-                t.vi.push_back(scale_ * e.im);
+                if constexpr (kFloat) {
+                    t.vr.push_back(dithered_float(scale_ * e.re));
+                    t.vi.push_back(dithered_float(scale_ * e.im));
+                } else {
+                    t.vr.push_back(scale_ * e.re);
+                    t.vi.push_back(scale_ * e.im);
+                }
             }
             max_len_ = std::max(max_len_, static_cast<int>(t.sel.size()));
             tables_.push_back(std::move(t));
         }
+        uniform_d_ = s.uniform_potential ? scale_ * (s.potential[0] - shift_) : 0.0;
+        if constexpr (kFloat) d_dither_ = dithered_float(uniform_d_);
     }
 
     /// Per thread and step: the dots of one step's rows per lane of the row's vectors,
     /// sxx = x x, syx = y x, syxs = y swap(x) (row_epilogue.hpp's DotLanes rule: no shuffle
-    /// per row), folded into the per-column xx, yr, yi by fold().
+    /// per row), in double (float: the runs of kSingleDotRun rows added), folded into the
+    /// per-column xx, yr, yi by fold().
     struct Dots {
+        using DV = std::conditional_t<kFloat, double, V>;  // double lanes
+        static constexpr int kN = kFloat ? kRowVals : NV;
         double xx[R] = {}, yr[R] = {}, yi[R] = {};
-        V sxx[NV] = {}, syx[NV] = {}, syxs[NV] = {};
+        DV sxx[kN] = {}, syx[kN] = {}, syxs[kN] = {};
+        double lane(const DV* s, int i) const
+        {
+            if constexpr (kFloat) return s[i];
+            else return s[i / kLanes][i % kLanes];
+        }
         void fold()
         {
             for (int c = 0; c < R; ++c) {
-                    const int v = c / 4, l = 2 * (c % 4);
-                    xx[c] += sxx[v][l] + sxx[v][l + 1];
-                    yr[c] += syx[v][l] + syx[v][l + 1];
-                    yi[c] += syxs[v][l] - syxs[v][l + 1];
-                }
+                const int i = 2 * c;
+                xx[c] += lane(sxx, i) + lane(sxx, i + 1);
+                yr[c] += lane(syx, i) + lane(syx, i + 1);
+                yi[c] += lane(syxs, i) - lane(syxs, i + 1);
+            }
         }
     };
 
@@ -126,30 +207,34 @@ public:
         const int h = s_.site_reach, ns = s_.sites, nb = s_.orbitals;
         const int ia = std::max(z0, h), ie = std::min(z1, ns - h);  // interior sites
         // The dot lanes in locals for the call: in d they would be reloaded after every store
-        // to y (a double store may alias a vector of doubles).
-        Lanes l;
-        for (int v = 0; v < NV; ++v) {
-            l.xx[v] = d.sxx[v];
-            l.yx[v] = d.syx[v];
-            l.yxs[v] = d.syxs[v];
-        }
-        for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
+        // to y (a T store may alias a vector of T).
+        Lanes l{};
+        if constexpr (!kFloat)
+            for (int v = 0; v < NV; ++v) {
+                l.xx[v] = d.sxx[v];
+                l.yx[v] = d.syx[v];
+                l.yxs[v] = d.syxs[v];
+            }
+        for (int z = z0; z < std::min(z1, ia); ++z) site<false>(xl, in, out, line, z, nb, want_dots, l, d);
         if (ie > ia) {
-            if (beta_ == 0.0) interior_len<BetaForm::Zero, false>(xl, in, out, line, ia, ie, want_dots, l);
-            else if (beta_ != -1.0) interior_len<BetaForm::General, false>(xl, in, out, line, ia, ie, want_dots, l);
-            else if (ahead) interior_len<BetaForm::MinusOne, true>(xl, in, out, line, ia, ie, want_dots, l);
-            else interior_len<BetaForm::MinusOne, false>(xl, in, out, line, ia, ie, want_dots, l);
+            if (beta_ == 0.0) interior_len<BetaForm::Zero, false>(xl, in, out, line, ia, ie, want_dots, l, d);
+            else if (beta_ != -1.0) interior_len<BetaForm::General, false>(xl, in, out, line, ia, ie, want_dots, l, d);
+            else if (ahead) interior_len<BetaForm::MinusOne, true>(xl, in, out, line, ia, ie, want_dots, l, d);
+            else interior_len<BetaForm::MinusOne, false>(xl, in, out, line, ia, ie, want_dots, l, d);
         }
-        for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l);
-        for (int v = 0; v < NV; ++v) {
-            d.sxx[v] = l.xx[v];
-            d.syx[v] = l.yx[v];
-            d.syxs[v] = l.yxs[v];
+        for (int z = std::max(z0, std::max(ia, ie)); z < z1; ++z) site<false>(xl, in, out, line, z, nb, want_dots, l, d);
+        if constexpr (kFloat) {
+            if (want_dots) flush(l, d);
+        } else {
+            for (int v = 0; v < NV; ++v) {
+                d.sxx[v] = l.xx[v];
+                d.syx[v] = l.yx[v];
+                d.syxs[v] = l.yxs[v];
+            }
         }
     }
 
 private:
-    static constexpr int kMaxOrbitals = 4;  // interior<>'s per-call tables (graphene: 2)
     static constexpr std::ptrdiff_t kPrefetchBytes = 4096;  // step A's prefetch distance (docs/performance.md, "branch s27-r16")
 
 public:
@@ -160,63 +245,95 @@ public:
     static constexpr double kPrefetchAboveBytes = 24.0 * 1024 * 1024;
 
 private:
-
+    /// The dot lanes of a call (float: the current run of at most kSingleDotRun rows).
     struct Lanes {
         V xx[NV], yx[NV], yxs[NV];
+        int run = 0;  // float: rows in the run
     };
+
+    /// A coupling as stored: double, or float dithered over the sites.
+    using Coupling = std::conditional_t<kFloat, DitheredFloat, double>;
 
     struct Table {
         std::vector<int> sel;
-        std::vector<std::ptrdiff_t> off;  // doubles from the row's own position in its line
-        std::vector<T> vr, vi;            // scale v
+        std::vector<std::ptrdiff_t> off;  // T values from the row's own position in its line
+        std::vector<Coupling> vr, vi;     // scale v
     };
 
-    /// The chain's start: beta y, or zero (beta = 0: y is never read).
+    static T at(double c, std::ptrdiff_t) { return c; }
+    static T at(const DitheredFloat& c, std::ptrdiff_t site) { return c.at(site); }
+
+    /// Float: the run's lane sums into d's double lanes; a new run.
+    __attribute__((always_inline)) static inline void flush(Lanes& l, Dots& d)
+    {
+        if constexpr (kFloat) {
+            for (int v = 0; v < NV; ++v)
+#pragma omp simd
+                for (int j = 0; j < kLanes; ++j) {
+                    d.sxx[kLanes * v + j] += l.xx[v][j];
+                    d.syx[kLanes * v + j] += l.yx[v][j];
+                    d.syxs[kLanes * v + j] += l.yxs[v][j];
+                }
+            for (int v = 0; v < NV; ++v) l.xx[v] = l.yx[v] = l.yxs[v] = V{};
+            l.run = 0;
+        }
+    }
+
+    /// The chain's start: double, beta y, or zero (beta = 0: y is never read); float: zero.
     template <BetaForm B>
     __attribute__((always_inline)) static inline void start_row(V (&a)[NV], const T* __restrict yo, V bv)
     {
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) {
-            if constexpr (B == BetaForm::Zero) a[v] = V{};
+            if constexpr (kFloat || B == BetaForm::Zero) a[v] = V{};
             else if constexpr (B == BetaForm::MinusOne) a[v] = -vload<V>(yo + kLanes * v);
             else a[v] = bv * vload<V>(yo + kLanes * v);
         }
     }
 
     /// The row's end, shared by the table walk (site) and the fixed-length path (interior):
-    /// y = a + dv x with a = beta y + sum scale v x (and b the imaginary couplings' sums),
-    /// dv = scale (V - shift), and the dot lanes.
+    /// y = a + dv x with a = sum scale v x (and b the imaginary couplings' sums), dv =
+    /// scale (V - shift), plus beta y (double: already in a; float: added here), and the dot
+    /// lanes.
+    template <BetaForm B>
     __attribute__((always_inline)) static inline void finish_row(V (&a)[NV], const V (&b)[NV], const T* __restrict xo,
-                                                                 T* __restrict yo, V dv, bool want_dots, Lanes& d)
+                                                                 T* __restrict yo, V dv, V bv, bool want_dots, Lanes& l,
+                                                                 Dots& d)
     {
         if constexpr (!Real)
-            for (int v = 0; v < NV; ++v) a[v] += times_i(b[v]);
+            for (int v = 0; v < NV; ++v) a[v] += times_i<V, T>(b[v]);
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) {
             const V xv = vload<V>(xo + kLanes * v);
-            const V yv = a[v] + dv * xv;
+            V yv = a[v] + dv * xv;
+            if constexpr (kFloat) {
+                if constexpr (B == BetaForm::MinusOne) yv -= vload<V>(yo + kLanes * v);
+                else if constexpr (B == BetaForm::General) yv += bv * vload<V>(yo + kLanes * v);
+            }
             vstore(yo + kLanes * v, yv);
             if (want_dots) {
-                const V xs = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
-                d.xx[v] += xv * xv;
-                d.yx[v] += yv * xv;
-                d.yxs[v] += yv * xs;
+                l.xx[v] += xv * xv;
+                l.yx[v] += yv * xv;
+                l.yxs[v] += yv * swapped<V, T>(xv);
             }
         }
+        if constexpr (kFloat)
+            if (want_dots && ++l.run == kSingleDotRun) flush(l, d);
     }
 
     template <BetaForm B, bool Ahead>
-    void interior_len(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
+    void interior_len(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& l,
+                      Dots& d) const
     {
         switch (s_.orbitals <= kMaxOrbitals ? max_len_ : 0) {
-        case 1: return interior<1, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
-        case 2: return interior<2, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
-        case 3: return interior<3, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
-        case 4: return interior<4, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
-        case 5: return interior<5, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
-        case 6: return interior<6, B, Ahead>(xl, in, out, line, za, zb, want_dots, d);
+        case 1: return interior<1, B, Ahead>(xl, in, out, line, za, zb, want_dots, l, d);
+        case 2: return interior<2, B, Ahead>(xl, in, out, line, za, zb, want_dots, l, d);
+        case 3: return interior<3, B, Ahead>(xl, in, out, line, za, zb, want_dots, l, d);
+        case 4: return interior<4, B, Ahead>(xl, in, out, line, za, zb, want_dots, l, d);
+        case 5: return interior<5, B, Ahead>(xl, in, out, line, za, zb, want_dots, l, d);
+        case 6: return interior<6, B, Ahead>(xl, in, out, line, za, zb, want_dots, l, d);
         default:
-            for (int z = za; z < zb; ++z) site<true>(xl, in, out, line, z, s_.orbitals, want_dots, d);
+            for (int z = za; z < zb; ++z) site<true>(xl, in, out, line, z, s_.orbitals, want_dots, l, d);
         }
     }
 
@@ -224,15 +341,19 @@ private:
     /// the entries' positions resolved once per call (a missing line's entries and the
     /// shorter rows' tails become zero-valued entries on the row itself, which add exact
     /// zeros), so a row is LEN fixed loads and FMAs per vector with no table lookups or
-    /// checks, and the scalars live in registers (as members they were reloaded after every
-    /// store to y). The same operations in the same order as site<true>.
+    /// checks, and the scalars live in registers or local tables (as members they were
+    /// reloaded after every store to y). The same operations in the same order as site<true>.
     template <int LEN, BetaForm B, bool Ahead>
-    void interior(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& d) const
+    void interior(const T* const* xl, const T* in, T* out, int line, int za, int zb, bool want_dots, Lanes& l,
+                  Dots& d) const
     {
+        static_assert(LEN <= kMaxLen, "interior_len's lengths");
         const int nb = s_.orbitals;
         const std::ptrdiff_t own = line_vals_ * line;  // this line's first value
         const T* base[kMaxOrbitals][LEN];
-        T vr[kMaxOrbitals][LEN], vi[kMaxOrbitals][LEN];
+        // double: one value per entry; float: the 16 dithered values per entry.
+        constexpr int kD = kFloat ? 16 : 1;
+        alignas(64) T vr[kMaxOrbitals][LEN][kD], vi[kMaxOrbitals][LEN][kD];
         for (int o = 0; o < nb; ++o) {
             const Table& t = tables_[static_cast<size_t>(o)];
             int n = 0;
@@ -240,32 +361,38 @@ private:
                 const T* b = xl[t.sel[k]];
                 if (b == nullptr) continue;  // past an open boundary
                 base[o][n] = b + 2 * R * o + t.off[k];
-                vr[o][n] = t.vr[k];
-                vi[o][n] = t.vi[k];
+                for (int j = 0; j < kD; ++j) {
+                    vr[o][n][j] = at(t.vr[k], j);
+                    vi[o][n][j] = at(t.vi[k], j);
+                }
                 ++n;
             }
             for (; n < LEN; ++n) {
                 base[o][n] = in + own + 2 * R * o;
-                vr[o][n] = 0;
-                vi[o][n] = 0;
+                for (int j = 0; j < kD; ++j) vr[o][n][j] = vi[o][n][j] = 0;
             }
         }
         const double* const potential = s_.potential;
-        const bool per_row = s_.per_row;
-        const double scale = scale_, shift = shift_;
-        const V bv = splat(beta_);
+        const bool per_row = s_.per_row, uniform = s_.uniform_potential;
+        const double scale = scale_, shift = shift_, uniform_d = uniform_d_;
+        const V bv = splat<V>(static_cast<T>(beta_));
+        alignas(64) T dd[kD];  // float: the dithered uniform d
+        for (int j = 0; j < kD; ++j) dd[j] = kFloat ? at(d_dither_, j) : static_cast<T>(uniform_d);
         const std::ptrdiff_t site_vals = 2 * static_cast<std::ptrdiff_t>(R) * nb;
         // Step A's data from memory, kPrefetchBytes ahead: the next line of `in` (its rows
         // are first read here, half of them as neighbours: a strided pattern the hardware
         // prefetchers did not keep up with) and this line of `out` (beta y).
-        const std::ptrdiff_t ahead_vals = site_vals * std::max<std::ptrdiff_t>(1, kPrefetchBytes / (8 * site_vals));
+        const std::ptrdiff_t ahead_vals =
+            site_vals * std::max<std::ptrdiff_t>(1, kPrefetchBytes / (static_cast<std::ptrdiff_t>(sizeof(T)) * site_vals));
         const T* const next = xl[2] != nullptr ? xl[2] + ahead_vals : in + own;  // no next line: this one
         T* const out_ahead = out + own + ahead_vals;
+        constexpr int kLine = 64 / static_cast<int>(sizeof(T));  // T per cache line
         for (int z = za; z < zb; ++z) {
             const std::ptrdiff_t zo = site_vals * z;
             const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
+            const int j = kFloat ? static_cast<int>(site_g & 15) : 0;  // the dither's phase
             if constexpr (Ahead)
-                for (std::ptrdiff_t c = 0; c < site_vals; c += kLanes) {
+                for (std::ptrdiff_t c = 0; c < site_vals; c += kLine) {
                     __builtin_prefetch(next + zo + c, 0, 3);
                     __builtin_prefetch(out_ahead + zo + c, 0, 3);
                 }
@@ -278,27 +405,27 @@ private:
 #pragma GCC unroll 8
                 for (int k = 0; k < LEN; ++k) {
                     const T* p = base[o][k] + zo;
-                    const V wr = splat(vr[o][k]);
+                    const V wr = splat<V>(vr[o][k][j]);
 #pragma GCC unroll 8
                     for (int v = 0; v < NV; ++v) a[v] += wr * vload<V>(p + kLanes * v);
                     if constexpr (!Real) {
-                        const V wi = splat(vi[o][k]);
+                        const V wi = splat<V>(vi[o][k][j]);
 #pragma GCC unroll 8
                         for (int v = 0; v < NV; ++v) b[v] += wi * vload<V>(p + kLanes * v);
                     }
                 }
-                const double pot = per_row ? potential[row] : potential[site_g];
-                finish_row(a, b, xo, yo, splat(scale * (pot - shift)), want_dots, d);
+                const T dv = uniform ? dd[j] : static_cast<T>(scale * ((per_row ? potential[row] : potential[site_g]) - shift));
+                finish_row<B>(a, b, xo, yo, splat<V>(dv), bv, want_dots, l, d);
             }
         }
     }
 
     template <bool Interior>
     __attribute__((always_inline)) inline void site(const T* const* xl, const T* in, T* out, int line, int z, int nb,
-                                                    bool want_dots, Lanes& d) const
+                                                    bool want_dots, Lanes& l, Dots& d) const
     {
         const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
-        const V bv = splat(beta_);
+        const V bv = splat<V>(static_cast<T>(beta_));
         for (int o = 0; o < nb; ++o) {
             const std::ptrdiff_t q = static_cast<std::ptrdiff_t>(nb) * z + o;  // row in its line
             const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(nb) * site_g + o;
@@ -324,34 +451,40 @@ private:
                     }
                     p = base + 2 * static_cast<std::ptrdiff_t>(R) * (static_cast<std::ptrdiff_t>(nb) * zz + e.b);
                 }
-                const V vr = splat(t.vr[static_cast<size_t>(k)]);
+                const V vr = splat<V>(at(t.vr[static_cast<size_t>(k)], site_g));
 #pragma GCC unroll 8
                 for (int v = 0; v < NV; ++v) a[v] += vr * vload<V>(p + kLanes * v);
                 if constexpr (!Real) {
-                    const V vi = splat(t.vi[static_cast<size_t>(k)]);
+                    const V vi = splat<V>(at(t.vi[static_cast<size_t>(k)], site_g));
 #pragma GCC unroll 8
                     for (int v = 0; v < NV; ++v) b[v] += vi * vload<V>(p + kLanes * v);
                 }
             }
-            const double pot = s_.per_row ? s_.potential[row] : s_.potential[site_g];
-            finish_row(a, b, xo, yo, splat(scale_ * (pot - shift_)), want_dots, d);
+            T dv;
+            if (s_.uniform_potential) dv = kFloat ? at(d_dither_, site_g) : static_cast<T>(uniform_d_);
+            else dv = static_cast<T>(scale_ * ((s_.per_row ? s_.potential[row] : s_.potential[site_g]) - shift_));
+            if (beta_ == 0.0) finish_row<BetaForm::Zero>(a, b, xo, yo, splat<V>(dv), bv, want_dots, l, d);
+            else finish_row<BetaForm::General>(a, b, xo, yo, splat<V>(dv), bv, want_dots, l, d);
         }
     }
 
     const WideStencil2D& s_;
     double scale_ = 1.0, shift_ = 0.0, beta_ = 0.0;
+    double uniform_d_ = 0.0;   // scale (V - shift) of a uniform potential
+    Coupling d_dither_{};      // float: uniform_d_ dithered over the sites
     std::ptrdiff_t line_vals_ = 0;  // T values per line
     std::vector<Table> tables_;
     int max_len_ = 0;  // entries of the longest orbital row
 };
 
-template <int R, bool Real>
-void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, DotSums* first, DotSums* second, int strip)
+template <class T, int R, bool Real>
+void run(const WideStencil2D& s, T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second, int strip)
 {
-    using Steps = WideSteps<R, Real>;
+    using Steps = WideSteps<T, R, Real>;
     const Steps steps(s, ops);
     const bool want_dots = first != nullptr;
-    const bool ahead = 2.0 * 16 * R * s.orbitals * static_cast<double>(s.sites) * s.lines > Steps::kPrefetchAboveBytes;
+    const bool ahead = 2.0 * 2 * sizeof(T) * R * s.orbitals * static_cast<double>(s.sites) * s.lines >
+                       Steps::kPrefetchAboveBytes;
     const int ns = s.sites, h = s.site_reach;
     const int lo = s.periodic_sites ? std::min(h, ns) : 0;  // B's sites [0, lo): the wrap, at the end
     strip = std::max(strip, 1);
@@ -395,15 +528,16 @@ void run(const WideStencil2D& s, double* x, double* y, const AugmentedOps& ops, 
     }
 }
 
-template <bool Real>
-void dispatch(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second,
+template <class T, bool Real>
+void dispatch(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second,
               int strip)
 {
     switch (r) {
-    case 4: return run<4, Real>(s, x, y, ops, first, second, strip);
-    case 8: return run<8, Real>(s, x, y, ops, first, second, strip);
-    case 16: return run<16, Real>(s, x, y, ops, first, second, strip);
-    case 32: return run<32, Real>(s, x, y, ops, first, second, strip);
+    case 2: return run<T, 2, Real>(s, x, y, ops, first, second, strip);
+    case 4: return run<T, 4, Real>(s, x, y, ops, first, second, strip);
+    case 8: return run<T, 8, Real>(s, x, y, ops, first, second, strip);
+    case 16: return run<T, 16, Real>(s, x, y, ops, first, second, strip);
+    case 32: return run<T, 32, Real>(s, x, y, ops, first, second, strip);
     default: break;
     }
     TOPOKPM_REQUIRE(false, "two_steps_wide: no kernel for width ", r);
@@ -413,7 +547,8 @@ void dispatch(const WideStencil2D& s, double* x, double* y, int r, const Augment
 
 bool two_steps_wide_offered(int r, bool single)
 {
-    return !single && (r == 4 || r == 8 || r == 16 || r == 32);
+    (void)single;
+    return r == 2 || r == 4 || r == 8 || r == 16 || r == 32;
 }
 
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested)
@@ -424,14 +559,20 @@ int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int r
     return std::max(s.site_reach + 1, static_cast<int>(kStripBytes / site_bytes));
 }
 
-void two_steps_wide(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first,
+template <class T>
+void two_steps_wide(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops, DotSums* first,
                     DotSums* second, int strip_sites)
 {
     TOPOKPM_REQUIRE(static_cast<int>(s.rows.size()) == s.orbitals, "two_steps_wide: ", s.rows.size(),
                     " row tables for ", s.orbitals, " orbitals");
-    if (s.real) return dispatch<true>(s, x, y, r, ops, first, second, strip_sites);
-    dispatch<false>(s, x, y, r, ops, first, second, strip_sites);
+    if (s.real) return dispatch<T, true>(s, x, y, r, ops, first, second, strip_sites);
+    dispatch<T, false>(s, x, y, r, ops, first, second, strip_sites);
 }
+
+template void two_steps_wide<double>(const WideStencil2D&, double*, double*, int, const AugmentedOps&, DotSums*,
+                                     DotSums*, int);
+template void two_steps_wide<float>(const WideStencil2D&, float*, float*, int, const AugmentedOps&, DotSums*, DotSums*,
+                                    int);
 
 }  // namespace topokpm::numerics::kernels::cpu
 

@@ -11,8 +11,15 @@
 ///
 /// Layout: the lattice is `lines` lines of `sites` consecutive sites of B rows each (the
 /// relabelled axes of stencil_kernels.cpp: line = the middle coordinate, site = the fastest);
-/// a block is row-major, R complex values per row. A row's entries reach the adjacent lines
-/// only (|dline| <= 1) and sites up to `site_reach` away in its line.
+/// a block is row-major, R complex values per row (complex double, or complex float for
+/// --precision single: interleaved re, im). A row's entries reach the adjacent lines only
+/// (|dline| <= 1) and sites up to `site_reach` away in its line.
+///
+/// Float: each row within the float epilogue's bound (cpu_stencil_single_test.cpp): the
+/// couplings times scale and a uniform scale (V - shift) dithered over the sites
+/// (row_epilogue.hpp's DitheredFloat), a per-row one rounded to the nearest float, the sums
+/// in float, beta y added last; the dots in float runs of at most kSingleDotRun rows per
+/// lane, then in double.
 ///
 /// Why strips: at R = 16 one line of a 2048-site graphene lattice is 1 MiB per block, so the
 /// R = 1 form's wavefront over whole lines (about eight lines of x and y live at once) would
@@ -24,7 +31,8 @@
 /// sites (B's first site_reach sites) and B on each thread's first and last line (they need
 /// the neighbour thread's A) wait until the end, the latter for one barrier. The live set is
 /// about eight strips of one line (x of l - 2 .. l + 1, y of l - 2 .. l): 8 strip_sites B R 16
-/// bytes in double, about 512 KiB per thread at the default strip of 64 KiB of one vector:
+/// bytes in double (8 in float), about 512 KiB per thread at the default strip of 64 KiB of
+/// one vector:
 /// the wavefront's reuse stays in the 1 MiB L2 (strips of 256 KiB, a 2 MiB live set served
 /// by the L3, measured slower; docs/performance.md, "branch s27-r16").
 
@@ -49,12 +57,13 @@ struct WideStencil2D {
     std::vector<std::vector<Entry>> rows;   ///< per row orbital o: its entries (on-site block: dline = dsite = 0)
     const double* potential = nullptr;      ///< per site (line sites + site), or per row when per_row
     bool per_row = false;
+    bool uniform_potential = false;         ///< every potential value is potential[0] (not read per row)
 };
 
 /// True where the stencil operator offers two steps per pass at width r (fused_steps(r) = 2):
-/// double, R = 4, 8, 16 and 32, where the strip form was measured faster than the one-step
-/// stencil and than real-valued SELL (docs/performance.md, "Issue 13, sixth part"; R = 8
-/// since "branch s27-r16"; single precision has no strip kernel: not measured faster).
+/// R = 2, 4, 8, 16 and 32 in both precisions, where the strip form was measured faster than
+/// the one-step stencil and than real-valued SELL (docs/performance.md, "Issue 13, sixth
+/// part"; R = 8 since "branch s27-r16"; R = 2 and single precision since "branch s28-fstrip").
 bool two_steps_wide_offered(int r, bool single);
 
 /// Sites per strip for block width r and value bytes per complex entry: about 64 KiB of one
@@ -62,10 +71,12 @@ bool two_steps_wide_offered(int r, bool single);
 /// `requested` >= 1 (StencilTuning::tblock_strip_sites) overrides it.
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested);
 
-/// Steps A and B above on complex-double blocks x, y (interleaved re, im) of width r
-/// (two_steps_wide_offered(r, false)), strips of strip_sites >= 1 sites. first / second: the
-/// dots of A and B, or nullptr (no dots).
-void two_steps_wide(const WideStencil2D& s, double* x, double* y, int r, const AugmentedOps& ops, DotSums* first,
+/// Steps A and B above on blocks x, y of width r (T = double: complex double, T = float:
+/// complex float; interleaved re, im; two_steps_wide_offered(r, T is float)), strips of
+/// strip_sites >= 1 sites. first / second: the dots of A and B, or nullptr (no dots).
+/// Instantiated for double and float.
+template <class T>
+void two_steps_wide(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops, DotSums* first,
                     DotSums* second, int strip_sites);
 
 }  // namespace topokpm::numerics::kernels::cpu
