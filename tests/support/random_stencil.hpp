@@ -2,7 +2,7 @@
 /// @file random_stencil.hpp
 /// Hand-made BlockStencils for the stencil kernel tests (cpu_stencil_test,
 /// cpu_stencil_single_test): a stencil moved to another lattice, and a random dense one
-/// with merged, diagonal and long-range terms.
+/// with merged, diagonal and long-range terms, and its 2-D form for the strip kernel.
 
 #include <array>
 #include <random>
@@ -51,6 +51,21 @@ inline BlockStencil random_stencil(int nb, unsigned seed)
     for (const auto& d : offs) s.terms.push_back({d[0], d[1], d[2], block()});
     for (int o = 0; o < nb; ++o) s.terms[2].block[static_cast<size_t>(o) * nb] = 0.0;  // a zero column
     return s;
+}
+
+/// A 2-D stencil with dense complex 2 x 2 blocks (the complex, non-real path of the strip
+/// form of two steps per pass): +-x, +-y, the diagonal (1, -1) and a range-2 term (0, 2)
+/// along the sites (site reach 2), a random potential per site.
+inline BlockStencil complex_plane_stencil(int nx, int ny, std::array<bool, 3> periodic, unsigned seed)
+{
+    BlockStencil s = random_stencil(2, seed);
+    std::vector<StencilTerm> terms;
+    for (const StencilTerm& t : s.terms)
+        if (t.dz == 0) terms.push_back(t);
+    terms.push_back({0, 2, 0, terms.front().block});
+    s.terms = terms;
+    s.name = "plane2";
+    return relattice(s, nx, ny, 1, periodic, false, seed + 1);
 }
 
 }  // namespace topokpm::testing

@@ -32,6 +32,7 @@
 using namespace topokpm;
 using namespace topokpm::numerics;
 using topokpm::testing::SingleBlock;
+using topokpm::testing::complex_plane_stencil;
 using topokpm::testing::random_stencil;
 using topokpm::testing::relattice;
 using topokpm::testing::single_sell_operator;
@@ -524,16 +525,16 @@ TEST(CpuStencilSingle, MomentsAtM4096StayWithinTheRoundingModelOfDouble)
 
 namespace {
 
-/// The moments of single against double on `mdl` at R = 1, M = 4096: every moment within the
-/// bound of MomentsAtM4096StayWithinTheRoundingModelOfDouble, the largest difference below
-/// 1 % of the stochastic error.
+/// The moments of single against double on `mdl` at width r (default 1), M = 4096: every
+/// moment within the bound of MomentsAtM4096StayWithinTheRoundingModelOfDouble, the largest
+/// difference below 1 % of the stochastic error.
 void expect_r1_moments_within_the_rounding_model(const hamiltonians::Model& mdl, const Operator& dbl,
-                                                 const Operator& sgl, const std::string& what)
+                                                 const Operator& sgl, const std::string& what, int r = 1)
 {
     const global_index n = mdl.num_rows();
     const double epsilon = 0.01;
     const KpmScaling scaling = kpm_scaling(gershgorin_bounds(mdl), epsilon);
-    const int num_moments = 4096, r = 1;
+    const int num_moments = 4096;
     const topokpm::testing::TraceMoments md = topokpm::testing::stochastic_trace(dbl, num_moments, r, 9, scaling);
     const topokpm::testing::TraceMoments ms = topokpm::testing::stochastic_trace(sgl, num_moments, r, 9, scaling);
     const int max_row = std::max(mdl.max_row_length(), stencil_row_entries(mdl.block_stencil()));
@@ -547,9 +548,9 @@ void expect_r1_moments_within_the_rounding_model(const hamiltonians::Model& mdl,
     }
     const double stochastic = 1.0 / std::sqrt(static_cast<double>(n) * r);
     EXPECT_LT(worst_abs, 0.01 * stochastic) << what;
-    std::printf("[ info ] %s (N = %lld), M = %d, R = 1: max |mu_single - mu_double| = %.3g (%.3g of the rounding "
+    std::printf("[ info ] %s (N = %lld), M = %d, R = %d: max |mu_single - mu_double| = %.3g (%.3g of the rounding "
                 "bound, %.3g of the stochastic error)\n",
-                what.c_str(), static_cast<long long>(n), num_moments, worst_abs, worst_ratio, worst_abs / stochastic);
+                what.c_str(), static_cast<long long>(n), num_moments, r, worst_abs, worst_ratio, worst_abs / stochastic);
 }
 
 }  // namespace
@@ -570,6 +571,82 @@ TEST(CpuStencilSingle, GrapheneTwoStepMomentsAtM4096StayWithinTheRoundingModelOf
         expect_r1_moments_within_the_rounding_model(*mdl, *dbl, *sgl,
                                                     "graphene 16x64 disorder " + std::to_string(disorder) +
                                                         ", two steps per pass");
+    }
+}
+
+// Two steps per pass at R > 1 in float (the strip form, numerics/cpu/stencil_two_step_wide.hpp:
+// narrow vectors at R = 2, 4, folded couplings and a uniform V - shift dithered over the
+// sites, beta y added last, float dot runs): each step against the long-double loop over the
+// rows with the float bound above, step B on the float output of step A. Graphene with every
+// boundary, a potential per row and a uniform one (0 and 0.25), the complex plane stencil
+// (site reach 2, complex couplings); strips of 1 and 5 sites and the default, 1, 2 and 3
+// threads; beta -1 (the KPM step), 0 (NaN in y: never read) and 0.5.
+TEST(CpuStencilTwoStepsWideSingle, EachStepWithinTheFloatBoundForEveryStripAndThreadCount)
+{
+    std::vector<BlockStencil> cases;
+    for (const char* bc : {"pp", "po", "op", "oo"}) cases.push_back(model("graphene", 7, 12, 1, bc)->block_stencil());
+    cases.push_back(model("graphene", 5, 9, 1, "pp", 0.0)->block_stencil());  // uniform potential (0)
+    cases.push_back(relattice(cases[0], 5, 11, 1, {false, true, false}, false, 42));
+    for (double& v : cases.back().potential) v = 0.25;  // uniform, not zero: the dithered scale (V - shift)
+    cases.push_back(complex_plane_stencil(6, 9, {true, true, false}, 43));
+    cases.push_back(complex_plane_stencil(4, 7, {false, false, false}, 44));
+    const int saved = omp_get_max_threads();
+    for (const BlockStencil& st : cases) {
+        const RoundedRows rows = rounded_rows(st);
+        const global_index n = st.num_rows();
+        for (const int r : {2, 4, 8, 16, 32})
+            for (const int strip : {1, 5, 0}) {  // 0: the default strip
+                StencilTuning tuning;
+                tuning.tblock_strip_sites = strip;
+                const auto op = make_cpu_stencil_operator(st, Precision::Single, tuning);
+                ASSERT_EQ(op->fused_steps(r), 2) << describe(st);
+                for (const int threads : {1, 2, 3})
+                    for (const double beta : {-1.0, 0.0, 0.5}) {
+                        const std::string what = describe(st) + " R=" + std::to_string(r) + " strip=" +
+                                                 std::to_string(strip) + " threads=" + std::to_string(threads) +
+                                                 " beta=" + std::to_string(beta);
+                        const AugmentedOps ops{0.7, -0.3, beta, true};
+                        BlockVector xd(n, r), yd(n, r);
+                        fill_random_phase_vectors(xd, 7, 0, n);
+                        fill_random_phase_vectors(yd, 8, 0, n);
+                        const SingleBlock x0 = convert_block<complex_single>(xd);
+                        SingleBlock y0 = convert_block<complex_single>(yd);
+                        if (beta == 0.0)
+                            for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_single(NAN, NAN);
+                        SingleBlock x = x0, y = y0;
+                        DotSums first, second;
+                        omp_set_num_threads(threads);
+                        op->apply_two_steps(x, y, ops, &first, &second);
+                        omp_set_num_threads(saved);
+                        check_step_against_rows(st, rows, x0, y0, y, first, ops, what + " step A");
+                        check_step_against_rows(st, rows, y, x0, x, second, ops, what + " step B");
+                        if (::testing::Test::HasFailure()) return;
+                    }
+            }
+    }
+}
+
+// The rounding model of the moments at M = 4096 for the strip form: graphene at R = 2, 4 and
+// 16, both precisions two steps per pass (double: the strip kernel in double), with and
+// without disorder (a per-row potential; the dithered uniform one).
+TEST(CpuStencilTwoStepsWideSingle, KpmMomentsAtM4096StayWithinTheRoundingModelOfDouble)
+{
+    const int saved = omp_get_max_threads();
+    for (const double disorder : {0.0, 0.5}) {
+        const auto mdl = model("graphene", 16, 64, 1, "pp", disorder);
+        const BlockStencil st = mdl->block_stencil();
+        const auto dbl = make_cpu_stencil_operator(st);
+        const auto sgl = make_cpu_stencil_operator(st, Precision::Single);
+        for (const int r : {2, 4, 16}) {
+            ASSERT_EQ(dbl->fused_steps(r), 2);
+            ASSERT_EQ(sgl->fused_steps(r), 2);
+            omp_set_num_threads(r == 16 ? 2 : 1);
+            expect_r1_moments_within_the_rounding_model(*mdl, *dbl, *sgl,
+                                                        "graphene 16x64 disorder " + std::to_string(disorder) +
+                                                            ", strips of two steps per pass",
+                                                        r);
+            omp_set_num_threads(saved);
+        }
     }
 }
 

@@ -38,6 +38,7 @@
 #include "tests/support/random_stencil.hpp"
 
 using namespace topokpm;
+using topokpm::testing::complex_plane_stencil;
 using topokpm::testing::random_stencil;
 using topokpm::testing::relattice;
 
@@ -451,7 +452,6 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
 {
     const auto gr = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil());
     EXPECT_EQ(gr->fused_steps(1), 2);
-    EXPECT_EQ(gr->fused_steps(2), 1);
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "oo"))->block_stencil(),
                                                   Precision::Single)
                   ->fused_steps(1),
@@ -770,21 +770,6 @@ TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
 
 namespace {
 
-/// A 2-D stencil with dense complex 2 x 2 blocks (the complex, non-real path of the strip
-/// form): +-x, +-y, the diagonal (1, -1) and a range-2 term (0, 2) along the sites (site
-/// reach 2: B lags A by two sites), a random potential per site.
-BlockStencil complex_plane_stencil(int nx, int ny, std::array<bool, 3> periodic, unsigned seed)
-{
-    BlockStencil s = random_stencil(2, seed);
-    std::vector<StencilTerm> terms;
-    for (const StencilTerm& t : s.terms)
-        if (t.dz == 0) terms.push_back(t);
-    terms.push_back({0, 2, 0, terms.front().block});
-    s.terms = terms;
-    s.name = "plane2";
-    return relattice(s, nx, ny, 1, periodic, false, seed + 1);
-}
-
 /// Runs apply_two_steps(x, y) with `threads` threads and checks both steps (expect_step_matches).
 void check_two_steps(const Operator& op, const BlockStencil& s, int r, int threads, const AugmentedOps& ops,
                      unsigned seed)
@@ -809,11 +794,18 @@ void check_two_steps(const Operator& op, const BlockStencil& s, int r, int threa
 TEST(CpuStencilTwoStepsWide, OfferedAtTheCompiledWidthsOnTwoDimensionalLattices)
 {
     const auto gr = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil());
-    for (const int r : {4, 8, 16, 32}) EXPECT_EQ(gr->fused_steps(r), 2) << "R=" << r;
-    for (const int r : {2, 12}) EXPECT_EQ(gr->fused_steps(r), 1) << "R=" << r;  // not offered: one step per pass
     const auto grs = numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "oo"))->block_stencil(),
                                                          Precision::Single);
-    EXPECT_EQ(grs->fused_steps(16), 1);  // single precision: no strip kernel
+    for (const int r : {2, 4, 8, 16, 32}) {
+        EXPECT_EQ(gr->fused_steps(r), 2) << "R=" << r;
+        EXPECT_EQ(grs->fused_steps(r), 2) << "single R=" << r;
+        EXPECT_TRUE(numerics::cpu_stencil_two_steps_at(r, Precision::Double)) << "R=" << r;
+        EXPECT_TRUE(numerics::cpu_stencil_two_steps_at(r, Precision::Single)) << "R=" << r;
+    }
+    for (const int r : {3, 12}) {  // no kernel: one step per pass
+        EXPECT_EQ(gr->fused_steps(r), 1) << "R=" << r;
+        EXPECT_EQ(grs->fused_steps(r), 1) << "single R=" << r;
+    }
     // ti: a 3-D lattice.
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
                   ->fused_steps(16),
@@ -834,7 +826,7 @@ TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCo
     // the default (one strip per line here), 1, 2 and 3 threads (line ranges of 1 .. 9 lines,
     // the deferred first and last lines, the periodic wraps of lines and sites); beta = -1 with
     // dots (the KPM step), beta = 0 with NaN in y and no dots (every row written), beta = 0.5
-    // with dots. Widths 4 and 16 on all cases, 8 and 32 on the first.
+    // with dots. Widths 2, 4 and 16 on all cases, 8 and 32 on the first.
     std::vector<BlockStencil> cases;
     for (const char* bc : {"pp", "po", "op", "oo"})
         cases.push_back(hamiltonians::make_model(graphene_params(7, 40, bc))->block_stencil());
@@ -849,7 +841,7 @@ TEST(CpuStencilTwoStepsWide, EachStepMatchesTheReferenceForEveryStripAndThreadCo
     unsigned seed = 900;
     for (size_t ci = 0; ci < cases.size(); ++ci) {
         const BlockStencil& s = cases[ci];
-        for (const int r : ci == 0 ? std::vector<int>{4, 8, 16, 32} : std::vector<int>{4, 16}) {
+        for (const int r : ci == 0 ? std::vector<int>{2, 4, 8, 16, 32} : std::vector<int>{2, 4, 16}) {
             // All three ops at R = 16; the KPM step at the other widths.
             std::vector<AugmentedOps> all_ops{AugmentedOps{0.37, -0.2, -1.0, true}, AugmentedOps{0.8, 0.3, 0.0, false},
                                               AugmentedOps{-1.3, 0.0, 0.5, true}};
@@ -890,7 +882,7 @@ TEST(CpuStencilTwoStepsWide, BlocksBeyondTheCacheMatchTheReference)
 
 TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
 {
-    // R = 16 (and R = 4): the recurrence pairs sweeps 2-3, 4-5, ... in the strip form. The
+    // R = 16 (and R = 2, 4): the recurrence pairs sweeps 2-3, 4-5, ... in the strip form. The
     // bound of CpuStencilTwoSteps.KpmMomentsEqualTheOneStepPathAndTheReference per column (the
     // columns are independent recurrences; ||v_0|| of each column).
     const int saved = omp_get_max_threads();
@@ -903,7 +895,7 @@ TEST(CpuStencilTwoStepsWide, KpmMomentsEqualTheOneStepPathAndTheReference)
         const auto ref = make_block_stencil_reference_operator(s);
         const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(s), 0.01);
         const global_index n = s.num_rows();
-        for (const int r : {4, 16}) {
+        for (const int r : {2, 4, 16}) {
             ASSERT_EQ(op->fused_steps(r), 2);
             const BlockVector start = random_block(n, r, 78);
             std::vector<double> v0(static_cast<size_t>(r), 0.0);
