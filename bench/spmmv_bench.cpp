@@ -21,7 +21,7 @@
 // 4. For R = 1, 2, 4, 8, 16, 32 and each operator: the median time of one augmented sweep
 //    (beta = -1, both dots, as in a KPM step), after one warm-up sweep.
 // 5. In-cache limit P_LLC (seed 004 Eq. (11)): the same SELL kernels and stencils (free, frees,
-//    free2) on a down-sized lattice (--llc-lattice, default 16x16x10) whose working set fits
+//    free2, free2s) on a down-sized lattice (--llc-lattice, default 16x16x10) whose working set fits
 //    the last-level cache.
 //
 // Flops per sweep, seed 004 Table I with complex scalars (F_a = 2, F_m = 6 flops per
@@ -133,7 +133,8 @@ struct Args {
         "                      (complex float, --precision single), rated against its own B_min;\n"
         "                      frees: the matrix-free stencil in single precision; an r before it\n"
         "                      (sell-8tr, sell-8trs): real stored values (real-valued models, graphene);\n"
-        "                      free2: the stencil two sweeps per apply (apply_two_steps), timed per sweep\n"
+        "                      free2: the stencil two sweeps per apply (apply_two_steps), timed per sweep;\n"
+        "                      free2s: the same in single precision\n"
         "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
         "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
         "                      instead of all repetitions of one pair after the other\n"
@@ -504,9 +505,10 @@ private:
 /// it is given (their width only selects a pair) and sweeps its own complex-float pair of
 /// that width, swapping them after each sweep as the timing loops do with x and y. So the
 /// harness times exactly the kernel kpm-dos --precision single runs.
+/// two_steps: apply_two_steps() on the pair instead (free2s, timed per sweep as free2).
 class SingleSweep final : public Operator {
 public:
-    explicit SingleSweep(std::unique_ptr<Operator> op) : op_(std::move(op)) {}
+    explicit SingleSweep(std::unique_ptr<Operator> op, bool two_steps = false) : op_(std::move(op)), two_steps_(two_steps) {}
     global_index num_rows() const override { return op_->num_rows(); }
     Precision precision() const override { return Precision::Single; }
     std::string name() const override { return op_->name(); }
@@ -522,12 +524,18 @@ protected:
             numerics::fill_random_phase_vectors(yd, 2, 0, num_rows());
             pair = {convert_block<complex_single>(xd), convert_block<complex_single>(yd)};
         }
+        if (two_steps_) {
+            op_->apply_two_steps(pair.first, pair.second, ops, dots, &second_);
+            return;
+        }
         op_->apply(pair.first, pair.second, ops, dots);
         pair.first.swap(pair.second);
     }
 
 private:
     std::unique_ptr<Operator> op_;
+    bool two_steps_ = false;
+    mutable DotSums second_;
     using SingleBlock = BasicBlockVector<complex_single>;
     mutable std::map<int, std::pair<SingleBlock, SingleBlock>> blocks_;
 };
@@ -637,6 +645,12 @@ int main(int argc, char** argv)
             ops.push_back({"free2", std::make_unique<PairedSweep>(numerics::make_cpu_stencil_operator(model->block_stencil())), 2});
             continue;
         }
+        if (label == "free2s") {  // the same in single precision
+            ops.push_back({"free2s", std::make_unique<SingleSweep>(
+                                         numerics::make_cpu_stencil_operator(model->block_stencil(), Precision::Single), true),
+                           2});
+            continue;
+        }
         const SellLabel l = parse_sell_label(label);
         if (!l.ok) {
             std::fprintf(stderr, "spmmv-bench: unknown op '%s'\n", label.c_str());
@@ -733,13 +747,16 @@ int main(int argc, char** argv)
         std::map<int, std::shared_ptr<const numerics::SellMatrix>> small_by_c;
         for (const std::string& label : args.ops) {
             const SellLabel l = parse_sell_label(label);
-            const bool free_op = label == "free" || label == "frees" || label == "free2";
+            const bool free_op = label == "free" || label == "frees" || label == "free2" || label == "free2s";
             if (!l.ok && !free_op) continue;
             std::unique_ptr<Operator> op;
-            const int per_apply = label == "free2" ? 2 : 1;  // free2: two sweeps per apply, timed per sweep
+            const int per_apply = label == "free2" || label == "free2s" ? 2 : 1;  // two sweeps per apply, timed per sweep
             if (label == "free") op = numerics::make_cpu_stencil_operator(small->block_stencil());
             else if (label == "free2")
                 op = std::make_unique<PairedSweep>(numerics::make_cpu_stencil_operator(small->block_stencil()));
+            else if (label == "free2s")
+                op = std::make_unique<SingleSweep>(
+                    numerics::make_cpu_stencil_operator(small->block_stencil(), Precision::Single), true);
             else if (label == "frees")
                 op = std::make_unique<SingleSweep>(
                     numerics::make_cpu_stencil_operator(small->block_stencil(), Precision::Single));
@@ -756,7 +773,7 @@ int main(int argc, char** argv)
                     std::clamp(std::ceil(args.reps * 2e-3 / std::max(probe, 1e-9)), double(args.reps), 20000.0));
                 const double s = time_sweeps(*op, x, y, sweeps, 1, true) / per_apply;
                 const double gf = perf::sweep_flops(nnz_s, double(ns), r) / s * 1e-9;
-                const bool single = l.single || label == "frees";
+                const bool single = l.single || label == "frees" || label == "free2s";
                 const double ws = (op->cost().storage_bytes + 2.0 * (single ? 8.0 : 16.0) * double(ns) * r) / 1048576.0;
                 p_llc[label][r] = gf;
                 std::printf("%-8s %3d %11.1f %9.2f %12.1f\n", label.c_str(), r, s * 1e6, gf, ws);

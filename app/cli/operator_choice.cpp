@@ -24,7 +24,6 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg)
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
                             bool sell_asked)
 {
-    (void)precision;  // the same winner in both precisions (docs/performance.md)
     const std::string at = detail::concat(" this run R = ", width);
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
@@ -33,8 +32,8 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
         return {MatrixKind::Free, "free, the fastest measured run for " + model + " at R = 1;" + at};
     if (model == "graphene" && numerics::cpu_stencil_two_steps_at(width, precision))
         return {MatrixKind::Free, "free, two sweeps per pass over memory in a serial run, the fastest measured for " +
-                                      model + " at R = 4, 8, 16 and 32;" + at};
-    return {MatrixKind::Sell, "sell with real values, the fastest measured for " + model + " at R = 8 and 32;" + at};
+                                      model + " at R = 2, 4, 8, 16 and 32 in both precisions;" + at};
+    return {MatrixKind::Sell, "sell with real values, faster than the one-sweep stencil for " + model + " at R > 1;" + at};
 }
 
 int default_sell_chunk_height(int width, DeviceKind device)

@@ -28,10 +28,11 @@ struct MatrixChoice {
 ///   cpu, ti:        free (the stencil reads 2 bytes per row of potential instead of 13
 ///                   entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
 ///   cpu, graphene:  free at R = 1 (real couplings: sweeps as fast as sell's, and no matrix
-///                   to build: the whole 2048x2048 run is faster), sell (4 real stored
-///                   entries of 12 bytes per row) at R >= 2 (faster at R = 8 and 32), except
-///                   where the stencil makes two sweeps per pass (numerics::cpu_stencil_two_steps_at:
-///                   R = 4, 8, 16 and 32, measured faster than sell there);
+///                   to build: the whole 2048x2048 run is faster) and where the stencil makes
+///                   two sweeps per pass (numerics::cpu_stencil_two_steps_at: R = 2, 4, 8, 16
+///                   and 32 in both precisions, measured faster than sell there), else sell
+///                   (4 real stored entries of 12 bytes per row; faster than the one-sweep
+///                   stencil at R > 1);
 ///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
 MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
