@@ -5,7 +5,9 @@
 //
 // A row's R complex values are whole vectors of at most 64 bytes (2 R values, at most 8
 // doubles or 16 floats per vector: R = 2 takes one 256-bit vector of doubles or a 128-bit
-// one of floats, R = 4 in float one of 256 bits). The row is one chain per vector that adds
+// one of floats, R = 4 in float one of 256 bits); where a row is narrower than 64 bytes and a
+// site has two orbitals (graphene), the interior rows go 2 or 4 per 64-byte vector instead
+// (WideSteps::kG). The row is one chain per vector that adds
 // scale v x per entry and scale (V - shift) x for the potential, with scale folded into the
 // couplings once per call (4 FMAs per vector for graphene's three real couplings, where
 // scale (acc + (V - shift) x) + beta y took 6; docs/performance.md, "branch s27-r16").
@@ -114,6 +116,18 @@ inline V times_i(V b)
     return swapped<V, T>(b) * minus_plus_lanes<V, T>(std::make_index_sequence<sizeof(V) / sizeof(T)>{});
 }
 
+/// a and b side by side (twice the lanes).
+template <class H, std::size_t... I>
+inline auto concat_lanes(H a, H b, std::index_sequence<I...>)
+{
+    return __builtin_shufflevector(a, b, static_cast<int>(I)...);
+}
+template <class T, class H>
+inline auto concat(H a, H b)
+{
+    return concat_lanes(a, b, std::make_index_sequence<2 * sizeof(H) / sizeof(T)>{});
+}
+
 /// How a row's chain starts (double) or ends (float) with the old y's term: beta = 0 (zero;
 /// y is never read), beta = -1 (the KPM step: -y; in double the first FMA takes it as a
 /// multiply-subtract) or any other beta (beta y). -1 y is -y exactly, so the two nonzero
@@ -130,6 +144,16 @@ public:
     static constexpr int NV = kRowVals / kLanes;
     static_assert(NV >= 1 && kRowVals % kLanes == 0, "whole vectors per row");
     using V = typename VecType<T, kLanes>::type;
+    /// Rows narrower than 64 bytes (R = 2, and R = 4 in float) with two orbitals per site
+    /// (graphene): the interior rows go kG consecutive rows (kG / 2 whole sites) per 64-byte
+    /// vector GV, each row's part of an entry loaded from its own neighbour and the parts
+    /// joined (the couplings per lane); with one row per vector a row took about as long as
+    /// a 64-byte one (its fixed work, not its width, bound it; docs/performance.md, "branch
+    /// s28-fstrip").
+    static constexpr int kFull = 64 / static_cast<int>(sizeof(T));
+    static constexpr int kG = kRowVals < kFull ? kFull / kRowVals : 1;
+    static_assert(kG == 1 || kG == 2 || kG == 4, "rows per 64-byte vector");
+    using GV = typename VecType<T, kFull>::type;
 
     /// Entries per row and orbitals of interior<>'s per-call tables (graphene: 3 and 2).
     static constexpr int kMaxOrbitals = 4, kMaxLen = 6;
@@ -159,6 +183,21 @@ public:
         }
         uniform_d_ = s.uniform_potential ? scale_ * (s.potential[0] - shift_) : 0.0;
         if constexpr (kFloat) d_dither_ = dithered_float(uniform_d_);
+        for (int j = 0; j < kD; ++j) dd_[j] = kFloat ? at(d_dither_, j) : static_cast<T>(uniform_d_);
+        if (nb > kMaxOrbitals || max_len_ > kMaxLen) return;  // interior_len takes the table walk
+        // The masks of missing neighbour lines that occur (bit 0: line - 1, bit 1: line + 1).
+        for (int m = 0; m < 4; ++m) {
+            const bool below = (m & 1) != 0, above = (m & 2) != 0;
+            const bool occurs = s.periodic_lines ? m == 0
+                                                 : (s.lines >= 3 && m == 0) || (s.lines >= 2 && (m == 1 || m == 2)) ||
+                                                       (s.lines == 1 && m == 3);
+            if (occurs) build_coeffs(m, below, above);
+        }
+        if constexpr (kG > 1) {
+            gd_.assign(kD, GV{});
+            for (int ph = 0; ph < kD; ++ph)
+                for (int i = 0; i < kFull; ++i) gd_[ph][i] = dd_[kFloat ? (ph + i / kRowVals / nb) & 15 : 0];
+        }
     }
 
     /// Per thread and step: the dots of one step's rows per lane of the row's vectors,
@@ -170,6 +209,7 @@ public:
         static constexpr int kN = kFloat ? kRowVals : NV;
         double xx[R] = {}, yr[R] = {}, yi[R] = {};
         DV sxx[kN] = {}, syx[kN] = {}, syxs[kN] = {};
+        double gxx[kFull] = {}, gyx[kFull] = {}, gyxs[kFull] = {};  // kG > 1: the grouped rows' lanes
         double lane(const DV* s, int i) const
         {
             if constexpr (kFloat) return s[i];
@@ -183,6 +223,13 @@ public:
                 yr[c] += lane(syx, i) + lane(syx, i + 1);
                 yi[c] += lane(syxs, i) - lane(syxs, i + 1);
             }
+            if constexpr (kG > 1)
+                for (int i = 0; i < kFull; i += 2) {
+                    const int c = (i % kRowVals) / 2;
+                    xx[c] += gxx[i] + gxx[i + 1];
+                    yr[c] += gyx[i] + gyx[i + 1];
+                    yi[c] += gyxs[i] - gyxs[i + 1];
+                }
         }
     };
 
@@ -279,6 +326,25 @@ private:
         }
     }
 
+    /// The grouped rows' dot lanes of a call (float: of at most kSingleDotRun groups).
+    struct GLanes {
+        GV xx, yx, yxs;
+        int run = 0;
+    };
+
+    /// The group lanes into d's double lanes; a new run.
+    __attribute__((always_inline)) static inline void flush_group(GLanes& l, Dots& d)
+    {
+#pragma omp simd
+        for (int i = 0; i < kFull; ++i) {
+            d.gxx[i] += l.xx[i];
+            d.gyx[i] += l.yx[i];
+            d.gyxs[i] += l.yxs[i];
+        }
+        l.xx = l.yx = l.yxs = GV{};
+        l.run = 0;
+    }
+
     /// The chain's start: double, beta y, or zero (beta = 0: y is never read); float: zero.
     template <BetaForm B>
     __attribute__((always_inline)) static inline void start_row(V (&a)[NV], const T* __restrict yo, V bv)
@@ -351,33 +417,30 @@ private:
         const int nb = s_.orbitals;
         const std::ptrdiff_t own = line_vals_ * line;  // this line's first value
         const T* base[kMaxOrbitals][LEN];
-        // double: one value per entry; float: the 16 dithered values per entry.
-        constexpr int kD = kFloat ? 16 : 1;
-        alignas(64) T vr[kMaxOrbitals][LEN][kD], vi[kMaxOrbitals][LEN][kD];
         for (int o = 0; o < nb; ++o) {
             const Table& t = tables_[static_cast<size_t>(o)];
             int n = 0;
             for (size_t k = 0; k < t.sel.size(); ++k) {
                 const T* b = xl[t.sel[k]];
                 if (b == nullptr) continue;  // past an open boundary
-                base[o][n] = b + 2 * R * o + t.off[k];
-                for (int j = 0; j < kD; ++j) {
-                    vr[o][n][j] = at(t.vr[k], j);
-                    vi[o][n][j] = at(t.vi[k], j);
-                }
-                ++n;
+                base[o][n++] = b + 2 * R * o + t.off[k];
             }
-            for (; n < LEN; ++n) {
-                base[o][n] = in + own + 2 * R * o;
-                for (int j = 0; j < kD; ++j) vr[o][n][j] = vi[o][n][j] = 0;
-            }
+            for (; n < LEN; ++n) base[o][n] = in + own + 2 * R * o;
         }
+        // The couplings in the same order (coeffs_), copied to locals.
+        const Coeffs& cf = coeffs_[(xl[0] == nullptr ? 1 : 0) + (xl[2] == nullptr ? 2 : 0)];
+        alignas(64) T vr[kMaxOrbitals][LEN][kD], vi[kMaxOrbitals][LEN][kD];
+        for (int o = 0; o < std::min(nb, kMaxOrbitals); ++o)  // nb <= kMaxOrbitals (interior_len)
+            for (int k = 0; k < LEN; ++k) {
+                std::memcpy(vr[o][k], cf.vr.data() + (o * kMaxLen + k) * kD, sizeof vr[o][k]);
+                if constexpr (!Real) std::memcpy(vi[o][k], cf.vi.data() + (o * kMaxLen + k) * kD, sizeof vi[o][k]);
+            }
         const double* const potential = s_.potential;
         const bool per_row = s_.per_row, uniform = s_.uniform_potential;
-        const double scale = scale_, shift = shift_, uniform_d = uniform_d_;
+        const double scale = scale_, shift = shift_;
         const V bv = splat<V>(static_cast<T>(beta_));
-        alignas(64) T dd[kD];  // float: the dithered uniform d
-        for (int j = 0; j < kD; ++j) dd[j] = kFloat ? at(d_dither_, j) : static_cast<T>(uniform_d);
+        alignas(64) T dd[kD];  // the uniform d (float: per dither phase)
+        std::memcpy(dd, dd_, sizeof dd);
         const std::ptrdiff_t site_vals = 2 * static_cast<std::ptrdiff_t>(R) * nb;
         // Step A's data from memory, kPrefetchBytes ahead: the next line of `in` (its rows
         // are first read here, half of them as neighbours: a strided pattern the hardware
@@ -387,7 +450,85 @@ private:
         const T* const next = xl[2] != nullptr ? xl[2] + ahead_vals : in + own;  // no next line: this one
         T* const out_ahead = out + own + ahead_vals;
         constexpr int kLine = 64 / static_cast<int>(sizeof(T));  // T per cache line
-        for (int z = za; z < zb; ++z) {
+        int zs = za;  // the first site left to the row loop below
+        // kG > 1, nb = NB = 2 (graphene): the interior sites in groups of kG rows per vector.
+        // NB at compile time: the neighbours of a group's later sites at fixed displacements
+        // from its first site's (NB LEN pointers in registers, not kG LEN).
+        auto grouped = [&](auto nb_c) __attribute__((always_inline)) {
+                constexpr int NB = decltype(nb_c)::value;
+                constexpr int ks = kG / NB;  // sites per group vector
+                constexpr std::ptrdiff_t kSiteVals = 2 * static_cast<std::ptrdiff_t>(R) * NB;
+                // Per entry and dither phase j of the group's first site: the couplings per
+                // lane (lane i: row g = i / kRowVals of the group, orbital g % nb, site g / nb).
+                alignas(64) GV gw[LEN][kD], gwi[Real ? 1 : LEN][kD], gd[kD];
+                std::memcpy(gw, cf.gw.data(), sizeof gw);
+                if constexpr (!Real) std::memcpy(gwi, cf.gwi.data(), sizeof gwi);
+                std::memcpy(gd, gd_.data(), sizeof gd);
+                const T* gbase[NB][LEN];
+                for (int o = 0; o < NB; ++o)
+                    for (int k = 0; k < LEN; ++k) gbase[o][k] = base[o][k];
+                const std::ptrdiff_t line_site0 = static_cast<std::ptrdiff_t>(line) * s_.sites;
+                const GV bg = splat<GV>(static_cast<T>(beta_));
+                GLanes gl{};
+                for (; zs + ks <= zb; zs += ks) {
+                    const std::ptrdiff_t zo = kSiteVals * zs;
+                    const std::ptrdiff_t site_g = line_site0 + zs;
+                    const int j = kFloat ? static_cast<int>(site_g & 15) : 0;
+                    if constexpr (Ahead)
+                        for (std::ptrdiff_t c = 0; c < kSiteVals * ks; c += kLine) {
+                            __builtin_prefetch(next + zo + c, 0, 3);
+                            __builtin_prefetch(out_ahead + zo + c, 0, 3);
+                        }
+                    const std::ptrdiff_t row = NB * site_g;
+                    const T* __restrict xo = in + 2 * R * row;
+                    T* __restrict yo = out + 2 * R * row;
+                    GV a, b{};
+                    if constexpr (kFloat || B == BetaForm::Zero) a = GV{};
+                    else if constexpr (B == BetaForm::MinusOne) a = -vload<GV>(yo);
+                    else a = bg * vload<GV>(yo);
+#pragma GCC unroll 8
+                    for (int k = 0; k < LEN; ++k) {
+                        auto part = [&](int g) __attribute__((always_inline)) {
+                            return vload<V>(gbase[g % NB][k] + zo + kSiteVals * (g / NB));
+                        };
+                        GV xk;
+                        if constexpr (kG == 2) xk = concat<T>(part(0), part(1));
+                        else xk = concat<T>(concat<T>(part(0), part(1)), concat<T>(part(2), part(3)));
+                        a += gw[k][j] * xk;
+                        if constexpr (!Real) b += gwi[k][j] * xk;
+                    }
+                    GV dv;
+                    if (uniform) {
+                        dv = gd[j];
+                    } else {
+                        V dr[kG];
+                        for (int g = 0; g < kG; ++g)
+                            dr[g] = splat<V>(static_cast<T>(
+                                scale * ((per_row ? potential[row + g] : potential[site_g + g / NB]) - shift)));
+                        if constexpr (kG == 2) dv = concat<T>(dr[0], dr[1]);
+                        else dv = concat<T>(concat<T>(dr[0], dr[1]), concat<T>(dr[2], dr[3]));
+                    }
+                    if constexpr (!Real) a += times_i<GV, T>(b);
+                    const GV xv = vload<GV>(xo);
+                    GV yv = a + dv * xv;
+                    if constexpr (kFloat) {
+                        if constexpr (B == BetaForm::MinusOne) yv -= vload<GV>(yo);
+                        else if constexpr (B == BetaForm::General) yv += bg * vload<GV>(yo);
+                    }
+                    vstore(yo, yv);
+                    if (want_dots) {
+                        gl.xx += xv * xv;
+                        gl.yx += yv * xv;
+                        gl.yxs += yv * swapped<GV, T>(xv);
+                        if constexpr (kFloat)
+                            if (++gl.run == kSingleDotRun) flush_group(gl, d);
+                    }
+                }
+                if (want_dots) flush_group(gl, d);
+        };
+        if constexpr (kG > 1)
+            if (nb == 2) grouped(std::integral_constant<int, 2>{});  // graphene's two sublattices; other nb: the rows
+        for (int z = zs; z < zb; ++z) {
             const std::ptrdiff_t zo = site_vals * z;
             const std::ptrdiff_t site_g = static_cast<std::ptrdiff_t>(line) * s_.sites + z;
             const int j = kFloat ? static_cast<int>(site_g & 15) : 0;  // the dither's phase
@@ -468,10 +609,54 @@ private:
         }
     }
 
+    /// interior<>'s couplings for one mask of missing neighbour lines, the entries of each
+    /// orbital without those past the boundary, zeros after them: vr, vi [orbital][entry]
+    /// [dither phase]; kG > 1: gw, gwi [entry][phase of the group's first site] per lane.
+    struct Coeffs {
+        std::vector<T> vr, vi;
+        std::vector<GV> gw, gwi;
+    };
+
+    void build_coeffs(int m, bool below, bool above)
+    {
+        const int nb = s_.orbitals;
+        Coeffs& c = coeffs_[m];
+        c.vr.assign(static_cast<size_t>(kMaxOrbitals) * kMaxLen * kD, T(0));
+        c.vi = c.vr;
+        for (int o = 0; o < nb; ++o) {
+            const Table& t = tables_[static_cast<size_t>(o)];
+            int n = 0;
+            for (size_t k = 0; k < t.sel.size(); ++k) {
+                if ((t.sel[k] == 0 && below) || (t.sel[k] == 2 && above)) continue;
+                for (int j = 0; j < kD; ++j) {
+                    c.vr[static_cast<size_t>((o * kMaxLen + n) * kD + j)] = at(t.vr[k], j);
+                    c.vi[static_cast<size_t>((o * kMaxLen + n) * kD + j)] = at(t.vi[k], j);
+                }
+                ++n;
+            }
+        }
+        if constexpr (kG > 1) {
+            if (nb != 2) return;  // the grouped loop: graphene only
+            c.gw.assign(static_cast<size_t>(max_len_) * kD, GV{});
+            c.gwi = c.gw;
+            for (int k = 0; k < max_len_; ++k)
+                for (int ph = 0; ph < kD; ++ph)
+                    for (int i = 0; i < kFull; ++i) {
+                        const int g = i / kRowVals, o = g % nb, q = kFloat ? (ph + g / nb) & 15 : 0;
+                        c.gw[static_cast<size_t>(k * kD + ph)][i] = c.vr[static_cast<size_t>((o * kMaxLen + k) * kD + q)];
+                        c.gwi[static_cast<size_t>(k * kD + ph)][i] = c.vi[static_cast<size_t>((o * kMaxLen + k) * kD + q)];
+                    }
+        }
+    }
+
     const WideStencil2D& s_;
     double scale_ = 1.0, shift_ = 0.0, beta_ = 0.0;
     double uniform_d_ = 0.0;   // scale (V - shift) of a uniform potential
     Coupling d_dither_{};      // float: uniform_d_ dithered over the sites
+    static constexpr int kD = kFloat ? 16 : 1;  // dither phases
+    T dd_[kD] = {};            // the uniform d per phase
+    std::vector<GV> gd_;       // kG > 1: the same per lane of a group, per phase of its first site
+    Coeffs coeffs_[4];         // per mask of missing neighbour lines (build_coeffs)
     std::ptrdiff_t line_vals_ = 0;  // T values per line
     std::vector<Table> tables_;
     int max_len_ = 0;  // entries of the longest orbital row
