@@ -104,10 +104,12 @@ check "single precision matrix-free runs and says so" "[ \$? -eq 0 ] && grep -q 
 # --matrix auto (the default): the fastest measured kind for the model, stated in the summary.
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --output "$work/auto_ti.h5" > "$work/auto_ti.txt" 2>&1
 check "auto picks free for ti and says why" "[ \$? -eq 0 ] && grep -q 'operator    : ti-stencil-cpu, .*(--matrix auto: free, the fastest measured for ti' '$work/auto_ti.txt'"
-"$exe" --model graphene --lattice 6x6 --moments 64 --vectors 2 --output "$work/auto_gr.h5" > "$work/auto_gr.txt" 2>&1
-check "auto picks real-valued sell for graphene and says why" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-real, .*(--matrix auto: sell with real values' '$work/auto_gr.txt'"
+"$exe" --model graphene --lattice 6x6 --moments 64 --vectors 3 --output "$work/auto_gr.h5" > "$work/auto_gr.txt" 2>&1
+check "auto picks real-valued sell for graphene at a width without the two-sweep stencil and says why" "[ \$? -eq 0 ] && grep -q 'operator    : sell-8-256-tiled-real, .*(--matrix auto: sell with real values' '$work/auto_gr.txt'"
 "$exe" --model graphene --lattice 6x6 --moments 64 --vectors 16 --output "$work/auto_gr16.h5" > "$work/auto_gr16.txt" 2>&1
 check "auto picks the stencil with two sweeps per pass for graphene at R = 16" "[ \$? -eq 0 ] && grep -q 'operator    : graphene-stencil-cpu-real, .*(--matrix auto: free, two sweeps per pass' '$work/auto_gr16.txt' && grep -q 'moments     : .*two sweeps per pass over memory' '$work/auto_gr16.txt'"
+"$exe" --model graphene --lattice 6x6 --moments 64 --vectors 2 --precision single --output "$work/auto_gr2s.h5" > "$work/auto_gr2s.txt" 2>&1
+check "auto picks the two-sweep stencil for graphene in single precision at R = 2" "[ \$? -eq 0 ] && grep -q 'operator    : graphene-stencil-cpu-single-real, .*(--matrix auto: free, two sweeps per pass' '$work/auto_gr2s.txt' && grep -q 'moments     : .*two sweeps per pass over memory' '$work/auto_gr2s.txt'"
 "$exe" --lattice 6x6x4 --moments 64 --vectors 2 --sell-C 4 --output "$work/auto_c.h5" > "$work/auto_c.txt" 2>&1
 check "auto takes sell when --sell-C is given" "[ \$? -eq 0 ] && grep -q 'operator    : sell-4-256' '$work/auto_c.txt'"
 # --sell-C auto (the default): C = 16 at R = 1 (both precisions) and 8 at R >= 2 on the CPU; given as `auto` it does not force sell.
