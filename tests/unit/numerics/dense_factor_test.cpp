@@ -618,12 +618,14 @@ TYPED_TEST(DenseTyped, PanelKernelMatchesLapackGeqrfAndLarft)
 // of a complex value inside a 64-byte line, with lda a multiple of the vector length (vectors
 // aligned, the ends partial) and odd (unaligned loads from the first row), gives the bits of
 // the first placement. (TSQR's schedule tests need it: the host-memory device's tiles lie
-// elsewhere than the host's.)
+// elsewhere than the host's.) 2 x base and 17 columns: a panel that also forms V^H of the
+// right half (geqrt_recursive's T_12 before the update).
 TYPED_TEST(DenseTyped, PanelKernelBitsDoNotDependOnTheBlocksAddress)
 {
     using T = TypeParam;
     const int base = numerics::kernels::cpu::kGeqrtBaseColumns;
-    for (const auto& [m, n] : {std::pair{333, base}, std::pair{1030, base}, std::pair{45, 7}}) {
+    for (const auto& [m, n] : {std::pair{333, base}, std::pair{1030, base}, std::pair{45, 7}, std::pair{1030, 2 * base},
+                               std::pair{45, 17}}) {
         const auto input = cast<T>(conditioned_block(m, n, 1e3, 43));
         std::vector<T> first_a, first_t;
         for (const int lda : {(m + 15) / 16 * 16, (m + 15) / 16 * 16 + 1})
