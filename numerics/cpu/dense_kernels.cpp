@@ -551,7 +551,7 @@ void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt)
     T* a22 = a12 + n1;
     T* t12 = t + std::size_t(n1) * ldt;
     // Where the halves are panels, their kernel forms the m-long products V_1^H A_2 and
-    // V_1^H V_2 in its last pass (V in L1) instead of two GEMMs after it.
+    // V_1^H V_2 in its last pass (V in cache) instead of two GEMMs after it.
     const bool panels = n1 <= kGeqrtBaseColumns && n2 <= kGeqrtBaseColumns && n <= kPanelMaxColumns;
     bool have_w = false;
     if (panels)
