@@ -145,16 +145,23 @@ void gemm(CBLAS_TRANSPOSE ta, int m, int n, int k, T alpha, const T* a, int lda,
 // follows as in xLARFT.
 //
 // Register blocking (docs/dense.md, "TSQR: a register-blocked panel kernel"): a pass takes
-// the rows in blocks of kPanelBlockVectors vectors; v_{p-1}, i v_{p-1}, a_p and swap(a_p) of
-// the block stay in registers while every column c > p streams through once (a load, two FMAs
-// for y -= w v, a store, two FMAs for the sums, which carry over from block to block in
-// memory), so a vector of the panel costs one load, one store and four FMAs. The last pass
-// takes the rows in chunks of kPanelChunkVectors vectors (in L1) and forms v_l^H v_i for one
-// i against up to four l at a time. GCC vector extensions, as the SpMMV kernels: AVX-512
-// with -march=native here, the same source lowered to AVX2 or SSE2 elsewhere.
+// the rows in blocks of kPanelBlockVectors vectors; v_{p-1}, i v_{p-1} and a_p of the block
+// stay in registers while every column c > p streams through once (a load, two FMAs for
+// y -= w v, a store, two FMAs for the sums a_p y and a_p swap(y), which carry over from block
+// to block in memory), so a vector of the panel costs one load, one store and four FMAs. The
+// last pass takes the rows in chunks of kPanelChunkVectors vectors (in L2) and forms v_l^H v_i
+// for the pairs inside each group of four columns as one tile, then for one i against a
+// group's four l. GCC vector extensions, as the SpMMV kernels: AVX-512 with -march=native
+// here, the same source lowered to AVX2 or SSE2 elsewhere.
+//
+// Extra columns (ne > 0; n + ne <= kPanelMaxColumns): ne columns E at ext, with the block's
+// lda and row indexing, read only. The last pass also forms W = V^H E (n x ne, into w, ldw;
+// V with its unit diagonal and zeros above), the same sums as v_l^H v_i, so the bits do not
+// depend on the address either. Returns whether W was formed: not where LAPACK took over
+// (then the caller forms it); true when ne = 0.
 constexpr int kPanelMaxColumns = 32;
 constexpr int kPanelBlockVectors = 4;
-constexpr int kPanelChunkVectors = 16;
+constexpr int kPanelChunkVectors = 64;
 
 template <class R>
 struct PanelLanes;
@@ -174,7 +181,7 @@ struct PanelLanes<float> {
 static_assert(kGeqrtBaseColumns <= kPanelMaxColumns);
 
 template <class T>
-void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
+bool panel_qr(int m, int n, T* a, int lda, T* t, int ldt, int ne = 0, T* ext = nullptr, T* w = nullptr, int ldw = 0)
 {
     using R = typename T::value_type;
     using L = PanelLanes<R>;
@@ -217,14 +224,15 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         }
         return out;
     };
-    // conj(x) . y from the address-layout lane sums of x * y and of swap(x) * y.
-    auto dot = [&](V xy, V sxy) {
+    // conj(x) . y from the address-layout lane sums of x * y and of swap(x) * y, or of
+    // x * swap(y) (`swapped_y`: the same products, each in the other lane of its pair).
+    auto dot = [&](V xy, V sxy, bool swapped_y = false) {
         xy = canonical(xy);
         sxy = canonical(sxy);
         R re = 0, im = 0;
         for (int e = 0; e < lanes; e += 2) {
             re += xy[e] + xy[e + 1];
-            im += sxy[e + 1] - sxy[e];
+            im += swapped_y ? sxy[e] - sxy[e + 1] : sxy[e + 1] - sxy[e];
         }
         return T(re, im);
     };
@@ -233,6 +241,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
 
     T* col[kPanelMaxColumns];
     for (int c = 0; c < n; ++c) col[c] = a + std::size_t(c) * lda;
+    for (int c = 0; c < ne; ++c) col[n + c] = ext + std::size_t(c) * lda;
     T tau[kPanelMaxColumns];
     R cwr[kPanelMaxColumns], cwi[kPanelMaxColumns];  // cw[c] = conj(tau_{p-1}) v_{p-1}^H a_c
     T s_prev(0);                                     // v_{p-1} = s_prev * its column below the diagonal
@@ -241,9 +250,9 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
     // nothing to a slot's sum), one per_vec slot per column.
     T part[kPanelMaxColumns * per_vec];
     T* part_col[kPanelMaxColumns];
-    for (int c = 0; c < n; ++c) part_col[c] = part + c * per_vec;
-    auto gather = [&](int c0, int s, int lo, int hi) {
-        for (int c = c0; c < n; ++c)
+    for (int c = 0; c < n + ne; ++c) part_col[c] = part + c * per_vec;
+    auto gather = [&](int c0, int s, int lo, int hi, int c1) {
+        for (int c = c0; c < c1; ++c)
             for (int e = 0; e < per_vec; ++e) part[c * per_vec + e] = s + e >= lo && s + e < hi ? col[c][s + e] : T(0);
     };
     auto scatter = [&](int c0, int c1, int s, int lo, int hi) {
@@ -258,7 +267,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
     auto pass_block = [&](auto apply_c, auto nb_c, T* const* cols, int r, V& na) {
         constexpr bool apply = decltype(apply_c)::value;
         constexpr int nb = decltype(nb_c)::value;
-        V v[nb], iv[nb], x[nb], sx[nb];
+        V v[nb], iv[nb], x[nb];
         if constexpr (apply) {
             const R sr = s_prev.real(), si = s_prev.imag();
             T* cp = cols[p - 1] + r;
@@ -279,7 +288,6 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
                     store(cp + i * per_vec, y);
                 }
                 x[i] = y;
-                sx[i] = swap(y);
                 na += y * y;
             }
         }
@@ -295,7 +303,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
                     store(cp + i * per_vec, y);
                 }
                 xa += x[i] * y;
-                xs += sx[i] * y;
+                xs += x[i] * swap(y);
             }
             da[c] = xa;
             db[c] = xs;
@@ -318,7 +326,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         const int first = std::min(m, vector_start(r) + per_vec);
         if (r < m && vector_start(r) < r) {
             const int s = vector_start(r);
-            gather(p - (apply ? 1 : 0), s, r, first);
+            gather(p - (apply ? 1 : 0), s, r, first, n);
             pass_block(apply_c, One{}, part_col, 0, na);
             if constexpr (apply) scatter(p - 1, n, s, r, first);
             r = first;
@@ -327,7 +335,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
             pass_block(apply_c, Block{}, col, r, na);
         for (; r + per_vec <= m; r += per_vec) pass_block(apply_c, One{}, col, r, na);
         if (r < m) {
-            gather(p - (apply ? 1 : 0), r, r, m);
+            gather(p - (apply ? 1 : 0), r, r, m, n);
             pass_block(apply_c, One{}, part_col, 0, na);
             if constexpr (apply) scatter(p - 1, n, r, r, m);
         }
@@ -344,7 +352,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         T d[kPanelMaxColumns];
         bool finite = std::isfinite(nrm);
         for (int c = p + 1; c < n; ++c) {
-            d[c] = dot(da[c], db[c]);
+            d[c] = dot(da[c], db[c], true);
             finite = finite && std::isfinite(std::abs(d[c]));
         }
         if (!finite || !(nrm >= tiny)) {
@@ -375,14 +383,16 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         const int last = n - 1;
         V ga[max_pairs], gb[max_pairs];
         for (int e = 0; e < n * (n - 1) / 2; ++e) ga[e] = gb[e] = zero_v;
+        V wa[kPanelMaxColumns * kPanelMaxColumns / 4], wb[kPanelMaxColumns * kPanelMaxColumns / 4];
+        for (int e = 0; e < n * ne; ++e) wa[e] = wb[e] = zero_v;
         // conj(v_i) . v_l for w columns l0 .. l0 + w - 1 (< i) on nv vectors from row r of
         // cols[], conjugated below (v_i's swap shared by its l).
-        auto pairs = [&](auto w_c, T* const* cols, int i, int l0, int r, int nv) {
+        auto pairs = [&](auto w_c, T* const* cols, int i, int l0, int r, int nv, V* sa, V* sb) {
             constexpr int w = decltype(w_c)::value;
             V xa[w], xs[w];
             for (int q = 0; q < w; ++q) {
-                xa[q] = ga[pair(l0 + q, i)];
-                xs[q] = gb[pair(l0 + q, i)];
+                xa[q] = sa[q];
+                xs[q] = sb[q];
             }
             const T* ci = cols[i] + r;
             for (int j = 0; j < nv; ++j) {
@@ -394,9 +404,36 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
                 }
             }
             for (int q = 0; q < w; ++q) {
-                ga[pair(l0 + q, i)] = xa[q];
-                gb[pair(l0 + q, i)] = xs[q];
+                sa[q] = xa[q];
+                sb[q] = xs[q];
             }
+        };
+        // conj(v_i) . v_l for the w (w - 1) / 2 pairs l < i of columns l0 .. l0 + w - 1.
+        auto triangle = [&](auto w_c, T* const* cols, int l0, int r, int nv) {
+            constexpr int w = decltype(w_c)::value;
+            constexpr int np = w * (w - 1) / 2;
+            V xa[np], xs[np];
+            for (int i = 1, q = 0; i < w; ++i)
+                for (int l = 0; l < i; ++l, ++q) {
+                    xa[q] = ga[pair(l0 + l, l0 + i)];
+                    xs[q] = gb[pair(l0 + l, l0 + i)];
+                }
+            for (int j = 0; j < nv; ++j) {
+                V x[w];
+                for (int q = 0; q < w; ++q) x[q] = load(cols[l0 + q] + r + j * per_vec);
+                for (int i = 1, q = 0; i < w; ++i) {
+                    const V si = swap(x[i]);
+                    for (int l = 0; l < i; ++l, ++q) {
+                        xa[q] += x[i] * x[l];
+                        xs[q] += si * x[l];
+                    }
+                }
+            }
+            for (int i = 1, q = 0; i < w; ++i)
+                for (int l = 0; l < i; ++l, ++q) {
+                    ga[pair(l0 + l, l0 + i)] = xa[q];
+                    gb[pair(l0 + l, l0 + i)] = xs[q];
+                }
         };
         auto chunk = [&](T* const* cols, int r, int nv) {
             const R sr = s_prev.real(), si = s_prev.imag();
@@ -405,13 +442,29 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
                 const V x = load(cp + j * per_vec);
                 store(cp + j * per_vec, sr * x + si * (sign * swap(x)));
             }
-            for (int i = 1; i < n; ++i) {
+            // Columns in groups of four: the pairs inside a group as one tile, then every
+            // later i against the group's four l.
+            for (int l0 = 0; l0 < n; l0 += 4) {
+                switch (std::min(4, n - l0)) {
+                case 4: triangle(std::integral_constant<int, 4>{}, cols, l0, r, nv); break;
+                case 3: triangle(std::integral_constant<int, 3>{}, cols, l0, r, nv); break;
+                case 2: triangle(std::integral_constant<int, 2>{}, cols, l0, r, nv); break;
+                default: break;
+                }
+                for (int i = l0 + 4; i < n; ++i)
+                    pairs(std::integral_constant<int, 4>{}, cols, i, l0, r, nv, ga + pair(l0, i), gb + pair(l0, i));
+            }
+            // v_l^H a_c for the extra columns c, four l at a time.
+            for (int c = 0; c < ne; ++c) {
+                V* sa = wa + std::size_t(c) * n;
+                V* sb = wb + std::size_t(c) * n;
                 int l0 = 0;
-                for (; l0 + 4 <= i; l0 += 4) pairs(std::integral_constant<int, 4>{}, cols, i, l0, r, nv);
-                switch (i - l0) {
-                case 3: pairs(std::integral_constant<int, 3>{}, cols, i, l0, r, nv); break;
-                case 2: pairs(std::integral_constant<int, 2>{}, cols, i, l0, r, nv); break;
-                case 1: pairs(std::integral_constant<int, 1>{}, cols, i, l0, r, nv); break;
+                for (; l0 + 4 <= n; l0 += 4)
+                    pairs(std::integral_constant<int, 4>{}, cols, n + c, l0, r, nv, sa + l0, sb + l0);
+                switch (n - l0) {
+                case 3: pairs(std::integral_constant<int, 3>{}, cols, n + c, l0, r, nv, sa + l0, sb + l0); break;
+                case 2: pairs(std::integral_constant<int, 2>{}, cols, n + c, l0, r, nv, sa + l0, sb + l0); break;
+                case 1: pairs(std::integral_constant<int, 1>{}, cols, n + c, l0, r, nv, sa + l0, sb + l0); break;
                 default: break;
                 }
             }
@@ -420,7 +473,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
         const int first = std::min(m, vector_start(r) + per_vec);
         if (r < m && vector_start(r) < r) {
             const int s = vector_start(r);
-            gather(0, s, r, first);
+            gather(0, s, r, first, n + ne);
             chunk(part_col, 0, 1);
             scatter(last, n, s, r, first);
             r = first;
@@ -430,7 +483,7 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
             chunk(col, r, nv);
         }
         if (r < m) {
-            gather(0, r, r, m);
+            gather(0, r, r, m, n + ne);
             chunk(part_col, 0, 1);
             scatter(last, n, r, r, m);
         }
@@ -456,13 +509,25 @@ void panel_qr(int m, int n, T* a, int lda, T* t, int ldt)
             }
             tc[i] = tau[i];
         }
-        if (finite) return;
+        // W = V^H A_e: row l of v_l is 1, rows l < r < n from the block, rows >= n summed above.
+        for (int c = 0; c < ne; ++c) {
+            const T* ac = col[n + c];
+            for (int l = 0; l < n; ++l) {
+                T sum = ac[l];
+                for (int rr = l + 1; rr < std::min(n, m); ++rr) sum += std::conj(col[l][rr]) * ac[rr];
+                const T wl = sum + std::conj(dot(wa[std::size_t(c) * n + l], wb[std::size_t(c) * n + l]));
+                w[l + std::size_t(c) * ldw] = wl;
+                finite = finite && std::isfinite(std::abs(wl));
+            }
+        }
+        if (finite) return true;
     }
     // A sum out of range: T from the reflectors as they stand.
     if constexpr (std::is_same_v<R, double>)
         check(LAPACKE_zlarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "zlarft");
     else
         check(LAPACKE_clarft_work(LAPACK_COL_MAJOR, 'F', 'C', m, n, a, lda, tau, t, ldt), "clarft");
+    return ne == 0;
 }
 
 }  // namespace
@@ -485,21 +550,41 @@ void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt)
     T* a12 = a + std::size_t(n1) * lda;
     T* a22 = a12 + n1;
     T* t12 = t + std::size_t(n1) * ldt;
-    geqrt_recursive(m, n1, a, lda, t, ldt);
-    for (int j = 0; j < n2; ++j)
-        std::copy_n(a12 + std::size_t(j) * lda, n1, t12 + std::size_t(j) * ldt);
-    trmm(CblasLeft, CblasLower, CblasConjTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
-    gemm(CblasConjTrans, n1, n2, m - n1, one, a + n1, lda, a22, lda, one, t12, ldt);
+    // Where the halves are panels, their kernel forms the m-long products V_1^H A_2 and
+    // V_1^H V_2 in its last pass (V in cache) instead of two GEMMs after it.
+    const bool panels = n1 <= kGeqrtBaseColumns && n2 <= kGeqrtBaseColumns && n <= kPanelMaxColumns;
+    bool have_w = false;
+    if (panels)
+        have_w = panel_qr(m, n1, a, lda, t, ldt, n2, a12, t12, ldt);
+    else
+        geqrt_recursive(m, n1, a, lda, t, ldt);
+    if (!have_w) {
+        for (int j = 0; j < n2; ++j)
+            std::copy_n(a12 + std::size_t(j) * lda, n1, t12 + std::size_t(j) * ldt);
+        trmm(CblasLeft, CblasLower, CblasConjTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
+        gemm(CblasConjTrans, n1, n2, m - n1, one, a + n1, lda, a22, lda, one, t12, ldt);
+    }
     trmm(CblasLeft, CblasUpper, CblasConjTrans, CblasNonUnit, n1, n2, one, t, ldt, t12, ldt);
     gemm(CblasNoTrans, m - n1, n2, n1, minus_one, a + n1, lda, t12, ldt, one, a22, lda);
     trmm(CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
     for (int j = 0; j < n2; ++j)
         for (int i = 0; i < n1; ++i) a12[i + std::size_t(j) * lda] -= t12[i + std::size_t(j) * ldt];
-    geqrt_recursive(m - n1, n2, a22, lda, t12 + n1, ldt);
-    for (int j = 0; j < n2; ++j)
-        for (int i = 0; i < n1; ++i) t12[i + std::size_t(j) * ldt] = std::conj(a[n1 + j + std::size_t(i) * lda]);
-    trmm(CblasRight, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a22, lda, t12, ldt);
-    if (m > n) gemm(CblasConjTrans, n1, n2, m - n, one, a + n, lda, a22 + n2, lda, one, t12, ldt);
+    // V_1^H V_2 = (V_2^H V_1)^H, V_1's rows n1.. as the right panel's extra columns.
+    T v21[kPanelMaxColumns * kPanelMaxColumns / 4];
+    bool have_v21 = false;
+    if (panels)
+        have_v21 = panel_qr(m - n1, n2, a22, lda, t12 + n1, ldt, n1, a + n1, v21, n2);
+    else
+        geqrt_recursive(m - n1, n2, a22, lda, t12 + n1, ldt);
+    if (have_v21) {
+        for (int j = 0; j < n2; ++j)
+            for (int i = 0; i < n1; ++i) t12[i + std::size_t(j) * ldt] = std::conj(v21[j + std::size_t(i) * n2]);
+    } else {
+        for (int j = 0; j < n2; ++j)
+            for (int i = 0; i < n1; ++i) t12[i + std::size_t(j) * ldt] = std::conj(a[n1 + j + std::size_t(i) * lda]);
+        trmm(CblasRight, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a22, lda, t12, ldt);
+        if (m > n) gemm(CblasConjTrans, n1, n2, m - n, one, a + n, lda, a22 + n2, lda, one, t12, ldt);
+    }
     trmm(CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, n1, n2, minus_one, t, ldt, t12, ldt);
     trmm(CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, n1, n2, one, t12 + n1, ldt, t12, ldt);
 }

@@ -52,7 +52,10 @@ inline constexpr int kGeqrtBaseColumns = 16;
 /// The unblocked kernel does xGEQR2 + xLARFT's work in n + 1 passes over the rows (one per
 /// reflector, where xGEQR2 makes three); a column whose sum of squares leaves the normal
 /// range (below min / eps, or not finite) and the columns after it go to LAPACK's scaled
-/// xGEQR2, and T then to xLARFT. The result's bits do not depend on where the block lies
+/// xGEQR2, and T then to xLARFT. Where both halves of a recursion step are unblocked, the
+/// kernel also forms the step's m-long products V_1^H A_2 (left half) and V_1^H V_2 (right
+/// half) in its last pass instead of two GEMMs (the same multiply-adds; LAPACK's path where a
+/// column went to xGEQR2). The result's bits do not depend on where the block lies
 /// in memory (the unblocked kernel aligns its vectors to the address but sums each row in
 /// the same order), so copies of one block factor identically.
 template <class T>

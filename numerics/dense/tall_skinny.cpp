@@ -81,7 +81,8 @@ LeafCount geqr2_larft_count(double m, int n)
 // kernels::cpu::geqrt_recursive(m, n): xGEQRT3's halves, each recursively, the left half's
 // reflectors applied to the right (TRMM, GEMM, TRMM, GEMM, TRMM, subtraction), then T's
 // off-diagonal block (TRMM, GEMM, 2 TRMM); blocks of <= kGeqrtBaseColumns by panel_qr
-// (xGEQR2 + xLARFT's work).
+// (xGEQR2 + xLARFT's work), which forms V_1^H A_2 and V_1^H V_2 (a TRMM and a GEMM each)
+// itself where both halves are its blocks: the same multiply-adds.
 LeafCount leaf_qr_count(double m, int n)
 {
     if (n <= kernels::cpu::kGeqrtBaseColumns) return geqr2_larft_count(m, n);

@@ -485,7 +485,8 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveMatchesLapackGeqrt)
 // The panel kernel's hand-over to LAPACK's scaled xGEQR2: a column whose sum of squares
 // underflows (entries below sqrt(min)), overflows (above sqrt(max)) or is exactly zero, in
 // the middle of a panel (n at the unblocked width: geqrt_recursive is that kernel alone) and
-// of a recursion. Householder QR is columnwise backward stable (Higham, Thm 19.4): column j
+// of a recursion (2 x base: in the right half, whose panel was to form V_1^H V_2; 2 x base + 3:
+// in a left half, whose panel was to form V_1^H A_2). Householder QR is columnwise backward stable (Higham, Thm 19.4): column j
 // of Q [R; 0] - A is within 4 n gamma_m ||a_j|| for the factorization plus as much for
 // xGEMQRT's application of V and T, so each column is checked against its own norm (the
 // normwise check of the test above would not see a wrong tiny column). Q's orthogonality
@@ -498,7 +499,7 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveHandsOutOfRangeColumnsToLapack)
     const double small = std::sqrt(double(std::numeric_limits<R>::min())) * 1e-3;
     const double big = std::sqrt(double(std::numeric_limits<R>::max())) * 1e3;
     const int base = numerics::kernels::cpu::kGeqrtBaseColumns;
-    for (const int n : {base, 2 * base + 3})
+    for (const int n : {base, 2 * base, 2 * base + 3})
         for (const double scale : {small, big, 0.0}) {
             const int m = 300, j = n / 2 + 3;  // the out-of-range column: mid-panel in both
             auto a = conditioned_block(m, n, 10.0, 31);
@@ -618,12 +619,14 @@ TYPED_TEST(DenseTyped, PanelKernelMatchesLapackGeqrfAndLarft)
 // of a complex value inside a 64-byte line, with lda a multiple of the vector length (vectors
 // aligned, the ends partial) and odd (unaligned loads from the first row), gives the bits of
 // the first placement. (TSQR's schedule tests need it: the host-memory device's tiles lie
-// elsewhere than the host's.)
+// elsewhere than the host's.) 2 x base and 17 columns: a panel that also forms V^H of the
+// right half (geqrt_recursive's T_12 before the update).
 TYPED_TEST(DenseTyped, PanelKernelBitsDoNotDependOnTheBlocksAddress)
 {
     using T = TypeParam;
     const int base = numerics::kernels::cpu::kGeqrtBaseColumns;
-    for (const auto& [m, n] : {std::pair{333, base}, std::pair{1030, base}, std::pair{45, 7}}) {
+    for (const auto& [m, n] : {std::pair{333, base}, std::pair{1030, base}, std::pair{45, 7}, std::pair{1030, 2 * base},
+                               std::pair{45, 17}}) {
         const auto input = cast<T>(conditioned_block(m, n, 1e3, 43));
         std::vector<T> first_a, first_t;
         for (const int lda : {(m + 15) / 16 * 16, (m + 15) / 16 * 16 + 1})
