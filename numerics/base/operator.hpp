@@ -131,7 +131,7 @@ public:
 
     /// Steps per pass over memory that apply_two_steps() makes for blocks of width R in this
     /// operator's precision(): 2 when it has a fused kernel for them (the CPU stencil on 2-D
-    /// lattices: R = 1 in the shifted-load form, R = 4, 8, 16, 32 in double in strips), 1
+    /// lattices: R = 1 in the shifted-load form, R = 2, 4, 8, 16, 32 in strips, both precisions), 1
     /// otherwise (the default; an MPI-distributed operator keeps 1: its halo exchange is one
     /// step deep).
     virtual int fused_steps(int num_cols) const
