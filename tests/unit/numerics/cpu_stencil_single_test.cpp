@@ -243,6 +243,31 @@ void check_step_against_rows(const BlockStencil& st, const RoundedRows& rows, co
     }
 }
 
+/// One apply_two_steps() of `op` on random-phase blocks of width r with `threads` threads,
+/// each step checked against the rows (step B on step A's float output; beta = 0: y starts
+/// as NaN, which must never be read).
+void check_two_steps_against_rows(const Operator& op, const BlockStencil& st, const RoundedRows& rows, int r,
+                                  int threads, double beta, const std::string& what)
+{
+    const global_index n = st.num_rows();
+    const AugmentedOps ops{0.7, -0.3, beta, true};
+    BlockVector xd(n, r), yd(n, r);
+    fill_random_phase_vectors(xd, 7, 0, n);
+    fill_random_phase_vectors(yd, 8, 0, n);
+    const SingleBlock x0 = convert_block<complex_single>(xd);
+    SingleBlock y0 = convert_block<complex_single>(yd);
+    if (beta == 0.0)
+        for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_single(NAN, NAN);
+    SingleBlock x = x0, y = y0;
+    DotSums first, second;
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    op.apply_two_steps(x, y, ops, &first, &second);
+    omp_set_num_threads(saved);
+    check_step_against_rows(st, rows, x0, y0, y, first, ops, what + " step A");
+    check_step_against_rows(st, rows, y, x0, x, second, ops, what + " step B");
+}
+
 void check_against_rows(const BlockStencil& st, const RoundedRows& rows, const Operator& op, int r,
                         const AugmentedOps& ops, const std::string& what)
 {
@@ -336,11 +361,9 @@ TEST(CpuStencilSingle, TwoFusedStepsEachWithinTheFloatBound)
     models.push_back(model("graphene", 5, 26, 1));
     models.push_back(model("graphene", 3, 21, 1, "op"));
     models.push_back(model("graphene", 7, 24, 1, "pp", 0.0));  // uniform potential (0)
-    const int saved = omp_get_max_threads();
     for (const auto& mdl : models) {
         const BlockStencil st = mdl->block_stencil();
         const RoundedRows rows = rounded_rows(*mdl);
-        const global_index n = st.num_rows();
         for (const int block_lines : {1, 2, -1}) {
             StencilTuning tuning;
             tuning.tblock_lines = block_lines;
@@ -349,23 +372,9 @@ TEST(CpuStencilSingle, TwoFusedStepsEachWithinTheFloatBound)
             const std::string lines = block_lines > 0 ? std::to_string(block_lines) : std::string();
             for (const int threads : {1, 2})
                 for (const double beta : {0.0, -1.0}) {
-                    const std::string what = describe(*mdl) + " lines=" + lines + " threads=" +
-                                             std::to_string(threads) + " beta=" + std::to_string(beta);
-                    const AugmentedOps ops{0.7, -0.3, beta, true};
-                    BlockVector xd(n, 1), yd(n, 1);
-                    fill_random_phase_vectors(xd, 7, 0, n);
-                    fill_random_phase_vectors(yd, 8, 0, n);
-                    const SingleBlock x0 = convert_block<complex_single>(xd);
-                    SingleBlock y0 = convert_block<complex_single>(yd);
-                    if (beta == 0.0)
-                        for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_single(NAN, NAN);
-                    SingleBlock x = x0, y = y0;
-                    DotSums first, second;
-                    omp_set_num_threads(threads);
-                    op->apply_two_steps(x, y, ops, &first, &second);
-                    omp_set_num_threads(saved);
-                    check_step_against_rows(st, rows, x0, y0, y, first, ops, what + " step A");
-                    check_step_against_rows(st, rows, y, x0, x, second, ops, what + " step B");
+                    check_two_steps_against_rows(*op, st, rows, 1, threads, beta,
+                                                 describe(*mdl) + " lines=" + lines + " threads=" +
+                                                     std::to_string(threads) + " beta=" + std::to_string(beta));
                     if (::testing::Test::HasFailure()) return;
                 }
         }
@@ -590,10 +599,8 @@ TEST(CpuStencilTwoStepsWideSingle, EachStepWithinTheFloatBoundForEveryStripAndTh
     for (double& v : cases.back().potential) v = 0.25;  // uniform, not zero: the dithered scale (V - shift)
     cases.push_back(complex_plane_stencil(6, 9, {true, true, false}, 43));
     cases.push_back(complex_plane_stencil(4, 7, {false, false, false}, 44));
-    const int saved = omp_get_max_threads();
     for (const BlockStencil& st : cases) {
         const RoundedRows rows = rounded_rows(st);
-        const global_index n = st.num_rows();
         for (const int r : {2, 4, 8, 16, 32})
             for (const int strip : {1, 5, 0}) {  // 0: the default strip
                 StencilTuning tuning;
@@ -602,24 +609,10 @@ TEST(CpuStencilTwoStepsWideSingle, EachStepWithinTheFloatBoundForEveryStripAndTh
                 ASSERT_EQ(op->fused_steps(r), 2) << describe(st);
                 for (const int threads : {1, 2, 3})
                     for (const double beta : {-1.0, 0.0, 0.5}) {
-                        const std::string what = describe(st) + " R=" + std::to_string(r) + " strip=" +
-                                                 std::to_string(strip) + " threads=" + std::to_string(threads) +
-                                                 " beta=" + std::to_string(beta);
-                        const AugmentedOps ops{0.7, -0.3, beta, true};
-                        BlockVector xd(n, r), yd(n, r);
-                        fill_random_phase_vectors(xd, 7, 0, n);
-                        fill_random_phase_vectors(yd, 8, 0, n);
-                        const SingleBlock x0 = convert_block<complex_single>(xd);
-                        SingleBlock y0 = convert_block<complex_single>(yd);
-                        if (beta == 0.0)
-                            for (size_t i = 0; i < y0.size(); ++i) y0.data()[i] = complex_single(NAN, NAN);
-                        SingleBlock x = x0, y = y0;
-                        DotSums first, second;
-                        omp_set_num_threads(threads);
-                        op->apply_two_steps(x, y, ops, &first, &second);
-                        omp_set_num_threads(saved);
-                        check_step_against_rows(st, rows, x0, y0, y, first, ops, what + " step A");
-                        check_step_against_rows(st, rows, y, x0, x, second, ops, what + " step B");
+                        check_two_steps_against_rows(*op, st, rows, r, threads, beta,
+                                                     describe(st) + " R=" + std::to_string(r) + " strip=" +
+                                                         std::to_string(strip) + " threads=" +
+                                                         std::to_string(threads) + " beta=" + std::to_string(beta));
                         if (::testing::Test::HasFailure()) return;
                     }
             }
