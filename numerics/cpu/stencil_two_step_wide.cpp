@@ -415,8 +415,8 @@ private:
     {
         static_assert(LEN <= kMaxLen, "interior_len's lengths");
         // The lanes in a local for the call (registers): through the reference they were
-        // stored and reloaded per row where this function is not inlined (measured 1.85x
-        // slower at R = 4 in cache).
+        // stored and reloaded per row where this function is not inlined (docs/performance.md,
+        // "branch s28-fstrip").
         Lanes l = lanes;
         const int nb = s_.orbitals;
         const std::ptrdiff_t own = line_vals_ * line;  // this line's first value
