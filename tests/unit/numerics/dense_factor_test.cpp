@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <sstream>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,6 +143,44 @@ std::vector<complex_double> upper(const std::vector<complex_double>& a, int lda,
     for (int c = 0; c < n; ++c)
         for (int row = 0; row <= c; ++row) r[row + std::size_t(c) * n] = a[row + std::size_t(c) * lda];
     return r;
+}
+
+/// Q [R; 0] and Q [I; 0] (m x n each, column-major) of a compact QR factor f (m x n: V below
+/// the diagonal with a unit diagonal, R on and above it) and its T (n x n), as xGEQRT leaves
+/// them: Q = I - V T V^H applied by xGEMQRT.
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> applied_factor(int m, int n, const std::vector<T>& f, const std::vector<T>& t)
+{
+    std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
+    for (int c = 0; c < n; ++c)
+        for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = f[r + std::size_t(c) * m];
+    for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
+    numerics::kernels::cpu::gemqrt('N', m, n, n, n, f.data(), m, t.data(), n, qr.data(), m);
+    numerics::kernels::cpu::gemqrt('N', m, n, n, n, f.data(), m, t.data(), n, q.data(), m);
+    return {std::move(qr), std::move(q)};
+}
+
+/// Householder QR is columnwise backward stable (Higham, Thm 19.4): column c of Q [R; 0] - A
+/// within 4 n gamma_m ||a_c|| for the factorization plus as much for xGEMQRT's application
+/// (applied_factor), each column against its own norm; Q [I; 0] orthonormal to sqrt(n) times
+/// twice 4 n gamma_m. `input` is A as factored, f and t the factor.
+template <class T>
+void expect_columnwise_backward_stable(int m, int n, const std::vector<T>& input, const std::vector<T>& f,
+                                       const std::vector<T>& t, double u, const std::string& what)
+{
+    const double rel = 4 * n * gamma(m, u);
+    const auto [qr, q] = applied_factor(m, n, f, t);
+    for (int c = 0; c < n; ++c) {
+        double err = 0, norm = 0;
+        for (int r = 0; r < m; ++r) {
+            const complex_double x(input[r + std::size_t(c) * m]);
+            err += std::norm(complex_double(qr[r + std::size_t(c) * m]) - x);
+            norm += std::norm(x);
+        }
+        EXPECT_LE(std::sqrt(err), 2 * rel * std::sqrt(norm)) << what << ", column " << c;
+    }
+    EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
+        << what;
 }
 
 /// ||R - D R_ref||_F with D the diagonal phases that align R_ref's diagonal to R's
@@ -465,12 +505,7 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveMatchesLapackGeqrt)
         numerics::kernels::cpu::geqrt(m, n, n, ref.data(), m, t_ref.data(), n);
         const double rel = 4 * n * gamma(m, u);
         // Q [R; 0] against A.
-        std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
-        for (int c = 0; c < n; ++c)
-            for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = ours[r + std::size_t(c) * m];
-        for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
-        numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t_ours.data(), n, qr.data(), m);
-        numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t_ours.data(), n, q.data(), m);
+        const auto [qr, q] = applied_factor(m, n, ours, t_ours);
         std::vector<complex_double> diff(a.size());
         for (std::size_t e = 0; e < a.size(); ++e) diff[e] = complex_double(qr[e]) - a[e];
         EXPECT_LE(frob(diff), 2 * rel * frob(a)) << m << " x " << n;
@@ -508,24 +543,9 @@ TYPED_TEST(DenseTyped, GeqrtRecursiveHandsOutOfRangeColumnsToLapack)
             auto ours = input;
             std::vector<T> t(std::size_t(n) * n);
             numerics::kernels::cpu::geqrt_recursive(m, n, ours.data(), m, t.data(), n);
-            std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
-            for (int c = 0; c < n; ++c)
-                for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = ours[r + std::size_t(c) * m];
-            for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
-            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, qr.data(), m);
-            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, q.data(), m);
-            const double rel = 4 * n * gamma(m, u);
-            for (int c = 0; c < n; ++c) {
-                double err = 0, norm = 0;
-                for (int r = 0; r < m; ++r) {
-                    const complex_double x(input[r + std::size_t(c) * m]);
-                    err += std::norm(complex_double(qr[r + std::size_t(c) * m]) - x);
-                    norm += std::norm(x);
-                }
-                EXPECT_LE(std::sqrt(err), 2 * rel * std::sqrt(norm)) << "n " << n << ", scale " << scale << ", column " << c;
-            }
-            EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
-                << "n " << n << ", scale " << scale;
+            std::ostringstream what;
+            what << "n " << n << ", scale " << scale;
+            expect_columnwise_backward_stable(m, n, input, ours, t, u, what.str());
         }
 }
 
@@ -565,23 +585,7 @@ TYPED_TEST(DenseTyped, PanelKernelMatchesLapackGeqrfAndLarft)
             const std::string what = std::to_string(m) + " x " + std::to_string(n) + ", kind " + std::to_string(kind);
 
             const double rel = 4 * n * gamma(m, u);
-            std::vector<T> qr(std::size_t(m) * n, T(0)), q(std::size_t(m) * n, T(0));
-            for (int c = 0; c < n; ++c)
-                for (int r = 0; r <= c; ++r) qr[r + std::size_t(c) * m] = ours[r + std::size_t(c) * m];
-            for (int d = 0; d < n; ++d) q[d + std::size_t(d) * m] = T(1);
-            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, qr.data(), m);
-            numerics::kernels::cpu::gemqrt('N', m, n, n, n, ours.data(), m, t.data(), n, q.data(), m);
-            for (int c = 0; c < n; ++c) {
-                double err = 0, norm = 0;
-                for (int r = 0; r < m; ++r) {
-                    const complex_double x(input[r + std::size_t(c) * m]);
-                    err += std::norm(complex_double(qr[r + std::size_t(c) * m]) - x);
-                    norm += std::norm(x);
-                }
-                EXPECT_LE(std::sqrt(err), 2 * rel * std::sqrt(norm)) << what << ", column " << c;
-            }
-            EXPECT_LE(orthogonality(std::vector<complex_double>(q.begin(), q.end()), m, n), 2 * std::sqrt(double(n)) * rel)
-                << what;
+            expect_columnwise_backward_stable(m, n, input, ours, t, u, what);
 
             // T from LAPACK on our V and tau.
             std::vector<T> tau(n);
