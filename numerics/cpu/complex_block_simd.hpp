@@ -63,6 +63,13 @@ using v8i = int __attribute__((vector_size(32)));
 using v4f = float __attribute__((vector_size(16)));
 using v4i = int __attribute__((vector_size(16)));
 
+/// The GCC vector of N values of T (the same type as the named ones above: VectorOf<double,
+/// 8>::type is v8d). A typedef: an alias template would drop the attribute on a dependent T.
+template <class T, int N>
+struct VectorOf {
+    typedef T type __attribute__((vector_size(N * sizeof(T))));
+};
+
 template <class V>
 inline V load(const double* p)
 {

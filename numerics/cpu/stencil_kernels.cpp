@@ -345,22 +345,16 @@ protected:
             apply_in_single(y, x, ops, second);
             return;
         }
-        if (x.num_cols() > 1)
-            return kernels::cpu::two_steps_wide(wide_, reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()),
-                                                x.num_cols(), ops, first, second,
-                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 16, tuning_.tblock_strip_sites));
-        two_steps_run(reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()), ops, first, second);
+        two_steps_run(reinterpret_cast<double*>(x.data()), reinterpret_cast<double*>(y.data()), x.num_cols(), ops, first,
+                      second);
     }
 
     void do_apply_two_steps(BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
                             const AugmentedOps& ops, DotSums* first, DotSums* second) const override
     {
         if (precision_ != Precision::Single) return Operator::do_apply(x, y, ops, first);  // throws
-        if (x.num_cols() > 1)
-            return kernels::cpu::two_steps_wide(wide_, reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()),
-                                                x.num_cols(), ops, first, second,
-                                                kernels::cpu::two_steps_wide_strip(wide_, x.num_cols(), 8, tuning_.tblock_strip_sites));
-        two_steps_run(reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()), ops, first, second);
+        two_steps_run(reinterpret_cast<float*>(x.data()), reinterpret_cast<float*>(y.data()), x.num_cols(), ops, first,
+                      second);
     }
 
 public:
@@ -373,7 +367,7 @@ public:
     {
         if (r > 1)
             return wide_ok_ && tuning_.tblock_lines != 0 &&
-                           kernels::cpu::two_steps_wide_offered(r, precision_ == Precision::Single)
+                           kernels::cpu::two_steps_wide_offered(r)
                        ? 2
                        : 1;
         if (r != 1 || extent_[0] != 1 || (nb_ != 2 && nb_ != 4) || tuning_.tblock_lines == 0) return 1;
@@ -388,9 +382,15 @@ public:
     }
 
 private:
+    /// Two steps on blocks of width r in T's precision: the strip form at r > 1, else the
+    /// R = 1 form for the site's orbital count.
     template <class T>
-    void two_steps_run(T* x, T* y, const AugmentedOps& ops, DotSums* first, DotSums* second) const
+    void two_steps_run(T* x, T* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second) const
     {
+        if (r > 1)
+            return kernels::cpu::two_steps_wide(
+                wide_, x, y, r, ops, first, second,
+                kernels::cpu::two_steps_wide_strip(wide_, r, 2 * static_cast<int>(sizeof(T)), tuning_.tblock_strip_sites));
         switch (nb_) {
         case 2: return real_ ? two_steps<T, 2, true>(x, y, ops, first, second) : two_steps<T, 2, false>(x, y, ops, first, second);
         case 4: return two_steps<T, 4, false>(x, y, ops, first, second);

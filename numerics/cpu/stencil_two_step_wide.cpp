@@ -41,30 +41,6 @@
 namespace topokpm::numerics::kernels::cpu {
 namespace {
 
-/// The vector of `lanes` values of T (at most 64 bytes).
-template <class T, int Lanes>
-struct VecType;
-template <>
-struct VecType<double, 4> {
-    using type = simd::v4d;
-};
-template <>
-struct VecType<double, 8> {
-    using type = simd::v8d;
-};
-template <>
-struct VecType<float, 4> {
-    using type = simd::v4f;
-};
-template <>
-struct VecType<float, 8> {
-    using type = simd::v8f;
-};
-template <>
-struct VecType<float, 16> {
-    using type = simd::v16f;
-};
-
 template <class V, class T>
 inline V vload(const T* p)
 {
@@ -143,7 +119,7 @@ public:
     static constexpr int kLanes = std::min<int>(kRowVals, 64 / static_cast<int>(sizeof(T)));  // T per vector
     static constexpr int NV = kRowVals / kLanes;
     static_assert(NV >= 1 && kRowVals % kLanes == 0, "whole vectors per row");
-    using V = typename VecType<T, kLanes>::type;
+    using V = typename simd::VectorOf<T, kLanes>::type;
     /// Rows narrower than 64 bytes (R = 2, and R = 4 in float) with two orbitals per site
     /// (graphene): the interior rows go kG consecutive rows (kG / 2 whole sites) per 64-byte
     /// vector GV, each row's part of an entry loaded from its own neighbour and the parts
@@ -153,7 +129,7 @@ public:
     static constexpr int kFull = 64 / static_cast<int>(sizeof(T));
     static constexpr int kG = kRowVals < kFull ? kFull / kRowVals : 1;
     static_assert(kG == 1 || kG == 2 || kG == 4, "rows per 64-byte vector");
-    using GV = typename VecType<T, kFull>::type;
+    using GV = typename simd::VectorOf<T, kFull>::type;
 
     /// Entries per row and orbitals of interior<>'s per-call tables (graphene: 3 and 2).
     static constexpr int kMaxOrbitals = 4, kMaxLen = 6;
@@ -181,9 +157,11 @@ public:
             max_len_ = std::max(max_len_, static_cast<int>(t.sel.size()));
             tables_.push_back(std::move(t));
         }
-        uniform_d_ = s.uniform_potential ? scale_ * (s.potential[0] - shift_) : 0.0;
-        if constexpr (kFloat) d_dither_ = dithered_float(uniform_d_);
-        for (int j = 0; j < kD; ++j) dd_[j] = kFloat ? at(d_dither_, j) : static_cast<T>(uniform_d_);
+        const double uniform_d = s.uniform_potential ? scale_ * (s.potential[0] - shift_) : 0.0;
+        Coupling d_dither;
+        if constexpr (kFloat) d_dither = dithered_float(uniform_d);
+        else d_dither = uniform_d;
+        for (int j = 0; j < kD; ++j) dd_[j] = at(d_dither, j);
         if (nb > kMaxOrbitals || max_len_ > kMaxLen) return;  // interior_len takes the table walk
         // The masks of missing neighbour lines that occur (bit 0: line - 1, bit 1: line + 1).
         for (int m = 0; m < 4; ++m) {
@@ -607,7 +585,7 @@ private:
                 }
             }
             T dv;
-            if (s_.uniform_potential) dv = kFloat ? at(d_dither_, site_g) : static_cast<T>(uniform_d_);
+            if (s_.uniform_potential) dv = dd_[kFloat ? site_g & 15 : 0];
             else dv = static_cast<T>(scale_ * ((s_.per_row ? s_.potential[row] : s_.potential[site_g]) - shift_));
             if (beta_ == 0.0) finish_row<BetaForm::Zero>(a, b, xo, yo, splat<V>(dv), bv, want_dots, l, d);
             else finish_row<BetaForm::General>(a, b, xo, yo, splat<V>(dv), bv, want_dots, l, d);
@@ -656,10 +634,8 @@ private:
 
     const WideStencil2D& s_;
     double scale_ = 1.0, shift_ = 0.0, beta_ = 0.0;
-    double uniform_d_ = 0.0;   // scale (V - shift) of a uniform potential
-    Coupling d_dither_{};      // float: uniform_d_ dithered over the sites
     static constexpr int kD = kFloat ? 16 : 1;  // dither phases
-    T dd_[kD] = {};            // the uniform d per phase
+    T dd_[kD] = {};            // the uniform d = scale (V - shift) per phase (float: dithered over the sites)
     std::vector<GV> gd_;       // kG > 1: the same per lane of a group, per phase of its first site
     Coeffs coeffs_[4];         // per mask of missing neighbour lines (build_coeffs)
     std::ptrdiff_t line_vals_ = 0;  // T values per line
@@ -735,9 +711,8 @@ void dispatch(const WideStencil2D& s, T* x, T* y, int r, const AugmentedOps& ops
 
 }  // namespace
 
-bool two_steps_wide_offered(int r, bool single)
+bool two_steps_wide_offered(int r)
 {
-    (void)single;
     return r == 2 || r == 4 || r == 8 || r == 16 || r == 32;
 }
 
@@ -768,9 +743,9 @@ template void two_steps_wide<float>(const WideStencil2D&, float*, float*, int, c
 
 namespace topokpm::numerics {
 
-bool cpu_stencil_two_steps_at(int r, Precision precision)
+bool cpu_stencil_two_steps_at(int r, Precision)
 {
-    return r > 1 && kernels::cpu::two_steps_wide_offered(r, precision == Precision::Single);
+    return r > 1 && kernels::cpu::two_steps_wide_offered(r);  // the same widths in both precisions
 }
 
 }  // namespace topokpm::numerics

@@ -64,7 +64,7 @@ struct WideStencil2D {
 /// R = 2, 4, 8, 16 and 32 in both precisions, where the strip form was measured faster than
 /// the one-step stencil and than real-valued SELL (docs/performance.md, "Issue 13, sixth
 /// part"; R = 8 since "branch s27-r16"; R = 2 and single precision since "branch s28-fstrip").
-bool two_steps_wide_offered(int r, bool single);
+bool two_steps_wide_offered(int r);
 
 /// Sites per strip for block width r and value bytes per complex entry: about 64 KiB of one
 /// vector per strip of one line (the L2-sized live set above), at least site_reach + 1;
@@ -72,7 +72,7 @@ bool two_steps_wide_offered(int r, bool single);
 int two_steps_wide_strip(const WideStencil2D& s, int r, int complex_bytes, int requested);
 
 /// Steps A and B above on blocks x, y of width r (T = double: complex double, T = float:
-/// complex float; interleaved re, im; two_steps_wide_offered(r, T is float)), strips of
+/// complex float; interleaved re, im; two_steps_wide_offered(r)), strips of
 /// strip_sites >= 1 sites. first / second: the dots of A and B, or nullptr (no dots).
 /// Instantiated for double and float.
 template <class T>

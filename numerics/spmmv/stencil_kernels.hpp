@@ -116,7 +116,8 @@ inline constexpr int kSingleDotRun = 8;
 
 /// True when the CPU stencil operator of a 2-D lattice (graphene; nz = 1) makes two sweeps per
 /// pass over memory at block width r > 1 in `precision` (its fused_steps(r) is 2: strips of
-/// lattice lines, numerics/cpu/stencil_two_step_wide.hpp). For --matrix auto.
+/// lattice lines, numerics/cpu/stencil_two_step_wide.hpp; the same widths in both precisions).
+/// For --matrix auto.
 bool cpu_stencil_two_steps_at(int r, Precision precision);
 
 }  // namespace topokpm::numerics
