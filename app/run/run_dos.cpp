@@ -315,7 +315,7 @@ struct DosRun::State {
             "stopped by ", signal_name(SignalCatcher::pending()),
             " during the --green phase after ", green.energies_done, " of ", green_energy.size(),
             " energies; that phase has no checkpoint and no result was written",
-            have_checkpoint ? detail::concat("; the checkpoint ", ckpt_path,
+            have_checkpoint ? detail::concat("; the checkpoint ", jr.checkpoint_id ? ckpt_path : cfg.outputs.restart,
                                              " of the moments is intact (the --green phase starts again)\nresume with: ",
                                              resume_command())
                             : std::string("; no checkpoint exists (the moments ran without one): rerun the command")));
