@@ -473,12 +473,16 @@ void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
         TOPOKPM_USER_REQUIRE(d == "1d" || d == "2d" || d == "auto" || grid, "--decomposition '", d,
                              "': allowed are 1d, 2d, auto or a process grid PXxPY (e.g. 2x2)");
     }
-    cfg.runtime.plan.bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.runtime.plan.bandwidth_gbs, ": must be >= 0 GB/s");
-    cfg.runtime.plan.network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.network_gbs > 0.0, "--plan-network ", cfg.runtime.plan.network_gbs, ": must be > 0 GB/s");
-    cfg.runtime.plan.gpu_bandwidth_gbs = parse_real("plan-gpu-bandwidth", vm["plan-gpu-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.gpu_bandwidth_gbs > 0.0, "--plan-gpu-bandwidth ", cfg.runtime.plan.gpu_bandwidth_gbs, ": must be > 0 GB/s");
+    // Bandwidths from 1 MB/s to 1 PB/s: beyond, the predicted times overflow the plan's table.
+    const auto bandwidth = [&](const char* key, bool zero_measures) {
+        const double v = parse_real(key, vm[key].as<std::string>());
+        TOPOKPM_USER_REQUIRE((zero_measures && v == 0.0) || (v >= 1e-3 && v <= 1e6), "--", key, " ", v,
+                             ": allowed range is ", zero_measures ? "0 (measure) or " : "", "1e-3 .. 1e6 GB/s");
+        return v;
+    };
+    cfg.runtime.plan.bandwidth_gbs = bandwidth("plan-bandwidth", true);
+    cfg.runtime.plan.network_gbs = bandwidth("plan-network", false);
+    cfg.runtime.plan.gpu_bandwidth_gbs = bandwidth("plan-gpu-bandwidth", false);
 }
 
 /// Output files and reporting.

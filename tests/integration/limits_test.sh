@@ -53,6 +53,8 @@ refused "--green 1e-300" --green 1e-100 -- "$dos" "${g[@]}" --ldos 0 --green 1e-
 refused "kpm-eigs --shift 1e300" --shift 1e+100 -- "$eigs" "${g[@]}" --shift 1e300 --count 2 -o "$work/x.h5"
 refused "kpm-eigs --window" --window 1e+100 -- "$eigs" "${g[@]}" --window -1e300:0 -o "$work/x.h5"
 refused "kpm-eigs --t 1e308" --t 1e+100 -- "$eigs" "${g[@]}" --t 1e308 --extremal lowest:2 -o "$work/x.h5"
+refused "--plan-network 1e-308" --plan-network 1e-3 -- "$dos" --model ti --lattice 8x8x4 --plan --ranks 2 --plan-network 1e-308
+refused "--plan-bandwidth 1e308" --plan-bandwidth 1e6 -- "$dos" --model ti --lattice 8x8x4 --plan --plan-bandwidth 1e308
 check "no file left by the refusals" "[ ! -e '$work/x.h5' ]"
 
 # The edges run: t = 1e100 (the spectrum is +-3e100, Gershgorin bounds printed in full).
