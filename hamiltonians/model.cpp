@@ -5,6 +5,7 @@
 
 #include "hamiltonians/graphene/graphene_model.hpp"
 #include "hamiltonians/ti/ti_model.hpp"
+#include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::hamiltonians {
@@ -20,6 +21,14 @@ std::string lattice_text(const ModelParams& p, bool three_d)
 void require_finite(const char* option, double value, const char* allowed)
 {
     TOPOKPM_USER_REQUIRE(std::isfinite(value), option, " ", value, ": not a finite number (allowed: ", allowed, ")");
+}
+
+/// A finite energy of magnitude <= kMaxEnergy (numerics/base/energy_limits.hpp: beyond it the
+/// entries' sums and norms overflow).
+void require_energy(const char* option, double value, const char* allowed)
+{
+    require_finite(option, value, allowed);
+    TOPOKPM_USER_REQUIRE(std::abs(value) <= kMaxEnergy, option, " ", value, ": out of range (allowed: ", allowed, ")");
 }
 
 /// Every check of models.md §2/§3 that make_model() promises; returns the parameters with
@@ -63,12 +72,13 @@ ModelParams validate(ModelParams p)
                          " rows overflow a 64-bit index (allowed: < 2^63 rows)");
 
     // Energies.
-    require_finite("{t}", p.t, "finite and non-zero");
-    TOPOKPM_USER_REQUIRE(p.t != 0.0, "{t} ", p.t, ": out of range (allowed: finite and non-zero; t is the energy unit)");
-    if (ti) require_finite("{m}", p.m, "any finite number");
-    require_finite("{dot_potential}", p.dot_potential, "any finite number");
-    require_finite("{disorder}", p.disorder, "finite, >= 0");
-    TOPOKPM_USER_REQUIRE(p.disorder >= 0.0, "{disorder} ", p.disorder, ": out of range (allowed: finite, >= 0)");
+    require_energy("{t}", p.t, "finite, non-zero, 1e-100 <= |t| <= 1e+100; t is the energy unit");
+    TOPOKPM_USER_REQUIRE(std::abs(p.t) >= kMinEnergyScale, "{t} ", p.t,
+                         ": out of range (allowed: finite, non-zero, 1e-100 <= |t| <= 1e+100; t is the energy unit)");
+    if (ti) require_energy("{m}", p.m, "finite, -1e+100 .. 1e+100");
+    require_energy("{dot_potential}", p.dot_potential, "finite, -1e+100 .. 1e+100");
+    require_energy("{disorder}", p.disorder, "finite, >= 0 and <= 1e+100");
+    TOPOKPM_USER_REQUIRE(p.disorder >= 0.0, "{disorder} ", p.disorder, ": out of range (allowed: finite, >= 0 and <= 1e+100)");
 
     // Dots.
     require_finite("{dot_radius}", p.dot_radius, "finite, >= 0");

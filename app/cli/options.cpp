@@ -23,6 +23,7 @@
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
+#include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/parse.hpp"
 #include "topokpm/config.hpp"
@@ -105,6 +106,16 @@ double parse_real(const std::string& option, const std::string& text)
     return v;
 }
 
+/// An energy option (units of t): a finite number of magnitude at most kMaxEnergy = 1e100
+/// (numerics/base/energy_limits.hpp), so that differences, squares and norms stay finite later.
+double parse_energy(const std::string& option, const std::string& text)
+{
+    const double v = parse_real(option, text);
+    TOPOKPM_USER_REQUIRE(std::abs(v) <= kMaxEnergy, "--", option, " '", text,
+                         "': out of range (allowed: energies from -1e+100 to 1e+100, units of t)");
+    return v;
+}
+
 std::uint64_t parse_seed(const std::string& option, const std::string& text)
 {
     std::uint64_t v = 0;
@@ -137,7 +148,7 @@ std::pair<double, double> parse_range(const std::string& option, const std::stri
 {
     const std::vector<std::string> parts = split(text, ':');
     TOPOKPM_USER_REQUIRE(parts.size() == 2, "--", option, " '", text, "': expected Emin:Emax, e.g. -5.5:5.5");
-    const double lo = parse_real(option, parts[0]), hi = parse_real(option, parts[1]);
+    const double lo = parse_energy(option, parts[0]), hi = parse_energy(option, parts[1]);
     TOPOKPM_USER_REQUIRE(lo < hi, "--", option, " '", text, "': need Emin < Emax");
     return {lo, hi};
 }
@@ -150,11 +161,11 @@ po::options_description make_options(Program program)
         ("version", "print the version and exit")
         ("config,c", po::value<std::string>(), "input file (INI syntax: `key = value`, keys as the long options below); command-line options override it");
 
-    po::options_description model("Model (models.md §2-3; energies in units of the hopping t)");
+    po::options_description model("Model (models.md §2-3; energies in units of the hopping t, each at most 1e100 in magnitude)");
     model.add_options()
         ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site) or `graphene` (honeycomb, 2 sites/cell)")
         ("lattice", po::value<std::string>(), "lattice size, required: NxxNyxNz sites for ti (e.g. 64x64x16), NxxNy unit cells for graphene")
-        ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); any finite non-zero value")
+        ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); 1e-100 <= |t| <= 1e100")
         ("m", po::value<std::string>()->default_value("2"), "ti mass parameter m (units of t); 1 < m < 3 is the strong TI phase")
         ("dot-potential", po::value<std::string>()->default_value("0"), "on-site potential inside the quantum dots (units of t)")
         ("dot-radius", po::value<std::string>()->default_value("0"), "dot radius (lattice constants for ti, C-C distances for graphene), >= 0")
@@ -181,7 +192,7 @@ po::options_description make_options(Program program)
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
         ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t)")
-        ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (ETA > 0, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
+        ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
 
@@ -237,11 +248,11 @@ po::options_description make_options(Program program)
     po::options_description eigs("Eigenpairs (models.md §6; give one of --window, --extremal, --shift)");
     eigs.add_options()
         ("window", po::value<std::string>(), "every eigenvalue in Emin:Emax (units of t) with its eigenvector")
-        ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole")
-        ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first")
+        ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole (every eigenvalue within 2 tolerance of the k-th, docs/eigs.md)")
+        ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first; a degenerate level at the edge is returned whole")
         ("count", po::value<std::string>(), "k >= 1, with --shift")
         ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else chebfd for --extremal and --window, shift-invert for --shift), `lanczos` (thick-restart Lanczos, --extremal), `chebfd` (Chebyshev filter diagonalization, --window; block Chebyshev-filtered subspace iteration, --extremal), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `shift-invert` (with --shift: Lanczos on (H - E0)^-1, one sparse LU of H - E0)")
-        ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos)")
+        ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos). A tolerance below what double precision reaches for the matrix (4 eps x nonzeros per row x its Gershgorin bound) is raised to that, with a warning. Degenerate partners within 2 tolerance of the last requested value are returned too")
         ("save-vectors", po::bool_switch(), "also write the eigenvectors /eigs/vectors [k, N] (complex128, canonical row order)");
 
     const bool dos = program == Program::Dos;
@@ -327,8 +338,8 @@ void read_reconstruction(const po::variables_map& vm, RunConfig& cfg)
         const std::vector<std::string> parts = split(text, ':');
         TOPOKPM_USER_REQUIRE(parts.size() == 3, "--energy-grid '", text, "': expected Emin:Emax:K, e.g. -3:3:601");
         EnergyGrid grid;
-        grid.lower = parse_real("energy-grid", parts[0]);
-        grid.upper = parse_real("energy-grid", parts[1]);
+        grid.lower = parse_energy("energy-grid", parts[0]);
+        grid.upper = parse_energy("energy-grid", parts[1]);
         const long long k = parse_integer("energy-grid", parts[2]);
         TOPOKPM_USER_REQUIRE(grid.lower < grid.upper && k >= 2 && k <= (1 << 28), "--energy-grid '", text,
                              "': need Emin < Emax and 2 <= K <= 2^28");
@@ -369,12 +380,14 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
         TOPOKPM_USER_REQUIRE(!cfg.kpm.ldos.empty(), "--ldos: empty selection (e.g. --ldos 0,1,2 or --ldos layer:0)");
     }
     if (vm.count("ldos-map-energy")) {
-        cfg.kpm.ldos_map_energy = parse_real("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
+        cfg.kpm.ldos_map_energy = parse_energy("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
         TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
     }
     if (vm.count("green")) {
-        const double eta = parse_real("green", vm["green"].as<std::string>());
-        TOPOKPM_USER_REQUIRE(eta > 0.0 && std::isfinite(eta), "--green ", eta, ": the broadening ETA must be > 0 (units of t)");
+        const std::string text = vm["green"].as<std::string>();
+        const double eta = parse_energy("green", text);
+        TOPOKPM_USER_REQUIRE(eta >= kMinEnergyScale, "--green '", text,
+                             "': the broadening ETA must be > 0, from 1e-100 to 1e+100 (units of t)");
         TOPOKPM_USER_REQUIRE(vm.count("ldos"), "--green needs --ldos ROWS (the rows whose exact LDOS it computes)");
         cfg.kpm.green_eta = eta;
     }
@@ -460,12 +473,16 @@ void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
         TOPOKPM_USER_REQUIRE(d == "1d" || d == "2d" || d == "auto" || grid, "--decomposition '", d,
                              "': allowed are 1d, 2d, auto or a process grid PXxPY (e.g. 2x2)");
     }
-    cfg.runtime.plan.bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.runtime.plan.bandwidth_gbs, ": must be >= 0 GB/s");
-    cfg.runtime.plan.network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.network_gbs > 0.0, "--plan-network ", cfg.runtime.plan.network_gbs, ": must be > 0 GB/s");
-    cfg.runtime.plan.gpu_bandwidth_gbs = parse_real("plan-gpu-bandwidth", vm["plan-gpu-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.gpu_bandwidth_gbs > 0.0, "--plan-gpu-bandwidth ", cfg.runtime.plan.gpu_bandwidth_gbs, ": must be > 0 GB/s");
+    // Bandwidths from 1 MB/s to 1 PB/s: beyond, the predicted times overflow the plan's table.
+    const auto bandwidth = [&](const char* key, bool zero_measures) {
+        const double v = parse_real(key, vm[key].as<std::string>());
+        TOPOKPM_USER_REQUIRE((zero_measures && v == 0.0) || (v >= 1e-3 && v <= 1e6), "--", key, " ", v,
+                             ": allowed range is ", zero_measures ? "0 (measure) or " : "", "1e-3 .. 1e6 GB/s");
+        return v;
+    };
+    cfg.runtime.plan.bandwidth_gbs = bandwidth("plan-bandwidth", true);
+    cfg.runtime.plan.network_gbs = bandwidth("plan-network", false);
+    cfg.runtime.plan.gpu_bandwidth_gbs = bandwidth("plan-gpu-bandwidth", false);
 }
 
 /// Output files and reporting.
@@ -510,7 +527,7 @@ void read_eigs(const po::variables_map& vm, RunConfig& cfg)
         r.count = static_cast<int>(k);
     } else {
         r.kind = Kind::Shift;
-        r.shift = parse_real("shift", vm["shift"].as<std::string>());
+        r.shift = parse_energy("shift", vm["shift"].as<std::string>());
         TOPOKPM_USER_REQUIRE(vm.count("count"), "--shift needs --count k (the number of eigenvalues nearest the shift)");
         r.count = int_option<int>(vm, "count", 1, 1 << 30, "1 .. N");
     }

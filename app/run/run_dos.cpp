@@ -41,6 +41,8 @@ namespace {
 /// Sweeps between the ranks' agreements on signals, periodic and time-limit checkpoints
 /// (one MPI_Allreduce of three integers: far below a sweep's halo exchange).
 constexpr int kAgreeEvery = 4;
+/// --green warns when its relative error bound (GreenLdos::worst_error_bound) exceeds this.
+constexpr double kGreenAccuracy = 1e-6;
 
 struct MemoryEstimate {
     double matrix_bytes = 0;
@@ -295,6 +297,9 @@ struct DosRun::State {
                   fmt("%.1f", (now - t0) / done * (total - done)), " s",
                   f.tiny_pivots ? detail::concat(", ", f.tiny_pivots, " tiny pivots") : std::string());
     };
+    // A signal stops the phase before the next energy (each rank its own: mpirun forwards
+    // the signal to every rank; the stop is agreed after the energies, in green_ldos_over_ranks).
+    o.stop = [] { return SignalCatcher::pending() != 0; };
     // Under mpirun the energies are dealt over the ranks (each factors its own: independent).
     timers.time("green", [&] {
         green = dist.distributed()
@@ -302,12 +307,45 @@ struct DosRun::State {
                     : sparse_direct::green_ldos(*green_lu, selection->rows, green_energy, o);
     });
     green_lu.reset();  // the factors are not needed any more
+    if (static_cast<std::size_t>(green.energies_done) < green_energy.size()) {
+        // The --green phase keeps no checkpoint of its own; what a resume can skip is the
+        // moments, when a checkpoint of them exists.
+        const bool have_checkpoint = jr.checkpoint_id.has_value() || resumed_id.has_value();
+        throw RunInterrupted(detail::concat(
+            "stopped by ", signal_name(SignalCatcher::pending()),
+            " during the --green phase after ", green.energies_done, " of ", green_energy.size(),
+            " energies; that phase has no checkpoint and no result was written",
+            have_checkpoint ? detail::concat("; the checkpoint ", jr.checkpoint_id ? ckpt_path : cfg.outputs.restart,
+                                             " of the moments is intact (the --green phase starts again)\nresume with: ",
+                                             resume_command())
+                            : std::string("; no checkpoint exists (the moments ran without one): rerun the command")));
+    }
     log::info("green       : ", selection->rows.size(), " rows x ", green_energy.size(), " energies",
               dist.distributed() ? detail::concat(" over ", dist.size(), " ranks") : std::string(), ", ETA ",
               fmt("%.4g", eta), " t (Lorentz-kernel KPM equivalent: lambda = ", fmt("%.3g", eta * cfg.kpm.num_moments / scaling.a),
               " at M = ", cfg.kpm.num_moments, "), factor ", fmt("%.3f", green.factor_seconds), " s, solve ",
               fmt("%.3f", green.solve_seconds), " s, worst backward error ", fmt("%.1e", green.worst_backward_error),
-              green.tiny_pivots ? detail::concat(", ", green.tiny_pivots, " tiny pivots replaced") : std::string());
+              green.tiny_pivots ? detail::concat(", ", green.tiny_pivots, " tiny pivots replaced") : std::string(),
+              green.gmres_solves ? detail::concat(", ", green.gmres_solves, " near-singular solve(s) finished by GMRES (",
+                                                  green.gmres_steps, " steps)")
+                                 : std::string());
+    if (green.worst_error_bound > kGreenAccuracy)
+        log::warning("--green ", fmt("%.3g", eta), ": the exact LDOS is guaranteed only to about ",
+                     fmt("%.1e", green.worst_error_bound), " relative at the worst energy (backward error ",
+                     fmt("%.1e", green.worst_backward_error), " after refinement",
+                     green.gmres_solves ? " and GMRES" : "", ", times the condition number ||H - z||_1 / ETA)",
+                     green.worst_error_bound >= 1.0 ? "; ETA is too small for double precision at energies on or "
+                                                      "near an eigenvalue: a larger ETA resolves them"
+                                                    : "");
+    }
+
+    /// The command that resumes from the checkpoint at ckpt_path (printed after a stop).
+    std::string resume_command() const
+    {
+        const std::string command = cfg.provenance.command_line.find("--restart") == std::string::npos
+                                        ? cfg.provenance.command_line + " --restart " + ckpt_path
+                                        : cfg.provenance.command_line;
+        return dist.distributed() ? detail::concat("mpirun (or srun) with any number of ranks: ", command) : command;
     }
 
     void load_checkpoint_state()
@@ -488,13 +526,10 @@ struct DosRun::State {
     job.checkpoint_header.bounds = bounds;
     job.checkpoint_path = ckpt_path;
     job.checkpoint_every_s = cfg.outputs.checkpoint_every_s;
-    job.resume_command = cfg.provenance.command_line.find("--restart") == std::string::npos
-                             ? cfg.provenance.command_line + " --restart " + ckpt_path
-                             : cfg.provenance.command_line;
+    job.resume_command = resume_command();
     if (dist.distributed()) {
         // A signal reaches the ranks between different sweeps: they agree on it (and on
         // periodic and time-limit checkpoints) every few sweeps, then write collectively.
-        job.resume_command = detail::concat("mpirun (or srun) with any number of ranks: ", job.resume_command);
         job.agree_max = [&](std::vector<std::int64_t>& v) { dist.max(v); };
         job.agree_every = kAgreeEvery;
     }

@@ -128,6 +128,7 @@ private:
     SpectralBounds discs, kpm_bounds;  // Gershgorin enclosure; Lanczos bounds with margin (the KPM scaling's)
     numerics::ChebFdStats chebfd;
     double energy_scale = 0.0, tolerance = 0.0;
+    double relative_tolerance = 0.0;  // --tolerance, or the reachable one it was raised to
     numerics::EigenPairs pairs;
     std::unique_ptr<sparse_direct::SparseLU> lu;  // shift-invert: the analysis of H (check_memory)
     sparse_direct::ShiftInvertReport si;
@@ -202,6 +203,19 @@ private:
         });
         tolerance = cfg.eigs.request.tolerance * energy_scale;
         const auto& r = cfg.eigs.request;
+        // A tolerance below the rounding of one apply of H can never be confirmed (and would
+        // split degenerate levels, whose copies differ by rounding): raised to the reachable one.
+        const double reachable = numerics::reachable_tolerance(
+            std::max(std::abs(discs.lower), std::abs(discs.upper)),
+            std::ceil(double(model->estimated_nonzeros()) / double(n)));
+        relative_tolerance = r.tolerance;
+        if (tolerance < reachable) {
+            tolerance = reachable;
+            relative_tolerance = reachable / energy_scale;
+            log::warning("--tolerance ", r.tolerance, " is below what double precision reaches for this matrix "
+                         "(one apply of H is rounded by up to ", fmt("%.2e", reachable), " t); using --tolerance ",
+                         fmt("%.2e", relative_tolerance), " (", fmt("%.2e", reachable), " t) instead");
+        }
         dist.agree([&] {
             TOPOKPM_USER_REQUIRE(r.kind != Kind::Window || (r.window_max >= discs.lower && r.window_min <= discs.upper),
                                  "--window ", r.window_min, ":", r.window_max, " lies outside the spectrum, which is "
@@ -417,7 +431,7 @@ private:
                                            {"shift", r.shift},
                                            {"num_requested", std::int64_t(r.kind == Kind::Window ? 0 : r.count)},
                                            {"num_found", std::int64_t(k)},
-                                           {"tolerance", r.tolerance},
+                                           {"tolerance", relative_tolerance},
                                            {"tolerance_absolute", tolerance},
                                            {"energy_scale", energy_scale},
                                            {"num_matvecs", std::int64_t(pairs.matvecs)},
