@@ -80,6 +80,9 @@ int run_main(int argc, char** argv, Program program)
     } catch (const InputError& e) {
         std::fprintf(stderr, "%s: input error: %s\n", name.c_str(), e.what());
         return 2;
+    } catch (const DimensionMismatch& e) {  // a failed TOPOKPM_REQUIRE: a bug (mpi::exit_code_for agrees)
+        std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
+        return 4;
     } catch (const Error& e) {
         std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
         return 3;
