@@ -1,7 +1,5 @@
 #include "app/run/run_eigs.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,8 +95,7 @@ public:
     void run()
     {
         log::set_quiet(cfg.outputs.quiet || !dist.root());
-        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
-        threads = omp_get_max_threads();
+        threads = use_threads(cfg);
         dist.agree([&] { validate(); });
         dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
         dist.agree([&] { check_memory(); });
