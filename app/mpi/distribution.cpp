@@ -42,17 +42,22 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
     if (d.size_ == 1 || !cfg.runtime.pin_threads) return d;
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
-    const topology::Topology topo;
-    const std::vector<unsigned> set = topology::rank_cpuset(topo, mpi::node_rank(), mpi::node_size());
+    const int local_rank = mpi::node_rank(), local_ranks = mpi::node_size();  // collective: on every rank
+    std::unique_ptr<const topology::Topology> topo;
+    std::vector<unsigned> set;
     const int threads = use_threads(cfg);  // the team that runs (--threads), not OpenMP's default
-    topology::pin_openmp_threads(topo, set, threads);
+    d.agree([&] {  // a binding refused on one rank is one message, not an abort
+        topo = std::make_unique<const topology::Topology>();
+        set = topology::rank_cpuset(*topo, local_rank, local_ranks);
+        topology::pin_openmp_threads(*topo, set, threads);
+    });
     d.cpuset_ = topology::format_pus(set);
     topology::LayoutFacts facts;
-    facts.ranks_per_node = mpi::node_size();
+    facts.ranks_per_node = local_ranks;
     facts.threads = threads;
     facts.cpuset_pus = static_cast<int>(set.size());
-    facts.cpuset_numa_nodes = topo.numa_nodes_spanned(set);
-    if (d.root()) topology::warn_about_layout(topo.info(), facts);
+    facts.cpuset_numa_nodes = topo->numa_nodes_spanned(set);
+    if (d.root()) topology::warn_about_layout(topo->info(), facts);
     return d;
 }
 

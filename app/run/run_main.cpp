@@ -23,7 +23,8 @@ void dispatch(const RunConfig& config, Distribution& dist)
     if (config.program == Program::Eigs) {
         run_eigs(config, dist);
     } else if (config.runtime.plan.enabled) {
-        if (dist.root()) run_plan(config);
+        // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
+        dist.agree([&] { if (dist.root()) run_plan(config); });
     } else {
         run_dos(config, dist);
     }
