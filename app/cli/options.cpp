@@ -663,6 +663,8 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
                                             at == config_line.end() ? std::string() : detail::concat(" line ", at->second),
                                             ": the value of key '", key,
                                             "' is not valid (a switch takes true, false, yes, no, on, off, 1 or 0)"));
+        } catch (const po::error&) {  // not expected after check_config_lines; still no quote
+            throw InputError(detail::concat("--config '", cfg.provenance.config_path, "': not `key = value` lines"));
         }
     }
     try {
