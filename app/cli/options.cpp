@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,9 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -62,9 +66,51 @@ std::string read_input_file(const std::string& path)
     return text;
 }
 
+/// True for a key that can be an option name (letters, digits, '-'; at most 40
+/// characters): only such a key is quoted in a message about a --config line.
+bool key_shaped(const std::string& key)
+{
+    return !key.empty() && key.size() <= 40 &&
+           std::all_of(key.begin(), key.end(), [](unsigned char c) { return std::isalnum(c) || c == '-'; });
+}
+
+/// The --config text checked line by line as Boost's INI reader reads it ('#' starts a
+/// comment; blanks around the key and the value are dropped): every other line is
+/// `key = value`, the key an option of `options` and given once. Returns the line number of
+/// each key. A refusal (InputError) names --config, the file, the line number and the key
+/// when it is shaped like one, never the line: the file may hold anything.
+std::map<std::string, int> check_config_lines(const std::string& path, const std::string& text,
+                                              const po::options_description& options, Program program)
+{
+    std::map<std::string, int> line_of;
+    std::istringstream in(text);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        const auto refuse = [&](const std::string& why) {
+            return InputError(detail::concat("--config '", path, "' line ", number, ": ", why, " (keys are the long options of ",
+                                             program_name(program), " --help, without the --)"));
+        };
+        const auto trim = [](const std::string& t) {
+            const std::size_t b = t.find_first_not_of(" \t\r\n"), e = t.find_last_not_of(" \t\r\n");
+            return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+        };
+        const std::string content = trim(line.substr(0, line.find('#')));
+        if (content.empty()) continue;
+        const std::size_t eq = content.find('=');
+        if (content.front() == '[') throw refuse("sections ([name]) are not used; write `key = value`");
+        if (eq == std::string::npos) throw refuse("not `key = value`");
+        const std::string key = trim(content.substr(0, eq));
+        if (!key_shaped(key)) throw refuse("the text before '=' is not a key");
+        if (options.find_nothrow(key, false) == nullptr) throw refuse(detail::concat("unknown key '", key, "'"));
+        const auto [it, first] = line_of.emplace(key, number);
+        if (!first) throw refuse(detail::concat("key '", key, "' again (first on line ", it->second, ")"));
+    }
+    return line_of;
+}
+
 /// `text` with control and non-ASCII bytes as \xNN and the part between its first and
-/// last quote (Boost's quoted line or key, which may come from any file) cut to 60
-/// characters: safe to print.
+/// last quote (Boost's quoted command-line argument, which may be anything) cut to 60
+/// characters: safe to print. (A --config line is never quoted: check_config_lines.)
 std::string printable_message(const std::string& text)
 {
     const auto escape = [](const std::string& in, std::size_t max) {
@@ -151,6 +197,49 @@ std::pair<double, double> parse_range(const std::string& option, const std::stri
     const double lo = parse_energy(option, parts[0]), hi = parse_energy(option, parts[1]);
     TOPOKPM_USER_REQUIRE(lo < hi, "--", option, " '", text, "': need Emin < Emax");
     return {lo, hi};
+}
+
+/// The program column of the table below: the options that only kpm-dos uses (DOS
+/// sampling, the traced quantity, the reconstruction grid, checkpoints, the planner).
+/// kpm-eigs refuses each of them, on its command line and in a --config file
+/// (refuse_dos_only_options); its --help lists them. Every other option means the same to both.
+constexpr const char* kDosOnlyOptions[] = {
+    "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
+    "realizations",  "ldos",        "ldos-map-energy", "green",      "k-points",         "k-path",
+    "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
+    "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
+    "plan-gpu-bandwidth"};
+
+/// kpm-eigs: InputError naming the first kpm-dos-only option it was given, as
+/// `--OPTION` when on the command line, else as the key and line of the --config file.
+void refuse_dos_only_options(const po::variables_map& vm, const std::set<std::string>& on_command_line,
+                             const std::map<std::string, int>& config_line, const std::string& config_path)
+{
+    for (const char* key : kDosOnlyOptions) {
+        if (vm.count(key) == 0 || vm[key].defaulted()) continue;
+        const auto at = config_line.find(key);
+        const std::string given = on_command_line.count(key) || at == config_line.end()
+                                      ? detail::concat("--", key)
+                                      : detail::concat("--config '", config_path, "' line ", at->second, ": key '", key, "'");
+        throw InputError(detail::concat(given, ": a kpm-dos option; kpm-eigs has no use for it and refuses it "
+                                        "(kpm-eigs --help lists the options it refuses)"));
+    }
+}
+
+/// The refused options as lines of about 90 columns, for kpm-eigs --help.
+std::string dos_only_list()
+{
+    std::string out, line;
+    const std::size_t n = std::size(kDosOnlyOptions);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string item = detail::concat(" --", kDosOnlyOptions[i], i + 1 < n ? "," : ".");
+        if (!line.empty() && line.size() + item.size() > 88) {
+            out += "\n " + line;
+            line.clear();
+        }
+        line += item;
+    }
+    return out + "\n " + line;
 }
 
 po::options_description make_options(Program program)
@@ -260,8 +349,9 @@ po::options_description make_options(Program program)
                                       "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
                                       "Usage: kpm-dos [--config FILE] [options]\n\nOptions"
                                     : "kpm-eigs: eigenpairs of a topological-material Hamiltonian (models.md §6): a window,\n"
-                                      "the extremal ones, or those nearest a shift. Same models, operators and input files as\n"
-                                      "kpm-dos (its KPM options are accepted and ignored). Writes an HDF5 file with /eigs.\n\n"
+                                      "the extremal ones, or those nearest a shift. Same models, operators and input-file keys as\n"
+                                      "kpm-dos; it refuses (exit 2) the options only kpm-dos uses:" + dos_only_list() +
+                                      "\nWrites an HDF5 file with /eigs.\n\n"
                                       "Usage: kpm-eigs [--config FILE] (--window A:B | --extremal lowest:K | --shift E --count K) [options]\n\nOptions");
     all.add(general);
     if (!dos) all.add(eigs);
@@ -563,18 +653,40 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     RunConfig cfg;
     cfg.program = program;
     for (int i = 0; i < argc; ++i) cfg.provenance.command_line += (i ? " " : "") + std::string(argv[i]);
+    std::map<std::string, int> config_line;  // key -> its line in the --config file
+    std::set<std::string> on_command_line;
     try {
-        po::store(po::parse_command_line(argc, argv, options), vm);
-        if (vm.count("config")) {
-            cfg.provenance.config_path = vm["config"].as<std::string>();
-            cfg.provenance.config_text = read_input_file(cfg.provenance.config_path);
-            std::istringstream config_stream(cfg.provenance.config_text);
+        const po::parsed_options parsed = po::parse_command_line(argc, argv, options);
+        for (const po::option& o : parsed.options) on_command_line.insert(o.string_key);
+        po::store(parsed, vm);
+    } catch (const po::error& e) {
+        // Boost quotes the offending argument: printable, cut to 60 characters.
+        throw InputError(detail::concat(printable_message(e.what()), " (see ", program_name(program), " --help)"));
+    }
+    if (vm.count("config")) {
+        cfg.provenance.config_path = vm["config"].as<std::string>();
+        cfg.provenance.config_text = read_input_file(cfg.provenance.config_path);
+        config_line = check_config_lines(cfg.provenance.config_path, cfg.provenance.config_text, options, program);
+        std::istringstream config_stream(cfg.provenance.config_text);
+        try {
             // Stored after the command line: po::store keeps the first value, so the command line wins.
             po::store(po::parse_config_file(config_stream, options), vm);
+        } catch (const po::error_with_option_name& e) {
+            // Lines are checked above: what is left is a bad value of a switch (Boost would quote it).
+            std::string key = e.get_option_name();
+            key.erase(0, key.find_first_not_of('-'));
+            const auto at = config_line.find(key);
+            throw InputError(detail::concat("--config '", cfg.provenance.config_path, "'",
+                                            at == config_line.end() ? std::string() : detail::concat(" line ", at->second),
+                                            ": the value of key '", key,
+                                            "' is not valid (a switch takes true, false, yes, no, on, off, 1 or 0)"));
+        } catch (const po::error&) {  // not expected after check_config_lines; still no quote
+            throw InputError(detail::concat("--config '", cfg.provenance.config_path, "': not `key = value` lines"));
         }
+    }
+    try {
         po::notify(vm);
     } catch (const po::error& e) {
-        // Boost quotes the offending line or key, which may come from any file: printable.
         throw InputError(detail::concat(printable_message(e.what()), " (see ", program_name(program), " --help)"));
     }
     if (vm.count("help")) {
@@ -586,6 +698,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
         return std::nullopt;
     }
 
+    if (program == Program::Eigs) refuse_dos_only_options(vm, on_command_line, config_line, cfg.provenance.config_path);
     read_model(vm, cfg);
     read_kpm(vm, cfg);
     read_reconstruction(vm, cfg);

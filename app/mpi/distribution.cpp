@@ -28,6 +28,12 @@ bool launched_by_mpi()
            std::getenv("PMI_RANK") != nullptr;
 }
 
+int use_threads(const RunConfig& cfg)
+{
+    if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
+    return omp_get_max_threads();
+}
+
 Distribution Distribution::from_mpi(const RunConfig& cfg)
 {
     Distribution d;
@@ -36,17 +42,22 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
     if (d.size_ == 1 || !cfg.runtime.pin_threads) return d;
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
-    const topology::Topology topo;
-    const std::vector<unsigned> set = topology::rank_cpuset(topo, mpi::node_rank(), mpi::node_size());
-    const int threads = omp_get_max_threads();
-    topology::pin_openmp_threads(topo, set, threads);
+    const int local_rank = mpi::node_rank(), local_ranks = mpi::node_size();  // collective: on every rank
+    std::unique_ptr<const topology::Topology> topo;
+    std::vector<unsigned> set;
+    const int threads = use_threads(cfg);  // the team that runs (--threads), not OpenMP's default
+    d.agree([&] {  // a binding refused on one rank is one message, not an abort
+        topo = std::make_unique<const topology::Topology>();
+        set = topology::rank_cpuset(*topo, local_rank, local_ranks);
+        topology::pin_openmp_threads(*topo, set, threads);
+    });
     d.cpuset_ = topology::format_pus(set);
     topology::LayoutFacts facts;
-    facts.ranks_per_node = mpi::node_size();
+    facts.ranks_per_node = local_ranks;
     facts.threads = threads;
     facts.cpuset_pus = static_cast<int>(set.size());
-    facts.cpuset_numa_nodes = topo.numa_nodes_spanned(set);
-    if (d.root()) topology::warn_about_layout(topo.info(), facts);
+    facts.cpuset_numa_nodes = topo->numa_nodes_spanned(set);
+    if (d.root()) topology::warn_about_layout(topo->info(), facts);
     return d;
 }
 
@@ -159,20 +170,28 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         // future work, seed 000 §4.1).
         // The probe is the operator this run builds (--matrix, --precision), on a sample.
         const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
-        const double rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
-                                                    std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
-        weights_ = hetero::weights_from_rates(mpi::allgather(rate));
+        double rate = 0.0;
+        agree([&] {  // a probe that fails on one rank (memory) ends every rank with one message
+            rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
+                                           std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
+        });
+        const std::vector<double> rates = mpi::allgather(rate);
+        agree([&] { weights_ = hetero::weights_from_rates(rates); });
         if (root()) {
             std::string list;
             for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
             log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.storage.matrix), " SpMMV rate on the same ",
                       std::max(sample, block), " rows)");
         }
-    } else {
-        weights_ = hetero::parse_weights(cfg.runtime.weights, size_);
     }
-    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()),
-                                           static_cast<std::uint64_t>(block), weights_);
+    // The same inputs on every rank, so every rank fails alike (a bad --weights, more ranks
+    // than sites or planes): agreed, the message is printed once and no rank aborts.
+    std::vector<hetero::RowRange> ranges;
+    agree([&] {
+        if (!hetero::is_auto_weights(cfg.runtime.weights)) weights_ = hetero::parse_weights(cfg.runtime.weights, size_);
+        ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()), static_cast<std::uint64_t>(block),
+                                    weights_);
+    });
     bounds_.assign(1, 0);
     for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
     runs_ = {{bounds_[rank_], bounds_[rank_ + 1]}};

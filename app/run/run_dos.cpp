@@ -1,7 +1,5 @@
 #include "app/run/run_dos.hpp"
 
-#include <omp.h>
-
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -94,8 +92,7 @@ struct DosRun::State {
     {
         signals.emplace();  // from here on a signal stops the run at its first sweep (moments_job)
         log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
-        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
-        threads = omp_get_max_threads();
+        threads = use_threads(cfg);
         // Run on every rank and agreed collectively: an error on any rank ends all of them
         // with one message (no rank left waiting).
         dist.agree([&] {
@@ -566,7 +563,8 @@ struct DosRun::State {
     timers.time("moments", [&] { jr = run_moments_job(job); });
     if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
     const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision);
-    for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol);
+    // Every rank holds the summed moments: a breach (bounds too tight) is one message.
+    dist.agree([&] { for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol); });
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
     gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,

@@ -1,7 +1,5 @@
 #include "app/run/run_eigs.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,8 +95,7 @@ public:
     void run()
     {
         log::set_quiet(cfg.outputs.quiet || !dist.root());
-        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
-        threads = omp_get_max_threads();
+        threads = use_threads(cfg);
         dist.agree([&] { validate(); });
         dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
         dist.agree([&] { check_memory(); });
@@ -143,12 +140,6 @@ private:
                              "use --device cpu");
         TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: kpm-eigs needs double "
                              "precision (residuals of 1e-10 relative are below float's rounding); use --precision double");
-        TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan sizes kpm-dos runs; kpm-eigs has no planner yet");
-        TOPOKPM_USER_REQUIRE(cfg.outputs.restart.empty() && cfg.outputs.checkpoint.empty() &&
-                                 cfg.outputs.checkpoint_every_s == 0.0,
-                             "--restart/--checkpoint/--checkpoint-every: kpm-eigs writes no checkpoints");
-        TOPOKPM_USER_REQUIRE(cfg.kpm.realizations == 1, "--realizations: kpm-eigs solves one disorder realization");
-        TOPOKPM_USER_REQUIRE(cfg.outputs.export_matrix.empty(), "--export-matrix: kpm-dos exports the matrix; kpm-eigs does not");
         model = hamiltonians::make_model(cfg.model);
         n = model->num_rows();
         numerics::validate(cfg.eigs.request, n);

@@ -23,7 +23,8 @@ void dispatch(const RunConfig& config, Distribution& dist)
     if (config.program == Program::Eigs) {
         run_eigs(config, dist);
     } else if (config.runtime.plan.enabled) {
-        if (dist.root()) run_plan(config);
+        // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
+        dist.agree([&] { if (dist.root()) run_plan(config); });
     } else {
         run_dos(config, dist);
     }
@@ -80,6 +81,9 @@ int run_main(int argc, char** argv, Program program)
     } catch (const InputError& e) {
         std::fprintf(stderr, "%s: input error: %s\n", name.c_str(), e.what());
         return 2;
+    } catch (const DimensionMismatch& e) {  // a failed TOPOKPM_REQUIRE: a bug (mpi::exit_code_for agrees)
+        std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
+        return 4;
     } catch (const Error& e) {
         std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
         return 3;
