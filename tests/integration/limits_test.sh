@@ -39,6 +39,7 @@ refused() {
 
 g=(--model graphene --lattice 6x6 --moments 16 --vectors 1 -q)
 t=(--model ti --lattice 4x4x2 --moments 16 --vectors 1 -q)
+ge=(--model graphene --lattice 6x6 -q)  # kpm-eigs refuses the kpm-dos-only --moments/--vectors
 refused "--energy-range -1e308:1e308" --energy-range 1e+100 -- "$dos" "${g[@]}" --energy-range -1e308:1e308 -o "$work/x.h5"
 refused "--energy-range 0:1e101" --energy-range 1e+100 -- "$dos" "${g[@]}" --energy-range -5:1e101 -o "$work/x.h5"
 refused "--t 1e308" --t 1e+100 -- "$dos" "${g[@]}" --t 1e308 -o "$work/x.h5"
@@ -50,9 +51,9 @@ refused "--energy-grid" --energy-grid 1e+100 -- "$dos" "${g[@]}" --energy-grid -
 refused "--ldos-map-energy" --ldos-map-energy 1e+100 -- "$dos" "${t[@]}" --ldos layer:0 --ldos-map-energy 1e300 -o "$work/x.h5"
 refused "--green 1e200" --green 1e+100 -- "$dos" "${g[@]}" --ldos 0 --green 1e200 -o "$work/x.h5"
 refused "--green 1e-300" --green 1e-100 -- "$dos" "${g[@]}" --ldos 0 --green 1e-300 -o "$work/x.h5"
-refused "kpm-eigs --shift 1e300" --shift 1e+100 -- "$eigs" "${g[@]}" --shift 1e300 --count 2 -o "$work/x.h5"
-refused "kpm-eigs --window" --window 1e+100 -- "$eigs" "${g[@]}" --window -1e300:0 -o "$work/x.h5"
-refused "kpm-eigs --t 1e308" --t 1e+100 -- "$eigs" "${g[@]}" --t 1e308 --extremal lowest:2 -o "$work/x.h5"
+refused "kpm-eigs --shift 1e300" --shift 1e+100 -- "$eigs" "${ge[@]}" --shift 1e300 --count 2 -o "$work/x.h5"
+refused "kpm-eigs --window" --window 1e+100 -- "$eigs" "${ge[@]}" --window -1e300:0 -o "$work/x.h5"
+refused "kpm-eigs --t 1e308" --t 1e+100 -- "$eigs" "${ge[@]}" --t 1e308 --extremal lowest:2 -o "$work/x.h5"
 refused "--plan-network 1e-308" --plan-network 1e-3 -- "$dos" --model ti --lattice 8x8x4 --plan --ranks 2 --plan-network 1e-308
 refused "--plan-bandwidth 1e308" --plan-bandwidth 1e6 -- "$dos" --model ti --lattice 8x8x4 --plan --plan-bandwidth 1e308
 check "no file left by the refusals" "[ ! -e '$work/x.h5' ]"
