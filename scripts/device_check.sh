@@ -3,16 +3,17 @@
 # at most 10 minutes on one H200 with 16 cores:
 #   1. configure (-DTOPOKPM_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) and build the CUDA tests,
 #      kpm-dos, cuda-spmmv-bench and dense-bench (-j16);
-#   2. the CUDA tests: ctest -L cuda (the unit tests and mpi_device_ranks: GPU ranks under
-#      mpirun = CPU moments); where this CMake's ctest cannot read the discovered gtest files
-#      the gtest binaries run directly;
+#   2. the CUDA tests: ctest -R $CUDA_TESTS (the gtest suites of tests/unit/cuda, and
+#      mpi_device_ranks: GPU ranks under mpirun = CPU moments); where this CMake's ctest
+#      cannot read the discovered gtest files the gtest binaries run directly;
 #   3. measurements, each recorded (value, unit, the command's log) and written at the end as
 #      $OUT/device_check.json and $OUT/device_check.md:
 #      - the device copy bandwidth (STREAM-like cudaMemcpy D2D, cuda-spmmv-bench) and the SELL
 #        R = 1 sweep's effective bandwidth and its fraction of it (ti 200x200x40);
 #      - kpm-dos --device cuda vs --device cpu moments, max |diff| (sell, free; must be < 1e-12);
 #      - ti 200x200x40, R = 8: Gflop/s of one GPU, of the 16-core CPU, and of mpirun -np 2
-#        --device cuda --weights auto (rank 0 the GPU, rank 1 the CPU with 15 threads);
+#        --device cuda --weights auto (rank 0 the GPU, rank 1 the CPU; the default pinning
+#        gives each rank half of the cores);
 #      - GPU single vs double precision at R = 32 (recorded "not available" while the CUDA
 #        operators are double only);
 #      - dense-bench --device cuda potrf (seed 001's metric line) when the bench exists.
@@ -150,7 +151,8 @@ BENCH=$BUILD/bench/cuda-spmmv-bench
 DENSE=$BUILD/bench/dense-bench
 
 # ---- tests ----
-if ! step ctest ctest --test-dir "$BUILD" -L cuda --output-on-failure --timeout 300; then
+CUDA_TESTS='^(BlockVectorMirror|BlockVectorMirrorCuda|CudaKpm|CudaSpmmv|Device|DeviceCuda|HaloDevice)\.|^mpi_device_ranks$|^device_check_dry_run$'
+if ! step ctest ctest --test-dir "$BUILD" -R "$CUDA_TESTS" --output-on-failure --timeout 300; then
   if [ $DRY = 0 ] && grep -qE "Parse error|CMake Error" "$OUT/logs/ctest.log"; then
     echo "ctest could not read the discovered tests; running the gtest binaries directly"
     for t in cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test; do
@@ -159,7 +161,7 @@ if ! step ctest ctest --test-dir "$BUILD" -L cuda --output-on-failure --timeout 
     step test_mpi_device_ranks bash "$SRC/tests/mpi/device_ranks_test.sh" "$MPIEXEC" "$BUILD/tests/mpi/device_ranks_check" "$KPM" "$SRC"
   fi
 fi
-[ $DRY = 0 ] && record ctest_cuda "$(grep -Eo '[0-9]+% tests passed.*' "$OUT/logs/ctest.log" | head -1)" "" "ctest -L cuda"
+[ $DRY = 0 ] && record ctest_cuda "$(grep -Eo '[0-9]+% tests passed.*' "$OUT/logs/ctest.log" | head -1)" "" "ctest -R (the CUDA tests)"
 
 # ---- SELL R = 1 vs the device copy bandwidth ----
 if step bench env OMP_NUM_THREADS=16 "$BENCH" --lattice "$LATTICE" --reps 20 --only-spmmv && [ $DRY = 0 ]; then
@@ -195,7 +197,7 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
       "relative" "max|mu_gpu - mu_cpu| / max|mu|, must be < 1e-12"
   done
   # ---- rates: one GPU, the CPU, GPU + CPU ranks (ti, R = 8) ----
-  RUN="--model ti --lattice $LATTICE --moments 256 --vectors 8 --block-width 8 --bounds gershgorin -q"
+  RUN="--model ti --lattice $LATTICE --moments 128 --vectors 8 --block-width 8 --bounds gershgorin -q"
   for m in free sell; do
     step "rate_gpu_$m" "$KPM" $RUN --matrix $m --device cuda -o "$OUT/rate_gpu_$m.h5" &&
       record "rate_gpu_$m" "$(gflops "$OUT/rate_gpu_$m.h5")" Gflop/s "1 GPU"
@@ -203,7 +205,7 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
       record "rate_cpu_$m" "$(gflops "$OUT/rate_cpu_$m.h5")" Gflop/s "16 cores"
     step "rate_gpu_cpu_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=15 "$KPM" $RUN --matrix $m \
       --device cuda --weights auto -o "$OUT/rate_mixed_$m.h5" &&
-      record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + 15-thread CPU rank, --weights auto"
+      record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: 8 cores each), --weights auto"
     [ $DRY = 0 ] && [ -f "$OUT/rate_mixed_$m.h5" ] && [ -f "$OUT/rate_cpu_$m.h5" ] &&
       record "moments_gpu_cpu_ranks_vs_cpu_$m" "$(compare_moments x "$OUT/rate_mixed_$m.h5" "$OUT/rate_cpu_$m.h5" 2>&1)" relative "must be < 1e-12"
   done
