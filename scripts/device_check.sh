@@ -16,7 +16,8 @@
 #        gives each rank half of the cores);
 #      - GPU single vs double precision at R = 32 (recorded "not available" while the CUDA
 #        operators are double only);
-#      - dense-bench --device cuda potrf (seed 001's metric line) when the bench exists.
+#      - dense-bench --device cuda potrf (seed 001's metric line) and sparse-lu-bench --halo
+#        model --device cuda (its speed-up line) when the benches build (optional step).
 #
 #   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ]
 #
@@ -55,8 +56,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 step() {
   local name=$1; shift
   if [ $DRY = 1 ]; then echo "would run [$name]: $*"; return 0; fi
-  local t0; t0=$(date +%s)
-  "$@" > "$OUT/logs/$name.log" 2>&1
+  local t0 limit=150; t0=$(date +%s)
+  case $name in configure|build*) limit=480 ;; ctest) limit=300 ;; esac  # the 10-minute budget
+  timeout "$limit" "$@" > "$OUT/logs/$name.log" 2>&1
   local rc=$?
   echo "[$name] rc=$rc in $(( $(date +%s) - t0 )) s"
   return $rc
@@ -96,6 +98,10 @@ print(f"wrote {out}/device_check.json and device_check.md ({len(rows)} measureme
 PY
 }
 
+# Whatever ends the run (a failed build, the device tool's time limit), the measurements so far
+# are written.
+trap 'write_reports > /dev/null 2>&1' EXIT
+trap 'exit 143' TERM INT
 echo "== $(date -u +%FT%TZ) device_check.sh$([ $DRY = 1 ] && echo ' --dry-run') lattice $LATTICE, OUT=$OUT"
 
 # ---- build configuration ----
@@ -139,16 +145,18 @@ fi
 echo "boost program_options: $HAVE_PO"
 
 # ---- configure + build ----
-TARGETS="cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test device_ranks_check cuda-spmmv-bench dense-bench"
+TARGETS="cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test device_ranks_check cuda-spmmv-bench"
 [ "$HAVE_PO" != none ] && TARGETS="$TARGETS kpm-dos"
 step configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTOPOKPM_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOKPM_NATIVE_ARCH=ON $PO_ARG || { tail -30 "$OUT/logs/configure.log"; exit 1; }
 step build cmake --build "$BUILD" -j16 --target $TARGETS || { grep -E "error" "$OUT/logs/build.log" | head -30; exit 1; }
+step build_benches cmake --build "$BUILD" -j16 --target dense-bench sparse-lu-bench  # optional: their rows go missing
 MPIEXEC=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
 MPIEXEC=${MPIEXEC:-mpiexec}
 KPM=$BUILD/app/kpm-dos
 BENCH=$BUILD/bench/cuda-spmmv-bench
 DENSE=$BUILD/bench/dense-bench
+SPARSE=$BUILD/bench/sparse-lu-bench
 
 # ---- tests ----
 CUDA_TESTS='^(BlockVectorMirror|BlockVectorMirrorCuda|CudaKpm|CudaSpmmv|Device|DeviceCuda|HaloDevice)\.|^mpi_device_ranks$|^device_check_dry_run$'
@@ -226,6 +234,12 @@ if [ $DRY = 1 ] || [ -x "$DENSE" ]; then
     record dense_potrf_cuda "$(grep -m1 -iE 'metric|gflop' "$OUT/logs/dense_potrf_cuda.log" | tr '\t|' '  ')" "" "dense-bench --device cuda"
 fi
 
+if [ $DRY = 1 ] || [ -x "$SPARSE" ]; then
+  step sparse_halo_cuda "$SPARSE" --model ti --lattice 24x24x24 --halo model --device cuda --no-peers --reps 1 \
+    --json "$OUT/sparse_halo_cuda.json" && [ $DRY = 0 ] &&
+    record sparse_halo_cuda "$(grep -m1 -iE 'speed-up|speedup' "$OUT/logs/sparse_halo_cuda.log" | tr '\t|' '  ')" "" "sparse-lu-bench --halo model --device cuda"
+fi
+
 # ---- reports ----
 if [ $DRY = 1 ]; then
   # Sample records: every kind the real run writes (number, text, empty unit, a '|' in a note).
@@ -234,6 +248,7 @@ if [ $DRY = 1 ]; then
   record moments_cuda_vs_cpu_sell 3.1e-15 relative "must be < 1e-12"
   record rate_gpu_single_r32 "not available" "" "precision single: a|b"
 fi
+trap - EXIT
 write_reports || { echo "FAIL: report writer"; exit 1; }
 cat "$OUT/device_check.md"
 echo "== done $(date -u +%FT%TZ)"
