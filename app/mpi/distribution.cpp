@@ -14,6 +14,7 @@
 #include "numerics/distributed/row_permutation.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
+#include "runtime/device/device.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
@@ -208,6 +209,11 @@ numerics::OperatorSpec Distribution::operator_spec(const RunConfig& cfg) const
 {
     numerics::OperatorSpec s = app::operator_spec(cfg);
     s.rows = rows();
+    // --device cuda under mpirun: one rank per GPU, the node's other ranks on the CPU.
+    if (distributed() && s.device == numerics::Backend::Cuda) {
+        s.device_index = device::rank_device(mpi::node_rank(), device::visible_device_count());
+        if (s.device_index < 0) s.device = numerics::Backend::Cpu;
+    }
     return s;
 }
 
@@ -219,6 +225,8 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     numerics::DistributedOptions opts;
     opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
+    const numerics::OperatorSpec spec = operator_spec(cfg);  // the halo lives where `local` does
+    opts.device = spec.device == numerics::Backend::Cuda ? spec.device_index : numerics::no_device;
     if (!order_) return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
     // A 2-D tile: the operator sees the matrix in the rank-major order (its rows contiguous)
     // and reports the canonical runs for the start vectors.

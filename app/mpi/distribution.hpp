@@ -74,7 +74,8 @@ public:
     numerics::RowRange rows() const;
 
     /// The operator the options ask for (app/cli/operator_choice.hpp) over rows(): what this
-    /// rank builds and prices.
+    /// rank builds and prices. --device cuda under mpirun: node rank k drives GPU k when k
+    /// is below the visible count (device::rank_device), else this rank's spec is the CPU.
     numerics::OperatorSpec operator_spec(const RunConfig& cfg) const;
 
     /// The operator of the run: `local` (this rank's part) itself when serial, else the

@@ -191,8 +191,6 @@ struct DosRun::State {
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
-                             "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                              "use sell, crs or free under mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
@@ -236,7 +234,9 @@ struct DosRun::State {
                                   format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes), ")"));
 
     // --device cuda: fail before building anything when there is no GPU backend or device,
-    // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
+    // and when the run cannot fit the GPU (the matrix and the KPM blocks live there). Under
+    // mpirun each node's first ranks drive one GPU each and its further ranks run on the CPU
+    // (Distribution::operator_spec); a node without any visible GPU is refused.
     if (cfg.storage.device == DeviceKind::Cuda) {
         std::string why;
         if (!device::cuda_compiled())
@@ -244,10 +244,14 @@ struct DosRun::State {
                              "no nvcc found); use --device cpu");
         if (device::visible_device_count(&why) == 0)
             throw InputError("--device cuda: no CUDA device visible (" + why + "); use --device cpu");
-        device::require_device_memory(mem.total(), 0, detail::concat("this run (", model->params().name, ", N = ", n,
-                                                                     " rows, matrix ", format_bytes(mem.matrix_bytes),
-                                                                     ", vectors ", format_bytes(mem.vector_bytes), ")"));
-        devices = device::describe(0);
+        const numerics::OperatorSpec spec = dist.operator_spec(cfg);
+        if (spec.device == numerics::Backend::Cuda) {
+            device::require_device_memory(mem.total(), spec.device_index,
+                                          detail::concat("this run (", model->params().name, ", N = ", n,
+                                                         " rows, matrix ", format_bytes(mem.matrix_bytes),
+                                                         ", vectors ", format_bytes(mem.vector_bytes), ")"));
+            devices = device::describe(spec.device_index);
+        }
     }
     }
 
