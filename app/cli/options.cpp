@@ -170,13 +170,15 @@ std::uint64_t parse_seed(const std::string& option, const std::string& text)
     return v;
 }
 
-/// "NxxNyxNz" (ti) or "NxxNy" (graphene).
+/// "NxxNyxNz" (ti) or "NxxNy" (graphene); hr: "Nx", "NxxNy" or "NxxNyxNz" (missing extents 1).
 void parse_lattice(const std::string& text, hamiltonians::ModelParams& model)
 {
     const std::vector<std::string> parts = split(text, 'x');
+    const bool hr = model.name == "hr";
     const size_t want = model.name == "graphene" ? 2 : 3;
-    TOPOKPM_USER_REQUIRE(parts.size() == want, "--lattice '", text, "': model '", model.name,
-                         "' needs ", want == 3 ? "NxxNyxNz (e.g. 64x64x16)" : "NxxNy (e.g. 120x120)");
+    TOPOKPM_USER_REQUIRE(hr ? !parts.empty() && parts.size() <= 3 : parts.size() == want, "--lattice '", text, "': model '",
+                         model.name, "' needs ", hr ? "Nx[xNy[xNz]] cells (e.g. 32x32x4)"
+                                             : want == 3 ? "NxxNyxNz (e.g. 64x64x16)" : "NxxNy (e.g. 120x120)");
     int dims[3] = {1, 1, 1};
     for (size_t i = 0; i < parts.size(); ++i) {
         const long long v = parse_integer("lattice", parts[i]);
@@ -252,8 +254,9 @@ po::options_description make_options(Program program)
 
     po::options_description model("Model (models.md §2-3; energies in units of the hopping t, each at most 1e100 in magnitude)");
     model.add_options()
-        ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site) or `graphene` (honeycomb, 2 sites/cell)")
-        ("lattice", po::value<std::string>(), "lattice size, required: NxxNyxNz sites for ti (e.g. 64x64x16), NxxNy unit cells for graphene")
+        ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site), `graphene` (honeycomb, 2 sites/cell), `hr` (a Wannier90 SEED_hr.dat tiled over --lattice) or `matrix-market` (any Hermitian matrix; no lattice), the last two read from --model-file (models.md §8)")
+        ("model-file", po::value<std::string>(), "with --model hr: the Wannier90 _hr.dat (H(R)[m,n] = (Re + i Im)/ndegen(R), energies in the file's unit); with --model matrix-market: a `coordinate` complex/real general/hermitian/symmetric .mtx (e.g. from --export-matrix). Checked when read (counts, numbers, orbitals, duplicates, Hermiticity within 1e-12 of the largest entry); /model records its path, size and SHA-256")
+        ("lattice", po::value<std::string>(), "lattice size, required: NxxNyxNz sites for ti (e.g. 64x64x16), NxxNy unit cells for graphene, Nx[xNy[xNz]] cells for hr (row = o + num_wann (c3 + Nz (c2 + Ny c1))); none for matrix-market")
         ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); 1e-100 <= |t| <= 1e100")
         ("m", po::value<std::string>()->default_value("2"), "ti mass parameter m (units of t); 1 < m < 3 is the strong TI phase")
         ("dot-potential", po::value<std::string>()->default_value("0"), "on-site potential inside the quantum dots (units of t)")
@@ -262,7 +265,7 @@ po::options_description make_options(Program program)
         ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
-        ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene");
+        ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
 
     po::options_description kpm("KPM");
     kpm.add_options()
@@ -372,10 +375,18 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 {
     auto& m = cfg.model;
     m.name = vm["model"].as<std::string>();
-    TOPOKPM_USER_REQUIRE(m.name == "ti" || m.name == "graphene", "--model '", m.name,
-                         "': allowed values are ti, graphene");
-    TOPOKPM_USER_REQUIRE(vm.count("lattice"), "--lattice is required (e.g. --lattice 64x64x16 for ti, 120x120 for graphene)");
-    parse_lattice(vm["lattice"].as<std::string>(), m);
+    TOPOKPM_USER_REQUIRE(m.name == "ti" || m.name == "graphene" || hamiltonians::reads_model_file(m.name), "--model '",
+                         m.name, "': allowed values are ti, graphene, hr, matrix-market");
+    const bool from_file = hamiltonians::reads_model_file(m.name);
+    TOPOKPM_USER_REQUIRE(from_file == (vm.count("model-file") > 0), from_file ? "--model " + m.name + " needs --model-file FILE"
+                         : "--model-file: model " + m.name + " is built in (the file goes with --model hr or matrix-market)");
+    if (from_file) m.file = vm["model-file"].as<std::string>();
+    if (m.name == "matrix-market") {
+        TOPOKPM_USER_REQUIRE(!vm.count("lattice"), "--lattice: model matrix-market has no lattice (its size is the file's N)");
+    } else {
+        TOPOKPM_USER_REQUIRE(vm.count("lattice"), "--lattice is required (e.g. --lattice 64x64x16 for ti, 120x120 for graphene)");
+        parse_lattice(vm["lattice"].as<std::string>(), m);
+    }
     m.t = parse_real("t", vm["t"].as<std::string>());
     m.m = parse_real("m", vm["m"].as<std::string>());
     m.dot_potential = parse_real("dot-potential", vm["dot-potential"].as<std::string>());
@@ -385,6 +396,39 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
     m.disorder = parse_real("disorder", vm["disorder"].as<std::string>());
     m.disorder_seed = parse_seed("disorder-seed", vm["disorder-seed"].as<std::string>());
     m.boundary = vm["boundary"].as<std::string>();
+}
+
+/// What the models read from a file (models.md §8) do not offer in this version, refused
+/// before the file is read, each with one message naming the missing piece: energies (--t,
+/// --m) and, without positions, dots and momenta; for matrix-market also everything that
+/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition wait for lattice-aware
+/// parts (layer weights, the halo model) to learn these models.
+void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
+{
+    const std::string& name = cfg.model.name;
+    if (!hamiltonians::reads_model_file(name)) return;
+    const bool mm = name == "matrix-market";
+    const auto given = [&](const char* key) { return vm.count(key) > 0 && !vm[key].defaulted(); };
+    for (const char* key : {"t", "m"})
+        TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": model ", name, " takes its energies from --model-file");
+    for (const char* key : {"dot-potential", "dot-radius", "dot-period", "dot-depth"})
+        TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": dots on model ", name,
+                             mm ? " need a lattice, which a Matrix Market file does not have"
+                                : " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
+                         mm ? " has no lattice" : " needs its cell vectors (--cell-vectors), which this version does not read");
+    TOPOKPM_USER_REQUIRE(cfg.program == Program::Dos, "kpm-eigs: model ", name, " is not supported yet (use kpm-dos)");
+    TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan: model ", name, " is not planned yet (its halo model is lattice-specific)");
+    TOPOKPM_USER_REQUIRE(cfg.runtime.decomposition == "auto" || cfg.runtime.decomposition == "1d", "--decomposition ",
+                         cfg.runtime.decomposition, ": model ", name, " is split over ranks in 1-D only (allowed: 1d, auto)");
+    if (!mm) return;
+    TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model matrix-market has no lattice");
+    TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model matrix-market takes its diagonal "
+                         "from the file (export the disordered model with --export-matrix instead)");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) != 0 && cfg.kpm.ldos.rfind("site:", 0) != 0, "--ldos ",
+                         cfg.kpm.ldos, ": model matrix-market has no lattice (select rows, e.g. --ldos 0,5,8-11)");
+    TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Free,
+                         "--matrix free: model matrix-market has no lattice (use --matrix sell or crs)");
 }
 
 /// KPM: moments, vectors, trace, bounds, scaling.
@@ -575,13 +619,21 @@ void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
     cfg.runtime.plan.gpu_bandwidth_gbs = bandwidth("plan-gpu-bandwidth", false);
 }
 
+/// "dir/name.ext" -> "name": the default result name of a model without a lattice.
+std::string file_stem(const std::string& path)
+{
+    const std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    const std::size_t dot = base.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
 /// Output files and reporting.
 void read_output(const po::variables_map& vm, RunConfig& cfg)
 {
     if (vm.count("output")) cfg.outputs.result_file = vm["output"].as<std::string>();
     TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.outputs.result_file.empty(), "--output: empty file name");
     if (cfg.outputs.result_file.empty())
-        cfg.outputs.result_file = cfg.model.name + "_" + vm["lattice"].as<std::string>() +
+        cfg.outputs.result_file = cfg.model.name + "_" + (vm.count("lattice") ? vm["lattice"].as<std::string>() : file_stem(cfg.model.file)) +
                                   (cfg.program == Program::Eigs ? "_eigs.h5" : ".h5");
     if (vm.count("export-matrix")) {
         cfg.outputs.export_matrix = vm["export-matrix"].as<std::string>();
@@ -707,6 +759,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     read_plan_and_parallel(vm, cfg);
     read_output(vm, cfg);
     if (program == Program::Eigs) read_eigs(vm, cfg);
+    refuse_beyond_file_models(vm, cfg);
     return cfg;
 }
 

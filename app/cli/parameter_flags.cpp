@@ -41,6 +41,7 @@ const std::map<std::string, std::string>& flag_table()
     {"m", "--m"},
     {"matrix", "--matrix"},
     {"model", "--model"},
+    {"model_file", "--model-file"},
     {"moments", "--moments"},
     {"output", "--output"},
     {"precision", "--precision"},

@@ -432,9 +432,9 @@ struct DosRun::State {
     // Rayleigh quotients of its plane waves may show them tight with no step at all (clean
     // graphene). The stencil is the operator's when it has one (built once per
     // realization), else built here and freed before the moments' blocks are allocated.
-    // Distributed: each rank's rows' discs, no plane waves.
+    // Distributed, or a model without a stencil (matrix-market): the rows' discs, no plane waves.
     std::optional<SpectralBounds> known, inside;
-    if (!dist.distributed()) {
+    if (!dist.distributed() && (built || mdl.offers_block_stencil())) {
         std::optional<BlockStencil> own;
         const BlockStencil& stencil = built ? *built : own.emplace(mdl.block_stencil());
         known = gershgorin_bounds(stencil);
