@@ -4,13 +4,16 @@
 #    the built-in models' seeded moments, with --matrix sell and free;
 #  - a disordered ti slab exported with --export-matrix and read back with --model
 #    matrix-market gives the same moments;
+#  - a complex file with second neighbours gives the same moments with --matrix free as with
+#    sell, also on supercells of 1 and 2 cells where periodic images coincide, and under
+#    mpirun (2 ranks; skipped visibly without mpirun);
 #  - /model records name, file, size, SHA-256, num_orbitals, Nx/Ny/Nz, boundary;
 #  - each malformed file is refused with exit 2 and one line naming the file and the line,
 #    never its text; what a file model lacks (a lattice, positions) is refused by name.
 # Tolerance 1e-10: the same matrix and the same random vectors, summed in another order by
 # another operator over M = 64 moments of a scaled H (|mu_n| <= 1): rounding, ~1e-14.
 set -u
-exe="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; src="$2"
+exe="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; src="$2"; mpiexec="${3:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -59,10 +62,52 @@ for m in sell free; do
   check "ti as hr, --matrix $m: the built-in's moments" "same_moments t_ref.h5 t_$m.h5"
 done
 
+# A complex 3-orbital file with hoppings up to two cells away (Hermitian by construction).
+"$py" - "$work/long_hr.dat" <<'PY'
+import random, sys
+random.seed(4)
+w, blocks = 3, {}
+for r in [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (2, 0, 0), (1, -1, 1), (0, 2, -1), (1, 1, 0)]:
+    b = [[complex(round(random.uniform(-1, 1), 6), round(random.uniform(-1, 1), 6)) for n in range(w)] for m in range(w)]
+    if r == (0, 0, 0):
+        b = [[b[m][n] if m < n else (b[n][m].conjugate() if m > n else complex(b[m][m].real, 0)) for n in range(w)] for m in range(w)]
+    else:
+        blocks[tuple(-x for x in r)] = [[b[n][m].conjugate() for n in range(w)] for m in range(w)]
+    blocks[r] = b
+with open(sys.argv[1], "w") as f:
+    f.write("random long range\n%d\n%d\n%s\n" % (w, len(blocks), " ".join("1" for _ in blocks)))
+    for r, b in blocks.items():
+        for n in range(w):
+            for m in range(w):
+                f.write("%d %d %d %d %d %.6f %.6f\n" % (r + (m + 1, n + 1, b[m][n].real, b[m][n].imag)))
+PY
+for lat in "7x5x4 --boundary ppo --disorder 1" "2x1x3" "1x2x2"; do
+  for m in sell free; do
+    check "long-range hr $lat, --matrix $m, runs" "run l_$m.h5 --model hr --model-file '$work/long_hr.dat' --lattice $lat --matrix $m --energy-range -14:14"
+  done
+  check "long-range hr $lat: free gives sell's moments" "same_moments l_sell.h5 l_free.h5"
+done
+if [ -n "$mpiexec" ] && command -v "$mpiexec" > /dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  check "long-range hr reference (1 rank)" "run l_one.h5 --model hr --model-file '$work/long_hr.dat' --lattice 7x5x4 --boundary ppo --matrix sell --energy-range -14:14"
+  for m in sell free; do
+    "$mpiexec" -np 2 --bind-to none "$exe" -q --moments 64 --vectors 3 --vector-seed 5 --threads 1 --output "$work/l_mpi_$m.h5" \
+      --model hr --model-file "$work/long_hr.dat" --lattice 7x5x4 --boundary ppo --matrix $m --energy-range -14:14 > "$work/mpi.log" 2>&1
+    check "long-range hr on 2 ranks, --matrix $m: the 1-rank moments" "same_moments l_one.h5 l_mpi_$m.h5"
+  done
+else
+  echo "SKIPPED: 2-rank runs of model hr (no mpiexec given or found)"
+fi
+
 # A disordered ti slab through Matrix Market and back.
 check "ti slab with disorder exported" "run x_ref.h5 --model ti --lattice 4x4x3 --disorder 2 --disorder-seed 3 --energy-range -6:6 --matrix sell --export-matrix '$work/ti.mtx'"
 check "matrix-market reads the export" "run x_mm.h5 --model matrix-market --model-file '$work/ti.mtx' --energy-range -6:6"
 check "matrix-market: the exported model's moments" "same_moments x_ref.h5 x_mm.h5"
+if [ -n "$mpiexec" ] && command -v "$mpiexec" > /dev/null; then
+  "$mpiexec" -np 2 --bind-to none "$exe" -q --moments 64 --vectors 3 --vector-seed 5 --threads 1 --output "$work/x_mpi.h5" \
+    --model matrix-market --model-file "$work/ti.mtx" --energy-range -6:6 > "$work/mpi.log" 2>&1
+  check "matrix-market on 2 ranks: the exported model's moments" "same_moments x_ref.h5 x_mpi.h5"
+fi
 check "matrix-market with Lanczos bounds and the default output name" \
   "(cd '$work' && '$exe' -q --moments 32 --vectors 2 --model matrix-market --model-file ti.mtx > mm_default.log 2>&1) && [ -f '$work/matrix-market_ti.h5' ]"
 
