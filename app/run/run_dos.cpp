@@ -207,6 +207,9 @@ struct DosRun::State {
     parameters = run_parameters(
         cfg, threads, selection ? selection->rows : std::vector<global_index>{},
         momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
+    // A model read from a file (models.md §8) is that file's content: a restart needs the same.
+    for (const Attribute& a : model->attributes())
+        if (a.name == "file_sha256") parameters.push_back({"model-file-sha256", std::get<std::string>(a.value)});
     if (!cfg.outputs.restart.empty()) {
         resume = read_checkpoint_header(cfg.outputs.restart);
         resumed_id = resumed_checkpoint_id(run_files);

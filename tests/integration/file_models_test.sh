@@ -7,7 +7,8 @@
 #  - a complex file with second neighbours gives the same moments with --matrix free as with
 #    sell, also on supercells of 1 and 2 cells where periodic images coincide, and under
 #    mpirun (2 ranks; skipped visibly without mpirun);
-#  - /model records name, file, size, SHA-256, num_orbitals, Nx/Ny/Nz, boundary;
+#  - /model records name, file, size, SHA-256, num_orbitals, Nx/Ny/Nz, boundary; a checkpoint
+#    records the SHA-256, so a restart with an edited file is refused;
 #  - each malformed file is refused with exit 2 and one line naming the file and the line,
 #    never its text; what a file model lacks (a lattice, positions) is refused by name.
 # Tolerance 1e-10: the same matrix and the same random vectors, summed in another order by
@@ -110,6 +111,20 @@ if [ -n "$mpiexec" ] && command -v "$mpiexec" > /dev/null; then
 fi
 check "matrix-market with Lanczos bounds and the default output name" \
   "(cd '$work' && '$exe' -q --moments 32 --vectors 2 --model matrix-market --model-file ti.mtx > mm_default.log 2>&1) && [ -f '$work/matrix-market_ti.h5' ]"
+
+# A checkpoint records the model file's SHA-256: a restart with an edited file is refused,
+# one with the same file resumes.
+cp "$src/inputs/ti_hr.dat" "$work/my_hr.dat"
+ck=(-q --model hr --model-file "$work/my_hr.dat" --lattice 12x12x8 --boundary ppo --moments 16384 --vectors 4
+    --energy-range -6:6 --threads 2 --output "$work/ck.h5")
+"$exe" "${ck[@]}" --time-limit 1 > "$work/ck.log" 2>&1
+check "hr run stopped by --time-limit with a checkpoint (exit 75)" "[ $? -eq 75 ] && [ -f '$work/ck.h5.checkpoint.h5' ]"
+sed -i '5s/2.000000/2.500000/' "$work/my_hr.dat"
+"$exe" "${ck[@]}" --restart "$work/ck.h5.checkpoint.h5" > "$work/ck.log" 2>&1
+check "restart with an edited model file: exit 2 naming its SHA-256" "[ $? -eq 2 ] && grep -q -- '--model-file-sha256: checkpoint' '$work/ck.log'"
+cp "$src/inputs/ti_hr.dat" "$work/my_hr.dat"
+"$exe" "${ck[@]}" --restart "$work/ck.h5.checkpoint.h5" > "$work/ck.log" 2>&1
+check "restart with the same model file resumes" "[ $? -eq 0 ] && [ -f '$work/ck.h5' ]"
 
 # /model of file models.
 check "/model of hr and matrix-market" "'$py' - '$work' '$src' <<'PY'
