@@ -94,10 +94,16 @@ HrModel::HrModel(const ModelParams& params)
                 }
                 if (v == complex_type(0.0, 0.0) || reached == 0) continue;
                 hops_[static_cast<size_t>(o)].push_back({{t.r[0], t.r[1], t.r[2]}, n, v});
-                estimated_nonzeros_ += reached;
+                // Saturating: a supercell near 2^63 rows times many hoppings is refused by
+                // the memory checks, not wrapped into a small count.
+                estimated_nonzeros_ = reached > std::numeric_limits<global_index>::max() - estimated_nonzeros_
+                                          ? std::numeric_limits<global_index>::max()
+                                          : estimated_nonzeros_ + reached;
             }
     }
-    estimated_nonzeros_ += num_rows_ / w * w;  // the diagonal
+    estimated_nonzeros_ = num_rows_ > std::numeric_limits<global_index>::max() - estimated_nonzeros_
+                              ? std::numeric_limits<global_index>::max()
+                              : estimated_nonzeros_ + num_rows_;  // the diagonal
     for (const auto& h : hops_) max_row_length_ = std::max(max_row_length_, 1 + static_cast<int>(h.size()));
 }
 

@@ -42,6 +42,8 @@ public:
     BlockStencil block_stencil() const override;
     bool offers_block_stencil() const override { return h_.num_wann <= kMaxStencilOrbitals; }
     AttributeList attributes() const override;
+    /// Every hopping counted once per cell it reaches (periodic images that coincide and
+    /// merge are counted apart: an upper bound, exact when none coincide), saturating at 2^63 - 1.
     global_index estimated_nonzeros() const override { return estimated_nonzeros_; }
 
 private:
