@@ -7,6 +7,7 @@
 #  - a complex file with second neighbours gives the same moments with --matrix free as with
 #    sell, also on supercells of 1 and 2 cells where periodic images coincide, and under
 #    mpirun (2 ranks; skipped visibly without mpirun);
+#  - kpm-plot draws both kinds of result (its title names the lattice or the matrix size);
 #  - /model records name, file, size, SHA-256, num_orbitals, Nx/Ny/Nz, boundary; a checkpoint
 #    records the SHA-256, so a restart with an edited file is refused;
 #  - each malformed file is refused with exit 2 and one line naming the file and the line,
@@ -14,7 +15,7 @@
 # Tolerance 1e-10: the same matrix and the same random vectors, summed in another order by
 # another operator over M = 64 moments of a scaled H (|mu_n| <= 1): rounding, ~1e-14.
 set -u
-exe="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; src="$2"; mpiexec="${3:-}"
+exe="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; src="$2"; mpiexec="${3:-}"; plot="${4:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -143,6 +144,15 @@ for out, name, path, extra in (('g_sell.h5', 'hr', src + '/inputs/graphene_hr.da
         assert (s(a[k]) if isinstance(v, str) else int(a[k])) == v, (out, k, a[k], v)
 PY"
 
+check "--help documents --model-file and the file models" \
+  "'$exe' --help | grep -q -- '--model-file' && '$exe' --help | grep -q 'matrix-market'"
+if [ -n "$plot" ] && "$py" -c 'import matplotlib' 2>/dev/null; then
+  check "kpm-plot draws an hr result" "'$plot' '$work/t_sell.h5' -o '$work/t.png' > /dev/null 2>&1 && [ -s '$work/t.png' ]"
+  check "kpm-plot draws a matrix-market result" "'$plot' '$work/x_mm.h5' -o '$work/x.png' > /dev/null 2>&1 && [ -s '$work/x.png' ]"
+else
+  echo "SKIPPED: kpm-plot of file-model results (no kpm-plot given, or no matplotlib)"
+fi
+
 # Malformed files: exit 2, one line on stderr naming --model-file, the path and the line,
 # never the line's text (the sentinel SECRET9 sits in the bad field).
 refused() {  # refused NAME LINE TEXT [MODEL]
@@ -192,6 +202,7 @@ lacks "mm --matrix free" "--matrix free: model matrix-market has no lattice" $mm
 lacks "mm --lattice" "--lattice: model matrix-market has no lattice" $mm --lattice 4x4x3
 lacks "mm layer LDOS" "model matrix-market has no lattice" $mm --ldos layer:0
 lacks "mm k-points" "--k-points/--k-path: model matrix-market has no lattice" $mm --k-points 0,0
+lacks "hr --plan" "--plan: model hr is not planned yet" $hr --plan --ranks 4
 lacks "mm 2-D decomposition" "--decomposition 2d: model matrix-market is split over ranks in 1-D only" $mm --decomposition 2d
 
 exit $fail
