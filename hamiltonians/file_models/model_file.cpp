@@ -56,13 +56,15 @@ bool ModelFileReader::next_line()
     hash_.update(chunk, used);
     if (!any) return false;
     ++line_;
-    // Fields: runs of anything but space, tab, CR (and the other ASCII blanks).
+    // Fields: runs of anything but the ASCII blanks (a NUL byte stays inside its field,
+    // which then is no number).
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
     const std::string_view text(buffer_);
     std::size_t i = 0;
     while (i < text.size()) {
-        while (i < text.size() && std::strchr(" \t\r\v\f", text[i]) != nullptr && text[i] != '\0') ++i;
+        while (i < text.size() && blank(text[i])) ++i;
         const std::size_t start = i;
-        while (i < text.size() && (text[i] == '\0' || std::strchr(" \t\r\v\f", text[i]) == nullptr)) ++i;
+        while (i < text.size() && !blank(text[i])) ++i;
         if (i > start) tokens_.push_back(text.substr(start, i - start));
     }
     return true;

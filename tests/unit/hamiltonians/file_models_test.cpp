@@ -130,6 +130,15 @@ TEST(HrFile, ReadsValuesOverDegeneracies)
     EXPECT_FALSE(h.real);
     EXPECT_EQ(h.file.size, text.size());
     EXPECT_EQ(h.file.sha256, sha256(text, 64));
+
+    // The same file with CRLF line ends (edited on Windows) and no newline at the end.
+    std::string crlf;
+    for (char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    crlf.resize(crlf.size() - 2);
+    const auto h2 = hamiltonians::file_models::read_hr_file(write_file("crlf_hr.dat", crlf));
+    ASSERT_EQ(h2.terms.size(), 17u);
+    EXPECT_EQ(h2.terms[16].block[0], cplx(2.0, 4.0));
+    EXPECT_EQ(h2.file.size, crlf.size());
 }
 
 // Each class of malformed file: one InputError naming the file and the line (never its
@@ -171,6 +180,7 @@ TEST(HrFile, RefusesEveryMalformedFileAtItsLine)
         {"inf", one + "0 0 0 1 1 0 -inf\n" + pad, 5, "Im is not a finite"},
         {"sentinel value", one + "0 0 0 1 1 Z9 0\n" + pad, 5, "Re is not a finite"},
         {"R not integer", one + "0.5 0 0 1 1 0 0\n" + pad, 5, "R1"},
+        {"NUL byte in a value", one + std::string("0 0 0 1 1 0.5") + '\0' + "Z9 0\n" + pad, 5, "Re is not a finite"},
         {"duplicate", one + entry("0 0 0", 1, 1, 0.5, 0) + entry("0 0 0", 1, 1, 0.5, 0), 6,
          "duplicate entry R = (0, 0, 0), m = 1, n = 1"},
         {"truncated", one + entry("0 0 0", 1, 1, 0.5, 0) + entry("0 0 0", 2, 1, 1, 0) + entry("0 0 0", 1, 2, 1, 0), 7,
