@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "numerics/base/energy_limits.hpp"
+
 namespace topokpm::hamiltonians::file_models {
 
 namespace {
@@ -53,6 +55,8 @@ Entry parse_entry(const ModelFileReader& in, int num_wann)
     double re = 0.0, im = 0.0;
     if (!token_real(tok[5], re)) throw in.error("Re is not a finite decimal number");
     if (!token_real(tok[6], im)) throw in.error("Im is not a finite decimal number");
+    if (std::abs(re) > kMaxEnergy || std::abs(im) > kMaxEnergy)
+        throw in.error("Re or Im out of range (allowed: magnitudes up to 1e+100, numerics/base/energy_limits.hpp)");
     e.value = complex_type(re, im);
     return e;
 }

@@ -13,7 +13,8 @@
 /// Every malformed file is one InputError "{model_file} PATH line N: ..." naming the line
 /// and never quoting it: a missing or extra header field, a count out of range, a weight
 /// ndegen < 1 or a degeneracy line without min(15, remaining) weights, an entry line without
-/// 7 fields, an orbital outside 1 .. num_wann, a value that is not a finite number, a
+/// 7 fields, an orbital outside 1 .. num_wann, a value that is not a finite number (or beyond
+/// the energy limit 1e100 of numerics/base/energy_limits.hpp), a
 /// duplicate (R, m, n), more than nrpts distinct R, a truncated file or lines after the
 /// last entry, and a non-Hermitian H: |H(R)[m, n] - conj(H(-R)[n, m])| above 1e-12 times
 /// the largest |H(R)[m, n]| (a missing -R counts as zeros), reported at the line of the

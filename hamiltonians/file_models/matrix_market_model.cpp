@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::hamiltonians::file_models {
@@ -86,6 +87,8 @@ MatrixMarketModel::MatrixMarketModel(const ModelParams& params) : params_(params
         double re = 0.0, im = 0.0;
         if (!token_real(t[2], re)) throw in.error("the value's real part is not a finite decimal number");
         if (complex_field && !token_real(t[3], im)) throw in.error("the value's imaginary part is not a finite decimal number");
+        if (std::abs(re) > kMaxEnergy || std::abs(im) > kMaxEnergy)
+            throw in.error("the value is out of range (allowed: magnitudes up to 1e+100, numerics/base/energy_limits.hpp)");
         if (triangle && j > i)
             throw in.error(detail::concat("entry (", i, ", ", j, ") above the diagonal in a ", symmetry,
                                           " file (it holds the lower triangle, row >= column)"));

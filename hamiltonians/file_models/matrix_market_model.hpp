@@ -12,7 +12,8 @@
 /// Every malformed file is one InputError "{model_file} PATH line N: ..." (no quoting):
 /// a missing or unknown banner (pattern, array and skew-symmetric are refused), a size line
 /// that is not `N N nnz` (square, N < 2^31), an index outside 1 .. N, an entry above the
-/// diagonal in a triangle file, a value that is not a finite number, a duplicate entry,
+/// diagonal in a triangle file, a value that is not a finite number or beyond 1e100 (the
+/// energy limit of numerics/base/energy_limits.hpp), a duplicate entry,
 /// fewer or more entry lines than nnz, and a non-Hermitian matrix (|H_ij - conj(H_ji)| above
 /// 1e-12 times the largest |H_ij|; a missing partner counts as 0), named by the first
 /// offending row, column and line.
