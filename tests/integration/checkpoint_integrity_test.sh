@@ -65,7 +65,7 @@ PY
 }
 # refused NAME PATTERN: --restart NAME.h5 exits 2 with the one-line message naming it.
 refused() {
-  timeout 60 "$exe" "${args[@]}" --threads 2 --output "$work/never.h5" --restart "$work/$1.h5" > "$work/$1.txt" 2>&1
+  timeout 60 "$exe" "${args[@]}" --threads 1 --output "$work/never.h5" --restart "$work/$1.h5" > "$work/$1.txt" 2>&1
   local rc=$?
   check "$1: refused with exit 2 (got $rc)" "[ $rc -eq 2 ]"
   check "$1: the message names it" "grep -q 'not a usable topokpm checkpoint: $2' '$work/$1.txt' && [ \$(wc -l < '$work/$1.txt') -eq 1 ]"
