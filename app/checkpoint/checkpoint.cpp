@@ -61,6 +61,8 @@ std::string checksum_key(std::string dataset)
     return dataset;
 }
 
+// The CRCs are taken over the values' bytes in memory: the little-endian float64 the header promises.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoint CRCs assume a little-endian host");
 std::uint64_t crc_of(const std::vector<double>& values) { return crc64(values.data(), values.size() * sizeof(double)); }
 std::uint64_t crc64_of_text(const std::string& text) { return crc64(text.data(), text.size()); }
 

@@ -1,8 +1,11 @@
 #include "app/checkpoint/checksum.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace topokpm::app {
 namespace {
@@ -56,9 +59,8 @@ std::uint64_t shift_bytes(std::uint64_t n)
     return result;
 }
 
-}  // namespace
-
-std::uint64_t crc64(const void* data, std::size_t bytes, std::uint64_t crc)
+/// The CRC-64 on one thread (slicing by 8: about 1 GB/s on one core).
+std::uint64_t crc64_serial(const void* data, std::size_t bytes, std::uint64_t crc)
 {
     const auto& t = tables().t;
     const auto* p = static_cast<const unsigned char*>(data);
@@ -72,6 +74,23 @@ std::uint64_t crc64(const void* data, std::size_t bytes, std::uint64_t crc)
     }
     for (; bytes > 0; --bytes, ++p) r = (r >> 8) ^ t[0][(r ^ *p) & 0xff];
     return ~r;
+}
+
+}  // namespace
+
+std::uint64_t crc64(const void* data, std::size_t bytes, std::uint64_t crc)
+{
+    // Large arrays (checkpoint vectors) in pieces on the OpenMP threads, combined in order:
+    // the same value as on one thread, whatever the thread count.
+    constexpr std::size_t kPiece = std::size_t(4) << 20;
+    const std::size_t pieces = bytes / kPiece;
+    if (pieces < 2 || omp_in_parallel() || omp_get_max_threads() < 2) return crc64_serial(data, bytes, crc);
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::vector<std::uint64_t> crcs(pieces);
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < pieces; ++i) crcs[i] = crc64_serial(p + i * kPiece, kPiece, 0);
+    for (const std::uint64_t c : crcs) crc = crc64_combine(crc, c, kPiece);
+    return crc64_serial(p + pieces * kPiece, bytes - pieces * kPiece, crc);
 }
 
 std::uint64_t crc64_combine(std::uint64_t crc_a, std::uint64_t crc_b, std::uint64_t bytes_b)

@@ -3,6 +3,7 @@
 // order (what the ranks of an MPI run contribute) equal to the CRC of the whole.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -53,6 +54,18 @@ TEST(CheckpointChecksum, ContinuedAndCombinedEqualTheWhole)
         EXPECT_EQ(crc64(v.data() + cut, v.size() - cut, a), whole) << cut;
         EXPECT_EQ(crc64_combine(a, b, v.size() - cut), whole) << cut;
     }
+}
+
+TEST(CheckpointChecksum, ALargeArrayOnTheThreadsGivesTheOneThreadValue)
+{
+    // 21 MiB + 5 bytes: five 4 MiB pieces on the threads and a tail; against a continued
+    // CRC over 1 MiB chunks, each of which is taken on one thread.
+    const std::vector<unsigned char> v = random_bytes((std::size_t(21) << 20) + 5, 4);
+    std::uint64_t chunked = 0;
+    for (std::size_t at = 0; at < v.size(); at += std::size_t(1) << 20)
+        chunked = crc64(v.data() + at, std::min(std::size_t(1) << 20, v.size() - at), chunked);
+    EXPECT_EQ(crc64(v.data(), v.size()), chunked);
+    EXPECT_EQ(crc64(v.data() + 3, v.size() - 3, crc64(v.data(), 3)), chunked);
 }
 
 TEST(CheckpointChecksum, PiecesInAnyOrderGiveTheWholeAndMustTileIt)
