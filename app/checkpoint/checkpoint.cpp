@@ -227,7 +227,6 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     finished.reserve(d.finished.size() * row_len);
     for (const auto& f : d.finished) finished.insert(finished.end(), f.begin(), f.end());
 
-    // The CRC-64 of every dataset (the rows of several ranks put together, collective).
     const std::uint64_t w = block ? std::uint64_t(block->current.num_cols()) : 0;
     const std::vector<analysis::RowRun> rows =
         ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, block ? std::uint64_t(block->current.num_rows()) : 0}}
@@ -248,14 +247,6 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
         if (block)
             sets.push_back({"/checkpoint/block/rank_raw", block->raw.data(), own, {p, w * std::uint64_t(d.num_moments)}});
     }
-    const std::vector<std::uint64_t> row_crcs = *crcs_of_rows(sets, true, ranks);
-    AttributeList checksums = {
-        {"header", crc64_of_text(header_text(d, blocks_done, block ? block->sweeps_done : -1, collective ? ranks.size : 1,
-                                             collective ? ranks.layout : std::string()))},
-        {checksum_key("/checkpoint/sums"), crc_of(summed_sums)}};
-    if (!d.finished.empty()) checksums.push_back({checksum_key("/checkpoint/finished"), crc_of(finished)});
-    if (block) checksums.push_back({checksum_key("/checkpoint/block/raw"), crc_of(summed_raw)});
-    for (std::size_t i = 0; i < sets.size(); ++i) checksums.push_back({checksum_key(sets[i].name), row_crcs[i]});
 
     analysis::ResultWriter out(path, collective);
     AttributeList header = {{"format", std::string(kFormat)},
@@ -278,7 +269,6 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     AttributeList params;
     for (const auto& [key, value] : d.parameters) params.push_back({key, value});
     out.write_attributes("/checkpoint/parameters", params);
-    out.write_attributes(kChecksums, checksums);
     if (!d.finished.empty()) out.write_doubles("/checkpoint/finished", finished, {d.finished.size(), row_len});
     out.write_doubles("/checkpoint/sums", summed_sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
     for (const RowsOf& set : sets) out.write_rows(set.name, set.local, set.local_values(), set.runs, set.dims);
@@ -286,6 +276,18 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
         out.write_doubles("/checkpoint/block/raw", summed_raw, {w, std::uint64_t(d.num_moments)});
         out.write_attributes("/checkpoint/block", {{"sweeps_done", std::int64_t(block->sweeps_done)}});
     }
+
+    // The CRC-64 of every dataset (the rows of several ranks put together, collective), once
+    // the data is written: a write that fails (a full disk) costs no checksums.
+    const std::vector<std::uint64_t> row_crcs = *crcs_of_rows(sets, true, ranks);
+    AttributeList checksums = {
+        {"header", crc64_of_text(header_text(d, blocks_done, block ? block->sweeps_done : -1, collective ? ranks.size : 1,
+                                             collective ? ranks.layout : std::string()))},
+        {checksum_key("/checkpoint/sums"), crc_of(summed_sums)}};
+    if (!d.finished.empty()) checksums.push_back({checksum_key("/checkpoint/finished"), crc_of(finished)});
+    if (block) checksums.push_back({checksum_key("/checkpoint/block/raw"), crc_of(summed_raw)});
+    for (std::size_t i = 0; i < sets.size(); ++i) checksums.push_back({checksum_key(sets[i].name), row_crcs[i]});
+    out.write_attributes(kChecksums, checksums);
     out.commit();
 }
 

@@ -82,7 +82,7 @@ std::uint64_t crc64(const void* data, std::size_t bytes, std::uint64_t crc)
 {
     // Large arrays (checkpoint vectors) in pieces on the OpenMP threads, combined in order:
     // the same value as on one thread, whatever the thread count.
-    constexpr std::size_t kPiece = std::size_t(4) << 20;
+    constexpr std::size_t kPiece = std::size_t(1) << 20;
     const std::size_t pieces = bytes / kPiece;
     if (pieces < 2 || omp_in_parallel() || omp_get_max_threads() < 2) return crc64_serial(data, bytes, crc);
     const auto* p = static_cast<const unsigned char*>(data);

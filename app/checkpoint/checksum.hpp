@@ -18,7 +18,7 @@ namespace topokpm::app {
 
 /// The CRC-64 of `bytes` bytes at `data` appended to a message whose CRC-64 is `crc`
 /// (0 = the empty message): crc64(b, nb, crc64(a, na)) == crc64 of a followed by b.
-/// Above 8 MiB, outside a parallel region, the OpenMP threads take 4 MiB pieces each.
+/// From 2 MiB on, outside a parallel region, the OpenMP threads take 1 MiB pieces each.
 std::uint64_t crc64(const void* data, std::size_t bytes, std::uint64_t crc = 0);
 
 /// The CRC-64 of a followed by b, from crc_a = crc64(a), crc_b = crc64(b) and b's length.
