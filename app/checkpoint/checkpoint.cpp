@@ -8,16 +8,18 @@
 #include <map>
 #include <new>
 #include <algorithm>
+#include <exception>
 #include <optional>
 
 #include "analysis/result_file.hpp"
+#include "app/checkpoint/checksum.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::app {
 namespace {
 
 constexpr const char* kFormat = "topokpm-checkpoint";
-constexpr std::int64_t kFormatVersion = 1;
+constexpr std::int64_t kFormatVersion = 2;  // 2: CRC-64 checksums, threads not compared
 
 std::string exact(double v)
 {
@@ -26,17 +28,18 @@ std::string exact(double v)
     return buf;
 }
 
-/// FNV-1a over 64-bit values: a digest that tells two row or momentum lists apart.
+/// A digest that tells two row or momentum lists apart: the CRC-64 of the values as
+/// little-endian int64.
 std::string digest(const std::vector<std::int64_t>& values)
 {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (const std::int64_t v : values)
-        for (int b = 0; b < 8; ++b) {
-            h ^= (static_cast<std::uint64_t>(v) >> (8 * b)) & 0xffU;
-            h *= 1099511628211ULL;
-        }
+    std::uint64_t crc = 0;
+    for (const std::int64_t v : values) {
+        unsigned char bytes[8];
+        for (int b = 0; b < 8; ++b) bytes[b] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * b));
+        crc = crc64(bytes, sizeof bytes, crc);
+    }
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%zu values, fnv1a %016llx", values.size(), static_cast<unsigned long long>(h));
+    std::snprintf(buf, sizeof buf, "%zu values, crc64 %016llx", values.size(), static_cast<unsigned long long>(crc));
     return buf;
 }
 
@@ -48,9 +51,100 @@ std::string utc_now()
     return buf;
 }
 
+constexpr const char* kChecksums = "/checkpoint/checksums";
+
+/// The name of a dataset's CRC-64 in /checkpoint/checksums: "/checkpoint/block/raw" -> "block_raw".
+std::string checksum_key(std::string dataset)
+{
+    dataset.erase(0, std::string("/checkpoint/").size());
+    std::replace(dataset.begin(), dataset.end(), '/', '_');
+    return dataset;
+}
+
+// The CRCs are taken over the values' bytes in memory: the little-endian float64 the header promises.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "checkpoint CRCs assume a little-endian host");
+std::uint64_t crc_of(const std::vector<double>& values) { return crc64(values.data(), values.size() * sizeof(double)); }
+std::uint64_t crc64_of_text(const std::string& text) { return crc64(text.data(), text.size()); }
+
+/// The header values that decide the moments, as exact text in a fixed order: its CRC-64
+/// is the checksum `header` (not command_line and written_at, which are only reported).
+std::string header_text(const CheckpointData& d, std::int64_t blocks_done, std::int64_t sweeps_done, int ranks,
+                        const std::string& layout)
+{
+    std::string text = detail::concat("version ", kFormatVersion, "\nrealization ", d.realization, " of ",
+                                      d.num_realizations, "\nmoments ", d.num_moments, "\nslots ", d.num_slots,
+                                      "\nblocks_done ", blocks_done, "\nsweeps_done ", sweeps_done, "\nscale ",
+                                      exact(d.scaling.a), " ", exact(d.scaling.b), "\nbounds ", exact(d.bounds.lower),
+                                      " ", exact(d.bounds.upper), "\nranks ", ranks, " ", layout, "\nthreads ", d.threads, "\n");
+    for (const auto& [key, value] : std::map<std::string, std::string>(d.parameters.begin(), d.parameters.end()))
+        text += key + " = " + value + "\n";
+    return text;
+}
+
+/// A dataset of shape `dims` of which this rank holds the rows `runs`, one after the other at `local`.
+struct RowsOf {
+    const char* name;
+    const double* local;
+    std::vector<analysis::RowRun> runs;
+    std::vector<std::uint64_t> dims;
+    std::uint64_t row_values() const
+    {
+        std::uint64_t n = 1;
+        for (std::size_t i = 1; i < dims.size(); ++i) n *= dims[i];
+        return n;
+    }
+    std::uint64_t local_values() const
+    {
+        std::uint64_t n = 0;
+        for (const analysis::RowRun& r : runs) n += r.count;
+        return n * row_values();
+    }
+};
+
+/// The CRC-64 of each dataset in `sets`, put together from every rank's rows (collective
+/// through ranks.gather when ranks.size > 1; every rank gets the same values). `ok` =
+/// false: this rank could not read its rows (`local` is not looked at); then, or when any
+/// other rank says so, nullopt on every rank.
+std::optional<std::vector<std::uint64_t>> crcs_of_rows(const std::vector<RowsOf>& sets, bool ok,
+                                                       const CheckpointRanks& ranks)
+{
+    // Per rank: ok, then for each set its number of pieces and (offset, bytes, crc) each.
+    std::vector<std::uint64_t> mine{ok ? 1U : 0U};
+    for (const RowsOf& set : sets) {
+        mine.push_back(set.runs.size());
+        std::uint64_t at = 0;
+        for (const analysis::RowRun& run : set.runs) {
+            const std::uint64_t count = run.count * set.row_values();
+            mine.insert(mine.end(), {run.begin * set.row_values() * sizeof(double), count * sizeof(double),
+                                     ok ? crc64(set.local + at, count * sizeof(double)) : 0});
+            at += count;
+        }
+    }
+    const bool collective = ranks.size > 1;
+    TOPOKPM_REQUIRE(!collective || bool(ranks.gather), "checkpoint CRCs of several ranks without a gather");
+    const std::vector<std::uint64_t> all = collective ? ranks.gather(mine) : mine;
+    std::vector<std::vector<CrcPiece>> pieces(sets.size());
+    bool all_ok = true;
+    std::size_t i = 0;
+    for (int r = 0; r < (collective ? ranks.size : 1); ++r) {
+        all_ok = all.at(i++) == 1 && all_ok;
+        for (auto& list : pieces)
+            for (std::uint64_t k = all.at(i++); k > 0; --k, i += 3) list.push_back({all.at(i), all.at(i + 1), all.at(i + 2)});
+    }
+    if (!all_ok) return std::nullopt;
+    std::vector<std::uint64_t> crcs;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+        const std::optional<std::uint64_t> crc =
+            crc64_of_pieces(pieces[s], sets[s].dims[0] * sets[s].row_values() * sizeof(double));
+        TOPOKPM_REQUIRE(crc.has_value(), "the ranks' rows of ", sets[s].name, " do not tile the dataset");
+        crcs.push_back(*crc);
+    }
+    return crcs;
+}
+
 }  // namespace
 
-RunParameters run_parameters(const RunConfig& c, int threads, const std::vector<global_index>& ldos_rows,
+RunParameters run_parameters(const RunConfig& c, const std::vector<global_index>& ldos_rows,
                              const std::vector<numerics::Momentum>& momenta)
 {
     const auto& m = c.model;
@@ -82,7 +176,6 @@ RunParameters run_parameters(const RunConfig& c, int threads, const std::vector<
         {"matrix", to_string(c.storage.matrix)},
         {"sell-C", std::to_string(c.storage.sell_chunk_height)},
         {"sell-sigma", std::to_string(c.storage.sell_sigma)},
-        {"threads", std::to_string(threads)},
         {"device", to_string(c.storage.device)},
         {"precision", to_string(c.storage.precision)},
     };
@@ -128,6 +221,32 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
         ranks.sum(summed_sums.data(), summed_sums.size());
         if (block) ranks.sum(summed_raw.data(), summed_raw.size());
     }
+    const std::uint64_t row_len = std::uint64_t(d.num_slots) * std::uint64_t(d.num_moments);
+    std::vector<double> finished;
+    finished.reserve(d.finished.size() * row_len);
+    for (const auto& f : d.finished) finished.insert(finished.end(), f.begin(), f.end());
+
+    const std::uint64_t w = block ? std::uint64_t(block->current.num_cols()) : 0;
+    const std::vector<analysis::RowRun> rows =
+        ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, block ? std::uint64_t(block->current.num_rows()) : 0}}
+                           : ranks.rows;
+    const std::uint64_t total_rows = ranks.rows.empty() ? rows[0].count : ranks.num_rows_global;
+    const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
+    const std::uint64_t p = std::uint64_t(ranks.size);
+    std::vector<RowsOf> sets;  // written row-wise
+    const auto values = [](const BlockVector& b) {
+        // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+        return reinterpret_cast<const double*>(b.data());
+    };
+    if (block)
+        sets = {{"/checkpoint/block/current", values(block->current), rows, {total_rows, w, 2}},
+                {"/checkpoint/block/previous", values(block->previous), rows, {total_rows, w, 2}}};
+    if (partial) {
+        sets.push_back({"/checkpoint/rank_sums", sums.data(), own, {p, row_len}});
+        if (block)
+            sets.push_back({"/checkpoint/block/rank_raw", block->raw.data(), own, {p, w * std::uint64_t(d.num_moments)}});
+    }
+
     analysis::ResultWriter out(path, collective);
     AttributeList header = {{"format", std::string(kFormat)},
                             {"format_version", kFormatVersion},
@@ -141,38 +260,32 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
                             {"scale_b", d.scaling.b},
                             {"bounds_lower", d.bounds.lower},
                             {"bounds_upper", d.bounds.upper},
+                            {"threads", std::int64_t(d.threads)},
                             {"written_at", utc_now()}};
     if (collective) header.insert(header.end(), {{"ranks", std::int64_t(ranks.size)}, {"layout", ranks.layout}});
     out.write_attributes("/checkpoint", header);
     AttributeList params;
     for (const auto& [key, value] : d.parameters) params.push_back({key, value});
     out.write_attributes("/checkpoint/parameters", params);
-    const std::uint64_t row_len = std::uint64_t(d.num_slots) * std::uint64_t(d.num_moments);
-    if (!d.finished.empty()) {
-        std::vector<double> flat;
-        flat.reserve(d.finished.size() * row_len);
-        for (const auto& f : d.finished) flat.insert(flat.end(), f.begin(), f.end());
-        out.write_doubles("/checkpoint/finished", flat, {d.finished.size(), row_len});
-    }
+    if (!d.finished.empty()) out.write_doubles("/checkpoint/finished", finished, {d.finished.size(), row_len});
     out.write_doubles("/checkpoint/sums", summed_sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
-    const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
-    if (partial) out.write_rows("/checkpoint/rank_sums", sums.data(), sums.size(), own, {std::uint64_t(ranks.size), row_len});
+    for (const RowsOf& set : sets) out.write_rows(set.name, set.local, set.local_values(), set.runs, set.dims);
     if (block) {
-        const std::uint64_t w = std::uint64_t(block->current.num_cols());
-        const std::uint64_t n = ranks.rows.empty() ? std::uint64_t(block->current.num_rows()) : 0;
-        std::vector<analysis::RowRun> rows = ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, n}} : ranks.rows;
-        std::uint64_t total_rows = n;
-        if (!ranks.rows.empty()) total_rows = ranks.num_rows_global;
-        for (auto [name, b] : {std::pair<const char*, const BlockVector*>{"/checkpoint/block/current", &block->current},
-                               {"/checkpoint/block/previous", &block->previous}})
-            // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-            out.write_rows(name, reinterpret_cast<const double*>(b->data()), 2 * b->size(), rows, {total_rows, w, 2});
         out.write_doubles("/checkpoint/block/raw", summed_raw, {w, std::uint64_t(d.num_moments)});
-        if (partial)
-            out.write_rows("/checkpoint/block/rank_raw", block->raw.data(), block->raw.size(), own,
-                           {std::uint64_t(ranks.size), w * std::uint64_t(d.num_moments)});
         out.write_attributes("/checkpoint/block", {{"sweeps_done", std::int64_t(block->sweeps_done)}});
     }
+
+    // The CRC-64 of every dataset (the rows of several ranks put together, collective), once
+    // the data is written: a write that fails (a full disk) costs no checksums.
+    const std::vector<std::uint64_t> row_crcs = *crcs_of_rows(sets, true, ranks);
+    AttributeList checksums = {
+        {"header", crc64_of_text(header_text(d, blocks_done, block ? block->sweeps_done : -1, collective ? ranks.size : 1,
+                                             collective ? ranks.layout : std::string()))},
+        {checksum_key("/checkpoint/sums"), crc_of(summed_sums)}};
+    if (!d.finished.empty()) checksums.push_back({checksum_key("/checkpoint/finished"), crc_of(finished)});
+    if (block) checksums.push_back({checksum_key("/checkpoint/block/raw"), crc_of(summed_raw)});
+    for (std::size_t i = 0; i < sets.size(); ++i) checksums.push_back({checksum_key(sets[i].name), row_crcs[i]});
+    out.write_attributes(kChecksums, checksums);
     out.commit();
 }
 
@@ -274,13 +387,14 @@ CheckpointData read_checkpoint_header(const std::string& path)
             d.layout.clear();
         }
         if (!printable(d.layout, 65536)) throw fail("its layout is not printable text of at most 65536 bytes");
+        d.threads = static_cast<int>(integer("threads", 1, int_max));
         d.command_line = in.read_string_attribute("/checkpoint", "command_line");
         if (!printable(d.command_line, 65536))
             throw fail("its command_line is not printable text of at most 65536 bytes");
         const char* keys[] = {"model", "lattice", "t", "m", "dot-potential", "dot-radius", "dot-period", "dot-depth",
                               "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
-                              "matrix", "sell-C", "sell-sigma", "threads", "device", "precision", "ldos", "k-points",
+                              "matrix", "sell-C", "sell-sigma", "device", "precision", "ldos", "k-points",
                               "model-file-sha256"};
         for (const char* key : keys) {
             std::string value;
@@ -375,48 +489,80 @@ void read_checkpoint_state(const std::string& path, const CheckpointRun& run, Ch
                          in.exists("/checkpoint/rank_sums") && (!has_block || in.exists("/checkpoint/block/rank_raw"));
         const std::vector<analysis::RowRun> own_row{{std::uint64_t(ranks.rank), 1}};
 
-        // 3. The data, each array read once, checked finite.
+        // 3. The checksums (a file of format 2 has all of those it needs) and the header's.
+        const auto expected = [&](const std::string& dataset) {
+            return in.read_uint64_attribute(kChecksums, checksum_key(dataset));
+        };
+        if (crc64_of_text(header_text(d, d.trace.blocks_done, has_block ? sweeps_done : -1, d.ranks, d.layout)) !=
+            in.read_uint64_attribute(kChecksums, "header"))
+            throw fail("its header values do not match their CRC-64 (the file was changed or damaged after it was "
+                       "written)");
+        const auto verify = [&](const std::string& dataset, std::uint64_t crc) {
+            if (crc != expected(dataset))
+                throw fail(detail::concat(dataset, " does not match its CRC-64 (the file was changed or damaged after "
+                                          "it was written)"));
+        };
+
+        // 4. The data, each array read once, checked finite and against its CRC-64.
         std::vector<std::vector<double>> finished;
         if (d.realization > 0) {
             const std::vector<double> flat = in.read_doubles("/checkpoint/finished", finished_dims);
             if (!finite(flat.data(), flat.size())) throw fail("/checkpoint/finished holds non-finite values");
+            verify("/checkpoint/finished", crc_of(flat));
             for (int k = 0; k < d.realization; ++k)
                 finished.emplace_back(flat.begin() + k * *row_len, flat.begin() + (k + 1) * *row_len);
         }
         std::vector<double> sums = in.read_doubles("/checkpoint/sums", sums_dims);
         if (!finite(sums.data(), sums.size())) throw fail("/checkpoint/sums holds non-finite values");
-        if (own) {
-            in.read_rows("/checkpoint/rank_sums", {std::uint64_t(ranks.size), *row_len}, own_row, sums.data(),
-                         sums.size());
-            if (!finite(sums.data(), sums.size())) throw fail("/checkpoint/rank_sums holds non-finite values");
-        } else if (partial && ranks.rank != 0) {
-            std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
-        }
+        verify("/checkpoint/sums", crc_of(sums));
         std::optional<numerics::ChebyshevState> block;
         if (has_block) {
-            numerics::ChebyshevState st;
-            st.current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
-            st.previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
-            // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-            for (auto [name, b] : {std::pair<const char*, BlockVector*>{"/checkpoint/block/current", &st.current},
-                                   {"/checkpoint/block/previous", &st.previous}}) {
-                double* values = reinterpret_cast<double*>(b->data());
-                const std::size_t count = 2 * b->size();
-                in.read_rows(name, block_dims, rows, values, count);
-                if (!finite(values, count)) throw fail(detail::concat(name, " holds non-finite values"));
+            block.emplace();
+            block->raw = in.read_doubles("/checkpoint/block/raw", raw_dims);
+            if (!finite(block->raw.data(), block->raw.size())) throw fail("/checkpoint/block/raw holds non-finite values");
+            verify("/checkpoint/block/raw", crc_of(block->raw));
+            block->sweeps_done = static_cast<int>(sweeps_done);
+        }
+
+        // This rank's rows (of rank_sums and rank_raw: its own row). Their CRC-64 needs every
+        // rank's pieces, so a failed read is kept until all ranks have read (crcs_of_rows).
+        const std::uint64_t p = std::uint64_t(ranks.size);
+        std::vector<RowsOf> sets;  // the same names on every rank (`own` and `has_block` are the file's)
+        if (own) sets.push_back({"/checkpoint/rank_sums", nullptr, own_row, {p, *row_len}});
+        if (has_block) {
+            sets.push_back({"/checkpoint/block/current", nullptr, rows, block_dims});
+            sets.push_back({"/checkpoint/block/previous", nullptr, rows, block_dims});
+            if (own) sets.push_back({"/checkpoint/block/rank_raw", nullptr, own_row, {p, std::uint64_t(width * run.num_moments)}});
+        }
+        std::exception_ptr failure;
+        try {
+            if (has_block) {
+                block->current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
+                block->previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
             }
-            st.raw = in.read_doubles("/checkpoint/block/raw", raw_dims);
-            if (!finite(st.raw.data(), st.raw.size())) throw fail("/checkpoint/block/raw holds non-finite values");
-            if (own) {
-                in.read_rows("/checkpoint/block/rank_raw", {std::uint64_t(ranks.size), std::uint64_t(width * run.num_moments)},
-                             own_row, st.raw.data(), st.raw.size());
-                if (!finite(st.raw.data(), st.raw.size()))
-                    throw fail("/checkpoint/block/rank_raw holds non-finite values");
-            } else if (partial && ranks.rank != 0) {
-                std::fill(st.raw.begin(), st.raw.end(), 0.0);
+            for (RowsOf& set : sets) {
+                const std::string name = set.name;
+                // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+                double* values = name == "/checkpoint/rank_sums"        ? sums.data()
+                                 : name == "/checkpoint/block/rank_raw" ? block->raw.data()
+                                 : name == "/checkpoint/block/current"
+                                     ? reinterpret_cast<double*>(block->current.data())
+                                     : reinterpret_cast<double*>(block->previous.data());
+                const std::uint64_t count = set.local_values();
+                in.read_rows(name, set.dims, set.runs, values, count);
+                if (!finite(values, count)) throw fail(name + " holds non-finite values");
+                set.local = values;
             }
-            st.sweeps_done = static_cast<int>(sweeps_done);
-            block = std::move(st);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        const std::optional<std::vector<std::uint64_t>> crcs = crcs_of_rows(sets, !failure, ranks);
+        if (failure) std::rethrow_exception(failure);
+        if (!crcs) return 0;  // another rank could not read its rows: its message ends the run (Distribution::agree)
+        for (std::size_t i = 0; i < sets.size(); ++i) verify(sets[i].name, (*crcs)[i]);
+        if (partial && !own && ranks.rank != 0) {
+            std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
+            if (block) std::fill(block->raw.begin(), block->raw.end(), 0.0);
         }
         d.finished = std::move(finished);
         d.trace.sums = std::move(sums);

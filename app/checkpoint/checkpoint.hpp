@@ -4,11 +4,17 @@
 /// moments loop needs to continue bit for bit, in HDF5, written atomically (temporary file
 /// + rename, analysis::ResultWriter):
 ///
-///   /checkpoint                 attributes: format = "topokpm-checkpoint", format_version,
+///   /checkpoint                 attributes: format = "topokpm-checkpoint", format_version (2),
 ///                               command_line, realization (under way), num_realizations,
 ///                               num_moments, num_slots, blocks_done, scale_a, scale_b,
-///                               bounds_lower, bounds_upper, written_at
+///                               bounds_lower, bounds_upper, threads (--threads of the run that
+///                               wrote it), written_at
 ///   /checkpoint/parameters      one string attribute per option that decides the moments
+///   /checkpoint/checksums       uint64 attributes: the CRC-64 (checksum.hpp) of each dataset's
+///                               values (float64, little-endian, row-major), named after the
+///                               dataset below /checkpoint with '_' for '/' ("sums",
+///                               "block_current", ...), and `header`: of the header values
+///                               that decide the moments (header_text in checkpoint.cpp)
 ///   /checkpoint/finished        float64 [k, slots * M]: slot moments of finished realizations
 ///   /checkpoint/sums            float64 [slots, M]: moment sums of the finished blocks
 ///   /checkpoint/block/current   float64 [N, W, 2]: v_s of the block under way (re, im)
@@ -24,7 +30,9 @@
 ///   /checkpoint/block/rank_raw  float64 [P, W * M]
 /// A restart with the same layout takes its own partials back (bit-identical); any other
 /// rank count or split gives rank 0 the summed moments and the others zeros (equal to
-/// rounding). Files without ranks/layout are one-rank checkpoints.
+/// rounding). Files without ranks/layout are one-rank checkpoints. The CRC-64 of a dataset
+/// written or read as rows is put together from the ranks' pieces (crc64_of_pieces), so it
+/// is the one-process value whatever the rank count.
 
 #include <functional>
 #include <string>
@@ -41,8 +49,11 @@ namespace topokpm::app {
 using RunParameters = std::vector<std::pair<std::string, std::string>>;
 
 /// The parameters of this run: model, KPM, quantity (with a digest of the rows or
-/// momenta), realizations, bounds options, storage format, threads and device.
-RunParameters run_parameters(const RunConfig& config, int threads, const std::vector<global_index>& ldos_rows,
+/// momenta), realizations, bounds options, storage format, precision and device. Not the
+/// thread count (CheckpointData::threads): another --threads adds the per-thread partial
+/// dot products in another order, so a restart with it continues to rounding (a relative
+/// few eps per sweep, as another rank count under mpirun), bit for bit with the same.
+RunParameters run_parameters(const RunConfig& config, const std::vector<global_index>& ldos_rows,
                              const std::vector<numerics::Momentum>& momenta);
 
 /// "--moments: checkpoint 1024, this run 512" for every difference (empty if none).
@@ -52,6 +63,7 @@ std::vector<std::string> parameter_differences(const RunParameters& saved, const
 struct CheckpointData {
     RunParameters parameters;
     std::string command_line;
+    int threads = 1;                              ///< --threads of the run that wrote it (reported, not compared)
     numerics::KpmScaling scaling;
     SpectralBounds bounds;
     int num_moments = 0;
@@ -79,6 +91,9 @@ struct CheckpointRanks {
     /// ranks in place (collective), for the summed copies the file holds.
     bool partial_dots = false;
     std::function<void(double*, std::size_t)> sum;
+    /// With size > 1: every rank's `values` concatenated in rank order, on every rank
+    /// (collective): the ranks' CRC-64 pieces of the rows they write or read.
+    std::function<std::vector<std::uint64_t>(const std::vector<std::uint64_t>&)> gather;
 };
 
 /// Writes `data` (trace state taken from `trace` without copying its blocks) atomically.
@@ -102,7 +117,9 @@ struct CheckpointRun {
 /// throws InputError "--restart 'PATH': not a usable topokpm checkpoint: <why>. Run
 /// without --restart to start afresh" when the file is missing or not a regular file, not
 /// HDF5, not a topokpm checkpoint, or its values or shapes do not fit (a truncated,
-/// corrupted or crafted file). Messages quote names and sizes, never the file's text.
+/// corrupted or crafted file), or a dataset or the header does not match its CRC-64 (a
+/// flipped bit: "/checkpoint/sums does not match its CRC-64 ..."). Messages quote names
+/// and sizes, never the file's text.
 
 /// Reads the header and the parameters only (scalar attributes; parameter values are
 /// short printable text), so that a caller can compare the parameters with its run first.
@@ -110,7 +127,10 @@ CheckpointData read_checkpoint_header(const std::string& path);
 
 /// Checks `data` (from read_checkpoint_header) against `run`, then every dataset's shape,
 /// then reads the moments and this rank's rows of the block under way into `data` (the
-/// moment sums as described at the top for several ranks). Every rank reads on its own.
+/// moment sums as described at the top for several ranks), verifying the CRC-64 of each
+/// dataset it uses as it is read (no second pass over the file). Every rank reads on its
+/// own; with ranks.size > 1 it is collective once (ranks.gather, the rows' CRC pieces),
+/// after every rank has read its rows (a rank whose read failed still takes part).
 void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& data,
                            const CheckpointRanks& ranks = {});
 

@@ -31,6 +31,7 @@
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
 #include "runtime/device/device.hpp"
+#include "runtime/mpi/communicator.hpp"
 #include "topokpm/config.hpp"
 
 namespace topokpm::app {
@@ -130,7 +131,8 @@ struct DosRun::State {
     int width = 0;
     std::string ckpt_path;
     RunFiles run_files;
-    std::optional<files::FileId> resumed_id;  // the checkpoint read and verified by this run
+    std::optional<ResumedCheckpoint> resumed_id;  // the checkpoint read and verified by this run
+    CheckpointLocks ckpt_locks;  // rank 0: of ckpt_path and the restart, until the run ends
     RunParameters parameters;
     std::optional<CheckpointData> resume;
     MemoryEstimate mem;
@@ -189,7 +191,7 @@ struct DosRun::State {
     width = block_width(cfg, num_columns);
     ckpt_path = checkpoint_path(cfg);
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
-    if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
+    if (dist.root()) ckpt_locks = check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
         TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                              "use sell, crs or free under mpirun");
@@ -205,14 +207,14 @@ struct DosRun::State {
     {
     // A restart is checked against this run before anything is built.
     parameters = run_parameters(
-        cfg, threads, selection ? selection->rows : std::vector<global_index>{},
+        cfg, selection ? selection->rows : std::vector<global_index>{},
         momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
     // A model read from a file (models.md §8) is that file's content: a restart needs the same.
     for (const Attribute& a : model->attributes())
         if (a.name == "file_sha256") parameters.push_back({"model-file-sha256", std::get<std::string>(a.value)});
     if (!cfg.outputs.restart.empty()) {
         resume = read_checkpoint_header(cfg.outputs.restart);
-        resumed_id = resumed_checkpoint_id(run_files);
+        resumed_id = resumed_checkpoint(run_files);
         const std::vector<std::string> diff = parameter_differences(resume->parameters, parameters);
         if (!diff.empty()) {
             std::string list;
@@ -357,7 +359,8 @@ struct DosRun::State {
     // The parameters agree and the run fits: now the checkpoint's header and every
     // array must fit this run (checked before each is allocated), then they are read.
     if (resume)
-        read_checkpoint_state(cfg.outputs.restart, {n, num_columns, width, cfg.kpm.num_moments, num_slots, num_real},
+        read_checkpoint_state(cfg.outputs.restart,
+                              {n, num_columns, width, cfg.kpm.num_moments, num_slots, num_real},
                               *resume, checkpoint_ranks());
     }
 
@@ -374,6 +377,7 @@ struct DosRun::State {
         r.num_rows_global = std::uint64_t(n);
         r.layout = dist.layout();
         r.partial_dots = !cfg.runtime.reduce_every_sweep;
+        r.gather = [](const std::vector<std::uint64_t>& values) { return mpi::allgatherv(values); };
         return r;
     }
 
@@ -528,6 +532,7 @@ struct DosRun::State {
     job.checkpoint_header.command_line = cfg.provenance.command_line;
     job.checkpoint_header.scaling = scaling;
     job.checkpoint_header.bounds = bounds;
+    job.checkpoint_header.threads = threads;
     job.checkpoint_path = ckpt_path;
     job.checkpoint_every_s = cfg.outputs.checkpoint_every_s;
     job.resume_command = resume_command();
@@ -566,6 +571,11 @@ struct DosRun::State {
                                        resume->own_partials ? "same layout: each rank's own partial sums"
                                        : dist.distributed() && !cfg.runtime.reduce_every_sweep
                                            ? "other layout: the summed moments on rank 0" : "summed moments", ")")
+                      : std::string(),
+                  resume->threads != threads
+                      ? detail::concat("; written with --threads ", resume->threads, ", this run has ", threads,
+                                       ": the moments equal an uninterrupted run's to rounding (bit for bit with the "
+                                       "same --threads)")
                       : std::string());
     timers.time("moments", [&] { jr = run_moments_job(job); });
     if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)

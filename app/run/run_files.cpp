@@ -1,6 +1,16 @@
 #include "app/run/run_files.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "analysis/result_file.hpp"
@@ -49,10 +59,154 @@ void clean_temporaries(const std::string& path)
         log::warning(name, ": a temporary file of another kpm-dos process (running, or on another host); left alone");
 }
 
+/// "<real path>.lock": the directories and, when `path` exists, the path itself resolved
+/// (symbolic links, "..", "."), so that every name of one checkpoint shares one lock.
+std::string lock_file_of(const std::string& path)
+{
+    char real[PATH_MAX];
+    if (::realpath(path.c_str(), real) != nullptr) return std::string(real) + ".lock";
+    const auto slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (::realpath(dir.c_str(), real) == nullptr) return path + ".lock";
+    return (std::string(real) == "/" ? std::string() : std::string(real)) + "/" + base + ".lock";
+}
+
+/// "kpm-dos pid <pid> host <host>" of this process.
+std::string lock_text()
+{
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
+    return detail::concat("kpm-dos pid ", static_cast<long>(::getpid()), " host ", host, "\n");
+}
+
+/// Whether `text` is what lock_text() writes (digits, then a host name of [A-Za-z0-9._-]):
+/// only such text is quoted in a message.
+bool is_lock_text(const std::string& text, std::string* who)
+{
+    const std::string pid_tag = "kpm-dos pid ", host_tag = " host ";
+    if (text.compare(0, pid_tag.size(), pid_tag) != 0 || text.size() > 300 || text.back() != '\n') return false;
+    std::size_t i = pid_tag.size(), digits = 0;
+    while (i + digits < text.size() && text[i + digits] >= '0' && text[i + digits] <= '9') ++digits;
+    if (digits == 0 || digits > 9 || text.compare(i + digits, host_tag.size(), host_tag) != 0) return false;
+    const std::string pid = text.substr(i, digits), host = text.substr(i + digits + host_tag.size());
+    if (host.size() < 2) return false;
+    for (std::size_t k = 0; k + 1 < host.size(); ++k) {
+        const char c = host[k];
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) return false;
+    }
+    if (who) *who = "pid " + pid + " on host " + host.substr(0, host.size() - 1);
+    return true;
+}
+
+std::string read_small(int fd)
+{
+    char buf[301];
+    const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
 }  // namespace
 
-void check_run_files(const RunFiles& f)
+CheckpointLocks::CheckpointLocks(CheckpointLocks&& other) noexcept : held_(std::move(other.held_))
 {
+    other.held_.clear();
+}
+
+CheckpointLocks& CheckpointLocks::operator=(CheckpointLocks&& other) noexcept
+{
+    if (this != &other) {
+        release();
+        held_ = std::move(other.held_);
+        other.held_.clear();
+    }
+    return *this;
+}
+
+CheckpointLocks::~CheckpointLocks() { release(); }
+
+void CheckpointLocks::release() noexcept
+{
+    for (const Held& h : held_) {
+        // Removed while still locked and still ours; a run that opened it meanwhile sees it
+        // unlinked after its flock and retries on a fresh file (lock()).
+        struct stat mine {}, there {};
+        if (::fstat(h.fd, &mine) == 0 && ::lstat(h.lock_file.c_str(), &there) == 0 && mine.st_dev == there.st_dev &&
+            mine.st_ino == there.st_ino)
+            ::unlink(h.lock_file.c_str());
+        ::close(h.fd);
+    }
+    held_.clear();
+}
+
+void CheckpointLocks::lock(const std::string& option, const std::string& path)
+{
+    const std::string name = lock_file_of(path);
+    for (const Held& h : held_)
+        if (h.lock_file == name) return;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const int fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+        if (fd < 0) {
+            if (errno == ELOOP)
+                throw InputError(detail::concat(option, " '", path, "': its lock file '", name,
+                                                "' is a symbolic link; remove it"));
+            return;  // no lock file here (read-only directory, ...): the checks that follow say what is wrong
+        }
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd);
+            throw InputError(detail::concat(option, " '", path, "': its lock file '", name,
+                                            "' is not a regular file; remove it"));
+        }
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            std::string who;
+            const bool known = is_lock_text(read_small(fd), &who);
+            ::close(fd);
+            if (err == EWOULDBLOCK)
+                throw InputError(detail::concat(
+                    option, " '", path, "': in use by another kpm-dos run (",
+                    known ? who : std::string("its pid and host not written yet"), ") that writes or resumes this "
+                    "checkpoint; one run per checkpoint: wait for it to end, or ",
+                    option == "--checkpoint" ? "give another --checkpoint" : "resume another checkpoint"));
+            log::warning(option, " '", path, "': cannot lock '", name, "' (", std::strerror(err),
+                         "); this run goes on, but a second run on this checkpoint would not be refused");
+            return;
+        }
+        // The previous holder may have removed the file between our open and flock: then
+        // the lock is on a name-less file; take a fresh one.
+        struct stat there {};
+        if (::fstat(fd, &st) != 0 || ::lstat(name.c_str(), &there) != 0 || st.st_dev != there.st_dev ||
+            st.st_ino != there.st_ino) {
+            ::close(fd);
+            continue;
+        }
+        // A lock file of a run that is gone (its lock died with it), or a new one; a file of
+        // that name with other contents is the user's.
+        const std::string old = read_small(fd);
+        if (!old.empty() && !is_lock_text(old, nullptr)) {
+            ::close(fd);
+            throw InputError(detail::concat(option, " '", path, "': '", name,
+                                            "' exists and is not a kpm-dos lock file; remove it or choose another path"));
+        }
+        const std::string text = lock_text();
+        if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+            log::warning(option, " '", path, "': cannot write '", name, "' (", std::strerror(errno),
+                         "); a second run will be refused without this run's pid");
+        held_.push_back({name, fd});
+        return;
+    }
+    throw InputError(detail::concat(option, " '", path, "': its lock file '", name,
+                                    "' keeps being replaced by other runs; try again"));
+}
+
+CheckpointLocks check_run_files(const RunFiles& f)
+{
+    // First the locks: the checks below then see no other run's files change under them.
+    CheckpointLocks locks;
+    if (!f.checkpoint.empty()) locks.lock("--checkpoint", f.checkpoint);
+    if (!f.restart.empty()) locks.lock("--restart", f.restart);
+
     require_distinct("--output", f.output, "--checkpoint", f.checkpoint);
     require_distinct("--output", f.output, "--restart", f.restart);
     require_distinct("--output", f.output, "--export-matrix", f.export_matrix);
@@ -100,21 +254,25 @@ void check_run_files(const RunFiles& f)
     clean_temporaries(f.output);
     if (!f.checkpoint.empty()) clean_temporaries(f.checkpoint);
     if (!f.export_matrix.empty()) clean_temporaries(f.export_matrix);
+    return locks;
 }
 
-std::optional<files::FileId> resumed_checkpoint_id(const RunFiles& f)
+std::optional<ResumedCheckpoint> resumed_checkpoint(const RunFiles& f)
 {
-    files::FileId id;
-    if (f.restart.empty() || !files::identify(f.restart, id)) return std::nullopt;
-    return id;
+    ResumedCheckpoint r;
+    char real[PATH_MAX];
+    if (f.restart.empty() || !files::identify(f.restart, r.id) || ::realpath(f.restart.c_str(), real) == nullptr)
+        return std::nullopt;
+    r.path = real;
+    return r;
 }
 
 std::vector<std::string> remove_spent_checkpoints(const RunFiles& f, const std::optional<files::FileId>& written,
-                                                  const std::optional<files::FileId>& resumed)
+                                                  const std::optional<ResumedCheckpoint>& resumed)
 {
     std::vector<std::string> removed;
     if (written && files::remove_if_same(f.checkpoint, *written)) removed.push_back(f.checkpoint);
-    if (resumed && !f.restart.empty() && files::remove_if_same(f.restart, *resumed)) removed.push_back(f.restart);
+    if (resumed && files::remove_if_same(resumed->path, resumed->id)) removed.push_back(resumed->path);
     return removed;
 }
 

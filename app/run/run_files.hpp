@@ -10,8 +10,12 @@
 /// - an existing file at the checkpoint path is never replaced, unless it is the checkpoint
 ///   this run resumes: an interrupted run's checkpoint is removed only by the run that
 ///   completes it;
+/// - one run per checkpoint: a run locks its --checkpoint and --restart paths for its whole
+///   life (CheckpointLocks); a second run that would write or resume one of them meanwhile
+///   is refused, with the first run's pid and host;
 /// - when the result is written, the run removes the checkpoint it wrote itself and the one
-///   it resumed (each only while it is still the very file written or verified);
+///   it resumed (each only while it is still the very file written or verified; through a
+///   symbolic link the file it points to, not the link);
 /// - stale temporaries of this program next to the output and the checkpoint (a killed
 ///   run's "<file>.tmp-<pid>-<host>") are removed and reported.
 
@@ -30,18 +34,55 @@ struct RunFiles {
     std::string export_matrix;  ///< --export-matrix ("" = none)
 };
 
-/// Refuses (InputError naming the option and the path) what the rules above forbid, checks
-/// that the directories are writable (IoError), and cleans stale temporaries (reported
-/// with log::info / log::warning). Run by the rank that writes, before anything is built.
-void check_run_files(const RunFiles& f);
+/// The locks of a run's checkpoint paths: an advisory lock (flock(2)) on "<real path>.lock"
+/// (symbolic links resolved, so a link and its target share one lock) that dies with the
+/// process: a lock file left by a killed run does not block. The lock file holds
+/// "kpm-dos pid <pid> host <host>" for the refusal of the next run. Released when
+/// destroyed: the lock file is removed (while it is still ours) and closed. Where the file
+/// system has no locks (flock fails with ENOLCK, EOPNOTSUPP, ...) the run goes on unlocked
+/// with a warning; where the lock file cannot be created (a read-only directory) it goes on
+/// unlocked silently (the checks that follow report an unwritable --checkpoint directory).
+class CheckpointLocks {
+public:
+    CheckpointLocks() = default;
+    CheckpointLocks(CheckpointLocks&& other) noexcept;
+    CheckpointLocks& operator=(CheckpointLocks&& other) noexcept;
+    CheckpointLocks(const CheckpointLocks&) = delete;
+    CheckpointLocks& operator=(const CheckpointLocks&) = delete;
+    ~CheckpointLocks();
 
-/// The identity of the checkpoint this run resumes, taken when it was read and verified.
-std::optional<files::FileId> resumed_checkpoint_id(const RunFiles& f);
+    /// Takes the lock of `path`, or throws InputError "<option> 'PATH': in use by another
+    /// kpm-dos run (pid P on host H) ..." (exit 2); a path already locked here is skipped.
+    void lock(const std::string& option, const std::string& path);
+
+private:
+    void release() noexcept;
+    struct Held {
+        std::string lock_file;
+        int fd = -1;
+    };
+    std::vector<Held> held_;
+};
+
+/// Locks the checkpoint and restart paths (CheckpointLocks), then refuses (InputError naming
+/// the option and the path) what the rules above forbid, checks that the directories are
+/// writable (IoError), and cleans stale temporaries (reported with log::info /
+/// log::warning). Run by the rank that writes, before anything is built; the run keeps the
+/// locks until it ends.
+CheckpointLocks check_run_files(const RunFiles& f);
+
+/// The checkpoint this run resumes, as it was when read and verified: the regular file the
+/// --restart path names (symbolic links resolved) and its identity.
+struct ResumedCheckpoint {
+    std::string path;
+    files::FileId id;
+};
+std::optional<ResumedCheckpoint> resumed_checkpoint(const RunFiles& f);
 
 /// After the result is committed: removes the checkpoint this run wrote (`written`) and the
-/// one it resumed (`resumed`), each only while the path still holds that very file.
-/// Returns the paths removed.
+/// one it resumed (`resumed`), each only while its path still holds that very file
+/// (files::remove_if_same: a symbolic link of the user's stays). Returns the paths removed.
 std::vector<std::string> remove_spent_checkpoints(const RunFiles& f, const std::optional<files::FileId>& written,
-                                                  const std::optional<files::FileId>& resumed);
+                                                  const std::optional<ResumedCheckpoint>& resumed);
 
 }  // namespace topokpm::app

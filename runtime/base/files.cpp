@@ -146,7 +146,24 @@ bool identify(const std::string& path, FileId& id)
 bool remove_if_same(const std::string& path, const FileId& id)
 {
     FileId now;
-    return identify(path, now) && now == id && ::unlink(path.c_str()) == 0;
+    char real[PATH_MAX];
+    if (!identify(path, now) || !(now == id) || ::realpath(path.c_str(), real) == nullptr) return false;
+    const auto [dir, base] = split_dir(real);
+    const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0) return false;
+    const std::string aside = base + ".removing-" + std::to_string(static_cast<long>(::getpid())) + "-" + host_name();
+    bool removed = false;
+    if (::renameat(d, base.c_str(), d, aside.c_str()) == 0) {
+        struct stat st {};
+        if (::fstatat(d, aside.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)} == id)
+            removed = ::unlinkat(d, aside.c_str(), 0) == 0;
+        else if (::renameat2(d, aside.c_str(), d, base.c_str(), RENAME_NOREPLACE) != 0 && errno != EEXIST &&
+                 ::linkat(d, aside.c_str(), d, base.c_str(), 0) == 0)  // back, never over a newcomer
+            ::unlinkat(d, aside.c_str(), 0);
+    }
+    ::close(d);
+    return removed;
 }
 
 }  // namespace topokpm::files

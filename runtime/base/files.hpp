@@ -62,7 +62,13 @@ struct FileId {
 /// The identity of the regular file at `path`; false (and `id` untouched) when there is none.
 bool identify(const std::string& path, FileId& id);
 
-/// Removes `path` only while it still is the file `id`; true when removed.
+/// Removes the regular file that `path` names -- through symbolic links the file they point
+/// to, the links stay -- only while it still is the file `id`; true when removed. No gap
+/// between the check and the removal: the file is first renamed aside within its directory
+/// ("<name>.removing-<pid>-<host>", atomic), and what was renamed is checked and removed;
+/// anything else is renamed back (without replacing a file that took the name meanwhile:
+/// then it stays under the aside name and false is returned). What remains: a file that
+/// replaced ours after a first identity check is out of its place for that moment.
 bool remove_if_same(const std::string& path, const FileId& id);
 
 }  // namespace topokpm::files

@@ -3,8 +3,8 @@
 /// Thin typed wrappers over the MPI collectives the distributed KPM needs
 /// (docs/scaling.md): sums of doubles and complex numbers (the KPM moments, reduced
 /// once at the end), maxima (the slowest rank's time), gathers of per-rank results of
-/// different lengths (gatherv) and of one value per rank (allgather: the measured
-/// rates that become `auto` weights). All work on MPI_COMM_WORLD unless a communicator
+/// different lengths (gatherv, or allgatherv on every rank: checkpoint CRC pieces) and of
+/// one value per rank (allgather: the measured rates that become `auto` weights). All work on MPI_COMM_WORLD unless a communicator
 /// is passed. Errors: MPI's default handler (MPI_ERRORS_ARE_FATAL) aborts the job; a
 /// non-success return under another handler throws Error naming the call.
 
@@ -109,6 +109,25 @@ std::vector<T> gatherv(const std::vector<T>& local, int root = 0, std::vector<in
                       root, comm),
           "MPI_Gatherv");
     if (counts != nullptr) *counts = sizes;
+    return all;
+}
+
+/// Concatenation of every rank's `local` (any length, zero included) in rank order, on
+/// every rank. Collective.
+template <typename T>
+std::vector<T> allgatherv(const std::vector<T>& local, MPI_Comm comm = MPI_COMM_WORLD)
+{
+    const std::vector<int> sizes = allgather(static_cast<int>(local.size()), comm);
+    std::vector<int> offsets(sizes.size(), 0);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+        offsets[r] = static_cast<int>(total);
+        total += static_cast<std::size_t>(sizes[r]);
+    }
+    std::vector<T> all(total);
+    check(MPI_Allgatherv(local.data(), static_cast<int>(local.size()), datatype<T>(), all.data(), sizes.data(),
+                         offsets.data(), datatype<T>(), comm),
+          "MPI_Allgatherv");
     return all;
 }
 

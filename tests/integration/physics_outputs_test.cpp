@@ -260,10 +260,11 @@ TEST(Restart, MismatchedParametersAndCorruptFilesAreRefused)
     app::RunConfig b = a;
     b.kpm.num_moments = 128;
     b.model.disorder = 0.25;
-    const auto diff = app::parameter_differences(app::run_parameters(a, 2, {}, {}), app::run_parameters(b, 1, {}, {}));
-    ASSERT_EQ(diff.size(), 3u);
-    EXPECT_NE(std::string(diff[0] + diff[1] + diff[2]).find("--moments: checkpoint 64, this run 128"), std::string::npos);
-    EXPECT_NE(std::string(diff[0] + diff[1] + diff[2]).find("--threads: checkpoint 2, this run 1"), std::string::npos);
+    b.runtime.threads = a.runtime.threads + 1;  // does not change the moments: not a difference
+    const auto diff = app::parameter_differences(app::run_parameters(a, {}, {}), app::run_parameters(b, {}, {}));
+    ASSERT_EQ(diff.size(), 2u);
+    EXPECT_NE(std::string(diff[0] + diff[1]).find("--moments: checkpoint 64, this run 128"), std::string::npos);
+    EXPECT_NE(std::string(diff[0] + diff[1]).find("--disorder: checkpoint"), std::string::npos);
 
     const fs::path junk = scratch("junk.checkpoint.h5");
     std::ofstream(junk) << "not an HDF5 file";

@@ -12,9 +12,11 @@
 #   timelimit --time-limit of half the uninterrupted run's time: exit 75 on its own mid-run,
 #             then the restart equals the uninterrupted run bit for bit; the same on one
 #             rank without mpirun.
-#   refused   a truncated checkpoint and one whose vector rows of rank 1 only hold a NaN
-#             (only rank 1 reads them) are refused with exit 2 and the message printed once,
-#             no hang; a checkpoint of other parameters (--vector-seed) likewise.
+#   refused   a truncated checkpoint, one whose vector rows of rank 1 only hold a NaN
+#             (only rank 1 reads them) and ones with a flipped bit in rank 1's rows or partial
+#             raw moments (their CRC-64 put together from both ranks' pieces) are refused with
+#             exit 2 and the message printed once, no hang; a checkpoint of other parameters
+#             (--vector-seed) likewise.
 #   imbalance the per-rank balance (slowest / mean busy time per sweep) in the summary and
 #             /provenance, consistent.
 # "Equal to rounding" (3 ranks, or one rank against 2): each dot product of a sweep is summed
@@ -167,6 +169,29 @@ with h5py.File(sys.argv[1], "r+") as f:
     f["checkpoint/block/current"][12000, 0, 0] = np.nan   # row 12000 of 16384: rank 1's half
 PY
   expect_refused "NaN in rank 1's rows" "block/current holds non-finite values" "$work/nan.h5"
+  # One flipped bit (the lowest of a float64, in the file's bytes: finite, one ulp off) in
+  # rank 1's rows and in rank 1's partial raw moments: only rank 1 reads them, and the CRC
+  # of the whole dataset is put together from both ranks' pieces.
+  flip_bit() {  # flip_bit DST DATASET INDEX
+    "$py" - "$work/ck.h5" "$@" <<'PY' || fail "could not flip a bit of $2"
+import sys, shutil, h5py
+src, dst, name, index = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+with h5py.File(src, "r") as f:
+    d = f[name]
+    offset = d.id.get_offset()
+    assert offset is not None and d.dtype == "<f8" and index < d.size, (name, offset, d.dtype, d.size)
+shutil.copyfile(src, dst)
+with open(dst, "r+b") as g:
+    g.seek(offset + 8 * index)
+    b = g.read(1)
+    g.seek(offset + 8 * index)
+    g.write(bytes([b[0] ^ 1]))
+PY
+  }
+  flip_bit "$work/flip.h5" /checkpoint/block/current $((12000 * 8 * 2 + 3))  # row 12000 of 16384, W = 8
+  expect_refused "a flipped bit in rank 1's rows" "/checkpoint/block/current does not match its CRC-64" "$work/flip.h5"
+  flip_bit "$work/flipraw.h5" /checkpoint/block/rank_raw $((8 * moments + 5))  # rank 1's row of [2, W M]
+  expect_refused "a flipped bit in rank 1's raw moments" "/checkpoint/block/rank_raw does not match its CRC-64" "$work/flipraw.h5"
   head -c 20000 "$work/ck.h5" > "$work/cut.h5"
   expect_refused "truncated file" "not a usable topokpm checkpoint" "$work/cut.h5"
   cp "$work/ck.h5" "$work/other.h5"

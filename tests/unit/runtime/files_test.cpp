@@ -77,6 +77,20 @@ TEST_F(Files, RemoveIfSameRemovesOnlyTheIdentifiedFile)
     EXPECT_FALSE(identify(file("c.h5"), id));
 }
 
+TEST_F(Files, RemoveIfSameThroughALinkRemovesTheTargetAndKeepsTheLink)
+{
+    fs::create_directory(dir_ / "store");
+    touch("store/c.h5");
+    fs::create_symlink(file("store/c.h5"), file("link.h5"));
+    FileId id;
+    ASSERT_TRUE(identify(file("link.h5"), id));  // the target's identity
+    EXPECT_TRUE(remove_if_same(file("link.h5"), id));
+    EXPECT_FALSE(fs::exists(file("store/c.h5")));
+    EXPECT_TRUE(fs::is_symlink(file("link.h5")));
+    // Nothing left aside, nothing else touched.
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "store"), fs::directory_iterator{}), 0);
+}
+
 TEST_F(Files, KindsAndWriteProtection)
 {
     touch("f");
