@@ -130,6 +130,7 @@ struct DosRun::State {
     int width = 0;
     std::string ckpt_path;
     RunFiles run_files;
+    files::Guard output_guard;  // what the result may replace, checked again at the rename (rank 0)
     std::optional<files::FileId> resumed_id;  // the checkpoint read and verified by this run
     RunParameters parameters;
     std::optional<CheckpointData> resume;
@@ -189,7 +190,7 @@ struct DosRun::State {
     width = block_width(cfg, num_columns);
     ckpt_path = checkpoint_path(cfg);
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
-    if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
+    if (dist.root()) output_guard = check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
         TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                              "use sell, crs or free under mpirun");
@@ -344,7 +345,7 @@ struct DosRun::State {
     std::string resume_command() const
     {
         const std::string command = cfg.provenance.command_line.find("--restart") == std::string::npos
-                                        ? cfg.provenance.command_line + " --restart " + ckpt_path
+                                        ? cfg.provenance.command_line + " --restart " + files::shell_word(ckpt_path)
                                         : cfg.provenance.command_line;
         return dist.distributed() ? detail::concat("mpirun (or srun) with any number of ranks: ", command) : command;
     }
@@ -675,7 +676,7 @@ struct DosRun::State {
         prov.insert(prov.end(), balance.begin(), balance.end());
         add_phase_seconds(prov, timers, wall_seconds() - t_start);
         out.write_attributes("/provenance", prov);
-        out.commit();
+        out.commit(&output_guard);
     });
     }
 
