@@ -594,17 +594,27 @@ ResultWriter::ResultWriter(const std::string& path, bool collective) : impl_(std
     if (impl_->rank == 0) std::snprintf(name, sizeof name, "%s", temporary_path(path).c_str());
     MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
     impl_->temp_path = name;
+    // Rank 0 creates the temporary (exclusively, HDF5's first writes reserved), then every
+    // rank opens it; should that fail, rank 0 removes what it created.
     impl_->agreed([&] {
-        const SilenceHdf5Errors silence;
-        const Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-        const Handle fcpl = marked_file_creation();
-        if (fapl.valid() && fcpl.valid() && H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL) >= 0)
-            impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), H5Fclose);
-        if (!impl_->file.valid())
-            throw IoError(detail::concat("cannot write output file '", path, "' (temporary '", impl_->temp_path,
-                                         "', MPI-IO): ", hdf5_reason()));
-        if (impl_->rank == 0) impl_->mark();
+        if (impl_->rank == 0) create_reserved(path, impl_->temp_path);
     });
+    try {
+        impl_->agreed([&] {
+            const SilenceHdf5Errors silence;
+            const Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+            const Handle fcpl = marked_file_creation();
+            if (fapl.valid() && fcpl.valid() && H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL) >= 0)
+                impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose);
+            if (!impl_->file.valid())
+                throw IoError(detail::concat("cannot write output file '", path, "' (temporary '", impl_->temp_path,
+                                             "', MPI-IO): ", hdf5_reason()));
+            if (impl_->rank == 0) impl_->mark();
+        });
+    } catch (const IoError&) {
+        if (impl_->rank == 0) std::remove(impl_->temp_path.c_str());
+        throw;
+    }
 }
 
 ResultWriter::~ResultWriter()
