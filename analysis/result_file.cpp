@@ -197,6 +197,40 @@ std::uint64_t product(const std::vector<std::uint64_t>& dims)
 
 std::string temporary_path(const std::string& path) { return files::temporary_name(path); }
 
+/// Creates the temporary `temp` of `path` (O_EXCL: an existing file of that name is not
+/// ours) and checks that HDF5's first writes fit (posix_fallocate, ulimit -f); otherwise
+/// removes it and throws the IoError of a failed write.
+void create_reserved(const std::string& path, const std::string& temp)
+{
+    constexpr off_t kFirstWrites = off_t{8} << 10;  // user block, superblock, root group
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw IoError(detail::concat("cannot write output file '", path, "' (temporary '", temp, "'): ",
+                                     std::strerror(errno)));
+    rlimit limit {};
+    int err = 0;
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        static_cast<rlim_t>(kFirstWrites) > limit.rlim_cur)
+        err = EFBIG;
+    else if ((err = ::posix_fallocate(fd, 0, kFirstWrites)) == EOPNOTSUPP || err == EINVAL)
+        err = 0;  // no reservations on this file system
+    ::close(fd);
+    if (err == 0) return;
+    std::remove(temp.c_str());
+    throw IoError(detail::concat("cannot write '", path, "' (creating the file, ", format_bytes(double(kFirstWrites)),
+                                 "): ", std::strerror(err), free_space_note(path), "; '", path, "' is left as it was"));
+}
+
+/// File creation properties of a temporary: a user block (bytes before HDF5's superblock
+/// that HDF5 never touches) to hold files::kTemporaryMarker.
+Handle marked_file_creation()
+{
+    Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+    static_assert(sizeof files::kTemporaryMarker <= files::kTemporaryMarkerBlock);
+    if (fcpl.valid() && H5Pset_userblock(fcpl.get(), files::kTemporaryMarkerBlock) < 0) return Handle(-1, H5Pclose);
+    return fcpl;
+}
+
 }  // namespace
 
 void check_output_writable(const std::string& path, const std::string& option)
@@ -220,6 +254,9 @@ void check_output_writable(const std::string& path, const std::string& option)
             if (errno == EEXIST) continue;  // not ours: leave it alone and pick another name
             fail(errno);
         }
+        // Marked as ours (a stale probe of a killed run is removed by the next run); on a
+        // full disk the marker may not fit, which this check does not judge.
+        [[maybe_unused]] const ssize_t marked = ::write(fd, files::kTemporaryMarker, sizeof files::kTemporaryMarker - 1);
         ::close(fd);
         if (std::remove(probe.c_str()) != 0) fail(errno);
         return;
@@ -292,6 +329,19 @@ struct ResultWriter::Impl {
     bool committed = false;
     bool collective = false;  ///< MPI-IO on MPI_COMM_WORLD (every rank calls every method)
     int rank = 0;
+    bool marked = false;      ///< the user block holds files::kTemporaryMarker
+
+    /// Marks the new temporary as this program's (files::clean_stale_temporaries deletes
+    /// only marked files). Best effort: on a full disk the marker may not fit, and the
+    /// reservations report that; an unmarked temporary of a killed run is only left alone.
+    void mark() { marked = files::mark_temporary(temp_path, true) == 0; }
+
+    /// Before the rename: the complete file is a result, not a temporary any more.
+    void unmark()
+    {
+        if (marked) files::mark_temporary(temp_path, false);
+        marked = false;
+    }
 
     /// Runs `write`; collective: agrees on its outcome, so every rank throws when one failed.
     template <typename F>
@@ -518,13 +568,23 @@ ResultWriter::ResultWriter(const std::string& path, bool collective) : impl_(std
         impl_->path = path;
         impl_->temp_path = temporary_path(path);
         const SilenceHdf5Errors silence;
+        // The temporary is created here, exclusively (never over a file that is not ours),
+        // with room for HDF5's first writes: HDF5 cannot recover from a failed write in
+        // H5Fcreate (its file stays half-open, and closing the library loops at exit), so a
+        // full disk or a file-size limit must show before it runs.
+        create_reserved(path, impl_->temp_path);
         // The default (sec2) file driver: one process writes, no MPI-IO.
-        impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                             H5Fclose);
-        if (!impl_->file.valid())
+        const Handle fcpl = marked_file_creation();
+        if (fcpl.valid())
+            impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT), H5Fclose);
+        if (!impl_->file.valid()) {
+            const std::string reason = hdf5_reason();
+            std::remove(impl_->temp_path.c_str());
             throw IoError(detail::concat("cannot write output file '", path, "' (temporary '",
-                                         impl_->temp_path, "'): ", hdf5_reason()));
-    return;
+                                         impl_->temp_path, "'): ", reason));
+        }
+        impl_->mark();
+        return;
     }
     impl_->path = path;
     impl_->collective = true;
@@ -534,15 +594,27 @@ ResultWriter::ResultWriter(const std::string& path, bool collective) : impl_(std
     if (impl_->rank == 0) std::snprintf(name, sizeof name, "%s", temporary_path(path).c_str());
     MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
     impl_->temp_path = name;
+    // Rank 0 creates the temporary (exclusively, HDF5's first writes reserved), then every
+    // rank opens it; should that fail, rank 0 removes what it created.
     impl_->agreed([&] {
-        const SilenceHdf5Errors silence;
-        const Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-        if (fapl.valid() && H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL) >= 0)
-            impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
-        if (!impl_->file.valid())
-            throw IoError(detail::concat("cannot write output file '", path, "' (temporary '", impl_->temp_path,
-                                         "', MPI-IO): ", hdf5_reason()));
+        if (impl_->rank == 0) create_reserved(path, impl_->temp_path);
     });
+    try {
+        impl_->agreed([&] {
+            const SilenceHdf5Errors silence;
+            const Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+            const Handle fcpl = marked_file_creation();
+            if (fapl.valid() && fcpl.valid() && H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL) >= 0)
+                impl_->file = Handle(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose);
+            if (!impl_->file.valid())
+                throw IoError(detail::concat("cannot write output file '", path, "' (temporary '", impl_->temp_path,
+                                             "', MPI-IO): ", hdf5_reason()));
+            if (impl_->rank == 0) impl_->mark();
+        });
+    } catch (const IoError&) {
+        if (impl_->rank == 0) std::remove(impl_->temp_path.c_str());
+        throw;
+    }
 }
 
 ResultWriter::~ResultWriter()
@@ -698,7 +770,25 @@ void ResultWriter::write_uint64(const std::string& dataset, const std::vector<st
     });
 }
 
-void ResultWriter::commit()
+namespace {
+
+/// files::publish, its failure an IoError naming the path, the step and the reason.
+void publish_or_throw(const std::string& temp, const std::string& path, const files::Guard* guard)
+{
+    const files::Published p = files::publish(temp, path, guard);
+    if (p.error == 0) return;
+    if (p.error == EEXIST && guard != nullptr)
+        throw IoError(detail::concat("cannot write '", path, "': another file was put there during the run (not ",
+                                     guard->existing ? "the topokpm result checked at the start" : "there at the start",
+                                     "); it is left alone, and the result is saved as '",
+                                     p.kept.empty() ? temp : p.kept, "'"));
+    throw IoError(detail::concat("cannot write '", path, "' (", p.step, "): ", std::strerror(p.error),
+                                 free_space_note(path), "; '", path, "' is left as it was"));
+}
+
+}  // namespace
+
+void ResultWriter::commit(const files::Guard* guard)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "second commit of '", impl_->path, "'");
     if (impl_->collective) {
@@ -707,13 +797,9 @@ void ResultWriter::commit()
             if (!impl_->file.close()) throw_hdf5_write(impl_->path, "closing the file");
         });
         impl_->agreed([&] {  // every rank has closed the file: rank 0 renames it into place
-            const char* step = "";
             if (impl_->rank != 0) return;
-            if (const int err = files::publish(impl_->temp_path, impl_->path, &step); err != 0) {
-                std::remove(impl_->temp_path.c_str());
-                throw IoError(detail::concat("cannot write '", impl_->path, "' (", step, "): ", std::strerror(err),
-                                             free_space_note(impl_->path), "; '", impl_->path, "' is left as it was"));
-            }
+            impl_->unmark();
+            publish_or_throw(impl_->temp_path, impl_->path, guard);
         });
         impl_->committed = true;
         return;
@@ -731,10 +817,8 @@ void ResultWriter::commit()
             throw IoError(detail::concat("cannot write '", impl_->path, "' (trimming '", impl_->temp_path,
                                          "'): ", std::strerror(errno)));
     }
-    const char* step = "";
-    if (const int err = files::publish(impl_->temp_path, impl_->path, &step); err != 0)
-        throw IoError(detail::concat("cannot write '", impl_->path, "' (", step, "): ", std::strerror(err),
-                                     free_space_note(impl_->path), "; '", impl_->path, "' is left as it was"));
+    impl_->unmark();
+    publish_or_throw(impl_->temp_path, impl_->path, guard);
     impl_->committed = true;
 }
 

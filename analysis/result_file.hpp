@@ -2,8 +2,10 @@
 /// @file result_file.hpp
 /// The HDF5 result file of models.md §5. Only this folder talks to HDF5.
 ///
-/// Writing is atomic: everything goes to "<path>.tmp-<pid>" and commit() renames it to
-/// <path>, so a failed run never leaves a partial (or half-overwritten) result file.
+/// Writing is atomic: everything goes to "<path>.tmp-<pid>-<host>" (created exclusively,
+/// never over an existing file, its HDF5 user block holding files::kTemporaryMarker until
+/// commit) and commit() renames it to <path>, so a failed run never leaves a partial (or
+/// half-overwritten) result file.
 
 #include <cstddef>
 #include <complex>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "numerics/base/attribute.hpp"
+#include "runtime/base/files.hpp"
 
 namespace topokpm::analysis {
 
@@ -34,11 +37,13 @@ void check_output_writable(const std::string& path, const std::string& option = 
 
 class ResultWriter {
 public:
-    /// Creates the temporary file "<path>.tmp-<pid>" next to `path` (one process, default
-    /// file driver); throws IoError naming `path` and HDF5's reason.
+    /// Creates the temporary file "<path>.tmp-<pid>-<host>" next to `path` (one process,
+    /// default file driver), exclusively and with room for HDF5's first writes reserved;
+    /// throws IoError naming `path` and the reason (a full disk or ulimit -f as for any
+    /// write, nothing left behind; also when a file of that name exists: not ours).
     explicit ResultWriter(const std::string& path);
     /// Collective (`collective` true, MPI initialised): every rank of MPI_COMM_WORLD opens
-    /// the same temporary file "<path>.tmp-<pid of rank 0>" through MPI-IO (parallel HDF5)
+    /// the same temporary file "<path>.tmp-<pid of rank 0>-<host>" through MPI-IO (parallel HDF5)
     /// and must make every call below in the same order with the same names and shapes;
     /// the data of write_rows is each rank's own rows, the dataset writes store rank 0's
     /// values, and write_attributes writes rank 0's list on every rank (broadcast: the
@@ -89,9 +94,12 @@ public:
     void write_uint64(const std::string& dataset, const std::vector<std::uint64_t>& data,
                       const std::vector<std::uint64_t>& dims);
 
-    /// Closes the file and renames it to the final path (replacing an older file there
-    /// atomically); throws IoError. No writes are allowed afterwards.
-    void commit();
+    /// Closes the file and renames it to the final path (files::publish: atomically; with
+    /// a `guard`, only over what the run checked at its start, see files::Guard; without,
+    /// over any file, e.g. the run's own checkpoint); throws IoError. When the guarded
+    /// target changed during the run, the IoError names the file the complete result is
+    /// kept as. No writes are allowed afterwards.
+    void commit(const files::Guard* guard = nullptr);
 
     const std::string& path() const;
 

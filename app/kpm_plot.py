@@ -13,6 +13,10 @@
   eigs      eigenvalues (kpm-eigs) against their surface weight (ti: on the top and bottom
             layers; graphene: on sublattice A), over the KPM DOS of a kpm-dos file (--dos)
 
+The image goes to -o FILE (".png" is added to a name without an extension), by default to
+RESULT with ".png" for its extension (RESULT.png when RESULT itself ends in .png); a path
+naming an input file is refused, and the line "plot written to FILE" names the file written.
+
 Without --kind the richest content is drawn (eigs > spectral > map > ldos > dos). Energies are
 in units of the hopping t. Uses Debian's /usr/bin/python3 (h5py, numpy, matplotlib):
 the `python3` first on PATH may be an interpreter without them.
@@ -156,6 +160,41 @@ def check_input_path(path):
         raise BadInput(f"cannot read '{path}': not a regular file (a FIFO, socket or device)")
     if not os.access(path, os.R_OK):
         raise BadInput(f"cannot read '{path}': permission denied")
+
+
+def same_file(a, b):
+    """Whether the paths name one file: the same inode when both exist, else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def image_path(args):
+    """The file the image is written to, extension included (matplotlib appends ".png" to a
+    name without one, so that is added here, and reported). Default: RESULT with its
+    extension replaced by .png, or RESULT.png when that would be RESULT itself. An image
+    path naming an input file is refused: the plot would destroy its own data."""
+    if args.output is None:
+        output = os.path.splitext(args.result)[0] + ".png"
+        if same_file(output, args.result):
+            output = args.result + ".png"
+    else:
+        output = args.output if os.path.splitext(args.output)[1] else args.output + ".png"
+    for option, given in (("the result", args.result), ("--dos", args.dos)):
+        if given and same_file(output, given):
+            raise BadInput(f"-o '{output}' is the input file '{given}' ({option}): writing the image there would "
+                           "destroy it; give another -o")
+    return output
+
+
+def check_eigs_found(r):
+    """A kpm-eigs result with no eigenvalue in its window is valid but has nothing to draw."""
+    r.group("/eigs")
+    if r.has("/eigs/values") and r.f["/eigs/values"].shape == (0,) and r.number("/eigs", "num_found", integer=True) == 0:
+        lo, hi = r.number("/eigs", "window_min", 0.0), r.number("/eigs", "window_max", 0.0)
+        where = f"in the window [{lo:g}, {hi:g}] t" if r.text("/eigs", "request", "") == "window" else "found"
+        raise BadInput(f"'{r.path}' is a valid kpm-eigs result with no eigenvalue {where}: nothing to plot")
 
 
 def title_of(r):
@@ -403,7 +442,9 @@ def draw(args, r):
         raise BadInput(f"'{args.result}' has no {kind or 'plottable'} data "
                        f"(has: {', '.join(k for k, v in have.items() if v) or 'nothing'})")
     title = title_of(r)
-    output = args.output or os.path.splitext(args.result)[0] + ".png"
+    if kind == "eigs":
+        check_eigs_found(r)
+    output = image_path(args)
     fig = plt.figure(figsize=SIZES[kind])
     if kind == "map":
         plot_map(r, fig)
@@ -427,7 +468,8 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 1)[1])
     p.add_argument("result", help="HDF5 result file of kpm-dos or kpm-eigs")
-    p.add_argument("-o", "--output", help="image file (.png, .svg, .pdf); default RESULT.png")
+    p.add_argument("-o", "--output", help="image file (.png, .svg, .pdf; .png is added to a name without extension); "
+                   "default RESULT with .png for its extension (RESULT.png when RESULT ends in .png); never an input file")
     p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral", "eigs"], help="what to draw (default: the richest content)")
     p.add_argument("--dos", help="with eigs: a kpm-dos result of the same system whose DOS is drawn behind the eigenvalues")
     p.add_argument("--dpi", type=int, default=100, help="dots per inch of raster output, 10 .. 1000 (default 100)")

@@ -29,6 +29,7 @@
 #include "numerics/base/counter_rng.hpp"
 #include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/files.hpp"
 #include "runtime/base/parse.hpp"
 #include "topokpm/config.hpp"
 
@@ -704,7 +705,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     po::variables_map vm;
     RunConfig cfg;
     cfg.program = program;
-    for (int i = 0; i < argc; ++i) cfg.provenance.command_line += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; ++i) cfg.provenance.command_line += (i ? " " : "") + files::shell_word(argv[i]);
     std::map<std::string, int> config_line;  // key -> its line in the --config file
     std::set<std::string> on_command_line;
     try {

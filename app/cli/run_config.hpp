@@ -123,7 +123,7 @@ struct EigsConfig {
 
 /// What the result file records about how the run was asked for.
 struct ProvenanceConfig {
-    std::string command_line;
+    std::string command_line;  ///< argv, each word shell-quoted (files::shell_word): pastes as typed
     std::string config_path;
     std::string config_text;
 };

@@ -132,7 +132,8 @@ struct DosRun::State {
     std::string ckpt_path;
     RunFiles run_files;
     std::optional<ResumedCheckpoint> resumed_id;  // the checkpoint read and verified by this run
-    CheckpointLocks ckpt_locks;  // rank 0: of ckpt_path and the restart, until the run ends
+    CheckedRunFiles checked_files;  // rank 0: the checkpoint locks until the run ends, and what the
+                                    // result may replace (checked again at the rename)
     RunParameters parameters;
     std::optional<CheckpointData> resume;
     MemoryEstimate mem;
@@ -191,7 +192,7 @@ struct DosRun::State {
     width = block_width(cfg, num_columns);
     ckpt_path = checkpoint_path(cfg);
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
-    if (dist.root()) ckpt_locks = check_run_files(run_files);  // rank 0 writes every file
+    if (dist.root()) checked_files = check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
         TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                              "use sell, crs or free under mpirun");
@@ -349,7 +350,7 @@ struct DosRun::State {
     std::string resume_command() const
     {
         const std::string command = cfg.provenance.command_line.find("--restart") == std::string::npos
-                                        ? cfg.provenance.command_line + " --restart " + ckpt_path
+                                        ? cfg.provenance.command_line + " --restart " + files::shell_word(ckpt_path)
                                         : cfg.provenance.command_line;
         return dist.distributed() ? detail::concat("mpirun (or srun) with any number of ranks: ", command) : command;
     }
@@ -688,7 +689,7 @@ struct DosRun::State {
         prov.insert(prov.end(), balance.begin(), balance.end());
         add_phase_seconds(prov, timers, wall_seconds() - t_start);
         out.write_attributes("/provenance", prov);
-        out.commit();
+        out.commit(&checked_files.output);
     });
     }
 

@@ -132,6 +132,7 @@ private:
     std::vector<double> weights;
     int parts = 0;
     std::vector<complex_double> all_vectors;  // [k, N] on every rank with --save-vectors
+    files::Guard output_guard;                // what the result may replace (rank 0)
 
     /// Request, method, operator and files, before anything is built.
     void validate()
@@ -144,7 +145,7 @@ private:
         n = model->num_rows();
         numerics::validate(cfg.eigs.request, n);
         method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
-        if (dist.root()) check_run_files({cfg.outputs.result_file, "", "", ""});
+        if (dist.root()) output_guard = check_run_files({cfg.outputs.result_file, "", "", ""}).output;
     }
 
     /// This rank's operator part (cost model of the one factory), the method's workspace,
@@ -446,7 +447,7 @@ private:
             for (const auto& [phase, seconds] : chebfd.phases.phases())  // inside seconds_eigs
                 prov.push_back({"seconds_chebfd_" + phase, seconds});
             out.write_attributes("/provenance", prov);
-            out.commit();
+            out.commit(&output_guard);
         });
     }
 

@@ -51,12 +51,38 @@ void require_distinct(const std::string& option_a, const std::string& a, const s
                                     "' name the same file; one would destroy the other: give them different paths"));
 }
 
+/// A path the run writes must be free or a regular file: a directory, a device (/dev/null,
+/// /dev/full), a FIFO or a socket is refused, since the file is written under a temporary
+/// name and renamed over the path, which would replace the device node or FIFO itself.
+void require_file_path(const std::string& option, const std::string& path)
+{
+    if (path.empty()) return;
+    switch (files::kind_of(path)) {
+    case files::Kind::missing:
+    case files::Kind::regular: return;
+    case files::Kind::directory:
+        throw InputError(detail::concat(option, " '", path, "': is a directory; give the path of a file"));
+    case files::Kind::other:
+        throw InputError(detail::concat(option, " '", path, "': is not a regular file (a device such as /dev/null, ",
+                                        "a FIFO or a socket); results are written as files: give the path of a file"));
+    }
+}
+
 void clean_temporaries(const std::string& path)
 {
     const files::Temporaries t = files::clean_stale_temporaries(path);
     for (const std::string& name : t.removed) log::info("files       : removed ", name, " (temporary file of a killed run)");
     for (const std::string& name : t.kept)
-        log::warning(name, ": a temporary file of another kpm-dos process (running, or on another host); left alone");
+        log::warning(name, ": a temporary file of another topokpm process (running, or on another host); left alone");
+    for (const std::string& name : t.unmarked)
+        log::warning(name, ": named like a stale temporary, but its content is not marked as this program's; "
+                     "left alone (remove it yourself if it is not needed)");
+}
+
+/// A result at `path` that the run may replace: a writable topokpm result.
+bool replaceable_result(const std::string& path)
+{
+    return !files::write_protected(path) && topokpm_file_kind(path) == "result";
 }
 
 /// "<real path>.lock": the directories and, when `path` exists, the path itself resolved
@@ -190,9 +216,10 @@ void CheckpointLocks::lock(const std::string& option, const std::string& path)
                                             "' exists and is not a kpm-dos lock file; remove it or choose another path"));
         }
         const std::string text = lock_text();
-        if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-            log::warning(option, " '", path, "': cannot write '", name, "' (", std::strerror(errno),
-                         "); a second run will be refused without this run's pid");
+        // The lock holds without its text; a text that cannot be written (a full disk: then the
+        // run's own writes fail with the one message that matters) only leaves a second run's
+        // refusal without this run's pid ("not written yet").
+        if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, text.data(), text.size(), 0);
         held_.push_back({name, fd});
         return;
     }
@@ -200,7 +227,7 @@ void CheckpointLocks::lock(const std::string& option, const std::string& path)
                                     "' keeps being replaced by other runs; try again"));
 }
 
-CheckpointLocks check_run_files(const RunFiles& f)
+CheckedRunFiles check_run_files(const RunFiles& f)
 {
     // First the locks: the checks below then see no other run's files change under them.
     CheckpointLocks locks;
@@ -213,25 +240,21 @@ CheckpointLocks check_run_files(const RunFiles& f)
     require_distinct("--checkpoint", f.checkpoint, "--export-matrix", f.export_matrix);
     require_distinct("--restart", f.restart, "--export-matrix", f.export_matrix);
 
+    require_file_path("--output", f.output);
+    require_file_path("--checkpoint", f.checkpoint);
+    require_file_path("--export-matrix", f.export_matrix);
+
     // The output: a topokpm result is replaced (a rerun); anything else is the user's.
-    switch (files::kind_of(f.output)) {
-    case files::Kind::missing: break;
-    case files::Kind::directory: break;  // check_output_writable names it
-    case files::Kind::other:
-        throw InputError(detail::concat("--output '", f.output, "': exists and is not a regular file; choose another path"));
-    case files::Kind::regular:
+    if (files::kind_of(f.output) == files::Kind::regular) {
         if (files::write_protected(f.output))
             throw InputError(detail::concat("--output '", f.output, "': an existing file without write permission "
                                             "(protected result?); make it writable, remove it, or choose another path"));
         if (topokpm_file_kind(f.output) != "result")
             throw InputError(detail::concat("--output '", f.output, "': exists and is not a topokpm result file; "
-                                            "kpm-dos replaces only its own results: remove it or choose another path"));
-        break;
+                                            "kpm-dos and kpm-eigs replace only their own results: remove it or choose another path"));
     }
-    const files::Kind export_kind = f.export_matrix.empty() ? files::Kind::missing : files::kind_of(f.export_matrix);
-    if (export_kind == files::Kind::other ||
-        (export_kind == files::Kind::regular &&
-         (!is_matrix_market(f.export_matrix) || files::write_protected(f.export_matrix))))
+    if (!f.export_matrix.empty() && files::kind_of(f.export_matrix) == files::Kind::regular &&
+        (!is_matrix_market(f.export_matrix) || files::write_protected(f.export_matrix)))
         throw InputError(detail::concat("--export-matrix '", f.export_matrix, "': exists and is not a writable Matrix "
                                         "Market file; remove it or choose another path"));
 
@@ -242,7 +265,7 @@ CheckpointLocks check_run_files(const RunFiles& f)
         throw InputError(detail::concat(
             "--checkpoint '", f.checkpoint, "': a file is already there ",
             kind == "checkpoint"
-                ? detail::concat("(the checkpoint of an interrupted run): resume it with --restart ", f.checkpoint,
+                ? detail::concat("(the checkpoint of an interrupted run): resume it with --restart ", files::shell_word(f.checkpoint),
                                  ", or remove it to start afresh, or give another --checkpoint")
                 : std::string("and kpm-dos writes its checkpoint only to a free path: remove it or give another "
                               "--checkpoint (default: <output>.checkpoint.h5)")));
@@ -254,7 +277,10 @@ CheckpointLocks check_run_files(const RunFiles& f)
     clean_temporaries(f.output);
     if (!f.checkpoint.empty()) clean_temporaries(f.checkpoint);
     if (!f.export_matrix.empty()) clean_temporaries(f.export_matrix);
-    return locks;
+
+    files::Guard output{std::nullopt, replaceable_result};
+    if (files::FileId id; files::identify(f.output, id)) output.existing = id;
+    return {std::move(locks), output};
 }
 
 std::optional<ResumedCheckpoint> resumed_checkpoint(const RunFiles& f)

@@ -6,7 +6,9 @@
 /// - --output, --checkpoint, --restart and --export-matrix are different files, except that
 ///   a run may keep checkpointing into the checkpoint it resumes (--restart C --checkpoint C);
 /// - an existing --output is replaced only when it is a topokpm result file and not
-///   write-protected; an existing --export-matrix only when it is a Matrix Market file;
+///   write-protected, and only while it is still that very file when the result is
+///   renamed into place (a file put there during the run is left alone); an existing
+///   --export-matrix only when it is a Matrix Market file;
 /// - an existing file at the checkpoint path is never replaced, unless it is the checkpoint
 ///   this run resumes: an interrupted run's checkpoint is removed only by the run that
 ///   completes it;
@@ -17,7 +19,10 @@
 ///   it resumed (each only while it is still the very file written or verified; through a
 ///   symbolic link the file it points to, not the link);
 /// - stale temporaries of this program next to the output and the checkpoint (a killed
-///   run's "<file>.tmp-<pid>-<host>") are removed and reported.
+///   run's "<file>.tmp-<pid>-<host>") are removed and reported, when their content marks
+///   them as ours (files::kTemporaryMarker); a file only named so is left, with a warning;
+/// - a path the run writes is free or a regular file: a directory, device (/dev/null,
+///   /dev/full), FIFO or socket is refused.
 
 #include <optional>
 #include <string>
@@ -64,12 +69,20 @@ private:
     std::vector<Held> held_;
 };
 
+/// What check_run_files() leaves the run: the locks of its checkpoint paths (kept until the
+/// run ends) and the guard for committing the result (analysis::ResultWriter::commit): the
+/// output is replaced only while it is still the result verified here, or created only
+/// while the path is still free -- checked again at the moment of the rename.
+struct CheckedRunFiles {
+    CheckpointLocks locks;
+    files::Guard output;
+};
+
 /// Locks the checkpoint and restart paths (CheckpointLocks), then refuses (InputError naming
 /// the option and the path) what the rules above forbid, checks that the directories are
 /// writable (IoError), and cleans stale temporaries (reported with log::info /
-/// log::warning). Run by the rank that writes, before anything is built; the run keeps the
-/// locks until it ends.
-CheckpointLocks check_run_files(const RunFiles& f);
+/// log::warning). Run by the rank that writes, before anything is built.
+CheckedRunFiles check_run_files(const RunFiles& f);
 
 /// The checkpoint this run resumes, as it was when read and verified: the regular file the
 /// --restart path names (symbolic links resolved) and its identity.

@@ -56,9 +56,8 @@ void export_matrix_market(const RowSource& source, const std::string& path)
     errno = 0;
     const bool failed = std::ferror(raw) != 0;
     if (std::fclose(raw) != 0 || failed) throw write_error(path, errno ? errno : EIO);
-    const char* step = "";
     cleanup.armed = false;  // publish() removes the temporary file when it fails
-    if (const int err = files::publish(temp, path, &step); err != 0) throw write_error(path, err);
+    if (const int err = files::publish(temp, path).error; err != 0) throw write_error(path, err);
 }
 
 }  // namespace topokpm::hamiltonians

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -48,7 +49,36 @@ bool process_alive(long pid)
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+/// Whether the regular file at `path` starts with kTemporaryMarker and `path` still names
+/// the very file read (no swap between the read and the caller's unlink but that call).
+bool starts_with_marker(const std::string& path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    constexpr std::size_t n = sizeof kTemporaryMarker - 1;
+    char head[n] = {};
+    struct stat opened {}, named {};
+    const bool marked = ::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode) && ::pread(fd, head, n, 0) == ssize_t(n) &&
+                        std::memcmp(head, kTemporaryMarker, n) == 0;
+    ::close(fd);
+    return marked && ::lstat(path.c_str(), &named) == 0 && named.st_dev == opened.st_dev &&
+           named.st_ino == opened.st_ino;
+}
+
 }  // namespace
+
+int mark_temporary(const std::string& path, bool on)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno;
+    char block[sizeof kTemporaryMarker] = {};
+    if (on) std::memcpy(block, kTemporaryMarker, sizeof block);
+    const ssize_t n = sizeof kTemporaryMarker - 1;
+    errno = 0;
+    const int err = ::pwrite(fd, block, n, 0) == n ? 0 : (errno ? errno : EIO);
+    ::close(fd);
+    return err;
+}
 
 bool same_file(const std::string& a, const std::string& b)
 {
@@ -63,6 +93,18 @@ std::int64_t free_bytes(const std::string& path)
     struct statvfs vs {};
     if (::statvfs(split_dir(path).first.c_str(), &vs) != 0) return -1;
     return static_cast<std::int64_t>(vs.f_bavail) * static_cast<std::int64_t>(vs.f_frsize);
+}
+
+std::string shell_word(const std::string& text)
+{
+    const auto plain = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               (c != '\0' && std::strchr("%+,-./:=@_", c) != nullptr);
+    };
+    if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return text;
+    std::string out = "'";
+    for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
 }
 
 std::string temporary_name(const std::string& path)
@@ -97,7 +139,9 @@ Temporaries clean_stale_temporaries(const std::string& path)
         const std::string full = dir == "." && path.find('/') == std::string::npos ? name : dir + "/" + name;
         struct stat st {};
         if (::lstat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        if (this_host && !process_alive(pid) && ::unlink(full.c_str()) == 0) out.removed.push_back(full);
+        if (!this_host || process_alive(pid)) out.kept.push_back(full);
+        else if (!starts_with_marker(full)) out.unmarked.push_back(full);
+        else if (::unlink(full.c_str()) == 0) out.removed.push_back(full);
         else out.kept.push_back(full);
     }
     ::closedir(d);
@@ -118,21 +162,6 @@ bool write_protected(const std::string& path)
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     return (st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0;
-}
-
-int publish(const std::string& temp, const std::string& path, const char** step)
-{
-    int err = 0;
-    *step = "syncing the file to disk";
-    const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::fsync(fd) != 0) err = errno;
-    if (fd >= 0) ::close(fd);
-    if (err == 0) {
-        *step = "renaming the complete temporary file";
-        if (std::rename(temp.c_str(), path.c_str()) != 0) err = errno;
-    }
-    if (err != 0) std::remove(temp.c_str());
-    return err;
 }
 
 bool identify(const std::string& path, FileId& id)
@@ -164,6 +193,84 @@ bool remove_if_same(const std::string& path, const FileId& id)
     }
     ::close(d);
     return removed;
+}
+
+namespace {
+
+/// The name a complete file is kept under when its target changed during the run.
+std::string kept_name(const std::string& path)
+{
+    return path + ".new-" + std::to_string(static_cast<long>(::getpid()));
+}
+
+/// rename(2) that never replaces: RENAME_NOREPLACE, or link + unlink where the file system
+/// lacks it (EINVAL). 0 or the errno (EEXIST: the target exists).
+int rename_noreplace(const std::string& from, const std::string& to)
+{
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return errno;
+    if (::link(from.c_str(), to.c_str()) != 0) return errno;
+    ::unlink(from.c_str());
+    return 0;
+}
+
+/// Whether the file at `path` is still the one the guard checked at the start.
+bool still_expected(const std::string& path, const Guard& guard)
+{
+    FileId now;
+    return guard.existing && identify(path, now) && now == *guard.existing &&
+           (!guard.still_replaceable || guard.still_replaceable(path));
+}
+
+/// The guarded rename of `temp` (complete, synced) to `path`: 0, EEXIST (the target is not
+/// what the guard allows; `temp` untouched) or another errno.
+int guarded_rename(const std::string& temp, const std::string& path, const Guard& guard)
+{
+    if (!guard.existing) return rename_noreplace(temp, path);
+    if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) != 0) {
+        if (errno == ENOENT) return rename_noreplace(temp, path);  // the old result was removed
+        if (errno != EINVAL && errno != ENOSYS) return errno;
+        // No atomic exchange here: check, then rename (the documented window).
+        if (kind_of(path) == Kind::missing) return rename_noreplace(temp, path);
+        if (!still_expected(path, guard)) return EEXIST;
+        return std::rename(temp.c_str(), path.c_str()) == 0 ? 0 : errno;
+    }
+    // `path` is our result now; `temp` holds what was at `path`.
+    if (still_expected(temp, guard)) {
+        ::unlink(temp.c_str());
+        return 0;
+    }
+    // Swapped back: the other file at `path` again, ours under `temp` (should the swap back
+    // fail, EEXIST still keeps both files: nothing is removed).
+    ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE);
+    return EEXIST;
+}
+
+}  // namespace
+
+Published publish(const std::string& temp, const std::string& path, const Guard* guard)
+{
+    Published out;
+    out.step = "syncing the file to disk";
+    const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) out.error = errno;
+    if (fd >= 0) ::close(fd);
+    if (out.error == 0) {
+        out.step = "renaming the complete temporary file";
+        if (guard == nullptr) {
+            if (std::rename(temp.c_str(), path.c_str()) != 0) out.error = errno;
+        } else {
+            out.error = guarded_rename(temp, path, *guard);
+        }
+    }
+    if (out.error == EEXIST && guard != nullptr) {
+        out.step = "a file appeared at the path during the run";
+        const std::string kept = kept_name(path);
+        out.kept = rename_noreplace(temp, kept) == 0 ? kept : "";
+        return out;
+    }
+    if (out.error != 0) std::remove(temp.c_str());
+    return out;
 }
 
 }  // namespace topokpm::files

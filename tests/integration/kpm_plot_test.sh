@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # kpm-plot renders every kind of result to an image of the documented size: the DOS with
-# its error band, LDOS curves, the surface LDOS map and A(k, E) with bands; bad input fails.
+# its error band, LDOS curves, the surface LDOS map and A(k, E) with bands; bad input fails;
+# the image never overwrites an input, and the message names the file really written.
+# kpm_plot_test.sh KPM_DOS KPM_PLOT [KPM_EIGS]
 set -u
-dos="$1"; plot="$2"
+dos="$1"; plot="$2"; eigs="${3:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -127,4 +129,24 @@ kp.h5py.File = interrupted
 sys.exit(kp.main([sys.argv[2], "-o", "/dev/null"]))
 PY
 check "Ctrl-C: exit 130 with one line, no traceback" "[ $? -eq 130 ] && [ \"\$(cat '$work/int.err')\" = 'kpm-plot: interrupted' ]"
+
+# The image never replaces an input file, and the message names the file written.
+cp "$work/dos.h5" "$work/x.png"; cp "$work/x.png" "$work/x.orig"
+"$plot" "$work/x.png" > "$work/own.out" 2>&1
+check "input named x.png: the default image is x.png.png, the input intact" "[ $? -eq 0 ] && cmp -s '$work/x.png' '$work/x.orig' && [ -s '$work/x.png.png' ] && grep -qx \"plot written to $work/x.png.png\" '$work/own.out'"
+"$plot" "$work/dos.h5" -o "$work/sub/../dos.h5" > "$work/same.out" 2> "$work/same.err"
+check "-o naming the input is refused (exit 2), the input intact" "[ $? -eq 2 ] && grep -q \"is the input file '$work/dos.h5'\" '$work/same.err' && /usr/bin/python3 -c 'import h5py,sys; h5py.File(sys.argv[1], \"r\")' '$work/dos.h5'"
+"$plot" "$work/dos.h5" -o "$work/bare" > "$work/bare.out" 2>&1
+check "-o without extension: the file written is bare.png, and the message says so" "[ $? -eq 0 ] && [ -s '$work/bare.png' ] && [ ! -e '$work/bare' ] && grep -qx \"plot written to $work/bare.png\" '$work/bare.out'"
+if [ -n "$eigs" ]; then
+  "$eigs" --model ti --lattice 4x4x2 --window 0.6:0.61 --method dense --threads 1 --quiet --output "$work/none.h5" > /dev/null 2>&1
+  check "kpm-eigs: a window without eigenvalues is a valid result" "[ $? -eq 0 ] && [ \"\$(/usr/bin/python3 -c 'import h5py,sys; print(h5py.File(sys.argv[1], \"r\")[\"/eigs\"].attrs[\"num_found\"])' '$work/none.h5')\" = 0 ]"
+  "$eigs" --model ti --lattice 4x4x2 --window -1:1 --method dense --threads 1 --quiet --output "$work/some.h5" > /dev/null 2>&1
+  "$plot" "$work/some.h5" --dos "$work/dos.h5" -o "$work/dos.h5" > /dev/null 2> "$work/dosin.err"
+  check "-o naming the --dos input is refused (exit 2)" "[ $? -eq 2 ] && grep -q \"(--dos)\" '$work/dosin.err'"
+  "$plot" "$work/none.h5" -o "$work/none.png" > /dev/null 2> "$work/none.err"
+  check "no eigenvalue in the window: said so, not called damaged (exit 2)" "[ $? -eq 2 ] && grep -q 'is a valid kpm-eigs result with no eigenvalue in the window \[0.6, 0.61\] t' '$work/none.err' && ! grep -q empty '$work/none.err' && [ ! -e '$work/none.png' ]"
+else
+  echo "SKIPPED: kpm-eigs cases (no kpm-eigs given)"
+fi
 exit $fail

@@ -71,7 +71,11 @@ check "the printed resume command completes the run" "[ $? -eq 0 ] && [ -s '$wor
 
 # Stale temporaries of a killed run are removed and reported; a live process's are kept.
 host="$(hostname)"
-touch "$work/s.h5.tmp-999999999-$host" "$work/s.h5.tmp-999999998" "$work/s.h5.checkpoint.h5.tmp-999999997-$host"
+# (marked as this program's temporaries, as a killed run leaves them: files_test.sh checks
+# that look-alikes without the marker survive)
+for t in "$work/s.h5.tmp-999999999-$host" "$work/s.h5.tmp-999999998" "$work/s.h5.checkpoint.h5.tmp-999999997-$host"; do
+  printf 'topokpm temporary file: renamed into place when complete; removed by the next run when its process is gone\n' > "$t"
+done
 touch "$work/s.h5.tmp-$$-$host"
 run "$work/log" --lattice 6x6x4 --moments 64 --vectors 2 --threads 1 --output "$work/s.h5"
 check "stale temporaries removed and reported" "[ $rc -eq 0 ] && [ \$(grep -c 'temporary file of a killed run' '$work/log') -eq 3 ] && [ ! -e '$work/s.h5.tmp-999999998' ] && [ ! -e '$work/s.h5.checkpoint.h5.tmp-999999997-$host' ]"

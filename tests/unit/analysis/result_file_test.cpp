@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -252,6 +253,30 @@ TEST_F(ResultFile, UncommittedWriterLeavesNothing)
     } catch (const std::runtime_error&) {
     }
     EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(ResultFile, TemporaryIsCreatedExclusivelyAndMarkedUntilCommit)
+{
+    const std::string path = file("marked.h5");
+    const auto head = [](const std::string& name) {
+        std::ifstream in(name, std::ios::binary);
+        std::string bytes(sizeof files::kTemporaryMarker - 1, '\0');
+        in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        return bytes;
+    };
+    {
+        ResultWriter w(path);
+        w.write_doubles("/dos/rho", {1.0, 2.0}, {2});
+        EXPECT_EQ(head(temporary_of(path)), std::string(files::kTemporaryMarker));
+        w.commit();
+    }
+    EXPECT_EQ(head(path), std::string(sizeof files::kTemporaryMarker - 1, '\0')) << "a result is not a temporary";
+    EXPECT_EQ(ResultReader(path).read_doubles("/dos/rho"), (std::vector<double>{1.0, 2.0}));
+    // A file that already has this process's temporary name is not ours: never truncated.
+    std::ofstream(temporary_of(path)) << "notes";
+    expect_io_error([&] { ResultWriter w(path); }, {path, "File exists"});
+    std::ifstream in(temporary_of(path));
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "notes");
 }
 
 TEST_F(ResultFile, MissingDirectoryIsAnIoErrorNamingThePath)

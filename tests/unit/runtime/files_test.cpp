@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "runtime/base/files.hpp"
@@ -45,16 +47,21 @@ TEST_F(Files, StaleTemporariesAreRemovedLiveOnesKept)
     const std::string target = file("r.h5");
     const std::string host_tail = temporary_name(target).substr(target.size() + 5);  // "<pid>-<host>"
     const std::string host = host_tail.substr(host_tail.find('-') + 1);
-    touch("r.h5.tmp-999999999-" + host);  // no such process: stale
-    touch("r.h5.tmp-999999998");          // older name, no host: stale
-    touch("r.h5.probe-999999997-3");      // a probe of a dead process
-    touch("r.h5.tmp-" + std::to_string(::getpid()) + "-" + host);  // this process: live
-    touch("r.h5.tmp-999999996-elsewhere.example");                // another host: unknown
-    touch("r.h5.tmpx-1");                                            // not ours
-    touch("other.h5.tmp-999999995");                                 // another target
+    const auto marked = [&](const std::string& name) { std::ofstream(file(name)) << kTemporaryMarker; };
+    marked("r.h5.tmp-999999999-" + host);  // no such process: stale
+    marked("r.h5.tmp-999999998");          // older name, no host: stale
+    marked("r.h5.probe-999999997-3");      // a probe of a dead process
+    marked("r.h5.tmp-" + std::to_string(::getpid()) + "-" + host);  // this process: live
+    marked("r.h5.tmp-999999996-elsewhere.example");                // another host: unknown
+    touch("r.h5.tmp-999999994-" + host);                            // stale by name, but not marked
+    marked("r.h5.tmpx-1");                                           // not ours
+    marked("other.h5.tmp-999999995");                                // another target
     const Temporaries t = clean_stale_temporaries(target);
     EXPECT_EQ(t.removed.size(), 3u);
     EXPECT_EQ(t.kept.size(), 2u);
+    ASSERT_EQ(t.unmarked.size(), 1u);
+    EXPECT_EQ(t.unmarked[0], file("r.h5.tmp-999999994-" + host));
+    EXPECT_TRUE(fs::exists(file("r.h5.tmp-999999994-" + host)));
     EXPECT_FALSE(fs::exists(file("r.h5.tmp-999999998")));
     EXPECT_TRUE(fs::exists(file("r.h5.tmp-999999996-elsewhere.example")));
     EXPECT_TRUE(fs::exists(file("r.h5.tmpx-1")));
@@ -89,6 +96,64 @@ TEST_F(Files, RemoveIfSameThroughALinkRemovesTheTargetAndKeepsTheLink)
     EXPECT_TRUE(fs::is_symlink(file("link.h5")));
     // Nothing left aside, nothing else touched.
     EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "store"), fs::directory_iterator{}), 0);
+}
+
+TEST_F(Files, GuardedPublishNeverReplacesAnotherFile)
+{
+    const auto write = [&](const std::string& name, const std::string& text) { std::ofstream(file(name)) << text; };
+    const auto read = [&](const std::string& name) {
+        std::ifstream in(file(name));
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const auto any = [](const std::string&) { return true; };
+    // The path was free at the start, and still is: published.
+    Guard free_path{std::nullopt, any};
+    write("t1", "new");
+    EXPECT_EQ(publish(file("t1"), file("a"), &free_path).error, 0);
+    EXPECT_EQ(read("a"), "new");
+    // A file appeared there meanwhile: it stays, the new file is kept under another name.
+    write("t2", "newer");
+    const Published p = publish(file("t2"), file("a"), &free_path);
+    EXPECT_EQ(p.error, EEXIST);
+    EXPECT_EQ(read("a"), "new");
+    ASSERT_FALSE(p.kept.empty());
+    EXPECT_EQ(p.kept, file("a") + ".new-" + std::to_string(::getpid()));
+    EXPECT_EQ(read("a.new-" + std::to_string(::getpid())), "newer");
+    EXPECT_FALSE(fs::exists(file("t2")));
+    // The file verified at the start is still there: replaced.
+    Guard verified{FileId{}, any};
+    ASSERT_TRUE(identify(file("a"), *verified.existing));
+    write("t3", "third");
+    EXPECT_EQ(publish(file("t3"), file("a"), &verified).error, 0);
+    EXPECT_EQ(read("a"), "third");
+    EXPECT_FALSE(fs::exists(file("t3")));
+    // Another file (another inode) took its place: swapped back, untouched.
+    ASSERT_TRUE(identify(file("a"), *verified.existing));
+    write("user", "notes");
+    fs::rename(file("user"), file("a"));
+    write("t4", "fourth");
+    EXPECT_EQ(publish(file("t4"), file("a"), &verified).error, EEXIST);
+    EXPECT_EQ(read("a"), "notes");
+    // The very file, but no longer replaceable by its content: kept as well.
+    ASSERT_TRUE(identify(file("a"), *verified.existing));
+    verified.still_replaceable = [](const std::string&) { return false; };
+    write("t5", "fifth");
+    EXPECT_EQ(publish(file("t5"), file("a"), &verified).error, EEXIST);
+    EXPECT_EQ(read("a"), "notes");
+    // The verified file was removed meanwhile: the path is free, the result goes there.
+    fs::remove(file("a"));
+    write("t6", "sixth");
+    EXPECT_EQ(publish(file("t6"), file("a"), &verified).error, 0);
+    EXPECT_EQ(read("a"), "sixth");
+}
+
+TEST_F(Files, ShellWordsPasteBack)
+{
+    EXPECT_EQ(shell_word("/scratch/run-1/out.h5"), "/scratch/run-1/out.h5");
+    EXPECT_EQ(shell_word("--energy-range=-6:6"), "--energy-range=-6:6");
+    EXPECT_EQ(shell_word("my dir/x.h5"), "'my dir/x.h5'");
+    EXPECT_EQ(shell_word("it's $HOME"), "'it'\\''s $HOME'");
+    EXPECT_EQ(shell_word(""), "''");
 }
 
 TEST_F(Files, KindsAndWriteProtection)
