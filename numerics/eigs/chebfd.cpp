@@ -178,7 +178,8 @@ double expected_count(const std::vector<double>& coef, const std::vector<double>
 
 double chebfd_space_bytes(double rows, double k, int threads)
 {
-    return 16.0 * (rows * (k + kMinBlock + std::max(k, 3.0 * 63)) + 4.0 * k * k + 2048.0 * k * std::max(1, threads));
+    return 16.0 * (rows * (k + kMinBlock + std::max(k, std::min(3.0 * k, 3.0 * 63))) + 4.0 * k * k +
+                   2048.0 * k * std::max(1, threads));
 }
 
 int chebfd_degree(double x_left, double x_right)

@@ -115,7 +115,7 @@ struct ChebFdOptions {
     /// it grows, ChebFD checks that chebfd_space_bytes(rows, k, threads) fits: the block and
     /// the locked vectors hold at most k + 8 columns together; besides them either the TSQR
     /// fallback's copy of the block (at most k) or the strips of the filter and Rayleigh-Ritz
-    /// (three blocks per registered width, at most 3 x 63 columns; released while the block
+    /// (three blocks per registered width, at most min(3 k, 3 x 63) columns; released while the block
     /// is orthonormalized); H Q and the Ritz vectors are never stored whole; and the
     /// Rayleigh-Ritz matrices. Throws ResourceError naming the space and the limit's source
     /// otherwise. bytes 0 = no check.
@@ -171,7 +171,8 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& options, C
 int chebfd_degree(double x_left, double x_right);
 
 /// Bytes a ChebFD search space of k vectors holds on a rank of `rows` rows with `threads`
-/// OpenMP threads (ChebFdOptions::memory): 16 rows (k + 8 + max(k, 189)) for the columns,
+/// OpenMP threads (ChebFdOptions::memory): 16 rows (k + 8 + max(k, min(3 k, 189))) for the
+/// columns (the strips' widths sum to at most k),
 /// 16 x 4 k^2 for Rayleigh-Ritz (G, the eigensolver's copy and its vectors, the reordered
 /// vectors Y) and 16 x 2048 k per thread for the row chunks of the in-place rotation.
 double chebfd_space_bytes(double rows, double k, int threads);
