@@ -164,8 +164,11 @@ def title_of(r):
     if kpm:
         r.group("/kpm")
     name = r.text("/model", "name")
-    lattice = f"{r.number('/model', 'Nx', integer=True)}x{r.number('/model', 'Ny', integer=True)}"
-    if name == "ti":
+    if name == "matrix-market":  # a matrix from a file has no lattice (models.md §8)
+        lattice = f"{r.number('/model', 'num_orbitals', integer=True)} rows"
+    else:
+        lattice = f"{r.number('/model', 'Nx', integer=True)}x{r.number('/model', 'Ny', integer=True)}"
+    if name in ("ti", "hr"):
         lattice += f"x{r.number('/model', 'Nz', integer=True)}"
     extra = []
     if name == "ti":

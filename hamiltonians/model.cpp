@@ -3,8 +3,11 @@
 #include <cmath>
 #include <limits>
 
+#include "hamiltonians/file_models/hr_model.hpp"
+#include "hamiltonians/file_models/matrix_market_model.hpp"
 #include "hamiltonians/graphene/graphene_model.hpp"
 #include "hamiltonians/ti/ti_model.hpp"
+#include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::hamiltonians {
@@ -22,12 +25,57 @@ void require_finite(const char* option, double value, const char* allowed)
     TOPOKPM_USER_REQUIRE(std::isfinite(value), option, " ", value, ": not a finite number (allowed: ", allowed, ")");
 }
 
+/// A finite energy of magnitude <= kMaxEnergy (numerics/base/energy_limits.hpp: beyond it the
+/// entries' sums and norms overflow).
+void require_energy(const char* option, double value, const char* allowed)
+{
+    require_finite(option, value, allowed);
+    TOPOKPM_USER_REQUIRE(std::abs(value) <= kMaxEnergy, option, " ", value, ": out of range (allowed: ", allowed, ")");
+}
+
+void require_disorder(double disorder)
+{
+    require_energy("{disorder}", disorder, "finite, >= 0 and <= 1e+100");
+    TOPOKPM_USER_REQUIRE(disorder >= 0.0, "{disorder} ", disorder, ": out of range (allowed: finite, >= 0 and <= 1e+100)");
+}
+
+/// The checks of models.md §8 for the models read from a file (the file itself is checked
+/// by its reader): hr gets a 3-letter boundary ("ppp" by default, 1 or 2 letters padded
+/// with 'p'); matrix-market has no lattice, boundary, disorder or dots.
+ModelParams validate_file_model(ModelParams p)
+{
+    TOPOKPM_USER_REQUIRE(!p.file.empty(), "{model} ", p.name, " reads its Hamiltonian from {model_file} FILE (none given)");
+    TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
+                         " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
+    if (p.name == "matrix-market") {
+        TOPOKPM_USER_REQUIRE(p.nx == 0 && p.boundary.empty(), "{lattice}/{boundary}: model matrix-market has no lattice "
+                             "(its size is the file's N)");
+        TOPOKPM_USER_REQUIRE(p.disorder == 0.0, "{disorder} ", p.disorder,
+                             ": model matrix-market takes its diagonal from the file (allowed: 0)");
+        return p;
+    }
+    const char* axis[3] = {"Nx", "Ny", "Nz"};
+    const int extent[3] = {p.nx, p.ny, p.nz};
+    for (int d = 0; d < 3; ++d)
+        TOPOKPM_USER_REQUIRE(extent[d] >= 1, "{lattice} ", lattice_text(p, true), ": ", axis[d], " = ", extent[d],
+                             " out of range (allowed: >= 1)");
+    if (p.boundary.empty()) p.boundary = "ppp";
+    bool letters_ok = !p.boundary.empty() && p.boundary.size() <= 3;
+    for (char c : p.boundary) letters_ok = letters_ok && (c == 'p' || c == 'o');
+    TOPOKPM_USER_REQUIRE(letters_ok, "{boundary} '", p.boundary,
+                         "': model hr needs 1 to 3 letters (c1, c2, c3), each 'p' (periodic) or 'o' (open), e.g. ppo");
+    p.boundary.resize(3, 'p');
+    require_disorder(p.disorder);
+    return p;
+}
+
 /// Every check of models.md §2/§3 that make_model() promises; returns the parameters with
 /// the default boundary filled in. Models trust what comes out of here.
 ModelParams validate(ModelParams p)
 {
-    TOPOKPM_USER_REQUIRE(p.name == "ti" || p.name == "graphene", "{model} '", p.name,
-                         "': unknown model (allowed: ti, graphene)");
+    TOPOKPM_USER_REQUIRE(p.name == "ti" || p.name == "graphene" || reads_model_file(p.name), "{model} '", p.name,
+                         "': unknown model (allowed: ti, graphene, hr, matrix-market)");
+    if (reads_model_file(p.name)) return validate_file_model(p);
     const bool ti = p.name == "ti";
     const int dims = ti ? 3 : 2;
     const char* axis[3] = {"Nx", "Ny", "Nz"};
@@ -63,12 +111,12 @@ ModelParams validate(ModelParams p)
                          " rows overflow a 64-bit index (allowed: < 2^63 rows)");
 
     // Energies.
-    require_finite("{t}", p.t, "finite and non-zero");
-    TOPOKPM_USER_REQUIRE(p.t != 0.0, "{t} ", p.t, ": out of range (allowed: finite and non-zero; t is the energy unit)");
-    if (ti) require_finite("{m}", p.m, "any finite number");
-    require_finite("{dot_potential}", p.dot_potential, "any finite number");
-    require_finite("{disorder}", p.disorder, "finite, >= 0");
-    TOPOKPM_USER_REQUIRE(p.disorder >= 0.0, "{disorder} ", p.disorder, ": out of range (allowed: finite, >= 0)");
+    require_energy("{t}", p.t, "finite, non-zero, 1e-100 <= |t| <= 1e+100; t is the energy unit");
+    TOPOKPM_USER_REQUIRE(std::abs(p.t) >= kMinEnergyScale, "{t} ", p.t,
+                         ": out of range (allowed: finite, non-zero, 1e-100 <= |t| <= 1e+100; t is the energy unit)");
+    if (ti) require_energy("{m}", p.m, "finite, -1e+100 .. 1e+100");
+    require_energy("{dot_potential}", p.dot_potential, "finite, -1e+100 .. 1e+100");
+    require_disorder(p.disorder);
 
     // Dots.
     require_finite("{dot_radius}", p.dot_radius, "finite, >= 0");
@@ -100,10 +148,14 @@ numerics::OperatorSource operator_source(const Model& model)
     return s;
 }
 
+bool reads_model_file(const std::string& name) { return name == "hr" || name == "matrix-market"; }
+
 std::unique_ptr<Model> make_model(const ModelParams& params)
 {
     const ModelParams p = validate(params);
     if (p.name == "ti") return std::make_unique<ti::TiModel>(p);
+    if (p.name == "hr") return std::make_unique<file_models::HrModel>(p);
+    if (p.name == "matrix-market") return std::make_unique<file_models::MatrixMarketModel>(p);
     return std::make_unique<graphene::GrapheneModel>(p);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// @file model.hpp
-/// The physical models of models.md (§2 `ti`, §3 `graphene`) behind one interface.
+/// The physical models of models.md (§2 `ti`, §3 `graphene`, §8 `hr` and `matrix-market`
+/// read from --model-file) behind one interface.
 /// A Model is a RowSource (its stored rows in canonical order, from which SELL-C-σ,
 /// CRS and the Matrix Market export are built) and a BlockStencil (from which the
 /// matrix-free operators apply the same matrix); operator_source() hands both to
@@ -22,8 +23,10 @@ namespace topokpm::hamiltonians {
 
 /// Every model parameter, with the defaults of models.md §4.
 struct ModelParams {
-    std::string name = "ti";          ///< "ti" | "graphene"
-    int nx = 0, ny = 0, nz = 1;       ///< sites (ti) or unit cells (graphene; nz = 1)
+    std::string name = "ti";          ///< "ti" | "graphene" | "hr" | "matrix-market"
+    std::string file;                 ///< hr, matrix-market: the model file (--model-file)
+    int nx = 0, ny = 0, nz = 1;       ///< sites (ti) or unit cells (graphene: nz = 1; hr: 1 when
+                                      ///< not given); matrix-market: set from the file, N x 1 x 1
     double t = 1.0;                   ///< hopping (energy unit)
     double m = 2.0;                   ///< ti mass
     double dot_potential = 0.0;       ///< energy units of t
@@ -33,7 +36,8 @@ struct ModelParams {
     double disorder = 0.0;            ///< Anderson disorder width W (energy units of t)
     std::uint64_t disorder_seed = 1;  ///< user seed; stream seed S_d = splitmix64(seed, 1)
     std::string boundary;             ///< "ppo"-style per direction ('p' periodic, 'o' open);
-                                      ///< empty = model default ("ppo" ti, "pp" graphene)
+                                      ///< empty = model default ("ppo" ti, "pp" graphene, "ppp" hr;
+                                      ///< hr pads 1 or 2 letters with 'p'); matrix-market: none
 };
 
 class Model : public RowSource {
@@ -57,6 +61,11 @@ public:
     /// Allocates and fills the potential (8 bytes per entry, OpenMP-parallel).
     virtual BlockStencil block_stencil() const = 0;
 
+    /// False when block_stencil() would throw (matrix-market: no lattice; hr: more orbitals
+    /// than the matrix-free kernels take); whoever only wants it as a shortcut (the serial
+    /// Lanczos enclosure) then works from the rows.
+    virtual bool offers_block_stencil() const { return true; }
+
     /// The attributes of /model in the result file (models.md §5), in a fixed order.
     virtual AttributeList attributes() const = 0;
 
@@ -65,7 +74,10 @@ public:
     virtual global_index estimated_nonzeros() const = 0;
 };
 
-/// Validates `params` and builds the model. Throws InputError naming the bad option
+/// True for the models read from --model-file ("hr", "matrix-market", models.md §8).
+bool reads_model_file(const std::string& name);
+
+/// Validates `params` and builds the model (hr and matrix-market read params.file). Throws InputError naming the bad option
 /// (e.g. "--lattice 64x63x16: Ny = 63 is not a multiple of --dot-period 4").
 std::unique_ptr<Model> make_model(const ModelParams& params);
 

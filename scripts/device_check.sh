@@ -1,146 +1,254 @@
 #!/usr/bin/env bash
-# GPU check of the CUDA backend in one call of the device tool (issue 6): configure, build
-# only the CUDA-relevant targets (-j16), run the CUDA tests and a --device cuda smoke run of
-# kpm-dos, then the benchmark. Logs go to $OUT (or /tmp/topokpm-device-out when run by hand).
+# The GPU check of the CUDA backend in one call of the device tool (issues 6, 36), sized for
+# at most 10 minutes on one H200 with 16 cores:
+#   1. configure (-DTOPOKPM_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) and build the CUDA tests,
+#      kpm-dos, cuda-spmmv-bench and dense-bench (-j16);
+#   2. the CUDA tests: ctest -R $CUDA_TESTS (the gtest suites of tests/unit/cuda, and
+#      mpi_device_ranks: GPU ranks under mpirun = CPU moments); where this CMake's ctest
+#      cannot read the discovered gtest files the gtest binaries run directly;
+#   3. measurements, each recorded (value, unit, the command's log) and written at the end as
+#      $OUT/device_check.json and $OUT/device_check.md:
+#      - the device copy bandwidth (STREAM-like cudaMemcpy D2D, cuda-spmmv-bench) and the SELL
+#        R = 1 sweep's effective bandwidth and its fraction of it (ti 200x200x40);
+#      - kpm-dos --device cuda vs --device cpu moments, max |diff| (sell, free; must be < 1e-12);
+#      - ti 200x200x40, R = 8: Gflop/s of one GPU, of the 16-core CPU, and of mpirun -np 2
+#        --device cuda --weights auto (rank 0 the GPU, rank 1 the CPU; the default pinning
+#        gives each rank half of the cores);
+#      - GPU single vs double precision at R = 32 (recorded "not available" while the CUDA
+#        operators are double only);
+#      - dense-bench --device cuda potrf (seed 001's metric line) and sparse-lu-bench --halo
+#        model --device cuda (its speed-up line) when the benches build (optional step).
 #
-#   scripts/device_check.sh [all|test|bench] ["lattices for the bench", default "200x200x40"]
+#   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ]
 #
-# The device image lacks Boost.program_options (only the headers of Boost 1.83). To still
-# configure (and, if possible, build kpm-dos), the script points CMake at a generated
-# boost_program_options package: the Boost 1.74 library and the headers it needs when they
-# were carried in .devcarry/boost (see the report of issue 6), else an empty target, in which
-# case kpm-dos is simply not built.
+# OUT (default ./device_out) and BUILD (default /tmp/topokpm-build-cuda) are taken from the
+# environment. --dry-run runs here on the CPU without a GPU: checks the build configuration
+# the real run needs (CUDA option, architectures, the targets exist in the CMake files),
+# prints every command the real run would run instead of running it, and runs the JSON /
+# markdown writer on sample records, reading both files back (the CTest device_check_dry_run).
+#
+# The device image lacks Boost.program_options (only the headers of Boost 1.83): CMake is
+# pointed at a generated boost_program_options package (the Boost 1.74 library carried in
+# .devcarry/boost when present, else an empty target and no kpm-dos).
 set -uo pipefail
-MODE=${1:-all}
-LATTICE=${2:-200x200x40}
+DRY=0
+LATTICE=200x200x40
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dry-run) DRY=1 ;;
+    --lattice) LATTICE=$2; shift ;;
+    *) echo "device_check.sh: unknown argument '$1' (allowed: --dry-run, --lattice NXxNYxNZ)" >&2; exit 2 ;;
+  esac
+  shift
+done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-/tmp/topokpm-device-out}
+OUT=${OUT:-./device_out}
 BUILD=${BUILD:-/tmp/topokpm-build-cuda}
-mkdir -p "$OUT" "$BUILD"
-exec > >(tee -a "$OUT/device_check.log") 2>&1
+mkdir -p "$OUT/logs" || { echo "device_check.sh: cannot create OUT '$OUT'" >&2; exit 3; }
+OUT=$(cd "$OUT" && pwd)
+RECORDS=$OUT/records.tsv
+: > "$RECORDS"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-echo "== $(date -u +%FT%TZ) device_check.sh $MODE $LATTICE"
-nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
+# step NAME CMD...: runs CMD with its output in $OUT/logs/NAME.log (dry run: prints it).
+step() {
+  local name=$1; shift
+  if [ $DRY = 1 ]; then echo "would run [$name]: $*"; return 0; fi
+  local t0 limit=150; t0=$(date +%s)
+  case $name in configure|build*) limit=480 ;; ctest) limit=300 ;; esac  # the 10-minute budget
+  timeout "$limit" "$@" > "$OUT/logs/$name.log" 2>&1
+  local rc=$?
+  echo "[$name] rc=$rc in $(( $(date +%s) - t0 )) s"
+  return $rc
+}
+# record KEY VALUE UNIT NOTE: one measurement for the JSON and the markdown table (dry run:
+# only the sample records, SAMPLE=1).
+record() {
+  [ $DRY = 1 ] && [ "${SAMPLE:-0}" = 0 ] && return 0
+  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$RECORDS"
+}
 
-# ---- a boost_program_options package for configure ----
-PO_DIR=/tmp/topokpm-boost-po
-mkdir -p "$PO_DIR"
-BOOST_VERSION=$(sed -n 's/^#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp 2>/dev/null | tr _ .)
-[ -n "$BOOST_VERSION" ] || BOOST_VERSION=1.83
-[ "$(echo "$BOOST_VERSION" | tr -cd . | wc -c)" = 1 ] && BOOST_VERSION=$BOOST_VERSION.0
-HAVE_PO=0
-if ls /usr/lib/x86_64-linux-gnu/libboost_program_options.so* >/dev/null 2>&1; then
-  HAVE_PO=system
-elif [ -f "$SRC/.devcarry/boost/lib/libboost_program_options.a" ]; then
-  HAVE_PO=carried
+# write_reports: $RECORDS -> device_check.json + device_check.md, read back and checked.
+write_reports() {
+  "$PY" - "$RECORDS" "$OUT" "$DRY" <<'PY'
+import json, sys, pathlib
+records_path, out, dry = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3] == "1"
+rows = []
+for line in pathlib.Path(records_path).read_text().splitlines():
+    key, value, unit, note = (line.split("\t") + ["", "", ""])[:4]
+    try:
+        v = float(value)
+    except ValueError:
+        v = value
+    rows.append({"key": key, "value": v, "unit": unit, "note": note})
+doc = {"dry_run": dry, "measurements": rows}
+(out / "device_check.json").write_text(json.dumps(doc, indent=1) + "\n")
+md = ["| measurement | value | unit | note |", "|---|---|---|---|"]
+for r in rows:
+    v = f"{r['value']:.4g}" if isinstance(r["value"], float) else r["value"]
+    md.append(f"| {r['key']} | {v} | {r['unit']} | {r['note'].replace('|', '/')} |")
+(out / "device_check.md").write_text("\n".join(md) + "\n")
+back = json.loads((out / "device_check.json").read_text())
+assert back["measurements"] == rows, "JSON does not read back"
+table = (out / "device_check.md").read_text().splitlines()
+assert len(table) == len(rows) + 2 and all(l.count("|") == 5 for l in table), "markdown table malformed"
+print(f"wrote {out}/device_check.json and device_check.md ({len(rows)} measurements)")
+PY
+}
+
+# Whatever ends the run (a failed build, the device tool's time limit), the measurements so far
+# are written.
+trap 'write_reports > /dev/null 2>&1' EXIT
+trap 'exit 143' TERM INT
+echo "== $(date -u +%FT%TZ) device_check.sh$([ $DRY = 1 ] && echo ' --dry-run') lattice $LATTICE, OUT=$OUT"
+
+# ---- build configuration ----
+for f in CMakeLists.txt numerics/cuda/CMakeLists.txt cmake/TopokpmOptions.cmake; do
+  [ -f "$SRC/$f" ] || { echo "FAIL: $f missing"; exit 1; }
+done
+grep -q 'TOPOKPM_CUDA' "$SRC/cmake/TopokpmOptions.cmake" || { echo "FAIL: no TOPOKPM_CUDA option"; exit 1; }
+grep -q 'halo_kernels.cu' "$SRC/numerics/cuda/CMakeLists.txt" || { echo "FAIL: halo kernels not built"; exit 1; }
+for t in cuda_halo_device_test device_ranks_check cuda-spmmv-bench dense-bench kpm-dos; do
+  grep -rqs --include=CMakeLists.txt -E "\b$t\b" "$SRC/tests" "$SRC/bench" "$SRC/app" || { echo "FAIL: no target $t"; exit 1; }
+done
+echo "build config: TOPOKPM_CUDA option, CUDA targets present"
+if [ $DRY = 0 ]; then
+  nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/logs/nvidia-smi.log" 2>&1
+  cat "$OUT/logs/nvidia-smi.log"
 fi
-if [ "$HAVE_PO" != system ]; then
-  cat > "$PO_DIR/boost_program_options-config-version.cmake" <<EOF
-set(PACKAGE_VERSION "$BOOST_VERSION")
-set(PACKAGE_VERSION_EXACT TRUE)
-set(PACKAGE_VERSION_COMPATIBLE TRUE)
-EOF
-  if [ "$HAVE_PO" = carried ]; then
-    cat > "$PO_DIR/boost_program_options-config.cmake" <<EOF
-if(NOT TARGET Boost::program_options)
-  add_library(Boost::program_options STATIC IMPORTED)
-  set_target_properties(Boost::program_options PROPERTIES
-    IMPORTED_LOCATION "$SRC/.devcarry/boost/lib/libboost_program_options.a"
-    INTERFACE_INCLUDE_DIRECTORIES "$SRC/.devcarry/boost/include")
-endif()
-EOF
+
+# ---- a boost_program_options package for configure (device image) ----
+PO_ARG=""
+HAVE_PO=system
+if [ $DRY = 0 ] && ! ls /usr/lib/x86_64-linux-gnu/libboost_program_options.so* > /dev/null 2>&1; then
+  PO_DIR=/tmp/topokpm-boost-po
+  mkdir -p "$PO_DIR"
+  BOOST_VERSION=$(sed -n 's/^#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp 2>/dev/null | tr _ .)
+  [ -n "$BOOST_VERSION" ] || BOOST_VERSION=1.83
+  [ "$(echo "$BOOST_VERSION" | tr -cd . | wc -c)" = 1 ] && BOOST_VERSION=$BOOST_VERSION.0
+  printf 'set(PACKAGE_VERSION "%s")\nset(PACKAGE_VERSION_EXACT TRUE)\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\n' \
+    "$BOOST_VERSION" > "$PO_DIR/boost_program_options-config-version.cmake"
+  if [ -f "$SRC/.devcarry/boost/lib/libboost_program_options.a" ]; then
+    HAVE_PO=carried
+    printf 'if(NOT TARGET Boost::program_options)\n  add_library(Boost::program_options STATIC IMPORTED)\n  set_target_properties(Boost::program_options PROPERTIES IMPORTED_LOCATION "%s" INTERFACE_INCLUDE_DIRECTORIES "%s")\nendif()\n' \
+      "$SRC/.devcarry/boost/lib/libboost_program_options.a" "$SRC/.devcarry/boost/include" \
+      > "$PO_DIR/boost_program_options-config.cmake"
   else
-    cat > "$PO_DIR/boost_program_options-config.cmake" <<EOF
-if(NOT TARGET Boost::program_options)
-  add_library(Boost::program_options INTERFACE IMPORTED)
-endif()
-EOF
+    HAVE_PO=none
+    printf 'if(NOT TARGET Boost::program_options)\n  add_library(Boost::program_options INTERFACE IMPORTED)\nendif()\n' \
+      > "$PO_DIR/boost_program_options-config.cmake"
   fi
   PO_ARG="-Dboost_program_options_DIR=$PO_DIR"
-else
-  PO_ARG=""
 fi
-echo "boost program_options: $HAVE_PO (Boost headers $BOOST_VERSION)"
+echo "boost program_options: $HAVE_PO"
 
 # ---- configure + build ----
-t0=$(date +%s)
-cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTOPOKPM_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DTOPOKPM_NATIVE_ARCH=ON $PO_ARG > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
-grep -E "topokpm: CUDA|CUDA compiler identification" "$OUT/configure.log"
-TARGETS="cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test block_stencil_test kpm_test cuda-spmmv-bench"
-[ "$HAVE_PO" != 0 ] && TARGETS="$TARGETS kpm-dos"
-cmake --build "$BUILD" -j16 --target $TARGETS > "$OUT/build.log" 2>&1
-build_rc=$?
-if [ $build_rc -ne 0 ] && [ "$HAVE_PO" = carried ]; then
-  echo "build with the carried Boost failed; retrying without kpm-dos"
-  grep -E "error" "$OUT/build.log" | head -5
-  TARGETS=${TARGETS% kpm-dos}
-  cmake --build "$BUILD" -j16 --target $TARGETS >> "$OUT/build.log" 2>&1
-  build_rc=$?
-fi
-echo "build rc=$build_rc in $(( $(date +%s) - t0 )) s"
-[ $build_rc -eq 0 ] || { grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; }
+TARGETS="cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test device_ranks_check cuda-spmmv-bench"
+[ "$HAVE_PO" != none ] && TARGETS="$TARGETS kpm-dos"
+step configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTOPOKPM_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOKPM_NATIVE_ARCH=ON $PO_ARG || { tail -30 "$OUT/logs/configure.log"; exit 1; }
+step build cmake --build "$BUILD" -j16 --target $TARGETS || { grep -E "error" "$OUT/logs/build.log" | head -30; exit 1; }
+step build_benches cmake --build "$BUILD" -j16 --target dense-bench sparse-lu-bench  # optional: their rows go missing
+MPIEXEC=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
+MPIEXEC=${MPIEXEC:-mpiexec}
+KPM=$BUILD/app/kpm-dos
+BENCH=$BUILD/bench/cuda-spmmv-bench
+DENSE=$BUILD/bench/dense-bench
+SPARSE=$BUILD/bench/sparse-lu-bench
 
 # ---- tests ----
-if [ "$MODE" = all ] || [ "$MODE" = test ]; then
-  t0=$(date +%s)
-  # The test binaries are run directly: CMake 4 (on the device image) writes gtest_discover_tests
-  # files that its own ctest cannot parse when a test has SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]".
-  status=0
-  for t in cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test block_stencil_test kpm_test; do
-    exe=$(find "$BUILD/tests" -name "$t" -type f -perm -u+x | head -1)
-    "$exe" > "/tmp/test_$t.log" 2>&1
-    rc=$?; [ $rc -eq 0 ] || status=1
-    echo "$t rc=$rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' "/tmp/test_$t.log" | tr '\n' ' ')"
-    grep -E "Failure|FAILED  \]|error" "/tmp/test_$t.log" | head -20
-    cat "/tmp/test_$t.log" >> "$OUT/tests.log"
-  done
-  echo "tests status=$status in $(( $(date +%s) - t0 )) s"
-  if [ -x "$BUILD/app/kpm-dos" ]; then
-    cd /tmp
-    for m in sell free; do
-      "$BUILD/app/kpm-dos" --model ti --lattice 32x32x16 --moments 256 --vectors 16 --matrix $m --device cuda \
-          --output /tmp/dos_cuda_$m.h5 > /tmp/kpm_dos_cuda_$m.log 2>&1
-      echo "kpm-dos --device cuda --matrix $m rc=$?"; grep -E "operator|moments  |error" /tmp/kpm_dos_cuda_$m.log; cat /tmp/kpm_dos_cuda_$m.log >> "$OUT/kpm_dos.log"
-      "$BUILD/app/kpm-dos" --model ti --lattice 32x32x16 --moments 256 --vectors 16 --matrix $m --device cpu \
-          --output /tmp/dos_cpu_$m.h5 > /tmp/kpm_dos_cpu_$m.log 2>&1
-      echo "kpm-dos --device cpu  --matrix $m rc=$?"; grep -E "moments  " /tmp/kpm_dos_cpu_$m.log; cat /tmp/kpm_dos_cpu_$m.log >> "$OUT/kpm_dos.log"
+CUDA_TESTS='^(BlockVectorMirror|BlockVectorMirrorCuda|CudaKpm|CudaSpmmv|Device|DeviceCuda|HaloDevice)\.|^mpi_device_ranks$|^device_check_dry_run$'
+if ! step ctest ctest --test-dir "$BUILD" -R "$CUDA_TESTS" --output-on-failure --timeout 300; then
+  if [ $DRY = 0 ] && grep -qE "Parse error|CMake Error" "$OUT/logs/ctest.log"; then
+    echo "ctest could not read the discovered tests; running the gtest binaries directly"
+    for t in cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test; do
+      step "test_$t" "$(find "$BUILD/tests" -name "$t" -type f -perm -u+x | head -1)"
     done
-    python3 - <<'EOF'
-import h5py, numpy as np
-for m in ("sell", "free"):
-    a = h5py.File(f"/tmp/dos_cuda_{m}.h5")["/kpm/moments"][:]
-    b = h5py.File(f"/tmp/dos_cpu_{m}.h5")["/kpm/moments"][:]
-    dev = h5py.File(f"/tmp/dos_cuda_{m}.h5")["/provenance"].attrs["devices"]
-    print(f"kpm-dos moments cuda vs cpu ({m}): max |diff| = {np.max(np.abs(a - b)):.2e}; devices = {dev}")
-EOF
+    step test_mpi_device_ranks bash "$SRC/tests/mpi/device_ranks_test.sh" "$MPIEXEC" "$BUILD/tests/mpi/device_ranks_check" "$KPM" "$SRC"
+  fi
+fi
+[ $DRY = 0 ] && record ctest_cuda "$(grep -Eo '[0-9]+% tests passed.*' "$OUT/logs/ctest.log" | head -1)" "" "ctest -R (the CUDA tests)"
+
+# ---- SELL R = 1 vs the device copy bandwidth ----
+if step bench env OMP_NUM_THREADS=16 "$BENCH" --lattice "$LATTICE" --reps 20 --only-spmmv && [ $DRY = 0 ]; then
+  cp "$OUT/logs/bench.log" "$OUT/bench_$LATTICE.md"
+  copy=$(awk -F'|' '/cudaMemcpy D2D/ {gsub(/ /, "", $3); print $3; exit}' "$OUT/logs/bench.log")
+  sell=$(awk -F'|' '$2 ~ /cuda-sell/ && $3 ~ /^ *1 *$/ {gsub(/ /, "", $6); print $6; exit}' "$OUT/logs/bench.log")
+  record device_copy_bandwidth "${copy:-?}" GB/s "cudaMemcpy D2D, 1 GiB, median of 20"
+  record sell_r1_bandwidth "${sell:-?}" GB/s "ti $LATTICE, one KPM sweep, minimum-traffic bytes"
+  [ -n "$copy" ] && [ -n "$sell" ] && record sell_r1_fraction_of_copy "$(awk -v a="$sell" -v b="$copy" 'BEGIN{print a/b}')" "" ""
+fi
+
+# ---- moments: GPU vs CPU ----
+compare_moments() {  # compare_moments KEY A.h5 B.h5
+  "$PY" - "$@" <<'PY'
+import sys, h5py, numpy as np
+a = h5py.File(sys.argv[2], "r")["kpm/moments"][()]
+b = h5py.File(sys.argv[3], "r")["kpm/moments"][()]
+print(f"{float(np.max(np.abs(a - b)) / np.max(np.abs(b))):.3e}")
+PY
+}
+gflops() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['provenance'].attrs['gflops'])" "$1"; }
+if [ $DRY = 1 ]; then  # nothing ran: nothing to read
+  gflops() { echo dry-run; }
+  compare_moments() { echo dry-run; }
+fi
+if [ $DRY = 1 ] || [ -x "$KPM" ]; then
+  for m in sell free; do
+    step "moments_cuda_$m" "$KPM" --model ti --lattice 32x32x16 --moments 256 --vectors 16 --matrix $m --device cuda \
+      -q -o "$OUT/dos_cuda_$m.h5"
+    step "moments_cpu_$m" "$KPM" --model ti --lattice 32x32x16 --moments 256 --vectors 16 --matrix $m --device cpu \
+      -q -o "$OUT/dos_cpu_$m.h5"
+    [ $DRY = 0 ] && record "moments_cuda_vs_cpu_$m" "$(compare_moments x "$OUT/dos_cuda_$m.h5" "$OUT/dos_cpu_$m.h5" 2>&1)" \
+      "relative" "max|mu_gpu - mu_cpu| / max|mu|, must be < 1e-12"
+  done
+  # ---- rates: one GPU, the CPU, GPU + CPU ranks (ti, R = 8) ----
+  RUN="--model ti --lattice $LATTICE --moments 128 --vectors 8 --block-width 8 --bounds gershgorin -q"
+  for m in free sell; do
+    step "rate_gpu_$m" "$KPM" $RUN --matrix $m --device cuda -o "$OUT/rate_gpu_$m.h5" &&
+      record "rate_gpu_$m" "$(gflops "$OUT/rate_gpu_$m.h5")" Gflop/s "1 GPU"
+    step "rate_cpu_$m" env OMP_NUM_THREADS=16 "$KPM" $RUN --matrix $m --device cpu -o "$OUT/rate_cpu_$m.h5" &&
+      record "rate_cpu_$m" "$(gflops "$OUT/rate_cpu_$m.h5")" Gflop/s "16 cores"
+    step "rate_gpu_cpu_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=15 "$KPM" $RUN --matrix $m \
+      --device cuda --weights auto -o "$OUT/rate_mixed_$m.h5" &&
+      record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: 8 cores each), --weights auto"
+    [ $DRY = 0 ] && [ -f "$OUT/rate_mixed_$m.h5" ] && [ -f "$OUT/rate_cpu_$m.h5" ] &&
+      record "moments_gpu_cpu_ranks_vs_cpu_$m" "$(compare_moments x "$OUT/rate_mixed_$m.h5" "$OUT/rate_cpu_$m.h5" 2>&1)" relative "must be < 1e-12"
+  done
+  # ---- single vs double at R = 32 ----
+  RUN32="--model ti --lattice $LATTICE --moments 128 --vectors 32 --block-width 32 --bounds gershgorin -q --matrix free --device cuda"
+  step rate_gpu_double_r32 "$KPM" $RUN32 -o "$OUT/r32_double.h5" && record rate_gpu_double_r32 "$(gflops "$OUT/r32_double.h5")" Gflop/s ""
+  if step rate_gpu_single_r32 "$KPM" $RUN32 --precision single -o "$OUT/r32_single.h5"; then
+    record rate_gpu_single_r32 "$(gflops "$OUT/r32_single.h5")" Gflop/s ""
+  elif [ $DRY = 0 ]; then
+    record rate_gpu_single_r32 "not available" "" "$(grep -m1 -o 'precision single[^;]*' "$OUT/logs/rate_gpu_single_r32.log")"
   fi
 fi
 
-# ---- benchmark ----
-if [ "$MODE" = all ] || [ "$MODE" = bench ]; then
-  for lattice in $LATTICE; do
-    t0=$(date +%s)
-    OMP_NUM_THREADS=16 "$BUILD/bench/cuda-spmmv-bench" --lattice "$lattice" --reps 20 > "$OUT/bench_$lattice.md" 2>&1
-    echo "bench $lattice rc=$? in $(( $(date +%s) - t0 )) s"
-    cat "$OUT/bench_$lattice.md"
-  done
+# ---- dense bench on the GPU ----
+if [ $DRY = 1 ] || [ -x "$DENSE" ]; then
+  step dense_potrf_cuda "$DENSE" --op potrf --n 8192 --tile 512 --threads 15 --device-workers 1 --device cuda \
+    --json "$OUT/dense_potrf_cuda.json" && [ $DRY = 0 ] &&
+    record dense_potrf_cuda "$(grep -m1 -iE 'metric|gflop' "$OUT/logs/dense_potrf_cuda.log" | tr '\t|' '  ')" "" "dense-bench --device cuda"
 fi
 
-# ---- profile (PROFILE=1): DRAM and L2 -> L1 traffic of the R = 32 kernels, to tell DRAM-bound from
-# L2-bound (Nsight Compute, one launch each, on a 100x100x40 lattice) ----
-if [ "${PROFILE:-0}" = 1 ] && command -v ncu >/dev/null; then
-  t0=$(date +%s)
-  # The bench launches each kernel 1 + 3 times per width R = 1, 2, 4, 8, 16, 32 (--reps 3):
-  # launch 1 is R = 1, launch 21 is R = 32.
-  for spec in "sell_augmented_kernel 21" "stencil_site_kernel 21" "sell_augmented_kernel 1"; do
-    set -- $spec
-    timeout 120 ncu --kernel-name-base function --kernel-name "$1" --launch-skip "$2" --launch-count 1 \
-      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,l1tex__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active \
-      "$BUILD/bench/cuda-spmmv-bench" --lattice 100x100x40 --reps 3 > /tmp/ncu.log 2>&1
-    echo "ncu $1 launch $2 rc=$?"; grep -E "gpu__time|dram__bytes|lts__t_sectors|l1tex__t_sector_hit|warps_active|==ERR|==WARN" /tmp/ncu.log | head -12
-    cat /tmp/ncu.log >> "$OUT/ncu.log"
-  done
-  echo "profile in $(( $(date +%s) - t0 )) s"
+if [ $DRY = 1 ] || [ -x "$SPARSE" ]; then
+  step sparse_halo_cuda "$SPARSE" --model ti --lattice 24x24x24 --halo model --device cuda --no-peers --reps 1 \
+    --json "$OUT/sparse_halo_cuda.json" && [ $DRY = 0 ] &&
+    record sparse_halo_cuda "$(grep -m1 -iE 'speed-up|speedup' "$OUT/logs/sparse_halo_cuda.log" | tr '\t|' '  ')" "" "sparse-lu-bench --halo model --device cuda"
 fi
 
+# ---- reports ----
+if [ $DRY = 1 ]; then
+  # Sample records: every kind the real run writes (number, text, empty unit, a '|' in a note).
+  SAMPLE=1
+  record device_copy_bandwidth 4200.5 GB/s "cudaMemcpy D2D, 1 GiB, median of 20"
+  record moments_cuda_vs_cpu_sell 3.1e-15 relative "must be < 1e-12"
+  record rate_gpu_single_r32 "not available" "" "precision single: a|b"
+fi
+trap - EXIT
+write_reports || { echo "FAIL: report writer"; exit 1; }
+cat "$OUT/device_check.md"
+echo "== done $(date -u +%FT%TZ)"

@@ -1,43 +1,88 @@
 #!/usr/bin/env python3
-"""Fails if a source folder includes a header of a layer it must not depend on
-(docs/architecture.md): runtime <- numerics <- hamiltonians; analysis uses runtime and
-numerics/base only; app may include everything; nothing includes app/. Inside app/
-(docs/architecture.md, "The app"): cli/ sees no other app folder, and only run/ sees run/."""
+"""Fails if a source file includes a project header that its CMake library does not link
+(docs/architecture.md, "Layers"): runtime <- numerics <- hamiltonians; analysis uses runtime
+and numerics/base only; app may include everything; nothing includes app/. Inside app/
+(docs/architecture.md, "The app"): cli/ sees no other app folder, and only run/ sees run/.
+
+numerics/ is several libraries (numerics/CMakeLists.txt, numerics/sparse_direct/CMakeLists.txt):
+  topokpm_numerics       base sparse spmmv cpu reference kpm lanczos eigs; links runtime and,
+                         privately, topokpm_dense (ChebFD's tall-skinny QR). No MPI.
+  topokpm_dense          dense/ (not block_cyclic*): links topokpm_tasks (runtime/tasks,
+                         runtime/topology, runtime/base) only, so of numerics/ it may include
+                         only the header-only files of numerics/base.
+  topokpm_dense_mpi      dense/block_cyclic*: topokpm_dense + runtime/mpi.
+  topokpm_sparse_direct  sparse_direct/ (not distributed_lu*): topokpm_numerics + topokpm_tasks.
+  topokpm_sparse_direct_mpi  sparse_direct/distributed_lu*: + runtime/mpi, topokpm_dense_mpi.
+  topokpm_distributed    distributed/: topokpm_numerics + runtime/mpi (its users only).
+The algorithms (kpm, lanczos, eigs) see operators through numerics/base/operator.hpp only:
+no backend, no storage format, no concrete operator or factory."""
 import pathlib
 import re
 import sys
 
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
-# folder -> prefixes of our headers it must not include
-forbidden = {
-    "runtime": ["numerics/", "hamiltonians/", "analysis/", "app/"],
-    "numerics": ["hamiltonians/", "analysis/", "app/"],
-    "hamiltonians": ["analysis/", "app/", "numerics/cpu/", "numerics/reference/", "numerics/cuda/"],
-    "analysis": ["hamiltonians/", "app/", "numerics/sparse/", "numerics/spmmv/", "numerics/kpm/",
-                 "numerics/lanczos/", "numerics/cpu/", "numerics/reference/", "numerics/cuda/"],
-    "app/cli": ["app/run/", "app/mpi/", "app/checkpoint/", "app/plan/"],
-    "app/mpi": ["app/run/", "app/checkpoint/", "app/plan/"],
-    "app/checkpoint": ["app/run/", "app/mpi/", "app/plan/"],
-    "app/plan": ["app/run/", "app/mpi/", "app/checkpoint/"],
-}
+SOURCES = {".hpp", ".cpp", ".h", ".cu", ".cuh"}
+
+# What no file of topokpm_numerics may include: the libraries built on top of it, and MPI.
+ABOVE_NUMERICS = ["numerics/distributed/", "numerics/sparse_direct/", "numerics/dense/block_cyclic",
+                  "runtime/mpi/", "runtime/hetero/", "hamiltonians/", "analysis/", "app/"]
+BACKENDS = ["numerics/cpu/", "numerics/reference/", "numerics/cuda/"]
+CONCRETE_OPERATORS = ["numerics/sparse/", "numerics/spmmv/operator_factory.hpp",
+                      "numerics/spmmv/sell_operator.hpp", "numerics/spmmv/cuda_operator.hpp"]
+# numerics/base headers with no .cpp of their own: usable without linking topokpm_numerics.
+header_only_base = sorted(f"numerics/base/{p.name}" for p in (root / "numerics/base").glob("*.hpp")
+                          if not p.with_suffix(".cpp").exists())
+NUMERICS_FOLDERS = ["base", "sparse", "spmmv", "cpu", "reference", "kpm", "lanczos", "eigs",
+                    "dense", "distributed", "sparse_direct"]
+
+# (folder, files of it the rule covers, forbidden prefixes, allowed exceptions to them)
+rules = [
+    ("runtime", None, ["numerics/", "hamiltonians/", "analysis/", "app/"], []),
+    ("numerics", None, ["hamiltonians/", "analysis/", "app/"], []),
+    ("hamiltonians", None, ["analysis/", "app/"] + BACKENDS, []),
+    ("analysis", None, ["hamiltonians/", "app/", "numerics/sparse/", "numerics/spmmv/", "numerics/kpm/",
+                        "numerics/lanczos/", "numerics/eigs/", "numerics/dense/", "numerics/sparse_direct/",
+                        "numerics/distributed/"] + BACKENDS, []),
+    ("app/cli", None, ["app/run/", "app/mpi/", "app/checkpoint/", "app/plan/"], []),
+    ("app/mpi", None, ["app/run/", "app/checkpoint/", "app/plan/"], []),
+    ("app/checkpoint", None, ["app/run/", "app/mpi/", "app/plan/"], []),
+    ("app/plan", None, ["app/run/", "app/mpi/", "app/checkpoint/"], []),
+]
+for sub in ["base", "sparse", "spmmv", "cpu", "reference", "kpm", "lanczos", "eigs"]:
+    rules.append((f"numerics/{sub}", None, ABOVE_NUMERICS, []))
+for sub in ["kpm", "lanczos", "eigs"]:
+    rules.append((f"numerics/{sub}", None, BACKENDS + CONCRETE_OPERATORS, []))
+rules += [
+    # topokpm_dense links neither topokpm_numerics nor MPI.
+    ("numerics/dense", lambda p: not p.name.startswith("block_cyclic"),
+     [f"numerics/{f}/" for f in NUMERICS_FOLDERS if f != "dense"] + ["numerics/dense/block_cyclic",
+      "runtime/mpi/", "runtime/hetero/", "hamiltonians/", "analysis/", "app/"], header_only_base),
+    ("numerics/dense", lambda p: p.name.startswith("block_cyclic"),
+     [f"numerics/{f}/" for f in NUMERICS_FOLDERS if f != "dense"] + ["runtime/hetero/", "hamiltonians/",
+      "analysis/", "app/"], header_only_base),
+    # topokpm_sparse_direct: all of topokpm_numerics and the task runtime; MPI only in distributed_lu.
+    ("numerics/sparse_direct", lambda p: not p.name.startswith("distributed_lu"),
+     ["numerics/distributed/", "numerics/dense/block_cyclic", "runtime/mpi/", "runtime/hetero/",
+      "hamiltonians/", "analysis/", "app/"], []),
+    ("numerics/sparse_direct", lambda p: p.name.startswith("distributed_lu"),
+     ["numerics/distributed/", "runtime/hetero/", "hamiltonians/", "analysis/", "app/"], []),
+]
+
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 violations = []
-for folder, bad in forbidden.items():
+for folder, covers, bad, allowed in rules:
     for path in sorted((root / folder).rglob("*")):
-        if path.suffix not in {".hpp", ".cpp", ".h", ".cu", ".cuh"}:
+        if path.suffix not in SOURCES or (covers is not None and not covers(path)):
             continue
         for lineno, line in enumerate(path.read_text().splitlines(), 1):
             m = include.match(line)
-            if m and any(m.group(1).startswith(b) for b in bad):
-                violations.append(f"{path.relative_to(root)}:{lineno}: includes {m.group(1)}")
-# Only the three backend-neutral numerics folders may be seen by algorithms.
-for path in sorted((root / "numerics").rglob("*")):
-    if path.suffix in {".hpp", ".cpp"} and path.parts[-2] in {"kpm", "lanczos"}:
-        for lineno, line in enumerate(path.read_text().splitlines(), 1):
-            m = include.match(line)
-            if m and m.group(1).startswith(("numerics/cpu/", "numerics/reference/", "numerics/cuda/")):
-                violations.append(f"{path.relative_to(root)}:{lineno}: algorithm includes backend {m.group(1)}")
+            if m and m.group(1) not in allowed and any(m.group(1).startswith(b) for b in bad):
+                violations.append(f"{path.relative_to(root)}:{lineno}: includes {m.group(1)} ({folder})")
+for folder in ["runtime", "numerics/kpm", "numerics/lanczos", "numerics/eigs", "numerics/dense",
+               "numerics/sparse_direct"]:
+    if not any(p.suffix in SOURCES for p in (root / folder).rglob("*")):
+        violations.append(f"{folder}: no sources found (wrong root {root}?)")
 if violations:
-    print("layering violations:\n  " + "\n  ".join(violations))
+    print("layering violations:\n  " + "\n  ".join(sorted(set(violations))))
     sys.exit(1)
-print("layering: no violations")
+print(f"layering: no violations ({len(rules)} rules)")

@@ -280,14 +280,15 @@ CheckpointData read_checkpoint_header(const std::string& path)
         const char* keys[] = {"model", "lattice", "t", "m", "dot-potential", "dot-radius", "dot-period", "dot-depth",
                               "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
-                              "matrix", "sell-C", "sell-sigma", "threads", "device", "precision", "ldos", "k-points"};
+                              "matrix", "sell-C", "sell-sigma", "threads", "device", "precision", "ldos", "k-points",
+                              "model-file-sha256"};
         for (const char* key : keys) {
             std::string value;
-            if (key == std::string("ldos") || key == std::string("k-points")) {
+            if (key == std::string("ldos") || key == std::string("k-points") || key == std::string("model-file-sha256")) {
                 try {
                     value = in.read_string_attribute("/checkpoint/parameters", key);
                 } catch (const IoError&) {
-                    continue;  // only LDOS / spectral runs record their selection
+                    continue;  // only LDOS / spectral runs record their selection, file models their file
                 }
             } else if (key == std::string("precision")) {
                 try {

@@ -27,6 +27,8 @@ MatrixChoice fastest_matrix(const std::string& model, int width, Precision preci
     const std::string at = detail::concat(" this run R = ", width);
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
+    if (hamiltonians::reads_model_file(model))  // any structure, any num_wann: the stencil kernels were measured on ti, graphene
+        return {MatrixKind::Sell, "sell, which takes any matrix from a file;" + at};
     if (model == "ti") return {MatrixKind::Free, "free, the fastest measured for ti at R = 1, 8 and 32;" + at};
     if (width == 1)  // real couplings: sweeps as fast as real-valued sell, no matrix to build
         return {MatrixKind::Free, "free, the fastest measured run for " + model + " at R = 1;" + at};

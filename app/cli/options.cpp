@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,9 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -23,6 +27,7 @@
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
 #include "numerics/base/counter_rng.hpp"
+#include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/parse.hpp"
 #include "topokpm/config.hpp"
@@ -61,9 +66,51 @@ std::string read_input_file(const std::string& path)
     return text;
 }
 
+/// True for a key that can be an option name (letters, digits, '-'; at most 40
+/// characters): only such a key is quoted in a message about a --config line.
+bool key_shaped(const std::string& key)
+{
+    return !key.empty() && key.size() <= 40 &&
+           std::all_of(key.begin(), key.end(), [](unsigned char c) { return std::isalnum(c) || c == '-'; });
+}
+
+/// The --config text checked line by line as Boost's INI reader reads it ('#' starts a
+/// comment; blanks around the key and the value are dropped): every other line is
+/// `key = value`, the key an option of `options` and given once. Returns the line number of
+/// each key. A refusal (InputError) names --config, the file, the line number and the key
+/// when it is shaped like one, never the line: the file may hold anything.
+std::map<std::string, int> check_config_lines(const std::string& path, const std::string& text,
+                                              const po::options_description& options, Program program)
+{
+    std::map<std::string, int> line_of;
+    std::istringstream in(text);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        const auto refuse = [&](const std::string& why) {
+            return InputError(detail::concat("--config '", path, "' line ", number, ": ", why, " (keys are the long options of ",
+                                             program_name(program), " --help, without the --)"));
+        };
+        const auto trim = [](const std::string& t) {
+            const std::size_t b = t.find_first_not_of(" \t\r\n"), e = t.find_last_not_of(" \t\r\n");
+            return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+        };
+        const std::string content = trim(line.substr(0, line.find('#')));
+        if (content.empty()) continue;
+        const std::size_t eq = content.find('=');
+        if (content.front() == '[') throw refuse("sections ([name]) are not used; write `key = value`");
+        if (eq == std::string::npos) throw refuse("not `key = value`");
+        const std::string key = trim(content.substr(0, eq));
+        if (!key_shaped(key)) throw refuse("the text before '=' is not a key");
+        if (options.find_nothrow(key, false) == nullptr) throw refuse(detail::concat("unknown key '", key, "'"));
+        const auto [it, first] = line_of.emplace(key, number);
+        if (!first) throw refuse(detail::concat("key '", key, "' again (first on line ", it->second, ")"));
+    }
+    return line_of;
+}
+
 /// `text` with control and non-ASCII bytes as \xNN and the part between its first and
-/// last quote (Boost's quoted line or key, which may come from any file) cut to 60
-/// characters: safe to print.
+/// last quote (Boost's quoted command-line argument, which may be anything) cut to 60
+/// characters: safe to print. (A --config line is never quoted: check_config_lines.)
 std::string printable_message(const std::string& text)
 {
     const auto escape = [](const std::string& in, std::size_t max) {
@@ -105,6 +152,16 @@ double parse_real(const std::string& option, const std::string& text)
     return v;
 }
 
+/// An energy option (units of t): a finite number of magnitude at most kMaxEnergy = 1e100
+/// (numerics/base/energy_limits.hpp), so that differences, squares and norms stay finite later.
+double parse_energy(const std::string& option, const std::string& text)
+{
+    const double v = parse_real(option, text);
+    TOPOKPM_USER_REQUIRE(std::abs(v) <= kMaxEnergy, "--", option, " '", text,
+                         "': out of range (allowed: energies from -1e+100 to 1e+100, units of t)");
+    return v;
+}
+
 std::uint64_t parse_seed(const std::string& option, const std::string& text)
 {
     std::uint64_t v = 0;
@@ -113,13 +170,15 @@ std::uint64_t parse_seed(const std::string& option, const std::string& text)
     return v;
 }
 
-/// "NxxNyxNz" (ti) or "NxxNy" (graphene).
+/// "NxxNyxNz" (ti) or "NxxNy" (graphene); hr: "Nx", "NxxNy" or "NxxNyxNz" (missing extents 1).
 void parse_lattice(const std::string& text, hamiltonians::ModelParams& model)
 {
     const std::vector<std::string> parts = split(text, 'x');
+    const bool hr = model.name == "hr";
     const size_t want = model.name == "graphene" ? 2 : 3;
-    TOPOKPM_USER_REQUIRE(parts.size() == want, "--lattice '", text, "': model '", model.name,
-                         "' needs ", want == 3 ? "NxxNyxNz (e.g. 64x64x16)" : "NxxNy (e.g. 120x120)");
+    TOPOKPM_USER_REQUIRE(hr ? !parts.empty() && parts.size() <= 3 : parts.size() == want, "--lattice '", text, "': model '",
+                         model.name, "' needs ", hr ? "Nx[xNy[xNz]] cells (e.g. 32x32x4)"
+                                             : want == 3 ? "NxxNyxNz (e.g. 64x64x16)" : "NxxNy (e.g. 120x120)");
     int dims[3] = {1, 1, 1};
     for (size_t i = 0; i < parts.size(); ++i) {
         const long long v = parse_integer("lattice", parts[i]);
@@ -137,9 +196,52 @@ std::pair<double, double> parse_range(const std::string& option, const std::stri
 {
     const std::vector<std::string> parts = split(text, ':');
     TOPOKPM_USER_REQUIRE(parts.size() == 2, "--", option, " '", text, "': expected Emin:Emax, e.g. -5.5:5.5");
-    const double lo = parse_real(option, parts[0]), hi = parse_real(option, parts[1]);
+    const double lo = parse_energy(option, parts[0]), hi = parse_energy(option, parts[1]);
     TOPOKPM_USER_REQUIRE(lo < hi, "--", option, " '", text, "': need Emin < Emax");
     return {lo, hi};
+}
+
+/// The program column of the table below: the options that only kpm-dos uses (DOS
+/// sampling, the traced quantity, the reconstruction grid, checkpoints, the planner).
+/// kpm-eigs refuses each of them, on its command line and in a --config file
+/// (refuse_dos_only_options); its --help lists them. Every other option means the same to both.
+constexpr const char* kDosOnlyOptions[] = {
+    "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
+    "realizations",  "ldos",        "ldos-map-energy", "green",      "k-points",         "k-path",
+    "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
+    "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
+    "plan-gpu-bandwidth"};
+
+/// kpm-eigs: InputError naming the first kpm-dos-only option it was given, as
+/// `--OPTION` when on the command line, else as the key and line of the --config file.
+void refuse_dos_only_options(const po::variables_map& vm, const std::set<std::string>& on_command_line,
+                             const std::map<std::string, int>& config_line, const std::string& config_path)
+{
+    for (const char* key : kDosOnlyOptions) {
+        if (vm.count(key) == 0 || vm[key].defaulted()) continue;
+        const auto at = config_line.find(key);
+        const std::string given = on_command_line.count(key) || at == config_line.end()
+                                      ? detail::concat("--", key)
+                                      : detail::concat("--config '", config_path, "' line ", at->second, ": key '", key, "'");
+        throw InputError(detail::concat(given, ": a kpm-dos option; kpm-eigs has no use for it and refuses it "
+                                        "(kpm-eigs --help lists the options it refuses)"));
+    }
+}
+
+/// The refused options as lines of about 90 columns, for kpm-eigs --help.
+std::string dos_only_list()
+{
+    std::string out, line;
+    const std::size_t n = std::size(kDosOnlyOptions);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string item = detail::concat(" --", kDosOnlyOptions[i], i + 1 < n ? "," : ".");
+        if (!line.empty() && line.size() + item.size() > 88) {
+            out += "\n " + line;
+            line.clear();
+        }
+        line += item;
+    }
+    return out + "\n " + line;
 }
 
 po::options_description make_options(Program program)
@@ -150,11 +252,12 @@ po::options_description make_options(Program program)
         ("version", "print the version and exit")
         ("config,c", po::value<std::string>(), "input file (INI syntax: `key = value`, keys as the long options below); command-line options override it");
 
-    po::options_description model("Model (models.md §2-3; energies in units of the hopping t)");
+    po::options_description model("Model (models.md §2-3; energies in units of the hopping t, each at most 1e100 in magnitude)");
     model.add_options()
-        ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site) or `graphene` (honeycomb, 2 sites/cell)")
-        ("lattice", po::value<std::string>(), "lattice size, required: NxxNyxNz sites for ti (e.g. 64x64x16), NxxNy unit cells for graphene")
-        ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); any finite non-zero value")
+        ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site), `graphene` (honeycomb, 2 sites/cell), `hr` (a Wannier90 SEED_hr.dat tiled over --lattice) or `matrix-market` (any Hermitian matrix; no lattice), the last two read from --model-file (models.md §8)")
+        ("model-file", po::value<std::string>(), "with --model hr: the Wannier90 _hr.dat (H(R)[m,n] = (Re + i Im)/ndegen(R), energies in the file's unit); with --model matrix-market: a `coordinate` complex/real general/hermitian/symmetric .mtx (e.g. from --export-matrix). Checked when read (counts, numbers, orbitals, duplicates, Hermiticity within 1e-12 of the largest entry); /model records its path, size and SHA-256")
+        ("lattice", po::value<std::string>(), "lattice size, required: NxxNyxNz sites for ti (e.g. 64x64x16), NxxNy unit cells for graphene, Nx[xNy[xNz]] cells for hr (row = o + num_wann (c3 + Nz (c2 + Ny c1))); none for matrix-market")
+        ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); 1e-100 <= |t| <= 1e100")
         ("m", po::value<std::string>()->default_value("2"), "ti mass parameter m (units of t); 1 < m < 3 is the strong TI phase")
         ("dot-potential", po::value<std::string>()->default_value("0"), "on-site potential inside the quantum dots (units of t)")
         ("dot-radius", po::value<std::string>()->default_value("0"), "dot radius (lattice constants for ti, C-C distances for graphene), >= 0")
@@ -162,7 +265,7 @@ po::options_description make_options(Program program)
         ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
-        ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene");
+        ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
 
     po::options_description kpm("KPM");
     kpm.add_options()
@@ -181,7 +284,7 @@ po::options_description make_options(Program program)
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
         ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t)")
-        ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (ETA > 0, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
+        ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
 
@@ -237,11 +340,11 @@ po::options_description make_options(Program program)
     po::options_description eigs("Eigenpairs (models.md §6; give one of --window, --extremal, --shift)");
     eigs.add_options()
         ("window", po::value<std::string>(), "every eigenvalue in Emin:Emax (units of t) with its eigenvector")
-        ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole")
-        ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first")
+        ("extremal", po::value<std::string>(), "`lowest:k` or `highest:k`: the k lowest / highest eigenpairs (k >= 1); a degenerate level at the edge is returned whole (every eigenvalue within 2 tolerance of the k-th, docs/eigs.md)")
+        ("shift", po::value<std::string>(), "E0 (units of t): the --count eigenvalues nearest E0, at equal distance the lower one first; a degenerate level at the edge is returned whole")
         ("count", po::value<std::string>(), "k >= 1, with --shift")
         ("method", po::value<std::string>()->default_value("auto"), "`auto` (dense for N <= 4096, else chebfd for --extremal and --window, shift-invert for --shift), `lanczos` (thick-restart Lanczos, --extremal), `chebfd` (Chebyshev filter diagonalization, --window; block Chebyshev-filtered subspace iteration, --extremal), `dense` (LAPACK zheevd of the whole matrix, N <= 8192), `shift-invert` (with --shift: Lanczos on (H - E0)^-1, one sparse LU of H - E0)")
-        ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos)")
+        ("tolerance", po::value<std::string>()->default_value("1e-10"), "a pair is converged when ||H v - lambda v|| <= tolerance * max(|Emin|, |Emax|) with ||v|| = 1 (0 < tolerance < 1; Emin, Emax from Lanczos). A tolerance below what double precision reaches for the matrix (4 eps x nonzeros per row x its Gershgorin bound) is raised to that, with a warning. Degenerate partners within 2 tolerance of the last requested value are returned too")
         ("save-vectors", po::bool_switch(), "also write the eigenvectors /eigs/vectors [k, N] (complex128, canonical row order)");
 
     const bool dos = program == Program::Dos;
@@ -249,8 +352,9 @@ po::options_description make_options(Program program)
                                       "Polynomial Method. Writes an HDF5 file with moments and DOS (see inputs/README.md).\n\n"
                                       "Usage: kpm-dos [--config FILE] [options]\n\nOptions"
                                     : "kpm-eigs: eigenpairs of a topological-material Hamiltonian (models.md §6): a window,\n"
-                                      "the extremal ones, or those nearest a shift. Same models, operators and input files as\n"
-                                      "kpm-dos (its KPM options are accepted and ignored). Writes an HDF5 file with /eigs.\n\n"
+                                      "the extremal ones, or those nearest a shift. Same models, operators and input-file keys as\n"
+                                      "kpm-dos; it refuses (exit 2) the options only kpm-dos uses:" + dos_only_list() +
+                                      "\nWrites an HDF5 file with /eigs.\n\n"
                                       "Usage: kpm-eigs [--config FILE] (--window A:B | --extremal lowest:K | --shift E --count K) [options]\n\nOptions");
     all.add(general);
     if (!dos) all.add(eigs);
@@ -271,10 +375,18 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 {
     auto& m = cfg.model;
     m.name = vm["model"].as<std::string>();
-    TOPOKPM_USER_REQUIRE(m.name == "ti" || m.name == "graphene", "--model '", m.name,
-                         "': allowed values are ti, graphene");
-    TOPOKPM_USER_REQUIRE(vm.count("lattice"), "--lattice is required (e.g. --lattice 64x64x16 for ti, 120x120 for graphene)");
-    parse_lattice(vm["lattice"].as<std::string>(), m);
+    TOPOKPM_USER_REQUIRE(m.name == "ti" || m.name == "graphene" || hamiltonians::reads_model_file(m.name), "--model '",
+                         m.name, "': allowed values are ti, graphene, hr, matrix-market");
+    const bool from_file = hamiltonians::reads_model_file(m.name);
+    TOPOKPM_USER_REQUIRE(from_file == (vm.count("model-file") > 0), from_file ? "--model " + m.name + " needs --model-file FILE"
+                         : "--model-file: model " + m.name + " is built in (the file goes with --model hr or matrix-market)");
+    if (from_file) m.file = vm["model-file"].as<std::string>();
+    if (m.name == "matrix-market") {
+        TOPOKPM_USER_REQUIRE(!vm.count("lattice"), "--lattice: model matrix-market has no lattice (its size is the file's N)");
+    } else {
+        TOPOKPM_USER_REQUIRE(vm.count("lattice"), "--lattice is required (e.g. --lattice 64x64x16 for ti, 120x120 for graphene)");
+        parse_lattice(vm["lattice"].as<std::string>(), m);
+    }
     m.t = parse_real("t", vm["t"].as<std::string>());
     m.m = parse_real("m", vm["m"].as<std::string>());
     m.dot_potential = parse_real("dot-potential", vm["dot-potential"].as<std::string>());
@@ -284,6 +396,39 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
     m.disorder = parse_real("disorder", vm["disorder"].as<std::string>());
     m.disorder_seed = parse_seed("disorder-seed", vm["disorder-seed"].as<std::string>());
     m.boundary = vm["boundary"].as<std::string>();
+}
+
+/// What the models read from a file (models.md §8) do not offer in this version, refused
+/// before the file is read, each with one message naming the missing piece: energies (--t,
+/// --m) and, without positions, dots and momenta; for matrix-market also everything that
+/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition wait for lattice-aware
+/// parts (layer weights, the halo model) to learn these models.
+void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
+{
+    const std::string& name = cfg.model.name;
+    if (!hamiltonians::reads_model_file(name)) return;
+    const bool mm = name == "matrix-market";
+    const auto given = [&](const char* key) { return vm.count(key) > 0 && !vm[key].defaulted(); };
+    for (const char* key : {"t", "m"})
+        TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": model ", name, " takes its energies from --model-file");
+    for (const char* key : {"dot-potential", "dot-radius", "dot-period", "dot-depth"})
+        TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": dots on model ", name,
+                             mm ? " need a lattice, which a Matrix Market file does not have"
+                                : " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
+                         mm ? " has no lattice" : " needs its cell vectors (--cell-vectors), which this version does not read");
+    TOPOKPM_USER_REQUIRE(cfg.program == Program::Dos, "kpm-eigs: model ", name, " is not supported yet (use kpm-dos)");
+    TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan: model ", name, " is not planned yet (its halo model is lattice-specific)");
+    TOPOKPM_USER_REQUIRE(cfg.runtime.decomposition == "auto" || cfg.runtime.decomposition == "1d", "--decomposition ",
+                         cfg.runtime.decomposition, ": model ", name, " is split over ranks in 1-D only (allowed: 1d, auto)");
+    if (!mm) return;
+    TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model matrix-market has no lattice");
+    TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model matrix-market takes its diagonal "
+                         "from the file (export the disordered model with --export-matrix instead)");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) != 0 && cfg.kpm.ldos.rfind("site:", 0) != 0, "--ldos ",
+                         cfg.kpm.ldos, ": model matrix-market has no lattice (select rows, e.g. --ldos 0,5,8-11)");
+    TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Free,
+                         "--matrix free: model matrix-market has no lattice (use --matrix sell or crs)");
 }
 
 /// KPM: moments, vectors, trace, bounds, scaling.
@@ -327,8 +472,8 @@ void read_reconstruction(const po::variables_map& vm, RunConfig& cfg)
         const std::vector<std::string> parts = split(text, ':');
         TOPOKPM_USER_REQUIRE(parts.size() == 3, "--energy-grid '", text, "': expected Emin:Emax:K, e.g. -3:3:601");
         EnergyGrid grid;
-        grid.lower = parse_real("energy-grid", parts[0]);
-        grid.upper = parse_real("energy-grid", parts[1]);
+        grid.lower = parse_energy("energy-grid", parts[0]);
+        grid.upper = parse_energy("energy-grid", parts[1]);
         const long long k = parse_integer("energy-grid", parts[2]);
         TOPOKPM_USER_REQUIRE(grid.lower < grid.upper && k >= 2 && k <= (1 << 28), "--energy-grid '", text,
                              "': need Emin < Emax and 2 <= K <= 2^28");
@@ -369,12 +514,14 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
         TOPOKPM_USER_REQUIRE(!cfg.kpm.ldos.empty(), "--ldos: empty selection (e.g. --ldos 0,1,2 or --ldos layer:0)");
     }
     if (vm.count("ldos-map-energy")) {
-        cfg.kpm.ldos_map_energy = parse_real("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
+        cfg.kpm.ldos_map_energy = parse_energy("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
         TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
     }
     if (vm.count("green")) {
-        const double eta = parse_real("green", vm["green"].as<std::string>());
-        TOPOKPM_USER_REQUIRE(eta > 0.0 && std::isfinite(eta), "--green ", eta, ": the broadening ETA must be > 0 (units of t)");
+        const std::string text = vm["green"].as<std::string>();
+        const double eta = parse_energy("green", text);
+        TOPOKPM_USER_REQUIRE(eta >= kMinEnergyScale, "--green '", text,
+                             "': the broadening ETA must be > 0, from 1e-100 to 1e+100 (units of t)");
         TOPOKPM_USER_REQUIRE(vm.count("ldos"), "--green needs --ldos ROWS (the rows whose exact LDOS it computes)");
         cfg.kpm.green_eta = eta;
     }
@@ -460,12 +607,24 @@ void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
         TOPOKPM_USER_REQUIRE(d == "1d" || d == "2d" || d == "auto" || grid, "--decomposition '", d,
                              "': allowed are 1d, 2d, auto or a process grid PXxPY (e.g. 2x2)");
     }
-    cfg.runtime.plan.bandwidth_gbs = parse_real("plan-bandwidth", vm["plan-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.bandwidth_gbs >= 0.0, "--plan-bandwidth ", cfg.runtime.plan.bandwidth_gbs, ": must be >= 0 GB/s");
-    cfg.runtime.plan.network_gbs = parse_real("plan-network", vm["plan-network"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.network_gbs > 0.0, "--plan-network ", cfg.runtime.plan.network_gbs, ": must be > 0 GB/s");
-    cfg.runtime.plan.gpu_bandwidth_gbs = parse_real("plan-gpu-bandwidth", vm["plan-gpu-bandwidth"].as<std::string>());
-    TOPOKPM_USER_REQUIRE(cfg.runtime.plan.gpu_bandwidth_gbs > 0.0, "--plan-gpu-bandwidth ", cfg.runtime.plan.gpu_bandwidth_gbs, ": must be > 0 GB/s");
+    // Bandwidths from 1 MB/s to 1 PB/s: beyond, the predicted times overflow the plan's table.
+    const auto bandwidth = [&](const char* key, bool zero_measures) {
+        const double v = parse_real(key, vm[key].as<std::string>());
+        TOPOKPM_USER_REQUIRE((zero_measures && v == 0.0) || (v >= 1e-3 && v <= 1e6), "--", key, " ", v,
+                             ": allowed range is ", zero_measures ? "0 (measure) or " : "", "1e-3 .. 1e6 GB/s");
+        return v;
+    };
+    cfg.runtime.plan.bandwidth_gbs = bandwidth("plan-bandwidth", true);
+    cfg.runtime.plan.network_gbs = bandwidth("plan-network", false);
+    cfg.runtime.plan.gpu_bandwidth_gbs = bandwidth("plan-gpu-bandwidth", false);
+}
+
+/// "dir/name.ext" -> "name": the default result name of a model without a lattice.
+std::string file_stem(const std::string& path)
+{
+    const std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    const std::size_t dot = base.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
 }
 
 /// Output files and reporting.
@@ -474,7 +633,7 @@ void read_output(const po::variables_map& vm, RunConfig& cfg)
     if (vm.count("output")) cfg.outputs.result_file = vm["output"].as<std::string>();
     TOPOKPM_USER_REQUIRE(!vm.count("output") || !cfg.outputs.result_file.empty(), "--output: empty file name");
     if (cfg.outputs.result_file.empty())
-        cfg.outputs.result_file = cfg.model.name + "_" + vm["lattice"].as<std::string>() +
+        cfg.outputs.result_file = cfg.model.name + "_" + (vm.count("lattice") ? vm["lattice"].as<std::string>() : file_stem(cfg.model.file)) +
                                   (cfg.program == Program::Eigs ? "_eigs.h5" : ".h5");
     if (vm.count("export-matrix")) {
         cfg.outputs.export_matrix = vm["export-matrix"].as<std::string>();
@@ -510,7 +669,7 @@ void read_eigs(const po::variables_map& vm, RunConfig& cfg)
         r.count = static_cast<int>(k);
     } else {
         r.kind = Kind::Shift;
-        r.shift = parse_real("shift", vm["shift"].as<std::string>());
+        r.shift = parse_energy("shift", vm["shift"].as<std::string>());
         TOPOKPM_USER_REQUIRE(vm.count("count"), "--shift needs --count k (the number of eigenvalues nearest the shift)");
         r.count = int_option<int>(vm, "count", 1, 1 << 30, "1 .. N");
     }
@@ -546,18 +705,40 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     RunConfig cfg;
     cfg.program = program;
     for (int i = 0; i < argc; ++i) cfg.provenance.command_line += (i ? " " : "") + std::string(argv[i]);
+    std::map<std::string, int> config_line;  // key -> its line in the --config file
+    std::set<std::string> on_command_line;
     try {
-        po::store(po::parse_command_line(argc, argv, options), vm);
-        if (vm.count("config")) {
-            cfg.provenance.config_path = vm["config"].as<std::string>();
-            cfg.provenance.config_text = read_input_file(cfg.provenance.config_path);
-            std::istringstream config_stream(cfg.provenance.config_text);
+        const po::parsed_options parsed = po::parse_command_line(argc, argv, options);
+        for (const po::option& o : parsed.options) on_command_line.insert(o.string_key);
+        po::store(parsed, vm);
+    } catch (const po::error& e) {
+        // Boost quotes the offending argument: printable, cut to 60 characters.
+        throw InputError(detail::concat(printable_message(e.what()), " (see ", program_name(program), " --help)"));
+    }
+    if (vm.count("config")) {
+        cfg.provenance.config_path = vm["config"].as<std::string>();
+        cfg.provenance.config_text = read_input_file(cfg.provenance.config_path);
+        config_line = check_config_lines(cfg.provenance.config_path, cfg.provenance.config_text, options, program);
+        std::istringstream config_stream(cfg.provenance.config_text);
+        try {
             // Stored after the command line: po::store keeps the first value, so the command line wins.
             po::store(po::parse_config_file(config_stream, options), vm);
+        } catch (const po::error_with_option_name& e) {
+            // Lines are checked above: what is left is a bad value of a switch (Boost would quote it).
+            std::string key = e.get_option_name();
+            key.erase(0, key.find_first_not_of('-'));
+            const auto at = config_line.find(key);
+            throw InputError(detail::concat("--config '", cfg.provenance.config_path, "'",
+                                            at == config_line.end() ? std::string() : detail::concat(" line ", at->second),
+                                            ": the value of key '", key,
+                                            "' is not valid (a switch takes true, false, yes, no, on, off, 1 or 0)"));
+        } catch (const po::error&) {  // not expected after check_config_lines; still no quote
+            throw InputError(detail::concat("--config '", cfg.provenance.config_path, "': not `key = value` lines"));
         }
+    }
+    try {
         po::notify(vm);
     } catch (const po::error& e) {
-        // Boost quotes the offending line or key, which may come from any file: printable.
         throw InputError(detail::concat(printable_message(e.what()), " (see ", program_name(program), " --help)"));
     }
     if (vm.count("help")) {
@@ -569,6 +750,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
         return std::nullopt;
     }
 
+    if (program == Program::Eigs) refuse_dos_only_options(vm, on_command_line, config_line, cfg.provenance.config_path);
     read_model(vm, cfg);
     read_kpm(vm, cfg);
     read_reconstruction(vm, cfg);
@@ -577,6 +759,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     read_plan_and_parallel(vm, cfg);
     read_output(vm, cfg);
     if (program == Program::Eigs) read_eigs(vm, cfg);
+    refuse_beyond_file_models(vm, cfg);
     return cfg;
 }
 

@@ -42,6 +42,7 @@ const std::map<std::string, std::string>& flag_table()
     {"matrix", "--matrix"},
     {"memory_limit", "--memory-limit"},
     {"model", "--model"},
+    {"model_file", "--model-file"},
     {"moments", "--moments"},
     {"output", "--output"},
     {"precision", "--precision"},

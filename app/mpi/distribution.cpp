@@ -14,6 +14,7 @@
 #include "numerics/distributed/row_permutation.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/log.hpp"
+#include "runtime/device/device.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
@@ -28,6 +29,12 @@ bool launched_by_mpi()
            std::getenv("PMI_RANK") != nullptr;
 }
 
+int use_threads(const RunConfig& cfg)
+{
+    if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
+    return omp_get_max_threads();
+}
+
 Distribution Distribution::from_mpi(const RunConfig& cfg)
 {
     Distribution d;
@@ -36,17 +43,22 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
     if (d.size_ == 1 || !cfg.runtime.pin_threads) return d;
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
-    const topology::Topology topo;
-    const std::vector<unsigned> set = topology::rank_cpuset(topo, mpi::node_rank(), mpi::node_size());
-    const int threads = omp_get_max_threads();
-    topology::pin_openmp_threads(topo, set, threads);
+    const int local_rank = mpi::node_rank(), local_ranks = mpi::node_size();  // collective: on every rank
+    std::unique_ptr<const topology::Topology> topo;
+    std::vector<unsigned> set;
+    const int threads = use_threads(cfg);  // the team that runs (--threads), not OpenMP's default
+    d.agree([&] {  // a binding refused on one rank is one message, not an abort
+        topo = std::make_unique<const topology::Topology>();
+        set = topology::rank_cpuset(*topo, local_rank, local_ranks);
+        topology::pin_openmp_threads(*topo, set, threads);
+    });
     d.cpuset_ = topology::format_pus(set);
     topology::LayoutFacts facts;
-    facts.ranks_per_node = mpi::node_size();
+    facts.ranks_per_node = local_ranks;
     facts.threads = threads;
     facts.cpuset_pus = static_cast<int>(set.size());
-    facts.cpuset_numa_nodes = topo.numa_nodes_spanned(set);
-    if (d.root()) topology::warn_about_layout(topo.info(), facts);
+    facts.cpuset_numa_nodes = topo->numa_nodes_spanned(set);
+    if (d.root()) topology::warn_about_layout(topo->info(), facts);
     return d;
 }
 
@@ -120,6 +132,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
                                  ": kpm-eigs splits the rows in 1-D only");
             mode = "1d";
         }
+        if (mode == "auto" && hamiltonians::reads_model_file(cfg.model.name)) mode = "1d";  // no halo model for them yet
         if (mode == "1d") return;
         grid_ = hetero::choose_decomposition(mode, size_, !cfg.runtime.weights.empty(), lattice_halo(model));
     });
@@ -159,20 +172,28 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         // future work, seed 000 §4.1).
         // The probe is the operator this run builds (--matrix, --precision), on a sample.
         const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
-        const double rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
-                                                    std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
-        weights_ = hetero::weights_from_rates(mpi::allgather(rate));
+        double rate = 0.0;
+        agree([&] {  // a probe that fails on one rank (memory) ends every rank with one message
+            rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
+                                           std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
+        });
+        const std::vector<double> rates = mpi::allgather(rate);
+        agree([&] { weights_ = hetero::weights_from_rates(rates); });
         if (root()) {
             std::string list;
             for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
             log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.storage.matrix), " SpMMV rate on the same ",
                       std::max(sample, block), " rows)");
         }
-    } else {
-        weights_ = hetero::parse_weights(cfg.runtime.weights, size_);
     }
-    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()),
-                                           static_cast<std::uint64_t>(block), weights_);
+    // The same inputs on every rank, so every rank fails alike (a bad --weights, more ranks
+    // than sites or planes): agreed, the message is printed once and no rank aborts.
+    std::vector<hetero::RowRange> ranges;
+    agree([&] {
+        if (!hetero::is_auto_weights(cfg.runtime.weights)) weights_ = hetero::parse_weights(cfg.runtime.weights, size_);
+        ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()), static_cast<std::uint64_t>(block),
+                                    weights_);
+    });
     bounds_.assign(1, 0);
     for (const auto& r : ranges) bounds_.push_back(static_cast<global_index>(r.end));
     runs_ = {{bounds_[rank_], bounds_[rank_ + 1]}};
@@ -189,6 +210,11 @@ numerics::OperatorSpec Distribution::operator_spec(const RunConfig& cfg) const
 {
     numerics::OperatorSpec s = app::operator_spec(cfg);
     s.rows = rows();
+    // --device cuda under mpirun: one rank per GPU, the node's other ranks on the CPU.
+    if (distributed() && s.device == numerics::Backend::Cuda) {
+        s.device_index = device::rank_device(mpi::node_rank(), device::visible_device_count());
+        if (s.device_index < 0) s.device = numerics::Backend::Cpu;
+    }
     return s;
 }
 
@@ -200,6 +226,8 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     numerics::DistributedOptions opts;
     opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
+    const numerics::OperatorSpec spec = operator_spec(cfg);  // the halo lives where `local` does
+    opts.device = spec.device == numerics::Backend::Cuda ? spec.device_index : numerics::no_device;
     if (!order_) return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
     // A 2-D tile: the operator sees the matrix in the rank-major order (its rows contiguous)
     // and reports the canonical runs for the start vectors.

@@ -29,12 +29,19 @@ namespace topokpm::app {
 /// A plain `kpm-dos ...` does not initialise MPI at all.
 bool launched_by_mpi();
 
+/// Sets the OpenMP team of this process to --threads (0 = OMP_NUM_THREADS or all cores,
+/// left as it is) and returns its size; idempotent. Distribution::from_mpi calls it before
+/// pinning, so it pins and judges (PERFWARNINGs) the team that runs; run_dos and run_eigs
+/// take their thread count from it.
+int use_threads(const RunConfig& cfg);
+
 class Distribution {
 public:
     /// One process, no MPI.
     Distribution() = default;
     /// After MPI_Init: rank, size; with P > 1 also the CPU set and thread pinning of this
-    /// rank (unless cfg.runtime.pin_threads is false) and the layout PERFWARNINGs. Collective.
+    /// rank (unless cfg.runtime.pin_threads is false) and the layout PERFWARNINGs for the
+    /// team of use_threads(cfg). Collective.
     static Distribution from_mpi(const RunConfig& cfg);
 
     bool distributed() const { return size_ > 1; }
@@ -67,7 +74,8 @@ public:
     numerics::RowRange rows() const;
 
     /// The operator the options ask for (app/cli/operator_choice.hpp) over rows(): what this
-    /// rank builds and prices.
+    /// rank builds and prices. --device cuda under mpirun: node rank k drives GPU k when k
+    /// is below the visible count (device::rank_device), else this rank's spec is the CPU.
     numerics::OperatorSpec operator_spec(const RunConfig& cfg) const;
 
     /// The operator of the run: `local` (this rank's part) itself when serial, else the

@@ -1,7 +1,5 @@
 #include "app/run/run_dos.hpp"
 
-#include <omp.h>
-
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -41,6 +39,8 @@ namespace {
 /// Sweeps between the ranks' agreements on signals, periodic and time-limit checkpoints
 /// (one MPI_Allreduce of three integers: far below a sweep's halo exchange).
 constexpr int kAgreeEvery = 4;
+/// --green warns when its relative error bound (GreenLdos::worst_error_bound) exceeds this.
+constexpr double kGreenAccuracy = 1e-6;
 
 /// This rank's bytes, by what holds them (estimate_memory; the run's check and report).
 struct MemoryEstimate {
@@ -102,8 +102,7 @@ struct DosRun::State {
     {
         signals.emplace();  // from here on a signal stops the run at its first sweep (moments_job)
         log::set_quiet(cfg.outputs.quiet || !dist.root());  // one rank reports; warnings and errors still print
-        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
-        threads = omp_get_max_threads();
+        threads = use_threads(cfg);
         // Run on every rank and agreed collectively: an error on any rank ends all of them
         // with one message (no rank left waiting).
         dist.agree([&] {
@@ -214,8 +213,6 @@ struct DosRun::State {
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: GPU ranks in an MPI run are not "
-                             "implemented yet; use --device cpu under mpirun, or one GPU without mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
                              "use sell, crs or free under mpirun");
         TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
@@ -232,6 +229,9 @@ struct DosRun::State {
     parameters = run_parameters(
         cfg, threads, selection ? selection->rows : std::vector<global_index>{},
         momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
+    // A model read from a file (models.md §8) is that file's content: a restart needs the same.
+    for (const Attribute& a : model->attributes())
+        if (a.name == "file_sha256") parameters.push_back({"model-file-sha256", std::get<std::string>(a.value)});
     if (!cfg.outputs.restart.empty()) {
         resume = read_checkpoint_header(cfg.outputs.restart);
         resumed_id = resumed_checkpoint_id(run_files);
@@ -258,7 +258,9 @@ struct DosRun::State {
                                   ", spectra ", format_bytes(mem.result_bytes), ")"));
 
     // --device cuda: fail before building anything when there is no GPU backend or device,
-    // and when the run cannot fit the GPU (the matrix and the KPM blocks live there).
+    // and when the run cannot fit the GPU (the matrix and the KPM blocks live there). Under
+    // mpirun each node's first ranks drive one GPU each and its further ranks run on the CPU
+    // (Distribution::operator_spec); a node without any visible GPU is refused.
     if (cfg.storage.device == DeviceKind::Cuda) {
         std::string why;
         if (!device::cuda_compiled())
@@ -266,10 +268,14 @@ struct DosRun::State {
                              "no nvcc found); use --device cpu");
         if (device::visible_device_count(&why) == 0)
             throw InputError("--device cuda: no CUDA device visible (" + why + "); use --device cpu");
-        device::require_device_memory(mem.total(), 0, detail::concat("this run (", model->params().name, ", N = ", n,
-                                                                     " rows, matrix ", format_bytes(mem.matrix_bytes),
-                                                                     ", vectors ", format_bytes(mem.vector_bytes), ")"));
-        devices = device::describe(0);
+        const numerics::OperatorSpec spec = dist.operator_spec(cfg);
+        if (spec.device == numerics::Backend::Cuda) {
+            device::require_device_memory(mem.total(), spec.device_index,
+                                          detail::concat("this run (", model->params().name, ", N = ", n,
+                                                         " rows, matrix ", format_bytes(mem.matrix_bytes),
+                                                         ", vectors ", format_bytes(mem.vector_bytes), ")"));
+            devices = device::describe(spec.device_index);
+        }
     }
     }
 
@@ -320,6 +326,9 @@ struct DosRun::State {
                   fmt("%.1f", (now - t0) / done * (total - done)), " s",
                   f.tiny_pivots ? detail::concat(", ", f.tiny_pivots, " tiny pivots") : std::string());
     };
+    // A signal stops the phase before the next energy (each rank its own: mpirun forwards
+    // the signal to every rank; the stop is agreed after the energies, in green_ldos_over_ranks).
+    o.stop = [] { return SignalCatcher::pending() != 0; };
     // Under mpirun the energies are dealt over the ranks (each factors its own: independent).
     timers.time("green", [&] {
         green = dist.distributed()
@@ -327,12 +336,45 @@ struct DosRun::State {
                     : sparse_direct::green_ldos(*green_lu, selection->rows, green_energy, o);
     });
     green_lu.reset();  // the factors are not needed any more
+    if (static_cast<std::size_t>(green.energies_done) < green_energy.size()) {
+        // The --green phase keeps no checkpoint of its own; what a resume can skip is the
+        // moments, when a checkpoint of them exists.
+        const bool have_checkpoint = jr.checkpoint_id.has_value() || resumed_id.has_value();
+        throw RunInterrupted(detail::concat(
+            "stopped by ", signal_name(SignalCatcher::pending()),
+            " during the --green phase after ", green.energies_done, " of ", green_energy.size(),
+            " energies; that phase has no checkpoint and no result was written",
+            have_checkpoint ? detail::concat("; the checkpoint ", jr.checkpoint_id ? ckpt_path : cfg.outputs.restart,
+                                             " of the moments is intact (the --green phase starts again)\nresume with: ",
+                                             resume_command())
+                            : std::string("; no checkpoint exists (the moments ran without one): rerun the command")));
+    }
     log::info("green       : ", selection->rows.size(), " rows x ", green_energy.size(), " energies",
               dist.distributed() ? detail::concat(" over ", dist.size(), " ranks") : std::string(), ", ETA ",
               fmt("%.4g", eta), " t (Lorentz-kernel KPM equivalent: lambda = ", fmt("%.3g", eta * cfg.kpm.num_moments / scaling.a),
               " at M = ", cfg.kpm.num_moments, "), factor ", fmt("%.3f", green.factor_seconds), " s, solve ",
               fmt("%.3f", green.solve_seconds), " s, worst backward error ", fmt("%.1e", green.worst_backward_error),
-              green.tiny_pivots ? detail::concat(", ", green.tiny_pivots, " tiny pivots replaced") : std::string());
+              green.tiny_pivots ? detail::concat(", ", green.tiny_pivots, " tiny pivots replaced") : std::string(),
+              green.gmres_solves ? detail::concat(", ", green.gmres_solves, " near-singular solve(s) finished by GMRES (",
+                                                  green.gmres_steps, " steps)")
+                                 : std::string());
+    if (green.worst_error_bound > kGreenAccuracy)
+        log::warning("--green ", fmt("%.3g", eta), ": the exact LDOS is guaranteed only to about ",
+                     fmt("%.1e", green.worst_error_bound), " relative at the worst energy (backward error ",
+                     fmt("%.1e", green.worst_backward_error), " after refinement",
+                     green.gmres_solves ? " and GMRES" : "", ", times the condition number ||H - z||_1 / ETA)",
+                     green.worst_error_bound >= 1.0 ? "; ETA is too small for double precision at energies on or "
+                                                      "near an eigenvalue: a larger ETA resolves them"
+                                                    : "");
+    }
+
+    /// The command that resumes from the checkpoint at ckpt_path (printed after a stop).
+    std::string resume_command() const
+    {
+        const std::string command = cfg.provenance.command_line.find("--restart") == std::string::npos
+                                        ? cfg.provenance.command_line + " --restart " + ckpt_path
+                                        : cfg.provenance.command_line;
+        return dist.distributed() ? detail::concat("mpirun (or srun) with any number of ranks: ", command) : command;
     }
 
     void load_checkpoint_state()
@@ -418,9 +460,9 @@ struct DosRun::State {
     // Rayleigh quotients of its plane waves may show them tight with no step at all (clean
     // graphene). The stencil is the operator's when it has one (built once per
     // realization), else built here and freed before the moments' blocks are allocated.
-    // Distributed: each rank's rows' discs, no plane waves.
+    // Distributed, or a model without a stencil (matrix-market): the rows' discs, no plane waves.
     std::optional<SpectralBounds> known, inside;
-    if (!dist.distributed()) {
+    if (!dist.distributed() && (built || mdl.offers_block_stencil())) {
         std::optional<BlockStencil> own;
         const BlockStencil& stencil = built ? *built : own.emplace(mdl.block_stencil());
         known = gershgorin_bounds(stencil);
@@ -513,13 +555,10 @@ struct DosRun::State {
     job.checkpoint_header.bounds = bounds;
     job.checkpoint_path = ckpt_path;
     job.checkpoint_every_s = cfg.outputs.checkpoint_every_s;
-    job.resume_command = cfg.provenance.command_line.find("--restart") == std::string::npos
-                             ? cfg.provenance.command_line + " --restart " + ckpt_path
-                             : cfg.provenance.command_line;
+    job.resume_command = resume_command();
     if (dist.distributed()) {
         // A signal reaches the ranks between different sweeps: they agree on it (and on
         // periodic and time-limit checkpoints) every few sweeps, then write collectively.
-        job.resume_command = detail::concat("mpirun (or srun) with any number of ranks: ", job.resume_command);
         job.agree_max = [&](std::vector<std::int64_t>& v) { dist.max(v); };
         job.agree_every = kAgreeEvery;
     }
@@ -556,7 +595,8 @@ struct DosRun::State {
     timers.time("moments", [&] { jr = run_moments_job(job); });
     if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
     const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision);
-    for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol);
+    // Every rank holds the summed moments: a breach (bounds too tight) is one message.
+    dist.agree([&] { for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol); });
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
     gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,

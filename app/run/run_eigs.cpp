@@ -1,7 +1,5 @@
 #include "app/run/run_eigs.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,8 +95,7 @@ public:
     void run()
     {
         log::set_quiet(cfg.outputs.quiet || !dist.root());
-        if (cfg.runtime.threads > 0) omp_set_num_threads(cfg.runtime.threads);
-        threads = omp_get_max_threads();
+        threads = use_threads(cfg);
         dist.agree([&] { validate(); });
         dist.split_rows(cfg, *model);  // collective: this rank's rows, priced and built below
         dist.agree([&] { check_memory(); });
@@ -131,6 +128,7 @@ private:
     double held = 0.0;      // operator and gathered vectors: the run's bytes besides the method's workspace
     double estimate = 0.0;  // the run's bytes: held + the method's workspace (ChebFD: of its final space)
     double energy_scale = 0.0, tolerance = 0.0;
+    double relative_tolerance = 0.0;  // --tolerance, or the reachable one it was raised to
     numerics::EigenPairs pairs;
     std::unique_ptr<sparse_direct::SparseLU> lu;  // shift-invert: the analysis of H (check_memory)
     sparse_direct::ShiftInvertReport si;
@@ -145,12 +143,6 @@ private:
                              "use --device cpu");
         TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: kpm-eigs needs double "
                              "precision (residuals of 1e-10 relative are below float's rounding); use --precision double");
-        TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan sizes kpm-dos runs; kpm-eigs has no planner yet");
-        TOPOKPM_USER_REQUIRE(cfg.outputs.restart.empty() && cfg.outputs.checkpoint.empty() &&
-                                 cfg.outputs.checkpoint_every_s == 0.0,
-                             "--restart/--checkpoint/--checkpoint-every: kpm-eigs writes no checkpoints");
-        TOPOKPM_USER_REQUIRE(cfg.kpm.realizations == 1, "--realizations: kpm-eigs solves one disorder realization");
-        TOPOKPM_USER_REQUIRE(cfg.outputs.export_matrix.empty(), "--export-matrix: kpm-dos exports the matrix; kpm-eigs does not");
         model = hamiltonians::make_model(cfg.model);
         n = model->num_rows();
         numerics::validate(cfg.eigs.request, n);
@@ -224,6 +216,19 @@ private:
         });
         tolerance = cfg.eigs.request.tolerance * energy_scale;
         const auto& r = cfg.eigs.request;
+        // A tolerance below the rounding of one apply of H can never be confirmed (and would
+        // split degenerate levels, whose copies differ by rounding): raised to the reachable one.
+        const double reachable = numerics::reachable_tolerance(
+            std::max(std::abs(discs.lower), std::abs(discs.upper)),
+            std::ceil(double(model->estimated_nonzeros()) / double(n)));
+        relative_tolerance = r.tolerance;
+        if (tolerance < reachable) {
+            tolerance = reachable;
+            relative_tolerance = reachable / energy_scale;
+            log::warning("--tolerance ", r.tolerance, " is below what double precision reaches for this matrix "
+                         "(one apply of H is rounded by up to ", fmt("%.2e", reachable), " t); using --tolerance ",
+                         fmt("%.2e", relative_tolerance), " (", fmt("%.2e", reachable), " t) instead");
+        }
         dist.agree([&] {
             TOPOKPM_USER_REQUIRE(r.kind != Kind::Window || (r.window_max >= discs.lower && r.window_min <= discs.upper),
                                  "--window ", r.window_min, ":", r.window_max, " lies outside the spectrum, which is "
@@ -437,7 +442,7 @@ private:
                                            {"shift", r.shift},
                                            {"num_requested", std::int64_t(r.kind == Kind::Window ? 0 : r.count)},
                                            {"num_found", std::int64_t(k)},
-                                           {"tolerance", r.tolerance},
+                                           {"tolerance", relative_tolerance},
                                            {"tolerance_absolute", tolerance},
                                            {"energy_scale", energy_scale},
                                            {"num_matvecs", std::int64_t(pairs.matvecs)},

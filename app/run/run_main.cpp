@@ -45,7 +45,8 @@ void dispatch(const RunConfig& config, Distribution& dist)
     if (config.program == Program::Eigs) {
         run_eigs(config, dist);
     } else if (config.runtime.plan.enabled) {
-        if (dist.root()) run_plan(config);
+        // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
+        dist.agree([&] { if (dist.root()) run_plan(config); });
     } else {
         run_dos(config, dist);
     }
@@ -102,6 +103,9 @@ int run_main(int argc, char** argv, Program program)
     } catch (const InputError& e) {
         std::fprintf(stderr, "%s: input error: %s\n", name.c_str(), e.what());
         return 2;
+    } catch (const DimensionMismatch& e) {  // a failed TOPOKPM_REQUIRE: a bug (mpi::exit_code_for agrees)
+        std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
+        return 4;
     } catch (const std::bad_alloc& e) {
         // A memory refusal like the estimate's (exit 3), naming the size when the program's
         // operator new or allocate_pages saw it (AllocationFailed).

@@ -337,9 +337,11 @@ AttributeList provenance_attributes(const RunConfig& config, int threads, const 
 
 std::string fmt(const char* format, double v)
 {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
+    // In full, however long ("%.6f" of 1e100 has 108 characters).
+    const int length = std::snprintf(nullptr, 0, format, v);
+    std::string out(static_cast<std::size_t>(std::max(length, 0)), '\0');
+    std::snprintf(out.data(), out.size() + 1, format, v);
+    return out;
 }
 
 std::string phase_times(const PhaseTimers& timers, double total_seconds)

@@ -3,9 +3,11 @@
 #include "numerics/base/block_vector.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <utility>
+#include <vector>
 
 #include "runtime/base/error.hpp"
 #include "runtime/base/system.hpp"
@@ -33,10 +35,24 @@ private:
     device::DeviceBuffer buffer_;
 };
 
+/// The host stand-in's mirror (device::host_standin): a separate host allocation.
+class HostStandinMirror final : public DeviceMirror {
+public:
+    explicit HostStandinMirror(std::size_t bytes) : memory_((bytes + sizeof(complex_double) - 1) / sizeof(complex_double)) {}
+    int device() const override { return device::host_standin; }
+    void* data() override { return memory_.data(); }
+    void upload(const void* host, std::size_t bytes) override { std::memcpy(memory_.data(), host, bytes); }
+    void download(void* host, std::size_t bytes) override { std::memcpy(host, memory_.data(), bytes); }
+
+private:
+    std::vector<complex_double> memory_;
+};
+
 }  // namespace
 
 std::unique_ptr<DeviceMirror> make_device_mirror(int device, std::size_t bytes)
 {
+    if (device == device::host_standin) return std::make_unique<HostStandinMirror>(bytes);
     device::set_device(device);
     return std::make_unique<CudaMirror>(device, bytes);
 }

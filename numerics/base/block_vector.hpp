@@ -67,6 +67,7 @@ public:
 
 /// A device mirror of `bytes` bytes on CUDA device `device` (cudaMalloc). Throws
 /// ResourceError when the device lacks the free memory, NotCompiled in CPU-only builds.
+/// device::host_standin (runtime/device/device.hpp) gives a host-memory mirror in every build.
 std::unique_ptr<DeviceMirror> make_device_mirror(int device, std::size_t bytes);
 
 /// T: complex_double or complex_single (explicitly instantiated for those two).

@@ -78,20 +78,20 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     const int max_len = source.max_row_length();
     std::vector<global_index> cols(max_len);
     std::vector<complex_type> vals(max_len);
+    HaloPattern pat;
     std::vector<global_index> remote_global;  // per remote entry, until positions are known
-    remote_ptr_.push_back(0);
     for (global_index i = 0; i < n; ++i) {
         const int len = source.row(row_begin_ + i, cols.data(), vals.data());
         bool any = false;
         for (int k = 0; k < len; ++k) {
             if (cols[k] >= row_begin_ && cols[k] < row_end_) continue;
             remote_global.push_back(cols[k]);
-            remote_vals_.push_back(vals[k]);
+            pat.remote_vals.push_back(vals[k]);
             any = true;
         }
         if (any) {
-            remote_row_.push_back(static_cast<local_index>(i));
-            remote_ptr_.push_back(static_cast<std::int64_t>(remote_global.size()));
+            pat.remote_row.push_back(static_cast<local_index>(i));
+            pat.remote_ptr.push_back(static_cast<std::int64_t>(remote_global.size()));
         }
     }
     halo_global_ = remote_global;
@@ -99,9 +99,10 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     halo_global_.erase(std::unique(halo_global_.begin(), halo_global_.end()), halo_global_.end());
     TOPOKPM_REQUIRE(halo_global_.size() < static_cast<size_t>(std::numeric_limits<local_index>::max()),
                     "halo of ", halo_global_.size(), " rows exceeds 32-bit positions");
-    remote_col_.resize(remote_global.size());
+    pat.halo_rows = static_cast<global_index>(halo_global_.size());
+    pat.remote_col.resize(remote_global.size());
     for (size_t e = 0; e < remote_global.size(); ++e)
-        remote_col_[e] = static_cast<local_index>(
+        pat.remote_col[e] = static_cast<local_index>(
             std::lower_bound(halo_global_.begin(), halo_global_.end(), remote_global[e]) - halo_global_.begin());
 
     // Receive side: the halo is sorted by column, hence grouped by owner.
@@ -129,15 +130,16 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     for (int q = 0; q < num_ranks_; ++q) {
         if (give[q] == 0) continue;
         send_peer_.push_back(q);
-        send_offset_.push_back(static_cast<global_index>(send_index_.size()));
+        send_offset_.push_back(static_cast<global_index>(pat.send_index.size()));
         send_count_.push_back(give[q]);
         for (int k = 0; k < give[q]; ++k) {
             const global_index g = asked[static_cast<size_t>(give_displ[q] + k)];
             TOPOKPM_REQUIRE(g >= row_begin_ && g < row_end_, "rank ", q, " asked rank ", rank_, " for row ", g,
                             " outside [", row_begin_, ", ", row_end_, ")");
-            send_index_.push_back(static_cast<local_index>(g - row_begin_));
+            pat.send_index.push_back(static_cast<local_index>(g - row_begin_));
         }
     }
+    halo_ = make_halo_device(opts_.device, std::move(pat));
 
     if (opts_.mode == CommMode::Task) {
         tasks_ = std::make_unique<TaskMachinery>();
@@ -173,20 +175,17 @@ void DistributedOperator::sum_over_ranks(double* values, std::size_t count) cons
 void DistributedOperator::post_exchange(const complex_type* x, int r, Exchange& ex) const
 {
     const double t0 = now();
-    const global_index sends = send_rows();
-#pragma omp parallel for schedule(static) if (sends * r > 4096)
-    for (global_index k = 0; k < sends; ++k) {
-        const complex_type* src = x + static_cast<std::int64_t>(send_index_[k]) * r;
-        std::copy(src, src + r, send_buf_.data() + k * r);
-    }
+    halo_->pack(x, r);
+    complex_type* send = halo_->send_staging(r);
+    complex_type* halo = halo_->halo_staging(r);
     ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
     constexpr int tag = 3141;
     for (size_t p = 0; p < recv_peer_.size(); ++p)
-        mpi::check(MPI_Irecv(halo_.data() + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r),
+        mpi::check(MPI_Irecv(halo + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r),
                              MPI_C_DOUBLE_COMPLEX, recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
                    "MPI_Irecv(halo)");
     for (size_t p = 0; p < send_peer_.size(); ++p)
-        mpi::check(MPI_Isend(send_buf_.data() + send_offset_[p] * r, static_cast<int>(send_count_[p] * r),
+        mpi::check(MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r),
                              MPI_C_DOUBLE_COMPLEX, send_peer_[p], tag, opts_.comm,
                              &ex.requests[recv_peer_.size() + p]),
                    "MPI_Isend(halo)");
@@ -201,62 +200,12 @@ void DistributedOperator::finish_exchange(Exchange& ex) const
     times_.wait += now() - t0;
 }
 
-void DistributedOperator::apply_remote(const complex_type* x, complex_type* y, int r, double scale,
-                                       DotSums* dots) const
-{
-    const double t0 = now();
-    const auto rows = static_cast<std::int64_t>(remote_row_.size());
-    const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
-    std::vector<complex_type> partial(static_cast<size_t>(threads) * r, complex_type(0.0, 0.0));
-#pragma omp parallel num_threads(threads)
-    {
-        // Interleaved (re, im) doubles with the complex products written out: std::complex's
-        // operator* checks for NaN/inf (a __muldc3 call per product) and does not vectorise.
-        std::vector<double> dy(2 * static_cast<size_t>(r)), yx(2 * static_cast<size_t>(r), 0.0);
-        const double* hal = reinterpret_cast<const double*>(halo_.data());
-        const double* vals = reinterpret_cast<const double*>(remote_vals_.data());
-#pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < rows; ++i) {
-            std::fill(dy.begin(), dy.end(), 0.0);
-            for (std::int64_t e = remote_ptr_[i]; e < remote_ptr_[i + 1]; ++e) {
-                const double vr = vals[2 * e], vi = vals[2 * e + 1];
-                const double* h = hal + 2 * static_cast<std::int64_t>(remote_col_[e]) * r;
-#pragma omp simd
-                for (int c = 0; c < r; ++c) {
-                    dy[2 * c] += vr * h[2 * c] - vi * h[2 * c + 1];
-                    dy[2 * c + 1] += vr * h[2 * c + 1] + vi * h[2 * c];
-                }
-            }
-            const std::int64_t row = remote_row_[i];
-            double* yr = reinterpret_cast<double*>(y + row * r);
-            const double* xr = reinterpret_cast<const double*>(x + row * r);
-#pragma omp simd
-            for (int c = 0; c < r; ++c) {
-                const double dre = scale * dy[2 * c], dim = scale * dy[2 * c + 1];
-                yr[2 * c] += dre;
-                yr[2 * c + 1] += dim;
-                yx[2 * c] += dre * xr[2 * c] + dim * xr[2 * c + 1];  // conj(d) x
-                yx[2 * c + 1] += dre * xr[2 * c + 1] - dim * xr[2 * c];
-            }
-        }
-        for (int c = 0; c < r; ++c)
-            partial[static_cast<size_t>(omp_get_thread_num()) * r + c] = complex_type(yx[2 * c], yx[2 * c + 1]);
-    }
-    if (dots != nullptr)
-        for (int t = 0; t < threads; ++t)  // thread order: reproducible
-            for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
-    times_.remote += now() - t0;
-}
-
 void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
                                    DotSums* dots) const
 {
     const int r = x.num_cols();
-    halo_.resize(static_cast<size_t>(halo_rows()) * r);
-    send_buf_.resize(static_cast<size_t>(send_rows()) * r);
     DotSums* want = ops.want_dots ? dots : nullptr;
-    const complex_type* xp = x.data();
-    complex_type* yp = y.data();
+    const complex_type* xp = halo_->x_values(x);  // where the local operator reads x
     auto local = [&] {
         const double t0 = now();
         local_op_->apply(x, y, ops, want);
@@ -300,7 +249,11 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     }
     }
     if (want != nullptr && want->xx.size() != static_cast<size_t>(r)) want->reset(r);
-    apply_remote(xp, yp, r, ops.scale, want);
+    {
+        const double t0 = now();
+        halo_->apply_remote(xp, halo_->y_values(y), r, ops.scale, want);
+        times_.remote += now() - t0;
+    }
     ++times_.applies;
 
     if (want != nullptr && opts_.reduce_every_sweep && num_ranks_ > 1) {
@@ -332,12 +285,12 @@ std::string DistributedOperator::name() const
 
 OperatorCost DistributedOperator::cost() const
 {
-    const double remote = static_cast<double>(remote_vals_.size());
+    const double remote = static_cast<double>(halo_->pattern().remote_vals.size());
     const double entry = sizeof(complex_type) + sizeof(local_index);
     OperatorCost c = local_op_->cost();
     c.nonzeros += remote;
     c.matrix_bytes += remote * entry;
-    c.storage_bytes += remote * entry + static_cast<double>(remote_row_.size()) * 12.0;
+    c.storage_bytes += remote * entry + static_cast<double>(halo_->pattern().remote_row.size()) * 12.0;
     return c;
 }
 

@@ -30,6 +30,11 @@
 ///            of the rank's set) packs, sends, receives and waits while the OpenMP team
 ///            minus one thread runs the local part; then the remote part. MPI is called off
 ///            the main thread: needs MPI_THREAD_SERIALIZED or better.
+/// Where x and y live: DistributedOptions::device selects the HaloDevice (halo_device.hpp)
+/// the pack and the remote part run on, the local operator's device: the host (a CPU rank),
+/// a CUDA GPU (a GPU rank: the halo gathered on the device into a page-locked buffer, sent
+/// by MPI, copied back and applied there; only the halo rows and the dots cross the bus),
+/// or the host stand-in (tests). Ranks of one job may differ; the exchange is the same.
 /// Dots: local per sweep; KPM sums its moment array over the ranks once at the end
 /// (sum_over_ranks), or, with reduce_every_sweep, every apply() reduces its dots
 /// (seed 004 Table III's comparison).
@@ -45,6 +50,7 @@
 
 #include "numerics/base/operator.hpp"
 #include "numerics/base/row_source.hpp"
+#include "numerics/distributed/halo_device.hpp"
 
 namespace topokpm::numerics {
 
@@ -62,6 +68,10 @@ struct DistributedOptions {
     /// decomposition: PermutedRows of row_permutation.hpp, bounds = RowPermutation::bounds());
     /// what row_runs() reports. Empty: the source is in canonical order.
     RowRuns canonical_runs;
+    /// Where the local operator keeps x and y: no_device (the host arrays), a CUDA device
+    /// index (the local operator is a CUDA one on it) or device::host_standin (the local
+    /// operator is make_host_standin_operator's). See halo_device.hpp.
+    int device = no_device;
 };
 
 /// Seconds spent per phase since construction (accumulated over apply() calls).
@@ -102,12 +112,14 @@ public:
 
     /// Rows of the halo buffer (distinct remote columns) and rows sent per sweep.
     global_index halo_rows() const { return static_cast<global_index>(halo_global_.size()); }
-    global_index send_rows() const { return static_cast<global_index>(send_index_.size()); }
+    global_index send_rows() const { return static_cast<global_index>(halo_->pattern().send_index.size()); }
     /// Global column of halo position h (ascending in h), for tests.
     const std::vector<global_index>& halo_columns() const { return halo_global_; }
     /// Entries of the local and the remote part.
     std::int64_t local_nonzeros() const;
-    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(remote_vals_.size()); }
+    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(halo_->pattern().remote_vals.size()); }
+    /// Where the pack and the remote part run ("host", "host-standin", "cuda:D").
+    std::string halo_device() const { return halo_->name(); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
 
@@ -118,24 +130,18 @@ private:
     struct Exchange;
     void post_exchange(const complex_type* x, int r, Exchange& ex) const;
     void finish_exchange(Exchange& ex) const;
-    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) const;
 
     std::vector<global_index> bounds_;
     DistributedOptions opts_;
     int rank_ = 0, num_ranks_ = 1;
     global_index row_begin_ = 0, row_end_ = 0;
     std::shared_ptr<const Operator> local_op_;  ///< the local part
-    // remote part: rows remote_row_[i] have entries remote_ptr_[i] .. remote_ptr_[i+1]
-    std::vector<local_index> remote_row_;
-    std::vector<std::int64_t> remote_ptr_;
-    std::vector<local_index> remote_col_;  ///< halo positions
-    std::vector<complex_type> remote_vals_;
     std::vector<global_index> halo_global_;
-    // pattern: per peer rank, rows received (halo offset, count) and sent (offset into send_index_)
+    // pattern: per peer rank, rows received (halo offset, count) and sent (offset into the
+    // pattern's send_index)
     std::vector<int> recv_peer_, send_peer_;
     std::vector<global_index> recv_offset_, recv_count_, send_offset_, send_count_;
-    std::vector<local_index> send_index_;  ///< local rows to pack, grouped by peer
-    mutable std::vector<complex_type> halo_, send_buf_;
+    std::unique_ptr<HaloDevice> halo_;  ///< the remote part and the packing, where x and y live
     mutable DistributedTimes times_;
     struct TaskMachinery;
     std::unique_ptr<TaskMachinery> tasks_;

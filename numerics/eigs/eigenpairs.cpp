@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "numerics/base/dense_eigen.hpp"
@@ -76,6 +77,11 @@ std::vector<int> select_eigenvalues(const std::vector<double>& values, const Eig
     }
     std::sort(pick.begin(), pick.end());
     return pick;
+}
+
+double reachable_tolerance(double row_sum, double nonzeros_per_row)
+{
+    return 4.0 * std::max(nonzeros_per_row, 1.0) * std::numeric_limits<double>::epsilon() * row_sum;
 }
 
 EigenRequest extremal_request(bool lowest, int count, double tolerance)

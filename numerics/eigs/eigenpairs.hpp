@@ -33,7 +33,9 @@ EigenRequest extremal_request(bool lowest, int count, double tolerance);
 
 /// Indices into the ascending `values` (a whole spectrum) that `request` selects, ascending:
 /// Lowest/Highest/Shift choose count values (all if count > values.size()) and add the
-/// values equal to the last chosen one within 2 tolerance (the rest of a degenerate level).
+/// values equal to the last chosen one within 2 tolerance (the rest of a degenerate level:
+/// the one rule of docs/eigs.md, "Tolerance and degenerate levels"; with the tolerance at
+/// least reachable_tolerance(), the copies of a level, equal to rounding, always qualify).
 std::vector<int> select_eigenvalues(const std::vector<double>& values, const EigenRequest& request);
 
 /// Eigenpairs as returned by every method, ascending in value.
@@ -47,6 +49,14 @@ struct EigenPairs {
     int searches = 0;                     ///< Lanczos: searches from a fresh start vector
     int block = 0;                        ///< block methods: the largest block (locked + filtered columns)
 };
+
+/// The smallest absolute tolerance (energy units) the residuals of measured_pairs() can
+/// confirm for a Hermitian operator with at most `nonzeros_per_row` entries per row and
+/// absolute row sums at most `row_sum` (the Gershgorin bound max(|Emin|, |Emax|)): one apply
+/// of H is rounded by up to nonzeros_per_row eps row_sum in 2-norm (|fl(Hv) - Hv| <=
+/// gamma_k |H| |v|, || |H| ||_2 <= row_sum), and the methods stop at half the tolerance;
+/// 4 nonzeros_per_row eps row_sum. A smaller --tolerance is raised to it, with a warning.
+double reachable_tolerance(double row_sum, double nonzeros_per_row);
 
 /// Pairs from orthonormal vectors (this rank's rows, column-major, op.num_rows() x k): the
 /// Rayleigh quotients and residual norms measured with one block apply of `op` (collective),

@@ -296,11 +296,16 @@ EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& 
     out.searches = 1;
     TOPOKPM_REQUIRE(static_cast<int>(locked_values.size()) >= std::min<global_index>(options.count, big_n),
                     "first search found ", locked_values.size(), " of ", options.count, " pairs");
+    const auto edge = [&] {  // the boundary and its level's partners: the limit of what is returned
+        const double b = boundary();
+        const double width = options.level_width ? options.level_width(b) : 2.0 * options.tolerance;
+        return b + (lowest ? width : -width);
+    };
     // Searches from fresh vectors orthogonal to everything locked: what they find at the
     // wanted end up to the boundary (+ 2 tolerance: degenerate partners of the last value)
     // was missed, typically the second vector of a degenerate eigenvalue.
     while (locked.cols < big_n) {
-        const double limit = boundary() + (lowest ? 2.0 : -2.0) * options.tolerance;
+        const double limit = edge();
         s.column = out.searches;
         s.give_up_beyond = limit;
         const Found f = run_search(op, locked, s, out.matvecs, out.restarts);
@@ -321,7 +326,7 @@ EigenPairs thick_restart_lanczos(const Operator& op, const ThickRestartOptions& 
 
     // The answer: the count values of the wanted end plus partners within 2 tolerance of the
     // count-th; Rayleigh quotients and residuals measured with one block apply.
-    const double limit = boundary() + (lowest ? 2.0 : -2.0) * options.tolerance;
+    const double limit = edge();
     std::vector<int> pick;
     for (int i = 0; i < static_cast<int>(locked_values.size()); ++i)
         if (lowest ? locked_values[i] <= limit : locked_values[i] >= limit) pick.push_back(i);

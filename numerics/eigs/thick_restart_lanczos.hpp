@@ -53,6 +53,10 @@ struct ThickRestartOptions {
     SpectrumEnd end = SpectrumEnd::Lowest;
     int count = 1;              ///< k >= 1 eigenpairs wanted, k <= N
     double tolerance = 1e-8;    ///< converged when ||H v - lambda v||_2 <= tolerance (energy units), ||v|| = 1
+    /// Partners of the count-th value b within level_width(b) of it are searched for and
+    /// returned (its degenerate level); empty = 2 tolerance. Shift-invert, whose values are
+    /// 1/(E - sigma), gives the width where partners within 2 tolerance in E lie.
+    std::function<double(double)> level_width;
     int basis_size = 0;         ///< m, basis vectors per cycle; 0 = max(2 k + 20, 40), at most N
     int max_restarts = 2000;    ///< cycles per search before NumericalError
     std::uint64_t seed = 1;     ///< start vectors: random phases of stream splitmix64(seed, 4), one column per search
@@ -60,7 +64,7 @@ struct ThickRestartOptions {
 };
 
 /// The `options.count` eigenpairs at `options.end` of the Hermitian operator `op`, each with
-/// residual <= options.tolerance, plus the eigenpairs degenerate (to 2 tolerance) with the
+/// residual <= options.tolerance, plus the eigenpairs degenerate (to options.level_width) with the
 /// last of them. Collective over the ranks of a distributed operator (every rank gets the
 /// values, and its own rows of the vectors).
 /// @throws InputError        count < 1 or > N, tolerance <= 0, basis_size in 1..count+1

@@ -530,7 +530,15 @@ GreenLdos green_ldos_over_ranks(SparseLU& lu, const std::vector<global_index>& r
         for (std::size_t j = 0; j < nm; ++j) out.rho[r * ne + rank + j * ranks] = part.rho[r * nm + j];
     if (ranks > 1) mpi::allreduce_sum(out.rho, comm);
     out.tiny_pivots = mpi::allreduce_sum(static_cast<std::int64_t>(part.tiny_pivots), comm);
+    out.gmres_solves = static_cast<int>(mpi::allreduce_sum(static_cast<std::int64_t>(part.gmres_solves), comm));
+    out.gmres_steps = static_cast<int>(mpi::allreduce_sum(static_cast<std::int64_t>(part.gmres_steps), comm));
     out.worst_backward_error = mpi::allreduce_max(part.worst_backward_error, comm);
+    out.worst_error_bound = mpi::allreduce_max(part.worst_error_bound, comm);
+    // A rank stopped by options.stop returns normally and joins the sums above; every rank
+    // then reports the stop (each checks its own stop(): mpirun forwards a signal to all).
+    const bool stopped = mpi::allreduce_max(static_cast<int>(static_cast<std::size_t>(part.energies_done) < nm), comm) != 0;
+    out.energies_done = stopped ? static_cast<int>(mpi::allreduce_sum(static_cast<std::int64_t>(part.energies_done), comm))
+                                : static_cast<int>(ne);
     out.max_refinement_steps = mpi::allreduce_max(part.max_refinement_steps, comm);
     out.factor_seconds = mpi::allreduce_max(part.factor_seconds, comm);
     out.solve_seconds = mpi::allreduce_max(part.solve_seconds, comm);

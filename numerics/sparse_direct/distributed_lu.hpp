@@ -121,7 +121,9 @@ ShiftInvertSolver solver_of(DistributedLU& lu);
 /// summed over the ranks into the full [rows, energies] array on every rank (each entry from
 /// one rank, the others' zeros: exact, so rho equals one rank's green_ldos bit for bit).
 /// tiny_pivots summed, worst backward error and refinement steps the maxima, the seconds the
-/// slowest rank's. options.progress sees this rank's energies. Collective; throws as
+/// slowest rank's. options.progress sees this rank's energies; options.stop is asked by
+/// each rank before each of its energies, and a stop on any rank is reported by every rank
+/// (energies_done < energies.size(), after the collective sums). Collective; throws as
 /// green_ldos, on every rank (the inputs are checked before any rank starts).
 GreenLdos green_ldos_over_ranks(SparseLU& lu, const std::vector<global_index>& rows,
                                 const std::vector<double>& energies, const GreenLdosOptions& options, MPI_Comm comm);

@@ -505,35 +505,37 @@ SolveReport SparseLU::solve(const complex_double* b, complex_double* x, int nrhs
     return report;
 }
 
+std::pair<double, double> SparseLU::residual(complex_double shift, const complex_double* b, const complex_double* x,
+                                             complex_double* r) const
+{
+    double berr = 0.0, rmax = 0.0;
+    for (global_index i = 0; i < n_; ++i) {
+        // the diagonal of A - zI enters |A - zI| |x| as one entry, not as |a_ii| + |z|
+        complex_double acc = b[i], dii = -shift;
+        double scale = std::abs(b[i]);
+        for (global_index q = a_.row_ptr[i]; q < a_.row_ptr[i + 1]; ++q) {
+            if (a_.cols[q] == i) { dii += a_.values[q]; continue; }
+            acc -= a_.values[q] * x[a_.cols[q]];
+            scale += std::abs(a_.values[q]) * std::abs(x[a_.cols[q]]);
+        }
+        acc -= dii * x[i];
+        scale += std::abs(dii) * std::abs(x[i]);
+        r[i] = acc;
+        const double mag = std::abs(acc);
+        rmax = std::max(rmax, mag);
+        if (mag > 0.0) berr = std::max(berr, scale > 0.0 ? mag / scale : INFINITY);
+    }
+    return {berr, rmax};
+}
+
 SolveReport SparseLU::refine(complex_double shift, const complex_double* b, complex_double* x, int nrhs,
                              const SolveOptions& options,
                              const std::function<void(std::vector<complex_double>&)>& apply_inverse) const
 {
     const global_index n = n_;
     SolveReport report;
-    // r = b - (A - zI) x per column; returns (componentwise backward error, ||r||_inf).
     std::vector<complex_double> r(static_cast<std::size_t>(n * nrhs));
-    auto residual = [&](int c) {
-        double berr = 0.0, rmax = 0.0;
-        const complex_double* xc = x + c * n;
-        for (global_index i = 0; i < n; ++i) {
-            // the diagonal of A - zI enters |A - zI| |x| as one entry, not as |a_ii| + |z|
-            complex_double acc = b[i + c * n], dii = -shift;
-            double scale = std::abs(b[i + c * n]);
-            for (global_index q = a_.row_ptr[i]; q < a_.row_ptr[i + 1]; ++q) {
-                if (a_.cols[q] == i) { dii += a_.values[q]; continue; }
-                acc -= a_.values[q] * xc[a_.cols[q]];
-                scale += std::abs(a_.values[q]) * std::abs(xc[a_.cols[q]]);
-            }
-            acc -= dii * xc[i];
-            scale += std::abs(dii) * std::abs(xc[i]);
-            r[i + c * n] = acc;
-            const double mag = std::abs(acc);
-            rmax = std::max(rmax, mag);
-            if (mag > 0.0) berr = std::max(berr, scale > 0.0 ? mag / scale : INFINITY);
-        }
-        return std::make_pair(berr, rmax);
-    };
+    auto residual_of = [&](int c) { return residual(shift, b + c * n, x + c * n, r.data() + c * n); };
 
     std::vector<complex_double> v(b, b + n * nrhs);
     apply_inverse(v);
@@ -542,7 +544,7 @@ SolveReport SparseLU::refine(complex_double shift, const complex_double* b, comp
     std::vector<int> steps(nrhs, 0);
     std::vector<char> active(nrhs, 1);
     std::vector<complex_double> previous(static_cast<std::size_t>(n));
-    for (int c = 0; c < nrhs; ++c) std::tie(berr[c], rnorm[c]) = residual(c);
+    for (int c = 0; c < nrhs; ++c) std::tie(berr[c], rnorm[c]) = residual_of(c);
     for (int step = 0; step < options.max_refinement_steps; ++step) {
         bool any = false;
         for (int c = 0; c < nrhs; ++c) {
@@ -557,7 +559,7 @@ SolveReport SparseLU::refine(complex_double shift, const complex_double* b, comp
             complex_double* xc = x + c * n;
             std::copy(xc, xc + n, previous.begin());
             for (global_index i = 0; i < n; ++i) xc[i] += v[i + c * n];
-            const auto [e, rn] = residual(c);
+            const auto [e, rn] = residual_of(c);
             if (e < berr[c]) {
                 ++steps[c];
                 // Continue only while each step at least halves the error (LAPACK's xGERFS rule).
@@ -566,7 +568,7 @@ SolveReport SparseLU::refine(complex_double shift, const complex_double* b, comp
                 rnorm[c] = rn;
             } else {  // no gain: keep the previous iterate
                 std::copy(previous.begin(), previous.end(), xc);
-                residual(c);
+                residual_of(c);
                 active[c] = 0;
             }
         }

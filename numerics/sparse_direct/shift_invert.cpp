@@ -195,6 +195,13 @@ numerics::EigenPairs shift_invert_eigenpairs(const Operator& h, const ShiftInver
         o.end = end;
         o.count = request.count;
         o.tolerance = tol_theta;
+        // The partners within 2 tol in E of the edge value theta_b lie within about
+        // 2 tol theta_b^2 in theta (|d theta / dE| = theta^2): searched for with a margin, at
+        // most half of |theta_b| (a shift within tol of a level would otherwise ask for every
+        // theta of that sign); the selection below keeps those within 2 tol in E.
+        o.level_width = [tol, tol_theta](double theta_b) {
+            return std::max(2.0 * tol_theta, std::min(4.0 * tol * theta_b * theta_b, 0.5 * std::abs(theta_b)));
+        };
         o.seed = options.seed;
         o.progress = options.progress;
         const numerics::EigenPairs side = numerics::thick_restart_lanczos(op, o);

@@ -210,6 +210,13 @@ public:
     SolveReport solve(const complex_double* b, complex_double* x, int nrhs,
                       const SolveOptions& options = {}) const;
 
+    /// r = b - (A - z I) x for one column of n, at any z (not only the factored one); returns
+    /// the componentwise backward error max_i |r_i| / (|A - z I| |x| + |b|)_i and ||r||_inf.
+    /// The residual of solve()'s refinement, for solvers that use the factors as a
+    /// preconditioner (green.cpp's GMRES). Needs no factorization.
+    std::pair<double, double> residual(complex_double z, const complex_double* b, const complex_double* x,
+                                       complex_double* r) const;
+
     // ---- the analysis (permuted index space: row/column p of P A P^T = row perm()[p] of A) ----
     // The symbolic phase works on sites of b rows (b = lattice orbitals for the lattice
     // ordering, site_size otherwise): site k of the permuted matrix is rows [k b, (k+1) b).

@@ -30,6 +30,19 @@ namespace topokpm::device {
 /// True when this build contains the CUDA backend (independent of any GPU being present).
 bool cuda_compiled();
 
+/// The device index of the host stand-in: "device memory" that is a separate host
+/// allocation reached only through explicit copies, as a GPU's is. The device code paths
+/// that do not need CUDA kernels (BlockVector's mirror, the distributed operator's halo
+/// packed on the device and staged through host buffers, numerics/distributed/halo_device.hpp)
+/// run on it in every build, so tests check them on machines without a GPU. Never a CUDA
+/// device: no function of this header accepts it.
+inline constexpr int host_standin = -2;
+
+/// The CUDA device of MPI rank `node_rank` (its index among the ranks of its node) when
+/// `visible` devices are visible: one rank per GPU, rank k drives device k; -1 (the rank
+/// runs on the CPU) when k >= visible. docs/cuda_backend.md, "GPU ranks under mpirun".
+inline int rank_device(int node_rank, int visible) { return node_rank < visible ? node_rank : -1; }
+
 /// Number of CUDA devices this process can use; 0 when none. When 0 and `why_none` is not
 /// null, it receives a one-line reason, e.g. "cudaGetDeviceCount returned 35
 /// (CUDA driver version is insufficient for CUDA runtime version)" or "this build has no
@@ -65,7 +78,8 @@ MemoryInfo memory_info(int device);
 /// when `bytes` exceeds the device's free memory. Called before every large allocation.
 void require_device_memory(double bytes, int device, const std::string& what);
 
-/// Makes `device` current for the calling host thread (cudaSetDevice).
+/// Makes `device` current for the calling host thread (cudaSetDevice). InputError (with the
+/// runtime's reason) when `device` is not a visible device.
 void set_device(int device);
 
 /// Waits for all work on the current device (cudaDeviceSynchronize); throws CudaError with
@@ -100,6 +114,27 @@ private:
     void* data_ = nullptr;
     std::size_t bytes_ = 0;
     int device_ = 0;
+};
+
+/// Page-locked host memory (cudaMallocHost / cudaFreeHost), move-only: staging buffers
+/// the GPU copies to and from at full PCIe/NVLink rate (and that MPI sends from).
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    /// Throws NotCompiled in CPU-only builds (for bytes > 0), CudaError when the runtime fails.
+    explicit PinnedBuffer(std::size_t bytes);
+    ~PinnedBuffer();
+    PinnedBuffer(PinnedBuffer&& other) noexcept;
+    PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+    PinnedBuffer(const PinnedBuffer&) = delete;
+    PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+    void* data() const { return data_; }
+    std::size_t bytes() const { return bytes_; }
+
+private:
+    void* data_ = nullptr;
+    std::size_t bytes_ = 0;
 };
 
 /// Blocking copy of `bytes` between two device pointers of the current device.

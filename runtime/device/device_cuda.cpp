@@ -104,7 +104,11 @@ void require_device_memory(double bytes, int device, const std::string& what)
 void set_device(int device)
 {
     int current = -1;
-    TOPOKPM_CUDA_CHECK(cudaGetDevice(&current));
+    if (cudaGetDevice(&current) != cudaSuccess) {  // no usable device at all: say so plainly
+        (void)cudaGetLastError();
+        check_index(device);
+        TOPOKPM_CUDA_CHECK(cudaGetDevice(&current));
+    }
     if (current != device) {
         check_index(device);
         TOPOKPM_CUDA_CHECK(cudaSetDevice(device));
@@ -168,6 +172,30 @@ void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) c
                     "-byte device buffer");
     if (bytes == 0) return;
     TOPOKPM_CUDA_CHECK(cudaMemcpy(host, static_cast<const char*>(data_) + offset, bytes, cudaMemcpyDeviceToHost));
+}
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes)
+{
+    if (bytes != 0) TOPOKPM_CUDA_CHECK(cudaMallocHost(&data_, bytes));
+}
+
+PinnedBuffer::~PinnedBuffer()
+{
+    if (data_) (void)cudaFreeHost(data_);  // errors cannot be reported from a destructor
+}
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0))
+{}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept
+{
+    if (this != &other) {
+        if (data_) (void)cudaFreeHost(data_);
+        data_ = std::exchange(other.data_, nullptr);
+        bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
 }
 
 void copy_device_to_device(void* dst, const void* src, std::size_t bytes)

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 namespace topokpm::mpi {
 
@@ -127,7 +128,10 @@ int node_size()
 int exit_code_for(const std::exception& e)
 {
     if (const auto* c = dynamic_cast<const CollectiveError*>(&e)) return c->exit_code();
-    return dynamic_cast<const InputError*>(&e) != nullptr ? 2 : 3;
+    if (dynamic_cast<const InputError*>(&e) != nullptr) return 2;
+    if (dynamic_cast<const DimensionMismatch*>(&e) != nullptr) return 4;  // a failed internal check
+    if (dynamic_cast<const Error*>(&e) != nullptr || dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return 3;
+    return 4;  // not one of ours: a bug
 }
 
 void agree_or_throw(const std::function<void()>& validate)
@@ -143,7 +147,7 @@ void agree_or_throw(const std::function<void()>& validate)
         code = exit_code_for(e);
     } catch (...) {
         message = "unknown exception during validation";
-        code = 3;
+        code = 4;
     }
     // (failing ? rank : size) reduced with MIN gives the lowest failing rank; its exit
     // code follows in a second small reduction only when something failed.
@@ -178,9 +182,9 @@ int run_guarded(const std::function<void()>& fn)
         MPI_Abort(MPI_COMM_WORLD, exit_code_for(e));
     } catch (...) {
         print_error(rank(), "unknown exception");
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Abort(MPI_COMM_WORLD, 4);
     }
-    return 3;  // not reached: MPI_Abort does not return
+    return 4;  // not reached: MPI_Abort does not return
 }
 
 }  // namespace topokpm::mpi

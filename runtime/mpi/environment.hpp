@@ -68,8 +68,10 @@ int size();
 int node_rank();
 int node_size();
 
-/// Exit code for an exception: 2 for InputError, 3 otherwise (the application's exit
-/// codes, docs/architecture.md "Errors").
+/// Exit code for an exception, the same as the one-process run's (docs/reliability.md):
+/// 2 InputError, 3 any other Error and std::bad_alloc (I/O, resources, memory), 4 an
+/// internal error (a failed TOPOKPM_REQUIRE, an exception that is not ours); a
+/// CollectiveError carries the code of the rank that failed.
 int exit_code_for(const std::exception& e);
 
 /// Thrown on every rank by agree_or_throw() when validation failed somewhere. All ranks
@@ -81,7 +83,7 @@ public:
     CollectiveError(const std::string& message, int origin_rank, int exit_code)
         : Error(message), origin_rank_(origin_rank), exit_code_(exit_code) {}
     int origin_rank() const { return origin_rank_; }  ///< lowest rank that failed
-    int exit_code() const { return exit_code_; }      ///< 2 input error, 3 other
+    int exit_code() const { return exit_code_; }      ///< exit_code_for() of that rank's exception
 
 private:
     int origin_rank_;
@@ -101,7 +103,9 @@ bool all_ok(bool local_ok);
 /// Runs fn and returns the process exit code: 0 when fn returns; CollectiveError's code
 /// (no printing, no abort: every rank holds it). For any other exception prints
 /// "error (rank R): <message>" once to stderr and calls MPI_Abort(MPI_COMM_WORLD,
-/// exit_code_for(e)), which ends every rank (the others may be waiting in a collective).
+/// exit_code_for(e)), which ends every rank (the others may be waiting in a collective):
+/// mpirun then prints its MPI_ABORT banner, so every error the ranks can see alike (input,
+/// files, sizes, memory checks) must be found inside agree_or_throw instead.
 int run_guarded(const std::function<void()>& fn);
 
 }  // namespace topokpm::mpi

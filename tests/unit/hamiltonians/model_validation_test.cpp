@@ -87,6 +87,13 @@ TEST(ModelValidation, EveryBadValueIsAnInputErrorNamingTheOption)
         {"dot depth > Nz", ti_with([](ModelParams& p) { p.dot_depth = 4; }), {"{dot_depth}", "4"}},
         {"disorder < 0", ti_with([](ModelParams& p) { p.disorder = -0.5; }), {"{disorder}", "-0.5", ">= 0"}},
         {"disorder nan", graphene_with([](ModelParams& p) { p.disorder = nan; }), {"{disorder}", "finite"}},
+        // Range edges (numerics/base/energy_limits.hpp kMaxEnergy, kMinEnergyScale): finite values whose
+        // sums and norms would overflow later, or whose scale underflows, are refused by name.
+        {"t beyond 1e100", ti_with([](ModelParams& p) { p.t = 1e308; }), {"{t}", "1e+308", "1e+100"}},
+        {"t below 1e-100", graphene_with([](ModelParams& p) { p.t = -1e-101; }), {"{t}", "1e-100"}},
+        {"m beyond 1e100", ti_with([](ModelParams& p) { p.m = -2e100; }), {"{m}", "1e+100"}},
+        {"dot potential beyond 1e100", graphene_with([](ModelParams& p) { p.dot_potential = 1e300; }), {"{dot_potential}", "1e+100"}},
+        {"disorder beyond 1e100", ti_with([](ModelParams& p) { p.disorder = 1e200; }), {"{disorder}", "1e+100"}},
         {"rows overflow", ti_with([](ModelParams& p) { p.nx = p.ny = p.nz = 2'000'000'000; }), {"{lattice}", "64-bit"}},
     };
     for (const BadCase& c : cases) {
@@ -109,6 +116,8 @@ TEST(ModelValidation, EdgeValuesAreAccepted)
         ti_with([](ModelParams& p) { p.dot_depth = 0; p.dot_period = 4; }),
         ti_with([](ModelParams& p) { p.dot_depth = 3; p.dot_period = 1; p.dot_radius = 0.0; }),
         ti_with([](ModelParams& p) { p.t = -2.0; p.m = 0.0; p.dot_potential = -5.0; }),
+        ti_with([](ModelParams& p) { p.t = 1e100; p.m = -1e100; p.dot_potential = 1e100; p.disorder = 1e100; }),
+        graphene_with([](ModelParams& p) { p.t = -1e-100; }),
         graphene_with([](ModelParams& p) { p.nx = 2; p.ny = 2; }),
         graphene_with([](ModelParams& p) { p.boundary = "oo"; p.nx = 1; p.ny = 1; }),
         graphene_with([](ModelParams& p) { p.dot_period = 2; p.dot_depth = -7; p.m = nan; }),  // ti-only fields ignored

@@ -2,6 +2,7 @@
 // mpiexec in tests/mpi/.
 #include <gtest/gtest.h>
 
+#include <new>
 #include <stdexcept>
 
 #include "runtime/base/error.hpp"
@@ -31,10 +32,15 @@ TEST(MpiThreadLevel, RefusesTooLowAProvidedLevel)
     }
 }
 
-TEST(MpiExitCodes, InputErrorsAreTwoOthersThree)
+// The codes of the one-process run (app/run/run_main.cpp, docs/reliability.md).
+TEST(MpiExitCodes, SameAsTheOneProcessRun)
 {
     EXPECT_EQ(mpi::exit_code_for(InputError("bad --weights")), 2);
     EXPECT_EQ(mpi::exit_code_for(ResourceError("needs 2 GiB")), 3);
-    EXPECT_EQ(mpi::exit_code_for(std::runtime_error("other")), 3);
+    EXPECT_EQ(mpi::exit_code_for(IoError("cannot write")), 3);
+    EXPECT_EQ(mpi::exit_code_for(std::bad_alloc()), 3);
+    EXPECT_EQ(mpi::exit_code_for(DimensionMismatch("internal check failed")), 4);
+    EXPECT_EQ(mpi::exit_code_for(std::runtime_error("not ours")), 4);
     EXPECT_EQ(mpi::exit_code_for(mpi::CollectiveError("validation failed on rank 1", 1, 2)), 2);
+    EXPECT_EQ(mpi::exit_code_for(mpi::CollectiveError("validation failed on rank 0", 0, 4)), 4);
 }

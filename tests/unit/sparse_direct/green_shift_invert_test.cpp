@@ -108,6 +108,57 @@ TEST(GreenLdos, EqualsTheEigenDecompositionSum)
     EXPECT_LE(g.worst_backward_error, n * std::numeric_limits<double>::epsilon());
 }
 
+TEST(GreenLdos, OnExactEigenvaluesNonNegativeAndWithinTheBackwardErrorBound)
+{
+    // graphene 6x6: E = -1, 0 (4-fold, first pivots -i eta) and 1 are eigenvalues. With eta =
+    // 1e-10 static pivoting replaces pivots and refinement stalls; GMRES must finish the
+    // solves. The bound: rho's relative error <= worst_error_bound (4 w ||H - z||_1 / eta,
+    // green.hpp), plus zheev's own error at a pole, (O(eps ||H||) / eta)^2 ~ 1e-11 relative.
+    const auto model = hamiltonians::make_model(graphene_params(6, 6));
+    const global_index n = model->num_rows();
+    const Eigen e = eigen_of(*model);
+    SparseLU lu(csr_from_rows(*model), sites(1));
+    const std::vector<global_index> rows = {0, 1, 7};
+    const std::vector<double> energies = {-1.0, 0.0, 1.0};
+    GreenLdosOptions o;
+    o.eta = 1e-10;
+    const GreenLdos g = green_ldos(lu, rows, energies, o);
+    EXPECT_GT(g.tiny_pivots, 0);
+    EXPECT_GT(g.gmres_solves, 0);
+    EXPECT_LE(g.worst_backward_error, 64 * std::numeric_limits<double>::epsilon());
+    EXPECT_LT(g.worst_error_bound, 1e-3);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+        for (std::size_t k = 0; k < energies.size(); ++k) {
+            double ref = 0.0;
+            for (global_index m = 0; m < n; ++m) {
+                const double d = energies[k] - e.values[m];
+                ref += std::norm(e.vectors[rows[r] + m * n]) * (o.eta / M_PI) / (d * d + o.eta * o.eta);
+            }
+            const double rho = g.rho[r * energies.size() + k];
+            EXPECT_GE(rho, 0.0);
+            EXPECT_NEAR(rho, ref, (g.worst_error_bound + 1e-10) * ref) << "row " << rows[r] << " E " << energies[k];
+        }
+    // Below what double precision resolves (eta << eps ||H||): still >= 0, and the bound says so.
+    o.eta = 1e-18;
+    const GreenLdos tiny = green_ldos(lu, rows, energies, o);
+    for (const double rho : tiny.rho) EXPECT_GE(rho, 0.0);
+    EXPECT_GT(tiny.worst_error_bound, 1.0);
+}
+
+TEST(GreenLdos, StopsBeforeAnEnergyWhenAsked)
+{
+    const auto model = hamiltonians::make_model(graphene_params(3, 3));
+    SparseLU lu(csr_from_rows(*model), sites(1));
+    GreenLdosOptions o;
+    o.eta = 0.1;
+    int asked = 0;
+    o.stop = [&] { return ++asked == 3; };  // stop before the third energy
+    const GreenLdos g = green_ldos(lu, {0, 1}, {-1.0, 0.0, 1.0, 2.0}, o);
+    EXPECT_EQ(g.energies_done, 2);
+    EXPECT_GT(g.rho[0], 0.0);
+    EXPECT_EQ(g.rho[2], 0.0);
+}
+
 TEST(GreenLdos, RefusesBadInput)
 {
     const auto model = hamiltonians::make_model(graphene_params(3, 3));

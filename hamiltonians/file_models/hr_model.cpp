@@ -1,0 +1,187 @@
+#include "hamiltonians/file_models/hr_model.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "numerics/base/counter_rng.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::hamiltonians::file_models {
+
+namespace {
+
+/// Cell coordinate v + d along a direction of `extent` cells; false when it leaves an open edge.
+inline bool shift(int v, int d, int extent, bool periodic, int& out)
+{
+    long long w = static_cast<long long>(v) + d;
+    if (w < 0 || w >= extent) {
+        if (!periodic) return false;
+        w %= extent;
+        if (w < 0) w += extent;
+    }
+    out = static_cast<int>(w);
+    return true;
+}
+
+/// Sorts the first `len` entries by column (stable: equal columns keep their order) and adds
+/// up equal columns; returns the new length. Short rows (the built-in lattices' 4 to 13
+/// entries) by insertion, long ones (a Wannier model: num_wann x nrpts) by a stable sort.
+int sort_and_merge(int len, global_index* cols, complex_type* vals)
+{
+    constexpr int kInsertionLimit = 32;
+    if (len <= kInsertionLimit) {
+        for (int a = 1; a < len; ++a) {
+            const global_index c = cols[a];
+            const complex_type v = vals[a];
+            int k = a;
+            for (; k > 0 && cols[k - 1] > c; --k) {
+                cols[k] = cols[k - 1];
+                vals[k] = vals[k - 1];
+            }
+            cols[k] = c;
+            vals[k] = v;
+        }
+    } else {
+        thread_local std::vector<std::pair<global_index, complex_type>> pairs;
+        pairs.resize(static_cast<size_t>(len));
+        for (int a = 0; a < len; ++a) pairs[static_cast<size_t>(a)] = {cols[a], vals[a]};
+        std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (int a = 0; a < len; ++a) {
+            cols[a] = pairs[static_cast<size_t>(a)].first;
+            vals[a] = pairs[static_cast<size_t>(a)].second;
+        }
+    }
+    int out = 0;
+    for (int a = 0; a < len; ++a) {
+        if (out > 0 && cols[out - 1] == cols[a]) {
+            vals[out - 1] += vals[a];
+        } else {
+            cols[out] = cols[a];
+            vals[out++] = vals[a];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+HrModel::HrModel(const ModelParams& params)
+    : params_(params), h_(read_hr_file(params.file)), disorder_stream_(disorder_stream_seed(params.disorder_seed))
+{
+    const int w = h_.num_wann;
+    const global_index cells_xy = global_index(params_.nx) * params_.ny;
+    TOPOKPM_USER_REQUIRE(cells_xy <= std::numeric_limits<global_index>::max() / params_.nz / w, "{lattice} ",
+                         params_.nx, "x", params_.ny, "x", params_.nz, ": num_wann = ", w,
+                         " orbitals x Nx x Ny x Nz rows overflow a 64-bit index (allowed: < 2^63 rows)");
+    num_rows_ = cells_xy * params_.nz * w;
+    hops_.assign(static_cast<size_t>(w), {});
+    onsite_diag_.assign(static_cast<size_t>(w), complex_type(0.0, 0.0));
+    const int extent[3] = {params_.nx, params_.ny, params_.nz};
+    for (const auto& t : h_.terms) {
+        const bool zero_r = t.r[0] == 0 && t.r[1] == 0 && t.r[2] == 0;
+        // Cells c whose c + R exists (all of them along a periodic direction).
+        global_index reached = 1;
+        for (int d = 0; d < 3; ++d)
+            reached *= params_.boundary[static_cast<size_t>(d)] == 'p' ? extent[d] : std::max(0, extent[d] - std::abs(t.r[static_cast<size_t>(d)]));
+        for (int o = 0; o < w; ++o)
+            for (int n = 0; n < w; ++n) {
+                const complex_type v = t.block[static_cast<size_t>(o * w + n)];
+                if (zero_r && o == n) {
+                    onsite_diag_[static_cast<size_t>(o)] = v;
+                    continue;
+                }
+                if (v == complex_type(0.0, 0.0) || reached == 0) continue;
+                hops_[static_cast<size_t>(o)].push_back({{t.r[0], t.r[1], t.r[2]}, n, v});
+                // Saturating: a supercell near 2^63 rows times many hoppings is refused by
+                // the memory checks, not wrapped into a small count.
+                estimated_nonzeros_ = reached > std::numeric_limits<global_index>::max() - estimated_nonzeros_
+                                          ? std::numeric_limits<global_index>::max()
+                                          : estimated_nonzeros_ + reached;
+            }
+    }
+    estimated_nonzeros_ = num_rows_ > std::numeric_limits<global_index>::max() - estimated_nonzeros_
+                              ? std::numeric_limits<global_index>::max()
+                              : estimated_nonzeros_ + num_rows_;  // the diagonal
+    for (const auto& h : hops_) max_row_length_ = std::max(max_row_length_, 1 + static_cast<int>(h.size()));
+}
+
+int HrModel::row(global_index row, global_index* cols, complex_type* values) const
+{
+    TOPOKPM_REQUIRE(row >= 0 && row < num_rows_, "hr row ", row, " outside [0, ", num_rows_, ")");
+    const int w = h_.num_wann;
+    const int o = static_cast<int>(row % w);
+    const global_index cell = row / w;
+    const int nz = params_.nz, ny = params_.ny, nx = params_.nx;
+    const int c[3] = {static_cast<int>(cell / (global_index(nz) * ny)), static_cast<int>((cell / nz) % ny),
+                      static_cast<int>(cell % nz)};
+    const int extent[3] = {nx, ny, nz};
+    const bool periodic[3] = {params_.boundary[0] == 'p', params_.boundary[1] == 'p', params_.boundary[2] == 'p'};
+    int len = 0;
+    cols[len] = row;
+    values[len++] = onsite_diag_[static_cast<size_t>(o)] + complex_type(potential(row), 0.0);
+    for (const Hop& hop : hops_[static_cast<size_t>(o)]) {
+        int q[3];
+        if (!shift(c[0], hop.dr[0], extent[0], periodic[0], q[0]) || !shift(c[1], hop.dr[1], extent[1], periodic[1], q[1]) ||
+            !shift(c[2], hop.dr[2], extent[2], periodic[2], q[2]))
+            continue;
+        cols[len] = hop.n + global_index(w) * (q[2] + global_index(nz) * (q[1] + global_index(ny) * q[0]));
+        values[len++] = hop.value;
+    }
+    return sort_and_merge(len, cols, values);
+}
+
+double HrModel::potential(global_index row) const
+{
+    return params_.disorder * (uniform(disorder_stream_, static_cast<std::uint64_t>(row)) - 0.5);
+}
+
+BlockStencil HrModel::block_stencil() const
+{
+    const int w = h_.num_wann;
+    TOPOKPM_USER_REQUIRE(w <= kMaxStencilOrbitals, "{matrix} free: model hr has num_wann = ", w,
+                         " orbitals per cell; the matrix-free kernels take at most ", kMaxStencilOrbitals,
+                         " (use --matrix sell or crs)");
+    BlockStencil s;
+    s.name = "hr";
+    s.nx = params_.nx;
+    s.ny = params_.ny;
+    s.nz = params_.nz;
+    s.orbitals = w;
+    s.periodic = {params_.boundary[0] == 'p', params_.boundary[1] == 'p', params_.boundary[2] == 'p'};
+    s.onsite.assign(static_cast<size_t>(w) * w, complex_type(0.0, 0.0));
+    for (const auto& t : h_.terms) {
+        if (t.r[0] == 0 && t.r[1] == 0 && t.r[2] == 0) {
+            s.onsite = t.block;
+            continue;
+        }
+        if (std::all_of(t.block.begin(), t.block.end(), [](complex_type v) { return v == complex_type(0.0, 0.0); })) continue;
+        s.terms.push_back({t.r[0], t.r[1], t.r[2], t.block});
+    }
+    s.potential.resize(static_cast<size_t>(num_rows_));
+    const global_index n = num_rows_;
+#pragma omp parallel for schedule(static)
+    for (global_index r = 0; r < n; ++r) s.potential[static_cast<size_t>(r)] = potential(r);
+    return s;
+}
+
+AttributeList HrModel::attributes() const
+{
+    const ModelParams& p = params_;
+    return {
+        {"name", std::string("hr")},
+        {"file", h_.file.path},
+        {"file_size", std::uint64_t(h_.file.size)},
+        {"file_sha256", h_.file.sha256},
+        {"num_orbitals", std::int64_t(h_.num_wann)},
+        {"Nx", std::int64_t(p.nx)},
+        {"Ny", std::int64_t(p.ny)},
+        {"Nz", std::int64_t(p.nz)},
+        {"boundary", p.boundary},
+        {"disorder", p.disorder},
+        {"disorder_seed", std::uint64_t(p.disorder_seed)},
+    };
+}
+
+}  // namespace topokpm::hamiltonians::file_models

@@ -1,0 +1,66 @@
+#pragma once
+/// @file hr_model.hpp
+/// Model `hr` (models.md §8): a Wannier90 tight-binding Hamiltonian (hr_file.hpp) tiled over
+/// a supercell of Nx x Ny x Nz cells, periodic or open per direction, in the canonical order
+///     row(c1, c2, c3, o) = o + num_wann (c3 + Nz (c2 + Ny c1)),
+/// so it is a BlockStencil with B = num_wann, on-site block H(0) and one term per R != 0.
+/// Row (c, o) holds H(R)[o, n] at column (c + R, n) for every R and n: an open direction
+/// drops c + R outside the supercell, a periodic one wraps it; terms landing on the same
+/// column add up (tiny periodic extents). Stored: the diagonal always (plus the potential),
+/// every other entry whose value is not exactly 0. Disorder adds
+/// disorder (uniform(S_d, row) - 1/2) to every diagonal entry (per orbital).
+
+#include <memory>
+#include <vector>
+
+#include "hamiltonians/file_models/hr_file.hpp"
+#include "hamiltonians/model.hpp"
+
+namespace topokpm::hamiltonians::file_models {
+
+class HrModel final : public Model {
+public:
+    /// Orbitals per cell the matrix-free kernels take (BlockStencil::validate()).
+    static constexpr int kMaxStencilOrbitals = 8;
+
+    /// @param params  validated by make_model() (name "hr", file set, 3-letter boundary,
+    ///                extents >= 1, no dots). Reads params.file; InputError for a bad file or a
+    ///                supercell whose num_wann Nx Ny Nz rows overflow 64 bits.
+    explicit HrModel(const ModelParams& params);
+
+    global_index num_rows() const override { return num_rows_; }
+    int max_row_length() const override { return max_row_length_; }
+    int row(global_index row, global_index* cols, complex_type* values) const override;
+    /// Every Im of the file is 0 (the potential is real).
+    bool real_valued() const override { return h_.real; }
+
+    const ModelParams& params() const override { return params_; }
+    int orbitals_per_site() const override { return h_.num_wann; }
+    double potential(global_index row) const override;
+    double potential_entries_per_row() const override { return 1.0; }
+    /// InputError naming --matrix free when num_wann exceeds the stencil kernels' 8 orbitals.
+    BlockStencil block_stencil() const override;
+    bool offers_block_stencil() const override { return h_.num_wann <= kMaxStencilOrbitals; }
+    AttributeList attributes() const override;
+    /// Every hopping counted once per cell it reaches (periodic images that coincide and
+    /// merge are counted apart: an upper bound, exact when none coincide), saturating at 2^63 - 1.
+    global_index estimated_nonzeros() const override { return estimated_nonzeros_; }
+
+private:
+    /// One stored entry of orbital row o: H(R)[o, n] (the diagonal of R = 0 excluded).
+    struct Hop {
+        int dr[3];
+        int n;
+        complex_type value;
+    };
+    ModelParams params_;
+    HrHamiltonian h_;
+    std::vector<std::vector<Hop>> hops_;     ///< per orbital o
+    std::vector<complex_type> onsite_diag_;  ///< H(0)[o, o]
+    std::uint64_t disorder_stream_ = 0;
+    global_index num_rows_ = 0;
+    int max_row_length_ = 1;
+    global_index estimated_nonzeros_ = 0;
+};
+
+}  // namespace topokpm::hamiltonians::file_models

@@ -1,0 +1,109 @@
+// The CUDA HaloDevice (numerics/distributed/halo_device.hpp, contract halo_kernels.hpp): the
+// pattern on the device, page-locked staging buffers, the gather and remote-correction
+// kernels of halo_kernels.cu, the remote share of the dots by column_dots (no atomics).
+#include <cstring>
+#include <vector>
+
+#include "numerics/distributed/halo_kernels.hpp"
+#include "numerics/spmmv/reduce_kernels.hpp"
+#include "runtime/device/device.hpp"
+
+namespace topokpm::numerics::kernels::cuda {
+
+namespace {
+
+template <typename T>
+device::DeviceBuffer upload(const std::vector<T>& host, int device, const std::string& what)
+{
+    device::DeviceBuffer buffer(host.size() * sizeof(T), device, what);
+    buffer.upload(host.data(), host.size() * sizeof(T));
+    return buffer;
+}
+
+class CudaHalo final : public HaloDevice {
+public:
+    CudaHalo(HaloPattern pattern, int device) : HaloDevice(std::move(pattern)), device_(device), workspace_(device)
+    {
+        device::set_device(device_);
+        send_index_ = upload(pattern_.send_index, device_, "halo send rows");
+        remote_row_ = upload(pattern_.remote_row, device_, "halo remote rows");
+        remote_ptr_ = upload(pattern_.remote_ptr, device_, "halo remote row pointers");
+        remote_col_ = upload(pattern_.remote_col, device_, "halo remote columns");
+        remote_vals_ = upload(pattern_.remote_vals, device_, "halo remote values");
+    }
+    std::string name() const override { return "cuda:" + std::to_string(device_); }
+    int device() const override { return device_; }
+    const complex_type* x_values(const BlockVector& x) const override { return x.device_data_read(device_); }
+    complex_type* y_values(BlockVector& y) const override { return y.device_data_read_write(device_); }
+    complex_type* send_staging(int r) override { return grow(r).send_host; }
+    complex_type* halo_staging(int r) override { return grow(r).halo_host; }
+
+    void pack(const complex_type* x, int r) override
+    {
+        device::set_device(device_);  // the communication thread of --comm-mode task too
+        const Buffers& b = grow(r);
+        const auto count = static_cast<std::int64_t>(pattern_.send_index.size());
+        gather_rows(static_cast<const local_index*>(send_index_.data()), count, r, x, b.send_device);
+        send_.download(b.send_host, static_cast<std::size_t>(count) * r * sizeof(complex_type));
+    }
+
+    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    {
+        device::set_device(device_);
+        const Buffers& b = grow(r);
+        halo_.upload(b.halo_host, static_cast<std::size_t>(pattern_.halo_rows) * r * sizeof(complex_type));
+        const auto rows = static_cast<std::int64_t>(pattern_.remote_row.size());
+        remote_correction(rows, r, static_cast<const local_index*>(remote_row_.data()),
+                          static_cast<const std::int64_t*>(remote_ptr_.data()),
+                          static_cast<const local_index*>(remote_col_.data()),
+                          static_cast<const complex_type*>(remote_vals_.data()), b.halo_device, x, y, scale,
+                          dots != nullptr ? b.corr : nullptr, dots != nullptr ? b.xg : nullptr);
+        if (dots == nullptr || rows == 0) return;
+        const std::vector<complex_type> share = column_dots(rows, r, b.corr, b.xg, workspace_);  // sum conj(d) x
+        for (int c = 0; c < r; ++c) dots->yx[c] += share[c];
+    }
+
+private:
+    struct Buffers {
+        complex_type *send_host = nullptr, *halo_host = nullptr;
+        complex_type *send_device = nullptr, *halo_device = nullptr, *corr = nullptr, *xg = nullptr;
+    };
+
+    /// The buffers for width r (reallocated when r grows).
+    const Buffers& grow(int r)
+    {
+        if (r > width_) {
+            const std::size_t v = sizeof(complex_type) * static_cast<std::size_t>(r);
+            const std::size_t sends = pattern_.send_index.size() * v, halo = static_cast<std::size_t>(pattern_.halo_rows) * v;
+            const std::size_t remote = pattern_.remote_row.size() * v;
+            send_pinned_ = device::PinnedBuffer(sends);
+            halo_pinned_ = device::PinnedBuffer(halo);
+            send_ = device::DeviceBuffer(sends, device_, "halo send buffer");
+            halo_ = device::DeviceBuffer(halo, device_, "halo buffer");
+            corr_ = device::DeviceBuffer(remote, device_, "halo correction");
+            xg_ = device::DeviceBuffer(remote, device_, "halo x rows");
+            buffers_ = {static_cast<complex_type*>(send_pinned_.data()), static_cast<complex_type*>(halo_pinned_.data()),
+                        static_cast<complex_type*>(send_.data()),        static_cast<complex_type*>(halo_.data()),
+                        static_cast<complex_type*>(corr_.data()),        static_cast<complex_type*>(xg_.data())};
+            width_ = r;
+        }
+        return buffers_;
+    }
+
+    int device_;
+    DotWorkspace workspace_;
+    device::DeviceBuffer send_index_, remote_row_, remote_ptr_, remote_col_, remote_vals_;
+    device::PinnedBuffer send_pinned_, halo_pinned_;
+    device::DeviceBuffer send_, halo_, corr_, xg_;
+    Buffers buffers_;
+    int width_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<HaloDevice> make_cuda_halo_device(HaloPattern pattern, int device)
+{
+    return std::make_unique<CudaHalo>(std::move(pattern), device);
+}
+
+}  // namespace topokpm::numerics::kernels::cuda

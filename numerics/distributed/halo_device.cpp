@@ -1,0 +1,189 @@
+#include "numerics/distributed/halo_device.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "numerics/distributed/halo_kernels.hpp"
+#include "runtime/base/error.hpp"
+#include "runtime/device/device.hpp"
+
+namespace topokpm::numerics {
+
+void pack_rows_host(const HaloPattern& pattern, const complex_type* x, int r, complex_type* send)
+{
+    const auto sends = static_cast<std::int64_t>(pattern.send_index.size());
+#pragma omp parallel for schedule(static) if (sends * r > 4096)
+    for (std::int64_t k = 0; k < sends; ++k) {
+        const complex_type* src = x + static_cast<std::int64_t>(pattern.send_index[k]) * r;
+        std::copy(src, src + r, send + k * r);
+    }
+}
+
+void remote_correction_host(const HaloPattern& pattern, const complex_type* halo, const complex_type* x,
+                            complex_type* y, int r, double scale, DotSums* dots)
+{
+    const auto rows = static_cast<std::int64_t>(pattern.remote_row.size());
+    const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
+    std::vector<complex_type> partial(static_cast<size_t>(threads) * r, complex_type(0.0, 0.0));
+#pragma omp parallel num_threads(threads)
+    {
+        // Interleaved (re, im) doubles with the complex products written out: std::complex's
+        // operator* checks for NaN/inf (a __muldc3 call per product) and does not vectorise.
+        std::vector<double> dy(2 * static_cast<size_t>(r)), yx(2 * static_cast<size_t>(r), 0.0);
+        const double* hal = reinterpret_cast<const double*>(halo);
+        const double* vals = reinterpret_cast<const double*>(pattern.remote_vals.data());
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < rows; ++i) {
+            std::fill(dy.begin(), dy.end(), 0.0);
+            for (std::int64_t e = pattern.remote_ptr[i]; e < pattern.remote_ptr[i + 1]; ++e) {
+                const double vr = vals[2 * e], vi = vals[2 * e + 1];
+                const double* h = hal + 2 * static_cast<std::int64_t>(pattern.remote_col[e]) * r;
+#pragma omp simd
+                for (int c = 0; c < r; ++c) {
+                    dy[2 * c] += vr * h[2 * c] - vi * h[2 * c + 1];
+                    dy[2 * c + 1] += vr * h[2 * c + 1] + vi * h[2 * c];
+                }
+            }
+            const std::int64_t row = pattern.remote_row[i];
+            double* yr = reinterpret_cast<double*>(y + row * r);
+            const double* xr = reinterpret_cast<const double*>(x + row * r);
+#pragma omp simd
+            for (int c = 0; c < r; ++c) {
+                const double dre = scale * dy[2 * c], dim = scale * dy[2 * c + 1];
+                yr[2 * c] += dre;
+                yr[2 * c + 1] += dim;
+                yx[2 * c] += dre * xr[2 * c] + dim * xr[2 * c + 1];  // conj(d) x
+                yx[2 * c + 1] += dre * xr[2 * c + 1] - dim * xr[2 * c];
+            }
+        }
+        for (int c = 0; c < r; ++c)
+            partial[static_cast<size_t>(omp_get_thread_num()) * r + c] = complex_type(yx[2 * c], yx[2 * c + 1]);
+    }
+    if (dots != nullptr)
+        for (int t = 0; t < threads; ++t)  // thread order: reproducible
+            for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
+}
+
+namespace {
+
+/// A rank on the CPU: the MPI buffers are the only buffers.
+class HostHalo final : public HaloDevice {
+public:
+    explicit HostHalo(HaloPattern pattern) : HaloDevice(std::move(pattern)) {}
+    std::string name() const override { return "host"; }
+    int device() const override { return no_device; }
+    const complex_type* x_values(const BlockVector& x) const override { return x.data(); }
+    complex_type* y_values(BlockVector& y) const override { return y.data(); }
+    complex_type* send_staging(int r) override
+    {
+        send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
+        return send_.data();
+    }
+    complex_type* halo_staging(int r) override
+    {
+        halo_.resize(static_cast<size_t>(pattern_.halo_rows) * r);
+        return halo_.data();
+    }
+    void pack(const complex_type* x, int r) override { pack_rows_host(pattern_, x, r, send_staging(r)); }
+    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    {
+        remote_correction_host(pattern_, halo_staging(r), x, y, r, scale, dots);
+    }
+
+private:
+    std::vector<complex_type> send_, halo_;
+};
+
+/// The host stand-in: "device" buffers of its own, explicit copies to and from staging.
+class StandinHalo final : public HaloDevice {
+public:
+    explicit StandinHalo(HaloPattern pattern) : HaloDevice(std::move(pattern)) {}
+    std::string name() const override { return "host-standin"; }
+    int device() const override { return device::host_standin; }
+    const complex_type* x_values(const BlockVector& x) const override
+    {
+        return x.device_data_read(device::host_standin);
+    }
+    complex_type* y_values(BlockVector& y) const override { return y.device_data_read_write(device::host_standin); }
+    complex_type* send_staging(int r) override
+    {
+        send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
+        return send_.data();
+    }
+    complex_type* halo_staging(int r) override
+    {
+        halo_.resize(static_cast<size_t>(pattern_.halo_rows) * r);
+        return halo_.data();
+    }
+    void pack(const complex_type* x, int r) override
+    {
+        device_send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
+        pack_rows_host(pattern_, x, r, device_send_.data());
+        std::memcpy(send_staging(r), device_send_.data(), device_send_.size() * sizeof(complex_type));
+    }
+    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    {
+        const complex_type* staged = halo_staging(r);
+        device_halo_.assign(staged, staged + halo_.size());
+        remote_correction_host(pattern_, device_halo_.data(), x, y, r, scale, dots);
+    }
+
+private:
+    std::vector<complex_type> send_, halo_;                ///< staging (host)
+    std::vector<complex_type> device_send_, device_halo_;  ///< the stand-in's "device" buffers
+};
+
+/// A CPU operator applied to the blocks' host-standin mirrors.
+class HostStandinOperator final : public Operator {
+public:
+    explicit HostStandinOperator(std::shared_ptr<const Operator> cpu) : cpu_(std::move(cpu))
+    {
+        TOPOKPM_REQUIRE(cpu_ != nullptr && cpu_->precision() == Precision::Double,
+                        "host stand-in operator: needs a double CPU operator");
+    }
+    global_index num_rows() const override { return cpu_->num_rows(); }
+    std::string name() const override { return "standin-" + cpu_->name(); }
+    OperatorCost cost() const override { return cpu_->cost(); }
+
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        const global_index n = x.num_rows();
+        const int r = x.num_cols();
+        if (xs_.num_rows() != n || xs_.num_cols() != r) {
+            xs_ = BlockVector(n, r);
+            ys_ = BlockVector(n, r);
+        }
+        const complex_type* xd = x.device_data_read(device::host_standin);
+        std::memcpy(xs_.data(), xd, x.bytes());
+        complex_type* yd = ops.beta != 0.0 ? y.device_data_read_write(device::host_standin)
+                                           : y.device_data_overwrite(device::host_standin);
+        if (ops.beta != 0.0) std::memcpy(ys_.data(), yd, y.bytes());
+        cpu_->apply(xs_, ys_, ops, dots);
+        std::memcpy(yd, ys_.data(), y.bytes());
+    }
+
+private:
+    std::shared_ptr<const Operator> cpu_;
+    mutable BlockVector xs_, ys_;  ///< host scratch: the stand-in's "kernel" runs the CPU one
+};
+
+}  // namespace
+
+std::unique_ptr<HaloDevice> make_halo_device(int device, HaloPattern pattern)
+{
+    if (device == no_device) return std::make_unique<HostHalo>(std::move(pattern));
+    if (device == device::host_standin) return std::make_unique<StandinHalo>(std::move(pattern));
+    TOPOKPM_USER_REQUIRE(device >= 0, "halo device ", device, ": allowed are ", no_device, " (host), ",
+                         device::host_standin, " (host stand-in) or a CUDA device index >= 0");
+    return kernels::cuda::make_cuda_halo_device(std::move(pattern), device);
+}
+
+std::unique_ptr<Operator> make_host_standin_operator(std::shared_ptr<const Operator> cpu)
+{
+    return std::make_unique<HostStandinOperator>(std::move(cpu));
+}
+
+}  // namespace topokpm::numerics

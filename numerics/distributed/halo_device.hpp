@@ -1,0 +1,101 @@
+#pragma once
+/// @file halo_device.hpp
+/// The device seam of DistributedOperator (docs/cuda_backend.md, "GPU ranks under mpirun"):
+/// where a rank's blocks live and the two steps of one apply() that touch them. The
+/// exchange itself (MPI, comm modes, dots over ranks) is written once in
+/// distributed_operator.cpp against this interface; plain C++, no MPI, no CUDA types.
+///
+///   pack          send[k][c] = x[send_index[k]][c] gathered where x lives, then copied into
+///                 the host staging buffer send_staging() that MPI sends from;
+///   apply_remote  the halo received into halo_staging() copied to where x and y live
+///                 ("unpacked"), then the remote correction there:
+///                     y_i += scale * sum_h H_ih halo_h,   yx_c += sum_i conj(d_ic) x_ic
+///                 over the remote rows i (d = the correction just added).
+///
+/// Three implementations, chosen by make_halo_device(device):
+///   no_device (-1)         the rank runs on the CPU: x and y are the host arrays, the
+///                          staging buffers are the device buffers (no copies);
+///   device::host_standin   the host stand-in: x and y are BlockVector's host-standin
+///                          mirror, packing gathers into a separate "device" buffer copied
+///                          to the staging buffer, the halo is copied from staging into a
+///                          "device" buffer; the same CPU loops as no_device. Every build;
+///                          what the tests run the device path on without a GPU;
+///   a CUDA device d >= 0   x and y are the CUDA mirrors on d, gather and remote-correction
+///                          kernels (numerics/cuda/halo_kernels.cu, contract halo_kernels.hpp),
+///                          page-locked staging buffers, the dots by the deterministic
+///                          column_dots of reduce_kernels.hpp. NotCompiled in CPU-only builds.
+/// Dots are this rank's; DistributedOperator sums them over the ranks as on the CPU.
+/// An implementation is used from one host thread at a time.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "numerics/base/operator.hpp"
+
+namespace topokpm::numerics {
+
+/// What a rank sends and how its remote part reads the halo (built by DistributedOperator).
+struct HaloPattern {
+    std::vector<local_index> send_index;   ///< local rows to pack, grouped by peer
+    global_index halo_rows = 0;            ///< rows of the halo buffer
+    // remote part: local row remote_row[i] has entries remote_ptr[i] .. remote_ptr[i+1]
+    std::vector<local_index> remote_row;
+    std::vector<std::int64_t> remote_ptr{0};
+    std::vector<local_index> remote_col;   ///< halo positions
+    std::vector<complex_type> remote_vals;
+};
+
+/// The device index of a rank without a device (its blocks are the host arrays).
+inline constexpr int no_device = -1;
+
+class HaloDevice {
+public:
+    virtual ~HaloDevice() = default;
+    /// "host", "host-standin" or "cuda:D".
+    virtual std::string name() const = 0;
+    /// The device index (no_device, device::host_standin or a CUDA device).
+    virtual int device() const = 0;
+    const HaloPattern& pattern() const { return pattern_; }
+
+    /// x's values where the local operator reads them (uploads a stale device copy).
+    virtual const complex_type* x_values(const BlockVector& x) const = 0;
+    /// y's values where the local operator left them; marks the other copy stale.
+    virtual complex_type* y_values(BlockVector& y) const = 0;
+
+    /// Host buffers of send_index.size() x r and halo_rows x r values (page-locked for a
+    /// GPU), valid until the next call with another r: what MPI sends from and receives into.
+    virtual complex_type* send_staging(int r) = 0;
+    virtual complex_type* halo_staging(int r) = 0;
+
+    /// Packs x (from x_values) into send_staging(r).
+    virtual void pack(const complex_type* x, int r) = 0;
+    /// Unpacks halo_staging(r) and adds the remote correction to y (from y_values); adds this
+    /// rank's remote share of yx to dots->yx when dots is not null (sized r).
+    virtual void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) = 0;
+
+protected:
+    explicit HaloDevice(HaloPattern pattern) : pattern_(std::move(pattern)) {}
+    HaloPattern pattern_;
+};
+
+/// The implementation for `device` (see the file comment). Throws NotCompiled for a CUDA
+/// device in a CPU-only build, InputError for an index that is none of the three.
+std::unique_ptr<HaloDevice> make_halo_device(int device, HaloPattern pattern);
+
+/// The CPU loops no_device and the host stand-in run (and the tests compare the CUDA
+/// kernels with): the gather, and the remote correction reading `halo`.
+void pack_rows_host(const HaloPattern& pattern, const complex_type* x, int r, complex_type* send);
+void remote_correction_host(const HaloPattern& pattern, const complex_type* halo, const complex_type* x,
+                            complex_type* y, int r, double scale, DotSums* dots);
+
+/// A local operator "on the device" for the host stand-in: applies `cpu` (any CPU operator,
+/// double) to the host-standin mirrors of x and y. Each apply() copies x's mirror into a
+/// host scratch block (and y's when beta != 0), runs `cpu`, and writes y's mirror: never
+/// reads or writes x's or y's host arrays, so a block the distributed operator works on
+/// stays on the stand-in "device" between sweeps, as with a CUDA operator. Tests only (no
+/// option selects it): the host stand-in of a CUDA local operator. Name "standin-<cpu>".
+std::unique_ptr<Operator> make_host_standin_operator(std::shared_ptr<const Operator> cpu);
+
+}  // namespace topokpm::numerics

@@ -1,0 +1,32 @@
+#pragma once
+/// @file halo_kernels.hpp
+/// The CUDA contract of the distributed operator's device halo (halo_device.hpp), plain
+/// C++: implemented by numerics/cuda/halo_kernels.cu and halo_device_cuda.cpp in CUDA
+/// builds, by numerics/cuda/halo_stubs.cpp (NotCompiled) otherwise. Every pointer below is
+/// a device pointer of the current device; row-major blocks, element (i, c) at [i * r + c].
+/// Both launchers are asynchronous on the default stream.
+
+#include <cstdint>
+#include <memory>
+
+#include "numerics/base/types.hpp"
+#include "numerics/distributed/halo_device.hpp"
+
+namespace topokpm::numerics::kernels::cuda {
+
+/// out[k * r + c] = x[rows[k] * r + c] for k < count, c < r.
+void gather_rows(const local_index* rows, std::int64_t count, int r, const complex_type* x, complex_type* out);
+
+/// For every remote row i < num_rows and column c < r:
+///     d = scale * sum_{e = ptr[i]}^{ptr[i+1]-1} vals[e] * halo[col[e] * r + c]
+///     y[row[i] * r + c] += d;   corr[i * r + c] = d;   xg[i * r + c] = x[row[i] * r + c]
+/// (corr and xg null: not written). The rows row[] are distinct, so no two threads write
+/// one y entry. <corr|xg> per column is this rank's remote share of yx.
+void remote_correction(std::int64_t num_rows, int r, const local_index* row, const std::int64_t* ptr,
+                       const local_index* col, const complex_type* vals, const complex_type* halo,
+                       const complex_type* x, complex_type* y, double scale, complex_type* corr, complex_type* xg);
+
+/// The CUDA HaloDevice of halo_device.hpp on device `device` (uploads the pattern).
+std::unique_ptr<HaloDevice> make_cuda_halo_device(HaloPattern pattern, int device);
+
+}  // namespace topokpm::numerics::kernels::cuda

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""docs/format.md against real files: every group, dataset and attribute of the given HDF5
+files is named in docs/format.md, every dataset the document lists in a table row exists in
+one of the files (except the few that need mpirun or a later realization, EXEMPT), and a
+listed dataset's type (float64, int64, uint64, complex128) is the file's.
+
+usage: format_doc_check.py docs/format.md FILE.h5 ..."""
+import re
+import sys
+
+import h5py
+
+EXEMPT = {  # listed in docs/format.md, not produced by the serial runs of format_doc_test.sh
+    "/checkpoint/finished": "written once a realization has finished",
+    "/checkpoint/rank_sums": "under mpirun with partial dot sums only",
+    "/checkpoint/block/rank_raw": "under mpirun with partial dot sums only",
+}
+
+TYPES = {"float64", "int64", "uint64", "complex128"}
+doc_path, files = sys.argv[1], sys.argv[2:]
+doc = open(doc_path, encoding="utf-8").read()
+documented_names = set(re.findall(r"`([^`\s]+)`", doc))
+# Table rows that start with dataset paths: "| `/a/b`, `/a/c` (note) | float64 [..] | ..."
+listed = {}
+for line in doc.splitlines():
+    m = re.match(r"\|\s*((?:`/[^`]+`[^|]*?)+)\|\s*([a-z0-9]+)?", line)
+    if not m:
+        continue
+    for path in re.findall(r"`(/[^`]+)`", m.group(1)):
+        if listed.get(path) not in TYPES:  # a later "as above" row keeps the first row's type
+            listed[path] = m.group(2)
+
+problems = []
+present = {}
+for fn in files:
+    with h5py.File(fn, "r") as f:
+        def visit(name, obj):
+            path = "/" + name
+            base = name.split("/")[-1]
+            if path not in documented_names and base not in documented_names:
+                problems.append(f"{fn}: {path} is not in {doc_path}")
+            present[path] = str(obj.dtype) if isinstance(obj, h5py.Dataset) else "group"
+            for key in obj.attrs:
+                # the phase times are listed as `seconds_build`, `_bounds`, ...
+                phase = "_" + key[len("seconds_"):] if key.startswith("seconds_") else None
+                if key not in documented_names and phase not in documented_names:
+                    problems.append(f"{fn}: attribute {key} of {path} is not in {doc_path}")
+        f.visititems(visit)
+
+for path, dtype in sorted(listed.items()):
+    if path in EXEMPT:
+        continue
+    if path not in present:
+        problems.append(f"{doc_path} lists {path}, which no file has")
+    elif dtype in TYPES and present[path] != dtype:
+        problems.append(f"{doc_path} says {path} is {dtype}, the file has {present[path]}")
+
+if problems:
+    print("\n".join(problems))
+    sys.exit(1)
+print(f"format.md: {len(present)} groups and datasets in {len(files)} files documented, {len(listed)} listed paths found")

@@ -1,0 +1,85 @@
+#!/bin/bash
+# messages_test.sh KPM_DOS KPM_EIGS SOURCE_DIR: the messages of one-process runs
+# (docs/reliability.md "Messages"):
+#   - a --config file with a bad line (no `=`, a section, a text before `=` that is no key,
+#     an unknown key, a key given twice, a bad switch value) is refused with exit 2 in one
+#     line that names the file, the line number and the key, and never quotes the line: a
+#     secret on that line does not appear;
+#   - kpm-eigs refuses every kpm-dos-only option (--ldos, --green, --k-path, --moments,
+#     --checkpoint, --plan ...) with exit 2 in one line naming it, on its command line and
+#     as a --config key (with the line), and its --help lists them; the options both
+#     programs use (--vector-seed, --lanczos-steps, --kernel ...) still run.
+set -u
+dos=$1 eigs=$2 src=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMP_NUM_THREADS=1
+failed=0
+secret="hunter2-S3CRET"
+
+# refused LABEL PROGRAM "TEXT1|TEXT2" ARGS...: exit 2, one line on stderr containing every
+# TEXT, not the secret, no result file.
+refused() {
+  local label=$1 program=$2 texts=$3
+  shift 3
+  "$program" "$@" -o "$work/out.h5" > "$work/stdout" 2> "$work/stderr"
+  local rc=$? ok=1 text
+  [ "$rc" -eq 2 ] || ok=0
+  [ "$(wc -l < "$work/stderr")" -eq 1 ] || ok=0
+  ! grep -q -F "$secret" "$work/stderr" "$work/stdout" || ok=0
+  [ ! -e "$work/out.h5" ] || ok=0
+  IFS='|' read -r -a wanted <<< "$texts"
+  for text in "${wanted[@]}"; do grep -q -F -- "$text" "$work/stderr" || ok=0; done
+  if [ "$ok" -eq 1 ]; then
+    echo "ok: $label: $(cat "$work/stderr")"
+  else
+    echo "FAIL: $label: exit $rc (expected 2); stderr (expected one line with '$texts', without the secret):"
+    cat "$work/stderr"
+    failed=1
+  fi
+}
+
+# A valid input file with one bad line 4 (lines 1-3 and 5 are fine).
+config() {  # config NAME BAD_LINE: writes $work/NAME.ini
+  printf '# a test input\nmodel = ti\nlattice = 4x4x3\n%s\nmoments = 16\n' "$2" > "$work/$1.ini"
+}
+config noeq "moments 16 $secret"
+refused "--config line without '='" "$dos" "--config '$work/noeq.ini' line 4|not \`key = value\`" -c "$work/noeq.ini" -q
+config section "[$secret]"
+refused "--config section line" "$dos" "line 4|sections" -c "$work/section.ini" -q
+config nokey "$secret words = 1"
+refused "--config text before '=' that is no key" "$dos" "line 4|not a key" -c "$work/nokey.ini" -q
+config unknown "password = $secret"
+refused "--config unknown key" "$dos" "line 4|unknown key 'password'" -c "$work/unknown.ini" -q
+config twice "moments = 32 # $secret"
+refused "--config key given twice" "$dos" "line 5|key 'moments' again (first on line 4)" -c "$work/twice.ini" -q
+config switch "quiet = $secret"
+refused "--config bad switch value" "$dos" "line 4|key 'quiet'" -c "$work/switch.ini"
+config switch_eigs "save-vectors = $secret"
+refused "kpm-eigs --config bad switch value" "$eigs" "line 4|key 'save-vectors'" -c "$work/switch_eigs.ini" \
+  --extremal lowest:2
+
+# kpm-eigs and the kpm-dos-only options.
+eigs_args=(--model ti --lattice 4x4x3 --extremal lowest:2 -q)
+refused "kpm-eigs --ldos" "$eigs" "--ldos:|kpm-dos option" "${eigs_args[@]}" --ldos 0
+refused "kpm-eigs --green" "$eigs" "--green:|kpm-dos option" "${eigs_args[@]}" --green 0.1
+refused "kpm-eigs --k-path" "$eigs" "--k-path:|kpm-dos option" "${eigs_args[@]}" --k-path M-G-X
+for option in "--k-points 0,0" "--ldos-map-energy 0" "--moments 64" "--vectors 2" "--trace exact" "--bounds gershgorin" \
+              "--energy-range -8:8" "--energy-grid -3:3:11" "--realizations 2" "--checkpoint $work/c.h5" \
+              "--time-limit 60" "--export-matrix $work/m.mtx" "--plan" "--ranks 4"; do
+  # shellcheck disable=SC2086  # option and value are two words
+  refused "kpm-eigs $option" "$eigs" "${option%% *}:|kpm-dos option" "${eigs_args[@]}" $option
+done
+printf 'model = ti\nlattice = 4x4x3\nextremal = lowest:2\nmoments = 64\n' > "$work/dos_keys.ini"
+refused "kpm-eigs --config with a kpm-dos key" "$eigs" "line 4: key 'moments'|kpm-dos option" -c "$work/dos_keys.ini" -q
+help=$("$eigs" --help)
+for option in ldos green k-path k-points moments plan restart; do
+  grep -q -- "--$option[,.]" <<< "$help" || { echo "FAIL: kpm-eigs --help does not list --$option as refused"; failed=1; }
+done
+"$eigs" "${eigs_args[@]}" --vector-seed 3 --lanczos-steps 50 --kernel lorentz --epsilon 0.02 --weights "" \
+  --method chebfd -o "$work/both.h5" > "$work/log" 2>&1 ||
+  { cat "$work/log"; echo "FAIL: kpm-eigs with options both programs use"; failed=1; }
+echo "ok: kpm-eigs runs with --vector-seed, --lanczos-steps, --kernel, --epsilon, --weights"
+
+[ "$failed" -eq 0 ] && echo PASS
+exit "$failed"

@@ -1,0 +1,205 @@
+// GPU ranks in an MPI job, on the host stand-in (numerics/distributed/halo_device.hpp), run
+// by run_mpi_check.sh under mpiexec (mode "device"): every machine runs the device path of
+// the distributed operator (x and y on the "device" between sweeps, the halo packed there,
+// staged through host buffers, exchanged, unpacked there) with the stand-in in place of a
+// GPU; the same code drives a CUDA rank.
+//
+// Layouts: "mixed" (rank 0 a stand-in device rank, the others CPU ranks) and "all" (every
+// rank a stand-in device rank), for a SELL local part (C = 32 as on the GPU) and a
+// matrix-free one (the rank's x-slab of the CPU stencil), ti (x periodic: the first and last
+// slab exchange across the wrap, disorder and dots) and graphene, every --comm-mode (task:
+// the communication thread packs), dots reduced at the end or every sweep:
+//   - on a device rank the distributed operator says "host-standin", and after a sweep y's
+//     valid copy is the device one and x's host copy was never made stale (state both):
+//     nothing went through the host arrays;
+//   - y of one sweep equals the serial y on the rank's rows (1e-13 absolute), the dots
+//     summed over the ranks equal the serial dots;
+//   - stochastic-trace KPM moments (M = 48, R = 3) equal the serial CPU moments to 1e-12
+//     relative to max |mu_n| (= mu_0 = 1).
+// Tolerances as distributed_kpm_check.cpp: y entries are sums of <= 13 products of O(1)
+// numbers summed in another order (local part, then the remote correction): a few ulp of
+// max|H| max|x| ~ 10; moments propagate such differences through 48 stable Chebyshev steps.
+// Prints "device check on P ranks: ok" when all pass.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hamiltonians/model.hpp"
+#include "numerics/distributed/distributed_operator.hpp"
+#include "numerics/distributed/halo_device.hpp"
+#include "numerics/kpm/start_vectors.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
+#include "numerics/spmmv/sell_operator.hpp"
+#include "runtime/device/device.hpp"
+#include "runtime/hetero/work_split.hpp"
+#include "runtime/mpi/communicator.hpp"
+#include "runtime/mpi/environment.hpp"
+#include "tests/support/trace_moments.hpp"
+
+using namespace topokpm;
+
+namespace {
+
+int failures = 0;
+int my_rank = 0;
+
+void expect(bool ok, const std::string& what)
+{
+    if (ok) return;
+    std::fprintf(stderr, "rank %d: FAILED %s\n", my_rank, what.c_str());
+    ++failures;
+}
+
+hamiltonians::ModelParams ti_params()
+{
+    hamiltonians::ModelParams p;
+    p.name = "ti";
+    p.nx = 6; p.ny = 3; p.nz = 4;
+    p.boundary = "ppo";
+    p.dot_potential = 0.4; p.dot_radius = 1.0; p.dot_period = 3; p.dot_depth = 2;
+    p.disorder = 0.8; p.disorder_seed = 5;
+    return p;
+}
+
+hamiltonians::ModelParams graphene_params()
+{
+    hamiltonians::ModelParams p;
+    p.name = "graphene";
+    p.nx = 8; p.ny = 5; p.nz = 1;
+    p.boundary = "pp";
+    p.disorder = 0.5; p.disorder_seed = 7;
+    return p;
+}
+
+/// Equal shares of whole x-planes (both local kinds take them).
+std::vector<global_index> plane_bounds(const hamiltonians::Model& model, int ranks)
+{
+    const auto& mp = model.params();
+    const auto plane = static_cast<std::uint64_t>(model.orbitals_per_site()) * mp.ny * mp.nz;
+    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()), plane,
+                                           std::vector<double>(ranks, 1.0));
+    std::vector<global_index> b{0};
+    for (const auto& r : ranges) b.push_back(static_cast<global_index>(r.end));
+    return b;
+}
+
+void check_sweep(const hamiltonians::Model& model, const Operator& serial, const numerics::DistributedOperator& dist,
+                 bool on_device, const std::string& tag)
+{
+    const int r = 3;
+    const global_index n = model.num_rows();
+    BlockVector x(n, r), y(n, r);
+    numerics::fill_random_phase_vectors(x, 11, 0, n);
+    numerics::fill_random_phase_vectors(y, 12, 0, n);
+    const AugmentedOps ops{0.37, 0.2, -1.0, true};
+    BlockVector xs = x, ys = y;
+    DotSums ref;
+    serial.apply(xs, ys, ops, &ref);
+
+    const global_index b = dist.row_begin(), nl = dist.num_rows();
+    BlockVector xl(nl, r), yl(nl, r);
+    for (global_index i = 0; i < nl; ++i)
+        for (int c = 0; c < r; ++c) {
+            xl(i, c) = x(b + i, c);
+            yl(i, c) = y(b + i, c);
+        }
+    DotSums dots;
+    dist.apply(xl, yl, ops, &dots);
+    if (on_device) {
+        expect(yl.memory_state() == MemoryState::device, tag + ": y left the device during the sweep");
+        expect(xl.memory_state() == MemoryState::both, tag + ": x's host copy went stale or was never uploaded");
+    } else {
+        expect(!xl.has_device_mirror() && !yl.has_device_mirror(), tag + ": a CPU rank's blocks got a device copy");
+    }
+    double err = 0.0;
+    for (global_index i = 0; i < nl; ++i)
+        for (int c = 0; c < r; ++c) err = std::max(err, std::abs(yl(i, c) - ys(b + i, c)));
+    expect(err < 1e-13, tag + ": y differs from the serial sweep by " + std::to_string(err));
+
+    std::vector<double> flat(3 * r);
+    for (int c = 0; c < r; ++c) {
+        flat[c] = dots.xx[c];
+        flat[r + 2 * c] = dots.yx[c].real();
+        flat[r + 2 * c + 1] = dots.yx[c].imag();
+    }
+    if (!dist.dots_reduced()) dist.sum_over_ranks(flat.data(), flat.size());
+    for (int c = 0; c < r; ++c) {
+        const double tol = 1e-12 * static_cast<double>(n);
+        expect(std::abs(flat[c] - ref.xx[c]) < tol, tag + ": <x|x> differs");
+        expect(std::abs(complex_type(flat[r + 2 * c], flat[r + 2 * c + 1]) - ref.yx[c]) < tol, tag + ": <y|x> differs");
+    }
+}
+
+void check_moments(const Operator& serial, const Operator& dist, const std::string& tag)
+{
+    const numerics::KpmScaling scaling{8.0, 0.1};
+    const auto ref = topokpm::testing::stochastic_trace(serial, 48, 3, 99, scaling);
+    const auto got = topokpm::testing::stochastic_trace(dist, 48, 3, 99, scaling);
+    double diff = 0.0, scale = 0.0;
+    for (size_t k = 0; k < ref.moments.size(); ++k) {
+        diff = std::max(diff, std::abs(got.moments[k] - ref.moments[k]));
+        scale = std::max(scale, std::abs(ref.moments[k]));
+    }
+    expect(got.moments.size() == ref.moments.size() && diff <= 1e-12 * scale,
+           tag + ": moments differ from the CPU run by " + std::to_string(diff) + " (max |mu| " +
+               std::to_string(scale) + ")");
+}
+
+int run()
+{
+    my_rank = mpi::rank();
+    const int p = mpi::size();
+    for (const auto& params : {ti_params(), graphene_params()}) {
+        const auto model = hamiltonians::make_model(params);
+        const auto serial = numerics::make_sell_operator(
+            std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, model->num_rows(), {4, 8})));
+        const auto bounds = plane_bounds(*model, p);
+        for (const bool all : {false, true}) {
+            const bool on_device = all || my_rank == 0;
+            for (const bool free : {false, true}) {
+                numerics::OperatorSpec spec;
+                spec.kind = free ? numerics::OperatorKind::Free : numerics::OperatorKind::Sell;
+                spec.sell = {32, 8};
+                spec.rows = {bounds[my_rank], bounds[my_rank + 1]};
+                std::shared_ptr<const Operator> local =
+                    numerics::make_operator(spec, hamiltonians::operator_source(*model)).op;
+                if (on_device) local = numerics::make_host_standin_operator(local);
+                for (const auto mode :
+                     {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
+                    for (const bool every : {false, true}) {
+                        numerics::DistributedOptions opts;
+                        opts.mode = mode;
+                        opts.reduce_every_sweep = every;
+                        opts.device = on_device ? device::host_standin : numerics::no_device;
+                        const numerics::DistributedOperator dist(*model, bounds, opts, local);
+                        const std::string tag = params.name + (free ? " free" : " sell") +
+                                                (all ? " all-device " : " mixed ") + numerics::comm_mode_name(mode) +
+                                                (every ? " reduce-every-sweep" : "");
+                        expect(dist.halo_device() == (on_device ? "host-standin" : "host"),
+                               tag + ": halo on " + dist.halo_device());
+                        check_sweep(*model, *serial, dist, on_device, tag);
+                        check_moments(*serial, dist, tag);
+                    }
+            }
+        }
+    }
+    const int total = mpi::allreduce_sum(failures);
+    if (total == 0 && my_rank == 0) std::printf("device check on %d ranks: ok\n", p);
+    return total == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::multiple);
+    env.require(mpi::ThreadLevel::serialized, "the task communication mode");
+    int rc = 0;
+    const int guarded = mpi::run_guarded([&] { rc = run(); });
+    return guarded != 0 ? guarded : rc;
+}

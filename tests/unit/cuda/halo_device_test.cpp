@@ -1,0 +1,172 @@
+// The device side of the distributed operator's halo (numerics/distributed/halo_device.hpp):
+// the host stand-in and, where a GPU is visible, the CUDA implementation, against the CPU
+// halo (no_device) on one hand-made pattern: what pack() leaves in the send staging buffer
+// (bitwise: a gather), and what apply_remote() makes of a staged halo (y and the remote dot
+// share). The stand-in runs the CPU loops on its own buffers: bitwise equal. The GPU sums
+// each row's <= 3 products in the same order but may contract them into FMAs, and reduces
+// the dots in another order: 1e-14 relative to the largest |y| / |dot|, a few ulp of sums
+// of O(10) terms of size <= 4. Also the one-rank-per-GPU rule and the stand-in mirror.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "numerics/base/block_vector.hpp"
+#include "numerics/distributed/halo_device.hpp"
+#include "runtime/device/device.hpp"
+#include "tests/support/backends.hpp"
+
+using namespace topokpm;
+using numerics::HaloPattern;
+
+namespace {
+
+constexpr global_index rows = 40;
+constexpr int width = 3;
+
+/// 40 local rows; rows 2, 5, 11, 37 are sent; rows 0, 7, 39 have 1-3 entries on a halo of 5.
+HaloPattern pattern()
+{
+    HaloPattern p;
+    p.send_index = {2, 5, 11, 37};
+    p.halo_rows = 5;
+    p.remote_row = {0, 7, 39};
+    p.remote_ptr = {0, 2, 3, 6};
+    p.remote_col = {0, 4, 2, 1, 3, 4};
+    p.remote_vals = {{0.5, -1.0}, {2.0, 0.25}, {-1.5, 0.0}, {0.0, 1.0}, {1.25, -0.75}, {-0.5, 0.5}};
+    return p;
+}
+
+BlockVector block(double seed)
+{
+    BlockVector v(rows, width);
+    for (global_index i = 0; i < rows; ++i)
+        for (int c = 0; c < width; ++c) v(i, c) = complex_type(std::sin(seed + i + 0.3 * c), std::cos(seed * i - c));
+    return v;
+}
+
+struct Outcome {
+    std::vector<complex_type> sent, y;
+    DotSums dots;
+};
+
+/// pack and apply_remote on `device`, with x and y where that device keeps them.
+Outcome run_on(int device)
+{
+    auto halo = numerics::make_halo_device(device, pattern());
+    const BlockVector x = block(1.0);
+    BlockVector y = block(2.0);
+    Outcome out;
+    halo->pack(halo->x_values(x), width);
+    const complex_type* sent = halo->send_staging(width);
+    out.sent.assign(sent, sent + 4 * width);
+    complex_type* staged = halo->halo_staging(width);
+    for (int k = 0; k < 5 * width; ++k) staged[k] = complex_type(0.1 * k - 0.4, 1.0 / (k + 1));
+    out.dots.reset(width);
+    halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &out.dots);
+    if (device != numerics::no_device) {
+        EXPECT_EQ(y.memory_state(), MemoryState::device) << "y left the device in apply_remote";
+        EXPECT_EQ(x.memory_state(), MemoryState::both);
+    }
+    out.y.assign(y.data(), y.data() + y.size());
+    return out;
+}
+
+double max_abs(const std::vector<complex_type>& v)
+{
+    double m = 0.0;
+    for (const auto& z : v) m = std::max(m, std::abs(z));
+    return m;
+}
+
+}  // namespace
+
+TEST(HaloDevice, CpuHaloPacksTheSendRowsAndAddsTheRemoteCorrection)
+{
+    const Outcome cpu = run_on(numerics::no_device);
+    const BlockVector x = block(1.0), y0 = block(2.0);
+    const HaloPattern p = pattern();
+    for (size_t k = 0; k < p.send_index.size(); ++k)
+        for (int c = 0; c < width; ++c) EXPECT_EQ(cpu.sent[k * width + c], x(p.send_index[k], c));
+    // Row 7 has the single entry -1.5 on halo row 2: y += 0.75 * -1.5 * halo(2, c).
+    for (int c = 0; c < width; ++c) {
+        const int k = 2 * width + c;
+        const complex_type h(0.1 * k - 0.4, 1.0 / (k + 1));
+        EXPECT_NEAR(std::abs(cpu.y[7 * width + c] - (y0(7, c) + 0.75 * -1.5 * h)), 0.0, 1e-15);
+        EXPECT_EQ(cpu.y[8 * width + c], y0(8, c)) << "a row without remote entries changed";
+    }
+    EXPECT_EQ(cpu.dots.xx, std::vector<double>(width, 0.0)) << "the remote part adds to yx only";
+}
+
+TEST(HaloDevice, HostStandinEqualsTheCpuHaloBitwise)
+{
+    const Outcome cpu = run_on(numerics::no_device), standin = run_on(device::host_standin);
+    EXPECT_EQ(standin.sent, cpu.sent);
+    EXPECT_EQ(standin.y, cpu.y);
+    EXPECT_EQ(standin.dots.yx, cpu.dots.yx);
+    EXPECT_EQ(numerics::make_halo_device(device::host_standin, pattern())->name(), "host-standin");
+}
+
+TEST(HaloDevice, CudaEqualsTheCpuHalo)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const Outcome cpu = run_on(numerics::no_device), gpu = run_on(0);
+    EXPECT_EQ(gpu.sent, cpu.sent) << "the gather is a copy";
+    double dy = 0.0, dd = 0.0;
+    for (size_t k = 0; k < cpu.y.size(); ++k) dy = std::max(dy, std::abs(gpu.y[k] - cpu.y[k]));
+    for (int c = 0; c < width; ++c) dd = std::max(dd, std::abs(gpu.dots.yx[c] - cpu.dots.yx[c]));
+    EXPECT_LE(dy, 1e-14 * max_abs(cpu.y));
+    EXPECT_LE(dd, 1e-14 * std::max(1.0, max_abs(cpu.dots.yx)));
+}
+
+TEST(HaloDevice, UnknownDeviceIndexIsAnInputError)
+{
+    EXPECT_THROW(numerics::make_halo_device(-7, pattern()), InputError);
+}
+
+TEST(HaloDevice, CudaHaloWithoutAGpuIsRefused)
+{
+    if (!topokpm::testing::cuda_unavailable_reason()) GTEST_SKIP() << "a GPU is visible (CudaEqualsTheCpuHalo runs)";
+    if (topokpm::testing::cuda_compiled)
+        EXPECT_THROW(numerics::make_halo_device(0, pattern()), InputError) << "device 0 is not visible";
+    else
+        EXPECT_THROW(numerics::make_halo_device(0, pattern()), NotCompiled);
+}
+
+TEST(HaloDevice, OneRankPerGpuTheRestOnTheCpu)
+{
+    EXPECT_EQ(device::rank_device(0, 1), 0);
+    EXPECT_EQ(device::rank_device(1, 1), -1);
+    EXPECT_EQ(device::rank_device(3, 4), 3);
+    EXPECT_EQ(device::rank_device(0, 0), -1);
+}
+
+TEST(HaloDevice, StandinOperatorWorksOnTheMirrorOnly)
+{
+    // A CPU operator on the stand-in: y's host array is never written (it keeps its old
+    // values until the host reads y, which downloads the mirror).
+    class Scale final : public Operator {
+    public:
+        global_index num_rows() const override { return rows; }
+        std::string name() const override { return "scale"; }
+        OperatorCost cost() const override { return {}; }
+
+    protected:
+        void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+        {
+            for (global_index i = 0; i < rows; ++i)
+                for (int c = 0; c < x.num_cols(); ++c) y(i, c) = ops.scale * x(i, c) + ops.beta * y(i, c);
+            if (dots) dots->reset(x.num_cols());
+        }
+    };
+    const auto op = numerics::make_host_standin_operator(std::make_shared<Scale>());
+    EXPECT_EQ(op->name(), "standin-scale");
+    const BlockVector x = block(1.0);
+    BlockVector y = block(2.0);
+    const BlockVector y0 = y;
+    op->apply(x, y, AugmentedOps{2.0, 0.0, -1.0, false}, nullptr);
+    EXPECT_EQ(y.memory_state(), MemoryState::device);
+    for (global_index i = 0; i < rows; ++i)
+        for (int c = 0; c < width; ++c) EXPECT_EQ(y(i, c), 2.0 * x(i, c) - y0(i, c));
+}
