@@ -40,6 +40,7 @@ const std::map<std::string, std::string>& flag_table()
     {"lorentz_lambda", "--lorentz-lambda"},
     {"m", "--m"},
     {"matrix", "--matrix"},
+    {"memory_limit", "--memory-limit"},
     {"model", "--model"},
     {"model_file", "--model-file"},
     {"moments", "--moments"},

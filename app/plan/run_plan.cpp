@@ -70,13 +70,13 @@ void run_plan(const RunConfig& cfg)
                         static_cast<unsigned long long>(tiles), in.grid.px, in.grid.py,
                         static_cast<unsigned long long>(slabs));
     }
-    const double per_rank = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
-                                                     : static_cast<double>(available_memory_bytes());
+    // The target's limit when given (--memory-limit), else this machine's (memory_limit()).
+    const MemoryLimit per_rank = memory_limit(cfg.runtime.memory_limit_gib, 1);
     if (cfg.runtime.memory_limit_gib <= 0)
-        log::info("memory per rank: ", format_bytes(per_rank), " (this machine; give --memory-limit for the target)");
+        log::info("memory per rank: ", format_bytes(per_rank.bytes), " (this machine; give --memory-limit for the target)");
     hetero::require_fits(plan, per_rank);
     std::printf("plan fits: largest rank needs %s of %s\n", format_bytes(plan.max_memory_bytes).c_str(),
-                format_bytes(per_rank).c_str());
+                format_bytes(per_rank.bytes).c_str());
 }
 
 }  // namespace topokpm::app

@@ -43,10 +43,13 @@ constexpr int kAgreeEvery = 4;
 /// --green warns when its relative error bound (GreenLdos::worst_error_bound) exceeds this.
 constexpr double kGreenAccuracy = 1e-6;
 
+/// This rank's bytes, by what holds them (estimate_memory; the run's check and report).
 struct MemoryEstimate {
-    double matrix_bytes = 0;
-    double vector_bytes = 0;
-    double total() const { return matrix_bytes + vector_bytes; }
+    double matrix_bytes = 0;   ///< the operator
+    double vector_bytes = 0;   ///< KPM blocks, start block, Lanczos vectors
+    double result_bytes = 0;   ///< spectra on the energy grid, while the result is written
+    double green_bytes = 0;    ///< --green: sparse LU factors, solves and the matrix copy
+    double total() const { return matrix_bytes + vector_bytes + result_bytes + green_bytes; }
 };
 
 /// Start vectors per sweep: --block-width (default R) for the stochastic trace, else --vectors
@@ -64,8 +67,13 @@ int block_width(const RunConfig& cfg, global_index num_columns)
 /// serial run read the model's stencil: the free operator's own (no more bytes), or for a
 /// stored kind one built for them (8 bytes per potential entry, at most 8 n) and freed before
 /// the KPM blocks (>= 32 n bytes, counted here) are allocated, so the peak stays inside.
+/// The result: K energies (--energy-points or the --energy-grid's points) of 8 bytes for
+/// each spectrum held at once while it is written (run_output.cpp): the energies, the DOS
+/// and a transform's two buffers (4), the mean, spread and error (3), and per kept spectrum
+/// (`spectra`: the LDOS rows or k-points of this rank, or the samples of the error bars)
+/// its row and, for error bars, its flattened copy.
 MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpec& spec,
-                               const hamiltonians::Model& model, int width)
+                               const hamiltonians::Model& model, int width, double spectra)
 {
     const numerics::OperatorCostModel cost = numerics::operator_cost_model(spec, model.potential_entries_per_row());
     const double n = static_cast<double>(numerics::part_rows(spec, model.num_rows()));
@@ -77,6 +85,8 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpe
     // precision) + the double start block (single) + Lanczos vectors.
     e.vector_bytes = (cfg.outputs.restart.empty() ? 2.0 : 3.0) * cost.block_bytes(n, width) + 3.0 * 16.0 * n;
     if (single) e.vector_bytes += 2.0 * 16.0 * n * width;  // double start block; checkpoint's widened pair
+    const double k = cfg.kpm.energy_grid ? cfg.kpm.energy_grid->num_points : cfg.kpm.energy_points;
+    e.result_bytes = 8.0 * k * (7.0 + 2.0 * spectra);
     return e;
 }
 
@@ -166,6 +176,18 @@ struct DosRun::State {
         return p;
     }
 
+    /// Spectra the result holds at once beside the mean (estimate_memory): this rank's LDOS
+    /// rows or the k-points, or the samples of the DOS error bars; twice with error bars.
+    double kept_spectra() const
+    {
+        if (what == Quantity::Dos) {
+            const bool samples = num_real >= 2 || (cfg.kpm.trace == TraceKind::Stochastic && num_slots >= 2);
+            return samples ? static_cast<double>(num_real >= 2 ? num_real : num_slots) : 0.0;
+        }
+        // The LDOS rows under mpirun are split with the rows; the whole selection bounds them.
+        return static_cast<double>(num_slots) * (num_real >= 2 ? 2.0 : 1.0);
+    }
+
     /// The model, what is traced (columns, slots).
     void size_quantity()
     {
@@ -232,12 +254,11 @@ struct DosRun::State {
     /// The run fits in memory and, with --device cuda, on the GPU.
     void check_memory_and_device()
     {
-    mem = estimate_memory(cfg, dist.operator_spec(cfg), *model, width);
-    const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
-                                                      : static_cast<double>(available_memory_bytes());
-    require_memory(mem.total(), available,
+    mem = estimate_memory(cfg, dist.operator_spec(cfg), *model, width, kept_spectra());
+    require_memory(mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),
                    detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
-                                  format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes), ")"));
+                                  format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes),
+                                  ", spectra ", format_bytes(mem.result_bytes), ")"));
 
     // --device cuda: fail before building anything when there is no GPU backend or device,
     // and when the run cannot fit the GPU (the matrix and the KPM blocks live there). Under
@@ -267,15 +288,19 @@ struct DosRun::State {
     void analyse_green()
     {
     if (!cfg.kpm.green_eta) return;
+    require_memory(mem.total() + sparse_lu_analysis_bytes(*model), memory_limit(cfg.runtime.memory_limit_gib, threads),
+                   detail::concat("this run with --green (KPM ", format_bytes(mem.total()), "; before the size of the "
+                                  "sparse LU factors is known, the sparse LU analysis of N = ", n, " rows, ",
+                                  format_bytes(sparse_lu_analysis_bytes(*model)), ")"));
     timers.time("green", [&] {
         green_lu = analyse_sparse_lu(*model);
     });
     const double factors = green_lu->factor_memory_bytes();
     const double work = sparse_direct::green_workspace_bytes(n, 16) + 32.0 * double(model->estimated_nonzeros());
-    const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * 1024.0 * 1024.0 * 1024.0
-                                                              : static_cast<double>(available_memory_bytes());
-    require_memory(mem.total() + factors + work, available,
-                   detail::concat("this run with --green (KPM ", format_bytes(mem.total()), ", sparse LU factors ",
+    const double kpm = mem.total();
+    mem.green_bytes = factors + work;
+    require_memory(mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),
+                   detail::concat("this run with --green (KPM ", format_bytes(kpm), ", sparse LU factors ",
                                   format_bytes(factors), " from the analysis, solves and matrix copy ", format_bytes(work), ")"));
     log::info("green       : sparse LU analysed in ", fmt("%.3f", timers.get("green")), " s: ",
               green_lu->factor_nonzeros(), " entries in L + U (", format_bytes(factors), "), ",
@@ -721,7 +746,8 @@ struct DosRun::State {
         log::warning(jr.checkpoints_failed, " periodic checkpoint(s) could not be written (see the warnings above)");
     log::info("time        :", phase_times(timers, wall_seconds() - t_start));
     log::info("memory      : ", format_bytes(mem.total()), " estimated (matrix ", format_bytes(mem.matrix_bytes),
-              ", vectors ", format_bytes(mem.vector_bytes), ")");
+              ", vectors ", format_bytes(mem.vector_bytes), ", spectra ", format_bytes(mem.result_bytes),
+              mem.green_bytes > 0 ? ", sparse LU " + format_bytes(mem.green_bytes) : std::string(), ")");
     std::printf("result written to %s\n", cfg.outputs.result_file.c_str());
     }
 };

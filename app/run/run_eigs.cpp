@@ -124,6 +124,9 @@ private:
     std::shared_ptr<const Operator> op;
     SpectralBounds discs, kpm_bounds;  // Gershgorin enclosure; Lanczos bounds with margin (the KPM scaling's)
     numerics::ChebFdStats chebfd;
+    MemoryLimit limit;      // check_memory
+    double held = 0.0;      // operator and gathered vectors: the run's bytes besides the method's workspace
+    double estimate = 0.0;  // the run's bytes: held + the method's workspace (ChebFD: of its final space)
     double energy_scale = 0.0, tolerance = 0.0;
     double relative_tolerance = 0.0;  // --tolerance, or the reachable one it was raised to
     numerics::EigenPairs pairs;
@@ -149,7 +152,9 @@ private:
     }
 
     /// This rank's operator part (cost model of the one factory), the method's workspace,
-    /// and the gathered vectors with --save-vectors fit in memory.
+    /// and the gathered vectors with --save-vectors fit in memory (memory_limit(): the one
+    /// limit, named in the refusal). A --window search space is sized after the KPM count:
+    /// ChebFD checks it then against what the limit leaves (chebfd_memory).
     void check_memory()
     {
         const numerics::OperatorSpec s = dist.operator_spec(cfg);
@@ -157,20 +162,37 @@ private:
         const double rows = static_cast<double>(n);
         const double part = static_cast<double>(numerics::part_rows(s, n)), share = part / rows;
         const double k = cfg.eigs.request.kind == Kind::Window ? 64.0 : double(cfg.eigs.request.count) + 8.0;
-        double workspace = method == EigsMethod::Dense
-                               ? 80.0 * rows * rows
-                               : 16.0 * part * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
-        if (cfg.eigs.save_vectors) workspace += 16.0 * rows * k;
-        if (method == EigsMethod::ShiftInvert) {  // the factors' size is known from the analysis
+        // Lanczos basis (thick restart: max(2k + 20, 40) columns) and the Ritz block (2k + 8).
+        const double basis = 16.0 * part * (std::max(2.0 * k + 20.0, 40.0) + 2.0 * k + 8.0);
+        double workspace = 0.0;
+        switch (method) {
+        case EigsMethod::Dense: workspace = 80.0 * rows * rows; break;
+        case EigsMethod::ChebFd:
+            workspace = cfg.eigs.request.kind == Kind::Window ? numerics::chebfd_space_bytes(part, k, threads) : basis;
+            break;
+        case EigsMethod::ShiftInvert:  // the factors' size is known from the analysis, priced first
+            require_memory(sparse_lu_analysis_bytes(*model), memory_limit(cfg.runtime.memory_limit_gib, threads),
+                           detail::concat("the sparse LU analysis of N = ", n, " rows (--method shift-invert)"));
             timers.time("analyse", [&] { lu = analyse_sparse_lu(*model); });
-            workspace += lu->factor_memory_bytes() + 32.0 * double(model->estimated_nonzeros()) + 16.0 * rows * (4.0 * k + 8.0);
+            workspace = lu->factor_memory_bytes() + 32.0 * double(model->estimated_nonzeros()) +
+                        16.0 * rows * (4.0 * k + 8.0) + basis;
+            break;
+        default: workspace = basis; break;
         }
         const double matrix = cost.matrix_bytes(part, static_cast<double>(model->estimated_nonzeros()) * share);
-        const double available = cfg.runtime.memory_limit_gib > 0 ? cfg.runtime.memory_limit_gib * double(1 << 30)
-                                                                  : static_cast<double>(available_memory_bytes());
-        require_memory(matrix + workspace, available,
+        held = matrix + (cfg.eigs.save_vectors ? 16.0 * rows * k : 0.0);
+        limit = memory_limit(cfg.runtime.memory_limit_gib, threads);
+        estimate = held + workspace;
+        require_memory(estimate, limit,
                        detail::concat("this kpm-eigs run (N = ", n, " rows, --method ", to_string(method), ", matrix ",
                                       format_bytes(matrix), ", workspace ", format_bytes(workspace), ")"));
+    }
+
+    /// What a --window search space may use: the limit less what the run holds besides it.
+    MemoryLimit chebfd_memory() const
+    {
+        return {std::max(1.0, limit.bytes - held),
+                detail::concat(limit.source, ", of which the operator and saved vectors hold ", format_bytes(held))};
     }
 
     void build()
@@ -245,11 +267,9 @@ private:
                 o.damping = [this](int m) { return analysis::damping_factors(cfg.kpm.kernel, m, cfg.kpm.lorentz_lambda); };
                 o.seed = cfg.kpm.vector_seed;
                 o.progress = chebfd_progress_printer();
-                // Free memory now that the operator is built (the space is sized after the KPM count).
-                o.memory_available_bytes = static_cast<double>(available_memory_bytes());
-                if (cfg.runtime.memory_limit_gib > 0)
-                    o.memory_available_bytes = std::min(o.memory_available_bytes, cfg.runtime.memory_limit_gib * double(1 << 30));
+                o.memory = chebfd_memory();  // the space is sized after the KPM count
                 pairs = numerics::chebfd_eigenpairs(*op, o, &chebfd);
+                estimate = held + numerics::chebfd_space_bytes(static_cast<double>(op->num_rows()), chebfd.search_size, threads);
             } else {
                 numerics::ThickRestartOptions o;
                 o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
@@ -464,6 +484,8 @@ private:
         }
         if (pairs.values.size() > shown) log::info("  ... ", pairs.values.size() - shown, " more in the result file");
         log::info("time        :", phase_times(timers, wall_seconds() - t_start));
+        log::info("memory      : ", format_bytes(estimate), " estimated (operator and saved vectors ", format_bytes(held),
+                  ", ", to_string(method), " workspace ", format_bytes(estimate - held), ")");
         std::printf("result written to %s\n", cfg.outputs.result_file.c_str());
     }
 };

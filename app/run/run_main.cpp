@@ -1,7 +1,13 @@
 #include "app/run/run_main.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <new>
 #include <optional>
 
 #include "app/cli/parameter_flags.hpp"
@@ -12,10 +18,26 @@
 #include "app/run/run_dos.hpp"
 #include "app/run/run_eigs.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/system.hpp"
 #include "runtime/mpi/environment.hpp"
 
 namespace topokpm::app {
 namespace {
+
+/// Before any library constructor (the executable's pre-initialisation array runs first):
+/// OpenBLAS maps a 128 MiB buffer per thread as it starts and retries a failing mmap forever,
+/// so a tight ulimit -v would hang the program; it is refused here instead (exit 3). The
+/// threads OpenBLAS starts with: OMP_NUM_THREADS, at most the online CPUs.
+void check_start(int argc, char** argv, char** /*envp*/)
+{
+    const char* name = argc > 0 && argv[0] != nullptr ? argv[0] : "topokpm";
+    if (const char* slash = std::strrchr(name, '/')) name = slash + 1;
+    const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+    const char* omp = std::getenv("OMP_NUM_THREADS");
+    const long asked = omp != nullptr ? std::atol(omp) : 0;
+    check_address_space_at_start(name, static_cast<int>(asked > 0 ? std::min(asked, cpus) : cpus));
+}
+[[gnu::section(".preinit_array"), gnu::used]] void (*const kCheckStart)(int, char**, char**) = check_start;
 
 /// The run a parsed configuration asks for, on `dist`'s ranks.
 void dispatch(const RunConfig& config, Distribution& dist)
@@ -84,6 +106,13 @@ int run_main(int argc, char** argv, Program program)
     } catch (const DimensionMismatch& e) {  // a failed TOPOKPM_REQUIRE: a bug (mpi::exit_code_for agrees)
         std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
         return 4;
+    } catch (const std::bad_alloc& e) {
+        // A memory refusal like the estimate's (exit 3), naming the size when the program's
+        // operator new or allocate_pages saw it (AllocationFailed).
+        const bool sized = dynamic_cast<const AllocationFailed*>(&e) != nullptr;
+        std::fprintf(stderr, "%s: error: %s; the run's memory estimate missed this allocation: lower the sizes or "
+                     "raise the memory limit\n", name.c_str(), sized ? e.what() : "out of memory: an allocation failed");
+        return 3;
     } catch (const Error& e) {
         std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
         return 3;

@@ -95,6 +95,14 @@ void add_phase_seconds(AttributeList& provenance, const PhaseTimers& timers, dou
 /// together; graphene's atoms are sites of one row (grouping a cell's two atoms densifies the
 /// quotient graph: docs/sparse_direct.md). Throws what SparseLU's analysis throws.
 std::unique_ptr<sparse_direct::SparseLU> analyse_sparse_lu(const hamiltonians::Model& model);
+/// Peak bytes of analyse_sparse_lu() while it runs (the CSR copy, the graph and the ordering's
+/// work): 96 per nonzero of H, measured 88-92 on ti 64x64x16 and 128x128x16 (kpm-eigs
+/// shift-invert refused right after the analysis, VmHWM less the process's baseline). The
+/// memory checks price it before the analysis starts; its factors' size is known only after.
+inline double sparse_lu_analysis_bytes(const hamiltonians::Model& model)
+{
+    return 96.0 * static_cast<double>(model.estimated_nonzeros());
+}
 
 /// The current time as ISO 8601 UTC, "2026-11-24T12:00:00Z".
 std::string utc_now();

@@ -176,6 +176,12 @@ double expected_count(const std::vector<double>& coef, const std::vector<double>
 
 }  // namespace
 
+double chebfd_space_bytes(double rows, double k, int threads)
+{
+    return 16.0 * (rows * (k + kMinBlock + std::max(k, std::min(3.0 * k, 3.0 * 63))) + 4.0 * k * k +
+                   2048.0 * k * std::max(1, threads));
+}
+
 int chebfd_degree(double x_left, double x_right)
 {
     const double width = std::acos(std::clamp(x_left, -1.0, 1.0)) - std::acos(std::clamp(x_right, -1.0, 1.0));
@@ -236,8 +242,8 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& o, ChebFdS
                                   : static_cast<int>(std::ceil(o.safety * stats.expected_guard)) + kMinBlock;
     space = std::min(space, max_space);
     const auto check_space = [&](int cols) {
-        if (o.memory_available_bytes <= 0.0) return;
-        require_memory(16.0 * static_cast<double>(n) * (cols + kMinBlock + std::max(cols, 3 * 63)), o.memory_available_bytes,
+        if (o.memory.bytes <= 0.0) return;
+        require_memory(chebfd_space_bytes(n, cols, omp_get_max_threads()), o.memory,
                        topokpm::detail::concat("the ChebFD search space of ", cols, " vectors (",
                                                static_cast<int>(std::ceil(stats.expected_count)),
                                                " pairs expected in the window) on this rank"));

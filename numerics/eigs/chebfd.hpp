@@ -74,6 +74,7 @@
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
 #include "numerics/eigs/eigenpairs.hpp"
+#include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
 
 namespace topokpm::numerics {
@@ -109,15 +110,16 @@ struct ChebFdOptions {
     std::function<std::vector<double>(int)> damping;
     int degree = 0;            ///< M coefficients (polynomial degree M - 1), >= 16; 0 = the rule above
     int search_size = 0;       ///< initial search space; 0 = from the KPM estimate
-    /// This rank's memory for the search space (bytes). The space is known only after the
-    /// KPM count, so before it is allocated, and again before it grows, ChebFD checks that
-    /// (this rank's rows) x (space + 8 + max(space, 189)) complex doubles fit: the block and
-    /// the locked vectors hold at most space + 8 columns together; besides them either the
-    /// TSQR fallback's copy of the block (at most space) or the strips of the filter and
-    /// Rayleigh-Ritz (three blocks per registered width, at most 3 x 63 columns; released
-    /// while the block is orthonormalized); H Q and the Ritz vectors are never stored
-    /// whole. Throws ResourceError naming the space otherwise. 0 = no check.
-    double memory_available_bytes = 0.0;
+    /// This rank's memory for the search space (the caller's limit less what it holds). The
+    /// space k is known only after the KPM count, so before it is allocated, and again before
+    /// it grows, ChebFD checks that chebfd_space_bytes(rows, k, threads) fits: the block and
+    /// the locked vectors hold at most k + 8 columns together; besides them either the TSQR
+    /// fallback's copy of the block (at most k) or the strips of the filter and Rayleigh-Ritz
+    /// (three blocks per registered width, at most min(3 k, 3 x 63) columns; released while the block
+    /// is orthonormalized); H Q and the Ritz vectors are never stored whole; and the
+    /// Rayleigh-Ritz matrices. Throws ResourceError naming the space and the limit's source
+    /// otherwise. bytes 0 = no check.
+    MemoryLimit memory;
     double safety = 1.5;       ///< search space / expected count of the guard interval, > 1
     int dos_vectors = 16;      ///< random vectors of the count estimate, >= 1
     int max_iterations = 60;   ///< filter passes before NumericalError
@@ -167,5 +169,12 @@ EigenPairs chebfd_eigenpairs(const Operator& op, const ChebFdOptions& options, C
 
 /// M0 of the degree rule for a window [x_l, x_r] of the scaled spectrum (clamped to [-1, 1]).
 int chebfd_degree(double x_left, double x_right);
+
+/// Bytes a ChebFD search space of k vectors holds on a rank of `rows` rows with `threads`
+/// OpenMP threads (ChebFdOptions::memory): 16 rows (k + 8 + max(k, min(3 k, 189))) for the
+/// columns (the strips' widths sum to at most k),
+/// 16 x 4 k^2 for Rayleigh-Ritz (G, the eigensolver's copy and its vectors, the reordered
+/// vectors Y) and 16 x 2048 k per thread for the row chunks of the in-place rotation.
+double chebfd_space_bytes(double rows, double k, int threads);
 
 }  // namespace topokpm::numerics

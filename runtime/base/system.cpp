@@ -1,9 +1,15 @@
 #include "runtime/base/system.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <new>
 
 #include <algorithm>
@@ -37,6 +43,89 @@ std::uint64_t available_memory_bytes()
 
 namespace {
 
+/// VmSize of this process in bytes from /proc/self/statm (its first field, in pages), read
+/// with system calls only; 0 when unreadable.
+double vm_size_bytes() noexcept
+{
+    const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[64] = {};
+    const ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    double pages = 0;
+    for (ssize_t i = 0; i < got && buf[i] >= '0' && buf[i] <= '9'; ++i) pages = 10 * pages + (buf[i] - '0');
+    return pages * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+/// The soft address-space limit in bytes; infinity without one.
+double address_space_limit_bytes() noexcept
+{
+    struct rlimit r {};
+    if (::getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return std::numeric_limits<double>::infinity();
+    return static_cast<double>(r.rlim_cur);
+}
+
+}  // namespace
+
+double address_space_headroom_bytes()
+{
+    const double limit = address_space_limit_bytes();
+    return std::isinf(limit) ? limit : std::max(0.0, limit - vm_size_bytes());
+}
+
+MemoryLimit memory_limit(double limit_gib, int threads)
+{
+    MemoryLimit m;
+    if (limit_gib > 0) {
+        m.bytes = limit_gib * 1024.0 * 1024.0 * 1024.0;
+        m.source = detail::concat("the limit {memory_limit} is ", format_bytes(m.bytes));
+    } else {
+        m.bytes = static_cast<double>(available_memory_bytes());
+        m.source = detail::concat("have ", format_bytes(m.bytes), " available on this machine");
+    }
+    const double headroom = address_space_headroom_bytes();
+    if (!std::isinf(headroom)) {
+        const double left = std::max(0.0, headroom - kBlasReservePerThread * std::max(1, threads));
+        if (left < m.bytes) {
+            m.bytes = left;
+            m.source = detail::concat("have ", format_bytes(left), " left by the address-space limit (ulimit -v) of ",
+                                      format_bytes(address_space_limit_bytes()), " after the BLAS buffers of ",
+                                      std::max(1, threads), " threads");
+        }
+    }
+    return m;
+}
+
+void check_address_space_at_start(const char* program, int threads) noexcept
+{
+    const double limit = address_space_limit_bytes();
+    if (std::isinf(limit)) return;
+    const double headroom = std::max(0.0, limit - vm_size_bytes());
+    const double needed = kBlasReservePerThread * std::max(1, threads) + 64.0 * 1024 * 1024;
+    if (headroom >= needed) return;
+    // No allocation here (this may run before any constructor): a fixed buffer, snprintf.
+    char line[512];
+    const int len = std::snprintf(line, sizeof line,
+                                  "%s: error: the address-space limit (ulimit -v %.0f KiB) leaves %.0f MiB; starting "
+                                  "needs at least %.0f MiB (the BLAS buffers of %d threads and the first arrays); "
+                                  "raise ulimit -v or set OMP_NUM_THREADS lower\n",
+                                  program, limit / 1024, headroom / (1024 * 1024), needed / (1024 * 1024),
+                                  std::max(1, threads));
+    if (len > 0) (void)!::write(2, line, std::min<std::size_t>(static_cast<std::size_t>(len), sizeof line - 1));
+    ::_exit(3);
+}
+
+AllocationFailed::AllocationFailed(double bytes) : bytes_(bytes), message_{}
+{
+    double v = bytes;
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    for (; v >= 1024.0 && u < 6; ++u) v /= 1024.0;
+    std::snprintf(message_, sizeof message_, "out of memory: allocating %.*f %s failed", u == 0 ? 0 : 1, v, units[u]);
+}
+
+namespace {
+
 /// The large arrays handed out (address -> rounded size) and the released ones kept for
 /// reuse, most recent last.
 struct PageCache {
@@ -62,7 +151,7 @@ void* allocate_pages(std::size_t bytes)
     const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
     if (!large) {
         void* p = std::aligned_alloc(align, size);
-        if (p == nullptr) throw std::bad_alloc();
+        if (p == nullptr) throw AllocationFailed(static_cast<double>(size));
         return p;
     }
     PageCache& cache = page_cache();
@@ -79,7 +168,7 @@ void* allocate_pages(std::size_t bytes)
         for (const auto& [q, n] : cache.kept) std::free(q);
         cache.kept.clear();
         p = std::aligned_alloc(align, size);
-        if (p == nullptr) throw std::bad_alloc();
+        if (p == nullptr) throw AllocationFailed(static_cast<double>(size));
         // Advice only: without THP support the pages stay 4 KiB, which is correct, just slower.
         (void)madvise(p, size, MADV_HUGEPAGE);
     }
@@ -140,13 +229,12 @@ double measure_triad_bandwidth_gbs(std::size_t elements, int repetitions)
     return a[elements / 2] == 2.0 ? 24.0 * static_cast<double>(elements) / median * 1e-9 : 0.0;
 }
 
-void require_memory(double needed_bytes, double available_bytes, const std::string& what)
+void require_memory(double needed_bytes, const MemoryLimit& limit, const std::string& what)
 {
-    if (needed_bytes > available_bytes)
-        throw ResourceError(detail::concat(what, " needs ", format_bytes(needed_bytes), ", have ",
-                                           format_bytes(available_bytes),
-                                           " available on this machine; reduce the lattice, "
-                                           "{vectors}, or run on more ranks"));
+    if (needed_bytes > limit.bytes)
+        throw ResourceError(detail::concat(what, " needs ", format_bytes(needed_bytes), ", ", limit.source,
+                                           "; reduce the lattice, {vectors}, or run on more ranks"));
 }
 
 }  // namespace topokpm
+

@@ -58,48 +58,71 @@ TileHalo tile_halo(const LatticeHalo& lat, const ProcessGrid& grid, int rank)
                         grid.y_cuts.size() == size_t(grid.py) + 1,
                     "rank ", rank, " of a ", grid.px, "x", grid.py, " grid");
     const int i = rank / grid.py, j = rank % grid.py;
-    const auto x0 = std::int64_t(grid.x_cuts[i]), x1 = std::int64_t(grid.x_cuts[i + 1]);
-    const auto y0 = std::int64_t(grid.y_cuts[j]), y1 = std::int64_t(grid.y_cuts[j + 1]);
-    const auto nx = std::int64_t(lat.nx), ny = std::int64_t(lat.ny);
-    std::int64_t reach = 0;  // only sites this close to the tile's edge couple outside
+    std::int64_t reach = 0;  // only sites this close to the tile couple to it
     for (const HaloCoupling& c : lat.couplings) reach = std::max<std::int64_t>({reach, std::abs(c.dx), std::abs(c.dy)});
-    std::vector<std::pair<std::int64_t, std::uint32_t>> outside;  // (x' ny + y', orbitals)
-    auto fold = [](std::int64_t v, std::int64_t n, bool periodic, std::int64_t& out) {
-        if (v >= 0 && v < n) return out = v, true;
-        if (!periodic) return false;
-        out = ((v % n) + n) % n;
-        return true;
-    };
-    auto visit = [&](std::int64_t x, std::int64_t y) {
-        for (const HaloCoupling& c : lat.couplings) {
-            std::int64_t xs = 0, ys = 0;
-            if (!fold(x + c.dx, nx, lat.periodic_x, xs) || !fold(y + c.dy, ny, lat.periodic_y, ys)) continue;
-            if (xs >= x0 && xs < x1 && ys >= y0 && ys < y1) continue;
-            outside.push_back({xs * ny + ys, c.columns});
+    // A halo site is outside the tile, and some coupling's source (site - d, folded) is in
+    // it. Along each axis a coordinate matters only through its distance to the tile's two
+    // edges, so the candidates are the coordinates within `reach` of an edge, one by one,
+    // and the deep inside [lo + reach, hi - reach) as one representative counted
+    // hi - lo - 2 reach times (every source of such a coordinate lies inside the tile's
+    // range). Cost O((4 reach + 1)^2 couplings) per tile, whatever the lattice's length:
+    // a plan of 1e14 rows answers at once and allocates nothing proportional to it.
+    struct Axis {
+        std::int64_t lo, hi, n;
+        bool periodic;
+        const std::vector<std::uint64_t>* cuts;
+        // fold v onto [0, n); false when it falls off an open edge
+        bool fold(std::int64_t v, std::int64_t& out) const
+        {
+            if (v >= 0 && v < n) return out = v, true;
+            if (!periodic) return false;
+            out = ((v % n) + n) % n;
+            return true;
+        }
+        bool inside(std::int64_t v) const { return v >= lo && v < hi; }
+        int owner(std::int64_t v) const
+        {
+            return static_cast<int>(std::upper_bound(cuts->begin(), cuts->end(), std::uint64_t(v)) - cuts->begin() - 1);
+        }
+        /// (folded coordinate, multiplicity), each coordinate once.
+        std::vector<std::pair<std::int64_t, std::uint64_t>> candidates(std::int64_t r) const
+        {
+            std::vector<std::pair<std::int64_t, std::uint64_t>> c;
+            auto band = [&](std::int64_t from, std::int64_t to) {
+                for (std::int64_t v = from; v < to; ++v) {
+                    if (v >= lo + r && v < hi - r) continue;  // the deep inside, below
+                    std::int64_t f = 0;
+                    if (fold(v, f)) c.push_back({f, 1});
+                }
+            };
+            band(lo - r, lo + r);
+            band(std::max(lo + r, hi - r), hi + r);
+            std::sort(c.begin(), c.end());
+            c.erase(std::unique(c.begin(), c.end()), c.end());
+            if (hi - lo > 2 * r) c.push_back({lo + r, std::uint64_t(hi - lo - 2 * r)});
+            return c;
         }
     };
-    for (std::int64_t x = x0; x < x1; ++x) {
-        const bool edge_x = x < x0 + reach || x >= x1 - reach;
-        for (std::int64_t y = y0; y < y1; ++y) {
-            if (!edge_x && y >= y0 + reach && y < y1 - reach) y = y1 - reach;  // skip the interior
-            if (y >= y0 && y < y1) visit(x, y);
-        }
-    }
-    std::sort(outside.begin(), outside.end());
+    const Axis ax{std::int64_t(grid.x_cuts[i]), std::int64_t(grid.x_cuts[i + 1]), std::int64_t(lat.nx), lat.periodic_x,
+                  &grid.x_cuts};
+    const Axis ay{std::int64_t(grid.y_cuts[j]), std::int64_t(grid.y_cuts[j + 1]), std::int64_t(lat.ny), lat.periodic_y,
+                  &grid.y_cuts};
     TileHalo h;
     std::vector<std::uint64_t> per_rank(static_cast<size_t>(grid.ranks()), 0);
-    for (size_t k = 0; k < outside.size();) {
-        std::uint32_t mask = 0;
-        const std::int64_t site = outside[k].first;
-        for (; k < outside.size() && outside[k].first == site; ++k) mask |= outside[k].second;
-        const std::uint64_t rows = std::uint64_t(__builtin_popcount(mask)) * lat.nz;
-        const auto xi = std::upper_bound(grid.x_cuts.begin(), grid.x_cuts.end(), std::uint64_t(site / ny)) -
-                        grid.x_cuts.begin() - 1;
-        const auto yj = std::upper_bound(grid.y_cuts.begin(), grid.y_cuts.end(), std::uint64_t(site % ny)) -
-                        grid.y_cuts.begin() - 1;
-        per_rank[static_cast<size_t>(xi * grid.py + yj)] += rows;
-        h.rows += rows;
-    }
+    const auto xs = ax.candidates(reach), ys = ay.candidates(reach);
+    for (const auto& [x, wx] : xs)
+        for (const auto& [y, wy] : ys) {
+            if (ax.inside(x) && ay.inside(y)) continue;
+            std::uint32_t mask = 0;
+            for (const HaloCoupling& c : lat.couplings) {
+                std::int64_t sx = 0, sy = 0;
+                if (ax.fold(x - c.dx, sx) && ay.fold(y - c.dy, sy) && ax.inside(sx) && ay.inside(sy)) mask |= c.columns;
+            }
+            const std::uint64_t rows = std::uint64_t(__builtin_popcount(mask)) * lat.nz * wx * wy;
+            if (rows == 0) continue;
+            per_rank[static_cast<size_t>(ax.owner(x) * grid.py + ay.owner(y))] += rows;
+            h.rows += rows;
+        }
     for (int q = 0; q < grid.ranks(); ++q)
         if (per_rank[size_t(q)] > 0) h.per_neighbour.push_back({q, per_rank[size_t(q)]});
     return h;
@@ -285,17 +308,17 @@ Plan make_plan(const PlanInput& in)
     return plan;
 }
 
-void require_fits(const Plan& plan, double host_bytes_per_rank, double gpu_bytes_per_rank)
+void require_fits(const Plan& plan, const MemoryLimit& host, double gpu_bytes_per_rank)
 {
     for (std::size_t p = 0; p < plan.ranks.size(); ++p) {
         const RankPlan& r = plan.ranks[p];
-        const double have = r.gpu ? gpu_bytes_per_rank : host_bytes_per_rank;
         if (r.gpu && gpu_bytes_per_rank <= 0) continue;
-        if (r.memory_bytes > have)
-            throw ResourceError(detail::concat("rank ", p, " (", r.gpu ? "gpu" : "cpu", ") of ", plan.ranks.size(),
-                                               " needs ", fixed(r.memory_bytes / gib, 2), " GiB per rank, have ",
-                                               fixed(have / gib, 2), " GiB", r.gpu ? " of device memory" : "",
-                                               "; use more ranks or fewer vectors (R)"));
+        if (r.memory_bytes > (r.gpu ? gpu_bytes_per_rank : host.bytes))
+            throw ResourceError(detail::concat(
+                "rank ", p, " (", r.gpu ? "gpu" : "cpu", ") of ", plan.ranks.size(), " needs ", fixed(r.memory_bytes / gib, 2),
+                " GiB per rank, ",
+                r.gpu ? detail::concat("have ", fixed(gpu_bytes_per_rank / gib, 2), " GiB of device memory") : host.source,
+                "; use more ranks or fewer vectors (R)"));
     }
 }
 

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/base/system.hpp"
 #include "runtime/hetero/work_split.hpp"
 
 namespace topokpm::hetero {
@@ -73,7 +74,8 @@ ProcessGrid make_grid(std::uint64_t nx, std::uint64_t ny, int px, int py);
 /// The halo of rank `rank` of `grid`: every row (site, orbital) outside its tile that one
 /// of its rows couples to, counted once (periodic wraps folded, open edges dropped), in
 /// total and per owning rank (ascending rank). Exact for the couplings given; costs
-/// O(tile perimeter x couplings).
+/// O(reach^2 x couplings) whatever the tile's size (reach: the largest |dx|, |dy|), and
+/// allocates nothing proportional to the lattice.
 struct TileHalo {
     std::uint64_t rows = 0;
     std::vector<std::pair<int, std::uint64_t>> per_neighbour;
@@ -158,10 +160,10 @@ struct Plan {
 /// sites than ranks, weights of the wrong count).
 Plan make_plan(const PlanInput& input);
 
-/// Throws ResourceError "rank r (cpu|gpu) of P needs X GiB per rank, have Y GiB" when a
-/// CPU rank exceeds `host_bytes_per_rank` or a GPU rank exceeds `gpu_bytes_per_rank`
-/// (0: not checked).
-void require_fits(const Plan& plan, double host_bytes_per_rank, double gpu_bytes_per_rank = 0);
+/// Throws ResourceError "rank r (cpu|gpu) of P needs X GiB per rank, <which limit>" when a
+/// CPU rank exceeds `host` (memory_limit(): {memory_limit} or this machine) or a GPU rank
+/// exceeds `gpu_bytes_per_rank` (0: not checked).
+void require_fits(const Plan& plan, const MemoryLimit& host, double gpu_bytes_per_rank = 0);
 
 /// Nonzeros of the TI model on nx*ny*nz sites, periodic in x and y, open in z:
 /// 13 per row, minus 2 per row on the two open z surfaces (nz == 1: one surface layer

@@ -73,7 +73,9 @@ TEST(Decomposition2d, PlannerHaloEqualsBruteForceScan)
     };
     const std::vector<Case> cases{{"ti", 6, 5, 2, "ppo"},  {"ti", 5, 4, 3, "opo"}, {"ti", 4, 6, 2, "poo"},
                                   {"ti", 3, 4, 3, "ppp"},  {"graphene", 7, 6, 1, "pp"}, {"graphene", 5, 6, 1, "op"},
-                                  {"graphene", 6, 3, 1, "po"}, {"graphene", 3, 3, 1, "pp"}};
+                                  {"graphene", 6, 3, 1, "po"}, {"graphene", 3, 3, 1, "pp"},
+                                  // tiles wider than twice the reach: the planner's deep-inside class
+                                  {"ti", 11, 9, 2, "ppo"}, {"graphene", 13, 10, 1, "op"}};
     int checked = 0;
     for (const Case& c : cases) {
         const auto m = model(c.name, c.nx, c.ny, c.nz, c.bc);

@@ -201,14 +201,14 @@ TEST(ChebFd, ASearchSpaceBeyondTheMemoryIsRefusedBeforeAllocating)
     const auto model = ti(4, 4, 2, 0.0, 0.0);
     const BuiltOperator built = build(*model);
     auto o = options(*model, -0.5, 0.5, 1e-8);
-    o.memory_available_bytes = 1024.0;  // less than one vector of 128 rows x 16 bytes
+    o.memory = {1024.0, "have 1 KiB"};  // less than one vector of 128 rows x 16 bytes
     try {
         chebfd_eigenpairs(*built.op, o);
         ADD_FAILURE() << "no ResourceError";
     } catch (const topokpm::ResourceError& e) {
         EXPECT_NE(std::string(e.what()).find("ChebFD search space"), std::string::npos) << e.what();
     }
-    o.memory_available_bytes = 1e12;
+    o.memory = {1e12, "have 1e12 B"};
     EXPECT_NO_THROW(chebfd_eigenpairs(*built.op, o));
 }
 

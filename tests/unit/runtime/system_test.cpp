@@ -1,4 +1,6 @@
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 #include <gtest/gtest.h>
 
 #include "runtime/base/error.hpp"
@@ -14,15 +16,34 @@ TEST(FormatBytes, UsesBinaryPrefixes)
     EXPECT_EQ(format_bytes(3.0 * 1024 * 1024 * 1024), "3.0 GiB");
 }
 
-TEST(RequireMemory, RefusesWithBothNumbers)
+TEST(RequireMemory, RefusesWithBothNumbersAndTheLimitThatApplied)
 {
-    EXPECT_NO_THROW(require_memory(1e9, 2e9, "run"));
+    EXPECT_NO_THROW(require_memory(1e9, MemoryLimit{2e9, "have 1.9 GiB"}, "run"));
     try {
-        require_memory(2.0 * 1024 * 1024 * 1024, 1.0 * 1024 * 1024 * 1024, "this run");
+        require_memory(2.0 * 1024 * 1024 * 1024, memory_limit(1.0, 1), "this run");
         FAIL() << "no ResourceError";
     } catch (const ResourceError& e) {
-        EXPECT_NE(std::string(e.what()).find("this run needs 2.0 GiB, have 1.0 GiB"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("this run needs 2.0 GiB, the limit {memory_limit} is 1.0 GiB"),
+                  std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("this machine"), std::string::npos) << e.what();
     }
+    const MemoryLimit machine = memory_limit(0.0, 1);
+    EXPECT_NE(machine.source.find("available on this machine"), std::string::npos) << machine.source;
+}
+
+// The program's operator new names the size it could not allocate (a memory refusal, not
+// an internal error), and allocate_pages does too.
+TEST(AllocationFailed, NamesTheSize)
+{
+    const std::size_t huge = std::size_t(1) << 62;  // 4 EiB: no machine maps it
+    try {
+        std::vector<char> v(huge);
+        FAIL() << "allocated 4 EiB";
+    } catch (const AllocationFailed& e) {
+        EXPECT_STREQ(e.what(), "out of memory: allocating 4.0 EiB failed");
+        EXPECT_EQ(e.bytes(), static_cast<double>(huge));
+    }
+    EXPECT_THROW(allocate_pages(huge), AllocationFailed);
 }
 
 TEST(AvailableMemory, IsPositive) { EXPECT_GT(available_memory_bytes(), 0u); }
