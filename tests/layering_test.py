@@ -15,7 +15,9 @@ numerics/ is several libraries (numerics/CMakeLists.txt, numerics/sparse_direct/
   topokpm_sparse_direct_mpi  sparse_direct/distributed_lu*: + runtime/mpi, topokpm_dense_mpi.
   topokpm_distributed    distributed/: topokpm_numerics + runtime/mpi (its users only).
 The algorithms (kpm, lanczos, eigs) see operators through numerics/base/operator.hpp only:
-no backend, no storage format, no concrete operator or factory."""
+no backend, no storage format, nothing of numerics/spmmv (no concrete operator or factory, no
+kernel contract, no width registry: strip-mining and the single-precision dot bound are the
+Operator's)."""
 import pathlib
 import re
 import sys
@@ -27,8 +29,8 @@ SOURCES = {".hpp", ".cpp", ".h", ".cu", ".cuh"}
 ABOVE_NUMERICS = ["numerics/distributed/", "numerics/sparse_direct/", "numerics/dense/block_cyclic",
                   "runtime/mpi/", "runtime/hetero/", "hamiltonians/", "analysis/", "app/"]
 BACKENDS = ["numerics/cpu/", "numerics/reference/", "numerics/cuda/"]
-CONCRETE_OPERATORS = ["numerics/sparse/", "numerics/spmmv/operator_factory.hpp",
-                      "numerics/spmmv/sell_operator.hpp", "numerics/spmmv/cuda_operator.hpp"]
+# Storage formats, the kernel contracts, the operators built on them and their factory.
+KERNEL_LAYER = ["numerics/sparse/", "numerics/spmmv/"]
 # numerics/base headers with no .cpp of their own: usable without linking topokpm_numerics.
 header_only_base = sorted(f"numerics/base/{p.name}" for p in (root / "numerics/base").glob("*.hpp")
                           if not p.with_suffix(".cpp").exists())
@@ -51,7 +53,7 @@ rules = [
 for sub in ["base", "sparse", "spmmv", "cpu", "reference", "kpm", "lanczos", "eigs"]:
     rules.append((f"numerics/{sub}", None, ABOVE_NUMERICS, []))
 for sub in ["kpm", "lanczos", "eigs"]:
-    rules.append((f"numerics/{sub}", None, BACKENDS + CONCRETE_OPERATORS, []))
+    rules.append((f"numerics/{sub}", None, BACKENDS + KERNEL_LAYER, []))
 rules += [
     # topokpm_dense links neither topokpm_numerics nor MPI.
     ("numerics/dense", lambda p: not p.name.startswith("block_cyclic"),

@@ -1,8 +1,11 @@
 #include "numerics/base/operator.hpp"
 
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm {
+
+std::vector<int> Operator::strip_widths(int num_cols) { return numerics::strip_widths(num_cols); }
 
 void Operator::check_operands(global_index x_rows, int x_cols, global_index y_rows, int y_cols, bool same_block,
                               const AugmentedOps& ops, const DotSums* dots) const

@@ -7,6 +7,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -49,6 +50,20 @@ struct DotSums {
         yx.assign(num_cols, complex_type(0.0, 0.0));
     }
 };
+
+/// Products per float partial sum of a dot lane in the single-precision CPU kernels (the SELL
+/// and stencil sweeps and their row epilogues, numerics/cpu): a lane adds at most this many
+/// float products (fused multiply-adds) before the run joins the double sums. The float
+/// rounding of a dot grows with it; the conversion to double costs 1 / it per vector.
+inline constexpr int kSingleDotRun = 8;
+
+/// The relative rounding that a DotSums entry of a sweep in `precision` may carry beyond that
+/// of the double summation: (kSingleDotRun + 1) eps_f of sum |y||x| in single (the float runs
+/// above), 0 in double. Algorithms size their tolerances from it (KPM's moment bound).
+constexpr double dot_rounding_bound(Precision precision)
+{
+    return precision == Precision::Single ? (kSingleDotRun + 1) * double(std::numeric_limits<float>::epsilon()) : 0.0;
+}
 
 /// What one application costs, for performance reporting (bytes from the
 /// minimum-traffic model, see docs/performance.md).
@@ -140,6 +155,20 @@ public:
         return 1;
     }
 
+    /// Strip-mining: calls visit(first, w) for the column strips [first, first + w) of a block
+    /// of num_cols >= 0 columns, in order. The widths are those with compile-time specialised
+    /// kernels (greedy, widest first: R = 12 runs as 8 + 4), so an algorithm that applies the
+    /// operator to strips of a wide block never runs a generic-width kernel.
+    template <class Visit>
+    void for_each_strip(int num_cols, Visit&& visit) const
+    {
+        int first = 0;
+        for (const int w : strip_widths(num_cols)) {
+            visit(first, w);
+            first += w;
+        }
+    }
+
     /// Short human-readable name of the implementation, e.g. "sell-32-256" or "free-ti".
     virtual std::string name() const = 0;
 
@@ -198,6 +227,8 @@ protected:
     void apply_in_single(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const;
 
 private:
+    /// The widths of for_each_strip (numerics/spmmv/width_registry.hpp, strip_widths).
+    static std::vector<int> strip_widths(int num_cols);
     void check_operands(global_index x_rows, int x_cols, global_index y_rows, int y_cols, bool same_block,
                         const AugmentedOps& ops, const DotSums* dots) const;
     void check_accumulate(const BlockVector& x, const BlockVector& y, const AugmentedOps& ops) const;

@@ -15,7 +15,6 @@
 #include "numerics/eigs/subspace.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/start_vectors.hpp"
-#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/base/timer.hpp"
@@ -87,8 +86,7 @@ void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef
     const double t0 = wall_seconds();
     const double spmmv0 = m.stats.phases.get("filter_spmmv");
     const int n = x.n, degree = static_cast<int>(coef.size());
-    int first = 0;
-    for (const int w : strip_widths(x.cols)) {
+    m.op.for_each_strip(x.cols, [&](int first, int w) {
         auto& set = blocks.get(n, w);
         BlockVector &a = set[0], &b = set[1], &acc = set[2];
         to_block(x, first, a);
@@ -125,9 +123,8 @@ void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef
         m.stats.filter_matvecs += static_cast<std::int64_t>(degree - 1) * w;
         m.stats.filter_flops += (degree - 1) * perf::sweep_flops(m.op.cost().nonzeros, double(n), w);
         from_block(acc, x, first);
-        first += w;
-        if (strip_done) strip_done(first);
-    }
+        if (strip_done) strip_done(first + w);
+    });
     m.stats.phases.add("filter_accumulate", wall_seconds() - t0 - (m.stats.phases.get("filter_spmmv") - spmmv0));
 }
 
@@ -137,14 +134,12 @@ void apply_filter(Meter& m, const KpmScaling& s, const std::vector<double>& coef
 template <class Visit>
 void for_each_strip(Meter& m, const Columns& x, int cols, FilterBlocks& blocks, Visit&& visit)
 {
-    int first = 0;
-    for (const int w : strip_widths(cols)) {
+    m.op.for_each_strip(cols, [&](int first, int w) {
         auto& set = blocks.get(x.n, w);
         m.stats.phases.time("rayleigh_ritz", [&] { to_block(x, first, set[0]); });
         m.apply(set[0], set[1], AugmentedOps{1.0, 0.0, 0.0, false}, "rr_spmmv");
         visit(first, w);
-        first += w;
-    }
+    });
 }
 
 /// Stochastic trace moments N mu_n = (1/R) sum_r <r|T_n(Ht)|r>, n < num_moments, from

@@ -10,7 +10,6 @@
 #include "numerics/eigs/subspace.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "numerics/lanczos/lanczos.hpp"
-#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -20,8 +19,7 @@ namespace {
 /// v_{j+1} = 2 Ht v_j - v_{j-1}, one augmented sweep per degree.
 void chebyshev_filter(const Operator& op, double center, double half, int degree, Columns& x, std::int64_t& matvecs)
 {
-    int first = 0;
-    for (const int w : strip_widths(x.cols)) {
+    op.for_each_strip(x.cols, [&](int first, int w) {
         BlockVector a(x.n, w), b(x.n, w);
         to_block(x, first, a);
         op.apply(a, b, AugmentedOps{1.0 / half, center, 0.0, false}, nullptr);
@@ -31,8 +29,7 @@ void chebyshev_filter(const Operator& op, double center, double half, int degree
         }
         from_block(b, x, first);
         matvecs += static_cast<std::int64_t>(degree) * w;
-        first += w;
-    }
+    });
 }
 
 /// Every column to unit norm: the filter scales the columns by factors up to ~1e4 apart,

@@ -7,7 +7,6 @@
 
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/kpm/start_vectors.hpp"
-#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -103,8 +102,7 @@ EigenPairs measured_pairs(const Operator& op, const std::vector<complex_double>&
     if (k == 0) return out;
     // x and H x in strips of registered widths (no generic-kernel fallback for, e.g., k = 12).
     BlockVector x(n, k), hx(n, k);
-    int first = 0;
-    for (const int w : strip_widths(k)) {
+    op.for_each_strip(k, [&](int first, int w) {
         BlockVector xs(n, w), ys(n, w);
         for (global_index r = 0; r < n; ++r)
             for (int c = 0; c < w; ++c) xs(r, c) = vectors[static_cast<std::size_t>(r + (first + c) * n)];
@@ -114,8 +112,7 @@ EigenPairs measured_pairs(const Operator& op, const std::vector<complex_double>&
                 x(r, first + c) = xs(r, c);
                 hx(r, first + c) = ys(r, c);
             }
-        first += w;
-    }
+    });
     out.matvecs = k;
     std::vector<double> sums(2 * static_cast<std::size_t>(k), 0.0);  // <v|Hv> (real: H Hermitian), |v|^2
     for (global_index r = 0; r < n; ++r)
@@ -155,15 +152,13 @@ EigenPairs dense_eigenpairs(const Operator& op, const EigenRequest& request)
     const global_index n = op.num_rows(), first = op.row_begin();
     // H column block by column block: this rank's rows of H e_j, summed over the ranks.
     std::vector<complex_type> a(static_cast<std::size_t>(nn) * nn, complex_type(0.0, 0.0));
-    const int strip = registered_widths().back();  // the widest compiled kernel
-    for (int j0 = 0; j0 < nn; j0 += strip) {
-        const int w = std::min(strip, nn - j0);
+    op.for_each_strip(nn, [&](int j0, int w) {  // H e_j: each entry exact, whatever the strip
         BlockVector e(n, w), he(n, w);
         fill_unit_vectors(e, j0 - first);
         op.apply(e, he, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
         for (global_index r = 0; r < n; ++r)
             for (int c = 0; c < w; ++c) a[static_cast<std::size_t>(first + r + (j0 + c) * big_n)] = he(r, c);
-    }
+    });
     op.sum_over_ranks(reinterpret_cast<double*>(a.data()), 2 * a.size());
     const HermitianEigensystem all = hermitian_eigensystem(a, nn, 'L');
     a = {};

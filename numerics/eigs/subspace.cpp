@@ -15,7 +15,6 @@
 
 #include "numerics/base/dense_eigen.hpp"
 #include "numerics/dense/tall_skinny.hpp"
-#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -369,14 +368,12 @@ bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& blo
 
 void apply_columns(const Operator& op, const Columns& x, Columns& y)
 {
-    int first = 0;
-    for (const int w : strip_widths(x.cols)) {
+    op.for_each_strip(x.cols, [&](int first, int w) {
         BlockVector xs(x.n, w), ys(x.n, w);
         to_block(x, first, xs);
         op.apply(xs, ys, AugmentedOps{1.0, 0.0, 0.0, false}, nullptr);
         from_block(ys, y, first);
-        first += w;
-    }
+    });
 }
 
 HermitianEigensystem projected_eigensystem(std::vector<complex_double> g, int k)

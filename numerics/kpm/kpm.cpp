@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <type_traits>
 
-#include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -164,7 +162,7 @@ void check_moments_bounded(const std::vector<double>& moments, double tolerance)
 
 double moments_bound_tolerance(Precision precision)
 {
-    return precision == Precision::Single ? 3.0 * (kSingleDotRun + 1) * std::numeric_limits<float>::epsilon() : 1e-8;
+    return precision == Precision::Single ? 3.0 * dot_rounding_bound(Precision::Single) : 1e-8;
 }
 
 }  // namespace topokpm::numerics

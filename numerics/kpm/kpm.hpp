@@ -101,10 +101,10 @@ private:
 void check_moments_bounded(const std::vector<double>& moments, double tolerance = 1e-8);
 
 /// The tolerance check_moments_bounded allows moments swept in `precision`: 1e-8 in double.
-/// In single each dot carries up to (kSingleDotRun + 1) eps_f of its magnitude from the float
-/// runs of the float row epilogue (numerics/spmmv/stencil_kernels.hpp), and mu_2k =
-/// 2 <v_k|v_k> - mu_0 with <v_k|v_k> <= mu_0 takes three of them: 3 (kSingleDotRun + 1) eps_f
-/// (~3.2e-6).
+/// In single each dot carries up to dot_rounding_bound(Single) = (kSingleDotRun + 1) eps_f of
+/// its magnitude from the float runs of the single kernels (numerics/base/operator.hpp), and
+/// mu_2k = 2 <v_k|v_k> - mu_0 with <v_k|v_k> <= mu_0 takes three of them: 3 (kSingleDotRun + 1)
+/// eps_f (~3.2e-6).
 double moments_bound_tolerance(Precision precision);
 
 }  // namespace topokpm::numerics

@@ -82,7 +82,7 @@ struct StencilTuning {
 /// above the double values, dithered over the rows so that their mean is exact to 1/32 ulp
 /// (a per-row V - shift is rounded to the nearest float); each dot lane is a float sum of at
 /// most kSingleDotRun products (fused multiply-adds) before it joins the double sums (error
-/// per dot: <= (kSingleDotRun + 1) eps_f sum |y||x|). The same float epilogue, with the same
+/// per dot: <= (kSingleDotRun + 1) eps_f sum |y||x|, dot_rounding_bound of operator.hpp). The same float epilogue, with the same
 /// dither and float dot runs of kSingleDotRun rows, finishes the rows at R = 2, 4, 8, 16 and 32
 /// (kernels::cpu::FloatRowEpilogue; the SELL single sweep too), and the rows of the R = 1
 /// site form (ti, B = 4: two sites per vector of 16 floats; the dither by row, dot runs of
@@ -108,11 +108,6 @@ std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precis
 /// the same potential) needs no copy. InputError as above; `stencil` must not be null.
 std::unique_ptr<Operator> make_cpu_stencil_operator(std::shared_ptr<const BlockStencil> stencil, Precision precision,
                                                     const StencilTuning& tuning = {});
-
-/// Products per float partial sum of a dot lane in the single-precision R = 1 shifted-load
-/// form (above): the float rounding of the dots grows with it, their conversion to double
-/// costs 1 / it per vector.
-inline constexpr int kSingleDotRun = 8;
 
 /// True when the CPU stencil operator of a 2-D lattice (graphene; nz = 1) makes two sweeps per
 /// pass over memory at block width r > 1 in `precision` (its fused_steps(r) is 2: strips of

@@ -130,6 +130,17 @@ TEST(KpmMoments, BoundednessCheckCatchesTooTightBounds)
     EXPECT_NO_THROW(check_moments_bounded(ok.moments));
 }
 
+TEST(KpmMoments, BoundToleranceIsThreeDotRoundingsOfTheOperatorContract)
+{
+    // operator.hpp's single-precision dot bound, (kSingleDotRun + 1) eps_f, is the one home of
+    // the number; mu_2k = 2 <v|v> - mu_0 carries three such roundings.
+    const double eps_f = std::numeric_limits<float>::epsilon();
+    EXPECT_EQ(dot_rounding_bound(Precision::Double), 0.0);
+    EXPECT_EQ(dot_rounding_bound(Precision::Single), (kSingleDotRun + 1) * eps_f);
+    EXPECT_EQ(moments_bound_tolerance(Precision::Single), 3.0 * dot_rounding_bound(Precision::Single));
+    EXPECT_EQ(moments_bound_tolerance(Precision::Double), 1e-8);
+}
+
 TEST(Lanczos, BoundsContainTheSpectrumTightly)
 {
     for (const global_index n : {3, 50, 120}) {

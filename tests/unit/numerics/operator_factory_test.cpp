@@ -274,3 +274,31 @@ TEST(WidthRegistry, DispatchAndStrips)
         EXPECT_EQ(strip_widths(45), (std::vector<int>{32, 8, 4, 1}));
     }
 }
+
+TEST(OperatorStrips, ForEachStripCoversTheColumnsInOrderInRegisteredWidths)
+{
+    // The one strip-mining rule of the algorithms (Operator::for_each_strip): contiguous
+    // strips [first, first + w) from column 0, each a registered width, widest first.
+    const auto model = ti_model();
+    const auto op = make_cpu_stencil_operator(model->block_stencil());
+    for (const int n : {0, 1, 3, 12, 45, 64}) {
+        std::vector<int> widths;
+        int next = 0;
+        op->for_each_strip(n, [&](int first, int w) {
+            EXPECT_EQ(first, next) << n;
+            EXPECT_TRUE(is_registered_width(w)) << n << ": " << w;
+            if (!widths.empty()) {
+                EXPECT_LE(w, widths.back()) << n;
+            }
+            widths.push_back(w);
+            next = first + w;
+        });
+        EXPECT_EQ(next, n);
+        EXPECT_EQ(widths, strip_widths(n)) << n;
+    }
+    if (registered_widths() == std::vector<int>{1, 2, 4, 8, 16, 32}) {
+        std::vector<int> widths;
+        op->for_each_strip(12, [&](int, int w) { widths.push_back(w); });
+        EXPECT_EQ(widths, (std::vector<int>{8, 4}));
+    }
+}
