@@ -143,20 +143,20 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
                             {"bounds_upper", d.bounds.upper},
                             {"written_at", utc_now()}};
     if (collective) header.insert(header.end(), {{"ranks", std::int64_t(ranks.size)}, {"layout", ranks.layout}});
-    out.write_attributes("/checkpoint", header);
+    out.write_attributes("/checkpoint", {"none", "The state of a stopped kpm-dos run, read back by --restart."}, header);
     AttributeList params;
     for (const auto& [key, value] : d.parameters) params.push_back({key, value});
-    out.write_attributes("/checkpoint/parameters", params);
+    out.write_attributes("/checkpoint/parameters", {"none", "The options that decide the moments, as given."}, params);
     const std::uint64_t row_len = std::uint64_t(d.num_slots) * std::uint64_t(d.num_moments);
     if (!d.finished.empty()) {
         std::vector<double> flat;
         flat.reserve(d.finished.size() * row_len);
         for (const auto& f : d.finished) flat.insert(flat.end(), f.begin(), f.end());
-        out.write_doubles("/checkpoint/finished", flat, {d.finished.size(), row_len});
+        out.write_doubles("/checkpoint/finished", {"1", "Slot moments of the finished realizations."}, flat, {d.finished.size(), row_len});
     }
-    out.write_doubles("/checkpoint/sums", summed_sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
+    out.write_doubles("/checkpoint/sums", {"1", "Moment sums of the finished blocks."}, summed_sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
     const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
-    if (partial) out.write_rows("/checkpoint/rank_sums", sums.data(), sums.size(), own, {std::uint64_t(ranks.size), row_len});
+    if (partial) out.write_rows("/checkpoint/rank_sums", {"1", "Each rank's own moment sums."}, sums.data(), sums.size(), own, {std::uint64_t(ranks.size), row_len});
     if (block) {
         const std::uint64_t w = std::uint64_t(block->current.num_cols());
         const std::uint64_t n = ranks.rows.empty() ? std::uint64_t(block->current.num_rows()) : 0;
@@ -166,12 +166,12 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
         for (auto [name, b] : {std::pair<const char*, const BlockVector*>{"/checkpoint/block/current", &block->current},
                                {"/checkpoint/block/previous", &block->previous}})
             // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-            out.write_rows(name, reinterpret_cast<const double*>(b->data()), 2 * b->size(), rows, {total_rows, w, 2});
-        out.write_doubles("/checkpoint/block/raw", summed_raw, {w, std::uint64_t(d.num_moments)});
+            out.write_rows(name, {"1", "A vector of the block under way (re, im)."}, reinterpret_cast<const double*>(b->data()), 2 * b->size(), rows, {total_rows, w, 2});
+        out.write_doubles("/checkpoint/block/raw", {"1", "The block's raw moments so far."}, summed_raw, {w, std::uint64_t(d.num_moments)});
         if (partial)
-            out.write_rows("/checkpoint/block/rank_raw", block->raw.data(), block->raw.size(), own,
+            out.write_rows("/checkpoint/block/rank_raw", {"1", "Each rank's own raw block moments."}, block->raw.data(), block->raw.size(), own,
                            {std::uint64_t(ranks.size), w * std::uint64_t(d.num_moments)});
-        out.write_attributes("/checkpoint/block", {{"sweeps_done", std::int64_t(block->sweeps_done)}});
+        out.write_attributes("/checkpoint/block", {"none", "The block of vectors under way."}, {{"sweeps_done", std::int64_t(block->sweeps_done)}});
     }
     out.commit();
 }
