@@ -62,14 +62,16 @@ public:
 
     /// Creates `group` (and parents) if needed and writes scalar attributes on it ("/" is
     /// the root), with `meaning` as its `unit` and `description` (every call names them, so
-    /// no group of attributes goes without; a later call replaces them). Types: double -> float64, int64 -> int64, uint64 -> uint64, string ->
-    /// variable-length UTF-8 (h5py reads str). An existing attribute of the same name is
+    /// no group of attributes goes without; a later call replaces them). Types: double ->
+    /// float64, int64 -> int64, uint64 -> uint64, string -> variable-length UTF-8 (h5py
+    /// reads str). An existing attribute of the same name is
     /// replaced. Throws IoError (e.g. a parent is a dataset).
     void write_attributes(const std::string& group, const Meaning& meaning, const AttributeList& attributes);
 
     /// Every dataset write takes the dataset's Meaning and stores it as its `unit` and
-    /// `description` attributes (an empty one fails the internal check, nothing is written): no dataset is written
-    /// without them. Parent groups a write creates get theirs from write_attributes.
+    /// `description` attributes (an empty one fails the internal check and nothing is
+    /// written): no dataset is written without them. Parent groups a write creates get
+    /// theirs from write_attributes.
     ///
     /// Writes a float64 dataset with the given dimensions (product == data.size(), else
     /// DimensionMismatch), creating parent groups. Row-major, as HDF5 stores it. An
