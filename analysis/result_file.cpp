@@ -464,6 +464,60 @@ struct ResultWriter::Impl {
         std::remove(temp_path.c_str());
     }
 
+    /// Writes scalar `attributes` on the open group or dataset `object` (named `name` in
+    /// messages), replacing any of the same name.
+    void set_attributes(hid_t object, const std::string& name, const AttributeList& attributes)
+    {
+        const Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+        const Handle string_type = utf8_string_type();
+        if (!scalar.valid() || !string_type.valid()) throw_hdf5(path, "cannot create attribute types");
+
+        for (const Attribute& attribute : attributes) {
+            const std::string where = detail::concat("attribute '", attribute.name, "' of '", name, "'");
+            // Writing a name twice replaces the attribute (the later value wins).
+            const htri_t exists = H5Aexists(object, attribute.name.c_str());
+            if (exists < 0 || (exists > 0 && H5Adelete(object, attribute.name.c_str()) < 0))
+                throw_hdf5(path, "cannot replace " + where);
+
+            hid_t type = -1;
+            const void* buffer = nullptr;
+            const char* text = nullptr;
+            std::visit(
+                [&](const auto& value) {
+                    using T = std::decay_t<decltype(value)>;
+                    if constexpr (std::is_same_v<T, double>) {
+                        type = H5T_NATIVE_DOUBLE;
+                        buffer = &value;
+                    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+                        type = H5T_NATIVE_INT64;
+                        buffer = &value;
+                    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+                        type = H5T_NATIVE_UINT64;
+                        buffer = &value;
+                    } else {
+                        type = string_type.get();
+                        text = value.c_str();
+                        buffer = &text;  // a variable-length string is written as a char*
+                    }
+                },
+                attribute.value);
+            const Handle attr(
+                H5Acreate2(object, attribute.name.c_str(), type, scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+            if (!attr.valid()) throw_hdf5(path, "cannot create " + where);
+            if (H5Awrite(attr.get(), type, buffer) < 0) throw_hdf5_write(path, "writing " + where);
+        }
+    }
+
+    /// Stores `meaning` as the `unit` and `description` attributes of `object`; both must be
+    /// given (a programming error otherwise).
+    void describe(hid_t object, const std::string& name, const Meaning& meaning)
+    {
+        TOPOKPM_REQUIRE(!meaning.unit.empty() && !meaning.description.empty(), "'", name,
+                        "' written without its unit or description");
+        set_attributes(object, name, {{"unit", meaning.unit}, {"description", meaning.description}});
+    }
+
     /// Opens `group`, creating it and its parents if needed.
     Handle group(const std::string& name)
     {
@@ -481,17 +535,19 @@ struct ResultWriter::Impl {
     }
 
     template <typename T>
-    void write_dataset(const std::string& name, const std::vector<T>& data,
+    void write_dataset(const std::string& name, const Meaning& meaning, const std::vector<T>& data,
                        const std::vector<std::uint64_t>& dims, hid_t mem_type, hid_t file_type)
     {
-        write_dataset(name, data.data(), data.size(), dims, mem_type, file_type);
+        write_dataset(name, meaning, data.data(), data.size(), dims, mem_type, file_type);
     }
 
     template <typename T>
-    void write_dataset(const std::string& name, const T* values, std::size_t count,
+    void write_dataset(const std::string& name, const Meaning& meaning, const T* values, std::size_t count,
                        const std::vector<std::uint64_t>& dims, hid_t mem_type, hid_t file_type)
     {
         TOPOKPM_REQUIRE(!split_path(name).empty(), "dataset name '", name, "' is empty");
+        TOPOKPM_REQUIRE(!meaning.unit.empty() && !meaning.description.empty(), "dataset '", name,
+                        "' written without its unit or description");
         TOPOKPM_REQUIRE(!dims.empty() && product(dims) == count, "dataset '", name, "' of ",
                         count, " values cannot have the given ", dims.size(), " dimensions");
         const SilenceHdf5Errors silence;
@@ -518,6 +574,7 @@ struct ResultWriter::Impl {
                               : -1,
                           H5Dclose);
         if (!dset.valid()) throw_hdf5_write(path, detail::concat("creating dataset '", name, "'"));
+        describe(dset.get(), name, meaning);
         if (!collective) {
             if (count > 0 && H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
                 throw_hdf5_write(path, detail::concat("writing dataset '", name, "'"));
@@ -622,9 +679,11 @@ ResultWriter::~ResultWriter()
     if (!impl_->committed) impl_->abandon();
 }
 
-void ResultWriter::write_attributes(const std::string& group, const AttributeList& given)
+void ResultWriter::write_attributes(const std::string& group, const Meaning& meaning, const AttributeList& given)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
+    TOPOKPM_REQUIRE(!meaning.unit.empty() && !meaning.description.empty(), "group '", group,
+                    "' written without its unit or description");
     // Collective: every rank writes rank 0's list (HDF5 needs the same metadata calls on
     // every rank; times and gathered texts differ between ranks).
     const AttributeList attributes = impl_->collective ? broadcast_from_rank0(given, impl_->rank) : given;
@@ -635,67 +694,33 @@ void ResultWriter::write_attributes(const std::string& group, const AttributeLis
         if (const auto* text = std::get_if<std::string>(&attribute.value)) text_bytes += text->size();
     impl_->reserve(text_bytes, detail::concat("writing the attributes of '", group, "'"));
     const Handle g = impl_->group(group);
-    const Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
-    const Handle string_type = utf8_string_type();
-    if (!scalar.valid() || !string_type.valid()) throw_hdf5(impl_->path, "cannot create attribute types");
-
-    for (const Attribute& attribute : attributes) {
-        const std::string where = detail::concat("attribute '", attribute.name, "' of '", group, "'");
-        // Writing a name twice replaces the attribute (the later value wins).
-        const htri_t exists = H5Aexists(g.get(), attribute.name.c_str());
-        if (exists < 0 || (exists > 0 && H5Adelete(g.get(), attribute.name.c_str()) < 0))
-            throw_hdf5(impl_->path, "cannot replace " + where);
-
-        hid_t type = -1;
-        const void* buffer = nullptr;
-        const char* text = nullptr;
-        std::visit(
-            [&](const auto& value) {
-                using T = std::decay_t<decltype(value)>;
-                if constexpr (std::is_same_v<T, double>) {
-                    type = H5T_NATIVE_DOUBLE;
-                    buffer = &value;
-                } else if constexpr (std::is_same_v<T, std::int64_t>) {
-                    type = H5T_NATIVE_INT64;
-                    buffer = &value;
-                } else if constexpr (std::is_same_v<T, std::uint64_t>) {
-                    type = H5T_NATIVE_UINT64;
-                    buffer = &value;
-                } else {
-                    type = string_type.get();
-                    text = value.c_str();
-                    buffer = &text;  // a variable-length string is written as a char*
-                }
-            },
-            attribute.value);
-        const Handle attr(
-            H5Acreate2(g.get(), attribute.name.c_str(), type, scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
-            H5Aclose);
-        if (!attr.valid()) throw_hdf5(impl_->path, "cannot create " + where);
-        if (H5Awrite(attr.get(), type, buffer) < 0) throw_hdf5_write(impl_->path, "writing " + where);
-    }
+    impl_->set_attributes(g.get(), group, attributes);
+    impl_->describe(g.get(), group, meaning);
     });
 }
 
-void ResultWriter::write_doubles(const std::string& dataset, const std::vector<double>& data,
+void ResultWriter::write_doubles(const std::string& dataset, const Meaning& meaning,
+                                 const std::vector<double>& data,
                                  const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
     impl_->agreed([&] {
-    impl_->write_dataset(dataset, data, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+    impl_->write_dataset(dataset, meaning, data, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
     });
 }
 
-void ResultWriter::write_doubles(const std::string& dataset, const double* data, std::size_t count,
+void ResultWriter::write_doubles(const std::string& dataset, const Meaning& meaning,
+                                 const double* data, std::size_t count,
                                  const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
     impl_->agreed([&] {
-    impl_->write_dataset(dataset, data, count, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+    impl_->write_dataset(dataset, meaning, data, count, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
     });
 }
 
-void ResultWriter::write_rows(const std::string& dataset, const double* local, std::size_t count,
+void ResultWriter::write_rows(const std::string& dataset, const Meaning& meaning,
+                                 const double* local, std::size_t count,
                               const std::vector<RowRun>& runs, const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
@@ -718,6 +743,8 @@ void ResultWriter::write_rows(const std::string& dataset, const double* local, s
         // The dataset is created by write_dataset's path with no data, then each rank's rows.
         TOPOKPM_REQUIRE(!split_path(dataset).empty(), "dataset name '", dataset, "' is empty");
         TOPOKPM_REQUIRE(!link_exists(impl_->file.get(), dataset), "dataset '", dataset, "' written twice");
+        TOPOKPM_REQUIRE(!meaning.unit.empty() && !meaning.description.empty(), "dataset '", dataset,
+                        "' written without its unit or description");
         require_parents_are_groups(impl_->file.get(), impl_->path, dataset);
         impl_->reserve(count * sizeof(double), detail::concat("writing dataset '", dataset, "'"));
         std::vector<hsize_t> hdims(dims.begin(), dims.end());
@@ -729,11 +756,13 @@ void ResultWriter::write_rows(const std::string& dataset, const double* local, s
                               : -1,
                           H5Dclose);
         if (!dset.valid()) throw_hdf5_write(impl_->path, detail::concat("creating dataset '", dataset, "'"));
+        impl_->describe(dset.get(), dataset, meaning);
         impl_->write_selection(dset, dataset, H5T_NATIVE_DOUBLE, local, runs, dims);
     });
 }
 
-void ResultWriter::write_complex(const std::string& dataset, const std::complex<double>* data, std::size_t count,
+void ResultWriter::write_complex(const std::string& dataset, const Meaning& meaning,
+                                 const std::complex<double>* data, std::size_t count,
                                  const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
@@ -748,25 +777,27 @@ void ResultWriter::write_complex(const std::string& dataset, const std::complex<
     };
     const Handle mem_type = compound(H5T_NATIVE_DOUBLE), file_type = compound(H5T_IEEE_F64LE);
     if (!mem_type.valid() || !file_type.valid()) throw_hdf5(impl_->path, "cannot create the complex128 type");
-    impl_->write_dataset(dataset, data, count, dims, mem_type.get(), file_type.get());
+    impl_->write_dataset(dataset, meaning, data, count, dims, mem_type.get(), file_type.get());
     });
 }
 
-void ResultWriter::write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
+void ResultWriter::write_int64(const std::string& dataset, const Meaning& meaning,
+                                 const std::vector<std::int64_t>& data,
                                const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
     impl_->agreed([&] {
-    impl_->write_dataset(dataset, data, dims, H5T_NATIVE_INT64, H5T_STD_I64LE);
+    impl_->write_dataset(dataset, meaning, data, dims, H5T_NATIVE_INT64, H5T_STD_I64LE);
     });
 }
 
-void ResultWriter::write_uint64(const std::string& dataset, const std::vector<std::uint64_t>& data,
+void ResultWriter::write_uint64(const std::string& dataset, const Meaning& meaning,
+                                 const std::vector<std::uint64_t>& data,
                                 const std::vector<std::uint64_t>& dims)
 {
     TOPOKPM_REQUIRE(!impl_->committed, "write after commit of '", impl_->path, "'");
     impl_->agreed([&] {
-    impl_->write_dataset(dataset, data, dims, H5T_NATIVE_UINT64, H5T_STD_U64LE);
+    impl_->write_dataset(dataset, meaning, data, dims, H5T_NATIVE_UINT64, H5T_STD_U64LE);
     });
 }
 

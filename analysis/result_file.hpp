@@ -35,6 +35,15 @@ struct RowRun {
 /// ends on an unwritable output. `option` names the command-line option that gave `path`.
 void check_output_writable(const std::string& path, const std::string& option = "{output}");
 
+/// What a group or dataset of a result holds, stored with it as the string attributes
+/// `unit` (e.g. "t" for energies, "1/t" for a density per unit energy, "1" for a
+/// dimensionless number or a count, "none" for text or labels; docs/format.md) and
+/// `description` (one sentence). Both must be non-empty.
+struct Meaning {
+    std::string unit;
+    std::string description;
+};
+
 class ResultWriter {
 public:
     /// Creates the temporary file "<path>.tmp-<pid>-<host>" next to `path` (one process,
@@ -57,20 +66,27 @@ public:
     ResultWriter& operator=(const ResultWriter&) = delete;
 
     /// Creates `group` (and parents) if needed and writes scalar attributes on it ("/" is
-    /// the root). Types: double -> float64, int64 -> int64, uint64 -> uint64, string ->
-    /// variable-length UTF-8 (h5py reads str). An existing attribute of the same name is
+    /// the root), with `meaning` as its `unit` and `description` (every call names them, so
+    /// no group of attributes goes without; a later call replaces them). Types: double ->
+    /// float64, int64 -> int64, uint64 -> uint64, string -> variable-length UTF-8 (h5py
+    /// reads str). An existing attribute of the same name is
     /// replaced. Throws IoError (e.g. a parent is a dataset).
-    void write_attributes(const std::string& group, const AttributeList& attributes);
+    void write_attributes(const std::string& group, const Meaning& meaning, const AttributeList& attributes);
 
+    /// Every dataset write takes the dataset's Meaning and stores it as its `unit` and
+    /// `description` attributes (an empty one fails the internal check and nothing is
+    /// written): no dataset is written without them. Parent groups a write creates get
+    /// theirs from write_attributes.
+    ///
     /// Writes a float64 dataset with the given dimensions (product == data.size(), else
     /// DimensionMismatch), creating parent groups. Row-major, as HDF5 stores it. An
     /// existing dataset of the same name is replaced.
-    void write_doubles(const std::string& dataset, const std::vector<double>& data,
+    void write_doubles(const std::string& dataset, const Meaning& meaning, const std::vector<double>& data,
                        const std::vector<std::uint64_t>& dims);
 
     /// The same from `count` doubles at `data` (large arrays written without a copy, e.g. a
     /// block of complex vectors viewed as [N, R, 2] doubles).
-    void write_doubles(const std::string& dataset, const double* data, std::size_t count,
+    void write_doubles(const std::string& dataset, const Meaning& meaning, const double* data, std::size_t count,
                        const std::vector<std::uint64_t>& dims);
 
     /// Writes this process's rows of a float64 dataset of dimensions `dims` (dims[0] = all
@@ -78,20 +94,20 @@ public:
     /// product(dims[1..]) values (DimensionMismatch if `count` differs or a run leaves
     /// dims[0]). Collective writer: each rank passes its own runs (the union is written,
     /// rows of no rank stay zero); otherwise the runs of the one process.
-    void write_rows(const std::string& dataset, const double* local, std::size_t count,
+    void write_rows(const std::string& dataset, const Meaning& meaning, const double* local, std::size_t count,
                     const std::vector<RowRun>& runs, const std::vector<std::uint64_t>& dims);
 
     /// Writes `count` complex doubles as HDF5's compound {r: float64, i: float64} (what h5py
     /// reads as complex128, models.md §6), e.g. /eigs/vectors; otherwise as write_doubles.
-    void write_complex(const std::string& dataset, const std::complex<double>* data, std::size_t count,
+    void write_complex(const std::string& dataset, const Meaning& meaning, const std::complex<double>* data, std::size_t count,
                        const std::vector<std::uint64_t>& dims);
 
     /// Writes an int64 dataset (e.g. /ldos/rows); otherwise as write_doubles.
-    void write_int64(const std::string& dataset, const std::vector<std::int64_t>& data,
+    void write_int64(const std::string& dataset, const Meaning& meaning, const std::vector<std::int64_t>& data,
                      const std::vector<std::uint64_t>& dims);
 
     /// Writes a uint64 dataset (seeds, e.g. /realizations/disorder_seeds); otherwise as write_doubles.
-    void write_uint64(const std::string& dataset, const std::vector<std::uint64_t>& data,
+    void write_uint64(const std::string& dataset, const Meaning& meaning, const std::vector<std::uint64_t>& data,
                       const std::vector<std::uint64_t>& dims);
 
     /// Closes the file and renames it to the final path (files::publish: atomically; with

@@ -82,6 +82,14 @@ std::string header_text(const CheckpointData& d, std::int64_t blocks_done, std::
 }
 
 /// A dataset of shape `dims` of which this rank holds the rows `runs`, one after the other at `local`.
+/// The unit and description of a dataset written by rows (RowsOf::name).
+analysis::Meaning row_set_meaning(const std::string& name)
+{
+    if (name == "/checkpoint/rank_sums") return {"1", "Each rank's own moment sums."};
+    if (name == "/checkpoint/block/rank_raw") return {"1", "Each rank's own raw block moments."};
+    return {"1", "A vector of the block under way (re, im)."};
+}
+
 struct RowsOf {
     const char* name;
     const double* local;
@@ -263,16 +271,22 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
                             {"threads", std::int64_t(d.threads)},
                             {"written_at", utc_now()}};
     if (collective) header.insert(header.end(), {{"ranks", std::int64_t(ranks.size)}, {"layout", ranks.layout}});
-    out.write_attributes("/checkpoint", header);
+    out.write_attributes("/checkpoint", {"none", "The state of a stopped kpm-dos run, read back by --restart."}, header);
     AttributeList params;
     for (const auto& [key, value] : d.parameters) params.push_back({key, value});
-    out.write_attributes("/checkpoint/parameters", params);
-    if (!d.finished.empty()) out.write_doubles("/checkpoint/finished", finished, {d.finished.size(), row_len});
-    out.write_doubles("/checkpoint/sums", summed_sums, {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
-    for (const RowsOf& set : sets) out.write_rows(set.name, set.local, set.local_values(), set.runs, set.dims);
+    out.write_attributes("/checkpoint/parameters", {"none", "The options that decide the moments, as given."}, params);
+    if (!d.finished.empty())
+        out.write_doubles("/checkpoint/finished", {"1", "Slot moments of the finished realizations."}, finished,
+                          {d.finished.size(), row_len});
+    out.write_doubles("/checkpoint/sums", {"1", "Moment sums of the finished blocks."}, summed_sums,
+                      {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
+    for (const RowsOf& set : sets)
+        out.write_rows(set.name, row_set_meaning(set.name), set.local, set.local_values(), set.runs, set.dims);
     if (block) {
-        out.write_doubles("/checkpoint/block/raw", summed_raw, {w, std::uint64_t(d.num_moments)});
-        out.write_attributes("/checkpoint/block", {{"sweeps_done", std::int64_t(block->sweeps_done)}});
+        out.write_doubles("/checkpoint/block/raw", {"1", "The block's raw moments so far."}, summed_raw,
+                          {w, std::uint64_t(d.num_moments)});
+        out.write_attributes("/checkpoint/block", {"none", "The block of vectors under way."},
+                             {{"sweeps_done", std::int64_t(block->sweeps_done)}});
     }
 
     // The CRC-64 of every dataset (the rows of several ranks put together, collective), once
@@ -285,7 +299,7 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     if (!d.finished.empty()) checksums.push_back({checksum_key("/checkpoint/finished"), crc_of(finished)});
     if (block) checksums.push_back({checksum_key("/checkpoint/block/raw"), crc_of(summed_raw)});
     for (std::size_t i = 0; i < sets.size(); ++i) checksums.push_back({checksum_key(sets[i].name), row_crcs[i]});
-    out.write_attributes(kChecksums, checksums);
+    out.write_attributes(kChecksums, {"none", "The CRC-64 of each dataset and of the header."}, checksums);
     out.commit();
 }
 

@@ -670,9 +670,9 @@ struct DosRun::State {
         const Reconstructor rec(cfg, scaling);
         const double t_write = wall_seconds();
         analysis::ResultWriter out(cfg.outputs.result_file, collective);
-        out.write_attributes("/model", model->attributes());
+        out.write_attributes("/model", meaning::model, model->attributes());
         // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
-        out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
+        out.write_attributes("/model", meaning::model, {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
         switch (what) {
         case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
         case Quantity::Ldos:
@@ -684,7 +684,7 @@ struct DosRun::State {
             break;
         }
         const std::string trace_name = what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what);
-        out.write_attributes("/kpm", {{"scale_a", scaling.a},
+        out.write_attributes("/kpm", meaning::kpm, {{"scale_a", scaling.a},
                                       {"scale_b", scaling.b},
                                       {"num_moments", std::int64_t(cfg.kpm.num_moments)},
                                       {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.kpm.trace == TraceKind::Exact
@@ -699,8 +699,8 @@ struct DosRun::State {
                                       {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.kpm.bounds_method)},
                                       {"bounds_lower", bounds.lower},
                                       {"bounds_upper", bounds.upper}});
-        if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
-        out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kpm.kernel)},
+        if (!bounds_attrs.empty()) out.write_attributes("/kpm", meaning::kpm, bounds_attrs);
+        out.write_attributes("/dos", meaning::dos, {{"kernel", analysis::to_string(cfg.kpm.kernel)},
                                       {"lorentz_lambda", cfg.kpm.lorentz_lambda},
                                       {"grid", std::string(cfg.kpm.energy_grid ? "user" : "chebyshev")},
                                       {"integral", summary.integral}});
@@ -713,7 +713,7 @@ struct DosRun::State {
         prov.insert(prov.end(), layout.begin(), layout.end());
         prov.insert(prov.end(), balance.begin(), balance.end());
         add_phase_seconds(prov, timers, wall_seconds() - t_start);
-        out.write_attributes("/provenance", prov);
+        out.write_attributes("/provenance", meaning::provenance, prov);
         out.commit(&checked_files.output);
     });
     }
@@ -722,10 +722,10 @@ struct DosRun::State {
     void write_green(analysis::ResultWriter& out) const
     {
     const std::uint64_t nr = selection->rows.size(), kp = green_energy.size();
-    out.write_int64("/green/rows", std::vector<std::int64_t>(selection->rows.begin(), selection->rows.end()), {nr});
-    out.write_doubles("/green/energy", green_energy, {kp});
-    out.write_doubles("/green/rho", green.rho, {nr, kp});
-    out.write_attributes("/green", {{"eta", *cfg.kpm.green_eta},
+    out.write_int64("/green/rows", {"1", "The selected Hamiltonian rows (0-based, canonical order)."}, std::vector<std::int64_t>(selection->rows.begin(), selection->rows.end()), {nr});
+    out.write_doubles("/green/energy", {"t", "Energies of the Green-function density of states."}, green_energy, {kp});
+    out.write_doubles("/green/rho", {"1/t", "-Im G_jj(E + i eta) / pi of each selected row."}, green.rho, {nr, kp});
+    out.write_attributes("/green", {"1/t", "The local density of states from the Green function by sparse LU."}, {{"eta", *cfg.kpm.green_eta},
                                     {"method", std::string("sparse LU of (E + i eta) - H per energy, unit-vector solves")},
                                     {"tiny_pivots", std::int64_t(green.tiny_pivots)},
                                     {"worst_backward_error", green.worst_backward_error},

@@ -435,8 +435,8 @@ private:
             const auto& r = cfg.eigs.request;
             const std::uint64_t k = pairs.values.size();
             analysis::ResultWriter out(cfg.outputs.result_file);
-            out.write_attributes("/model", model->attributes());
-            out.write_attributes("/eigs", {{"method", to_string(method)},
+            out.write_attributes("/model", meaning::model, model->attributes());
+            out.write_attributes("/eigs", {"t", "Eigenpairs of the Hamiltonian and how they were found."}, {{"method", to_string(method)},
                                            {"request", to_string(r.kind)},
                                            {"window_min", r.window_min},
                                            {"window_max", r.window_max},
@@ -451,22 +451,23 @@ private:
                                            {"filter_degree", std::int64_t(chebfd.filter_degree)},
                                            {"num_rows", std::int64_t(n)}});
             if (method == EigsMethod::ShiftInvert)
-                out.write_attributes("/eigs", {{"tiny_pivots", std::int64_t(si.tiny_pivots)},
+                out.write_attributes("/eigs", {"t", "Eigenpairs of the Hamiltonian and how they were found."}, {{"tiny_pivots", std::int64_t(si.tiny_pivots)},
                                                {"factored_shift", si.factored_shift},
                                                {"num_solves", std::int64_t(si.solves)}});
-            out.write_doubles("/eigs/values", pairs.values, {k});
-            out.write_doubles("/eigs/residuals", pairs.residuals, {k});
-            out.write_doubles(cfg.model.name == "ti" ? "/eigs/layer_weight" : "/eigs/sublattice_weight", weights,
+            out.write_doubles("/eigs/values", {"t", "Eigenvalues, ascending."}, pairs.values, {k});
+            out.write_doubles("/eigs/residuals", {"t", "Residual norm ||H v - lambda v|| of each eigenpair."}, pairs.residuals, {k});
+            out.write_doubles(cfg.model.name == "ti" ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
+                              {"1", cfg.model.name == "ti" ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
                               {k, static_cast<std::uint64_t>(parts)});
             if (cfg.eigs.save_vectors)
-                out.write_complex("/eigs/vectors", all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
+                out.write_complex("/eigs/vectors", {"1", "Normalised eigenvectors in canonical row order."}, all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
             AttributeList prov = provenance_attributes(cfg, threads, "cpu", start_time);
             prov.push_back({"operator", op->name()});
             prov.insert(prov.end(), layout.begin(), layout.end());
             add_phase_seconds(prov, timers, wall_seconds() - t_start);
             for (const auto& [phase, seconds] : chebfd.phases.phases())  // inside seconds_eigs
                 prov.push_back({"seconds_chebfd_" + phase, seconds});
-            out.write_attributes("/provenance", prov);
+            out.write_attributes("/provenance", meaning::provenance, prov);
             out.commit(&output_guard);
         });
     }

@@ -110,22 +110,32 @@ DosSummary write_projected_dos(analysis::ResultWriter& out, const RunConfig& cfg
     for (double& v : s.moments) v /= static_cast<double>(num_slots);
     s.dos = rec(s.moments);
     s.integral = rec.integral(s.dos);
-    out.write_doubles("/kpm/moments", s.moments, {m});
-    out.write_doubles("/dos/energy", s.dos.energy, {s.dos.energy.size()});
-    out.write_doubles("/dos/rho", s.dos.rho, {s.dos.rho.size()});
+    out.write_doubles("/kpm/moments", meaning::moments, s.moments, {m});
+    out.write_doubles("/dos/energy", meaning::energy, s.dos.energy, {s.dos.energy.size()});
+    out.write_doubles("/dos/rho", meaning::rho, s.dos.rho, {s.dos.rho.size()});
     return s;
 }
 
 void write_seeds(analysis::ResultWriter& out, const MomentsOutcome& m)
 {
     if (m.disorder_seeds.size() < 2) return;
-    out.write_uint64("/realizations/disorder_seeds", m.disorder_seeds, {m.disorder_seeds.size()});
-    out.write_uint64("/realizations/vector_seeds", m.vector_seeds, {m.vector_seeds.size()});
-    out.write_attributes("/realizations", {{"num_realizations", std::int64_t(m.disorder_seeds.size())},
+    out.write_uint64("/realizations/disorder_seeds", {"1", "The disorder seed of each realization."}, m.disorder_seeds, {m.disorder_seeds.size()});
+    out.write_uint64("/realizations/vector_seeds", {"1", "The random-vector seed of each realization."}, m.vector_seeds, {m.vector_seeds.size()});
+    out.write_attributes("/realizations", {"1", "The disorder realizations averaged and their seeds."}, {{"num_realizations", std::int64_t(m.disorder_seeds.size())},
                                            {"seed_rule", std::string("k = 0: the given seed; k >= 1: splitmix64(seed, 1000 + k)")}});
 }
 
 }  // namespace
+
+namespace meaning {
+const analysis::Meaning model{"t", "The model Hamiltonian; its energies are in units of the hopping t."};
+const analysis::Meaning provenance{"none", "How, when and by which program the file was made."};
+const analysis::Meaning kpm{"t", "The Chebyshev expansion: its scaling, spectral bounds and sizes."};
+const analysis::Meaning dos{"1/t", "The density of states and how it was reconstructed."};
+const analysis::Meaning moments{"1", "Chebyshev moments of the normalised trace, averaged over vectors and realizations."};
+const analysis::Meaning energy{"t", "Energies of the density of states, ascending."};
+const analysis::Meaning rho{"1/t", "Density of states per state and unit energy."};
+}  // namespace meaning
 
 Reconstructor::Reconstructor(const RunConfig& config, const numerics::KpmScaling& scaling)
     : config_(&config), scaling_(scaling),
@@ -178,13 +188,13 @@ DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Re
     s.moments = realization_mean(per_real);
     s.dos = rec(s.moments);
     s.integral = rec.integral(s.dos);
-    out.write_doubles("/kpm/moments", s.moments, {std::uint64_t(m)});
-    out.write_doubles("/dos/energy", s.dos.energy, {s.dos.energy.size()});
-    out.write_doubles("/dos/rho", s.dos.rho, {s.dos.rho.size()});
+    out.write_doubles("/kpm/moments", meaning::moments, s.moments, {std::uint64_t(m)});
+    out.write_doubles("/dos/energy", meaning::energy, s.dos.energy, {s.dos.energy.size()});
+    out.write_doubles("/dos/rho", meaning::rho, s.dos.rho, {s.dos.rho.size()});
     if (stochastic) {
         const std::vector<double> pv = flatten(mo.slot_moments);
         if (static_cast<std::int64_t>(pv.size()) <= cfg.outputs.per_vector_limit)
-            out.write_doubles("/kpm/moments_per_vector", pv, {std::uint64_t(k_real * slots), std::uint64_t(m)});
+            out.write_doubles("/kpm/moments_per_vector", {"1", "Chebyshev moments of each random vector, realization-major."}, pv, {std::uint64_t(k_real * slots), std::uint64_t(m)});
     }
     // Independent samples: the vectors of the one realization, or the realizations (their
     // vectors share one disorder configuration, so only realization means are independent).
@@ -198,15 +208,15 @@ DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Re
         Rows rhos;
         for (const auto& smp : samples) rhos.push_back(rec(smp).rho);
         const auto rs = analysis::sample_statistics(flatten(rhos), ns, static_cast<int>(s.dos.rho.size()));
-        out.write_doubles("/kpm/moments_stderr", ms.stderr_, {std::uint64_t(m)});
-        out.write_doubles("/dos/rho_stderr", rs.stderr_, {rs.stderr_.size()});
-        out.write_attributes("/dos", {{"stderr_samples", std::string(k_real >= 2 ? "realizations" : "vectors")},
+        out.write_doubles("/kpm/moments_stderr", {"1", "Standard error of the averaged moments."}, ms.stderr_, {std::uint64_t(m)});
+        out.write_doubles("/dos/rho_stderr", {"1/t", "Standard error of the density of states."}, rs.stderr_, {rs.stderr_.size()});
+        out.write_attributes("/dos", meaning::dos, {{"stderr_samples", std::string(k_real >= 2 ? "realizations" : "vectors")},
                                       {"stderr_num_samples", std::int64_t(ns)}});
         s.has_stderr = true;
         if (k_real >= 2) {
-            out.write_doubles("/realizations/moments", flatten(per_real), {std::uint64_t(k_real), std::uint64_t(m)});
-            out.write_doubles("/realizations/rho", flatten(rhos), {std::uint64_t(k_real), s.dos.rho.size()});
-            out.write_doubles("/dos/rho_spread", rs.stddev, {rs.stddev.size()});
+            out.write_doubles("/realizations/moments", {"1", "Chebyshev moments of each disorder realization."}, flatten(per_real), {std::uint64_t(k_real), std::uint64_t(m)});
+            out.write_doubles("/realizations/rho", {"1/t", "Density of states of each disorder realization."}, flatten(rhos), {std::uint64_t(k_real), s.dos.rho.size()});
+            out.write_doubles("/dos/rho_spread", {"1/t", "Standard deviation of the realizations' density of states."}, rs.stddev, {rs.stddev.size()});
         }
     }
     write_seeds(out, mo);
@@ -237,16 +247,16 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
     const std::size_t nr = sel.rows.size();
     const SlotResult r = per_slot(mo.slot_moments, share.slots, m, rec);
     const std::size_t kp = r.energy.size();
-    out.write_int64("/ldos/rows", std::vector<std::int64_t>(sel.rows.begin(), sel.rows.end()), {nr});
-    out.write_doubles("/ldos/energy", r.energy, {kp});
+    out.write_int64("/ldos/rows", {"1", "The selected Hamiltonian rows (0-based, canonical order)."}, std::vector<std::int64_t>(sel.rows.begin(), sel.rows.end()), {nr});
+    out.write_doubles("/ldos/energy", {"t", "Energies of the local density of states."}, r.energy, {kp});
     // Each rank its own rows (collective hyperslabs under mpirun).
-    out.write_rows("/ldos/rho", r.rho.data(), r.rho.size(), share.runs, {nr, kp});
-    out.write_rows("/ldos/moments", r.moments.data(), r.moments.size(), share.runs, {nr, m});
+    out.write_rows("/ldos/rho", {"1/t", "Local density of states of each selected row."}, r.rho.data(), r.rho.size(), share.runs, {nr, kp});
+    out.write_rows("/ldos/moments", {"1", "Chebyshev moments of each selected row."}, r.moments.data(), r.moments.size(), share.runs, {nr, m});
     if (mo.slot_moments.size() >= 2) {
-        out.write_rows("/ldos/rho_stderr", r.rho_stderr.data(), r.rho_stderr.size(), share.runs, {nr, kp});
-        out.write_rows("/ldos/moments_stderr", r.moments_stderr.data(), r.moments_stderr.size(), share.runs, {nr, m});
+        out.write_rows("/ldos/rho_stderr", {"1/t", "Standard error of each row's local density of states."}, r.rho_stderr.data(), r.rho_stderr.size(), share.runs, {nr, kp});
+        out.write_rows("/ldos/moments_stderr", {"1", "Standard error of each row's moments."}, r.moments_stderr.data(), r.moments_stderr.size(), share.runs, {nr, m});
     }
-    out.write_attributes("/ldos", {{"selection", cfg.kpm.ldos},
+    out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."}, {{"selection", cfg.kpm.ldos},
                                    {"kernel", analysis::to_string(cfg.kpm.kernel)},
                                    {"normalisation", std::string("per row: the integral of rho over E is 1")}});
     if (sel.layer && cfg.kpm.ldos_map_energy) {
@@ -257,8 +267,8 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
         for (std::size_t j = 0; j < share.slots.size(); ++j)
             map[share.slots[j] / sel.orbitals] += rec.at(row_of(r.moments, j, m), e);
         dist.sum(map);
-        out.write_doubles("/ldos_map/rho", map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
-        out.write_attributes("/ldos_map", {{"energy", e},
+        out.write_doubles("/ldos_map/rho", {"1/t", "Local density of states per site of the layer at one energy, summed over its orbitals."}, map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
+        out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."}, {{"energy", e},
                                            {"layer", std::int64_t(*sel.layer)},
                                            {"orbitals_summed", std::int64_t(sel.orbitals)},
                                            {"Nx", std::int64_t(sel.nx)},
@@ -283,19 +293,19 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
         mi.push_back(k.mx);
         mi.push_back(k.my);
     }
-    out.write_doubles("/spectral/k", ml.k, {nk, 2});
-    out.write_int64("/spectral/m", mi, {nk, 2});
-    out.write_doubles("/spectral/path_distance", ml.path_distance, {nk});
-    out.write_doubles("/spectral/energy", r.energy, {kp});
-    out.write_doubles("/spectral/A", r.rho, {nk, kp});
-    out.write_doubles("/spectral/moments", r.moments, {nk, m});
+    out.write_doubles("/spectral/k", {"1/a", "Momenta (kx, ky) in radians per lattice spacing."}, ml.k, {nk, 2});
+    out.write_int64("/spectral/m", {"1", "Integer momenta (mx, my)."}, mi, {nk, 2});
+    out.write_doubles("/spectral/path_distance", {"1/a", "Cumulative distance along the momentum path."}, ml.path_distance, {nk});
+    out.write_doubles("/spectral/energy", {"t", "Energies of the spectral function."}, r.energy, {kp});
+    out.write_doubles("/spectral/A", {"1/t", "Spectral function A(k, E) of each momentum."}, r.rho, {nk, kp});
+    out.write_doubles("/spectral/moments", {"1", "Chebyshev moments of each momentum."}, r.moments, {nk, m});
     if (!r.rho_stderr.empty()) {
-        out.write_doubles("/spectral/A_stderr", r.rho_stderr, {nk, kp});
-        out.write_doubles("/spectral/moments_stderr", r.moments_stderr, {nk, m});
+        out.write_doubles("/spectral/A_stderr", {"1/t", "Standard error of the spectral function."}, r.rho_stderr, {nk, kp});
+        out.write_doubles("/spectral/moments_stderr", {"1", "Standard error of each momentum's moments."}, r.moments_stderr, {nk, m});
     }
-    if (!ml.ticks.empty()) out.write_int64("/spectral/ticks", ml.ticks, {ml.ticks.size()});
-    if (!bands.empty()) out.write_doubles("/spectral/bands", bands, {nk, std::uint64_t(states_per_k)});
-    out.write_attributes("/spectral", {{"path", cfg.kpm.k_path.empty() ? std::string("points") : cfg.kpm.k_path},
+    if (!ml.ticks.empty()) out.write_int64("/spectral/ticks", {"1", "Indices of the path's high-symmetry points among the momenta."}, ml.ticks, {ml.ticks.size()});
+    if (!bands.empty()) out.write_doubles("/spectral/bands", {"t", "Eigenvalues of the clean Bloch Hamiltonian at each momentum."}, bands, {nk, std::uint64_t(states_per_k)});
+    out.write_attributes("/spectral", {"1/t", "The momentum-resolved spectral function A(k, E)."}, {{"path", cfg.kpm.k_path.empty() ? std::string("points") : cfg.kpm.k_path},
                                        {"tick_labels", ml.tick_labels},
                                        {"states_per_k", std::int64_t(states_per_k)},
                                        {"kernel", analysis::to_string(cfg.kpm.kernel)},

@@ -22,6 +22,13 @@ namespace topokpm::app {
 
 class Distribution;
 
+/// The unit and description (analysis::Meaning, docs/format.md) of the result groups and
+/// datasets that more than one writer creates: kpm-dos and kpm-eigs (/model, /provenance),
+/// or every kind of kpm-dos run (/kpm, /dos and its projected DOS).
+namespace meaning {
+extern const analysis::Meaning model, provenance, kpm, dos, moments, energy, rho;
+}
+
 /// Reconstructs rho(E) of moment vectors on the run's energy grid.
 class Reconstructor {
 public:

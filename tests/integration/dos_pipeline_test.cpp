@@ -233,7 +233,7 @@ TEST(DosPipeline, ProductionInputRefusedWithMemoryNeeded)
         const std::string msg = e.what();
         EXPECT_NE(msg.find("needs"), std::string::npos) << msg;
         EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("have 64.0 GiB"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("the limit --memory-limit is 64.0 GiB"), std::string::npos) << msg;
     }
     EXPECT_FALSE(fs::exists(scratch("prod.h5")));
 }

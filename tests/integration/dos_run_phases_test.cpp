@@ -67,7 +67,7 @@ TEST(DosRunPhases, ValidateRefusesBeforeBuildingAnything)
         fs::create_directories(scratch("a_directory.h5"));
         const app::RunConfig cfg = parse({"--config", kTiny}, "a_directory.h5");
         app::DosRun run(cfg, serial);
-        EXPECT_THROW(run.validate(), IoError);
+        EXPECT_THROW(run.validate(), InputError);  // a directory as --output: bad input (exit 2)
         EXPECT_EQ(run.op(), nullptr);
     }
     // A valid run: the model is there, the operator is not built yet.

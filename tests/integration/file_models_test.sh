@@ -116,7 +116,7 @@ check "matrix-market with Lanczos bounds and the default output name" \
 # A checkpoint records the model file's SHA-256: a restart with an edited file is refused,
 # one with the same file resumes.
 cp "$src/inputs/ti_hr.dat" "$work/my_hr.dat"
-ck=(-q --model hr --model-file "$work/my_hr.dat" --lattice 12x12x8 --boundary ppo --moments 16384 --vectors 4
+ck=(-q --model hr --model-file "$work/my_hr.dat" --lattice 24x24x16 --boundary ppo --moments 16384 --vectors 4
     --energy-range -6:6 --threads 2 --output "$work/ck.h5")
 "$exe" "${ck[@]}" --time-limit 1 > "$work/ck.log" 2>&1
 check "hr run stopped by --time-limit with a checkpoint (exit 75)" "[ $? -eq 75 ] && [ -f '$work/ck.h5.checkpoint.h5' ]"

@@ -24,6 +24,7 @@ namespace mpi = topokpm::mpi;
 using topokpm::analysis::ResultReader;
 using topokpm::analysis::ResultWriter;
 using topokpm::analysis::RowRun;
+const topokpm::analysis::Meaning kMeaning{"1", "A value of the check."};
 
 namespace {
 
@@ -52,14 +53,14 @@ int check_files(const std::string& path)
         }
     {
         ResultWriter out(path, p > 1);
-        out.write_attributes("/check", {{"ranks", std::int64_t(p)}, {"name", std::string("files")}});
-        out.write_rows("/check/vectors", local.data(), local.size(), runs, {kRows, 2, 2});
-        out.write_doubles("/check/small", std::vector<double>{1.5, -2.5, 3.5}, {3});
+        out.write_attributes("/check", kMeaning, {{"ranks", std::int64_t(p)}, {"name", std::string("files")}});
+        out.write_rows("/check/vectors", kMeaning, local.data(), local.size(), runs, {kRows, 2, 2});
+        out.write_doubles("/check/small", kMeaning, std::vector<double>{1.5, -2.5, 3.5}, {3});
         bool refused = false;
         try {
             std::vector<RowRun> backwards{{6, 3}, {0, 3}};
             std::vector<double> six(6 * kRowLen, 0.0);
-            out.write_rows("/check/bad", six.data(), six.size(), backwards, {kRows, 2, 2});
+            out.write_rows("/check/bad", kMeaning, six.data(), six.size(), backwards, {kRows, 2, 2});
         } catch (const topokpm::DimensionMismatch&) {
             refused = true;
         }

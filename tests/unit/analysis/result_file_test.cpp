@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <complex>
 #include <cstdint>
 #include <future>
 #include <cstdlib>
@@ -67,6 +68,7 @@ void expect_io_error(F f, const std::vector<std::string>& mentions)
 
 const std::string kLabel = "\xcf\x81(E) \xc3\x85\xc2\xb2";  // "ρ(E) Å²" in UTF-8
 const std::vector<double> kMoments = {1.0, -0.5, 0.25, 1e-300, -3.0};
+const Meaning kMeaning{"1", "A value of the test."};
 
 std::vector<double> per_vector()
 {
@@ -81,23 +83,23 @@ void write_everything(const std::string& path)
 {
     ResultWriter w(path);
     EXPECT_EQ(w.path(), path);
-    w.write_attributes("/model", {{"name", std::string("ti")},
+    w.write_attributes("/model", kMeaning, {{"name", std::string("ti")},
                                   {"label", kLabel},
                                   {"empty", std::string()},
                                   {"t", 1.25},
                                   {"Nx", std::int64_t(-7)},
                                   {"disorder_seed", std::numeric_limits<std::uint64_t>::max()}});
-    w.write_attributes("/model", {{"t", 1.25}});  // rewriting an attribute replaces it
-    w.write_attributes("/", {{"root_note", std::string("on the root")}});
-    w.write_attributes("/a/b/c", {{"depth", std::int64_t(3)}});
-    w.write_doubles("/kpm/moments", kMoments, {5});
-    w.write_doubles("/kpm/moments_per_vector", per_vector(), {3, 4});
-    w.write_attributes("/kpm", {{"num_moments", std::int64_t(5)},
+    w.write_attributes("/model", kMeaning, {{"t", 1.25}});  // rewriting an attribute replaces it
+    w.write_attributes("/", kMeaning, {{"root_note", std::string("on the root")}});
+    w.write_attributes("/a/b/c", kMeaning, {{"depth", std::int64_t(3)}});
+    w.write_doubles("/kpm/moments", kMeaning, kMoments, {5});
+    w.write_doubles("/kpm/moments_per_vector", kMeaning, per_vector(), {3, 4});
+    w.write_attributes("/kpm", kMeaning, {{"num_moments", std::int64_t(5)},
                                 {"extreme", std::numeric_limits<double>::max()},
                                 {"tiny", std::numeric_limits<double>::denorm_min()},
                                 {"int_min", std::numeric_limits<std::int64_t>::min()},
                                 {"big_seed", std::uint64_t(1) << 63}});
-    w.write_int64("/ldos/rows", {0, 5, std::int64_t(1) << 62, -1}, {4});
+    w.write_int64("/ldos/rows", kMeaning, {0, 5, std::int64_t(1) << 62, -1}, {4});
     w.commit();
 }
 
@@ -133,6 +135,40 @@ TEST_F(ResultFile, EveryKindReadsBackExactly)
         EXPECT_TRUE(r.exists(object)) << object;
     for (const std::string object : {"/dos", "/kpm/none", "/x/y/z", "/a/b/c/d"})
         EXPECT_FALSE(r.exists(object)) << object;
+}
+
+TEST_F(ResultFile, EveryGroupAndDatasetCarriesItsUnitAndDescription)
+{
+    const std::string path = file("described.h5");
+    {
+        ResultWriter w(path);
+        w.write_attributes("/dos", {"1/t", "The density of states."}, {{"kernel", std::string("jackson")}});
+        w.write_doubles("/dos/energy", {"t", "Energies."}, {-1.0, 1.0}, {2});
+        w.write_int64("/dos/rows", {"1", "Rows."}, {3}, {1});
+        w.write_uint64("/dos/seeds", {"1", "Seeds."}, {7}, {1});
+        const std::vector<std::complex<double>> v = {{1.0, 0.0}};
+        w.write_complex("/dos/vectors", {"1", "Vectors."}, v.data(), v.size(), {1, 1});
+        w.write_rows("/dos/rho", {"1/t", "Densities."}, kMoments.data(), kMoments.size(), {{0, 1}}, {1, 5});
+        // A later call replaces a group's unit and description.
+        w.write_attributes("/dos", {"1/t", "The density of states, again."}, {{"grid", std::string("user")}});
+        // No dataset or group without both: a programming error, nothing written.
+        EXPECT_THROW(w.write_doubles("/dos/bare", {"", "No unit."}, {1.0}, {1}), DimensionMismatch);
+        EXPECT_THROW(w.write_rows("/dos/bare", {"1", ""}, kMoments.data(), 5, {{0, 1}}, {1, 5}), DimensionMismatch);
+        EXPECT_THROW(w.write_attributes("/bare", {"", ""}, {{"x", 1.0}}), DimensionMismatch);
+        w.commit();
+    }
+    const ResultReader r(path);
+    EXPECT_EQ(r.read_string_attribute("/dos", "unit"), "1/t");
+    EXPECT_EQ(r.read_string_attribute("/dos", "description"), "The density of states, again.");
+    EXPECT_EQ(r.read_string_attribute("/dos", "kernel"), "jackson");
+    const std::vector<std::pair<std::string, std::string>> units = {
+        {"/dos/energy", "t"}, {"/dos/rows", "1"}, {"/dos/seeds", "1"}, {"/dos/vectors", "1"}, {"/dos/rho", "1/t"}};
+    for (const auto& [name, unit] : units) {
+        EXPECT_EQ(r.read_string_attribute(name, "unit"), unit) << name;
+        EXPECT_FALSE(r.read_string_attribute(name, "description").empty()) << name;
+    }
+    EXPECT_FALSE(r.exists("/dos/bare"));
+    EXPECT_FALSE(r.exists("/bare"));
 }
 
 TEST_F(ResultFile, H5pyReadsTheSameValues)
@@ -223,7 +259,7 @@ TEST_F(ResultFile, WritesGoToATemporaryUntilCommit)
     {
         std::ofstream(path) << "previous result";
         ResultWriter w(path);
-        w.write_doubles("/kpm/moments", kMoments, {5});
+        w.write_doubles("/kpm/moments", kMeaning, kMoments, {5});
         EXPECT_TRUE(fs::exists(temporary_of(path)));
         std::string old;
         std::getline(std::ifstream(path), old);
@@ -240,8 +276,8 @@ TEST_F(ResultFile, UncommittedWriterLeavesNothing)
     const std::string path = file("abandoned.h5");
     {
         ResultWriter w(path);
-        w.write_attributes("/model", {{"name", std::string("graphene")}});
-        w.write_doubles("/dos/rho", {1.0, 2.0}, {2});
+        w.write_attributes("/model", kMeaning, {{"name", std::string("graphene")}});
+        w.write_doubles("/dos/rho", kMeaning, {1.0, 2.0}, {2});
     }
     EXPECT_FALSE(fs::exists(path));
     EXPECT_FALSE(fs::exists(temporary_of(path)));
@@ -266,7 +302,7 @@ TEST_F(ResultFile, TemporaryIsCreatedExclusivelyAndMarkedUntilCommit)
     };
     {
         ResultWriter w(path);
-        w.write_doubles("/dos/rho", {1.0, 2.0}, {2});
+        w.write_doubles("/dos/rho", {"1/t", "test data"}, {1.0, 2.0}, {2});
         EXPECT_EQ(head(temporary_of(path)), std::string(files::kTemporaryMarker));
         w.commit();
     }
@@ -289,17 +325,17 @@ TEST_F(ResultFile, MissingDirectoryIsAnIoErrorNamingThePath)
 TEST_F(ResultFile, BadShapesAndLayoutsAreRejected)
 {
     ResultWriter w(file("dims.h5"));
-    EXPECT_THROW(w.write_doubles("/x", {1.0, 2.0, 3.0}, {2, 2}), DimensionMismatch);
-    EXPECT_THROW(w.write_doubles("/x", {1.0}, {}), DimensionMismatch);
-    EXPECT_THROW(w.write_int64("/y", {1, 2}, {3}), DimensionMismatch);
+    EXPECT_THROW(w.write_doubles("/x", kMeaning, {1.0, 2.0, 3.0}, {2, 2}), DimensionMismatch);
+    EXPECT_THROW(w.write_doubles("/x", kMeaning, {1.0}, {}), DimensionMismatch);
+    EXPECT_THROW(w.write_int64("/y", kMeaning, {1, 2}, {3}), DimensionMismatch);
     // A dataset cannot be the parent of a group or another dataset.
-    w.write_doubles("/dos/rho", {1.0}, {1});
-    expect_io_error([&] { w.write_attributes("/dos/rho/sub", {{"x", 1.0}}); }, {"/dos/rho", "not a group"});
-    expect_io_error([&] { w.write_doubles("/dos/rho/sub", {1.0}, {1}); }, {"/dos/rho", "not a group"});
-    w.write_attributes("/kpm", {{"x", 1.0}});
-    expect_io_error([&] { w.write_doubles("/kpm", {1.0}, {1}); }, {"/kpm", "group"});
+    w.write_doubles("/dos/rho", kMeaning, {1.0}, {1});
+    expect_io_error([&] { w.write_attributes("/dos/rho/sub", kMeaning, {{"x", 1.0}}); }, {"/dos/rho", "not a group"});
+    expect_io_error([&] { w.write_doubles("/dos/rho/sub", kMeaning, {1.0}, {1}); }, {"/dos/rho", "not a group"});
+    w.write_attributes("/kpm", kMeaning, {{"x", 1.0}});
+    expect_io_error([&] { w.write_doubles("/kpm", kMeaning, {1.0}, {1}); }, {"/kpm", "group"});
     // Writing a dataset name twice replaces it.
-    w.write_doubles("/dos/rho", {2.0, 3.0}, {2});
+    w.write_doubles("/dos/rho", kMeaning, {2.0, 3.0}, {2});
     w.commit();
     EXPECT_EQ(ResultReader(file("dims.h5")).read_doubles("/dos/rho"), (std::vector<double>{2.0, 3.0}));
 }
