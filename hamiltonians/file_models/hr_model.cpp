@@ -32,17 +32,7 @@ int sort_and_merge(int len, global_index* cols, complex_type* vals)
 {
     constexpr int kInsertionLimit = 32;
     if (len <= kInsertionLimit) {
-        for (int a = 1; a < len; ++a) {
-            const global_index c = cols[a];
-            const complex_type v = vals[a];
-            int k = a;
-            for (; k > 0 && cols[k - 1] > c; --k) {
-                cols[k] = cols[k - 1];
-                vals[k] = vals[k - 1];
-            }
-            cols[k] = c;
-            vals[k] = v;
-        }
+        insertion_sort_row(len, cols, vals);
     } else {
         thread_local std::vector<std::pair<global_index, complex_type>> pairs;
         pairs.resize(static_cast<size_t>(len));

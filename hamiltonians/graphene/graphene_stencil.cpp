@@ -59,17 +59,7 @@ int GrapheneStencil::row_entries(global_index row, double potential, global_inde
     }
     // Sort by column (wrap-around decides the order); Nx, Ny >= 2 when periodic keeps
     // the columns distinct (make_model()).
-    for (int a = 1; a < len; ++a) {
-        const global_index c = cols[a];
-        const complex_type v = vals[a];
-        int k = a;
-        for (; k > 0 && cols[k - 1] > c; --k) {
-            cols[k] = cols[k - 1];
-            vals[k] = vals[k - 1];
-        }
-        cols[k] = c;
-        vals[k] = v;
-    }
+    insertion_sort_row(len, cols, vals);
     return len;
 }
 

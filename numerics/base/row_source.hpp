@@ -35,6 +35,24 @@ public:
     virtual bool real_valued() const { return false; }
 };
 
+/// Sorts the first `len` entries of a row by column, stably (equal columns keep their order),
+/// by insertion: for the short rows of a lattice model (up to a few dozen entries) that
+/// row() generators write in lattice order.
+inline void insertion_sort_row(int len, global_index* cols, complex_type* values)
+{
+    for (int a = 1; a < len; ++a) {
+        const global_index c = cols[a];
+        const complex_type v = values[a];
+        int k = a;
+        for (; k > 0 && cols[k - 1] > c; --k) {
+            cols[k] = cols[k - 1];
+            values[k] = values[k - 1];
+        }
+        cols[k] = c;
+        values[k] = v;
+    }
+}
+
 /// Spectral bounds [lower, upper] of a Hermitian matrix.
 struct SpectralBounds {
     double lower = 0.0;

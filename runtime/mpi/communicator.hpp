@@ -85,6 +85,14 @@ std::vector<T> allgather(T value, MPI_Comm comm = MPI_COMM_WORLD)
     return all;
 }
 
+/// The displacements of MPI_Gatherv/MPI_Allgatherv: offsets[r] = sizes[0] + ... + sizes[r-1].
+inline std::vector<int> displacements(const std::vector<int>& sizes)
+{
+    std::vector<int> offsets(sizes.size(), 0);
+    for (std::size_t r = 1; r < sizes.size(); ++r) offsets[r] = offsets[r - 1] + sizes[r - 1];
+    return offsets;
+}
+
 /// Concatenation of every rank's `local` (any length, zero included) in rank order,
 /// returned on `root`; other ranks get an empty vector. Collective. `counts`, when not
 /// null, receives each rank's length on root.
@@ -98,13 +106,8 @@ std::vector<T> gatherv(const std::vector<T>& local, int root = 0, std::vector<in
     const int mine = static_cast<int>(local.size());
     std::vector<int> sizes(me == root ? static_cast<std::size_t>(ranks) : 0);
     check(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, root, comm), "MPI_Gather(counts)");
-    std::vector<int> offsets(sizes.size(), 0);
-    std::size_t total = 0;
-    for (std::size_t r = 0; r < sizes.size(); ++r) {
-        offsets[r] = static_cast<int>(total);
-        total += static_cast<std::size_t>(sizes[r]);
-    }
-    std::vector<T> all(total);
+    const std::vector<int> offsets = displacements(sizes);
+    std::vector<T> all(offsets.empty() ? 0 : static_cast<std::size_t>(offsets.back()) + std::size_t(sizes.back()));
     check(MPI_Gatherv(local.data(), mine, datatype<T>(), all.data(), sizes.data(), offsets.data(), datatype<T>(),
                       root, comm),
           "MPI_Gatherv");
@@ -118,13 +121,8 @@ template <typename T>
 std::vector<T> allgatherv(const std::vector<T>& local, MPI_Comm comm = MPI_COMM_WORLD)
 {
     const std::vector<int> sizes = allgather(static_cast<int>(local.size()), comm);
-    std::vector<int> offsets(sizes.size(), 0);
-    std::size_t total = 0;
-    for (std::size_t r = 0; r < sizes.size(); ++r) {
-        offsets[r] = static_cast<int>(total);
-        total += static_cast<std::size_t>(sizes[r]);
-    }
-    std::vector<T> all(total);
+    const std::vector<int> offsets = displacements(sizes);
+    std::vector<T> all(offsets.empty() ? 0 : static_cast<std::size_t>(offsets.back()) + std::size_t(sizes.back()));
     check(MPI_Allgatherv(local.data(), static_cast<int>(local.size()), datatype<T>(), all.data(), sizes.data(),
                          offsets.data(), datatype<T>(), comm),
           "MPI_Allgatherv");
