@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <typeinfo>
 
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
@@ -183,8 +184,7 @@ void parse_lattice(const std::string& text, hamiltonians::ModelParams& model)
     int dims[3] = {1, 1, 1};
     for (size_t i = 0; i < parts.size(); ++i) {
         const long long v = parse_integer("lattice", parts[i]);
-        TOPOKPM_USER_REQUIRE(v >= 1 && v <= 1'000'000'000, "--lattice '", text, "': extent ", v,
-                             " out of range (1 .. 10^9)");
+        TOPOKPM_USER_REQUIRE(v >= 1 && v <= 1'000'000'000, "--lattice '", text, "': each extent must be 1 .. 10^9");
         dims[i] = static_cast<int>(v);
     }
     model.nx = dims[0];
@@ -200,6 +200,45 @@ std::pair<double, double> parse_range(const std::string& option, const std::stri
     const double lo = parse_energy(option, parts[0]), hi = parse_energy(option, parts[1]);
     TOPOKPM_USER_REQUIRE(lo < hi, "--", option, " '", text, "': need Emin < Emax");
     return {lo, hi};
+}
+
+/// `message` (an InputError of the checks below, its {names} already written as flags)
+/// without the value it quotes when that value came from the --config file: a message that
+/// starts with `--KEY` of a key in `from_config` (key -> its line; keys also on the command
+/// line are not in it) and then the value, ` 'VALUE'` (or a quoted part of it, followed by
+/// `: ` or a blank), ` VALUE: ` or a bare number and `: `, becomes `--config 'FILE' line N,
+/// key 'KEY': ` and the rest (the reason and the allowed range). The file may hold anything:
+/// its values are not printed. Any other message is returned as it is (a value typed on the
+/// command line is still quoted; a message without the value, e.g. `--green needs --ldos`).
+std::string without_config_value(const std::string& message, const po::variables_map& vm,
+                                 const std::map<std::string, int>& from_config, const std::string& path)
+{
+    if (message.rfind("--", 0) != 0) return message;
+    std::size_t end = 2;
+    while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '-')) ++end;
+    const std::string key = message.substr(2, end - 2);
+    const auto at = from_config.find(key);
+    if (at == from_config.end() || !vm.count(key) || vm[key].value().type() != typeid(std::string)) return message;
+    const std::string& value = vm[key].as<std::string>();
+    const std::string rest = message.substr(end);
+    std::size_t reason = std::string::npos;
+    if (rest.rfind(": ", 0) == 0) {
+        reason = 2;
+    } else if (rest.rfind(" '", 0) == 0) {
+        // The longest quoted text that is part of the value (which may itself hold quotes).
+        for (std::size_t q = rest.find('\'', 2); q != std::string::npos; q = rest.find('\'', q + 1))
+            if (value.find(rest.substr(2, q - 2)) != std::string::npos) reason = q + 1;
+        if (reason != std::string::npos) reason = std::min(rest.size(), rest.find_first_not_of(": ", reason));
+    } else if (rest.rfind(" " + value + ": ", 0) == 0) {
+        reason = value.size() + 3;
+    } else if (rest.rfind(" ", 0) == 0) {  // a number the check parsed from the value
+        const std::size_t colon = rest.find(": ");
+        if (colon != std::string::npos && colon > 1 &&
+            rest.find_first_not_of("0123456789+-.eE", 1) == colon)
+            reason = colon + 2;
+    }
+    if (reason == std::string::npos) return message;
+    return detail::concat("--config '", path, "' line ", at->second, ", key '", key, "': ", rest.substr(reason));
 }
 
 /// The program column of the table below: the options that only kpm-dos uses (DOS
@@ -752,15 +791,22 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     }
 
     if (program == Program::Eigs) refuse_dos_only_options(vm, on_command_line, config_line, cfg.provenance.config_path);
-    read_model(vm, cfg);
-    read_kpm(vm, cfg);
-    read_reconstruction(vm, cfg);
-    read_quantity_and_restart(vm, cfg);
-    read_storage(vm, cfg);
-    read_plan_and_parallel(vm, cfg);
-    read_output(vm, cfg);
-    if (program == Program::Eigs) read_eigs(vm, cfg);
-    refuse_beyond_file_models(vm, cfg);
+    std::map<std::string, int> from_config;  // the --config keys the command line does not override
+    for (const auto& [key, line] : config_line)
+        if (!on_command_line.count(key)) from_config.emplace(key, line);
+    try {
+        read_model(vm, cfg);
+        read_kpm(vm, cfg);
+        read_reconstruction(vm, cfg);
+        read_quantity_and_restart(vm, cfg);
+        read_storage(vm, cfg);
+        read_plan_and_parallel(vm, cfg);
+        read_output(vm, cfg);
+        if (program == Program::Eigs) read_eigs(vm, cfg);
+        refuse_beyond_file_models(vm, cfg);
+    } catch (const InputError& e) {
+        throw InputError(without_config_value(name_flags(e.what()), vm, from_config, cfg.provenance.config_path));
+    }
     return cfg;
 }
 

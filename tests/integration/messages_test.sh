@@ -8,7 +8,11 @@
 #   - kpm-eigs refuses every kpm-dos-only option (--ldos, --green, --k-path, --moments,
 #     --checkpoint, --plan ...) with exit 2 in one line naming it, on its command line and
 #     as a --config key (with the line), and its --help lists them; the options both
-#     programs use (--vector-seed, --lanczos-steps, --kernel ...) still run.
+#     programs use (--vector-seed, --lanczos-steps, --kernel ...) still run;
+#   - a bad value of a known key in a --config file (not a number, not an allowed choice, a
+#     malformed lattice or range, a number out of range) is refused with exit 2 in one line
+#     that names the file, the line and the key, the reason and the allowed range, and never
+#     the value; the same value typed on the command line is quoted.
 set -u
 dos=$1 eigs=$2 src=$3
 work=$(mktemp -d)
@@ -16,6 +20,7 @@ trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1
 failed=0
 secret="hunter2-S3CRET"
+hidden=$secret  # the text that refused() requires to be absent ("" = none)
 
 # refused LABEL PROGRAM "TEXT1|TEXT2" ARGS...: exit 2, one line on stderr containing every
 # TEXT, not the secret, no result file.
@@ -26,7 +31,7 @@ refused() {
   local rc=$? ok=1 text
   [ "$rc" -eq 2 ] || ok=0
   [ "$(wc -l < "$work/stderr")" -eq 1 ] || ok=0
-  ! grep -q -F "$secret" "$work/stderr" "$work/stdout" || ok=0
+  [ -z "$hidden" ] || ! grep -q -F "$hidden" "$work/stderr" "$work/stdout" || ok=0
   [ ! -e "$work/out.h5" ] || ok=0
   IFS='|' read -r -a wanted <<< "$texts"
   for text in "${wanted[@]}"; do grep -q -F -- "$text" "$work/stderr" || ok=0; done
@@ -58,6 +63,57 @@ refused "--config bad switch value" "$dos" "line 4|key 'quiet'" -c "$work/switch
 config switch_eigs "save-vectors = $secret"
 refused "kpm-eigs --config bad switch value" "$eigs" "line 4|key 'save-vectors'" -c "$work/switch_eigs.ini" \
   --extremal lowest:2
+
+# Bad values of known keys in a --config file: line 3 holds the value (model on line 2, the
+# lattice on the command line unless the file gives it).
+valued() {  # valued NAME LINE: writes $work/NAME.ini
+  printf '# values\nmodel = ti\n%s\n' "$2" > "$work/$1.ini"
+}
+lattice=(--lattice 4x4x3)
+valued moments "moments = $secret"
+refused "--config integer value" "$dos" "--config '$work/moments.ini' line 3, key 'moments': not a decimal integer" \
+  -c "$work/moments.ini" "${lattice[@]}" -q
+valued epsilon "epsilon = 0.0$secret"
+refused "--config real value" "$dos" "line 3, key 'epsilon': not a finite decimal number" -c "$work/epsilon.ini" "${lattice[@]}" -q
+valued lattice "lattice = 4x${secret}x3"
+refused "--config lattice extent" "$dos" "line 3, key 'lattice': not a decimal integer" -c "$work/lattice.ini" -q
+valued lattice_shape "lattice = 4x$secret"
+refused "--config lattice shape" "$dos" "line 3, key 'lattice': model 'ti' needs NxxNyxNz" -c "$work/lattice_shape.ini" -q
+valued lattice_quote "lattice = 4': $secret"
+refused "--config lattice holding a quote" "$dos" "line 3, key 'lattice': model 'ti'" -c "$work/lattice_quote.ini" -q
+valued matrix "matrix = $secret"
+refused "--config choice" "$dos" "line 3, key 'matrix': allowed values are auto, sell" -c "$work/matrix.ini" "${lattice[@]}" -q
+valued range "energy-range = -8:$secret"
+refused "--config range" "$dos" "line 3, key 'energy-range': not a finite decimal number" -c "$work/range.ini" "${lattice[@]}" -q
+valued range_order "energy-range = 8:-$secret"
+refused "--config range bound" "$dos" "line 3, key 'energy-range': not a finite" -c "$work/range_order.ini" "${lattice[@]}" -q
+valued kernel "kernel = $secret"
+refused "--config choice checked by the reconstruction" "$dos" "line 3, key 'kernel': is not a damping kernel; allowed: jackson" \
+  -c "$work/kernel.ini" "${lattice[@]}" -q
+valued window "window = $secret"
+refused "kpm-eigs --config range" "$eigs" "line 3, key 'window': expected Emin:Emax" -c "$work/window.ini" "${lattice[@]}" -q
+hidden=987654321  # numbers out of range: the number is the file's content too
+valued big "moments = $hidden"
+refused "--config integer out of range" "$dos" "line 3, key 'moments': allowed range is 2 .. 16777216" \
+  -c "$work/big.ini" "${lattice[@]}" -q
+valued extent "lattice = 4x4x$hidden$hidden"
+refused "--config lattice extent out of range" "$dos" "line 3, key 'lattice': each extent must be 1 .. 10^9" -c "$work/extent.ini" -q
+valued tolerance "tolerance = 1$hidden"
+refused "kpm-eigs --config real out of range" "$eigs" "line 3, key 'tolerance': allowed range is 0 < tolerance < 1" \
+  -c "$work/tolerance.ini" "${lattice[@]}" --extremal lowest:2 -q
+valued sellc "sell-C = $hidden"
+refused "--config sell-C out of range" "$dos" "line 3, key 'sell-C': allowed range is 1 .. 1024" -c "$work/sellc.ini" "${lattice[@]}" -q
+# The same values typed on the command line are quoted (the user typed them); a key the
+# command line overrides is not named.
+hidden=""
+refused "--moments on the command line" "$dos" "--moments '$secret': not a decimal integer" "${lattice[@]}" --moments "$secret" -q
+refused "--matrix on the command line" "$dos" "--matrix '$secret'" "${lattice[@]}" --matrix "$secret" -q
+refused "--energy-range on the command line" "$dos" "--energy-range '$secret'" "${lattice[@]}" --energy-range "-8:$secret" -q
+refused "--lattice on the command line" "$dos" "--lattice '$secret'" --lattice "4x${secret}x3" -q
+refused "--moments out of range on the command line" "$dos" "--moments 987654321: allowed range" "${lattice[@]}" --moments 987654321 -q
+hidden=$secret
+refused "--moments on the command line over the --config value" "$dos" "--moments 1: allowed range is 2" \
+  -c "$work/moments.ini" "${lattice[@]}" --moments 1 -q
 
 # kpm-eigs and the kpm-dos-only options.
 eigs_args=(--model ti --lattice 4x4x3 --extremal lowest:2 -q)
