@@ -19,6 +19,10 @@
 #include "numerics/base/row_source.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 
+namespace topokpm::files {
+struct Guard;  // runtime/base/files.hpp
+}
+
 namespace topokpm::hamiltonians {
 
 /// Every model parameter, with the defaults of models.md §4.
@@ -87,7 +91,11 @@ std::unique_ptr<Model> make_model(const ModelParams& params);
 numerics::OperatorSource operator_source(const Model& model);
 
 /// Writes the stored matrix in Matrix Market `coordinate complex general`, 1-based,
-/// canonical row order, every stored entry (models.md §5). Throws IoError.
-void export_matrix_market(const RowSource& source, const std::string& path);
+/// canonical row order, every stored entry (models.md §5); the second line is a blank
+/// comment ("%" and spaces: where the temporary carried files::kTemporaryMarker). Written
+/// to files::temporary_name(path) and renamed into place (files::publish) as `guard`
+/// allows. Throws IoError; when the guarded target changed during the run, one naming
+/// `path` and the name the complete matrix is kept under.
+void export_matrix_market(const RowSource& source, const std::string& path, const files::Guard* guard = nullptr);
 
 }  // namespace topokpm::hamiltonians

@@ -444,7 +444,13 @@ struct DosRun::State {
               cfg.storage.matrix_auto.empty() ? std::string() : " (--matrix auto: " + cfg.storage.matrix_auto + ")");
 
     if (!cfg.outputs.export_matrix.empty()) {
-        timers.time("export", [&] { hamiltonians::export_matrix_market(*model, cfg.outputs.export_matrix); });
+        // Rank 0 writes every file (as checked at the start); agreed: its failure ends every rank.
+        timers.time("export", [&] {
+            dist.agree([&] {
+                if (dist.root())
+                    hamiltonians::export_matrix_market(*model, cfg.outputs.export_matrix, &checked_files.export_matrix);
+            });
+        });
         log::info("matrix      : written to ", cfg.outputs.export_matrix, " (Matrix Market)");
     }
 

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <utility>
 
 #include "analysis/result_file.hpp"
 #include "runtime/base/error.hpp"
@@ -83,6 +85,21 @@ void clean_temporaries(const std::string& path)
 bool replaceable_result(const std::string& path)
 {
     return !files::write_protected(path) && topokpm_file_kind(path) == "result";
+}
+
+/// A Matrix Market file at `path` that --export-matrix may replace: writable.
+bool replaceable_matrix(const std::string& path)
+{
+    return !files::write_protected(path) && is_matrix_market(path);
+}
+
+/// The guard of `path` (checked again at the rename, files::publish): the file there now,
+/// which must then still be replaceable, or none (the path must then still be free).
+files::Guard guard_of(const std::string& path, std::function<bool(const std::string&)> replaceable)
+{
+    files::Guard guard{std::nullopt, std::move(replaceable)};
+    if (files::FileId id; files::identify(path, id)) guard.existing = id;
+    return guard;
 }
 
 /// "<real path>.lock": the directories and, when `path` exists, the path itself resolved
@@ -254,7 +271,7 @@ CheckedRunFiles check_run_files(const RunFiles& f)
                                             "kpm-dos and kpm-eigs replace only their own results: remove it or choose another path"));
     }
     if (!f.export_matrix.empty() && files::kind_of(f.export_matrix) == files::Kind::regular &&
-        (!is_matrix_market(f.export_matrix) || files::write_protected(f.export_matrix)))
+        !replaceable_matrix(f.export_matrix))
         throw InputError(detail::concat("--export-matrix '", f.export_matrix, "': exists and is not a writable Matrix "
                                         "Market file; remove it or choose another path"));
 
@@ -278,9 +295,7 @@ CheckedRunFiles check_run_files(const RunFiles& f)
     if (!f.checkpoint.empty()) clean_temporaries(f.checkpoint);
     if (!f.export_matrix.empty()) clean_temporaries(f.export_matrix);
 
-    files::Guard output{std::nullopt, replaceable_result};
-    if (files::FileId id; files::identify(f.output, id)) output.existing = id;
-    return {std::move(locks), output};
+    return {std::move(locks), guard_of(f.output, replaceable_result), guard_of(f.export_matrix, replaceable_matrix)};
 }
 
 std::optional<ResumedCheckpoint> resumed_checkpoint(const RunFiles& f)

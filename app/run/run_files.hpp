@@ -8,7 +8,8 @@
 /// - an existing --output is replaced only when it is a topokpm result file and not
 ///   write-protected, and only while it is still that very file when the result is
 ///   renamed into place (a file put there during the run is left alone); an existing
-///   --export-matrix only when it is a Matrix Market file;
+///   --export-matrix likewise only when it is a writable Matrix Market file, and only
+///   while it still is that file (or the path still free) when the matrix is renamed there;
 /// - an existing file at the checkpoint path is never replaced, unless it is the checkpoint
 ///   this run resumes: an interrupted run's checkpoint is removed only by the run that
 ///   completes it;
@@ -19,7 +20,7 @@
 ///   it resumed (each only while it is still the very file written or verified; through a
 ///   symbolic link the file it points to, not the link);
 /// - stale temporaries of this program next to the output and the checkpoint (a killed
-///   run's "<file>.tmp-<pid>-<host>") are removed and reported, when their content marks
+///   run's "<file>.tmp-<pid>-<host>"; also next to --export-matrix) are removed and reported, when their content marks
 ///   them as ours (files::kTemporaryMarker); a file only named so is left, with a warning;
 /// - a path the run writes is free or a regular file: a directory, device (/dev/null,
 ///   /dev/full), FIFO or socket is refused.
@@ -70,12 +71,14 @@ private:
 };
 
 /// What check_run_files() leaves the run: the locks of its checkpoint paths (kept until the
-/// run ends) and the guard for committing the result (analysis::ResultWriter::commit): the
-/// output is replaced only while it is still the result verified here, or created only
-/// while the path is still free -- checked again at the moment of the rename.
+/// run ends) and the guards for committing the result (analysis::ResultWriter::commit) and
+/// the exported matrix (hamiltonians::export_matrix_market): each file is replaced only
+/// while it is still the file verified here, or created only while the path is still free
+/// -- checked again at the moment of the rename.
 struct CheckedRunFiles {
     CheckpointLocks locks;
     files::Guard output;
+    files::Guard export_matrix;  ///< the path free if there is no --export-matrix
 };
 
 /// Locks the checkpoint and restart paths (CheckpointLocks), then refuses (InputError naming

@@ -21,14 +21,16 @@ IoError write_error(const std::string& path, int err)
 
 }  // namespace
 
-void export_matrix_market(const RowSource& source, const std::string& path)
+void export_matrix_market(const RowSource& source, const std::string& path, const files::Guard* guard)
 {
     const global_index n = source.num_rows();
     // The header needs the count before the entries; RowSource counts by generating rows.
     const global_index nnz = source.num_nonzeros(0, n);
 
     // Written under a temporary name and renamed when complete, like the result file: a
-    // failed export (full disk) leaves whatever was at `path` as it was.
+    // failed export (full disk) leaves whatever was at `path` as it was. The temporary is
+    // marked as this program's by its second line, a comment (files::MarkerAt::comment_line),
+    // so a killed export's is removed by the next run; the marker is blanked before the rename.
     const std::string temp = files::temporary_name(path);
     struct Cleanup {
         const std::string& name;
@@ -40,7 +42,7 @@ void export_matrix_market(const RowSource& source, const std::string& path)
     if (!file) throw write_error(path, errno ? errno : EIO);
     std::FILE* f = file.get();
 
-    std::fprintf(f, "%%%%MatrixMarket matrix coordinate complex general\n");
+    std::fprintf(f, "%%%%MatrixMarket matrix coordinate complex general\n%%%s", files::kTemporaryMarker);
     std::fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", std::int64_t(n), std::int64_t(n), std::int64_t(nnz));
     std::vector<global_index> cols(source.max_row_length());
     std::vector<complex_type> vals(source.max_row_length());
@@ -56,8 +58,16 @@ void export_matrix_market(const RowSource& source, const std::string& path)
     errno = 0;
     const bool failed = std::ferror(raw) != 0;
     if (std::fclose(raw) != 0 || failed) throw write_error(path, errno ? errno : EIO);
+    if (const int err = files::mark_temporary(temp, false, files::MarkerAt::comment_line); err != 0)
+        throw write_error(path, err);
     cleanup.armed = false;  // publish() removes the temporary file when it fails
-    if (const int err = files::publish(temp, path).error; err != 0) throw write_error(path, err);
+    const files::Published p = files::publish(temp, path, guard);
+    if (p.error == EEXIST && guard != nullptr)
+        throw IoError(detail::concat("{export_matrix} '", path, "': another file was put there during the run (not ",
+                                     guard->existing ? "the Matrix Market file checked at the start" : "there at the start",
+                                     "); it is left alone, and the matrix is saved as '", p.kept.empty() ? temp : p.kept,
+                                     "'"));
+    if (p.error != 0) throw write_error(path, p.error);
 }
 
 }  // namespace topokpm::hamiltonians

@@ -49,17 +49,36 @@ bool process_alive(long pid)
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-/// Whether the regular file at `path` starts with kTemporaryMarker and `path` still names
-/// the very file read (no swap between the read and the caller's unlink but that call).
+/// The offset of kTemporaryMarker in `head` (the first bytes of a file) at `at`: 0, or just
+/// after the '%' that starts the second line; -1 when there is no such place.
+long marker_offset(const char* head, std::size_t size, MarkerAt at)
+{
+    if (at == MarkerAt::start) return 0;
+    const void* newline = std::memchr(head, '\n', std::min(size, kTemporaryMarkerBlock));
+    if (newline == nullptr) return -1;
+    const std::size_t comment = static_cast<std::size_t>(static_cast<const char*>(newline) - head) + 1;
+    return comment < size && head[comment] == '%' ? static_cast<long>(comment + 1) : -1;
+}
+
+/// Whether the regular file at `path` carries kTemporaryMarker (either MarkerAt) and `path`
+/// still names the very file read (no swap between the read and the caller's unlink but
+/// that call).
 bool starts_with_marker(const std::string& path)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return false;
     constexpr std::size_t n = sizeof kTemporaryMarker - 1;
-    char head[n] = {};
+    char head[kTemporaryMarkerBlock + 1 + n] = {};
     struct stat opened {}, named {};
-    const bool marked = ::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode) && ::pread(fd, head, n, 0) == ssize_t(n) &&
-                        std::memcmp(head, kTemporaryMarker, n) == 0;
+    bool marked = false;
+    if (::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode)) {
+        const ssize_t got = ::pread(fd, head, sizeof head, 0);
+        for (const MarkerAt at : {MarkerAt::start, MarkerAt::comment_line}) {
+            const long off = got > 0 ? marker_offset(head, static_cast<std::size_t>(got), at) : -1;
+            marked = marked || (off >= 0 && static_cast<std::size_t>(off) + n <= static_cast<std::size_t>(got) &&
+                                std::memcmp(head + off, kTemporaryMarker, n) == 0);
+        }
+    }
     ::close(fd);
     return marked && ::lstat(path.c_str(), &named) == 0 && named.st_dev == opened.st_dev &&
            named.st_ino == opened.st_ino;
@@ -67,15 +86,29 @@ bool starts_with_marker(const std::string& path)
 
 }  // namespace
 
-int mark_temporary(const std::string& path, bool on)
+int mark_temporary(const std::string& path, bool on, MarkerAt at)
 {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return errno;
-    char block[sizeof kTemporaryMarker] = {};
-    if (on) std::memcpy(block, kTemporaryMarker, sizeof block);
-    const ssize_t n = sizeof kTemporaryMarker - 1;
+    constexpr std::size_t n = sizeof kTemporaryMarker - 1;
+    long offset = 0;
+    if (at == MarkerAt::comment_line) {
+        char head[kTemporaryMarkerBlock + 1] = {};
+        const ssize_t got = ::pread(fd, head, sizeof head, 0);
+        offset = got > 0 ? marker_offset(head, static_cast<std::size_t>(got), at) : -1;
+        if (offset < 0) {
+            ::close(fd);
+            return EINVAL;
+        }
+    }
+    char block[n] = {};
+    if (on) std::memcpy(block, kTemporaryMarker, n);
+    else if (at == MarkerAt::comment_line) {
+        std::memset(block, ' ', n - 1);
+        block[n - 1] = '\n';
+    }
     errno = 0;
-    const int err = ::pwrite(fd, block, n, 0) == n ? 0 : (errno ? errno : EIO);
+    const int err = ::pwrite(fd, block, n, offset) == ssize_t(n) ? 0 : (errno ? errno : EIO);
     ::close(fd);
     return err;
 }

@@ -35,17 +35,23 @@ std::string shell_word(const std::string& text);
 /// "<path>.tmp-<pid>-<host>": the temporary name of this process for `path`.
 std::string temporary_name(const std::string& path);
 
-/// The bytes every temporary file of this program starts with while it is one: the user
-/// block of an HDF5 temporary (analysis::ResultWriter), the content of a writability probe.
-/// A name alone proves nothing (anyone can name a file "x.h5.tmp-123-host"): only a file
-/// that starts with these bytes is deleted as a stale temporary.
+/// The bytes every temporary file of this program carries while it is one: at its start in
+/// the user block of an HDF5 temporary (analysis::ResultWriter) and in a writability probe;
+/// as the second line, a comment "%<marker>", in a text file whose format fixes the first
+/// line (the Matrix Market banner of --export-matrix). A name alone proves nothing (anyone
+/// can name a file "x.h5.tmp-123-host"): only a file marked so is deleted as a stale temporary.
 inline constexpr char kTemporaryMarker[] =
     "topokpm temporary file: renamed into place when complete; removed by the next run when its process is gone\n";
 inline constexpr std::size_t kTemporaryMarkerBlock = 512;  ///< the HDF5 user block that holds it
 
-/// Writes kTemporaryMarker at the start of the file `path` (`on`), or zeros over it (the
-/// complete file is about to become a result); 0 or the errno.
-int mark_temporary(const std::string& path, bool on);
+/// Where a file carries kTemporaryMarker: at its `start`, or in its `comment_line`, the second
+/// line, which starts with '%' (the first line, up to kTemporaryMarkerBlock bytes, stays).
+enum class MarkerAt { start, comment_line };
+
+/// Writes kTemporaryMarker at `at` in the file `path` (`on`), or clears it (the complete file
+/// is about to become a result): zeros at the start, spaces in the comment line (which stays
+/// a comment line, "%" and blanks); 0 or the errno (EINVAL: no such comment line).
+int mark_temporary(const std::string& path, bool on, MarkerAt at = MarkerAt::start);
 
 /// Files named like this program's temporaries next to `path` ("<path>.tmp-<pid>[-<host>]",
 /// "<path>.probe-<pid>-<n>").
@@ -56,7 +62,7 @@ struct Temporaries {
 };
 
 /// Finds the temporaries of `path` and deletes the stale ones that are verifiably this
-/// program's: the file starts with kTemporaryMarker, and the name still holds the very file
+/// program's: the file carries kTemporaryMarker (either MarkerAt), and the name still holds the very file
 /// read (device, inode) just before the unlink (a file swapped in within that one system
 /// call would be deleted). Never throws (a temporary that cannot be deleted is in `kept`).
 Temporaries clean_stale_temporaries(const std::string& path);

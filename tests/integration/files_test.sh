@@ -4,7 +4,8 @@
 # is never replaced; kpm-eigs leaves nothing on a full disk; a file merely named like a
 # stale temporary survives; a printed resume command works for a path with spaces and
 # quotes; /dev/null, /dev/full, a FIFO and a directory as a path to write are refused
-# (exit 2) before anything is computed.
+# (exit 2) before anything is computed. --export-matrix follows the same rules: a file that
+# appears there during the export is kept; a killed export's temporary is removed.
 set -u
 dos="$1"; eigs="$2"
 work="$(mktemp -d)"
@@ -55,6 +56,36 @@ slow_run "$work/race/d.h5"
 wait "$pid"; rc=$?
 check "an old result left alone is replaced as before (exit 0)" "[ $rc -eq 0 ] && is_result '$work/race/d.h5' && [ -z \"\$(ls '$work/race' | grep '^d.h5.new-')\" ]"
 
+# ---- so is --export-matrix when the matrix is renamed into place ---------------------------
+# race_export MTX free|old: a kpm-dos exporting a large matrix to MTX (free, or over an old
+# exported matrix); as soon as its temporary appears, "my notes" is put at MTX (created, or
+# moved over the old file). Sets rc, pid and raced (0: the user's file came while the export
+# was still writing; a lost race, the export already complete, is tried again).
+big=(--lattice 32x32x16 --t 0.3 --disorder 0.5 --energy-range -6:6 --moments 16 --vectors 1 --threads 1 --quiet)
+race_export() {
+  raced=1
+  for _ in 1 2 3; do
+    rm -f "$1" "$work/race/x.h5"
+    [ "$2" = old ] && "$dos" "${quick[@]}" --output "$work/race/y.h5" --export-matrix "$1" > /dev/null 2>&1
+    "$dos" "${big[@]}" --output "$work/race/x.h5" --export-matrix "$1" > "$work/export.log" 2>&1 &
+    pid=$!
+    until [ -e "$1.tmp-$pid-$host" ] || ! kill -0 "$pid" 2>/dev/null; do :; done
+    echo "my notes" > "$work/race/notes"
+    if [ "$2" = old ]; then mv "$work/race/notes" "$1"; raced=$?; else (set -C; cat "$work/race/notes" > "$1") 2>/dev/null; raced=$?; fi
+    [ -e "$1.tmp-$pid-$host" ] || raced=1   # the export was already complete: not a race
+    wait "$pid"; rc=$?
+    [ $raced -eq 0 ] && return
+  done
+}
+race_export "$work/race/m.mtx" free
+check "a file created at a free --export-matrix during the export is kept (exit 3)" "[ $raced -eq 0 ] && [ $rc -eq 3 ] && [ \"\$(cat '$work/race/m.mtx')\" = 'my notes' ]"
+check "... one line naming the path and where the matrix is" "one_line '$work/export.log' && grep -q \"'$work/race/m.mtx': another file was put there during the run\" '$work/export.log' && grep -q \"saved as '$work/race/m.mtx.new-$pid'\" '$work/export.log'"
+check "... the complete matrix is kept under that name" "head -1 '$work/race/m.mtx.new-$pid' | grep -q '^%%MatrixMarket' && [ ! -e '$work/race/x.h5' ]"
+race_export "$work/race/old.mtx" old
+check "an old --export-matrix replaced by a user's file during the export: that file is kept (exit 3)" "[ $raced -eq 0 ] && [ $rc -eq 3 ] && [ \"\$(cat '$work/race/old.mtx')\" = 'my notes' ] && [ -e '$work/race/old.mtx.new-$pid' ]"
+check "... no temporary left" "[ -z \"\$(ls -A '$work/race' | grep -E '\.(tmp|probe)-')\" ]"
+rm -f "$work"/race/*.new-*
+
 # ---- kpm-eigs follows the same file rules as kpm-dos -------------------------------------
 echo "my notes" > "$work/notes.txt"
 timeout 60 "$eigs" "${eig[@]}" --output "$work/notes.txt" > "$work/log" 2>&1
@@ -95,6 +126,15 @@ rc=$?
 check "marked stale temporaries are removed and reported" "[ $rc -eq 0 ] && [ \$(grep -c 'removed .* (temporary file of a killed run)' '$work/log') -eq 2 ] && [ ! -e '$work/s.h5.tmp-999999999-$host' ] && [ ! -e '$work/s.h5.probe-999999997-3' ]"
 check "a file only named like a stale temporary survives, with a warning" "[ \"\$(cat '$work/s.h5.tmp-999999998-$host')\" = 'my data' ] && [ -e '$work/s.h5.tmp-999999996' ] && [ \$(grep -c 'not marked as this program' '$work/log') -eq 2 ]"
 check "the result itself does not carry the temporary marker" "! grep -q 'topokpm temporary file' '$work/s.h5'"
+# A Matrix Market temporary starts with its banner: the marker is its second line, a comment.
+banner='%%MatrixMarket matrix coordinate complex general'
+printf '%s\n%%%s\n1 1 1\n1 1 1 0\n' "$banner" "$marker" > "$work/s.mtx.tmp-999999999-$host"   # a killed export's
+printf '%s\n%% my notes\n1 1 1\n1 1 1 0\n' "$banner" > "$work/s.mtx.tmp-999999998-$host"     # a user's look-alike
+timeout 60 "$dos" --lattice 6x6x4 --moments 64 --vectors 2 --threads 1 --output "$work/s2.h5" --export-matrix "$work/s.mtx" > "$work/log" 2>&1
+rc=$?
+check "a killed export's marked temporary (dead pid) is removed by the next run" "[ $rc -eq 0 ] && [ ! -e '$work/s.mtx.tmp-999999999-$host' ] && grep -q 'removed .*s.mtx.tmp-999999999-.* (temporary file of a killed run)' '$work/log'"
+check "... an unmarked look-alike is kept, with a warning" "grep -q '^% my notes' '$work/s.mtx.tmp-999999998-$host' && grep -q 's.mtx.tmp-999999998-.*not marked as this program' '$work/log'"
+check "... the exported matrix does not carry the marker" "head -1 '$work/s.mtx' | grep -q '^%%MatrixMarket' && ! grep -q 'topokpm temporary file' '$work/s.mtx'"
 
 # ---- printed commands paste into a shell ----------------------------------------------------
 odd="$work/my dir's \$HOME (1)"

@@ -9,6 +9,7 @@
 
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/files.hpp"
 
 namespace topokpm {
 namespace {
@@ -32,6 +33,10 @@ void expect_round_trip(const ModelParams& p, const std::string& file)
     std::string line;
     std::getline(in, line);
     EXPECT_EQ(line, "%%MatrixMarket matrix coordinate complex general");
+    // The second line is a comment, blank: the temporary's marker (files::kTemporaryMarker)
+    // is cleared before the rename, so the result is not taken for a stale temporary.
+    std::getline(in, line);
+    EXPECT_EQ(line, "%" + std::string(sizeof files::kTemporaryMarker - 2, ' '));
     long rows = 0, cols = 0, nnz = 0;
     std::getline(in, line);
     std::istringstream(line) >> rows >> cols >> nnz;

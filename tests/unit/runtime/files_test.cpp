@@ -169,5 +169,37 @@ TEST_F(Files, KindsAndWriteProtection)
     EXPECT_GT(free_bytes(file("f")), 0);
 }
 
+// A text temporary whose first line is fixed by its format (the Matrix Market banner of
+// --export-matrix) carries the marker as its second line, a comment.
+TEST_F(Files, CommentLineMarkerIsRecognisedAndClearedToABlankComment)
+{
+    const std::string target = file("m.mtx");
+    const std::string host_tail = temporary_name(target).substr(target.size() + 5);
+    const std::string host = host_tail.substr(host_tail.find('-') + 1);
+    const std::string banner = "%%MatrixMarket matrix coordinate complex general\n";
+    const auto read = [&](const std::string& name) {
+        std::ifstream in(file(name));
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    std::ofstream(file("m.mtx.tmp-999999999-" + host)) << banner << '%' << kTemporaryMarker << "1 1 0\n";
+    std::ofstream(file("m.mtx.tmp-999999998-" + host)) << banner << "% my comment\n1 1 0\n";   // a look-alike
+    std::ofstream(file("m.mtx.tmp-999999997-" + host)) << banner << kTemporaryMarker << "1 1 0\n";  // no '%'
+    const Temporaries t = clean_stale_temporaries(target);
+    ASSERT_EQ(t.removed.size(), 1u);
+    EXPECT_EQ(t.removed[0], file("m.mtx.tmp-999999999-" + host));
+    EXPECT_EQ(t.unmarked.size(), 2u);
+    EXPECT_TRUE(fs::exists(file("m.mtx.tmp-999999998-" + host)));
+
+    // Marked, then cleared: the comment line stays, blank, and the rest is untouched.
+    std::ofstream(file("c.mtx")) << banner << '%' << std::string(sizeof kTemporaryMarker - 2, 'x') << "\n1 1 0\n";
+    EXPECT_EQ(mark_temporary(file("c.mtx"), true, MarkerAt::comment_line), 0);
+    EXPECT_EQ(read("c.mtx"), banner + "%" + kTemporaryMarker + "1 1 0\n");
+    EXPECT_EQ(mark_temporary(file("c.mtx"), false, MarkerAt::comment_line), 0);
+    EXPECT_EQ(read("c.mtx"), banner + "%" + std::string(sizeof kTemporaryMarker - 2, ' ') + "\n1 1 0\n");
+    std::ofstream(file("n.mtx")) << banner << "1 1 0\n";
+    EXPECT_EQ(mark_temporary(file("n.mtx"), true, MarkerAt::comment_line), EINVAL) << "no comment line to mark";
+    EXPECT_EQ(read("n.mtx"), banner + "1 1 0\n");
+}
+
 }  // namespace
 }  // namespace topokpm::files
