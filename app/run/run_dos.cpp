@@ -331,7 +331,18 @@ struct DosRun::State {
     };
     // A signal stops the phase before the next energy (each rank its own: mpirun forwards
     // the signal to every rank; the stop is agreed after the energies, in green_ldos_over_ranks).
-    o.stop = [] { return SignalCatcher::pending() != 0; };
+    // So does --time-limit, when the next energy would not end before it: the time per energy
+    // of this phase so far, with the factor 2 of the moments' checkpoints (moments_job.cpp).
+    bool time_short = false;
+    int energies_started = 0;
+    o.stop = [&] {
+        if (SignalCatcher::pending() != 0) return true;
+        const double now = wall_seconds();
+        const double per_energy = energies_started > 0 ? (now - t0) / energies_started : 0.0;
+        ++energies_started;
+        time_short = cfg.outputs.time_limit_s > 0.0 && now + 2.0 * per_energy >= t_start + cfg.outputs.time_limit_s;
+        return time_short;
+    };
     // Under mpirun the energies are dealt over the ranks (each factors its own: independent).
     timers.time("green", [&] {
         green = dist.distributed()
@@ -344,7 +355,8 @@ struct DosRun::State {
         // moments, when a checkpoint of them exists.
         const bool have_checkpoint = jr.checkpoint_id.has_value() || resumed_id.has_value();
         throw RunInterrupted(detail::concat(
-            "stopped by ", signal_name(SignalCatcher::pending()),
+            SignalCatcher::pending() != 0 || !time_short ? detail::concat("stopped by ", signal_name(SignalCatcher::pending()))
+                                                         : std::string("stopped before the --time-limit"),
             " during the --green phase after ", green.energies_done, " of ", green_energy.size(),
             " energies; that phase has no checkpoint and no result was written",
             have_checkpoint ? detail::concat("; the checkpoint ", jr.checkpoint_id ? ckpt_path : cfg.outputs.restart,

@@ -9,7 +9,8 @@
 #    backward error the file records; an ETA below what double precision resolves is warned
 #    about, with the achieved backward error;
 #  - SIGTERM during the --green phase stops the run within one energy, exit 75, a message
-#    that says the phase has no checkpoint, and no result file;
+#    that says the phase has no checkpoint, and no result file; --time-limit stops it the
+#    same way, before the energy that would pass the limit;
 #  - kpm-eigs --tolerance below the reachable one is raised to it with a warning, and a
 #    degenerate level at the edge of a request is returned whole by every method.
 set -u
@@ -131,6 +132,20 @@ check "SIGTERM in --green: exit 75" "[ $rc -eq 75 ] || { echo \"exit $rc\"; tail
 check "SIGTERM in --green: stopped within 5 s" "$py -c 'import sys; sys.exit(0 if $t1 - $t0 < 5 else 1)'"
 check "SIGTERM in --green: says the phase has no checkpoint" "grep -q 'stopped by SIGTERM during the --green phase after [0-9]* of 4000 energies; that phase has no checkpoint and no result was written; no checkpoint exists' '$work/term.txt' || { tail -3 '$work/term.txt'; false; }"
 check "SIGTERM in --green: no result, no temporary" "[ -z \"\$(ls '$work' | grep term.h5)\" ]"
+
+# ---- --time-limit during the --green phase ----
+# The same 4000 energies (tens of seconds) under --time-limit 2: the phase stops before the
+# energy that would pass the limit, like a signal (exit 75, no result); the whole run within
+# the limit plus 2 s for the start-up before the clock and the exit after it.
+t0=$(date +%s.%N)
+"$dos" --model ti --lattice 6x6x4 --moments 16 --vectors 1 --ldos 0 --green 0.1 --energy-grid -3:3:4000 \
+  --time-limit 2 -o "$work/tl.h5" > "$work/tl.txt" 2>&1
+rc=$?
+t1=$(date +%s.%N)
+check "--time-limit in --green: exit 75" "[ $rc -eq 75 ] || { echo \"exit $rc\"; tail -5 '$work/tl.txt'; false; }"
+check "--time-limit in --green: ended within the limit (+2 s)" "$py -c 'import sys; sys.exit(0 if $t1 - $t0 < 4 else 1)'"
+check "--time-limit in --green: says the phase has no checkpoint" "grep -q 'stopped before the --time-limit during the --green phase after [0-9]* of 4000 energies; that phase has no checkpoint and no result was written; no checkpoint exists' '$work/tl.txt' || { tail -3 '$work/tl.txt'; false; }"
+check "--time-limit in --green: no result, no temporary" "[ -z \"\$(ls '$work' | grep tl.h5)\" ]"
 
 # ---- kpm-eigs: tolerance below the reachable one, degenerate levels at the edge ----
 # graphene 6x6: E = 0 is a 4-fold level; --shift 0 --count 1 must return all 4.
