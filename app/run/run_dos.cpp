@@ -212,7 +212,7 @@ struct DosRun::State {
     void check_files_and_layout()
     {
     width = block_width(cfg, num_columns);
-    ckpt_path = checkpoint_path(cfg);
+    ckpt_path = checkpoint_target(checkpoint_path(cfg));  // through a user's link: its target
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) checked_files = check_run_files(run_files);  // rank 0 writes every file
     if (dist.distributed()) {

@@ -115,6 +115,26 @@ std::string lock_file_of(const std::string& path)
     return (std::string(real) == "/" ? std::string() : std::string(real)) + "/" + base + ".lock";
 }
 
+}  // namespace
+
+std::string checkpoint_target(const std::string& path)
+{
+    std::string at = path;
+    for (int hop = 0; hop < 40; ++hop) {
+        struct stat st {};
+        if (::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+        std::string target(PATH_MAX, '\0');
+        const ssize_t len = ::readlink(at.c_str(), &target[0], target.size());
+        if (len <= 0 || static_cast<std::size_t>(len) >= target.size()) return path;
+        target.resize(static_cast<std::size_t>(len));
+        const auto slash = at.find_last_of('/');
+        at = target[0] == '/' || slash == std::string::npos ? target : at.substr(0, slash + 1) + target;
+    }
+    return path;
+}
+
+namespace {
+
 /// "kpm-dos pid <pid> host <host>" of this process.
 std::string lock_text()
 {

@@ -40,6 +40,14 @@ struct RunFiles {
     std::string export_matrix;  ///< --export-matrix ("" = none)
 };
 
+/// The path a checkpoint written to `path` goes to: the file a symbolic link there points
+/// to (a chain of links followed to its end, relative targets taken from the link's
+/// directory; the target need not exist yet), so that the writer's temporary and rename
+/// replace that file and the user's link stays a link; `path` itself when it is no link (or
+/// a chain longer than 40 links: the writer's open then reports it). Resolved once, before
+/// the run's files are checked and locked.
+std::string checkpoint_target(const std::string& path);
+
 /// The locks of a run's checkpoint paths: an advisory lock (flock(2)) on "<real path>.lock"
 /// (symbolic links resolved, so a link and its target share one lock) that dies with the
 /// process: a lock file left by a killed run does not block. The lock file holds

@@ -12,7 +12,8 @@
 # - two runs on one checkpoint path: the second is refused (exit 2) naming the first's pid
 #   and host, whether it would write or resume it; a lock left by a killed run does not block;
 # - --restart through a symbolic link: the link stays, the spent checkpoint it points to is
-#   removed.
+#   removed; --checkpoint through a link writes the checkpoint to the link's target (the
+#   link stays a link), and --restart LINK --checkpoint LINK resumes and writes through it.
 set -u
 exe="$1"
 work="$(mktemp -d)"; trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
@@ -138,4 +139,20 @@ for n in ['/kpm/moments', '/kpm/moments_per_vector']:
     print(f'{n}: max |diff| {d:.3e} (tolerance {tol:.1e})')
     if not d <= tol: sys.exit(1)
 PY"
+
+# --checkpoint through a user's symbolic link (a relative one, its target not there yet):
+# the periodic and the forced checkpoints go to the target, the link stays a link; the
+# resume through the same link writes through it again, and the spent checkpoint (the
+# target) is removed while the link stays (dangling, ready for the next run).
+mkdir "$work/store2"
+ln -s store2/w.h5 "$work/wlink.h5"
+interrupted "$work/w.h5" "$work/wlink.h5" "$work/w1.txt" "${args[@]}" --threads 1
+check "--checkpoint LINK: stopped with a checkpoint (exit 75, got $rc)" "[ $rc -eq 75 ] || { tail -3 '$work/w1.txt'; false; }"
+check "--checkpoint LINK: the link is still a link to its target" "[ -L '$work/wlink.h5' ] && [ \"\$(readlink '$work/wlink.h5')\" = store2/w.h5 ]"
+check "--checkpoint LINK: the target holds the checkpoint" "[ -f '$work/store2/w.h5' ] && [ ! -L '$work/store2/w.h5' ] && $py -c \"import h5py,sys; sys.exit(0 if '/checkpoint' in h5py.File('$work/store2/w.h5', 'r') else 1)\""
+"$exe" "${args[@]}" --threads 1 --output "$work/w.h5" --restart "$work/wlink.h5" --checkpoint "$work/wlink.h5" \
+  --checkpoint-every 0.2 > "$work/w2.txt" 2>&1
+check "--restart LINK --checkpoint LINK: completes (exit 0)" "[ $? -eq 0 ] && [ -s '$work/w.h5' ] || { tail -3 '$work/w2.txt'; false; }"
+check "--restart LINK --checkpoint LINK: the spent checkpoint (the target) is removed" "[ ! -e '$work/store2/w.h5' ] && grep -q 'checkpoint  : .*store2/w.h5 removed' '$work/w2.txt' || { grep checkpoint '$work/w2.txt'; ls -l '$work' '$work/store2'; false; }"
+check "--restart LINK --checkpoint LINK: the link stays" "[ -L '$work/wlink.h5' ] && [ \"\$(readlink '$work/wlink.h5')\" = store2/w.h5 ]"
 exit $fail
