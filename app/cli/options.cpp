@@ -202,24 +202,17 @@ std::pair<double, double> parse_range(const std::string& option, const std::stri
     return {lo, hi};
 }
 
-/// `message` (an InputError of the checks below, its {names} already written as flags)
-/// without the value it quotes when that value came from the --config file: a message that
-/// starts with `--KEY` of a key in `from_config` (key -> its line; keys also on the command
-/// line are not in it) and then the value, ` 'VALUE'` (or a quoted part of it, followed by
-/// `: ` or a blank), ` VALUE: ` or a bare number and `: `, becomes `--config 'FILE' line N,
-/// key 'KEY': ` and the rest (the reason and the allowed range). The file may hold anything:
-/// its values are not printed. Any other message is returned as it is (a value typed on the
-/// command line is still quoted; a message without the value, e.g. `--green needs --ldos`).
-std::string without_config_value(const std::string& message, const po::variables_map& vm,
-                                 const std::map<std::string, int>& from_config, const std::string& path)
+}  // namespace
+
+std::string without_config_value(const std::string& message, const ProvenanceConfig& provenance)
 {
     if (message.rfind("--", 0) != 0) return message;
     std::size_t end = 2;
     while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '-')) ++end;
     const std::string key = message.substr(2, end - 2);
-    const auto at = from_config.find(key);
-    if (at == from_config.end() || !vm.count(key) || vm[key].value().type() != typeid(std::string)) return message;
-    const std::string& value = vm[key].as<std::string>();
+    const auto at = provenance.from_config.find(key);
+    if (at == provenance.from_config.end()) return message;
+    const std::string& value = at->second.value;
     const std::string rest = message.substr(end);
     std::size_t reason = std::string::npos;
     if (rest.rfind(": ", 0) == 0) {
@@ -238,8 +231,20 @@ std::string without_config_value(const std::string& message, const po::variables
             reason = colon + 2;
     }
     if (reason == std::string::npos) return message;
-    return detail::concat("--config '", path, "' line ", at->second, ", key '", key, "': ", rest.substr(reason));
+    return detail::concat("--config '", provenance.config_path, "' line ", at->second.line, ", key '", key, "': ",
+                          rest.substr(reason));
 }
+
+void with_user_messages(const ProvenanceConfig& provenance, const std::function<void()>& f)
+{
+    try {
+        with_flag_names(f);
+    } catch (const InputError& e) {
+        throw InputError(without_config_value(e.what(), provenance));
+    }
+}
+
+namespace {
 
 /// The program column of the table below: the options that only kpm-dos uses (DOS
 /// sampling, the traced quantity, the reconstruction grid, checkpoints, the planner).
@@ -791,9 +796,9 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
     }
 
     if (program == Program::Eigs) refuse_dos_only_options(vm, on_command_line, config_line, cfg.provenance.config_path);
-    std::map<std::string, int> from_config;  // the --config keys the command line does not override
     for (const auto& [key, line] : config_line)
-        if (!on_command_line.count(key)) from_config.emplace(key, line);
+        if (!on_command_line.count(key) && vm.count(key) && vm[key].value().type() == typeid(std::string))
+            cfg.provenance.from_config.emplace(key, ConfigValue{line, vm[key].as<std::string>()});
     try {
         read_model(vm, cfg);
         read_kpm(vm, cfg);
@@ -805,7 +810,7 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
         if (program == Program::Eigs) read_eigs(vm, cfg);
         refuse_beyond_file_models(vm, cfg);
     } catch (const InputError& e) {
-        throw InputError(without_config_value(name_flags(e.what()), vm, from_config, cfg.provenance.config_path));
+        throw InputError(without_config_value(name_flags(e.what()), cfg.provenance));
     }
     return cfg;
 }

@@ -5,6 +5,8 @@
 /// built-in defaults (models.md §4) <- input file (--config) <- command line.
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,11 +123,20 @@ struct EigsConfig {
     bool save_vectors = false;          ///< write /eigs/vectors [k, N]
 };
 
-/// What the result file records about how the run was asked for.
+/// A key of the --config file the command line does not override.
+struct ConfigValue {
+    int line = 0;       ///< its line in the file (from 1)
+    std::string value;  ///< the value as written there
+};
+
+/// What the result file records about how the run was asked for, and where each value came from.
 struct ProvenanceConfig {
     std::string command_line;  ///< argv, each word shell-quoted (files::shell_word): pastes as typed
     std::string config_path;
     std::string config_text;
+    /// The text-valued keys the --config file set and the command line did not: messages
+    /// leave their values out (without_config_value). Not written to the result file.
+    std::map<std::string, ConfigValue> from_config;
 };
 
 struct RunConfig {
@@ -154,6 +165,22 @@ std::string checkpoint_path(const RunConfig& config);
 /// Exit code of a run stopped by SIGTERM/SIGINT after writing its checkpoint
 /// (EX_TEMPFAIL of sysexits.h: "try again later", here with --restart).
 constexpr int kExitInterrupted = 75;
+
+/// `message` (an InputError's, its {names} already written as flags) without the value it
+/// quotes when that value came from the --config file (docs/reliability.md "Messages": the
+/// file may hold anything, its values are not printed): a message that starts with `--KEY`
+/// of a key in provenance.from_config and then the value, ` 'VALUE'` (or a quoted part of
+/// it, followed by `: ` or a blank), ` VALUE: ` or a bare number and `: `, becomes
+/// `--config 'FILE' line N, key 'KEY': ` and the rest (the reason and the allowed range).
+/// The rest must name pieces of the value by position, not quote them. Any other message
+/// is returned as it is (a value typed on the command line is still quoted; a message
+/// without the value, e.g. `--green needs --ldos`).
+std::string without_config_value(const std::string& message, const ProvenanceConfig& provenance);
+
+/// Runs `f` (checks of a parsed configuration: the model, the selections, the weights) with
+/// the messages of its InputErrors as the user reads them: {names} written as flags
+/// (with_flag_names), then without_config_value. Other exceptions pass unchanged.
+void with_user_messages(const ProvenanceConfig& provenance, const std::function<void()>& f);
 
 /// Parses argv (and the --config file it names) with the option table of `program`.
 /// Returns nullopt when --help or --version was printed. Throws InputError naming the

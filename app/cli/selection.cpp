@@ -29,13 +29,19 @@ std::string trim(const std::string& s)
     return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
-long long integer(const std::string& option, const std::string& whole, const std::string& text)
+/// The messages below quote the whole value once, after the option, and name its pieces
+/// by position (item N, from 1), never by their text: a value from a --config file is
+/// then left out whole (without_config_value, app/cli/run_config.hpp).
+long long integer(const std::string& option, const std::string& whole, const std::string& text,
+                  const std::string& where)
 {
     std::int64_t v = 0;
-    TOPOKPM_USER_REQUIRE(parse::int64(trim(text), v), "--", option, " '", whole, "': '", text,
-                         "' is not a decimal integer");
+    TOPOKPM_USER_REQUIRE(parse::int64(trim(text), v), "--", option, " '", whole, "': ", where,
+                         " is not a decimal integer");
     return v;
 }
+
+std::string item_name(std::size_t index) { return "item " + std::to_string(index + 1); }
 
 }  // namespace
 
@@ -52,8 +58,8 @@ LdosSelection resolve_ldos_selection(const std::string& text, const hamiltonians
         for (int o = 0; o < b; ++o) sel.rows.push_back(o + static_cast<global_index>(b) * site);
     };
     if (text.rfind("layer:", 0) == 0) {
-        const long long z = integer("ldos", text, text.substr(6));
-        TOPOKPM_USER_REQUIRE(z >= 0 && z < p.nz, "--ldos '", text, "': layer ", z, " outside 0 .. ", p.nz - 1,
+        const long long z = integer("ldos", text, text.substr(6), "the layer");
+        TOPOKPM_USER_REQUIRE(z >= 0 && z < p.nz, "--ldos '", text, "': the layer is outside 0 .. ", p.nz - 1,
                              p.name == "graphene" ? " (graphene has the single layer 0)" : " (z = 0 and Nz-1 are the surfaces)");
         sel.layer = static_cast<int>(z);
         for (int x = 0; x < p.nx; ++x)
@@ -63,25 +69,29 @@ LdosSelection resolve_ldos_selection(const std::string& text, const hamiltonians
         const size_t want = p.name == "graphene" ? 2 : 3;
         TOPOKPM_USER_REQUIRE(c.size() == want, "--ldos '", text, "': expected ",
                              want == 3 ? "site:X,Y,Z" : "site:M,N (cell indices)");
-        const long long x = integer("ldos", text, c[0]), y = integer("ldos", text, c[1]);
-        const long long z = want == 3 ? integer("ldos", text, c[2]) : 0;
+        const long long x = integer("ldos", text, c[0], "coordinate 1"), y = integer("ldos", text, c[1], "coordinate 2");
+        const long long z = want == 3 ? integer("ldos", text, c[2], "coordinate 3") : 0;
         TOPOKPM_USER_REQUIRE(x >= 0 && x < p.nx && y >= 0 && y < p.ny && z >= 0 && z < p.nz, "--ldos '", text,
                              "': site outside the lattice ", p.nx, "x", p.ny, want == 3 ? "x" + std::to_string(p.nz) : "");
         site_rows(z + static_cast<global_index>(p.nz) * (y + static_cast<global_index>(p.ny) * x));
     } else {
         const std::string list = text.rfind("rows:", 0) == 0 ? text.substr(5) : text;
-        for (const std::string& item : split(list, ',')) {
+        const std::vector<std::string> items = split(list, ',');
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const std::string& item = items[i];
+            const std::string name = item_name(i);
             const auto dash = item.find('-', trim(item).empty() ? 0 : item.find_first_not_of(" \t") + 1);
             if (dash != std::string::npos) {
-                const long long lo = integer("ldos", text, item.substr(0, dash));
-                const long long hi = integer("ldos", text, item.substr(dash + 1));
-                TOPOKPM_USER_REQUIRE(lo >= 0 && lo <= hi && hi < n, "--ldos '", text, "': range ", item,
-                                     " must satisfy 0 <= first <= last < N = ", n);
-                TOPOKPM_USER_REQUIRE(hi - lo < 100'000'000, "--ldos '", text, "': range ", item, " is too long");
+                const long long lo = integer("ldos", text, item.substr(0, dash), name + " (first)");
+                const long long hi = integer("ldos", text, item.substr(dash + 1), name + " (last)");
+                TOPOKPM_USER_REQUIRE(lo >= 0 && lo <= hi && hi < n, "--ldos '", text, "': ", name,
+                                     " (a range) must satisfy 0 <= first <= last < N = ", n);
+                TOPOKPM_USER_REQUIRE(hi - lo < 100'000'000, "--ldos '", text, "': ", name,
+                                     " (a range) is too long (at most 10^8 rows)");
                 for (long long j = lo; j <= hi; ++j) sel.rows.push_back(j);
             } else {
-                const long long j = integer("ldos", text, item);
-                TOPOKPM_USER_REQUIRE(j >= 0 && j < n, "--ldos '", text, "': row ", j, " outside 0 .. ", n - 1);
+                const long long j = integer("ldos", text, item, name);
+                TOPOKPM_USER_REQUIRE(j >= 0 && j < n, "--ldos '", text, "': ", name, " (a row) is outside 0 .. ", n - 1);
                 sel.rows.push_back(j);
             }
         }
@@ -112,14 +122,17 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
     const bool graphene = p.name == "graphene";
     MomentumList out;
     if (!k_points.empty()) {
-        for (const std::string& item : split(k_points, ';')) {
-            const std::vector<std::string> c = split(item, ',');
-            TOPOKPM_USER_REQUIRE(c.size() == 2, "--k-points '", k_points, "': '", item,
-                                 "' is not `mx,my` (integers; k = 2 pi m / N)");
-            const long long mx = integer("k-points", k_points, c[0]), my = integer("k-points", k_points, c[1]);
+        const std::vector<std::string> items = split(k_points, ';');
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            const std::string name = item_name(i);
+            const std::vector<std::string> c = split(items[i], ',');
+            TOPOKPM_USER_REQUIRE(c.size() == 2, "--k-points '", k_points, "': ", name,
+                                 " is not `mx,my` (integers; k = 2 pi m / N)");
+            const long long mx = integer("k-points", k_points, c[0], name + " (mx)");
+            const long long my = integer("k-points", k_points, c[1], name + " (my)");
             // k = 2 pi m / N is periodic in m, but a value is never wrapped silently.
             TOPOKPM_USER_REQUIRE(std::llabs(mx) <= 1'000'000'000 && std::llabs(my) <= 1'000'000'000, "--k-points '",
-                                 k_points, "': '", item, "': momentum indices are allowed in -10^9 .. 10^9");
+                                 k_points, "': ", name, ": momentum indices are allowed in -10^9 .. 10^9");
             out.momenta.push_back({static_cast<int>(mx), static_cast<int>(my)});
         }
     } else {
@@ -130,8 +143,8 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
                                  " (N", axis, " = ", n, ")");
             return n / 2;
         };
-        auto point = [&](const std::string& name) -> numerics::Momentum {
-            const std::string t = trim(name);
+        auto point = [&](std::size_t index) -> numerics::Momentum {
+            const std::string t = trim(names[index]);
             if (t == "G") return {0, 0};
             if (!graphene && t == "X") return {half(p.nx, "x"), 0};
             if (!graphene && t == "Y") return {0, half(p.ny, "y")};
@@ -141,16 +154,16 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
                                      "': K = (2 Nx/3, Ny/3) needs Nx and Ny multiples of 3 (lattice ", p.nx, "x", p.ny, ")");
                 return {2 * p.nx / 3, p.ny / 3};
             }
-            throw InputError(detail::concat("--k-path '", k_path, "': unknown point '", t, "'; ",
+            throw InputError(detail::concat("--k-path '", k_path, "': point ", index + 1, " is unknown; ",
                                             graphene ? "graphene knows G, K, M" : "ti knows G, X, Y, M"));
         };
         std::vector<std::string> labels;
-        numerics::Momentum prev = point(names[0]);
+        numerics::Momentum prev = point(0);
         out.momenta.push_back(prev);
         out.ticks.push_back(0);
         labels.push_back(trim(names[0]));
         for (size_t i = 1; i < names.size(); ++i) {
-            const numerics::Momentum next = point(names[i]);
+            const numerics::Momentum next = point(i);
             const int dx = next.mx - prev.mx, dy = next.my - prev.my;
             const int steps = std::max(std::abs(dx), std::abs(dy));
             for (int j = 1; j <= steps; ++j)

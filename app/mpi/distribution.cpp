@@ -9,7 +9,6 @@
 #include <cstdlib>
 
 #include "app/cli/operator_choice.hpp"
-#include "app/cli/parameter_flags.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/distributed/row_permutation.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
@@ -40,6 +39,7 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
     Distribution d;
     d.rank_ = mpi::rank();
     d.size_ = mpi::size();
+    d.provenance_ = cfg.provenance;
     if (d.size_ == 1 || !cfg.runtime.pin_threads) return d;
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
@@ -64,8 +64,9 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
 
 void Distribution::agree(const std::function<void()>& validate) const
 {
-    // Messages name the flags the user typed before any rank prints them.
-    const std::function<void()> named = [&] { with_flag_names(validate); };
+    // Messages name the flags the user typed, without the --config file's values, before
+    // any rank prints them.
+    const std::function<void()> named = [&] { with_user_messages(provenance_, validate); };
     if (!distributed()) {
         named();
         return;

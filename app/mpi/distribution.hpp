@@ -52,7 +52,7 @@ public:
     /// Runs `validate` on every rank and agrees on the outcome: when it throws on any rank,
     /// the lowest such rank prints its message once and every rank throws (CollectiveError
     /// with that rank's exit code), so no rank waits for another in a collective. Serial:
-    /// just calls it.
+    /// just calls it. Its messages are with_user_messages() ones (flags, no --config values).
     void agree(const std::function<void()>& validate) const;
 
     /// Splits the rows over the ranks (--decomposition, docs/scaling.md). 1d: by --weights
@@ -124,6 +124,7 @@ public:
 private:
     int rank_ = 0;
     int size_ = 1;
+    ProvenanceConfig provenance_;        ///< from_mpi's: which values came from the --config file
     std::string cpuset_;                 ///< this rank's CPU set ("0-3"), empty when unpinned
     std::vector<double> weights_;        ///< used for the last split
     std::vector<global_index> bounds_;   ///< P + 1 row bounds of the last split (2-D: of the permuted order)

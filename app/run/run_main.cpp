@@ -39,17 +39,20 @@ void check_start(int argc, char** argv, char** /*envp*/)
 }
 [[gnu::section(".preinit_array"), gnu::used]] void (*const kCheckStart)(int, char**, char**) = check_start;
 
-/// The run a parsed configuration asks for, on `dist`'s ranks.
+/// The run a parsed configuration asks for, on `dist`'s ranks. Its input errors (values
+/// checked after parsing) leave out the values of the --config file (with_user_messages).
 void dispatch(const RunConfig& config, Distribution& dist)
 {
-    if (config.program == Program::Eigs) {
-        run_eigs(config, dist);
-    } else if (config.runtime.plan.enabled) {
-        // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
-        dist.agree([&] { if (dist.root()) run_plan(config); });
-    } else {
-        run_dos(config, dist);
-    }
+    with_user_messages(config.provenance, [&] {
+        if (config.program == Program::Eigs) {
+            run_eigs(config, dist);
+        } else if (config.runtime.plan.enabled) {
+            // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
+            dist.agree([&] { if (dist.root()) run_plan(config); });
+        } else {
+            run_dos(config, dist);
+        }
+    });
 }
 
 /// Under mpirun: MPI up (MULTIPLE, so --comm-mode task may call MPI from its thread),

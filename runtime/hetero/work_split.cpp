@@ -50,11 +50,15 @@ std::vector<double> parse_weights(const std::string& text, int num_ranks)
         const std::size_t colon = text.find(':', start);
         const std::string field =
             text.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (field.empty()) bad_weights(text, detail::concat("empty weight number ", weights.size()));
+        // Items are named by their number (from 1), not their text: a --config value is
+        // left out of the message (app/cli), and so must be each piece of it.
+        const std::size_t item = weights.size() + 1;
+        if (field.empty()) bad_weights(text, detail::concat("empty weight number ", item));
         double w = 0.0;
-        if (!parse::real(field, w)) bad_weights(text, detail::concat("'", field, "' is not a number (finite, decimal)"));
+        if (!parse::real(field, w))
+            bad_weights(text, detail::concat("weight number ", item, " is not a number (finite, decimal)"));
         if (!(w > 0.0))
-            bad_weights(text, detail::concat("weight '", field, "' is not positive and finite"));
+            bad_weights(text, detail::concat("weight number ", item, " is not positive and finite"));
         weights.push_back(w);
         if (colon == std::string::npos) break;
         start = colon + 1;

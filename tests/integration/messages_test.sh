@@ -12,7 +12,10 @@
 #   - a bad value of a known key in a --config file (not a number, not an allowed choice, a
 #     malformed lattice or range, a number out of range) is refused with exit 2 in one line
 #     that names the file, the line and the key, the reason and the allowed range, and never
-#     the value; the same value typed on the command line is quoted.
+#     the value; the same value typed on the command line is quoted;
+#   - so are bad values checked after the options are read (--boundary by the model,
+#     --ldos, --k-points, --k-path, --weights with --plan), whose messages name the bad
+#     piece of the value by its position (item 2, point 2), not by its text.
 set -u
 dos=$1 eigs=$2 src=$3
 work=$(mktemp -d)
@@ -103,6 +106,30 @@ refused "kpm-eigs --config real out of range" "$eigs" "line 3, key 'tolerance': 
   -c "$work/tolerance.ini" "${lattice[@]}" --extremal lowest:2 -q
 valued sellc "sell-C = $hidden"
 refused "--config sell-C out of range" "$dos" "line 3, key 'sell-C': allowed range is 1 .. 1024" -c "$work/sellc.ini" "${lattice[@]}" -q
+# Values checked after the options are read (the model's boundary, the --ldos rows, the
+# momenta, the --plan weights): the same treatment, and their pieces are named by position.
+valued boundary "boundary = p$secret"
+refused "--config boundary (a model check)" "$dos" "line 3, key 'boundary': model ti needs 3 letters" \
+  -c "$work/boundary.ini" "${lattice[@]}" -q
+valued ldos "ldos = 1,$secret"
+refused "--config ldos item" "$dos" "line 3, key 'ldos': item 2|is not a decimal integer" -c "$work/ldos.ini" "${lattice[@]}" -q
+valued ldos_site "ldos = site:1,$secret,0"
+refused "--config ldos site" "$dos" "line 3, key 'ldos': coordinate 2 is not a decimal integer" \
+  -c "$work/ldos_site.ini" "${lattice[@]}" -q
+valued k_path "k-path = G-$secret"
+refused "--config k-path point" "$dos" "line 3, key 'k-path': point 2 is unknown; ti knows G, X, Y, M" \
+  -c "$work/k_path.ini" "${lattice[@]}" -q
+valued k_points "k-points = 0,0;1,$secret"
+refused "--config k-points item" "$dos" "line 3, key 'k-points': item 2 (my) is not a decimal integer" \
+  -c "$work/k_points.ini" "${lattice[@]}" -q
+valued weights "weights = 1:$secret"
+refused "--config weights (--plan)" "$dos" "line 3, key 'weights': weight number 2 is not a number" \
+  -c "$work/weights.ini" "${lattice[@]}" --plan --ranks 2 -q
+hidden=987654321
+valued ldos_row "ldos = 0,$hidden"
+refused "--config ldos row out of range" "$dos" "line 3, key 'ldos': item 2 (a row) is outside 0 .. 191" \
+  -c "$work/ldos_row.ini" "${lattice[@]}" -q
+hidden=$secret
 # The same values typed on the command line are quoted (the user typed them); a key the
 # command line overrides is not named.
 hidden=""
@@ -110,6 +137,11 @@ refused "--moments on the command line" "$dos" "--moments '$secret': not a decim
 refused "--matrix on the command line" "$dos" "--matrix '$secret'" "${lattice[@]}" --matrix "$secret" -q
 refused "--energy-range on the command line" "$dos" "--energy-range '$secret'" "${lattice[@]}" --energy-range "-8:$secret" -q
 refused "--lattice on the command line" "$dos" "--lattice '$secret'" --lattice "4x${secret}x3" -q
+refused "--boundary on the command line" "$dos" "--boundary 'p$secret'" "${lattice[@]}" --boundary "p$secret" -q
+refused "--ldos on the command line" "$dos" "--ldos '1,$secret': item 2" "${lattice[@]}" --ldos "1,$secret" -q
+refused "--k-path on the command line" "$dos" "--k-path 'G-$secret': point 2" "${lattice[@]}" --k-path "G-$secret" -q
+refused "--weights on the command line" "$dos" "--weights '1:$secret': weight number 2" "${lattice[@]}" \
+  --weights "1:$secret" --plan --ranks 2 -q
 refused "--moments out of range on the command line" "$dos" "--moments 987654321: allowed range" "${lattice[@]}" --moments 987654321 -q
 hidden=$secret
 refused "--moments on the command line over the --config value" "$dos" "--moments 1: allowed range is 2" \

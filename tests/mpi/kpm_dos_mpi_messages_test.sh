@@ -3,7 +3,8 @@
 # `mpirun -np NP` (docs/reliability.md "Messages"):
 #   - an input error that every rank finds alike (a bad --weights, a wrong count of weights,
 #     more ranks than x-planes, a bad --ldos selection, --plan refusing on rank 0, a kpm-dos
-#     option given to kpm-eigs)
+#     option given to kpm-eigs, a bad weights or ldos value in a --config file, which is
+#     named by its file, line and key and not quoted)
 #     is one error line, from one rank, with no MPI_ABORT banner and the exit code of the
 #     one-process run (2; 3 for moments beyond too narrow an --energy-range);
 #   - NP = 2 on a machine with at least 2 cores: `--threads 1` prints no PERFWARNING (the
@@ -49,6 +50,15 @@ code=3 one_error "--energy-range narrower than the spectrum" "exceeds 1" "$kpm" 
 one_error "--plan with a bad --weights (rank 0 plans)" "--weights" "$kpm" "${ti[@]}" --plan --ranks 4 --weights 1:x
 one_error "kpm-eigs --weights 1:x" "--weights" "$eigs" --model ti --lattice 4x4x3 -q --extremal lowest:2 --weights 1:x
 one_error "kpm-eigs --ldos" "--ldos" "$eigs" --model ti --lattice 4x4x3 -q --extremal lowest:2 --ldos 0
+# The same values from a --config file: named by the file, line and key, never quoted
+# (the weights are checked in Distribution::agree, the --ldos rows by the run).
+for bad in "weights = 1:hunter2-S3CRET" "ldos = 1,hunter2-S3CRET"; do
+  key=${bad%% *}
+  { cat "$src/inputs/test/ti_tiny.ini"; echo "$bad"; } > "$work/$key.ini"
+  line=$(wc -l < "$work/$key.ini")
+  one_error "--config $key" "--config '$work/$key.ini' line $line, key '$key': " "$kpm" -c "$work/$key.ini" -q
+  ! grep -q S3CRET "$work/log" || fail "--config $key: the file's value is quoted: $(cat "$work/log")"
+done
 
 if [ "$np" -eq 2 ]; then
   cores=$(hwloc-calc --number-of core all 2> /dev/null || echo 0)

@@ -54,17 +54,18 @@ TEST(ParseWeights, RejectsBadText)
 {
     expect_input_error("1:2", 3, "2 weights for 3 ranks");
     expect_input_error("1:2:3", 2, "3 weights for 2 ranks");
-    expect_input_error("1::2", 3, "empty weight");
+    expect_input_error("1::2", 3, "empty weight number 2");
     expect_input_error("1:", 2, "empty weight");
-    expect_input_error("a:1", 2, "'a' is not a number");
-    expect_input_error("1x:1", 2, "'1x' is not a number");
+    expect_input_error("a:1", 2, "weight number 1 is not a number");
+    expect_input_error("1x:1", 2, "weight number 1 is not a number");
     expect_input_error(" 1:1", 2, "not a number");
     expect_input_error("0:1", 2, "not positive and finite");
-    expect_input_error("-1:1", 2, "not positive and finite");
-    expect_input_error("inf:1", 2, "'inf' is not a number");
-    expect_input_error("nan:1", 2, "'nan' is not a number");
-    expect_input_error("1e999:1", 2, "'1e999' is not a number");
-    expect_input_error("0x1p1:1", 2, "'0x1p1' is not a number");
+    expect_input_error("-1:1", 2, "weight number 1 is not positive and finite");
+    expect_input_error("1:x", 2, "weight number 2 is not a number");  // by position, not by its text
+    expect_input_error("inf:1", 2, "weight number 1 is not a number");
+    expect_input_error("nan:1", 2, "weight number 1 is not a number");
+    expect_input_error("1e999:1", 2, "weight number 1 is not a number");
+    expect_input_error("0x1p1:1", 2, "weight number 1 is not a number");
     expect_input_error("auto", 2, "measured rates");
 }
 
