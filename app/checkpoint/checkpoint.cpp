@@ -82,19 +82,12 @@ std::string header_text(const CheckpointData& d, std::int64_t blocks_done, std::
 }
 
 /// A dataset of shape `dims` of which this rank holds the rows `runs`, one after the other at `local`.
-/// The unit and description of a dataset written by rows (RowsOf::name).
-analysis::Meaning row_set_meaning(const std::string& name)
-{
-    if (name == "/checkpoint/rank_sums") return {"1", "Each rank's own moment sums."};
-    if (name == "/checkpoint/block/rank_raw") return {"1", "Each rank's own raw block moments."};
-    return {"1", "A vector of the block under way (re, im)."};
-}
-
 struct RowsOf {
     const char* name;
     const double* local;
     std::vector<analysis::RowRun> runs;
     std::vector<std::uint64_t> dims;
+    analysis::Meaning meaning = {};  ///< unit and description, where the set is written
     std::uint64_t row_values() const
     {
         std::uint64_t n = 1;
@@ -242,17 +235,19 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
     const std::uint64_t p = std::uint64_t(ranks.size);
     std::vector<RowsOf> sets;  // written row-wise
+    const analysis::Meaning kVectorMeaning{"1", "A vector of the block under way (re, im)."};
     const auto values = [](const BlockVector& b) {
         // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
         return reinterpret_cast<const double*>(b.data());
     };
     if (block)
-        sets = {{"/checkpoint/block/current", values(block->current), rows, {total_rows, w, 2}},
-                {"/checkpoint/block/previous", values(block->previous), rows, {total_rows, w, 2}}};
+        sets = {{"/checkpoint/block/current", values(block->current), rows, {total_rows, w, 2}, kVectorMeaning},
+                {"/checkpoint/block/previous", values(block->previous), rows, {total_rows, w, 2}, kVectorMeaning}};
     if (partial) {
-        sets.push_back({"/checkpoint/rank_sums", sums.data(), own, {p, row_len}});
+        sets.push_back({"/checkpoint/rank_sums", sums.data(), own, {p, row_len}, {"1", "Each rank's own moment sums."}});
         if (block)
-            sets.push_back({"/checkpoint/block/rank_raw", block->raw.data(), own, {p, w * std::uint64_t(d.num_moments)}});
+            sets.push_back({"/checkpoint/block/rank_raw", block->raw.data(), own, {p, w * std::uint64_t(d.num_moments)},
+                            {"1", "Each rank's own raw block moments."}});
     }
 
     analysis::ResultWriter out(path, collective);
@@ -281,7 +276,7 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     out.write_doubles("/checkpoint/sums", {"1", "Moment sums of the finished blocks."}, summed_sums,
                       {std::uint64_t(d.num_slots), std::uint64_t(d.num_moments)});
     for (const RowsOf& set : sets)
-        out.write_rows(set.name, row_set_meaning(set.name), set.local, set.local_values(), set.runs, set.dims);
+        out.write_rows(set.name, set.meaning, set.local, set.local_values(), set.runs, set.dims);
     if (block) {
         out.write_doubles("/checkpoint/block/raw", {"1", "The block's raw moments so far."}, summed_raw,
                           {w, std::uint64_t(d.num_moments)});
