@@ -171,8 +171,11 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
     if (hetero::is_auto_weights(cfg.runtime.weights)) {
         // Each rank's SpMMV rate on the same rows: the `auto` weights (GHOST left them as
         // future work, seed 000 §4.1).
-        // The probe is the operator this run builds (--matrix, --precision), on a sample.
-        const global_index sample = std::min<global_index>(model.num_rows(), 65536) / block * block;
+        // The probe is the operator this run builds (--matrix, --precision), on the rows one
+        // rank owns under equal weights: a smaller sample fits a CPU's cache and is launch-bound
+        // on a GPU (64 Ki rows of ti measured 173 Gflop/s for GPU + CPU ranks against 1520
+        // for the GPU alone on an H200, issue 36), so it would hand the CPU most of the rows.
+        const global_index sample = model.num_rows() / size_ / block * block;
         double rate = 0.0;
         agree([&] {  // a probe that fails on one rank (memory) ends every rank with one message
             rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),

@@ -54,6 +54,18 @@ for input in ti_tiny graphene_tiny; do
   done
 done
 
+# --weights auto probes each rank's operator on the rows one rank owns under equal weights
+# (ti 32x32x18: 73 728 rows in x-planes of 2 304; a fixed 65 536-row probe sat in a CPU's cache
+# and was launch-bound on a GPU, handing the CPU rank most rows beside a GPU, issue 36).
+if [ "$np" -ge 2 ]; then
+  share=$(( 73728 / np / 2304 * 2304 ))
+  run_mpi --model ti --lattice 32x32x18 --matrix free --moments 4 --vectors 1 --weights auto \
+    -o "$work/auto.h5" > "$work/log" 2>&1 || { cat "$work/log"; fail "auto weights probe run"; }
+  grep -q "SpMMV rate on the same $share rows" "$work/log" ||
+    { grep weights "$work/log"; fail "--weights auto probe: expected the equal share of $share rows"; }
+  echo "ok: --weights auto probed $share rows per rank"
+fi
+
 # Gershgorin bounds from each rank's own rows (min/max over the ranks) = the serial bounds.
 "$kpm" -c "$src/inputs/test/ti_tiny.ini" --bounds gershgorin -q -o "$work/serial.h5" > /dev/null || fail "serial gershgorin"
 run_mpi -c "$src/inputs/test/ti_tiny.ini" --bounds gershgorin --weights "$weights_uneven" -q -o "$work/mpi.h5" \
