@@ -304,8 +304,8 @@ int run_mpi(const Args& args, const DenseExecution& ex)
         if (info != 0) throw NumericalError(args.op + " (ScaLAPACK) failed, info " + std::to_string(info));
 #endif
     }
-    const BlockCyclicMatrix<Z>& ours = qr_op ? factored->a : m;
 #ifdef TOPOKPM_HAVE_SCALAPACK
+    const BlockCyclicMatrix<Z>& ours = qr_op ? factored->a : m;
     // Same grid, same blocks: compare this rank's entries of both factors (L; or R, whose
     // rows the two trees may scale by different unit phases, so |R| entry by entry).
     double diff = 0, scale = 0;
