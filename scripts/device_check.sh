@@ -232,6 +232,12 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
     step "rate_gpu_cpu_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" $RUN --matrix $m \
       --device cuda --weights auto -o "$OUT/rate_mixed_$m.h5" &&
       record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: 8 cores each), --weights auto"
+    # the same with a communication thread per rank (MPI progress while the local sweep runs)
+    # and without -q: the per-rank lines say which side waits and for what
+    step "rate_gpu_cpu_task_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" ${RUN% -q} \
+      --matrix $m --device cuda --weights auto --comm-mode task -o "$OUT/rate_mixed_task_$m.h5" &&
+      record "rate_gpu_plus_cpu_task_$m" "$(gflops "$OUT/rate_mixed_task_$m.h5")" Gflop/s "as above, --comm-mode task" &&
+      record "rank_lines_task_$m" "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_task_$m.log" | tr '\n' ';')" "" "per sweep"
     [ $DRY = 0 ] && [ -f "$OUT/rate_mixed_$m.h5" ] && [ -f "$OUT/rate_cpu_$m.h5" ] &&
       record "moments_gpu_cpu_ranks_vs_cpu_$m" "$(compare_moments x "$OUT/rate_mixed_$m.h5" "$OUT/rate_cpu_$m.h5" 2>&1)" relative "must be < 1e-12"
     [ $DRY = 0 ] && [ -f "$OUT/rate_mixed_$m.h5" ] && [ -f "$OUT/rate_cpu_$m.h5" ] && [ -f "$OUT/rate_gpu_$m.h5" ] &&
