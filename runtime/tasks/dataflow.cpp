@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <queue>
 
 #include "runtime/base/error.hpp"
@@ -81,7 +82,19 @@ struct DataflowRuntime::Device {
     };
     std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, Later> ready;
     std::condition_variable wake;
-    double backlog = 0.0;  ///< the model's seconds of the tasks placed here and not finished
+    // The cost model's view of the work placed here and not finished (seconds): queued tasks
+    // per priority (with their count, so an emptied level is erased exactly) and running ones.
+    std::map<double, std::pair<double, long>> queued;
+    double running = 0.0;
+    /// Seconds before a task of `priority` placed now would start on one of `workers`
+    /// workers: everything running and everything queued at its priority or higher (the
+    /// ready queue lets those go first; lower ones wait behind it).
+    double ahead(double priority) const
+    {
+        double seconds = running;
+        for (auto it = queued.lower_bound(priority); it != queued.end(); ++it) seconds += it->second.first;
+        return std::max(0.0, seconds) / config.workers;
+    }
 };
 
 DataflowRuntime::DataflowRuntime(Options options) : window_(options.window), topology_(options.topology)
@@ -194,7 +207,7 @@ void DataflowRuntime::push_ready(const std::shared_ptr<Node>& node)
         for (int d = 0; d < num_devices(); ++d) {
             const Device& candidate = *devices_[static_cast<std::size_t>(d)];
             const double seconds = estimate(*node, d);
-            const double finish = candidate.backlog / candidate.config.workers + seconds;
+            const double finish = candidate.ahead(node->spec.priority) + seconds;
             if (d == 0 || finish < best) {
                 best = finish;
                 node->device = d;
@@ -205,7 +218,11 @@ void DataflowRuntime::push_ready(const std::shared_ptr<Node>& node)
         node->seconds = estimate(*node, node->device);
     }
     Device& device = *devices_[static_cast<std::size_t>(node->device)];
-    device.backlog += node->seconds;
+    if (rated_) {
+        auto& level = device.queued[node->spec.priority];
+        level.first += node->seconds;
+        ++level.second;
+    }
     device.ready.push(node);
     device.wake.notify_one();
 }
@@ -324,8 +341,7 @@ void DataflowRuntime::finish(const std::shared_ptr<Node>& node)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     node->finished = true;
-    Device& device = *devices_[static_cast<std::size_t>(node->device)];
-    device.backlog = std::max(0.0, device.backlog - node->seconds);
+    if (rated_) devices_[static_cast<std::size_t>(node->device)]->running -= node->seconds;
     for (const auto& child : node->children)
         if (--child->unmet == 0) push_ready(child);
     node->children.clear();
@@ -366,6 +382,12 @@ void DataflowRuntime::worker_loop(int device_index, int worker)
             if (device.ready.empty()) break;
             node = device.ready.top();
             device.ready.pop();
+            if (rated_) {  // the model's queued -> running
+                auto level = device.queued.find(node->spec.priority);
+                if (--level->second.second == 0) device.queued.erase(level);
+                else level->second.first -= node->seconds;
+                device.running += node->seconds;
+            }
         }
         bool skip;
         {

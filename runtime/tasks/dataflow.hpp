@@ -18,8 +18,9 @@
 ///   it is movable (TaskSpec::device == -1 and TaskSpec::flops > 0) and every device is
 ///   rated (DeviceConfig::flops_per_second > 0): then it goes, when it becomes ready, to
 ///   the device with the earliest estimated finish (the cost model):
-///       backlog / workers + copies + flops / flops_per_second,
-///   backlog = the estimated seconds of the tasks placed on the device and not finished,
+///       ahead / workers + copies + flops / flops_per_second,
+///   ahead = the estimated seconds of the device's running tasks and of its queued tasks
+///   of the same or a higher priority (the ready queue runs those first),
 ///   copies = the bytes of its items (read or read_write) not valid in that device's
 ///   space, over the link rate of each space they cross (DeviceConfig::link_bytes_per_second);
 ///   ties go to the lower device index. The estimates use the given rates, never measured

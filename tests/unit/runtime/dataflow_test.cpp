@@ -309,6 +309,37 @@ TEST(DataflowPlacement, MovableTasksGoToTheEarliestEstimatedFinishIncludingCopie
     }
 }
 
+// The device's ready queue runs higher priorities first, so the model counts ahead of a
+// task only the running tasks and the queued ones of its priority or higher: behind 100
+// queued priority-0 tasks fixed on a fast device (5 ms of estimated work), a movable
+// priority-1 task still goes to the device (0.05 ms), a movable priority-0 one to the idle
+// host (1 ms < 5 ms). A model that ignored priorities would send both to the host.
+TEST(DataflowPlacement, HigherPriorityTasksSeeOnlyTheWorkAheadOfThem)
+{
+    DataflowRuntime::Options o = options(2, 1, 200);
+    o.devices[0].flops_per_second = 1e9;
+    o.devices[1].flops_per_second = 2e10;
+    std::vector<int> v(102, -1);
+    std::promise<void> gate;
+    std::shared_future<void> open = gate.get_future().share();
+    DataflowRuntime rt(o);
+    for (int i = 0; i < 102; ++i) rt.register_data(static_cast<DataId>(i), &v[static_cast<std::size_t>(i)], sizeof(int), 0);
+    auto task = [&](int i, double priority, int device) {
+        rt.submit({[open, i](const TaskContext& c) {
+                       open.wait();
+                       *c.as<int>(static_cast<DataId>(i)) = c.device;
+                   },
+                   {{static_cast<DataId>(i), Access::read_write}}, priority, device, 1e6});
+    };
+    for (int i = 0; i < 100; ++i) task(i, 0.0, 1);
+    task(100, 1.0, -1);
+    task(101, 0.0, -1);
+    gate.set_value();
+    rt.wait_all();
+    EXPECT_EQ(v[100], 1);
+    EXPECT_EQ(v[101], 0);
+}
+
 // Without rates on every device (or with flops 0, or a fixed device) a task stays with the
 // owner of what it writes, as before the cost model.
 TEST(DataflowPlacement, UnratedOrFixedTasksStayWithTheirOwner)
