@@ -832,6 +832,8 @@ std::vector<DenseExecution> hybrid_schedules(int slices)
     two_devices_workers.device_workers = 2;
     two_devices_workers.slices = slices;
     out.push_back(two_devices_workers);
+    two_devices_workers.rates = {2e9, 2e10, 1e9};  // the cost model over 2 device workers
+    out.push_back(two_devices_workers);
     return out;
 }
 
