@@ -4,7 +4,8 @@
 # device's share of the update flops; owner is the column owner map; anything else is
 # refused with exit 2 naming the option. The owner map's share is known exactly; the
 # model's depends on the rates measured in the run (under load the host may take all).
-# The factor's backward error stays within the Cholesky bound: ||A - L L^H||_F <= 4 gamma_{n+1} trace(A) <= 4 (n+1) u sqrt(n) ||A||_F
+# The factor's backward error stays within the Cholesky bound:
+#   ||A - L L^H||_F <= 4 gamma_{n+1} trace(A) <= 4 (n+1) u sqrt(n) ||A||_F
 # (HPD: trace <= sqrt(n) ||A||_F), i.e. the bench's residual / (n u ||A||_F) <= 4 (n+1) sqrt(n) / n.
 set -u
 BENCH=$1
