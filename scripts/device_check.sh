@@ -16,7 +16,8 @@
 #        gives each rank half of the cores);
 #      - GPU single vs double precision at R = 32 (recorded "not available" while the CUDA
 #        operators are double only);
-#      - dense-bench --device cuda potrf (seed 001's metric line) and sparse-lu-bench --halo
+#      - dense-bench --device cuda potrf (seed 001's metric line and the GPU's share of the
+#        update flops under the cost-model placement) and sparse-lu-bench --halo
 #        model --device cuda (its speed-up line) when the benches build (optional step).
 #
 #   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ]
@@ -258,7 +259,8 @@ fi
 if [ $DRY = 1 ] || [ -x "$DENSE" ]; then
   step dense_potrf_cuda "$DENSE" --op potrf --n 8192 --tile 512 --threads 15 --device-workers 1 --device cuda \
     --json "$OUT/dense_potrf_cuda.json" && [ $DRY = 0 ] &&
-    record dense_potrf_cuda_fraction_of_bound "$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['fraction_of_bound'])" "$OUT/dense_potrf_cuda.json")" "" "seed 001 metric: ours / (host + device kernel rates), n 8192"
+    record dense_potrf_cuda_fraction_of_bound "$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['fraction_of_bound'])" "$OUT/dense_potrf_cuda.json")" "" "seed 001 metric: ours / (host + device kernel rates), n 8192" &&
+    record dense_potrf_cuda_gpu_update_share "$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['device_update_flop_share'])" "$OUT/dense_potrf_cuda.json")" "" "share of the update flops (TRSM/HERK/GEMM) the GPU ran, --placement model (the default)"
 fi
 
 if [ $DRY = 1 ] || [ -x "$SPARSE" ]; then
