@@ -355,7 +355,7 @@ po::options_description make_options(Program program)
         ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking) at R = 1; -1 = blocks of about 64 KiB of one vector, 0 = one step per pass at every width (also off: the strip form at R = 2, 4, 8, 16, 32; for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
-        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank");
+        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu or cuda, one rank");
 
     po::options_description output("Output");
     output.add_options()
@@ -625,9 +625,8 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
         cfg.storage.matrix = c.kind;
         cfg.storage.matrix_auto = c.why;
     }
-    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double ||
-                             (cfg.storage.matrix != MatrixKind::Naive && cfg.storage.device == DeviceKind::Cpu),
-                         "--precision single: implemented for --matrix sell, crs or free on --device cpu (got --matrix ",
+    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double || cfg.storage.matrix != MatrixKind::Naive,
+                         "--precision single: implemented for --matrix sell, crs or free on --device cpu or cuda (got --matrix ",
                          to_string(cfg.storage.matrix), ", --device ", to_string(cfg.storage.device), "); use --precision double");
 }
 
