@@ -13,6 +13,8 @@
 // and written); flops 8 per entry and column + 34 per row and column. In single precision
 // (V2 = float2, augmented_common.cuh) 12 bytes per stored entry and 24 per row and column.
 
+#include <type_traits>
+
 #include "numerics/cuda/augmented_common.cuh"
 #include "numerics/cuda/sweep_driver.cuh"
 #include "numerics/spmmv/sell_kernels.hpp"
@@ -111,8 +113,12 @@ SweepInfo sweep(const BasicSellView<T>& host_view, const T* x, T* y, int num_col
     const V2* xd = reinterpret_cast<const V2*>(x);
     V2* yd = reinterpret_cast<V2*>(y);
     return detail::run_strips(num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, bool want_dots) {
-        return want_dots ? launch_width<true>(w, a, xd, yd, s, workspace)
-                         : launch_width<false>(w, a, xd, yd, s, workspace);
+        // Single precision instantiates the dots kernels only (every sweep of KPM, Lanczos and
+        // the rate probe wants dots): a sweep without them runs those and drops the partials.
+        if constexpr (std::is_same_v<T, complex_single>) return (void)want_dots, launch_width<true>(w, a, xd, yd, s, workspace);
+        else
+            return want_dots ? launch_width<true>(w, a, xd, yd, s, workspace)
+                             : launch_width<false>(w, a, xd, yd, s, workspace);
     });
 }
 

@@ -104,7 +104,9 @@ SweepInfo sell_spmmv(const SellView& a, const complex_double* x, complex_double*
 /// kernel's order); the epilogue y = scale (sum - shift x) + beta y is double (scale, shift,
 /// beta not rounded) and rounded once to float; the dots are summed in double from the
 /// stored float x and y, as in double (per thread, warp shuffles, the fixed-order reduction:
-/// bitwise reproducible). Minimum traffic 12 bytes per stored entry + 24 per row and column.
+/// bitwise reproducible). Only the kernels with dots are compiled in single (every caller
+/// wants them): without dots the same kernel runs and its sums are dropped (y is the same).
+/// Minimum traffic 12 bytes per stored entry + 24 per row and column.
 SweepInfo sell_spmmv(const BasicSellView<complex_single>& a, const complex_single* x, complex_single* y,
                      int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
 }  // namespace cuda

@@ -400,7 +400,8 @@ TEST(CudaSpmmv, SingleSellAndStencilEqualTheHostFloatReference)
 
 // Names, the cost model's bytes (12 per stored entry + the row permutation; the stencil's
 // double potential), and the double interface (Lanczos): the single sweep on the rounded
-// blocks, widened exactly, with the same dots; the same bits on every repetition.
+// blocks, widened exactly, with the same dots; the same bits on every repetition and
+// without dots.
 TEST(CudaSpmmv, SingleNamesCostsDoubleInterfaceAndReproducibility)
 {
     TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
@@ -439,5 +440,10 @@ TEST(CudaSpmmv, SingleNamesCostsDoubleInterfaceAndReproducibility)
             for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.data()[i], b.data()[i]) << op->name() << " R=" << r;
             EXPECT_EQ(da.xx, ds.xx) << op->name();
             EXPECT_EQ(da.yx, ds.yx) << op->name();
+            // Without dots (the same kernel, its sums dropped): the same y.
+            SingleBlock plain = ys0;
+            op->apply(xs, plain, AugmentedOps{0.5, 0.25, -1.0, false}, nullptr);
+            const SingleBlock& p = plain;
+            for (std::size_t i = 0; i < p.size(); ++i) ASSERT_EQ(p.data()[i], b.data()[i]) << op->name() << " no dots R=" << r;
         }
 }
