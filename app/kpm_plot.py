@@ -11,7 +11,8 @@
             (kpm-dos --green ETA) the exact -Im G_jj/pi dashed over the KPM LDOS recomputed
             from /ldos/moments with the Lorentz kernel of the same broadening,
             lambda = ETA M / a (models.md §7), and below them their absolute difference
-  map       the real-space LDOS map of a surface layer at one energy (/ldos_map)
+  map       the real-space LDOS map of a surface layer at one energy (/ldos_map), the quantum
+            dots of /model outlined
   spectral  A(k, E) as a heat map along the momentum path (k in 1/a, the path's
             high-symmetry points named), with the bands when known
   eigs      every eigenvalue (kpm-eigs) against its weight on the top (z = 0) and the bottom
@@ -49,6 +50,7 @@ try:
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.patches
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
     from matplotlib.ticker import FixedLocator
@@ -471,6 +473,10 @@ def plot_map(r, fig, args):
         ax_map.set_xlabel("x (lattice constants)")
         ax_map.set_ylabel("y (lattice constants)")
         xs, ys = (-0.5, rho.shape[0] - 0.5), (-0.5, rho.shape[1] - 0.5)
+    dots = dot_outlines(r, ax_map, rho.shape, graphene=r.text("/ldos_map", "model", "ti") == "graphene")
+    if dots:
+        ax_map.plot([], [], color="C3", lw=0.9, ls="--", label=f"dots, r = {dots[0][2]:g}")
+        ax_map.legend(loc="upper left", fontsize=7, framealpha=0.7)
     ax_map.set_aspect("equal")
     ax_map.set_title(f"layer z = {layer}, E = {energy:g} t")
     fig.colorbar(im, ax=ax_map, label=f"LDOS summed over {orbitals} orbitals (1/t)" + (", log scale" if args.log else ""))
@@ -478,8 +484,10 @@ def plot_map(r, fig, args):
     ax_curve.plot(e, per_site.mean(axis=0), color="k", lw=1.4, label="layer mean")
     hi = np.unravel_index(np.argmax(rho), rho.shape)
     lo = np.unravel_index(np.argmin(rho), rho.shape)
-    ax_curve.plot(e, per_site[hi[0] * rho.shape[1] + hi[1]], lw=1.0, label=f"site {tuple(int(v) for v in hi)} (max)")
-    ax_curve.plot(e, per_site[lo[0] * rho.shape[1] + lo[1]], lw=1.0, label=f"site {tuple(int(v) for v in lo)} (min)")
+    graphene = r.text("/ldos_map", "model", "ti") == "graphene"
+    for at, what in ((hi, "max"), (lo, "min")):
+        where = f"cell ({int(at[0])}, {int(at[1])})" if graphene else f"site ({int(at[0])}, {int(at[1])}, {layer})"
+        ax_curve.plot(e, per_site[at[0] * rho.shape[1] + at[1]], lw=1.0, label=f"{where}, {what} of the map")
     ax_curve.axvline(energy, color="C3", ls="--", lw=1.0, label="map energy")
     ax_curve.set_xlabel("energy E (units of t)")
     ax_curve.set_ylabel("site LDOS (1/t)")
@@ -487,7 +495,31 @@ def plot_map(r, fig, args):
     curve_scale(ax_curve, args, per_site, "'/ldos/rho'")
     ax_curve.legend(loc="upper right", fontsize=8)
     return {"ax": ax_map, "x": extent(*xs, "map's x", ""), "y": extent(*ys, "map's y", ""),
-            "facts": {"map_shape": list(rho.shape), "layer": layer, "energy": energy}}
+            "facts": {"map_shape": list(rho.shape), "layer": layer, "energy": energy, "dots": dots}}
+
+
+def dot_outlines(r, ax, shape, graphene):
+    """Dashed circles where the quantum dots of /model sit (models.md §2: centred on each P x P
+    superlattice cell, at ((x mod P), (y mod P)) = ((P-1)/2, (P-1)/2); §3: graphene's at
+    (iP + floor(P/2)) a1 + (jP + floor(P/2)) a2 + (a1 + a2)/3), radius dot_radius, in the map's
+    coordinates; none without dots. Returns [[x, y, r], ...]."""
+    period = r.number("/model", "dot_period", 0, integer=True)
+    radius = r.number("/model", "dot_radius", 0)
+    if period <= 0 or radius <= 0 or not r.number("/model", "dot_potential", 0):
+        return []
+    if shape[0] % period or shape[1] % period:
+        raise r.bad(f"attribute 'dot_period' of '/model' ({period}) does not divide the map's {shape[0]}x{shape[1]} sites")
+    dots = []
+    for i in range(shape[0] // period):
+        for j in range(shape[1] // period):
+            if graphene:  # a1 = (sqrt3, 0), a2 = (sqrt3/2, 3/2); (a1 + a2)/3 = (sqrt3/2, 1/2)
+                m, n = i * period + period // 2, j * period + period // 2
+                x, y = math.sqrt(3) * m + math.sqrt(3) / 2 * n + math.sqrt(3) / 2, 1.5 * n + 0.5
+            else:
+                x, y = i * period + (period - 1) / 2, j * period + (period - 1) / 2
+            ax.add_patch(matplotlib.patches.Circle((x, y), radius, fill=False, ec="C3", lw=0.9, ls="--"))
+            dots.append([x, y, radius])
+    return dots
 
 
 def plot_spectral(r, fig, args):
@@ -669,7 +701,8 @@ def describe(fig, kind, output, fmt, dpi, facts):
                      "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
                      "xticklabels": [t.get_text() for t in ax.get_xticklabels()]
                      if isinstance(ax.xaxis.get_major_locator(), FixedLocator) else [],
-                     "texts": [t.get_text() for t in ax.texts], "collections": collections, "colour_scales": colours})
+                     "texts": [t.get_text() for t in ax.texts], "patches": len(ax.patches), "collections": collections,
+                     "colour_scales": colours})
     suptitle = fig._suptitle.get_text() if fig._suptitle is not None else ""
     return {"output": output, "format": fmt, "kind": kind, "size_inches": list(fig.get_size_inches()), "dpi": dpi,
             "title": suptitle, "axes": axes, "facts": facts}

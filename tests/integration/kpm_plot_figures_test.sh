@@ -64,6 +64,8 @@ ti=(--model ti --moments 64 --quiet)
   --ldos 41,71 --output "$work/hr.h5" > /dev/null
 "$dos" "${ti[@]}" --lattice 4x4x2 --ldos layer:0 --ldos-map-energy 0.2 --dot-period 4 --dot-radius 1.5 \
   --dot-potential 0.5 --dot-depth 1 --output "$work/map.h5" > /dev/null
+"$dos" --model graphene --lattice 6x6 --moments 64 --quiet --ldos layer:0 --ldos-map-energy 0.3 --dot-period 6 \
+  --dot-radius 2.5 --dot-potential 0.5 --output "$work/gmap.h5" > /dev/null
 "$dos" "${ti[@]}" --lattice 4x4x2 --k-path M-G-X --output "$work/spectral.h5" > /dev/null
 "$dos" "${ti[@]}" --lattice 3x3x2 --ldos 0,5,17 --green 0.1 --kernel lorentz --energy-grid -3:3:31 \
   --output "$work/green.h5" > /dev/null
@@ -71,7 +73,7 @@ ti=(--model ti --moments 64 --quiet)
 "$eigs" --model ti --lattice 4x4x4 --dot-period 2 --dot-radius 0.8 --dot-potential 0.3 --dot-depth 1 \
   --window -1.2:1.2 --method dense --threads 1 --quiet --output "$work/eigs.h5" > /dev/null
 "$eigs" --model graphene --lattice 4x4 --window -1:1 --method dense --threads 1 --quiet --output "$work/geigs.h5" > /dev/null
-for f in dos ldos site gsite hr map spectral green eigs geigs; do
+for f in dos ldos site gsite hr map gmap spectral green eigs geigs; do
   [ -s "$work/$f.h5" ] || { echo "FAIL: making $f.h5"; fail=1; }
 done
 
@@ -167,6 +169,13 @@ fact "map: linear colour scale, the map's x and y in lattice constants" map \
 draw map_log map.h5 --kind map --log --xlim 0:2 --ylim 0:2
 fact "map --log --xlim 0:2 --ylim 0:2: log colour scale up to the map's largest value, that window" map_log \
   "a['main']['colour_scales'][0]['norm'] == 'log' and a['main']['colour_scales'][0]['vmax'] == float(h5('map.h5')['/ldos_map/rho'][...].max()) and a['main']['xlim'] == [0, 2] and a['main']['ylim'] == [0, 2] and a['<colorbar>']['yscale'] == 'log'"
+fact "map: the dot of the 4x4 superlattice cell outlined at ((P-1)/2, (P-1)/2) = (1.5, 1.5), r = 1.5 (models.md §2)" map \
+  "d['facts']['dots'] == [[1.5, 1.5, 1.5]] and a['main']['patches'] == 1 and a['main']['legend'] == ['dots, r = 1.5']"
+fact "map: the site curves name their site (x, y, z)" map \
+  "a['site curves']['legend'][1].startswith('site (') and a['site curves']['legend'][1].endswith(', 0), max of the map')"
+draw gmap gmap.h5
+fact "graphene map: the dot at (3 a1 + 3 a2) + (a1 + a2)/3 = (5 sqrt3, 5), r = 2.5 (models.md §3)" gmap \
+  "len(d['facts']['dots']) == 1 and np.allclose(d['facts']['dots'][0], [5 * 3 ** 0.5, 5.0, 2.5], rtol=0, atol=1e-12) and a['main']['xlabel'] == 'x (C-C distances)'"
 refused map_outside "--xlim 10:12 shows none of the drawn map's x" map.h5 --kind map --xlim 10:12
 draw spectral spectral.h5
 fact "spectral: k in 1/a along the named path M-Γ-X, energy on y" spectral \
