@@ -703,7 +703,8 @@ def describe(fig, kind, output, fmt, dpi, facts):
                      if isinstance(ax.xaxis.get_major_locator(), FixedLocator) else [],
                      "texts": [t.get_text() for t in ax.texts], "patches": len(ax.patches), "collections": collections,
                      "colour_scales": colours})
-    suptitle = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    suptitle = getattr(fig, "_suptitle", None)  # Figure.get_suptitle() is matplotlib >= 3.8
+    suptitle = suptitle.get_text() if suptitle is not None else ""
     return {"output": output, "format": fmt, "kind": kind, "size_inches": list(fig.get_size_inches()), "dpi": dpi,
             "title": suptitle, "axes": axes, "facts": facts}
 

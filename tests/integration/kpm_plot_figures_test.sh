@@ -159,8 +159,9 @@ fact "green: KPM and exact for 3 rows plus the means (8 lines), 3 + 1 difference
   "a['main']['lines'] == 8 and a['difference']['lines'] == 4 and a['main']['legend'][0] == 'site (0, 0, 0) orbital 0 (top)'"
 fact "green: the largest difference is that of the stored data (KPM Lorentz vs exact), finite and > 0" green \
   "0 < d['facts']['max_abs_difference'] < float(h5('green.h5')['/green/rho'][...].max())"
-draw green_log green.h5 --log
-fact "green --log: both panels on log axes" green_log "a['main']['yscale'] == a['difference']['yscale'] == 'log'"
+draw green_log green.h5 --log --xlim -1:1
+fact "green --log --xlim -1:1: both panels on log axes, both over -1..1" green_log \
+  "a['main']['yscale'] == a['difference']['yscale'] == 'log' and a['main']['xlim'] == a['difference']['xlim'] == [-1, 1]"
 
 # ---- map and A(k, E): colour scales, k axis ----
 draw map map.h5 --kind map
