@@ -51,6 +51,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.patches
+    import matplotlib.patheffects
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
     from matplotlib.ticker import FixedLocator
@@ -65,6 +66,7 @@ except KeyboardInterrupt:  # the imports take a moment
 SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "green": (8.0, 6.5), "map": (10.0, 4.5), "spectral": (8.0, 6.0),
          "eigs": (8.0, 5.0)}
 GREEK = {"G": "Γ"}
+OUTLINED = [matplotlib.patheffects.withStroke(linewidth=2.2, foreground="k")]  # white lines seen on any colour
 FORMATS = ("png", "pdf", "svg")
 DPI_RANGE = (10, 1000)
 LOG_DEPTH_CURVES = 1e-6  # --log: a curve's axis reaches down to this fraction of its largest value
@@ -475,7 +477,7 @@ def plot_map(r, fig, args):
         xs, ys = (-0.5, rho.shape[0] - 0.5), (-0.5, rho.shape[1] - 0.5)
     dots = dot_outlines(r, ax_map, rho.shape, graphene=r.text("/ldos_map", "model", "ti") == "graphene")
     if dots:
-        ax_map.plot([], [], color="C3", lw=0.9, ls="--", label=f"dots, r = {dots[0][2]:g}")
+        ax_map.plot([], [], color="w", lw=0.9, ls="--", path_effects=OUTLINED, label=f"dots, r = {dots[0][2]:g}")
         ax_map.legend(loc="upper left", fontsize=7, framealpha=0.7)
     ax_map.set_aspect("equal")
     ax_map.set_title(f"layer z = {layer}, E = {energy:g} t")
@@ -517,7 +519,7 @@ def dot_outlines(r, ax, shape, graphene):
                 x, y = math.sqrt(3) * m + math.sqrt(3) / 2 * n + math.sqrt(3) / 2, 1.5 * n + 0.5
             else:
                 x, y = i * period + (period - 1) / 2, j * period + (period - 1) / 2
-            ax.add_patch(matplotlib.patches.Circle((x, y), radius, fill=False, ec="C3", lw=0.9, ls="--"))
+            ax.add_patch(matplotlib.patches.Circle((x, y), radius, fill=False, ec="w", lw=0.9, ls="--", path_effects=OUTLINED))
             dots.append([x, y, radius])
     return dots
 
