@@ -96,6 +96,11 @@ fact "--title '' draws no title" dos_notitle "d['title'] == ''"
 "$plot" "$work/dos.h5" -o "$work/vec" --format pdf --describe > "$work/pdf.json" 2>&1
 fact "--format pdf adds .pdf to a bare -o and writes a PDF" pdf \
   "d['format'] == 'pdf' and d['output'] == w + '/vec.pdf' and open(w + '/vec.pdf', 'rb').read(5) == b'%PDF-'"
+fact "PDF text in embedded TrueType (editable, what journals ask), no Type 3 fonts" pdf \
+  "(lambda b: b'/Type3' not in b and (b'/CIDFontType2' in b or b'/TrueType' in b))(open(w + '/vec.pdf', 'rb').read())"
+"$plot" "$work/spectral.h5" -o "$work/ak.pdf" > /dev/null 2>&1
+fact "A(k, E) in a PDF: the cells one embedded image (rasterized), not nk x K vector patches" pdf \
+  "open(w + '/ak.pdf', 'rb').read().count(b'/Subtype /Image') >= 1"
 "$plot" "$work/dos.h5" -o "$work/vec.svg" --describe > "$work/svg.json" 2>&1
 fact "the suffix .svg picks SVG, its text kept as text" svg \
   "d['format'] == 'svg' and b'<svg' in open(w + '/vec.svg', 'rb').read(400) and b'energy E' in open(w + '/vec.svg', 'rb').read()"
