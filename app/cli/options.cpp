@@ -627,6 +627,8 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
         cfg.storage.matrix = c.kind;
         cfg.storage.matrix_auto = c.why;
     }
+    // The stencils' own refusal, asked before any rank builds (one message, not one per rank).
+    if (cfg.storage.matrix == MatrixKind::Free) hamiltonians::require_no_field_in_stencil(cfg.model.flux);
     TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double ||
                              (cfg.storage.matrix != MatrixKind::Naive && cfg.storage.device == DeviceKind::Cpu),
                          "--precision single: implemented for --matrix sell, crs or free on --device cpu (got --matrix ",

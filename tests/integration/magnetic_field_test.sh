@@ -105,6 +105,8 @@ import h5py, numpy as np
 a = h5py.File('$work/serial.h5')['/kpm/moments'][()]; b = h5py.File('$work/mpi-$dec.h5')['/kpm/moments'][()]
 assert np.abs(a - b).max() < 1e-12, np.abs(a - b).max()\""
   done
+  timeout 120 "$mpiexec" -np 2 --bind-to none "$dos" "${run[@]/sell/free}" --output "$work/free.h5" > "$work/free.txt" 2>&1; rc=$?
+  check "mpirun --matrix free: refused once, before the ranks build" "[ $rc -eq 2 ] && [ \$(grep -c 'matrix free with --magnetic-flux 1/16' '$work/free.txt') -eq 1 ] || { echo rc=$rc; cat '$work/free.txt'; false; }"
 else
   echo "SKIPPED: mpirun checks (no MPI launcher configured)"
 fi
