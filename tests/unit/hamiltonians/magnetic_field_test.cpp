@@ -173,7 +173,11 @@ std::vector<ModelParams> field_cases()
             graphene(2, 2, "pp", {1, 4}),  graphene(4, 6, "pp", {7, 3}),  graphene(4, 6, "po", {1, 7}),
             graphene(4, 5, "op", {2, 7}),  graphene(3, 3, "oo", {1, 5}),  dirty(graphene(4, 6, "pp", {1, 6})),
             ti(4, 5, 3, "ppp", {3, 10}),   ti(3, 3, 2, "ppo", {1, 9}),    ti(4, 6, 3, "ppo", {-5, 12}),
-            ti(3, 4, 2, "opo", {1, 7}),    ti(5, 3, 2, "poo", {2, 7}),    dirty(ti(4, 4, 2, "ppo", {1, 16}))};
+            ti(3, 4, 2, "opo", {1, 7}),    ti(5, 3, 2, "poo", {2, 7}),    dirty(ti(4, 4, 2, "ppo", {1, 16})),
+            // The largest terms (an open direction admits any q): the integer reduction of the
+            // phase near its 2^37 bound.
+            graphene(4, 5, "po", {999999937, 1000000000}), graphene(5, 4, "op", {-999999937, 999999999}),
+            ti(3, 4, 2, "opo", {-999999937, 999999999})};
 }
 
 std::string label(const ModelParams& p)
