@@ -17,6 +17,13 @@ usage: check_field.py RESULT.h5 PHI [--matrix M.mtx] [--landau]
     E_n^cont = (3t/2) sqrt(2 n 2 pi PHI / A_cell) with the lattice's second-order Onsager
     correction (docs/physics.md, "Magnetic field"), and within 3 % of E_n^cont itself. The
     resolution of the Jackson kernel: pi a / M (a the scale), plus the next order E^5 / 10.
+  - --surface-landau (clean ti slab, m = 2, run with --ldos site:X,Y,0): the LDOS of a top-surface
+    site, summed over its 4 orbitals, shows the surface Dirac cone's Landau levels. At m = 2 the
+    surface band is E = +-t sqrt(sin^2 kx + sin^2 ky) (a 12-layer slab's equals it to 1e-15 for
+    |k| <= 0.3), whose contour encloses S(E) = pi (E/t)^2 [1 + (E/t)^2 / 4 + O(E^4)], so the Onsager
+    rule puts the levels at E_n = E_n^cont (1 - (E_n^cont/t)^2 / 8), E_n^cont = t sqrt(2 n 2 pi PHI)
+    (A_cell = 1, velocity t). The maxima near 0 and +-E_1 .. +-E_3 lie within the resolution
+    pi a / M (plus E^5 / 10) of those.
 Prints 'ok' or the failures and exits 1.
 """
 import sys
@@ -44,9 +51,10 @@ with h5py.File(path, "r") as f:
         bad.append(f"/model gauge {m.get('gauge')!r} does not name the Landau gauge")
     k = f["/kpm"].attrs
     a, b = float(k["scale_a"]), float(k["scale_b"])
-    mu = f["/kpm/moments"][()]
-    energy = f["/dos/energy"][()]
-    rho = f["/dos/rho"][()]
+    surface = "--surface-landau" in args
+    mu = f["/ldos/moments"][0] if surface else f["/kpm/moments"][()]
+    energy = f["/ldos/energy" if surface else "/dos/energy"][()]
+    rho = f["/ldos/rho"][()].sum(axis=0) if surface else f["/dos/rho"][()]
     nx, ny = int(m["Nx"]), int(m["Ny"])
 
 if matrix:
@@ -96,6 +104,24 @@ if "--landau" in args:
                 print(f"level {sign * n}: peak {sign * peak:.5f} t, continuum {sign * c:.5f} t "
                       f"({100 * (peak / c - 1):+.2f} %), second-order {sign * corrected:.5f} t")
     print(f"level 0: peak {e0:.2g} t, weight {weight:.5f} (PHI = {float(phi):.5f}); resolution {resolution:.4f} t")
+
+if "--surface-landau" in args:
+    resolution = np.pi * a / len(mu)
+    cont = lambda n: np.sqrt(2 * n * 2 * np.pi * float(phi))
+    mid = lambda n: (cont(n) + cont(n + 1)) / 2
+    for n in (0, 1, 2, 3):
+        c = cont(n)
+        corrected = c * (1 - c * c / 8)
+        for sign in (1, -1) if n else (1,):
+            lo = -mid(0) if n == 0 else mid(n - 1)
+            window = (sign * energy > lo) & (sign * energy < mid(n))
+            peak = sign * energy[window][np.argmax(rho[window])]
+            if abs(peak - corrected) > resolution + c**5 / 10:
+                bad.append(f"surface level {sign * n}: peak at {sign * peak:.5g}, not within "
+                           f"{resolution + c**5 / 10:.3g} of {sign * corrected:.5g}")
+            else:
+                print(f"surface level {sign * n}: peak {sign * peak:.5f} t, continuum {sign * c:.5f} t, "
+                      f"second-order {sign * corrected:.5f} t (resolution {resolution:.4f} t)")
 
 if bad:
     print("\n".join(bad))

@@ -7,7 +7,8 @@
 #  - sell and crs, ti and graphene, with dots and disorder: the exported matrix is Hermitian and
 #    complex, and the exact-trace moments equal those of numpy's eigenvalues of it;
 #  - kpm-eigs and --green take the phases (check_eigs.py / check_green.py against the export);
-#  - clean graphene's Landau levels in the KPM DOS (check_field.py --landau);
+#  - clean graphene's Landau levels in the KPM DOS (check_field.py --landau), and those of the ti
+#    slab's surface Dirac cone in a surface site's LDOS (--surface-landau);
 #  - a checkpoint records PHI: a restart with another flux is refused;
 #  - mpirun, 1-D and 2-D: the moments equal the serial run's.
 set -u
@@ -77,6 +78,11 @@ check "--green: the export's eigen-decomposition" "$py '$here/check_green.py' '$
 "$dos" --model graphene --lattice 60x60 --magnetic-flux 1/90 --moments 1024 --vectors 16 --output "$work/ll.h5" --quiet > "$work/ll.txt" 2>&1
 check "Landau levels: exit 0" "[ $? -eq 0 ] || { cat '$work/ll.txt'; false; }"
 check "Landau levels: at 0 and +-E_1, +-E_2" "$py '$here/check_field.py' '$work/ll.h5' 1/90 --landau"
+
+# ---- the ti slab's surface Dirac cone: Landau levels in a top-surface site's LDOS ----
+"$dos" --model ti --lattice 40x40x4 --magnetic-flux 1/100 --ldos site:20,20,0 --moments 1024 --output "$work/tll.h5" --quiet > "$work/tll.txt" 2>&1
+check "ti surface Landau levels: exit 0" "[ $? -eq 0 ] || { cat '$work/tll.txt'; false; }"
+check "ti surface Landau levels: at 0, +-E_1 .. +-E_3" "$py '$here/check_field.py' '$work/tll.h5' 1/100 --surface-landau"
 
 # ---- a checkpoint belongs to its flux: a restart with another PHI (or none) is refused ----
 ck=(--model graphene --lattice 48x48 --moments 20000 --vectors 4 --energy-range -3.5:3.5 --checkpoint "$work/ck.h5")
