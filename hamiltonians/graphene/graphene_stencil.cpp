@@ -65,7 +65,8 @@ int GrapheneStencil::row_entries(global_index row, double potential, global_inde
             const complex_type phase =
                 gauge_.hop(6 * std::int64_t(n) + 1 + 4 * s, 6 * d[0] + 4 * s - 2, 6 * d[1] + 4 - 8 * s,
                            6 * std::int64_t(mm) + 1 - 2 * (1 - s), (n + d[1] - nn) / extent_[1]);
-            vals[len++] = complex_type(hopping_ * phase.real(), hopping_ * phase.imag());
+            // + 0.0: a zero part is +0 whatever the sign of t (as the field-free entries).
+            vals[len++] = complex_type(hopping_ * phase.real() + 0.0, hopping_ * phase.imag() + 0.0);
         } else {
             vals[len++] = complex_type(hopping_, 0.0);
         }
