@@ -21,11 +21,14 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg)
     return spec;
 }
 
-MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
+MatrixChoice fastest_matrix(const hamiltonians::ModelParams& params, int width, Precision precision, DeviceKind device,
                             bool sell_asked)
 {
+    const std::string& model = params.name;
     const std::string at = detail::concat(" this run R = ", width);
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
+    if (!params.flux.zero())
+        return {MatrixKind::Sell, "sell: the rows carry the Peierls phases of --magnetic-flux, the stencils do not;" + at};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
     if (hamiltonians::reads_model_file(model))  // any structure, any num_wann: the stencil kernels were measured on ti, graphene
         return {MatrixKind::Sell, "sell, which takes any matrix from a file;" + at};
@@ -60,6 +63,7 @@ hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model)
     probe.dot_period = 0;
     probe.dot_depth = 1;
     probe.disorder = 0.0;
+    probe.flux = {};  // the phases change no coupling's reach
     const BlockStencil s = hamiltonians::make_model(probe)->block_stencil();
     for (const StencilTerm& t : s.terms) {
         if (t.dx == 0 && t.dy == 0) continue;

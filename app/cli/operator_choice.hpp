@@ -24,7 +24,8 @@ struct MatrixChoice {
 };
 
 /// The fastest operator measured with spmmv-bench (interleaved, same run; docs/performance.md,
-/// "Default operator") for `model` ("ti" or "graphene") at block width `width` >= 1:
+/// "Default operator") for the model `params` at block width `width` >= 1 (in a magnetic
+/// field always sell: the stencils do not carry the Peierls phases):
 ///   cpu, ti:        free (the stencil reads 2 bytes per row of potential instead of 13
 ///                   entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
 ///   cpu, graphene:  free at R = 1 (real couplings: sweeps as fast as sell's, and no matrix
@@ -35,7 +36,7 @@ struct MatrixChoice {
 ///                   stencil at R > 1);
 ///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
-MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
+MatrixChoice fastest_matrix(const hamiltonians::ModelParams& params, int width, Precision precision, DeviceKind device,
                             bool sell_asked);
 
 /// The SELL chunk height C of a run without --sell-C (`auto`), for block width `width` >= 1:
@@ -48,7 +49,7 @@ int default_sell_chunk_height(int width, DeviceKind device);
 /// The halo model of a 2-D decomposition of `model` (runtime/hetero/plan.hpp): its lattice,
 /// x and y boundaries and in-plane couplings (each term of the model's BlockStencil with
 /// dx or dy != 0, with the column orbitals it reaches). The terms come from the stencil of
-/// a 3x3 copy of the model without dots or disorder (they do not depend on the size or
+/// a 3x3 copy of the model without dots, disorder or field (they do not depend on the size or
 /// the potential), so nothing proportional to the lattice is allocated.
 hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model);
 

@@ -310,6 +310,7 @@ po::options_description make_options(Program program)
         ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
+        ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell, so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
 
     po::options_description kpm("KPM");
@@ -441,6 +442,7 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
     m.disorder = parse_real("disorder", vm["disorder"].as<std::string>());
     m.disorder_seed = parse_seed("disorder-seed", vm["disorder-seed"].as<std::string>());
     m.boundary = vm["boundary"].as<std::string>();
+    m.flux = hamiltonians::parse_magnetic_flux(vm["magnetic-flux"].as<std::string>());
 }
 
 /// What the models read from a file (models.md §8) do not offer in this version, refused
@@ -620,11 +622,13 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     cfg.storage.sell_chunk_height = sell_c_given ? int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto")
                                                  : default_sell_chunk_height(width, cfg.storage.device);
     if (matrix == "auto") {
-        const MatrixChoice c = fastest_matrix(cfg.model.name, width, cfg.storage.precision, cfg.storage.device,
+        const MatrixChoice c = fastest_matrix(cfg.model, width, cfg.storage.precision, cfg.storage.device,
                                               sell_c_given || !vm["sell-sigma"].defaulted());
         cfg.storage.matrix = c.kind;
         cfg.storage.matrix_auto = c.why;
     }
+    // The stencils' own refusal, asked before any rank builds (one message, not one per rank).
+    if (cfg.storage.matrix == MatrixKind::Free) hamiltonians::require_no_field_in_stencil(cfg.model.flux);
     TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double || cfg.storage.matrix != MatrixKind::Naive,
                          "--precision single: implemented for --matrix sell, crs or free on --device cpu or cuda (got --matrix ",
                          to_string(cfg.storage.matrix), ", --device ", to_string(cfg.storage.device), "); use --precision double");

@@ -39,6 +39,7 @@ const std::map<std::string, std::string>& flag_table()
     {"ldos", "--ldos"},
     {"lorentz_lambda", "--lorentz-lambda"},
     {"m", "--m"},
+    {"magnetic_flux", "--magnetic-flux"},
     {"matrix", "--matrix"},
     {"memory_limit", "--memory-limit"},
     {"model", "--model"},
