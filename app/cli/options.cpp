@@ -252,7 +252,7 @@ namespace {
 /// (refuse_dos_only_options); its --help lists them. Every other option means the same to both.
 constexpr const char* kDosOnlyOptions[] = {
     "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
-    "realizations",  "ldos",        "ldos-map-energy", "green",      "k-points",         "k-path",
+    "realizations",  "ldos",        "ldos-map-energy", "ldos-method", "probing-distance", "probing-draws", "green",      "k-points",         "k-path",
     "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
     "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
     "plan-gpu-bandwidth"};
@@ -329,7 +329,10 @@ po::options_description make_options(Program program)
     po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
-        ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t)")
+        ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t; inside the spectrum bounds)")
+        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, smaller the larger the distance)")
+        ("probing-distance", po::value<std::string>()->default_value("6"), "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) every row has its own colour and probing is the exact LDOS")
+        ("probing-draws", po::value<std::string>()->default_value("1"), "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / sqrt(draws))")
         ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
@@ -564,6 +567,15 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
         cfg.kpm.ldos_map_energy = parse_energy("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
         TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
     }
+    const std::string method = vm["ldos-method"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(method == "exact" || method == "probing", "--ldos-method '", method, "': expected exact or probing");
+    cfg.kpm.ldos_method = method == "probing" ? LdosMethod::Probing : LdosMethod::Exact;
+    TOPOKPM_USER_REQUIRE(vm["ldos-method"].defaulted() || vm.count("ldos"), "--ldos-method needs --ldos (it says how the LDOS rows are computed)");
+    cfg.kpm.probing_distance = int_option<int>(vm, "probing-distance", 1, 1000, "1 .. 1000");
+    cfg.kpm.probing_draws = int_option<int>(vm, "probing-draws", 1, 1000, "1 .. 1000");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.ldos_method == LdosMethod::Probing ||
+                             (vm["probing-distance"].defaulted() && vm["probing-draws"].defaulted()),
+                         "--probing-distance and --probing-draws apply to --ldos-method probing");
     if (vm.count("green")) {
         const std::string text = vm["green"].as<std::string>();
         const double eta = parse_energy("green", text);
@@ -819,6 +831,8 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
 }
 
 std::string program_name(Program program) { return program == Program::Eigs ? "kpm-eigs" : "kpm-dos"; }
+
+std::string to_string(LdosMethod method) { return method == LdosMethod::Probing ? "probing" : "exact"; }
 
 std::string to_string(EigsMethod method)
 {

@@ -47,6 +47,8 @@ const std::map<std::string, std::string>& flag_table()
     {"moments", "--moments"},
     {"output", "--output"},
     {"precision", "--precision"},
+    {"probing_distance", "--probing-distance"},
+    {"probing_draws", "--probing-draws"},
     {"ranks", "--ranks"},
     {"sell_chunk_height", "--sell-C"},
     {"sell_sigma", "--sell-sigma"},
