@@ -203,9 +203,19 @@ struct DosRun::State {
         selection = resolve_ldos_selection(cfg.kpm.ldos, *model);
         num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
         if (cfg.kpm.ldos_method == LdosMethod::Probing) {
-            TOPOKPM_USER_REQUIRE(model->offers_block_stencil(), "--ldos-method probing: model ", model->params().name,
+            // A field's Peierls phases change the couplings' values, not which sites they join:
+            // the lattice to colour is the field-free model's.
+            std::unique_ptr<hamiltonians::Model> field_free;
+            if (!cfg.model.flux.zero()) {
+                hamiltonians::ModelParams geometry = params_of(0);
+                geometry.flux = {};
+                field_free = hamiltonians::make_model(geometry);
+            }
+            const hamiltonians::Model& without_field = field_free ? *field_free : *model;
+            TOPOKPM_USER_REQUIRE(without_field.offers_block_stencil(), "--ldos-method probing: model ", model->params().name,
                                  " has no lattice to colour; use --ldos-method exact");
-            probing = numerics::colour_rows(model->block_stencil(), selection->rows, cfg.kpm.probing_distance);
+            const BlockStencil lattice_of_rows = without_field.block_stencil();
+            probing = numerics::colour_rows(lattice_of_rows, selection->rows, cfg.kpm.probing_distance);
             num_columns = static_cast<global_index>(probing->num_colours) * cfg.kpm.probing_draws;
             trace_moments = numerics::probing_trace_moments(cfg.kpm.num_moments);
         }

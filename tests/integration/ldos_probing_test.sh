@@ -60,6 +60,15 @@ assert at['probing_colours'] == 144 and at['probing_exact_moments'] == 64, at
 assert dict(a['/ldos'].attrs)['method'] == 'exact'
 PY"
 
+# In a magnetic field (Peierls phases on the rows): the colouring is the field-free lattice's.
+fld=(--model ti --lattice 6x6x2 --ldos layer:0 --moments 64 --magnetic-flux 1/36 --matrix sell -q)
+"$dos" "${fld[@]}" -o "$work/fe.h5" > /dev/null 2>&1
+"$dos" "${fld[@]}" --ldos-method probing --probing-distance 4 -o "$work/fp.h5" > "$work/fp.txt" 2>&1
+check "probing in a field: exit 0" "[ $? -eq 0 ] || { cat '$work/fp.txt'; false; }"
+check "probing in a field past half the lattice equals the exact LDOS (1e-12)" "$py -c \"
+import h5py, numpy as np
+assert np.abs(h5py.File('$work/fe.h5')['/ldos/moments'][:] - h5py.File('$work/fp.h5')['/ldos/moments'][:]).max() < 1e-12\""
+
 # ---- the default distance on a 16x16x4 layer map ----
 mid=(--model ti --lattice 16x16x4 --ldos layer:0 --ldos-map-energy 1.0 --moments 128)
 "$dos" "${mid[@]}" -q -o "$work/ex16.h5" > /dev/null 2>&1
