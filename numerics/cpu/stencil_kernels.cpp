@@ -231,6 +231,17 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                     }
                     cl.vr.push_back(lr);
                     cl.vi.push_back(li);
+                    cl.diag.push_back(it.c);
+                    if constexpr (std::is_same_v<T, double>)
+                        for (int h = 0; h < 2; ++h) {
+                            simd::v8d r2, i2;
+                            for (int l = 0; l < 8; ++l) {
+                                r2[l] = it.vr[static_cast<size_t>(2 * (2 * h + l / 4))];
+                                i2[l] = it.vi[static_cast<size_t>(2 * (2 * h + l / 4))];
+                            }
+                            cl.vr2.push_back(r2);
+                            cl.vi2.push_back(i2);
+                        }
                 }
                 for (size_t k = 1; k < cl.first.size(); ++k) cl.first[k] += cl.first[k - 1];
             }

@@ -195,6 +195,10 @@ struct SiteForm {
         /// diagonal c are [first[4 k + c], first[4 k + c + 1]) (a fixed permute per run)
         std::array<int, 13> first{};
         std::vector<Lanes> vr, vi;           ///< per item: Re v, Im v per lane, over (re, im)
+        std::vector<int> diag;               ///< per item: its XOR diagonal c (row o reads o ^ c)
+        /// double, R = 2 (a vector: 2 rows of 2 columns): per item two vectors each, half h
+        /// (rows 2h, 2h + 1) at [2 item + h], each row's value over its 4 lanes
+        std::vector<Lanes> vr2, vi2;
     };
     bool ok = false;
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index
