@@ -668,7 +668,8 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
                                            T* __restrict y, global_index site0, int za, int zb,
                                            const double* pot, bool per_row, double scale, double shift,
                                            double beta, bool want_dots, kernels::cpu::DotLanes& lanes,
-                                           const SiteFloatConstants& fc)
+                                           const SiteFloatConstants& fc, std::ptrdiff_t pf = 0,
+                                           std::ptrdiff_t pf_plane = 0)
 {
     using simd::v8d;
     const int* zcls = f.cls[2].data();
@@ -686,6 +687,11 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             // dots alternating between two lane sets.
             const auto sites = [&](auto n) __attribute__((always_inline)) {
                 constexpr int N = decltype(n)::value;
+                if (pf > 0)  // the x plane ahead and y, pf doubles ahead of these sites
+                    for (int l = 0; l < N; ++l) {
+                        __builtin_prefetch(x0 + pf_plane + pf + 8 * l, 0, 3);
+                        __builtin_prefetch(y0 + pf + 8 * l, 1, 3);
+                    }
                 v8d a[N];
                 site_sums<N>(c, x0, a);
 #pragma GCC unroll 8
@@ -817,6 +823,9 @@ struct SweepPlan {
     int pf_lines = 0, num_streams = 0;
     const kernels::cpu::DitheredFloat s_dither, d_dither;
     const float beta_f;
+    // Double, the site form: software prefetch of x one x-plane ahead (the plane the sweep
+    // reads first) and of y, site_pf doubles ahead (0: none; StencilTuning::site_prefetch_bytes).
+    std::ptrdiff_t site_pf = 0, site_pf_plane = 0;
     // Single, R = 1, the site form: the same dithers as complex lanes.
     std::optional<DitheredLanes> site_scale, site_d;
     SiteFloatConstants site_fc;
@@ -850,6 +859,11 @@ SweepPlan<T, R, B, Real>::SweepPlan(const CpuStencilOperator& o, const T* x_in, 
     if constexpr (kWindow)
         if (shift_t == nullptr && !site_form) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
     prefetch_streams();
+    if (!kSingle && site_form) {
+        const int bytes = o.tuning_.site_prefetch_bytes < 0 ? kSitePrefetchBytes : o.tuning_.site_prefetch_bytes;
+        site_pf = bytes / static_cast<int>(sizeof(T));
+        site_pf_plane = std::ptrdiff_t(8 * rr) * ny * nz;
+    }
     if (kSingle && site_form) {
         site_fc.scale = &site_scale.emplace(scale);
         if (uniform) site_fc.uniform_d = &site_d.emplace(pot[0] - shift);
@@ -1194,7 +1208,8 @@ void SweepThread<T, R, B, Real>::column(int cx, int cy, int za, int zb)
             if constexpr (R > 1) return site_column_wide(cx, cy, col_site0, za, zb);
             const SiteForm<T>& sites = p.sites;
             site_column(sites, sites.cls[0][static_cast<size_t>(cx)], sites.cls[1][static_cast<size_t>(cy)], p.x, p.y,
-                        col_site0, za, zb, p.pot, p.per_row, p.scale, p.shift, p.beta, p.want_dots, lanes, p.site_fc);
+                        col_site0, za, zb, p.pot, p.per_row, p.scale, p.shift, p.beta, p.want_dots, lanes, p.site_fc,
+                        p.site_pf, p.site_pf_plane);
             return;
         }
     }
@@ -1236,6 +1251,11 @@ void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index c
             const double* x0 = p.x + 8 * R * site;
             const auto sites = [&](auto n) __attribute__((always_inline)) {
                 constexpr int N = decltype(n)::value;
+                if (p.site_pf > 0)  // the x plane ahead and y, site_pf doubles ahead of these sites
+                    for (int l = 0; l < R * N; ++l) {
+                        __builtin_prefetch(x0 + p.site_pf_plane + p.site_pf + 8 * l, 0, 3);
+                        __builtin_prefetch(p.y + 8 * R * site + p.site_pf + 8 * l, 1, 3);
+                    }
                 if constexpr (R == 2) {
                     v8d a[N][2];
                     site_sums_r2<N>(c, x0, a);

@@ -71,6 +71,9 @@ struct StencilTuning {
     /// B = 4 in double at R = 2, 4, 8: the site form (true, the default) or the row groups on
     /// the shared tables it replaced (false: A/B runs, spmmv-bench's op free-rows).
     bool wide_site_form = true;
+    /// The B = 4 site form in double: software prefetch of x one x-plane ahead and of y,
+    /// this many bytes ahead of the sites being summed; -1: the measured default, 0: none.
+    int site_prefetch_bytes = -1;
 };
 
 /// The same operator in `precision` (Precision::Double: the function above).
