@@ -22,6 +22,8 @@ CpuStencilOperator::CpuStencilOperator(std::shared_ptr<const BlockStencil> s, Pr
     TOPOKPM_USER_REQUIRE(tuning.tblock_lines >= -1, "{tblock_lines} ", tuning.tblock_lines, ": must be >= -1");
     TOPOKPM_USER_REQUIRE(tuning.tblock_strip_sites >= 0, "{tblock_strip_sites} ", tuning.tblock_strip_sites,
                          ": must be >= 0");
+    TOPOKPM_USER_REQUIRE(tuning.site_prefetch_bytes >= -1, "{site_prefetch_bytes} ", tuning.site_prefetch_bytes,
+                         ": must be >= -1");
     const auto& t = tuning.tiles;
     TOPOKPM_USER_REQUIRE((t[0] == 0 && t[1] == 0 && t[2] == 0) || (t[0] > 0 && t[1] > 0 && t[2] > 0),
                          "{stencil_tiles} ", t[0], ",", t[1], ",", t[2], ": all 0 (the rule) or all >= 1");

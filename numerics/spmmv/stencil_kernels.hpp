@@ -108,7 +108,7 @@ struct StencilTuning {
 /// name(): "<stencil name>-stencil-cpu-single"; cost() as above (matrix_bytes is the
 /// potential, still read as double).
 ///
-/// `tuning`: see StencilTuning; InputError naming {tblock_lines} below -1,
+/// `tuning`: see StencilTuning; InputError naming {tblock_lines} or {site_prefetch_bytes} below -1,
 /// {tblock_strip_sites} below 0, or {stencil_tiles} unless all three are 0 or all are positive.
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision,
                                                     const StencilTuning& tuning = {});

@@ -418,6 +418,31 @@ TEST(CpuStencil, SiteFormAtWidthsTwoFourEightSumsEachColumnAsWidthOne)
             }
         if (::testing::Test::HasFailure()) return;
     }
+    // The A/B settings of StencilTuning: the row groups these widths ran before
+    // (wide_site_form = false) within the reference bound; the prefetch distance (none, one
+    // line, the default) changes no bit of y.
+    numerics::StencilTuning rows;
+    rows.wide_site_form = false;
+    rows.site_prefetch_bytes = 0;
+    check_all_cases(cases[0], {2, 4, 8}, rows);
+    const BlockStencil& s = cases[2];
+    const global_index n = s.num_rows();
+    for (const int r : {1, 2, 4, 8}) {
+        const BlockVector x = random_block(n, r, seed++);
+        const BlockVector y0 = random_block(n, r, seed++);
+        std::vector<BlockVector> ys;
+        for (const int pf : {0, 64, -1}) {
+            numerics::StencilTuning t;
+            t.site_prefetch_bytes = pf;
+            BlockVector y = y0;
+            DotSums d;
+            numerics::make_cpu_stencil_operator(s, Precision::Double, t)->apply(x, y, kinds[0], &d);
+            ys.push_back(y);
+        }
+        for (size_t k = 1; k < ys.size(); ++k)
+            for (size_t i = 0; i < y0.size(); ++i)
+                ASSERT_EQ(ys[k].data()[i], ys[0].data()[i]) << "R=" << r << " prefetch case " << k << " entry " << i;
+    }
 }
 
 TEST(CpuStencil, ResultDoesNotDependOnThreadCount)
@@ -538,6 +563,11 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
     bad = {};
     bad.tblock_strip_sites = -1;
     EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
+    bad = {};
+    bad.site_prefetch_bytes = -2;
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 4, 8, "ppp"))->block_stencil(),
                                                      Precision::Double, bad),
                  InputError);
 }
