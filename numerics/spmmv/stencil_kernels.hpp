@@ -40,7 +40,8 @@ namespace topokpm::numerics {
 /// R = 2, 4, 8 runs every site in the site form: a site's 4 rows as whole vectors, the blocks
 /// as XOR diagonals (row o reads the neighbour's row o ^ c: one value per row and diagonal,
 /// no column indices), a table per class of boundary coordinates; at R = 2, 4, 8 each
-/// column's sums and epilogue are those of R = 1, bit for bit (stencil_operator.hpp). The potential is
+/// column's sums and epilogue are those of R = 1, bit for bit (stencil_operator.hpp); in
+/// double it prefetches x one x-plane ahead and y, 4 KiB ahead (StencilTuning). The potential is
 /// applied in the epilogue together with the shift: y = scale (Hx + (V - shift) x) + beta y.
 /// R in {1, 2, 4, 8, 16, 32} and B in {2, 4} are compile-time specialised, other widths
 /// and orbital counts run generic loops. OpenMP over tiles (schedule(static)); the dots
