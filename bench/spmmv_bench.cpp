@@ -134,7 +134,9 @@ struct Args {
         "                      frees: the matrix-free stencil in single precision; an r before it\n"
         "                      (sell-8tr, sell-8trs): real stored values (real-valued models, graphene);\n"
         "                      free2: the stencil two sweeps per apply (apply_two_steps), timed per sweep;\n"
-        "                      free2s: the same in single precision\n"
+        "                      free2s: the same in single precision; free-rows: free as before issue 35 (the\n"
+        "                      B = 4 site form off at R = 2, 4, 8, no site-form prefetch; A/B in one process);\n"
+        "                      free-pf<N>: free with the site form's prefetch N bytes ahead (0: none)\n"
         "  --interleave        per repetition one sweep of every (width, op) pair in turn (A/B and\n"
         "                      R = 32 vs R = 1 under the same load; holds all widths' blocks at once)\n"
         "                      instead of all repetitions of one pair after the other\n"
@@ -479,6 +481,20 @@ SellLabel parse_sell_label(const std::string& label)
     return l;
 }
 
+/// The double matrix-free operator of op "free" (the defaults), "free-rows" (the sweep before
+/// issue 35: the B = 4 site form off at R = 2, 4, 8 and no site-form prefetch) or "free-pf<N>"
+/// (the site form's prefetch N bytes ahead), for A/B runs in one process (StencilTuning).
+std::unique_ptr<Operator> free_operator(const BlockStencil& stencil, const std::string& label)
+{
+    numerics::StencilTuning tuning;
+    if (label == "free-rows") {  // the sweep before issue 35
+        tuning.wide_site_form = false;
+        tuning.site_prefetch_bytes = 0;
+    }
+    if (label.rfind("free-pf", 0) == 0) tuning.site_prefetch_bytes = std::atoi(label.c_str() + 7);
+    return numerics::make_cpu_stencil_operator(stencil, Precision::Double, tuning);
+}
+
 /// Benchmark adapter for two KPM sweeps per apply(): apply_two_steps(x, y) (y := s (H - shift) x
 /// + beta y, then x := s (H - shift) y + beta x), the pass kpm-dos makes for every pair of sweeps
 /// when the operator's fused_steps(R) is 2 (else the same two sweeps one after the other). The
@@ -637,8 +653,8 @@ int main(int argc, char** argv)
                                         numerics::make_cpu_stencil_operator(model->block_stencil(), Precision::Single))});
             continue;
         }
-        if (label == "free") {
-            ops.push_back({"free", numerics::make_cpu_stencil_operator(model->block_stencil())});
+        if (label == "free" || label == "free-rows" || label.rfind("free-pf", 0) == 0) {
+            ops.push_back({label, free_operator(model->block_stencil(), label)});
             continue;
         }
         if (label == "free2") {  // two sweeps per apply where the stencil fuses them (fused_steps(R) = 2)
@@ -747,11 +763,13 @@ int main(int argc, char** argv)
         std::map<int, std::shared_ptr<const numerics::SellMatrix>> small_by_c;
         for (const std::string& label : args.ops) {
             const SellLabel l = parse_sell_label(label);
-            const bool free_op = label == "free" || label == "frees" || label == "free2" || label == "free2s";
+            const bool free_op = label == "free" || label == "free-rows" || label.rfind("free-pf", 0) == 0 ||
+                                 label == "frees" || label == "free2" || label == "free2s";
             if (!l.ok && !free_op) continue;
             std::unique_ptr<Operator> op;
             const int per_apply = label == "free2" || label == "free2s" ? 2 : 1;  // two sweeps per apply, timed per sweep
-            if (label == "free") op = numerics::make_cpu_stencil_operator(small->block_stencil());
+            if (label == "free" || label == "free-rows" || label.rfind("free-pf", 0) == 0)
+                op = free_operator(small->block_stencil(), label);
             else if (label == "free2")
                 op = std::make_unique<PairedSweep>(numerics::make_cpu_stencil_operator(small->block_stencil()));
             else if (label == "free2s")

@@ -22,6 +22,8 @@ CpuStencilOperator::CpuStencilOperator(std::shared_ptr<const BlockStencil> s, Pr
     TOPOKPM_USER_REQUIRE(tuning.tblock_lines >= -1, "{tblock_lines} ", tuning.tblock_lines, ": must be >= -1");
     TOPOKPM_USER_REQUIRE(tuning.tblock_strip_sites >= 0, "{tblock_strip_sites} ", tuning.tblock_strip_sites,
                          ": must be >= 0");
+    TOPOKPM_USER_REQUIRE(tuning.site_prefetch_bytes >= -1, "{site_prefetch_bytes} ", tuning.site_prefetch_bytes,
+                         ": must be >= -1");
     const auto& t = tuning.tiles;
     TOPOKPM_USER_REQUIRE((t[0] == 0 && t[1] == 0 && t[2] == 0) || (t[0] > 0 && t[1] > 0 && t[2] > 0),
                          "{stencil_tiles} ", t[0], ",", t[1], ",", t[2], ": all 0 (the rule) or all >= 1");
@@ -231,6 +233,17 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                     }
                     cl.vr.push_back(lr);
                     cl.vi.push_back(li);
+                    cl.diag.push_back(it.c);
+                    if constexpr (std::is_same_v<T, double>)
+                        for (int h = 0; h < 2; ++h) {
+                            simd::v8d r2, i2;
+                            for (int l = 0; l < 8; ++l) {
+                                r2[l] = it.vr[static_cast<size_t>(2 * (2 * h + l / 4))];
+                                i2[l] = it.vi[static_cast<size_t>(2 * (2 * h + l / 4))];
+                            }
+                            cl.vr2.push_back(r2);
+                            cl.vi2.push_back(i2);
+                        }
                 }
                 for (size_t k = 1; k < cl.first.size(); ++k) cl.first[k] += cl.first[k - 1];
             }

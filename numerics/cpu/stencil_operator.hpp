@@ -67,12 +67,23 @@
 // float epilogue of the shifted-load form (scale and a uniform V - shift dithered by row,
 // dots in float runs of kSingleDotRun products); widening x per load and a double epilogue
 // left it slower than the double kernel in core (docs/performance.md, "s27-free1").
+// Double, R = 2, 4, 8: the same tables, a site's 4 rows of R columns as R vectors. R >= 4: a
+// row is R / 4 whole vectors, so row o of an item reads the neighbour's row o ^ c as it is
+// (no permute, no index vector) and multiplies it by that row's value, broadcast; R = 2: a
+// vector holds rows 2h and 2h + 1, row o ^ c is vector h ^ (c >> 1) with its halves swapped
+// for odd c. 16 / R sites of one class per step (the item loop's table loads shared). Each
+// lane sums the same products in the same order as the R = 1 form and the epilogue is the
+// same arithmetic (R = 2: finish_vector_sums; R >= 4: finish_row's, with the dots in
+// registers), so column c of a sweep equals the R = 1 sweep of column c bit for bit. It
+// replaced the register groups at these widths (in cache 1.7-4.1x faster, docs/performance.md,
+// "The ti stencil in core and in memory"); StencilTuning::wide_site_form = false brings them
+// back for A/B runs.
 //
 // The choices above (tiles, prefetch for R >= 16, G <= 8, interleaved epilogue dots, the
 // single-precision forms for R = 1, 2, 4) rest on the measurements in docs/performance.md,
 // "Kernel design measurements".
 //
-// Not done: at R > 1 (and for graphene) xy-boundary columns (periodic wrap, ~6 % of the
+// Not done: at R = 16, 32 (and for graphene) xy-boundary columns (periodic wrap, ~6 % of the
 // columns here) and z-faces take the checked path (about 10 % of the time at R = 32); the
 // site form's per-class tables would move them onto the fast path.
 
@@ -101,6 +112,10 @@ using kernels::cpu::store_thread_dots;
 /// Rows per register group at most: 8 (two ti sites at R <= 4). SELL's 32 rows at R = 1
 /// measured 30 % slower here (more groups straddle a z-face and take the checked path).
 inline constexpr int kMaxGroup = 8;
+
+/// The site form's software prefetch distance in double (StencilTuning::site_prefetch_bytes
+/// = -1): docs/performance.md, "The ti stencil in core and in memory".
+inline constexpr int kSitePrefetchBytes = 4096;
 
 /// Rows per register group for value type T and width R > 0. Double: group_rows of
 /// complex_block_simd.hpp. Float: a 512-bit register holds 8 complex floats, so the same
@@ -195,6 +210,10 @@ struct SiteForm {
         /// diagonal c are [first[4 k + c], first[4 k + c + 1]) (a fixed permute per run)
         std::array<int, 13> first{};
         std::vector<Lanes> vr, vi;           ///< per item: Re v, Im v per lane, over (re, im)
+        std::vector<int> diag;               ///< per item: its XOR diagonal c (row o reads o ^ c)
+        /// double, R = 2 (a vector: 2 rows of 2 columns): per item two vectors each, half h
+        /// (rows 2h, 2h + 1) at [2 item + h], each row's value over its 4 lanes
+        std::vector<Lanes> vr2, vi2;
     };
     bool ok = false;
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index

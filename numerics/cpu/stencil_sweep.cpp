@@ -421,6 +421,114 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
     for (int s = 0; s < S; ++s) a[s] += sign * __builtin_shufflevector(b[s], b[s], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
+/// The sums of S consecutive sites of one SiteForm<double> class at width R = 2 (x0: the
+/// first site's 4 rows of 2 columns; a site is 2 vectors, vector h holds rows 2h and 2h + 1):
+/// a[s][h]. Per lane the products and sums of site_sums in the same order (row o of the
+/// neighbour read as row o ^ c: vector h ^ (c >> 1), its 256-bit halves swapped for odd c),
+/// so each column's sums are those of the R = 1 form, bit for bit.
+template <int S>
+__attribute__((always_inline)) inline void site_sums_r2(const SiteForm<double>::Class& c, const double* __restrict x0,
+                                                        simd::v8d (&a)[S][2])
+{
+    using simd::v8d;
+    v8d b[S][2];
+#pragma GCC unroll 8
+    for (int s = 0; s < S; ++s) a[s][0] = a[s][1] = b[s][0] = b[s][1] = v8d{};
+    const std::ptrdiff_t* off = c.off.data();
+    const int* dg = c.diag.data();
+    const v8d* rp = c.vr2.data();
+    const v8d* jp = c.vi2.data();
+    const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
+    // Neighbour vector h (of site s) of item i, as row o of the own site reads it.
+    auto xs = [&](int i, int s, int h) __attribute__((always_inline)) {
+        const v8d v = simd::load<v8d>(x0 + 2 * off[i] + 16 * s + 8 * (h ^ (dg[i] >> 1)));
+        return (dg[i] & 1) != 0 ? __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3) : v;
+    };
+    for (int i = 0; i < e_re; ++i)
+#pragma GCC unroll 8
+        for (int s = 0; s < S; ++s)
+            for (int h = 0; h < 2; ++h) a[s][h] += rp[2 * i + h] * xs(i, s, h);
+    for (int i = e_re; i < e_im; ++i)
+#pragma GCC unroll 8
+        for (int s = 0; s < S; ++s)
+            for (int h = 0; h < 2; ++h) b[s][h] += jp[2 * i + h] * xs(i, s, h);
+    for (int i = e_im; i < e_all; ++i)
+#pragma GCC unroll 8
+        for (int s = 0; s < S; ++s)
+            for (int h = 0; h < 2; ++h) {
+                const v8d xv = xs(i, s, h);
+                a[s][h] += rp[2 * i + h] * xv;
+                b[s][h] += jp[2 * i + h] * xv;
+            }
+    const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+#pragma GCC unroll 8
+    for (int s = 0; s < S; ++s)
+        for (int h = 0; h < 2; ++h)
+            a[s][h] += sign * __builtin_shufflevector(b[s][h], b[s][h], 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
+/// The sums of S consecutive sites of one SiteForm<double> class at width R = 4 or 8 (a row
+/// is R / 4 whole vectors): a[s][o][j], vector j of row o of site s. Row o of item i reads
+/// the neighbour's row o ^ c whole (no permute) and multiplies it by that row's value,
+/// broadcast; per lane the products and sums of site_sums in the same order, so each
+/// column's sums are those of the R = 1 form, bit for bit.
+template <int R, int S>
+__attribute__((always_inline)) inline void site_sums_wide(const SiteForm<double>::Class& c,
+                                                          const double* __restrict x0,
+                                                          simd::v8d (&a)[S][4][R / 4])
+{
+    using simd::v8d;
+    constexpr int V = R / 4;  // vectors per row
+    v8d b[S][4][V];
+#pragma GCC unroll 8
+    for (int s = 0; s < S; ++s)
+        for (int o = 0; o < 4; ++o)
+            for (int j = 0; j < V; ++j) a[s][o][j] = b[s][o][j] = v8d{};
+    const std::ptrdiff_t* off = c.off.data();
+    const int* dg = c.diag.data();
+    const v8d* rp = c.vr.data();
+    const v8d* jp = c.vi.data();
+    const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
+    // Vector j of the neighbour row that row o of site s reads in item i.
+    auto xs = [&](int i, int s, int o, int j) __attribute__((always_inline)) {
+        return simd::load<v8d>(x0 + R * off[i] + 8 * R * s + 2 * R * (o ^ dg[i]) + 8 * j);
+    };
+    for (int i = 0; i < e_re; ++i)
+#pragma GCC unroll 4
+        for (int o = 0; o < 4; ++o) {
+            const v8d v = v8d{} + rp[i][2 * o];
+#pragma GCC unroll 8
+            for (int s = 0; s < S; ++s)
+                for (int j = 0; j < V; ++j) a[s][o][j] += v * xs(i, s, o, j);
+        }
+    for (int i = e_re; i < e_im; ++i)
+#pragma GCC unroll 4
+        for (int o = 0; o < 4; ++o) {
+            const v8d v = v8d{} + jp[i][2 * o];
+#pragma GCC unroll 8
+            for (int s = 0; s < S; ++s)
+                for (int j = 0; j < V; ++j) b[s][o][j] += v * xs(i, s, o, j);
+        }
+    for (int i = e_im; i < e_all; ++i)
+#pragma GCC unroll 4
+        for (int o = 0; o < 4; ++o) {
+            const v8d vr = v8d{} + rp[i][2 * o], vi = v8d{} + jp[i][2 * o];
+#pragma GCC unroll 8
+            for (int s = 0; s < S; ++s)
+                for (int j = 0; j < V; ++j) {
+                    const v8d xv = xs(i, s, o, j);
+                    a[s][o][j] += vr * xv;
+                    b[s][o][j] += vi * xv;
+                }
+        }
+    const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+#pragma GCC unroll 8
+    for (int s = 0; s < S; ++s)
+        for (int o = 0; o < 4; ++o)
+            for (int j = 0; j < V; ++j)
+                a[s][o][j] += sign * __builtin_shufflevector(b[s][o][j], b[s][o][j], 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
 /// The 4 complex floats of one site at p in the low half of a vector, zeros above (one
 /// 256-bit load: nothing past the site is read).
 __attribute__((always_inline)) inline v16f load_one_site(const float* p)
@@ -560,7 +668,8 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
                                            T* __restrict y, global_index site0, int za, int zb,
                                            const double* pot, bool per_row, double scale, double shift,
                                            double beta, bool want_dots, kernels::cpu::DotLanes& lanes,
-                                           const SiteFloatConstants& fc)
+                                           const SiteFloatConstants& fc, std::ptrdiff_t pf = 0,
+                                           std::ptrdiff_t pf_plane = 0)
 {
     using simd::v8d;
     const int* zcls = f.cls[2].data();
@@ -578,6 +687,11 @@ __attribute__((noinline)) void site_column(const SiteForm<T>& f, int cx, int cy,
             // dots alternating between two lane sets.
             const auto sites = [&](auto n) __attribute__((always_inline)) {
                 constexpr int N = decltype(n)::value;
+                if (pf > 0)  // the x plane ahead and y, pf doubles ahead of these sites
+                    for (int l = 0; l < N; ++l) {
+                        __builtin_prefetch(x0 + pf_plane + pf + 8 * l, 0, 3);
+                        __builtin_prefetch(y0 + pf + 8 * l, 1, 3);
+                    }
                 v8d a[N];
                 site_sums<N>(c, x0, a);
 #pragma GCC unroll 8
@@ -670,7 +784,9 @@ struct SweepPlan {
     static constexpr int kShiftLanes = ShiftTable<T>::kLanes;
     // R = 1, B = 4: the site form for every site (ti; single: two sites per vector, the
     // float epilogue with the constants below).
-    static constexpr bool kSiteForm = kWindowForm && R == 1 && B == 4;
+    // Double, R = 2, 4, 8, B = 4: the same site tables, a site's rows as R vectors
+    // (site_sums_r2, site_sums_wide), each column summed as in the R = 1 form.
+    static constexpr bool kSiteForm = kWindowForm && B == 4 && (R == 1 || (!kSingle && (R == 2 || R == 4 || R == 8)));
     static constexpr int kWinLanes = WindowTable<T>::kLanes;
     static constexpr bool kWindow = kWindowForm && R == 1 && G % kWinLanes == 0 && G / kWinLanes <= 2;
     // Single, R >= 2: the float epilogue (FloatRowEpilogue), scale and a uniform V - shift
@@ -707,6 +823,9 @@ struct SweepPlan {
     int pf_lines = 0, num_streams = 0;
     const kernels::cpu::DitheredFloat s_dither, d_dither;
     const float beta_f;
+    // Double, the site form: software prefetch of x one x-plane ahead (the plane the sweep
+    // reads first) and of y, site_pf doubles ahead (0: none; StencilTuning::site_prefetch_bytes).
+    std::ptrdiff_t site_pf = 0, site_pf_plane = 0;
     // Single, R = 1, the site form: the same dithers as complex lanes.
     std::optional<DitheredLanes> site_scale, site_d;
     SiteFloatConstants site_fc;
@@ -729,7 +848,7 @@ SweepPlan<T, R, B, Real>::SweepPlan(const CpuStencilOperator& o, const T* x_in, 
                                                                : nullptr),
       acc_co(ops.acc_old), acc_cx(ops.acc_x), acc_cn(ops.acc_new), per_row(o.s_.potential_per_row()),
       pot(o.s_.potential.data()), periodic{o.periodic_[0], o.periodic_[1], o.periodic_[2]},
-      uniform(o.uniform_potential_), sites(o.site_tables<T>()), site_form(kSiteForm && sites.ok),
+      uniform(o.uniform_potential_), sites(o.site_tables<T>()), site_form(kSiteForm && sites.ok && (R == 1 || o.tuning_.wide_site_form)),
       num_rows_total(o.s_.num_rows()), s_dither(kernels::cpu::dithered_float(scale)),
       d_dither(kernels::cpu::dithered_float(pot[0] - shift)), beta_f(static_cast<float>(beta)),
       max_threads(omp_get_max_threads()), tiling(o.choose_tiling(rr, max_threads, kComplexBytes))
@@ -740,6 +859,11 @@ SweepPlan<T, R, B, Real>::SweepPlan(const CpuStencilOperator& o, const T* x_in, 
     if constexpr (kWindow)
         if (shift_t == nullptr && !site_form) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
     prefetch_streams();
+    if (!kSingle && site_form) {
+        const int bytes = o.tuning_.site_prefetch_bytes < 0 ? kSitePrefetchBytes : o.tuning_.site_prefetch_bytes;
+        site_pf = bytes / static_cast<int>(sizeof(T));
+        site_pf_plane = std::ptrdiff_t(8 * rr) * ny * nz;
+    }
     if (kSingle && site_form) {
         site_fc.scale = &site_scale.emplace(scale);
         if (uniform) site_fc.uniform_d = &site_d.emplace(pot[0] - shift);
@@ -797,6 +921,7 @@ private:
     static constexpr bool kFloatRows = Plan::kFloatRows;
 
     void column(int cx, int cy, int za, int zb);
+    void site_column_wide(int cx, int cy, global_index col_site0, int za, int zb);
     void shifted_column(int cx, int cy, global_index col_site0, int za, int zb);
     void fast_rows(global_index fa, global_index fe);
     void checked(int cx, int cy, global_index col_site0, global_index ra, global_index re);
@@ -1080,9 +1205,11 @@ void SweepThread<T, R, B, Real>::column(int cx, int cy, int za, int zb)
     const global_index ra = nb * (col_site0 + za), re = nb * (col_site0 + zb);
     if constexpr (Plan::kSiteForm) {
         if (p.site_form) {
+            if constexpr (R > 1) return site_column_wide(cx, cy, col_site0, za, zb);
             const SiteForm<T>& sites = p.sites;
             site_column(sites, sites.cls[0][static_cast<size_t>(cx)], sites.cls[1][static_cast<size_t>(cy)], p.x, p.y,
-                        col_site0, za, zb, p.pot, p.per_row, p.scale, p.shift, p.beta, p.want_dots, lanes, p.site_fc);
+                        col_site0, za, zb, p.pot, p.per_row, p.scale, p.shift, p.beta, p.want_dots, lanes, p.site_fc,
+                        p.site_pf, p.site_pf_plane);
             return;
         }
     }
@@ -1097,6 +1224,112 @@ void SweepThread<T, R, B, Real>::column(int cx, int cy, int za, int zb)
     checked(cx, cy, col_site0, ra, std::min(fa, re));
     fast_rows(fa, fe);
     checked(cx, cy, col_site0, std::max(fe, ra), re);
+}
+
+/// Sites za <= z < zb of column (cx, cy) in the site form at R = 2, 4, 8 (double): up to
+/// 16 / R sites of one class per step (fewer where the class changes: the z faces), each
+/// site with its own sums; R = 2: the epilogue of site_column per vector (finish_vector_sums,
+/// dots in two lane sets); R >= 4: finish_row per row (the dots in sxx/syx/syxs, the fused
+/// accumulation).
+template <class T, int R, int B, bool Real>
+void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index col_site0, int za, int zb)
+{
+    if constexpr (std::is_same_v<T, double> && (R == 2 || R == 4 || R == 8)) {
+        using simd::v8d;
+        const SiteForm<double>& f = p.sites;
+        const int ccx = f.cls[0][static_cast<size_t>(cx)], ccy = f.cls[1][static_cast<size_t>(cy)];
+        const int* zcls = f.cls[2].data();
+        const v8d sv = v8d{} + p.scale;
+        const v8d bv = v8d{} + p.beta, ko = v8d{} + p.acc_co, kx = v8d{} + p.acc_cx, kn = v8d{} + p.acc_cn;
+        kernels::cpu::DotLanes l1{};
+        constexpr int V = R >= 4 ? R / 4 : 1;
+        v8d dxx[2][V] = {}, dyx[2][V] = {}, dyxs[2][V] = {};  // R >= 4: by row parity
+        for (int z = za; z < zb;) {
+            const int cz = zcls[z];
+            const SiteForm<double>::Class& c = f.at(ccx, ccy, cz);
+            const global_index site = col_site0 + z;
+            const double* x0 = p.x + 8 * R * site;
+            const auto sites = [&](auto n) __attribute__((always_inline)) {
+                constexpr int N = decltype(n)::value;
+                if (p.site_pf > 0)  // the x plane ahead and y, site_pf doubles ahead of these sites
+                    for (int l = 0; l < R * N; ++l) {
+                        __builtin_prefetch(x0 + p.site_pf_plane + p.site_pf + 8 * l, 0, 3);
+                        __builtin_prefetch(p.y + 8 * R * site + p.site_pf + 8 * l, 1, 3);
+                    }
+                if constexpr (R == 2) {
+                    v8d a[N][2];
+                    site_sums_r2<N>(c, x0, a);
+#pragma GCC unroll 8
+                    for (int k = 0; k < N; ++k)
+                        for (int h = 0; h < 2; ++h) {
+                            const global_index row0 = 4 * (site + k) + 2 * h;
+                            v8d dv;
+                            if (p.per_row) {
+                                const double d0 = p.pot[row0] - p.shift, d1 = p.pot[row0 + 1] - p.shift;
+                                dv = v8d{d0, d0, d0, d0, d1, d1, d1, d1};
+                            } else {
+                                dv = v8d{} + (p.pot[site + k] - p.shift);
+                            }
+                            kernels::cpu::finish_vector_sums(a[k][h], x0 + 16 * k + 8 * h, p.y + 2 * R * row0, sv,
+                                                             dv, p.beta, p.want_dots, h == 0 ? lanes : l1);
+                        }
+                } else {
+                    v8d a[N][4][R / 4];
+                    site_sums_wide<R, N>(c, x0, a);
+                    // finish_row's arithmetic (the same y, bit for bit), the dots in registers.
+#pragma GCC unroll 8
+                    for (int k = 0; k < N; ++k)
+#pragma GCC unroll 4
+                        for (int o = 0; o < 4; ++o) {
+                            const global_index row = 4 * (site + k) + o;
+                            const v8d dv = v8d{} + ((p.per_row ? p.pot[row] : p.pot[site + k]) - p.shift);
+#pragma GCC unroll 2
+                            for (int j = 0; j < R / 4; ++j) {
+                                const std::ptrdiff_t e = 2 * R * row + 8 * j;
+                                const v8d xv = simd::load<v8d>(p.x + e);
+                                v8d yv = sv * (a[k][o][j] + dv * xv);
+                                const v8d yold = p.beta != 0.0 ? simd::load<v8d>(p.y + e) : v8d{};  // beta == 0: never read y
+                                yv += bv * yold;
+                                simd::store(p.y + e, yv);
+                                if (p.acc_out != nullptr)  // acc += c_old y_old + c_x x + c_new y
+                                    simd::store(p.acc_out + e, simd::load<v8d>(p.acc_out + e) + ko * yold + kx * xv + kn * yv);
+                                if (p.want_dots) {
+                                    const v8d xsw = __builtin_shufflevector(xv, xv, 1, 0, 3, 2, 5, 4, 7, 6);
+                                    dxx[o & 1][j] += xv * xv;
+                                    dyx[o & 1][j] += yv * xv;
+                                    dyxs[o & 1][j] += yv * xsw;
+                                }
+                            }
+                        }
+                }
+                z += N;
+            };
+            // (classes are monotone along z)
+            if constexpr (R == 2)
+                if (z + 3 < zb && zcls[z + 3] == cz) {
+                    sites(std::integral_constant<int, 4>{});
+                    continue;
+                }
+            if constexpr (R <= 4)
+                if (z + 1 < zb && zcls[z + 1] == cz) {
+                    sites(std::integral_constant<int, 2>{});
+                    continue;
+                }
+            sites(std::integral_constant<int, 1>{});
+        }
+        lanes.xx += l1.xx;
+        lanes.yx += l1.yx;
+        lanes.yxs += l1.yxs;
+        if constexpr (R >= 4)
+            if (p.want_dots)
+                for (int j = 0; j < V; ++j) {
+                    simd::store(sxx + 8 * j, simd::load<v8d>(sxx + 8 * j) + (dxx[0][j] + dxx[1][j]));
+                    simd::store(syx + 8 * j, simd::load<v8d>(syx + 8 * j) + (dyx[0][j] + dyx[1][j]));
+                    simd::store(syxs + 8 * j, simd::load<v8d>(syxs + 8 * j) + (dyxs[0][j] + dyxs[1][j]));
+                }
+    } else {
+        (void)cx, (void)cy, (void)col_site0, (void)za, (void)zb;
+    }
 }
 
 template <class T, int R, int B, bool Real>
@@ -1116,7 +1349,7 @@ void SweepThread<T, R, B, Real>::tile(long index)
 template <class T, int R, int B, bool Real>
 void SweepThread<T, R, B, Real>::store_dots(std::vector<double>& partial)
 {
-    if constexpr (R == 1) kernels::cpu::add_dot_lanes<1>(lanes, txx, tyr, tyi);
+    if constexpr (R == 1 || R == 2) kernels::cpu::add_dot_lanes<R>(lanes, txx, tyr, tyi);
     if constexpr (R >= 4)
         for (int j = 0; j < R; ++j) {
             txx[j] = sxx[2 * j] + sxx[2 * j + 1];

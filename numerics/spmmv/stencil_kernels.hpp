@@ -36,7 +36,12 @@ namespace topokpm::numerics {
 /// (measurements in docs/performance.md; StencilTuning::tiles overrides the tiling for
 /// tuning and tests). At R = 1, a stencil with at most 6 distinct row offsets (graphene) runs
 /// the interior of each z-column as shifted vector loads of x, one per offset, with the
-/// epilogue fused and a constant potential not read. The potential is
+/// epilogue fused and a constant potential not read. B = 4 (ti) at R = 1 and, in double, at
+/// R = 2, 4, 8 runs every site in the site form: a site's 4 rows as whole vectors, the blocks
+/// as XOR diagonals (row o reads the neighbour's row o ^ c: one value per row and diagonal,
+/// no column indices), a table per class of boundary coordinates; at R = 2, 4, 8 each
+/// column's sums and epilogue are those of R = 1, bit for bit (stencil_operator.hpp); in
+/// double it prefetches x one x-plane ahead and y, 4 KiB ahead (StencilTuning). The potential is
 /// applied in the epilogue together with the shift: y = scale (Hx + (V - shift) x) + beta y.
 /// R in {1, 2, 4, 8, 16, 32} and B in {2, 4} are compile-time specialised, other widths
 /// and orbital counts run generic loops. OpenMP over tiles (schedule(static)); the dots
@@ -64,6 +69,12 @@ struct StencilTuning {
     /// Tile extents (tx, ty, tz) in sites of the relabelled axes ((1, nx, ny) for a lattice
     /// with nz = 1), each clamped to [1, extent]; {0, 0, 0}: the tiling rule above.
     std::array<int, 3> tiles{0, 0, 0};
+    /// B = 4 in double at R = 2, 4, 8: the site form (true, the default) or the row groups on
+    /// the shared tables it replaced (false: A/B runs, spmmv-bench's op free-rows).
+    bool wide_site_form = true;
+    /// The B = 4 site form in double: software prefetch of x one x-plane ahead and of y,
+    /// this many bytes ahead of the sites being summed; -1: the measured default, 0: none.
+    int site_prefetch_bytes = -1;
 };
 
 /// The same operator in `precision` (Precision::Double: the function above).
@@ -98,7 +109,7 @@ struct StencilTuning {
 /// name(): "<stencil name>-stencil-cpu-single"; cost() as above (matrix_bytes is the
 /// potential, still read as double).
 ///
-/// `tuning`: see StencilTuning; InputError naming {tblock_lines} below -1,
+/// `tuning`: see StencilTuning; InputError naming {tblock_lines} or {site_prefetch_bytes} below -1,
 /// {tblock_strip_sites} below 0, or {stencil_tiles} unless all three are 0 or all are positive.
 std::unique_ptr<Operator> make_cpu_stencil_operator(BlockStencil stencil, Precision precision,
                                                     const StencilTuning& tuning = {});

@@ -362,6 +362,89 @@ TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
     }
 }
 
+TEST(CpuStencil, SiteFormAtWidthsTwoFourEightSumsEachColumnAsWidthOne)
+{
+    // B = 4 in double at R = 2, 4, 8: the site form of R = 1 with a site's rows as R vectors
+    // (stencil_sweep.cpp, site_sums_r2 / site_sums_wide): per column the same products and
+    // sums in the same order, and the same epilogue, so column c of an R-wide sweep equals
+    // the R = 1 sweep of that column bit for bit (== on the complex values: +0 and -0 alike).
+    // The row-group kernels these widths ran before sum each row's entries in table order
+    // and differ in the last bits. The dots are summed in another order (per row instead of
+    // per site pair): within 4 (N + 2) eps sum_i |terms| of each other (the bound of
+    // ResultDoesNotDependOnThreadCount; the y's are equal, nothing carried). Also against the
+    // reference (expect_matches_reference) with R = 3 (the generic loop) alongside.
+    std::vector<BlockStencil> cases;
+    for (const std::string bc : {"ppp", "ooo", "ppo", "opo"})
+        cases.push_back(hamiltonians::make_model(ti_params(4, 6, 13, bc))->block_stencil());  // disorder, dots
+    unsigned seed = 900;
+    const BlockStencil dense = random_stencil(4, 77);  // complex blocks: Re, Im and both items, every diagonal
+    cases.push_back(relattice(dense, 3, 4, 11, {true, false, true}, true, seed++));
+    cases.push_back(relattice(dense, 5, 3, 9, {false, true, false}, false, seed++));
+    const AugmentedOps kinds[] = {{0.37, -0.2, -1.0, true}, {0.8, 0.3, 0.0, false}, {-1.3, 0.0, 0.5, true}};
+    for (const BlockStencil& s : cases) {
+        check_all_cases(s, {1, 2, 3, 4, 8});
+        const auto op = numerics::make_cpu_stencil_operator(s);
+        const global_index n = s.num_rows();
+        for (const int r : {2, 4, 8})
+            for (const AugmentedOps& ops : kinds) {
+                SCOPED_TRACE(describe(s) + " R=" + std::to_string(r) + " beta=" + std::to_string(ops.beta));
+                const BlockVector x = random_block(n, r, seed++);
+                const BlockVector y0 = random_block(n, r, seed++);
+                BlockVector y = y0;
+                DotSums dots;
+                op->apply(x, y, ops, ops.want_dots ? &dots : nullptr);
+                for (int c = 0; c < r; ++c) {
+                    BlockVector xc(n, 1), yc(n, 1);
+                    for (global_index i = 0; i < n; ++i) {
+                        xc.data()[i] = x.data()[static_cast<size_t>(i) * r + c];
+                        yc.data()[i] = y0.data()[static_cast<size_t>(i) * r + c];
+                    }
+                    DotSums dc;
+                    op->apply(xc, yc, ops, ops.want_dots ? &dc : nullptr);
+                    int bad = 0;
+                    double sum_xx = 0, sum_yx = 0;
+                    for (global_index i = 0; i < n; ++i) {
+                        const complex_type got = y.data()[static_cast<size_t>(i) * r + c];
+                        if (!(got == yc.data()[i]) && bad++ < 3)
+                            ADD_FAILURE() << "row " << i << " col " << c << ": " << got << " vs R = 1 " << yc.data()[i];
+                        sum_xx += std::norm(xc.data()[i]);
+                        sum_yx += std::abs(yc.data()[i]) * std::abs(xc.data()[i]);
+                    }
+                    EXPECT_EQ(bad, 0) << "column " << c;
+                    if (!ops.want_dots) continue;
+                    EXPECT_NEAR(dots.xx[c], dc.xx[0], 4.0 * (n + 2.0) * kEps * sum_xx) << "column " << c;
+                    EXPECT_LE(std::abs(dots.yx[c] - dc.yx[0]), 4.0 * (n + 2.0) * kEps * sum_yx) << "column " << c;
+                }
+            }
+        if (::testing::Test::HasFailure()) return;
+    }
+    // The A/B settings of StencilTuning: the row groups these widths ran before
+    // (wide_site_form = false) within the reference bound; the prefetch distance (none, one
+    // line, the default) changes no bit of y.
+    numerics::StencilTuning rows;
+    rows.wide_site_form = false;
+    rows.site_prefetch_bytes = 0;
+    check_all_cases(cases[0], {2, 4, 8}, rows);
+    const BlockStencil& s = cases[2];
+    const global_index n = s.num_rows();
+    for (const int r : {1, 2, 4, 8}) {
+        const BlockVector x = random_block(n, r, seed++);
+        const BlockVector y0 = random_block(n, r, seed++);
+        std::vector<BlockVector> ys;
+        for (const int pf : {0, 64, -1}) {
+            numerics::StencilTuning t;
+            t.site_prefetch_bytes = pf;
+            BlockVector y = y0;
+            DotSums d;
+            numerics::make_cpu_stencil_operator(s, Precision::Double, t)->apply(x, y, kinds[0], &d);
+            ys.push_back(y);
+        }
+        for (size_t k = 1; k < ys.size(); ++k)
+            for (size_t i = 0; i < y0.size(); ++i)
+                ASSERT_EQ(ys[k].data()[i], ys[0].data()[i]) << "R=" << r << " prefetch case " << k << " entry " << i;
+    }
+}
+
 TEST(CpuStencil, ResultDoesNotDependOnThreadCount)
 {
     // The rows are computed the same way whatever the split (y within the bound of
@@ -480,6 +563,11 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
     bad = {};
     bad.tblock_strip_sites = -1;
     EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
+                                                     Precision::Double, bad),
+                 InputError);
+    bad = {};
+    bad.site_prefetch_bytes = -2;
+    EXPECT_THROW(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 4, 8, "ppp"))->block_stencil(),
                                                      Precision::Double, bad),
                  InputError);
 }
