@@ -609,8 +609,6 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     const std::string device = vm["device"].as<std::string>();
     TOPOKPM_USER_REQUIRE(device == "cpu" || device == "cuda", "--device '", device, "': allowed values are cpu, cuda");
     cfg.storage.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
-    TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu || cfg.storage.matrix != MatrixKind::Naive,
-                         "--matrix naive runs on the CPU only; use --device cpu, or --matrix sell, crs or free");
     const std::string precision = vm["precision"].as<std::string>();
     TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
                          "': allowed values are double, single");
@@ -625,10 +623,8 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
         cfg.storage.matrix = c.kind;
         cfg.storage.matrix_auto = c.why;
     }
-    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double ||
-                             (cfg.storage.matrix != MatrixKind::Naive && cfg.storage.device == DeviceKind::Cpu),
-                         "--precision single: implemented for --matrix sell, crs or free on --device cpu (got --matrix ",
-                         to_string(cfg.storage.matrix), ", --device ", to_string(cfg.storage.device), "); use --precision double");
+    // Which combinations run is the capability table's (app/cli/capabilities.hpp), checked
+    // when the ranks are known.
 }
 
 /// Planning and runs under mpirun.

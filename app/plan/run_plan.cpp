@@ -13,11 +13,6 @@ namespace topokpm::app {
 
 void run_plan(const RunConfig& cfg)
 {
-    // The plan models the distributed (double-precision) operator; a single-precision run
-    // is one rank only so far, so a plan for it would describe a run that cannot start.
-    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--plan with --precision single: the planner models "
-                         "distributed double-precision runs, and --precision single runs on one rank only so far; "
-                         "plan with --precision double");
     // The model validates every parameter; it allocates nothing proportional to N.
     const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(cfg.model);
     const hamiltonians::ModelParams& p = model->params();

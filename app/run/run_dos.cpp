@@ -215,12 +215,6 @@ struct DosRun::State {
     ckpt_path = checkpoint_target(checkpoint_path(cfg));  // through a user's link: its target
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) checked_files = check_run_files(run_files);  // rank 0 writes every file
-    if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
-                             "use sell, crs or free under mpirun");
-        TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
-                             "far (the distributed operator is double); run it without mpirun");
-    }
     TOPOKPM_USER_REQUIRE(!cfg.kpm.green_eta || num_real == 1, "--green with --realizations ", num_real,
                          ": the exact LDOS is of one disorder realization; use --realizations 1");
 

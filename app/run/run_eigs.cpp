@@ -140,10 +140,6 @@ private:
     /// Request, method, operator and files, before anything is built.
     void validate()
     {
-        TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: kpm-eigs runs on the CPU so far; "
-                             "use --device cpu");
-        TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: kpm-eigs needs double "
-                             "precision (residuals of 1e-10 relative are below float's rounding); use --precision double");
         model = hamiltonians::make_model(cfg.model);
         n = model->num_rows();
         numerics::validate(cfg.eigs.request, n);
