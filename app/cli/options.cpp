@@ -613,15 +613,16 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
                          "': allowed values are double, single");
     cfg.storage.precision = precision == "single" ? Precision::Single : Precision::Double;
-    const int width = cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
+    // `auto` values depend on the run's block width, known with the model: resolve_run().
     const bool sell_c_given = vm["sell-C"].as<std::string>() != "auto";
-    cfg.storage.sell_chunk_height = sell_c_given ? int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto")
-                                                 : default_sell_chunk_height(width, cfg.storage.device);
-    if (matrix == "auto") {
-        const MatrixChoice c = fastest_matrix(cfg.model.name, width, cfg.storage.precision, cfg.storage.device,
-                                              sell_c_given || !vm["sell-sigma"].defaulted());
+    cfg.storage.auto_sell_c = !sell_c_given;
+    if (sell_c_given) cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto");
+    if (matrix == "auto" && (sell_c_given || !vm["sell-sigma"].defaulted())) {
+        const MatrixChoice c = fastest_matrix(cfg.model.name, 0, cfg.storage.precision, cfg.storage.device, true);
         cfg.storage.matrix = c.kind;
         cfg.storage.matrix_auto = c.why;
+    } else {
+        cfg.storage.auto_matrix = matrix == "auto";
     }
     // Which combinations run is the capability table's (app/cli/capabilities.hpp), checked
     // when the ranks are known.

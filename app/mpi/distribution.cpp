@@ -175,11 +175,13 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         // rank owns under equal weights: a smaller sample fits a CPU's cache and is launch-bound
         // on a GPU (64 Ki rows of ti measured 173 Gflop/s for GPU + CPU ranks against 1520
         // for the GPU alone on an H200, issue 36), so it would hand the CPU most of the rows.
+        // At the block width the run sweeps with (resolve_run), the width its operator was chosen for.
         const global_index sample = model.num_rows() / size_ / block * block;
+        TOPOKPM_REQUIRE(cfg.kpm.sweep_width >= 1, "--weights auto before the run was resolved (resolve_run)");
         double rate = 0.0;
         agree([&] {  // a probe that fails on one rank (memory) ends every rank with one message
             rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
-                                           std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
+                                           std::max(sample, block), cfg.kpm.sweep_width);
         });
         const std::vector<double> rates = mpi::allgather(rate);
         agree([&] { weights_ = hetero::weights_from_rates(rates); });

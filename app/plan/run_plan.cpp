@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/cli/operator_choice.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
@@ -11,10 +12,13 @@
 
 namespace topokpm::app {
 
-void run_plan(const RunConfig& cfg)
+void run_plan(const RunConfig& given)
 {
     // The model validates every parameter; it allocates nothing proportional to N.
-    const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(cfg.model);
+    const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(given.model);
+    // The columns, block width and operator the run would resolve (app/cli/resolved_run.hpp).
+    RunConfig cfg = given;
+    const TracedColumns traced = resolve_run(cfg, *model);
     const hamiltonians::ModelParams& p = model->params();
     hetero::PlanInput in;
     in.rows = static_cast<std::uint64_t>(model->num_rows());
@@ -24,8 +28,8 @@ void run_plan(const RunConfig& cfg)
     in.ny = static_cast<std::uint64_t>(p.ny);
     in.nz = static_cast<std::uint64_t>(p.nz);
     in.periodic_x = !p.boundary.empty() && p.boundary[0] == 'p';
-    in.vectors = cfg.kpm.num_vectors;
-    in.block_width = cfg.kpm.block_width;
+    in.vectors = static_cast<int>(traced.num_columns);
+    in.block_width = cfg.kpm.sweep_width;
     // The bytes of the operator the run builds (numerics/spmmv/operator_factory.hpp), as
     // the memory check of a run prices them.
     const numerics::OperatorCostModel cost =

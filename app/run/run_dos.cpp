@@ -15,6 +15,7 @@
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
 #include "app/cli/selection.hpp"
@@ -51,15 +52,6 @@ struct MemoryEstimate {
     double green_bytes = 0;    ///< --green: sparse LU factors, solves and the matrix copy
     double total() const { return matrix_bytes + vector_bytes + result_bytes + green_bytes; }
 };
-
-/// Start vectors per sweep: --block-width (default R) for the stochastic trace, else --vectors
-/// capped at the columns.
-int block_width(const RunConfig& cfg, global_index num_columns)
-{
-    if (cfg.kpm.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos)
-        return cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
-    return static_cast<int>(std::min<global_index>(cfg.kpm.num_vectors, num_columns));
-}
 
 /// This rank's memory: the cost model of the operator the run builds (`spec`, over this
 /// rank's rows; numerics/spmmv/operator_factory.hpp, --plan prices it the same way), with
@@ -120,7 +112,7 @@ struct DosRun::State {
         report_start();
     }
 
-    const RunConfig& cfg;
+    RunConfig cfg;  ///< as given, then resolved for the model (resolve_run: width, operator)
     Distribution& dist;
     std::optional<SignalCatcher> signals;
     const Quantity what;
@@ -188,30 +180,23 @@ struct DosRun::State {
         return static_cast<double>(num_slots) * (num_real >= 2 ? 2.0 : 1.0);
     }
 
-    /// The model, what is traced (columns, slots).
+    /// The model, what is traced (columns, slots), the block width and the operator for it.
     void size_quantity()
     {
     model = hamiltonians::make_model(params_of(0));
     n = model->num_rows();
-    TOPOKPM_USER_REQUIRE(cfg.kpm.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
-                         " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
-    num_columns = cfg.kpm.trace == TraceKind::Exact ? n : cfg.kpm.num_vectors;
-    num_slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
-    if (what == Quantity::Ldos) {
-        selection = resolve_ldos_selection(cfg.kpm.ldos, *model);
-        num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
-    } else if (what == Quantity::Spectral) {
-        lattice = plane_wave_lattice(*model);
-        momenta = resolve_momenta(cfg.kpm.k_points, cfg.kpm.k_path, *model);
-        num_slots = static_cast<std::int64_t>(momenta->momenta.size());
-        num_columns = num_slots * lattice.states_per_cell;
-    }
+    TracedColumns traced = resolve_run(cfg, *model);
+    selection = std::move(traced.selection);
+    momenta = std::move(traced.momenta);
+    lattice = traced.lattice;
+    num_columns = traced.num_columns;
+    num_slots = traced.num_slots;
+    width = cfg.kpm.sweep_width;
     }
 
-    /// The block width, the files (rank 0 writes every file) and what runs on several ranks.
+    /// The files (rank 0 writes every file) and what runs on several ranks.
     void check_files_and_layout()
     {
-    width = block_width(cfg, num_columns);
     ckpt_path = checkpoint_target(checkpoint_path(cfg));  // through a user's link: its target
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) checked_files = check_run_files(run_files);  // rank 0 writes every file

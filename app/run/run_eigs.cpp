@@ -10,6 +10,7 @@
 #include "analysis/result_file.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "app/cli/build_revision.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/run/run_files.hpp"
@@ -112,7 +113,7 @@ public:
     }
 
 private:
-    const RunConfig& cfg;
+    RunConfig cfg;  ///< as given, then resolved for the model (resolve_run: the operator)
     Distribution& dist;
     const double t_start = wall_seconds();
     const std::string start_time = utc_now();
@@ -142,6 +143,7 @@ private:
     {
         model = hamiltonians::make_model(cfg.model);
         n = model->num_rows();
+        resolve_run(cfg, *model);
         numerics::validate(cfg.eigs.request, n);
         method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
         if (dist.root()) output_guard = check_run_files({cfg.outputs.result_file, "", "", ""}).output;

@@ -15,7 +15,8 @@
 /// - operator bytes of a rank: a_nnz nnz + a_row rows, held and read once per sweep, with
 ///   the coefficients of the operator the run builds (numerics::operator_cost_model(): SELL
 ///   double a_nnz = 20, matrix-free a_row = 8 bytes per potential entry per row);
-/// - the R vectors run in ceil(R / W) blocks of W columns (W = --block-width, default R);
+/// - the R vectors (start vectors: the traced columns of an LDOS or A(k, E) run) run in
+///   ceil(R / W) blocks of W columns (W: the width the run resolves, default R);
 ///   v bytes per vector entry (16);
 /// - memory: operator bytes, two v*rows*W vector blocks, a receive and a send buffer of
 ///   v*halo_rows*W each (a slab sends what it receives);
@@ -103,7 +104,7 @@ struct PlanInput {
     std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
     bool periodic_x = true;
     int vectors = 1;              ///< R
-    int block_width = 0;          ///< W columns per sweep, 1 <= W; 0 or W > R: W = R
+    int block_width = 0;          ///< W columns per sweep, 1 <= W <= R (kpm-dos: the run's resolved W); 0: W = R
     /// Operator bytes per stored nonzero and per row (held and read per sweep), and bytes
     /// per vector entry: numerics::OperatorCostModel of the operator the run builds. The
     /// defaults are SELL-C-σ in double precision.

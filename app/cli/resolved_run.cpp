@@ -1,0 +1,57 @@
+#include "app/cli/resolved_run.hpp"
+
+#include <algorithm>
+
+#include "app/cli/operator_choice.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::app {
+
+TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& model)
+{
+    const global_index n = model.num_rows();
+    const bool exact = cfg.kpm.trace == TraceKind::Exact;
+    TOPOKPM_USER_REQUIRE(!exact || n <= 2'000'000, "--trace exact with N = ", n,
+                         " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
+    TracedColumns t;
+    t.num_columns = exact ? n : cfg.kpm.num_vectors;
+    t.num_slots = exact ? 1 : cfg.kpm.num_vectors;
+    switch (quantity(cfg)) {
+    case Quantity::Ldos:
+        t.selection = resolve_ldos_selection(cfg.kpm.ldos, model);
+        t.num_columns = t.num_slots = static_cast<std::int64_t>(t.selection->rows.size());
+        break;
+    case Quantity::Spectral:
+        t.lattice = plane_wave_lattice(model);
+        t.momenta = resolve_momenta(cfg.kpm.k_points, cfg.kpm.k_path, model);
+        t.num_slots = static_cast<std::int64_t>(t.momenta->momenta.size());
+        t.num_columns = t.num_slots * t.lattice.states_per_cell;
+        break;
+    case Quantity::Dos: break;
+    }
+    return t;
+}
+
+int effective_block_width(const RunConfig& cfg, global_index num_columns)
+{
+    const bool stochastic_dos = cfg.kpm.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos;
+    const int asked = stochastic_dos && cfg.kpm.block_width > 0 ? cfg.kpm.block_width : cfg.kpm.num_vectors;
+    return static_cast<int>(std::min<global_index>(asked, num_columns));
+}
+
+TracedColumns resolve_run(RunConfig& cfg, const hamiltonians::Model& model)
+{
+    TracedColumns t = traced_columns(cfg, model);
+    const int width = effective_block_width(cfg, t.num_columns);
+    cfg.kpm.sweep_width = width;
+    OperatorConfig& s = cfg.storage;
+    if (s.auto_sell_c) s.sell_chunk_height = default_sell_chunk_height(width, s.device);
+    if (s.auto_matrix) {
+        const MatrixChoice c = fastest_matrix(cfg.model.name, width, s.precision, s.device, false);
+        s.matrix = c.kind;
+        s.matrix_auto = c.why;
+    }
+    return t;
+}
+
+}  // namespace topokpm::app
