@@ -24,18 +24,20 @@ struct MatrixChoice {
 };
 
 /// The fastest operator measured with spmmv-bench (interleaved, same run; docs/performance.md,
-/// "Default operator") for `model` ("ti" or "graphene") at block width `width` >= 1:
-///   cpu, ti:        free (the stencil reads 2 bytes per row of potential instead of 13
-///                   entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
-///   cpu, graphene:  free at R = 1 (real couplings: sweeps as fast as sell's, and no matrix
-///                   to build: the whole 2048x2048 run is faster) and where the stencil makes
-///                   two sweeps per pass (numerics::cpu_stencil_two_steps_at: R = 2, 4, 8, 16
-///                   and 32 in both precisions, measured faster than sell there), else sell
-///                   (4 real stored entries of 12 bytes per row; faster than the one-sweep
-///                   stencil at R > 1);
-///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
+/// "Default operator") for `model` at block width `width` >= 1, by its properties:
+///   read from a file:     sell (any structure; the stencil kernels were measured on ti and
+///                         graphene only);
+///   complex entries (ti): free (the stencil reads 2 bytes per row of potential instead of 13
+///                         entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
+///   real entries (graphene): free at R = 1 (sweeps as fast as real-valued sell's, and no
+///                         matrix to build: the whole 2048x2048 run is faster) and where the
+///                         stencil makes two sweeps per pass (numerics::cpu_stencil_two_steps_at:
+///                         R = 2, 4, 8, 16 and 32 in both precisions, measured faster than sell
+///                         there), else sell (4 real stored entries of 12 bytes per row; faster
+///                         than the one-sweep stencil at R > 1);
+///   cuda:                 sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
-MatrixChoice fastest_matrix(const std::string& model, int width, Precision precision, DeviceKind device,
+MatrixChoice fastest_matrix(const hamiltonians::Model& model, int width, Precision precision, DeviceKind device,
                             bool sell_asked);
 
 /// The SELL chunk height C of a run without --sell-C (`auto`), for block width `width` >= 1:

@@ -47,7 +47,7 @@ TracedColumns resolve_run(RunConfig& cfg, const hamiltonians::Model& model)
     OperatorConfig& s = cfg.storage;
     if (s.auto_sell_c) s.sell_chunk_height = default_sell_chunk_height(width, s.device);
     if (s.auto_matrix) {
-        const MatrixChoice c = fastest_matrix(cfg.model.name, width, s.precision, s.device, false);
+        const MatrixChoice c = fastest_matrix(model, width, s.precision, s.device, s.sell_options_given);
         s.matrix = c.kind;
         s.matrix_auto = c.why;
     }

@@ -76,6 +76,7 @@ struct OperatorConfig {
     bool auto_matrix = false;          ///< --matrix auto: `matrix` is chosen for the run's width by resolve_run()
     std::string matrix_auto;           ///< --matrix auto: why `matrix` was chosen (fastest_matrix); empty = given
     bool auto_sell_c = false;          ///< --sell-C auto: `sell_chunk_height` is set for the run's width by resolve_run()
+    bool sell_options_given = false;   ///< --sell-C or --sell-sigma given: --matrix auto takes sell
     int sell_chunk_height = 8;         ///< --sell-C; `auto`: default_sell_chunk_height (16 at W = 1, 8 at W >= 2 on the CPU)
     int sell_sigma = 256;
     int tblock_lines = -1;             ///< free at R = 1: lines per two-step block (numerics::StencilTuning)

@@ -133,7 +133,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
                                  ": kpm-eigs splits the rows in 1-D only");
             mode = "1d";
         }
-        if (mode == "auto" && hamiltonians::reads_model_file(cfg.model.name)) mode = "1d";  // no halo model for them yet
+        if (mode == "auto" && model.kind().reads_file) mode = "1d";  // no halo model for them yet
         if (mode == "1d") return;
         grid_ = hetero::choose_decomposition(mode, size_, !cfg.runtime.weights.empty(), lattice_halo(model));
     });

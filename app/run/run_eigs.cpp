@@ -68,21 +68,24 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
     return asked;
 }
 
-/// Per pair, the weight of |v|^2 on each layer z (ti) or sublattice (graphene), from this
-/// rank's rows in canonical order (models.md §2, §3), summed over the ranks: row-major
-/// [k, parts], each row summing to 1 for a unit vector.
-std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::ModelParams& m,
+/// Per pair, the weight of |v|^2 on each of the model's eigenvector parts (layers z for
+/// ti, sublattices for graphene: hamiltonians::EigenvectorParts), from this rank's rows in
+/// canonical order (models.md §2, §3), summed over the ranks: row-major [k, parts], each
+/// row summing to 1 for a unit vector.
+std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::Model& model,
                                  global_index row_begin, const Operator& op, int& parts)
 {
-    const bool ti = m.name == "ti";
-    parts = ti ? m.nz : 2;
+    const hamiltonians::ModelParams& m = model.params();
+    const global_index orbitals = model.orbitals_per_site();
+    const bool layers = model.kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
+    parts = layers ? m.nz : static_cast<int>(orbitals);
     const std::size_t k = pairs.values.size();
     const global_index n = pairs.local_rows;
     std::vector<double> w(k * static_cast<std::size_t>(parts), 0.0);
     for (std::size_t c = 0; c < k; ++c)
         for (global_index r = 0; r < n; ++r) {
             const global_index row = row_begin + r;
-            const int part = ti ? static_cast<int>((row / 4) % m.nz) : static_cast<int>(row % 2);
+            const int part = layers ? static_cast<int>((row / orbitals) % m.nz) : static_cast<int>(row % orbitals);
             w[c * parts + part] += std::norm(pairs.vectors[static_cast<std::size_t>(r + c * n)]);
         }
     op.sum_over_ranks(w.data(), w.size());
@@ -277,7 +280,7 @@ private:
                 o.progress = progress_printer(request.count);
                 pairs = numerics::thick_restart_lanczos(*op, o);
             }
-            weights = part_weights(pairs, cfg.model, op->row_begin(), *op, parts);
+            weights = part_weights(pairs, *model, op->row_begin(), *op, parts);
             if (cfg.eigs.save_vectors) {
                 // Every rank's rows into one [k, N] array (zeros elsewhere), summed over the ranks.
                 const std::size_t k = pairs.values.size();
@@ -454,8 +457,9 @@ private:
                                                {"num_solves", std::int64_t(si.solves)}});
             out.write_doubles("/eigs/values", {"t", "Eigenvalues, ascending."}, pairs.values, {k});
             out.write_doubles("/eigs/residuals", {"t", "Residual norm ||H v - lambda v|| of each eigenpair."}, pairs.residuals, {k});
-            out.write_doubles(cfg.model.name == "ti" ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
-                              {"1", cfg.model.name == "ti" ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
+            const bool layers = model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
+            out.write_doubles(layers ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
+                              {"1", layers ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
                               {k, static_cast<std::uint64_t>(parts)});
             if (cfg.eigs.save_vectors)
                 out.write_complex("/eigs/vectors", {"1", "Normalised eigenvectors in canonical row order."}, all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
@@ -475,7 +479,7 @@ private:
         const std::size_t shown = std::min<std::size_t>(pairs.values.size(), 12);
         for (std::size_t i = 0; i < shown; ++i) {
             std::string w;
-            if (cfg.model.name == "ti")  // surface weight: top and bottom layers
+            if (model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers)  // surface weight: top and bottom layers
                 w = fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) + " on the surfaces";
             else
                 w = fmt("%.3f", weights[i * parts]) + " on sublattice A";
