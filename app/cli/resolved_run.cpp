@@ -39,6 +39,25 @@ int effective_block_width(const RunConfig& cfg, global_index num_columns)
     return static_cast<int>(std::min<global_index>(asked, num_columns));
 }
 
+RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, int ranks)
+{
+    RankLayout layout;
+    std::string mode = cfg.runtime.decomposition;
+    if (cfg.program == Program::Eigs) {
+        TOPOKPM_USER_REQUIRE(mode == "1d" || mode == "auto", "{decomposition} ", mode,
+                             ": kpm-eigs splits the rows in 1-D only");
+        mode = "1d";
+    }
+    if (mode == "auto" && model.kind().reads_file) mode = "1d";  // no halo model for them yet
+    const bool weighted = !cfg.runtime.weights.empty() ||
+                          (cfg.runtime.plan.enabled && cfg.runtime.plan.gpus > 0 && mode == "auto");
+    if (mode != "1d") layout.grid = hetero::choose_decomposition(mode, ranks, weighted, lattice_halo(model));
+    const hamiltonians::ModelParams& p = model.params();
+    const global_index site = model.orbitals_per_site();
+    layout.unit = cfg.storage.matrix == MatrixKind::Free ? site * p.ny * p.nz : site;
+    return layout;
+}
+
 TracedColumns resolve_run(RunConfig& cfg, const hamiltonians::Model& model)
 {
     TracedColumns t = traced_columns(cfg, model);

@@ -14,6 +14,7 @@
 #include "app/cli/selection.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/block_trace.hpp"
+#include "runtime/hetero/plan.hpp"
 
 namespace topokpm::app {
 
@@ -38,6 +39,20 @@ TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& mo
 /// kpm-eigs, whose methods size their own blocks, has W = R, the width its operator is
 /// chosen for.
 int effective_block_width(const RunConfig& cfg, global_index num_columns);
+
+/// How the rows of `model` are split over `ranks` ranks (--decomposition, docs/scaling.md):
+/// the one rule of a run under mpirun (Distribution::split_rows) and of --plan.
+///   `grid` set (2-D): the px x py tiles of hetero::choose_decomposition on lattice_halo();
+///   `grid` empty (1-D): x-slabs of whole `unit`s of rows by the weights: a site
+///   (orbitals_per_site rows), or for --matrix free a whole x-plane (the stencil's slabs).
+/// 1d is taken by kpm-eigs (InputError for another --decomposition than 1d or auto), by
+/// `auto` on models read from a file (no halo model), with --weights, and by --plan `auto`
+/// with --gpus (the plan weighs GPU ranks by their bandwidth).
+struct RankLayout {
+    hetero::ProcessGrid grid;
+    global_index unit = 1;
+};
+RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, int ranks);
 
 /// Resolves `cfg` for `model`: cfg.kpm.sweep_width = effective_block_width(), and where
 /// --matrix or --sell-C is `auto`, the kind and chunk height for that width

@@ -50,11 +50,11 @@ void run_plan(const RunConfig& given)
                     "give --plan-bandwidth for the target machine\n", bandwidth);
     }
     in.memory_gbs = {bandwidth};
-    // --decomposition: the same decision a run under mpirun takes (Distribution::split_rows);
-    // ranks driving GPUs get bandwidth weights, so auto keeps them on the 1-D split.
+    // --decomposition and the 1-D unit: the layout a run under mpirun takes (rank_layout).
     in.halo = lattice_halo(*model);
-    const bool uneven = !cfg.runtime.weights.empty() || (in.gpus > 0 && cfg.runtime.decomposition == "auto");
-    in.grid = hetero::choose_decomposition(cfg.runtime.decomposition, in.ranks, uneven, in.halo);
+    const RankLayout layout = rank_layout(cfg, *model, in.ranks);
+    in.grid = layout.grid;
+    in.split_unit = static_cast<std::uint64_t>(layout.unit);
 
     const hetero::Plan plan = hetero::make_plan(in);
     std::printf("%s", hetero::format_plan(plan).c_str());

@@ -261,7 +261,10 @@ Plan make_plan(const PlanInput& in)
             position += rows;
         }
     } else {
-        ranges = split_rows(in.rows, in.block, plan.weights);
+        const std::uint64_t unit = in.split_unit > 0 ? in.split_unit : in.block;
+        TOPOKPM_USER_REQUIRE(unit % in.block == 0 && in.rows % unit == 0, "1-D split unit of ", unit, " rows for ",
+                             in.rows, " rows of ", in.block, "-row sites");
+        ranges = split_rows(in.rows, unit, plan.weights);
     }
     TOPOKPM_USER_REQUIRE(in.block_width >= 0 && in.block_width <= in.vectors, "block width W = ", in.block_width,
                          " must be in 1 .. R = ", in.vectors, " (0: R)");

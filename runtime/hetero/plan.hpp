@@ -4,7 +4,8 @@
 /// rank, from sizes alone (nothing proportional to the matrix is allocated; the cost
 /// is O(ranks)). The model and its assumptions are in docs/scaling.md:
 ///
-/// - rows: split_rows() over the rank weights, boundaries at whole sites (`block` rows);
+/// - rows: split_rows() over the rank weights, boundaries at whole sites (`block` rows) or
+///   whole `split_unit`s (x-planes of the matrix-free operator);
 /// - nonzeros of a rank: the global count times its row fraction (uniform rows);
 /// - halo: rows are ordered x slowest, so a rank owns an x-slab [begin, end) and the
 ///   nearest-neighbour x hopping couples row r to r +- plane, plane = ny*nz*block.
@@ -101,6 +102,9 @@ struct PlanInput {
     std::uint64_t rows = 0;       ///< N, global rows
     std::uint64_t nnz = 0;        ///< global stored nonzeros
     std::uint64_t block = 1;      ///< orbitals per site (4 ti, 2 graphene)
+    /// Rows the 1-D split keeps on one rank, a multiple of `block` dividing `rows` (a site, or
+    /// an x-plane for the matrix-free operator); 0: `block`.
+    std::uint64_t split_unit = 0;
     std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
     bool periodic_x = true;
     int vectors = 1;              ///< R
