@@ -21,6 +21,11 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg)
     return spec;
 }
 
+numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model)
+{
+    return numerics::operator_cost_model(spec, model.potential_entries_per_row(), model.real_valued());
+}
+
 MatrixChoice fastest_matrix(const hamiltonians::Model& mdl, int width, Precision precision, DeviceKind device,
                             bool sell_asked)
 {

@@ -17,6 +17,12 @@ namespace topokpm::app {
 
 numerics::OperatorSpec operator_spec(const RunConfig& cfg);
 
+/// The cost model (numerics::operator_cost_model) of the operator `spec` builds from `model`,
+/// with its potential entries per row and whether it stores real values
+/// (Model::real_valued()): the one pricing of the memory checks of kpm-dos and kpm-eigs and of
+/// --plan.
+numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model);
+
 /// The kind `--matrix auto` (the default) builds and why.
 struct MatrixChoice {
     MatrixKind kind = MatrixKind::Sell;

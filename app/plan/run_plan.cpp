@@ -32,8 +32,7 @@ void run_plan(const RunConfig& given)
     in.block_width = cfg.kpm.sweep_width;
     // The bytes of the operator the run builds (numerics/spmmv/operator_factory.hpp), as
     // the memory check of a run prices them.
-    const numerics::OperatorCostModel cost =
-        numerics::operator_cost_model(operator_spec(cfg), model->potential_entries_per_row());
+    const numerics::OperatorCostModel cost = operator_cost(operator_spec(cfg), *model);
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;

@@ -67,7 +67,7 @@ struct MemoryEstimate {
 MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpec& spec,
                                const hamiltonians::Model& model, int width, double spectra)
 {
-    const numerics::OperatorCostModel cost = numerics::operator_cost_model(spec, model.potential_entries_per_row());
+    const numerics::OperatorCostModel cost = operator_cost(spec, model);
     const double n = static_cast<double>(numerics::part_rows(spec, model.num_rows()));
     const double nonzeros = static_cast<double>(model.estimated_nonzeros()) * n / static_cast<double>(model.num_rows());
     const bool single = cfg.storage.precision == Precision::Single;

@@ -159,7 +159,7 @@ private:
     void check_memory()
     {
         const numerics::OperatorSpec s = dist.operator_spec(cfg);
-        const auto cost = numerics::operator_cost_model(s, model->potential_entries_per_row());
+        const auto cost = operator_cost(s, *model);
         const double rows = static_cast<double>(n);
         const double part = static_cast<double>(numerics::part_rows(s, n)), share = part / rows;
         const double k = cfg.eigs.request.kind == Kind::Window ? 64.0 : double(cfg.eigs.request.count) + 8.0;
