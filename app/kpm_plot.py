@@ -1,27 +1,44 @@
 #!/usr/bin/python3
 """kpm-plot: draw whatever a kpm-dos or kpm-eigs result file holds (docs/physics.md).
 
-    kpm-plot RESULT.h5 [-o FILE.png|.svg|.pdf] [--kind dos|ldos|map|spectral|eigs] [--dos DOS.h5] [--dpi N]
+    kpm-plot RESULT.h5 [-o FILE] [--kind dos|ldos|map|spectral|eigs] [--dos DOS.h5]
+                       [--xlim LO:HI] [--ylim LO:HI] [--log] [--format png|pdf|svg] [--dpi N]
+                       [--title TEXT] [--describe]
 
   dos       the DOS rho(E) with its error band (+-1 standard error) when the file has one
-  ldos      local DOS curves of the selected rows (up to 8, with the mean of all rows); with
-            /green (kpm-dos --green ETA) the exact -Im G_jj/pi dashed over the KPM LDOS
-            recomputed from /ldos/moments with the Lorentz kernel of the same broadening,
-            lambda = ETA M / a (models.md §7)
-  map       the real-space LDOS map of a surface layer at one energy (/ldos_map)
-  spectral  A(k, E) as a heat map along the momentum path, with the bands when known
-  eigs      eigenvalues (kpm-eigs) against their surface weight (ti: on the top and bottom
-            layers; graphene: on sublattice A), over the KPM DOS of a kpm-dos file (--dos)
+  ldos      local DOS curves of the selected rows (up to 8, with the mean of all rows), each
+            labelled by its site, orbital and position (models.md row order); with /green
+            (kpm-dos --green ETA) the exact -Im G_jj/pi dashed over the KPM LDOS recomputed
+            from /ldos/moments with the Lorentz kernel of the same broadening,
+            lambda = ETA M / a (models.md §7), and below them their absolute difference
+  map       the real-space LDOS map of a surface layer at one energy (/ldos_map), the quantum
+            dots of /model outlined
+  spectral  A(k, E) as a heat map along the momentum path (k in 1/a, the path's
+            high-symmetry points named), with the bands when known
+  eigs      every eigenvalue (kpm-eigs) against its weight on the top (z = 0) and the bottom
+            (z = Nz-1) layer (graphene: sublattices A and B), one marker each; degenerate
+            levels are drawn once, at the level's mean weights, and marked "xg"; over the
+            KPM DOS of a kpm-dos file (--dos)
 
-The image goes to -o FILE (".png" is added to a name without an extension), by default to
-RESULT with ".png" for its extension (RESULT.png when RESULT itself ends in .png); a path
-naming an input file is refused, and the line "plot written to FILE" names the file written.
+Axes: --xlim/--ylim zoom the main panel: energy and DOS (dos, ldos), energy and weight
+(eigs), k and energy (spectral), the map's x and y (map). --log draws the DOS/LDOS on a log
+y axis (down to 1e-6 of its largest value unless --ylim says otherwise), and the map and
+A(k, E) with a log colour scale (down to 1e-4 of the largest value).
+
+The image goes to -o FILE, in the format of its suffix (.png, .pdf, .svg) or of --format
+(which is added to a name without a suffix); by default to RESULT with the format's suffix
+(png unless --format says otherwise) for its extension (RESULT.png when that would be
+RESULT itself). A path naming an input file is refused, and the line "plot written to
+FILE" names the file written. --describe prints, instead of that line, one JSON object
+describing the figure (output, format, size, title; per axes its labels, limits, scales,
+lines, legend and colour scales; per kind the facts drawn), for scripts and tests.
 
 Without --kind the richest content is drawn (eigs > spectral > map > ldos > dos). Energies are
 in units of the hopping t. Uses Debian's /usr/bin/python3 (h5py, numpy, matplotlib):
 the `python3` first on PATH may be an interpreter without them.
 """
 import argparse
+import json
 import math
 import os
 import stat
@@ -33,7 +50,11 @@ try:
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.patches
+    import matplotlib.patheffects
     import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import FixedLocator
 except ImportError as exc:  # pragma: no cover - depends on the machine
     sys.exit(f"kpm-plot: error: needs h5py, numpy and matplotlib ({exc.name}); on Debian: "
              "apt-get install python3-h5py python3-matplotlib")
@@ -41,15 +62,24 @@ except KeyboardInterrupt:  # the imports take a moment
     sys.exit("kpm-plot: interrupted")
 
 # Figure sizes in inches; with the default dpi 100 the PNG is exactly 100x these in pixels.
-SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "map": (10.0, 4.5), "spectral": (8.0, 6.0), "eigs": (8.0, 5.0)}
+# "green" is the ldos figure with the difference panel below the curves.
+SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "green": (8.0, 6.5), "map": (10.0, 4.5), "spectral": (8.0, 6.0),
+         "eigs": (8.0, 5.0)}
 GREEK = {"G": "Γ"}
+OUTLINED = [matplotlib.patheffects.withStroke(linewidth=2.2, foreground="k")]  # white lines seen on any colour
+FORMATS = ("png", "pdf", "svg")
+DPI_RANGE = (10, 1000)
+LOG_DEPTH_CURVES = 1e-6  # --log: a curve's axis reaches down to this fraction of its largest value
+LOG_DEPTH_COLOURS = 1e-4  # --log: a colour scale spans this fraction of its largest value
+# Text embedded as text in vector output (journals ask for editable TrueType, not Type 3).
+matplotlib.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"})
 
 # A result file may come from anywhere: every dataset is checked (a plain dataset, type,
 # shape, a size that the file really stores, finite values) before it is read. Messages
 # quote the path and the dataset's name, never the file's contents.
 MAX_VALUES = 1 << 26  # values per dataset (512 MiB of float64): far beyond any plot
 MAX_FILTERED_VALUES = 1 << 24  # of a compressed dataset (128 MiB of float64)
-MAX_TEXT = 256  # characters of a text attribute that ends up in the figure
+MAX_TEXT = 256  # characters of a text attribute (or --title) that ends up in the figure
 
 
 class BadInput(Exception):
@@ -171,21 +201,31 @@ def same_file(a, b):
 
 
 def image_path(args):
-    """The file the image is written to, extension included (matplotlib appends ".png" to a
-    name without one, so that is added here, and reported). Default: RESULT with its
-    extension replaced by .png, or RESULT.png when that would be RESULT itself. An image
+    """The file the image is written to, with its suffix, and its format (png, pdf, svg).
+    The format is the suffix of -o, or --format (added to an -o without a suffix; they must
+    agree when both are given), else png. Default file: RESULT with its extension replaced
+    by the format's, or RESULT.png (.pdf, .svg) when that would be RESULT itself. An image
     path naming an input file is refused: the plot would destroy its own data."""
     if args.output is None:
-        output = os.path.splitext(args.result)[0] + ".png"
+        fmt = args.format or "png"
+        output = os.path.splitext(args.result)[0] + "." + fmt
         if same_file(output, args.result):
-            output = args.result + ".png"
+            output = args.result + "." + fmt
     else:
-        output = args.output if os.path.splitext(args.output)[1] else args.output + ".png"
+        ext = os.path.splitext(args.output)[1]
+        fmt = ext[1:].lower() if ext else (args.format or "png")
+        output = args.output if ext else args.output + "." + fmt
     for option, given in (("the result", args.result), ("--dos", args.dos)):
         if given and same_file(output, given):
             raise BadInput(f"-o '{output}' is the input file '{given}' ({option}): writing the image there would "
                            "destroy it; give another -o")
-    return output
+    if fmt not in FORMATS:
+        raise BadInput(f"-o '{args.output}': '{ext}' is not an image format this tool writes "
+                       f"(allowed: {', '.join('.' + f for f in FORMATS)})")
+    if args.format and args.format != fmt:
+        raise BadInput(f"--format {args.format} disagrees with the suffix of -o '{args.output}': "
+                       "give one of them, or make them agree")
+    return output, fmt
 
 
 def check_eigs_found(r):
@@ -227,6 +267,50 @@ def title_of(r):
     return f"{name} {lattice}, " + ", ".join(extra)
 
 
+def row_places(r, rows, dataset):
+    """Where each row of `dataset` sits, from /model and the spec's canonical row order
+    (models.md §2 ti, §3 graphene, §8 hr; a matrix-market row is only a row): per row a dict
+    with its row, site, orbital, position (where the model has one), surface (ti: "top" at
+    z = 0, "bottom" at z = Nz-1) and a legend label."""
+    n = r.number("/kpm", "num_rows", integer=True)
+    if np.any(rows < 0) or np.any(rows >= n):
+        raise r.bad(f"dataset '{dataset}' holds a row outside 0 .. {n - 1} ('/kpm' num_rows)")
+    name = r.text("/model", "name")
+    if name == "matrix-market":
+        return [{"row": int(j), "label": f"row {j}"} for j in rows]
+    dims = [r.number("/model", k, integer=True) for k in ("Nx", "Ny", "Nz")]
+    per_cell = {"ti": 4, "graphene": 2}.get(name) or r.number("/model", "num_orbitals", integer=True)
+    if name == "graphene":
+        dims[2] = 1
+    if min(dims) < 1 or per_cell < 1 or math.prod(dims) * per_cell != n:
+        raise r.bad(f"the lattice of '/model' ({dims[0]}x{dims[1]}x{dims[2]} cells of {per_cell} orbitals) "
+                    f"does not have the {n} rows of '/kpm' num_rows")
+    nx, ny, nz = dims
+    places = []
+    for j in (int(v) for v in rows):
+        o, cell = j % per_cell, j // per_cell
+        if name == "graphene":  # row = s + 2 (n + Ny m); A at m a1 + n a2, B 1 above it
+            m, k = divmod(cell, ny)
+            x, y = math.sqrt(3) * m + math.sqrt(3) / 2 * k, 1.5 * k + o
+            sub = "AB"[o]
+            places.append({"row": j, "site": [m, k], "orbital": sub, "position": [round(x, 6), round(y, 6)],
+                           "label": f"cell ({m}, {k}) {sub}, r = ({x:.2f}, {y:.2f})"})
+            continue
+        # ti: site = z + Nz (y + Ny x), row = o + 4 site; hr: the same with num_wann orbitals
+        x, rest = divmod(cell, ny * nz)
+        y, z = divmod(rest, nz)
+        place = {"row": j, "site": [x, y, z], "orbital": o}
+        if name == "ti":
+            place["position"] = [x, y, z]
+            place["surface"] = "top" if z == 0 else "bottom" if z == nz - 1 else None
+            where = f" ({place['surface']})" if place["surface"] else ""
+            place["label"] = f"site ({x}, {y}, {z}) orbital {o}{where}"
+        else:  # Wannier orbitals count from 1 in the _hr.dat file
+            place["label"] = f"cell ({x}, {y}, {z}) orbital {o + 1}"
+        places.append(place)
+    return places
+
+
 def energies(r, name):
     e = r.array(name, 1)
     if len(e) < 2 or not np.all(np.diff(e) > 0):
@@ -234,20 +318,58 @@ def energies(r, name):
     return e
 
 
-def plot_dos(r, ax):
+def log_floor(values, what, depth, top=None):
+    """--log: the lowest value drawn, the smallest positive value but at least `depth` times
+    `top` (default the largest value); refused when `what` has no positive value."""
+    positive = values[values > 0]
+    if positive.size == 0:
+        raise BadInput(f"--log: {what} has no positive value to draw on a log scale")
+    return max(float(positive.min()), (float(positive.max()) if top is None else top) * depth)
+
+
+def curve_scale(ax, args, values, what):
+    """The y axis of DOS-like curves: from 0 (linear) or a log axis from log_floor."""
+    if args.log:
+        floor = log_floor(values, what, LOG_DEPTH_CURVES)
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=floor)
+    else:
+        ax.set_ylim(bottom=0)
+
+
+def colour_norm(args, values, what, vmax, linear):
+    """The colour scale of a map: `linear` (keyword arguments of the plotting call), or with
+    --log a log scale over LOG_DEPTH_COLOURS of vmax."""
+    if not args.log:
+        return linear
+    floor = log_floor(values, what, LOG_DEPTH_COLOURS, vmax)
+    return {"norm": LogNorm(vmin=floor, vmax=max(vmax, floor * (1 + 1e-12)))}
+
+
+def extent(lo, hi, what, unit):
+    """The data range of one axis of the main panel, for checking --xlim/--ylim."""
+    return (float(lo), float(hi), what, unit)
+
+
+def plot_dos(r, fig, args):
+    ax = fig.add_subplot(1, 1, 1, label="main")
     e = energies(r, "/dos/energy")
     rho = r.array("/dos/rho", 1, shape=(len(e),))
     ax.plot(e, rho, color="C0", lw=1.2, label="ρ(E)")
+    top = rho
     if r.has("/dos/rho_stderr"):
         se = r.array("/dos/rho_stderr", 1, shape=(len(e),))
         what = r.text("/dos", "stderr_samples", "samples")
         ax.fill_between(e, rho - se, rho + se, color="C0", alpha=0.35, lw=0,
                         label=f"± 1 standard error ({what})")
+        top = rho + se
     ax.set_xlabel("energy E (units of t)")
     ax.set_ylabel("DOS ρ(E) (states per state per t)")
     ax.set_xlim(e[0], e[-1])
-    ax.set_ylim(bottom=0)
+    curve_scale(ax, args, rho, "'/dos/rho'")
     ax.legend(loc="upper right")
+    return {"ax": ax, "x": extent(e[0], e[-1], "energies", " t"),
+            "y": extent(min(rho.min(), 0), top.max(), "DOS values", " 1/t"), "facts": {"points": len(e)}}
 
 
 def lorentz_ldos(r, moments, e, eta):
@@ -265,14 +387,18 @@ def lorentz_ldos(r, moments, e, eta):
     return c @ np.cos(np.outer(n, np.arccos(x))) / (a * np.pi * np.sqrt(1.0 - x * x))[None, :], lam
 
 
-def plot_ldos(r, ax):
+def plot_ldos(r, fig, args):
     e = energies(r, "/ldos/energy")
     rows = r.array("/ldos/rows", 1, kind="iu")
     rho = r.array("/ldos/rho", 2, shape=(len(rows), len(e)))
     shown = np.unique(np.linspace(0, len(rows) - 1, min(8, len(rows))).astype(int))
+    places = row_places(r, rows[shown], "/ldos/rows")
+    facts = {"rows": len(rows), "rows_shown": places}
+    mean_label = f"mean of {len(rows)} rows"
     if r.has("/green/rho"):
         # Exact -Im G_jj(E + i eta)/pi (dashed) over the KPM LDOS of the same moments with
-        # the Lorentz kernel of the same broadening (solid): they differ by the kernel's shape.
+        # the Lorentz kernel of the same broadening (solid): they differ by the kernel's
+        # shape, drawn in the panel below as |KPM - exact|.
         ge = energies(r, "/green/energy")
         grows = r.array("/green/rows", 1, kind="iu")
         if len(grows) != len(rows) or not np.array_equal(grows, rows):
@@ -285,28 +411,43 @@ def plot_ldos(r, ax):
         if mom.shape[0] != len(rows) or mom.shape[1] < 2:
             raise r.bad("'/ldos/moments' does not have one row of moments per LDOS row")
         kpm, lam = lorentz_ldos(r, mom, ge, eta)
+        ax, diff_ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+        ax.set_label("main")
+        diff_ax.set_label("difference")
+        diff = np.abs(kpm - grho)
         for j, i in enumerate(shown):
-            ax.plot(ge, kpm[i], lw=1.0, color=f"C{j}", label=f"row {rows[i]}")
+            ax.plot(ge, kpm[i], lw=1.0, color=f"C{j}", label=places[j]["label"])
             ax.plot(ge, grho[i], lw=1.0, ls="--", color=f"C{j}")
+            diff_ax.plot(ge, diff[i], lw=1.0, color=f"C{j}")
+        drawn = np.concatenate([kpm[shown].ravel(), grho[shown].ravel()])
         if len(rows) > 1:
-            ax.plot(ge, kpm.mean(axis=0), color="k", lw=1.8, label=f"mean of {len(rows)} rows")
+            ax.plot(ge, kpm.mean(axis=0), color="k", lw=1.8, label=mean_label)
             ax.plot(ge, grho.mean(axis=0), color="k", lw=1.8, ls="--")
+            diff_ax.plot(ge, np.abs(kpm.mean(axis=0) - grho.mean(axis=0)), color="k", lw=1.8)
         ax.plot([], [], color="gray", lw=1.0, label=f"KPM, Lorentz λ = {lam:.3g} (η = λa/M)")
         ax.plot([], [], color="gray", lw=1.0, ls="--", label=f"exact −Im G/π, η = {eta:.3g} t")
-        e = ge
+        diff_ax.set_xlabel("energy E (units of t)")
+        diff_ax.set_ylabel("|KPM − exact| (1/t)")
+        curve_scale(diff_ax, args, diff[shown], "the difference |KPM − exact|")
+        facts.update(max_abs_difference=float(diff.max()), eta=eta, lorentz_lambda=lam)
+        e, rho = ge, kpm
     else:
-        for i in shown:
-            ax.plot(e, rho[i], lw=1.0, label=f"row {rows[i]}")
+        ax = fig.add_subplot(1, 1, 1, label="main")
+        for j, i in enumerate(shown):
+            ax.plot(e, rho[i], lw=1.0, label=places[j]["label"])
         if len(rows) > 1:
-            ax.plot(e, rho.mean(axis=0), color="k", lw=1.8, label=f"mean of {len(rows)} rows")
-    ax.set_xlabel("energy E (units of t)")
+            ax.plot(e, rho.mean(axis=0), color="k", lw=1.8, label=mean_label)
+        drawn = rho[shown].ravel()
+        ax.set_xlabel("energy E (units of t)")
     ax.set_ylabel("local DOS ρ_j(E) (1/t)")
     ax.set_xlim(e[0], e[-1])
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=8)
+    curve_scale(ax, args, drawn, "'/ldos/rho'" if not r.has("/green/rho") else "the LDOS curves")
+    ax.legend(loc="best", fontsize=8)
+    return {"ax": ax, "x": extent(e[0], e[-1], "energies", " t"),
+            "y": extent(min(drawn.min(), 0), drawn.max(), "LDOS values", " 1/t"), "facts": facts}
 
 
-def plot_map(r, fig):
+def plot_map(r, fig, args):
     r.group("/ldos_map")
     rho = r.array("/ldos_map/rho", 2)
     energy = r.number("/ldos_map", "energy")
@@ -317,39 +458,79 @@ def plot_map(r, fig):
     e = energies(r, "/ldos/energy")
     rows_rho = r.array("/ldos/rho", 2, shape=(rho.size * orbitals, len(e)))
     ax_map, ax_curve = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1.0]})
+    ax_map.set_label("main")
+    ax_curve.set_label("site curves")
+    scale = colour_norm(args, rho, "'/ldos_map/rho'", float(rho.max()), {})  # linear: from min to max
+    shown = np.clip(rho, scale["norm"].vmin, None) if args.log else rho
     if r.text("/ldos_map", "model", "ti") == "graphene":
         # cell (m, n) at m a1 + n a2 (plus half a bond to the B site), a1 = (sqrt3, 0), a2 = (sqrt3/2, 3/2)
         m, n = np.meshgrid(np.arange(rho.shape[0]), np.arange(rho.shape[1]), indexing="ij")
         x, y = np.sqrt(3) * m + np.sqrt(3) / 2 * n, 1.5 * n + 0.5
-        im = ax_map.scatter(x.ravel(), y.ravel(), c=rho.ravel(), s=18, cmap="viridis")
+        im = ax_map.scatter(x.ravel(), y.ravel(), c=shown.ravel(), s=18, cmap="viridis", **scale)
         ax_map.set_xlabel("x (C-C distances)")
         ax_map.set_ylabel("y (C-C distances)")
+        xs, ys = (x.min() - 1, x.max() + 1), (y.min() - 1, y.max() + 1)
     else:
-        im = ax_map.imshow(rho.T, origin="lower", cmap="viridis", interpolation="nearest")
+        im = ax_map.imshow(shown.T, origin="lower", cmap="viridis", interpolation="nearest", **scale)
         ax_map.set_xlabel("x (lattice constants)")
         ax_map.set_ylabel("y (lattice constants)")
+        xs, ys = (-0.5, rho.shape[0] - 0.5), (-0.5, rho.shape[1] - 0.5)
+    dots = dot_outlines(r, ax_map, rho.shape, graphene=r.text("/ldos_map", "model", "ti") == "graphene")
+    if dots:
+        ax_map.plot([], [], color="w", lw=0.9, ls="--", path_effects=OUTLINED, label=f"dots, r = {dots[0][2]:g}")
+        ax_map.legend(loc="upper left", fontsize=7, framealpha=0.7)
     ax_map.set_aspect("equal")
     ax_map.set_title(f"layer z = {layer}, E = {energy:g} t")
-    fig.colorbar(im, ax=ax_map, label=f"LDOS summed over {orbitals} orbitals (1/t)")
+    fig.colorbar(im, ax=ax_map, label=f"LDOS summed over {orbitals} orbitals (1/t)" + (", log scale" if args.log else ""))
     per_site = rows_rho.reshape(-1, orbitals, len(e)).sum(axis=1)
     ax_curve.plot(e, per_site.mean(axis=0), color="k", lw=1.4, label="layer mean")
     hi = np.unravel_index(np.argmax(rho), rho.shape)
     lo = np.unravel_index(np.argmin(rho), rho.shape)
-    ax_curve.plot(e, per_site[hi[0] * rho.shape[1] + hi[1]], lw=1.0, label=f"site {tuple(int(v) for v in hi)} (max)")
-    ax_curve.plot(e, per_site[lo[0] * rho.shape[1] + lo[1]], lw=1.0, label=f"site {tuple(int(v) for v in lo)} (min)")
+    graphene = r.text("/ldos_map", "model", "ti") == "graphene"
+    for at, what in ((hi, "max"), (lo, "min")):
+        where = f"cell ({int(at[0])}, {int(at[1])})" if graphene else f"site ({int(at[0])}, {int(at[1])}, {layer})"
+        ax_curve.plot(e, per_site[at[0] * rho.shape[1] + at[1]], lw=1.0, label=f"{where}, {what} of the map")
     ax_curve.axvline(energy, color="C3", ls="--", lw=1.0, label="map energy")
     ax_curve.set_xlabel("energy E (units of t)")
     ax_curve.set_ylabel("site LDOS (1/t)")
     ax_curve.set_xlim(e[0], e[-1])
-    ax_curve.set_ylim(bottom=0)
+    curve_scale(ax_curve, args, per_site, "'/ldos/rho'")
     ax_curve.legend(loc="upper right", fontsize=8)
+    return {"ax": ax_map, "x": extent(*xs, "map's x", ""), "y": extent(*ys, "map's y", ""),
+            "facts": {"map_shape": list(rho.shape), "layer": layer, "energy": energy, "dots": dots}}
 
 
-def plot_spectral(r, ax, fig):
+def dot_outlines(r, ax, shape, graphene):
+    """Dashed circles where the quantum dots of /model sit (models.md §2: centred on each P x P
+    superlattice cell, at ((x mod P), (y mod P)) = ((P-1)/2, (P-1)/2); §3: graphene's at
+    (iP + floor(P/2)) a1 + (jP + floor(P/2)) a2 + (a1 + a2)/3), radius dot_radius, in the map's
+    coordinates; none without dots. Returns [[x, y, r], ...]."""
+    period = r.number("/model", "dot_period", 0, integer=True)
+    radius = r.number("/model", "dot_radius", 0)
+    if period <= 0 or radius <= 0 or not r.number("/model", "dot_potential", 0):
+        return []
+    if shape[0] % period or shape[1] % period:
+        raise r.bad(f"attribute 'dot_period' of '/model' ({period}) does not divide the map's {shape[0]}x{shape[1]} sites")
+    dots = []
+    for i in range(shape[0] // period):
+        for j in range(shape[1] // period):
+            if graphene:  # a1 = (sqrt3, 0), a2 = (sqrt3/2, 3/2); (a1 + a2)/3 = (sqrt3/2, 1/2)
+                m, n = i * period + period // 2, j * period + period // 2
+                x, y = math.sqrt(3) * m + math.sqrt(3) / 2 * n + math.sqrt(3) / 2, 1.5 * n + 0.5
+            else:
+                x, y = i * period + (period - 1) / 2, j * period + (period - 1) / 2
+            ax.add_patch(matplotlib.patches.Circle((x, y), radius, fill=False, ec="w", lw=0.9, ls="--", path_effects=OUTLINED))
+            dots.append([x, y, radius])
+    return dots
+
+
+def plot_spectral(r, fig, args):
+    ax = fig.add_subplot(1, 1, 1, label="main")
     e = energies(r, "/spectral/energy")
     a = r.array("/spectral/A", 2, shape=(None, len(e)))
     nk = a.shape[0]
-    dist = r.array("/spectral/path_distance", 1, shape=(nk,)) if r.has("/spectral/path_distance") else np.arange(nk)
+    on_path = r.has("/spectral/path_distance")
+    dist = r.array("/spectral/path_distance", 1, shape=(nk,)) if on_path else np.arange(nk)
     if len(dist) > 1:
         mids = (dist[1:] + dist[:-1]) / 2
         xedges = np.concatenate([[dist[0] - (mids[0] - dist[0])], mids, [dist[-1] + (dist[-1] - mids[-1])]])
@@ -357,9 +538,13 @@ def plot_spectral(r, ax, fig):
         xedges = np.array([dist[0] - 0.5, dist[0] + 0.5])
     emids = (e[1:] + e[:-1]) / 2
     eedges = np.concatenate([[e[0] - (emids[0] - e[0])], emids, [e[-1] + (e[-1] - emids[-1])]])
-    vmax = np.percentile(a, 99.5)
-    mesh = ax.pcolormesh(xedges, eedges, np.clip(a, 0, None).T, cmap="magma", vmin=0, vmax=vmax, shading="flat")
-    fig.colorbar(mesh, ax=ax, label="A(k, E) (1/t per state)")
+    positive = np.clip(a, 0, None)
+    vmax = float(np.percentile(a, 99.5))
+    scale = colour_norm(args, a, "'/spectral/A'", vmax, {"vmin": 0, "vmax": vmax})
+    shown = np.clip(positive, scale["norm"].vmin, None) if args.log else positive
+    # Rasterized inside vector output: a PDF/SVG of nk x K cells would be slow to open.
+    mesh = ax.pcolormesh(xedges, eedges, shown.T, cmap="magma", shading="flat", rasterized=True, **scale)
+    fig.colorbar(mesh, ax=ax, label="A(k, E) (1/t per state)" + (", log scale" if args.log else ""))
     if r.has("/spectral/bands"):
         bands = r.array("/spectral/bands", 2, shape=(nk, None))
         for b in range(bands.shape[1]):
@@ -368,6 +553,7 @@ def plot_spectral(r, ax, fig):
         ax.legend(loc="upper right", fontsize=8)
     r.group("/spectral")
     tick_labels = r.text("/spectral", "tick_labels", "")
+    facts = {"momenta": nk}
     if r.has("/spectral/ticks") and tick_labels:
         ticks = r.array("/spectral/ticks", 1, kind="iu")
         labels = [GREEK.get(s, s) for s in tick_labels.split(",")]
@@ -377,105 +563,274 @@ def plot_spectral(r, ax, fig):
         ax.set_xticklabels(labels)
         for t in dist[ticks]:
             ax.axvline(t, color="w", lw=0.5, alpha=0.5)
-        ax.set_xlabel("momentum along the path")
+        ax.set_xlabel(f"momentum k along {'–'.join(labels)} (1/a)" if on_path else "momentum index")
+        facts["path"] = labels
+    elif on_path:
+        ax.set_xlabel("momentum k, distance along the points (1/a)")
     else:
-        ax.set_xlabel("momentum index / path length (1 / lattice constant)")
+        ax.set_xlabel("momentum index")
     ax.set_ylabel("energy E (units of t)")
     ax.set_ylim(e[0], e[-1])
+    return {"ax": ax, "x": extent(xedges[0], xedges[-1], "momenta", " 1/a" if on_path else ""),
+            "y": extent(e[0], e[-1], "energies", " t"), "facts": facts}
 
 
-def plot_eigs(r, ax, dos_path):
+def levels(values, residuals, scale):
+    """Indices of the eigenvalues grouped into levels: neighbours closer than the sum of
+    their residual norms may be one degenerate level (each computed eigenvalue of a Hermitian
+    H lies within its residual norm of an exact one), with a floor of 1e-10 of the spectrum's
+    scale for pairs that agree to rounding."""
+    groups = [[0]]
+    for i in range(1, len(values)):
+        if values[i] - values[i - 1] <= residuals[i] + residuals[i - 1] + 1e-10 * scale:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def plot_eigs(r, fig, args):
+    if args.log:
+        raise BadInput("--log: the eigs picture draws weights in [0, 1] on a linear axis; --log is for the "
+                       "kinds dos, ldos, map and spectral")
+    ax = fig.add_subplot(1, 1, 1, label="main")
     values = r.array("/eigs/values", 1)
     k = len(values)
-    if r.text("/model", "name") == "ti":
+    if np.any(np.diff(values) < 0):
+        raise r.bad("dataset '/eigs/values' is not ascending")
+    residuals = r.array("/eigs/residuals", 1, shape=(k,)) if r.has("/eigs/residuals") else np.zeros(k)
+    scale = r.number("/eigs", "energy_scale", 0.0) or max(float(np.abs(values).max()), 1.0)
+    name = r.text("/model", "name")
+    if name == "ti":
         w = r.array("/eigs/layer_weight", 2, shape=(k, None))
-        weight, what = w[:, 0] + w[:, -1], "weight on the top and bottom layers"
+        nz = w.shape[1]
+        parts = [(w[:, 0], "top layer z = 0"), (w[:, -1], f"bottom layer z = {nz - 1}")] if nz > 1 else \
+                [(w[:, 0], "layer z = 0")]
+        what = "weight of the level on the layer"
     else:
         w = r.array("/eigs/sublattice_weight", 2, shape=(k, 2))
-        weight, what = w[:, 0], "weight on sublattice A"
-    if dos_path:
-        check_input_path(dos_path)
+        if name == "matrix-market" or (name == "hr" and r.number("/model", "num_orbitals", integer=True) != 2):
+            parts = [(w[:, 0], "even rows"), (w[:, 1], "odd rows")]
+        else:
+            parts = [(w[:, 0], "sublattice A"), (w[:, 1], "sublattice B")]
+        what = "weight of the level on the sublattice"
+    if args.dos:
+        check_input_path(args.dos)
         try:
-            g = h5py.File(dos_path, "r")
+            g = h5py.File(args.dos, "r")
         except Exception:
-            raise BadInput(f"cannot read '{dos_path}': not an HDF5 file, or a damaged one") from None
+            raise BadInput(f"cannot read '{args.dos}': not an HDF5 file, or a damaged one") from None
         with g:
-            d = Result(dos_path, g)
+            d = Result(args.dos, g)
             e = energies(d, "/dos/energy")
             rho = d.array("/dos/rho", 1, shape=(len(e),))
         behind = ax.twinx()
+        behind.set_label("--dos")
         behind.fill_between(e, 0, rho, color="0.85", lw=0, label="KPM DOS (--dos)")
         behind.set_ylabel("DOS ρ(E) (states per state per t)", color="0.45")
-        behind.set_ylim(bottom=0)
+        # Its axis fits the DOS over the energies shown (the eigenvalues' span, or --xlim).
+        pad = 0.05 * max(values[-1] - values[0], 1e-3)
+        lo, hi = args.xlim or (values[0] - pad, values[-1] + pad)
+        seen = rho[(e >= lo) & (e <= hi)]
+        behind.set_ylim(0, 1.1 * seen.max() if seen.size and seen.max() > 0 else None)
         ax.set_zorder(behind.get_zorder() + 1)
         ax.patch.set_visible(False)
-    ax.scatter(values, weight, s=22, c=weight, cmap="viridis", vmin=0, vmax=1, edgecolors="k", linewidths=0.3,
-               label=f"{k} eigenpairs")
+    # A degenerate level is drawn once, at its mean weights: within a degenerate level each
+    # vector's weight depends on the basis the solver chose, the level's mean does not.
+    groups = levels(values, residuals, scale)
+    level_e = np.array([values[g].mean() for g in groups])
+    degeneracy = [len(g) for g in groups]
+    means = [np.array([weight[g].mean() for g in groups]) for weight, _ in parts]
+    for (weight, label), mean, marker, colour in zip(parts, means, ("^", "v"), ("C0", "C3")):
+        ax.scatter(level_e, mean, s=36, marker=marker, color=colour, edgecolors="k", linewidths=0.3, label=label, zorder=3)
+    top = np.maximum.reduce(means)
+    for x, y, g in zip(level_e, top, degeneracy):
+        if g > 1:
+            ax.annotate(f"×{g}", (x, y), xytext=(0, 5), textcoords="offset points", ha="center", fontsize=7)
+    # Every eigenvalue as a tick on the energy axis, so that none hides behind another.
+    ax.vlines(values, 0, 0.04, transform=ax.get_xaxis_transform(), color="k", lw=0.8,
+              label=f"all {k} eigenvalues, {len(groups)} levels (×g: g-fold degenerate)")
     ax.set_xlabel("energy E (units of t)")
     ax.set_ylabel(what)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.12)
     pad = 0.05 * max(values[-1] - values[0], 1e-3)
     ax.set_xlim(values[0] - pad, values[-1] + pad)
-    ax.legend(loc="upper right", fontsize=8)
+    # Above the panel: markers may sit anywhere in it.
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False)
+    return {"ax": ax, "x": extent(values[0] - pad, values[-1] + pad, "eigenvalues", " t"), "y": extent(0, 1, "weights", ""),
+            "facts": {"eigenvalues": k, "levels": len(groups), "degeneracies": degeneracy,
+                      "series": [label for _, label in parts]}}
+
+
+PLOTS = {"dos": plot_dos, "ldos": plot_ldos, "map": plot_map, "spectral": plot_spectral, "eigs": plot_eigs}
+
+
+def apply_limits(drawn, args):
+    """--xlim/--ylim on the main panel; a range that shows none of the drawn data is refused."""
+    ax = drawn["ax"]
+    for option, lim, (lo, hi, what, unit), setter in (("--xlim", args.xlim, drawn["x"], ax.set_xlim),
+                                                      ("--ylim", args.ylim, drawn["y"], ax.set_ylim)):
+        if lim is None:
+            continue
+        if option == "--ylim" and ax.get_yscale() == "log" and lim[0] <= 0:
+            raise BadInput(f"--ylim {lim[0]:g}:{lim[1]:g} with --log: LO must be above 0 (a log axis)")
+        if lim[1] < lo or lim[0] > hi:
+            raise BadInput(f"{option} {lim[0]:g}:{lim[1]:g} shows none of the drawn {what}: "
+                           f"give a range that overlaps [{lo:.4g}, {hi:.4g}]{unit}")
+        setter(*lim)
+
+
+def describe(fig, kind, output, fmt, dpi, facts):
+    """What the figure shows, as plain data (--describe): per axes its role, labels, limits,
+    scales, lines with data, legend entries, texts and colour scales."""
+    axes = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        colours = []
+        for m in list(ax.images) + list(ax.collections):
+            if m.get_array() is not None:
+                colours.append({"norm": "log" if isinstance(m.norm, LogNorm) else "linear",
+                                "vmin": m.norm.vmin, "vmax": m.norm.vmax, "cmap": m.get_cmap().name})
+        collections = []
+        for c in ax.collections:
+            count = len(c.get_segments()) if hasattr(c, "get_segments") else len(c.get_offsets()) \
+                if type(c).__name__ == "PathCollection" else len(c.get_paths())
+            collections.append({"type": type(c).__name__, "label": c.get_label(), "count": count})
+        axes.append({"role": ax.get_label(), "title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+                     "xlim": list(ax.get_xlim()), "ylim": list(ax.get_ylim()),
+                     "xscale": ax.get_xscale(), "yscale": ax.get_yscale(),
+                     "lines": sum(1 for line in ax.get_lines() if len(line.get_xdata()) > 0),
+                     "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+                     "xticklabels": [t.get_text() for t in ax.get_xticklabels()]
+                     if isinstance(ax.xaxis.get_major_locator(), FixedLocator) else [],
+                     "texts": [t.get_text() for t in ax.texts], "patches": len(ax.patches), "collections": collections,
+                     "colour_scales": colours})
+    suptitle = getattr(fig, "_suptitle", None)  # Figure.get_suptitle() is matplotlib >= 3.8
+    suptitle = suptitle.get_text() if suptitle is not None else ""
+    return {"output": output, "format": fmt, "kind": kind, "size_inches": list(fig.get_size_inches()), "dpi": dpi,
+            "title": suptitle, "axes": axes, "facts": facts}
 
 
 def plot(args):
     """Draws args.result into the output image; raises BadInput for an unusable file."""
     check_input_path(args.result)
+    output, fmt = image_path(args)
     try:
         f = h5py.File(args.result, "r")
     except Exception:  # h5py raises OSError, but a damaged file can raise others
         raise BadInput(f"cannot read '{args.result}': not an HDF5 file, or a damaged one") from None
     try:
         with f:
-            output = draw(args, Result(args.result, f))
+            description = draw(args, Result(args.result, f), output, fmt)
     except OSError:  # HDF5 failed to read a damaged object; its text may quote the file
         raise BadInput(f"cannot read '{args.result}': damaged HDF5 data") from None
-    print(f"plot written to {output}")
+    if args.describe:
+        print(json.dumps(description, default=float))
+    else:
+        print(f"plot written to {output}")
 
 
-def draw(args, r):
+def draw(args, r, output, fmt):
     have = {"eigs": r.has("/eigs/values"), "spectral": r.has("/spectral/A"), "map": r.has("/ldos_map/rho"), "ldos": r.has("/ldos/rho"),
             "dos": r.has("/dos/rho")}
     kind = args.kind or next((k for k in ["eigs", "spectral", "map", "ldos", "dos"] if have[k]), None)
     if kind is None or not have[kind]:
         raise BadInput(f"'{args.result}' has no {kind or 'plottable'} data "
                        f"(has: {', '.join(k for k, v in have.items() if v) or 'nothing'})")
-    title = title_of(r)
+    if args.dos and kind != "eigs":
+        raise BadInput(f"--dos draws a DOS behind eigenvalues: it needs the kind eigs, not {kind}")
+    title = title_of(r) if args.title is None else args.title
     if kind == "eigs":
         check_eigs_found(r)
-    output = image_path(args)
-    fig = plt.figure(figsize=SIZES[kind])
-    if kind == "map":
-        plot_map(r, fig)
-    else:
-        ax = fig.add_subplot(1, 1, 1)
-        {"dos": lambda: plot_dos(r, ax), "ldos": lambda: plot_ldos(r, ax),
-         "eigs": lambda: plot_eigs(r, ax, args.dos),
-         "spectral": lambda: plot_spectral(r, ax, fig)}[kind]()
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))  # room for the suptitle
+    size = SIZES["green" if kind == "ldos" and r.has("/green/rho") else kind]
+    fig = plt.figure(figsize=size)
+    drawn = PLOTS[kind](r, fig, args)
+    apply_limits(drawn, args)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96 if title else 1))  # room for the suptitle
     try:
-        fig.savefig(output, dpi=args.dpi)
+        fig.savefig(output, dpi=args.dpi, format=fmt)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0][:200]
         raise CannotWrite(f"cannot write '{output}': {reason}") from None
-    return output
+    return describe(fig, kind, output, fmt, args.dpi, drawn["facts"]) if args.describe else None
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """Every refused option is one line on stderr and exit 2 (no usage block)."""
+        self.exit(2, f"kpm-plot: error: {message} (kpm-plot --help lists the options)\n")
+
+
+def limits(option, text):
+    """--xlim/--ylim LO:HI: two finite numbers, LO < HI."""
+    parts = text.split(":")
+    try:
+        lo, hi = (float(v) for v in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{option} '{text}': expected LO:HI, two finite numbers with LO < HI")
+    if not lo < hi:
+        raise ValueError(f"{option} {text}: LO must be below HI (LO:HI, two finite numbers with LO < HI)")
+    return lo, hi
+
+
+def check_options(args):
+    """Turns the option texts into values; a ValueError names the option and what it allows."""
+    try:
+        args.dpi = int(args.dpi)
+    except ValueError:
+        raise ValueError(f"--dpi '{args.dpi}': not an integer (allowed range {DPI_RANGE[0]} .. {DPI_RANGE[1]})") from None
+    if not DPI_RANGE[0] <= args.dpi <= DPI_RANGE[1]:
+        raise ValueError(f"--dpi {args.dpi}: allowed range {DPI_RANGE[0]} .. {DPI_RANGE[1]}")
+    args.xlim = limits("--xlim", args.xlim) if args.xlim is not None else None
+    args.ylim = limits("--ylim", args.ylim) if args.ylim is not None else None
+    if args.title is not None:
+        if len(args.title) > MAX_TEXT or not args.title.isprintable():
+            raise ValueError(f"--title: at most {MAX_TEXT} printable characters")
+        fig = plt.figure()
+        fig.text(0, 0, args.title)
+        try:
+            fig.canvas.draw()  # matplotlib reads $...$ as math: a broken formula fails here, not at savefig
+        except ValueError:
+            raise ValueError("--title: the text between $ signs is not math that matplotlib can typeset "
+                             "(write \\$ for a dollar sign)") from None
+        finally:
+            plt.close(fig)
+
+
+# Options whose value may start with '-' (--xlim -1:1): argparse would take it for an option.
+VALUE_MAY_START_WITH_DASH = ("--xlim", "--ylim", "--title")
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="kpm-plot", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = Parser(prog="kpm-plot", description=__doc__.split("\n\n")[0],
+               formatter_class=argparse.RawDescriptionHelpFormatter,
+               epilog=__doc__.split("\n\n", 1)[1])
     p.add_argument("result", help="HDF5 result file of kpm-dos or kpm-eigs")
-    p.add_argument("-o", "--output", help="image file (.png, .svg, .pdf; .png is added to a name without extension); "
-                   "default RESULT with .png for its extension (RESULT.png when RESULT ends in .png); never an input file")
+    p.add_argument("-o", "--output", help="image file (.png, .pdf, .svg; a name without a suffix gets --format's, "
+                   "png by default); default RESULT with that suffix for its extension; never an input file")
     p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral", "eigs"], help="what to draw (default: the richest content)")
     p.add_argument("--dos", help="with eigs: a kpm-dos result of the same system whose DOS is drawn behind the eigenvalues")
-    p.add_argument("--dpi", type=int, default=100, help="dots per inch of raster output, 10 .. 1000 (default 100)")
+    p.add_argument("--xlim", metavar="LO:HI", help="x range of the main panel (energy; k in 1/a for spectral; x for map)")
+    p.add_argument("--ylim", metavar="LO:HI", help="y range of the main panel (DOS; weight for eigs; energy for spectral; y for map)")
+    p.add_argument("--log", action="store_true", help="log y axis for dos/ldos, log colour scale for map/spectral")
+    p.add_argument("--format", choices=FORMATS, help="image format (default: the suffix of -o, else png)")
+    p.add_argument("--dpi", default="100", help=f"dots per inch of raster output, {DPI_RANGE[0]} .. {DPI_RANGE[1]} (default 100)")
+    p.add_argument("--title", help="the figure's title instead of the model summary ('' for none; $...$ is math)")
+    p.add_argument("--describe", action="store_true", help="print a JSON description of the figure instead of the "
+                   "'plot written to' line")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for i in range(len(argv) - 2, -1, -1):
+        if argv[i] in VALUE_MAY_START_WITH_DASH and argv[i + 1].startswith("-"):
+            argv[i:i + 2] = [f"{argv[i]}={argv[i + 1]}"]
     args = p.parse_args(argv)
-    if not 10 <= args.dpi <= 1000:
-        p.error(f"--dpi {args.dpi}: allowed range 10 .. 1000")
+    try:
+        check_options(args)
+    except ValueError as exc:
+        p.error(str(exc))
     # One line on stderr for every failure, never a traceback: 2 bad input, 1 cannot write,
     # 3 an internal error, 130 interrupted.
     try:

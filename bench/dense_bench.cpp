@@ -60,6 +60,7 @@ struct Args {
     int domains = 2;         // QR under mpirun: tile-row domains of the reduction tree
     int host_width = 0;   // hybrid tiles' B_h; 0: square tiles
     bool tune = false;    // --host-width auto
+    std::string placement = "model";  // updates by the runtime's cost model, or "owner"
     bool pin = true;
     bool check = true;
     std::string json;
@@ -70,7 +71,7 @@ struct Args {
     std::cerr << "dense-bench: " << why << "\n"
               << "usage: dense-bench --op potrf|geqrf|tsqr --n N [--k K] [--tile B] [--ib IB] [--threads T]\n"
                  "                   [--reps R] [--device-workers D] [--device host-memory|cuda] [--slices S]\n"
-                 "                   [--host-width BH|auto]\n"
+                 "                   [--host-width BH|auto] [--placement model|owner]\n"
                  "                   [--no-pin] [--no-check] [--json FILE]\n"
                  "  --n N       matrix order (potrf, geqrf) or rows (tsqr)\n"
                  "  --k K       columns of the tsqr block (default 64)\n"
@@ -82,7 +83,8 @@ struct Args {
                  "              (GPU 0, cuSOLVER/cuBLAS). With a device the output adds seed 001's metric:\n"
                  "              ours / (host kernel rate x host workers + device kernel rate), the rates of\n"
                  "              the dominant kernel (GEMM / TSMQR) on B x B tiles measured in the same run.\n"
-                 "              --slices 1 gives every tile column to the device (GPU only)\n"
+                 "              --slices 1 gives every tile column to the device (GPU only with\n"
+                 "              --placement owner)\n"
                  "  --slices S  tile columns per large tile / per device cycle (default 2)\n"
                  "  under mpirun with > 1 rank: potrf or geqrf, the 2-D block-cyclic tile Cholesky / QR\n"
                  "              against ScaLAPACK's pzpotrf / pzgeqrf (when found at configure time) on the\n"
@@ -92,7 +94,11 @@ struct Args {
                  "  --domains D under mpirun, geqrf: tile rows i and i' share a flat chain of the reduction\n"
                  "              tree when i = i' mod D (default 2; the factor depends on D, not on the ranks)\n"
                  "  --host-width BH  potrf/geqrf on hybrid tiles: per large tile of --tile columns, S-1 host\n"
-                 "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n";
+                 "              slices of BH/(S-1) and one device slice; auto: tuned from kernel rates\n"
+                 "  --placement P  with a device: model (default) places every update task (TRSM, HERK,\n"
+                 "              GEMM; UNMQR, TSMQR) by the runtime's cost model, the earliest estimated\n"
+                 "              finish from the kernel rates and the copy rate measured before the timed\n"
+                 "              runs; owner: every task on its column's owner (the panels always are)\n";
     std::exit(2);
 }
 
@@ -123,6 +129,7 @@ Args parse(int argc, char** argv)
                 if (v == "auto") a.tune = true;
                 else a.host_width = std::stoi(v);
             }
+            else if (key == "--placement") a.placement = v;
             else if (key == "--json") a.json = v;
             else usage("unknown option " + key);
         } catch (const std::logic_error&) {
@@ -140,6 +147,7 @@ Args parse(int argc, char** argv)
     if (a.device == "cuda" && a.device_workers != 1) usage("--device cuda is driven by --device-workers 1");
     if (a.device == "cuda" && a.op == "tsqr") usage("--device cuda applies to potrf and geqrf");
     if (a.tune && a.device_workers < 1) usage("--host-width auto needs --device-workers >= 1");
+    if (a.placement != "model" && a.placement != "owner") usage("--placement must be model or owner");
     return a;
 }
 
@@ -304,8 +312,8 @@ int run_mpi(const Args& args, const DenseExecution& ex)
         if (info != 0) throw NumericalError(args.op + " (ScaLAPACK) failed, info " + std::to_string(info));
 #endif
     }
-    const BlockCyclicMatrix<Z>& ours = qr_op ? factored->a : m;
 #ifdef TOPOKPM_HAVE_SCALAPACK
+    const BlockCyclicMatrix<Z>& ours = qr_op ? factored->a : m;
     // Same grid, same blocks: compare this rank's entries of both factors (L; or R, whose
     // rows the two trees may scale by different unit phases, so |R| entry by entry).
     double diff = 0, scale = 0;
@@ -449,6 +457,12 @@ int run_one_process(int argc, char** argv)
         std::printf(" -> %d (%.1f s)\n", search.host_width, wall_seconds() - start);
         args.host_width = search.host_width;
     }
+    // The kernel rates (and the copy rate): the cost model of the timed runs' placement and
+    // the bound of seed 001's metric below, measured now with the same workers.
+    KernelRates rates;
+    if (args.device_workers > 0 && args.op != "tsqr")
+        rates = measure_kernel_rates(args.op == "potrf" ? DenseOp::cholesky : DenseOp::qr, args.tile, ex);
+    if (args.placement == "model") ex.rates = rates;
     const long n = args.n;
     const long cols = args.op == "tsqr" ? args.k : n;
     std::vector<Z> a = gaussian(n, cols, 2026);
@@ -561,12 +575,10 @@ int run_one_process(int argc, char** argv)
     const double ours_gf = flops / ours_med * 1e-9, theirs_gf = flops / theirs_med * 1e-9;
     // Seed 001's metric (its Fig. 10): ours against the upper bound per-core rate x cores +
     // device kernel rate x devices, the dominant kernel's rates (GEMM for potrf, TSMQR for
-    // geqrf) on B x B tiles, measured now with the same workers. With --slices 1 the host
-    // owns no tile column, so the bound is the device's alone (the GPU-only run).
-    KernelRates rates;
-    if (args.device_workers > 0 && args.op != "tsqr")
-        rates = measure_kernel_rates(args.op == "potrf" ? DenseOp::cholesky : DenseOp::qr, args.tile, ex);
-    const double host_kernel_gf = args.slices > 1 ? rates.host * 1e-9 : 0.0, device_kernel_gf = rates.device * 1e-9;
+    // geqrf) on B x B tiles, measured before the timed runs. With --slices 1 and
+    // --placement owner the host owns no tile column and runs nothing, so the bound is the
+    // device's alone (the GPU-only run); with the cost model the host takes updates anyway.
+    const double host_kernel_gf = args.slices > 1 || args.placement == "model" ? rates.host * 1e-9 : 0.0, device_kernel_gf = rates.device * 1e-9;
     const double bound_gf = host_kernel_gf + device_kernel_gf;
     const auto& st = last_report.stats;
     double busy_max = 0, busy_sum = 0;
@@ -575,6 +587,13 @@ int run_one_process(int argc, char** argv)
         busy_sum += b;
     }
     const double imbalance = st.busy_seconds.empty() ? 0 : busy_max / (busy_sum / st.busy_seconds.size());
+    // The share of the update tasks' flops (the movable ones) the device ran.
+    double update_flops = 0, device_update_flops = 0;
+    for (std::size_t w = 0; w < st.flops.size(); ++w) {
+        update_flops += st.flops[w];
+        if (st.worker_device[w] != 0) device_update_flops += st.flops[w];
+    }
+    const double device_share = update_flops > 0 ? device_update_flops / update_flops : 0.0;
     std::printf("dense-bench op=%s n=%ld%s tile=%d ib=%d threads=%d device_workers=%d slices=%d host_width=%d reps=%d\n",
                 args.op.c_str(), n, args.op == "tsqr" ? (" k=" + std::to_string(cols)).c_str() : "", args.tile,
                 args.ib, args.threads, args.device_workers, args.slices, args.host_width, args.reps);
@@ -630,6 +649,10 @@ int run_one_process(int argc, char** argv)
         std::printf("  seed metric: ours %.2f / (host %.2f + %s device %.2f Gflop/s kernel rates) = %.3f of the "
                     "bound\n",
                     ours_gf, host_kernel_gf, args.device.c_str(), device_kernel_gf, ours_gf / bound_gf);
+    if (args.device_workers > 0 && args.op != "tsqr")
+        std::printf("  placement %s (model: host %.2f, device %.2f Gflop/s, copies %.2f GB/s): the device ran %.3f "
+                    "of the update flops\n",
+                    args.placement.c_str(), rates.host * 1e-9, rates.device * 1e-9, rates.link * 1e-9, device_share);
     std::printf("  tasks %ld, per-worker busy s:", st.tasks_submitted);
     for (double b : st.busy_seconds) std::printf(" %.3f", b);
     std::printf("  (max/mean %.3f), copies to device %.1f MB, to host %.1f MB, peak device buffers %ld\n", imbalance,
@@ -646,6 +669,8 @@ int run_one_process(int argc, char** argv)
             << ", \"bound_gflops\": " << bound_gf
             << ", \"fraction_of_bound\": " << (bound_gf > 0 ? ours_gf / bound_gf : 0.0) << ", \"slices\": " << args.slices
             << ", \"host_width\": " << args.host_width << ", \"host_width_estimate\": " << host_width_estimate
+            << ", \"placement\": \"" << args.placement << "\", \"link_gbytes_per_second\": " << rates.link * 1e-9
+            << ", \"device_update_flop_share\": " << device_share
             << ", \"peak_device_buffers\": " << st.peak_device_buffers << ", \"reps\": " << args.reps
             << ", \"ours_seconds\": " << ours_med << ", \"lapack_seconds\": " << theirs_med
             << ", \"ours_gflops\": " << ours_gf << ", \"lapack_gflops\": " << theirs_gf

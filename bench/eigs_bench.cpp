@@ -369,7 +369,7 @@ int main(int argc, char** argv)
         const numerics::LanczosBounds lb = numerics::lanczos_bounds(op, 200, 1, 0.005);
         const double scale = std::max(std::abs(lb.lowest_ritz), std::abs(lb.highest_ritz));
         const double tol_abs = a.tolerance * scale;
-        const int ncv = a.ncv > 0 ? a.ncv : std::max(2 * k + 1, 20);
+        [[maybe_unused]] const int ncv = a.ncv > 0 ? a.ncv : std::max(2 * k + 1, 20);
         const char* threads = std::getenv("OMP_NUM_THREADS");
         std::printf("eigs-bench: %s %s, N = %lld, operator %s, %s, tolerance %.3g t (%.1e x max|E| = %.4f), reps %d, "
                     "OMP_NUM_THREADS=%s\n",
@@ -382,7 +382,7 @@ int main(int argc, char** argv)
             double lo = 0.0, hi = 0.0;
             if (std::sscanf(a.window.c_str(), "%lf:%lf", &lo, &hi) != 2 || !(lo < hi))
                 throw InputError("--window " + a.window + ": must be Emin:Emax with Emin < Emax");
-            int count = k;  // slepc-si: ChebFD's count when it ran, else the k of --extremal
+            [[maybe_unused]] int count = k;  // slepc-si: ChebFD's count when it ran, else the k of --extremal
             if (wants("chebfd")) {
                 Result r;
                 r.solver = "chebfd";

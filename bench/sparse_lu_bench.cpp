@@ -165,7 +165,7 @@ Triplets shifted_triplets(const CsrMatrix& a, complex_double z)
 }
 
 // max_i |b - (A - zI) x|_i / (|A - zI| |x| + |b|)_i: the componentwise backward error of x.
-double backward_error(const CsrMatrix& a, complex_double z, const std::vector<complex_double>& x,
+[[maybe_unused]] double backward_error(const CsrMatrix& a, complex_double z, const std::vector<complex_double>& x,
                       const std::vector<complex_double>& b)
 {
     const Triplets t = shifted_triplets(a, z);

@@ -1,5 +1,6 @@
 #include "hamiltonians/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -39,12 +40,34 @@ void require_disorder(double disorder)
     TOPOKPM_USER_REQUIRE(disorder >= 0.0, "{disorder} ", disorder, ": out of range (allowed: finite, >= 0 and <= 1e+100)");
 }
 
+/// models.md §9: on a torus (x and y periodic) the total flux Nx Ny PHI must be an integer for
+/// the gauge to be single-valued; otherwise one message names the smallest lattice that
+/// admits PHI (keeping Nz and the dot period). With an open direction any PHI is admissible.
+void require_admissible_flux(const ModelParams& p, bool three_d)
+{
+    const MagneticFlux& f = p.flux;
+    if (f.zero() || p.boundary[0] != 'p' || p.boundary[1] != 'p') return;
+    const global_index cells = global_index(p.nx) * p.ny;
+    if (cells % f.denominator == 0) return;  // q | Nx Ny (p and q coprime)
+    const LatticeSize s = smallest_admissible_lattice(f, p.nx, p.ny, std::max(1, p.dot_period));
+    const std::string smallest = three_d ? detail::concat(s.nx, "x", s.ny, "x", p.nz) : detail::concat(s.nx, "x", s.ny);
+    throw InputError(detail::concat(
+        "{magnetic_flux} ", f.text(), " on {lattice} ", lattice_text(p, three_d), ": the total flux Nx Ny PHI = ", p.nx,
+        " x ", p.ny, " x ", f.text(), " through the periodic x-y supercell is not an integer (allowed: Nx Ny a multiple of ",
+        f.denominator, p.dot_period > 0 ? ", Nx and Ny multiples of {dot_period}" : "",
+        "); the smallest admissible lattice is ", smallest));
+}
+
 /// The checks of models.md §8 for the models read from a file (the file itself is checked
 /// by its reader): hr gets a 3-letter boundary ("ppp" by default, 1 or 2 letters padded
 /// with 'p'); matrix-market has no lattice, boundary, disorder or dots.
 ModelParams validate_file_model(ModelParams p)
 {
     TOPOKPM_USER_REQUIRE(!p.file.empty(), "{model} ", p.name, " reads its Hamiltonian from {model_file} FILE (none given)");
+    TOPOKPM_USER_REQUIRE(p.flux.zero(), "{magnetic_flux} ", p.flux.text(), ": the Peierls phases on model ", p.name,
+                         p.name == "matrix-market" ? " need a lattice, which a Matrix Market file does not have"
+                                                   : " need orbital positions (--cell-vectors and --orbital-positions), "
+                                                     "which this version does not read (allowed: ti, graphene)");
     TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
                          " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
     if (p.name == "matrix-market") {
@@ -131,6 +154,7 @@ ModelParams validate(ModelParams p)
     if (ti)
         TOPOKPM_USER_REQUIRE(p.dot_depth >= 0 && p.dot_depth <= p.nz, "{dot_depth} ", p.dot_depth,
                              ": out of range (allowed: 0 .. Nz = ", p.nz, ")");
+    require_admissible_flux(p, ti);
     return p;
 }
 

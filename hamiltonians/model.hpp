@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "hamiltonians/field/magnetic_field.hpp"
 #include "numerics/base/attribute.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/base/operator.hpp"
@@ -43,6 +44,8 @@ struct ModelParams {
     std::string boundary;             ///< "ppo"-style per direction ('p' periodic, 'o' open);
                                       ///< empty = model default ("ppo" ti, "pp" graphene, "ppp" hr;
                                       ///< hr pads 1 or 2 letters with 'p'); matrix-market: none
+    MagneticFlux flux;                ///< --magnetic-flux PHI per unit cell (models.md §9; ti and
+                                      ///< graphene; zero = no field): Peierls phases in row()
 };
 
 /// What kpm-eigs weighs each eigenvector over (models.md §6).
@@ -100,7 +103,8 @@ public:
     virtual BlockStencil block_stencil() const = 0;
 
     /// False when block_stencil() would throw (matrix-market: no lattice; hr: more orbitals
-    /// than the matrix-free kernels take); whoever only wants it as a shortcut (the serial
+    /// than the matrix-free kernels take; ti and graphene in a magnetic field, whose Peierls
+    /// phases depend on the position); whoever only wants it as a shortcut (the serial
     /// Lanczos enclosure) then works from the rows.
     virtual bool offers_block_stencil() const { return true; }
 

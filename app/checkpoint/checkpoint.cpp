@@ -180,7 +180,12 @@ RunParameters run_parameters(const RunConfig& c, const std::vector<global_index>
         {"device", to_string(c.storage.device)},
         {"precision", to_string(c.storage.precision)},
     };
+    if (!m.flux.zero()) p.push_back({"magnetic-flux", m.flux.text()});  // only field runs: older checkpoints stay valid
     if (!c.kpm.ldos.empty()) p.push_back({"ldos", digest(std::vector<std::int64_t>(ldos_rows.begin(), ldos_rows.end()))});
+    if (c.kpm.ldos_method == LdosMethod::Probing)
+        p.insert(p.end(), {{"ldos-method", to_string(c.kpm.ldos_method)},
+                           {"probing-distance", std::to_string(c.kpm.probing_distance)},
+                           {"probing-draws", std::to_string(c.kpm.probing_draws)}});
     if (!momenta.empty()) {
         std::vector<std::int64_t> flat;
         for (const auto& k : momenta) {
@@ -404,14 +409,17 @@ CheckpointData read_checkpoint_header(const std::string& path)
                               "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
                               "matrix", "sell-C", "sell-sigma", "device", "precision", "ldos", "k-points",
-                              "model-file-sha256"};
+                              "model-file-sha256", "magnetic-flux", "ldos-method", "probing-distance", "probing-draws"};
         for (const char* key : keys) {
             std::string value;
-            if (key == std::string("ldos") || key == std::string("k-points") || key == std::string("model-file-sha256")) {
+            const std::string k = key;
+            if (k == "ldos" || k == "k-points" || k == "model-file-sha256" || k == "magnetic-flux" || k == "ldos-method" ||
+                k == "probing-distance" || k == "probing-draws") {
                 try {
                     value = in.read_string_attribute("/checkpoint/parameters", key);
                 } catch (const IoError&) {
-                    continue;  // only LDOS / spectral runs record their selection, file models their file
+                    continue;  // only LDOS / spectral runs record their selection, file models their file, field runs
+                               // the flux, probing LDOS runs their method
                 }
             } else if (key == std::string("precision")) {
                 try {

@@ -32,6 +32,8 @@ MatrixChoice fastest_matrix(const hamiltonians::Model& mdl, int width, Precision
     const std::string at = detail::concat(" this run R = ", width);
     const std::string& model = mdl.params().name;
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
+    if (!mdl.params().flux.zero())
+        return {MatrixKind::Sell, "sell: the rows carry the Peierls phases of --magnetic-flux, the stencils do not;" + at};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
     if (mdl.kind().reads_file)  // any structure, any num_wann: the stencil kernels were measured on ti, graphene
         return {MatrixKind::Sell, "sell, which takes any matrix from a file;" + at};
@@ -66,6 +68,7 @@ hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model)
     probe.dot_period = 0;
     probe.dot_depth = 1;
     probe.disorder = 0.0;
+    probe.flux = {};  // the phases change no coupling's reach
     const BlockStencil s = hamiltonians::make_model(probe)->block_stencil();
     for (const StencilTerm& t : s.terms) {
         if (t.dx == 0 && t.dy == 0) continue;

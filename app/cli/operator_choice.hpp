@@ -31,6 +31,7 @@ struct MatrixChoice {
 
 /// The fastest operator measured with spmmv-bench (interleaved, same run; docs/performance.md,
 /// "Default operator") for `model` at block width `width` >= 1, by its properties:
+///   in a magnetic field:  sell (the stencils do not carry the Peierls phases);
 ///   read from a file:     sell (any structure; the stencil kernels were measured on ti and
 ///                         graphene only);
 ///   complex entries (ti): free (the stencil reads 2 bytes per row of potential instead of 13
@@ -56,7 +57,7 @@ int default_sell_chunk_height(int width, DeviceKind device);
 /// The halo model of a 2-D decomposition of `model` (runtime/hetero/plan.hpp): its lattice,
 /// x and y boundaries and in-plane couplings (each term of the model's BlockStencil with
 /// dx or dy != 0, with the column orbitals it reaches). The terms come from the stencil of
-/// a 3x3 copy of the model without dots or disorder (they do not depend on the size or
+/// a 3x3 copy of the model without dots, disorder or field (they do not depend on the size or
 /// the potential), so nothing proportional to the lattice is allocated.
 hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model);
 

@@ -251,7 +251,7 @@ namespace {
 /// (refuse_dos_only_options); its --help lists them. Every other option means the same to both.
 constexpr const char* kDosOnlyOptions[] = {
     "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
-    "realizations",  "ldos",        "ldos-map-energy", "green",      "k-points",         "k-path",
+    "realizations",  "ldos",        "ldos-map-energy", "ldos-method", "probing-distance", "probing-draws", "green",      "k-points",         "k-path",
     "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
     "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
     "plan-gpu-bandwidth"};
@@ -309,6 +309,7 @@ po::options_description make_options(Program program)
         ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
+        ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell, so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
 
     po::options_description kpm("KPM");
@@ -327,7 +328,10 @@ po::options_description make_options(Program program)
     po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
-        ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t)")
+        ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t; inside the spectrum bounds)")
+        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; docs/physics.md)")
+        ("probing-distance", po::value<std::string>()->default_value("6"), "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) every row has its own colour and probing is the exact LDOS")
+        ("probing-draws", po::value<std::string>()->default_value("1"), "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / sqrt(draws))")
         ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
@@ -354,7 +358,7 @@ po::options_description make_options(Program program)
         ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking) at R = 1; -1 = blocks of about 64 KiB of one vector, 0 = one step per pass at every width (also off: the strip form at R = 2, 4, 8, 16, 32; for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
-        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu, one rank");
+        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu or cuda, one rank");
 
     po::options_description output("Output");
     output.add_options()
@@ -444,6 +448,7 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
     m.disorder = parse_real("disorder", vm["disorder"].as<std::string>());
     m.disorder_seed = parse_seed("disorder-seed", vm["disorder-seed"].as<std::string>());
     m.boundary = vm["boundary"].as<std::string>();
+    m.flux = hamiltonians::parse_magnetic_flux(vm["magnetic-flux"].as<std::string>());
 }
 
 /// What the models read from a file (models.md §8) do not offer in this version, refused
@@ -565,6 +570,15 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
         cfg.kpm.ldos_map_energy = parse_energy("ldos-map-energy", vm["ldos-map-energy"].as<std::string>());
         TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) == 0, "--ldos-map-energy needs --ldos layer:Z (the map is per site of one layer)");
     }
+    const std::string method = vm["ldos-method"].as<std::string>();
+    TOPOKPM_USER_REQUIRE(method == "exact" || method == "probing", "--ldos-method '", method, "': expected exact or probing");
+    cfg.kpm.ldos_method = method == "probing" ? LdosMethod::Probing : LdosMethod::Exact;
+    TOPOKPM_USER_REQUIRE(vm["ldos-method"].defaulted() || vm.count("ldos"), "--ldos-method needs --ldos (it says how the LDOS rows are computed)");
+    cfg.kpm.probing_distance = int_option<int>(vm, "probing-distance", 1, 1000, "1 .. 1000");
+    cfg.kpm.probing_draws = int_option<int>(vm, "probing-draws", 1, 1000, "1 .. 1000");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.ldos_method == LdosMethod::Probing ||
+                             (vm["probing-distance"].defaulted() && vm["probing-draws"].defaulted()),
+                         "--probing-distance and --probing-draws apply to --ldos-method probing");
     if (vm.count("green")) {
         const std::string text = vm["green"].as<std::string>();
         const double eta = parse_energy("green", text);
@@ -622,6 +636,9 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     if (sell_c_given) cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto");
     cfg.storage.auto_matrix = matrix == "auto";
     cfg.storage.sell_options_given = sell_c_given || !vm["sell-sigma"].defaulted();
+    // The stencils' own refusal, asked before any rank builds (one message, not one per rank);
+    // `auto` never picks free in a field (fastest_matrix).
+    if (cfg.storage.matrix == MatrixKind::Free) hamiltonians::require_no_field_in_stencil(cfg.model.flux);
     // Which combinations run is the capability table's (app/cli/capabilities.hpp), checked
     // when the ranks are known.
 }
@@ -811,6 +828,8 @@ std::optional<RunConfig> parse_with_parameter_names(int argc, char** argv, Progr
 }
 
 std::string program_name(Program program) { return program == Program::Eigs ? "kpm-eigs" : "kpm-dos"; }
+
+std::string to_string(LdosMethod method) { return method == LdosMethod::Probing ? "probing" : "exact"; }
 
 std::string to_string(EigsMethod method)
 {

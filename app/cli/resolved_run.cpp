@@ -1,6 +1,7 @@
 #include "app/cli/resolved_run.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "app/cli/operator_choice.hpp"
 #include "runtime/base/error.hpp"
@@ -16,10 +17,28 @@ TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& mo
     TracedColumns t;
     t.num_columns = exact ? n : cfg.kpm.num_vectors;
     t.num_slots = exact ? 1 : cfg.kpm.num_vectors;
+    t.trace_moments = cfg.kpm.num_moments;
     switch (quantity(cfg)) {
     case Quantity::Ldos:
         t.selection = resolve_ldos_selection(cfg.kpm.ldos, model);
         t.num_columns = t.num_slots = static_cast<std::int64_t>(t.selection->rows.size());
+        if (cfg.kpm.ldos_method == LdosMethod::Probing) {
+            // A field's Peierls phases change the couplings' values, not which sites they join:
+            // the lattice to colour is the field-free model's.
+            std::unique_ptr<hamiltonians::Model> field_free;
+            if (!model.params().flux.zero()) {
+                hamiltonians::ModelParams geometry = model.params();
+                geometry.flux = {};
+                field_free = hamiltonians::make_model(geometry);
+            }
+            const hamiltonians::Model& without_field = field_free ? *field_free : model;
+            TOPOKPM_USER_REQUIRE(without_field.offers_block_stencil(), "--ldos-method probing: model ",
+                                 model.params().name, " has no lattice to colour; use --ldos-method exact");
+            const BlockStencil lattice_of_rows = without_field.block_stencil();
+            t.probing = numerics::colour_rows(lattice_of_rows, t.selection->rows, cfg.kpm.probing_distance);
+            t.num_columns = static_cast<global_index>(t.probing->num_colours) * cfg.kpm.probing_draws;
+            t.trace_moments = numerics::probing_trace_moments(cfg.kpm.num_moments);
+        }
         break;
     case Quantity::Spectral:
         t.lattice = plane_wave_lattice(model);

@@ -20,14 +20,17 @@ namespace topokpm::app {
 
 /// What a kpm-dos run traces: `num_columns` start vectors in all, giving `num_slots` spectra.
 ///   stochastic DOS: R random vectors, R slots;  exact DOS: the N unit vectors, 1 slot;
-///   LDOS: one unit vector per selected row, one slot each;
+///   LDOS: one unit vector per selected row, one slot each (--ldos-method probing: one
+///   random-phase vector per colour and draw, the trace running trace_moments);
 ///   A(k, E): S plane waves per momentum (S = lattice.states_per_cell), one slot per momentum.
 struct TracedColumns {
     std::optional<LdosSelection> selection;  ///< --ldos
     std::optional<MomentumList> momenta;     ///< --k-points / --k-path
     numerics::PlaneWaveLattice lattice;      ///< A(k, E) only
+    std::optional<numerics::ProbingColours> probing;  ///< --ldos-method probing
     global_index num_columns = 0;
     std::int64_t num_slots = 0;
+    int trace_moments = 0;                   ///< moments the trace runs (probing: to reach v_{M-1}); else M
 };
 
 /// The traced columns of `cfg` on `model`; InputError for a selection or path the model

@@ -20,6 +20,9 @@ namespace topokpm::app {
 
 enum class MatrixKind { Sell, Crs, Free, Naive };
 enum class TraceKind { Stochastic, Exact };
+/// How an LDOS run finds the rows' moments (--ldos-method): one unit start vector per row
+/// (exact), or probing vectors of coloured rows (numerics::probing_plan).
+enum class LdosMethod { Exact, Probing };
 enum class BoundsMethod { Lanczos, Gershgorin, User };
 enum class DeviceKind { Cpu, Cuda };  ///< where the sweeps run (--device)
 
@@ -58,6 +61,9 @@ struct KpmConfig {
     // Local DOS and spectral function (docs/physics.md)
     std::string ldos;                  ///< --ldos selection text; empty = no LDOS
     std::optional<double> ldos_map_energy;  ///< energy of the per-site map of a layer:Z selection
+    LdosMethod ldos_method = LdosMethod::Exact;
+    int probing_distance = 6;          ///< --probing-distance: hops between rows of one colour
+    int probing_draws = 1;             ///< --probing-draws: random phase draws per colour
     std::optional<double> green_eta;   ///< --green ETA: exact LDOS of the --ldos rows (models.md §7)
     std::string k_points;              ///< --k-points "mx,my;mx,my"
     std::string k_path;                ///< --k-path "M-G-X"
@@ -196,6 +202,7 @@ std::string program_name(Program program);
 
 std::string to_string(MatrixKind kind);
 std::string to_string(TraceKind kind);
+std::string to_string(LdosMethod method);
 std::string to_string(BoundsMethod method);
 std::string to_string(DeviceKind kind);
 std::string to_string(Precision precision);

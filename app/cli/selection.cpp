@@ -115,7 +115,7 @@ bool translation_invariant(const hamiltonians::Model& model)
 {
     const auto& p = model.params();
     const bool dots = p.dot_period > 0 && p.dot_potential != 0.0 && p.dot_radius >= 0.0;
-    return !dots && p.disorder == 0.0 && p.boundary.size() >= 2 && p.boundary[0] == 'p' && p.boundary[1] == 'p';
+    return !dots && p.disorder == 0.0 && p.flux.zero() && p.boundary.size() >= 2 && p.boundary[0] == 'p' && p.boundary[1] == 'p';
 }
 
 MomentumList resolve_momenta(const std::string& k_points, const std::string& k_path, const hamiltonians::Model& model)

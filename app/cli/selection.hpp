@@ -47,7 +47,7 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
 /// InputError when x or y is not periodic (momenta are then not good quantum numbers).
 numerics::PlaneWaveLattice plane_wave_lattice(const hamiltonians::Model& model);
 
-/// True when the model is translation invariant in x and y (no dots, no disorder,
+/// True when the model is translation invariant in x and y (no dots, no disorder, no field,
 /// periodic x and y): its Bloch Hamiltonians then give the exact bands.
 bool translation_invariant(const hamiltonians::Model& model);
 

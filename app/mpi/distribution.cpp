@@ -245,6 +245,27 @@ AttributeList Distribution::imbalance(const Operator& op) const
     const double slowest = mpi::allreduce_max(busy);
     const double mean = mpi::allreduce_sum(busy) / size_;
     const double wait_mean = mpi::allreduce_sum(wait) / size_;
+    // Where each rank's sweep goes, for jobs small enough to read (a GPU rank beside CPU
+    // ranks: which side waits, and for what): pack, local, remote, wait per sweep.
+    if (d != nullptr && size_ <= 8) {
+        const numerics::DistributedTimes& t = d->times();
+        const double per = t.applies > 0 ? 1e3 / double(t.applies) : 0.0;
+        const bool gpu = op.name().find("cuda") != std::string::npos;
+        const std::vector<double> mine{t.pack * per, t.local * per, t.remote * per, t.wait * per,
+                                       double(op.num_rows()), gpu ? 1.0 : 0.0};
+        const std::vector<double> all = mpi::gatherv(mine);
+        const auto ms = [](double v) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%.3f ms", v);
+            return std::string(b);
+        };
+        for (int r = 0; root() && r < size_; ++r) {
+            const double* v = all.data() + mine.size() * r;
+            log::info("rank ", r, (v[5] > 0 ? " (GPU)" : " (CPU)"), ": ", static_cast<global_index>(v[4]),
+                      " rows; per sweep pack ", ms(v[0]), ", local ", ms(v[1]), ", remote ", ms(v[2]), ", halo wait ",
+                      ms(v[3]));
+        }
+    }
     return {{"sweep_busy_seconds_slowest", slowest},
             {"sweep_busy_seconds_mean", mean},
             {"sweep_wait_seconds_mean", wait_mean},

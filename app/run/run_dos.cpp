@@ -126,6 +126,8 @@ struct DosRun::State {
     std::unique_ptr<hamiltonians::Model> model;
     global_index n = 0;
     std::optional<LdosSelection> selection;
+    std::optional<numerics::ProbingColours> probing;  // --ldos-method probing
+    int trace_moments = cfg.kpm.num_moments;  // moments the trace runs (probing: to reach v_{M-1})
     std::optional<MomentumList> momenta;
     numerics::PlaneWaveLattice lattice;
     global_index num_columns = 0;
@@ -191,6 +193,8 @@ struct DosRun::State {
     lattice = traced.lattice;
     num_columns = traced.num_columns;
     num_slots = traced.num_slots;
+    probing = std::move(traced.probing);
+    trace_moments = traced.trace_moments;
     width = cfg.kpm.sweep_width;
     }
 
@@ -200,6 +204,9 @@ struct DosRun::State {
     ckpt_path = checkpoint_target(checkpoint_path(cfg));  // through a user's link: its target
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) checked_files = check_run_files(run_files);  // rank 0 writes every file
+    TOPOKPM_USER_REQUIRE(!probing || !dist.distributed() || !cfg.runtime.reduce_every_sweep,
+                         "--ldos-method probing under mpirun: each rank reads its own rows, summed once at the end; "
+                         "--reduce-every-sweep does not apply");
     TOPOKPM_USER_REQUIRE(!cfg.kpm.green_eta || num_real == 1, "--green with --realizations ", num_real,
                          ": the exact LDOS is of one disorder realization; use --realizations 1");
 
@@ -377,7 +384,7 @@ struct DosRun::State {
     // array must fit this run (checked before each is allocated), then they are read.
     if (resume)
         read_checkpoint_state(cfg.outputs.restart,
-                              {n, num_columns, width, cfg.kpm.num_moments, num_slots, num_real},
+                              {n, num_columns, width, trace_moments, num_slots, num_real},
                               *resume, checkpoint_ranks());
     }
 
@@ -408,6 +415,11 @@ struct DosRun::State {
               model->params().nz, " boundary ", model->params().boundary, ", N = ", n, " rows, nnz = ",
               model->estimated_nonzeros(), " (", fmt("%.2f", double(model->estimated_nonzeros()) / n), " per row)",
               num_real > 1 ? detail::concat(", ", num_real, " disorder realizations") : std::string());
+    if (probing)
+        log::info("ldos        : probing, ", selection->rows.size(), " rows in ", probing->num_colours,
+                  " colours at distance ", probing->distance, " x ", cfg.kpm.probing_draws, " draw(s) = ", num_columns,
+                  " vectors of ", numerics::kpm_num_sweeps(trace_moments), " sweeps",
+                  probing->one_row_per_colour ? " (one row per colour: the exact LDOS)" : "");
 
     }
 
@@ -514,6 +526,15 @@ struct DosRun::State {
             }
         scaling = numerics::kpm_scaling(bounds, cfg.kpm.epsilon);
     });
+    // A map energy outside the spectrum would be a map of zeros: refused before the moments.
+    if (cfg.kpm.ldos_map_energy) {
+        const double e = *cfg.kpm.ldos_map_energy;
+        dist.agree([&] {
+            TOPOKPM_USER_REQUIRE(e >= bounds.lower && e <= bounds.upper, "--ldos-map-energy ", fmt("%.6g", e),
+                                 ": outside the spectrum bounds [", fmt("%.6f", bounds.lower), ", ",
+                                 fmt("%.6f", bounds.upper), "] t of this run (the map would be zero)");
+        });
+    }
     log::info("bounds      : [", fmt("%.6f", bounds.lower), ", ", fmt("%.6f", bounds.upper), "] t by ",
               resume ? std::string("the checkpoint") : bounds_how, " (",
               fmt("%.3f", timers.get("bounds")), " s); scale a = ", fmt("%.6f", scaling.a), " t, b = ",
@@ -529,7 +550,7 @@ struct DosRun::State {
     double last_report = t_moments;
     MomentsJob job;
     job.num_realizations = num_real;
-    job.num_moments = cfg.kpm.num_moments;
+    job.num_moments = trace_moments;
     job.block_width = width;
     job.num_slots = num_slots;
     job.scaling = scaling;
@@ -543,7 +564,11 @@ struct DosRun::State {
     };
     job.plan_for = [&](int k) -> std::unique_ptr<numerics::StartVectorPlan> {
         switch (what) {
-        case Quantity::Ldos: return numerics::unit_vector_plan(n, selection->rows);
+        case Quantity::Ldos:
+            if (probing)
+                return numerics::probing_plan(*probing, n, cfg.kpm.probing_draws, cfg.kpm.num_moments,
+                                              realization_seed(cfg.kpm.vector_seed, k));
+            return numerics::unit_vector_plan(n, selection->rows);
         case Quantity::Spectral: return numerics::plane_wave_plan(lattice, momenta->momenta);
         case Quantity::Dos: break;
         }
@@ -574,9 +599,9 @@ struct DosRun::State {
         last_report = now;
         const double elapsed = now - t_moments;
         const double rate = p.sweeps_this_run / std::max(elapsed, 1e-9);  // sweeps per second
-        const std::int64_t per_block = numerics::kpm_num_sweeps(cfg.kpm.num_moments);
+        const std::int64_t per_block = numerics::kpm_num_sweeps(trace_moments);
         const std::int64_t in_block = p.sweeps_done % per_block;
-        const int moments_done = std::min<int>(cfg.kpm.num_moments, 2 * static_cast<int>(in_block == 0 ? per_block : in_block));
+        const int moments_done = std::min<int>(cfg.kpm.num_moments, (probing ? 1 : 2) * static_cast<int>(in_block == 0 ? per_block : in_block));
         std::string where;
         if (p.num_blocks > 1) where += detail::concat(", block ", p.block + 1, "/", p.num_blocks);
         if (p.num_realizations > 1) where += detail::concat(", realization ", p.realization + 1, "/", p.num_realizations);
@@ -601,8 +626,17 @@ struct DosRun::State {
                                        "same --threads)")
                       : std::string());
     timers.time("moments", [&] { jr = run_moments_job(job); });
+    if (probing)  // the trace ran to v_{M-1}: its moments past M are not read
+        for (auto& sm : jr.slot_moments) {
+            std::vector<double> kept;
+            for (std::int64_t j = 0; j < num_slots; ++j)
+                kept.insert(kept.end(), sm.begin() + j * trace_moments, sm.begin() + j * trace_moments + cfg.kpm.num_moments);
+            sm = std::move(kept);
+        }
     if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
-    const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision);
+    // Probed moments carry cross terms: |mu_n| <= sqrt(rows of a colour) (ProbingColours).
+    const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision) +
+                               (probing ? std::sqrt(double(probing->max_rows_per_colour)) - 1.0 : 0.0);
     // Every rank holds the summed moments: a breach (bounds too tight) is one message.
     dist.agree([&] { for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol); });
     const double t_kernel = timers.get("moments");
@@ -674,6 +708,16 @@ struct DosRun::State {
         case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
         case Quantity::Ldos:
             summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist);
+            out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
+                                 {{"method", to_string(cfg.kpm.ldos_method)}});
+            if (probing)
+                out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
+                                     {{"probing_distance", std::int64_t(probing->distance)},
+                                      {"probing_draws", std::int64_t(cfg.kpm.probing_draws)},
+                                      {"probing_colours", std::int64_t(probing->num_colours)},
+                                      {"probing_exact_moments", std::int64_t(probing->one_row_per_colour
+                                                                                 ? cfg.kpm.num_moments
+                                                                                 : std::min(probing->distance, cfg.kpm.num_moments))}});
             if (cfg.kpm.green_eta) write_green(out);
             break;
         case Quantity::Spectral:

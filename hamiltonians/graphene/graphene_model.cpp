@@ -21,7 +21,7 @@ double GrapheneModel::potential(global_index row) const
 AttributeList GrapheneModel::attributes() const
 {
     const ModelParams& p = params_;
-    return {
+    AttributeList attributes{
         {"name", std::string("graphene")},
         {"Nx", std::int64_t(p.nx)},
         {"Ny", std::int64_t(p.ny)},
@@ -34,6 +34,8 @@ AttributeList GrapheneModel::attributes() const
         {"disorder_seed", std::uint64_t(p.disorder_seed)},
         {"boundary", p.boundary},
     };
+    append_field_attributes(attributes, p.flux, "-(a1 + a2)/6, the midpoint of the bond A(0,0)-B(0,-1)");
+    return attributes;
 }
 
 }  // namespace topokpm::hamiltonians::graphene

@@ -21,8 +21,9 @@ public:
     global_index num_rows() const override { return stencil_.num_rows(); }
     int max_row_length() const override { return GrapheneStencil::max_row_length; }
     int row(global_index row, global_index* cols, complex_type* values) const override;
-    /// Hoppings -t and the potential are real (models.md §3).
-    bool real_valued() const override { return true; }
+    /// Hoppings -t and the potential are real (models.md §3), unless a magnetic field puts
+    /// Peierls phases on the hoppings (models.md §9).
+    bool real_valued() const override { return !stencil_.in_field(); }
 
     const ModelParams& params() const override { return params_; }
     int orbitals_per_site() const override { return GrapheneStencil::atoms_per_cell; }
@@ -30,6 +31,8 @@ public:
     double potential(global_index row) const override;
     double potential_entries_per_row() const override { return 1.0; }
     BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
+    /// No stencil in a magnetic field (the phases depend on the position).
+    bool offers_block_stencil() const override { return !stencil_.in_field(); }
     AttributeList attributes() const override;
     global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
 

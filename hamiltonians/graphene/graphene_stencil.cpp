@@ -33,7 +33,9 @@ GrapheneStencil::GrapheneStencil(const ModelParams& p)
       dot_radius_(p.dot_radius),
       dot_period_(p.dot_period),
       disorder_(p.disorder),
-      disorder_stream_(disorder_stream_seed(p.disorder_seed))
+      disorder_stream_(disorder_stream_seed(p.disorder_seed)),
+      flux_(p.flux),
+      gauge_(p.flux, p.ny, 6)
 {}
 
 int GrapheneStencil::row_entries(global_index row, double potential, global_index* cols,
@@ -55,7 +57,19 @@ int GrapheneStencil::row_entries(global_index row, double potential, global_inde
         if (!step(m, d[0], extent_[0], periodic_[0], mm) || !step(n, d[1], extent_[1], periodic_[1], nn))
             continue;
         cols[len] = (1 - s) + atoms_per_cell * (nn + global_index(extent_[1]) * mm);
-        vals[len++] = complex_type(hopping_, 0.0);
+        if (gauge_.active()) {
+            // Peierls phase (models.md §9) in sixths of a cell from the gauge origin
+            // r0 = -(a1 + a2)/6: A(m, n) at (6m + 1, 6n + 1), B(m, n) at (6m - 1, 6n + 5); the
+            // partner's image sits in cell (m + d0, n + d1), its own in (mm, nn), shifted by
+            // ky = (n + d1 - nn) / Ny periods along a2.
+            const complex_type phase =
+                gauge_.hop(6 * std::int64_t(n) + 1 + 4 * s, 6 * d[0] + 4 * s - 2, 6 * d[1] + 4 - 8 * s,
+                           6 * std::int64_t(mm) + 1 - 2 * (1 - s), (n + d[1] - nn) / extent_[1]);
+            // + 0.0: a zero part is +0 whatever the sign of t (as the field-free entries).
+            vals[len++] = complex_type(hopping_ * phase.real() + 0.0, hopping_ * phase.imag() + 0.0);
+        } else {
+            vals[len++] = complex_type(hopping_, 0.0);
+        }
     }
     // Sort by column (wrap-around decides the order); Nx, Ny >= 2 when periodic keeps
     // the columns distinct (make_model()).
@@ -112,6 +126,7 @@ global_index GrapheneStencil::num_nonzeros() const
 
 BlockStencil GrapheneStencil::block_stencil() const
 {
+    require_no_field_in_stencil(flux_);
     BlockStencil s;
     s.name = "graphene";
     s.nx = extent_[0];

@@ -6,7 +6,10 @@
 ///
 /// Conventions (models.md §3): row(m, n, s) = s + 2 (n + Ny m), s = 0 (A) / 1 (B);
 /// A(m, n) bonds to B(m, n), B(m+1, n-1), B(m, n-1) with -t; the diagonal (V_i) is
-/// always stored, so a row has 4 entries when both directions are periodic.
+/// always stored, so a row has 4 entries when both directions are periodic. In a magnetic
+/// field (ModelParams::flux, models.md §9) every hop carries its Peierls phase
+/// (hamiltonians/field/magnetic_field.hpp), with A at m a1 + n a2, B at that + (0, 1) and
+/// the gauge origin at -(a1 + a2)/6.
 
 #include <array>
 #include <cstdint>
@@ -45,8 +48,12 @@ public:
 
     /// The backend-neutral description: x = m, y = n, nz = 1, B = 2 (s = 0 A, 1 B); the
     /// A(m,n)-B(m,n) bond on site, the bonds to B(m+1, n-1) and B(m, n-1) and their
-    /// conjugates as four terms, and V_i per row (the dots distinguish A from B).
+    /// conjugates as four terms, and V_i per row (the dots distinguish A from B). Throws
+    /// InputError in a magnetic field (require_no_field_in_stencil()).
     BlockStencil block_stencil() const;
+
+    /// Whether a magnetic field puts Peierls phases on the hops (then row values are complex).
+    bool in_field() const { return gauge_.active(); }
 
 private:
     std::array<int, 2> extent_{};     // Nx, Ny (cells)
@@ -58,6 +65,8 @@ private:
     int dot_period_ = 0;
     double disorder_ = 0.0;
     std::uint64_t disorder_stream_ = 0;
+    MagneticFlux flux_;
+    PeierlsGauge gauge_;
 };
 
 

@@ -25,7 +25,7 @@ double TiModel::potential(global_index row) const
 AttributeList TiModel::attributes() const
 {
     const ModelParams& p = params_;
-    return {
+    AttributeList attributes{
         {"name", std::string("ti")},
         {"Nx", std::int64_t(p.nx)},
         {"Ny", std::int64_t(p.ny)},
@@ -40,6 +40,8 @@ AttributeList TiModel::attributes() const
         {"disorder_seed", std::uint64_t(p.disorder_seed)},
         {"boundary", p.boundary},
     };
+    append_field_attributes(attributes, p.flux, "site (0, 0, z)");
+    return attributes;
 }
 
 }  // namespace topokpm::hamiltonians::ti

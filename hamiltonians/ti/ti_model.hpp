@@ -28,6 +28,8 @@ public:
     double potential(global_index row) const override;
     double potential_entries_per_row() const override { return 1.0 / TiStencil::num_orbitals; }
     BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
+    /// No stencil in a magnetic field (the phases depend on the position).
+    bool offers_block_stencil() const override { return !stencil_.in_field(); }
     AttributeList attributes() const override;
     global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
 

@@ -49,7 +49,9 @@ TiStencil::TiStencil(const ModelParams& p)
       dot_period_(p.dot_period),
       dot_depth_(p.dot_depth),
       disorder_(p.disorder),
-      disorder_stream_(disorder_stream_seed(p.disorder_seed))
+      disorder_stream_(disorder_stream_seed(p.disorder_seed)),
+      flux_(p.flux),
+      gauge_(p.flux, p.ny, 1)
 {
     const std::array<Mat4, 4> g = dirac_matrices();
     const complex_type i(0.0, 1.0);
@@ -92,18 +94,27 @@ int TiStencil::blocks(global_index site, Block* out) const
 
     int count = 0;
     out[count++] = {site, BlockKind::onsite};
+    // The neighbour at c + delta e_d, `wraps` periods of the lattice away from its own site
+    // column_site; in a field its Peierls phase (models.md §9; a1 = x, a2 = y, z bonds none).
+    const auto neighbour = [&](global_index column_site, int kind, int d, int delta, int wraps) {
+        Block& b = out[count++];
+        b = {column_site, BlockKind(kind)};
+        if (!gauge_.active() || d == 2) return;
+        const std::int64_t column_x = d == 0 ? c[0] + delta - wraps * std::int64_t(extent_[0]) : c[0];
+        b.phase = gauge_.hop(c[1], d == 0 ? delta : 0, d == 1 ? delta : 0, column_x, d == 1 ? wraps : 0);
+    };
     for (int d = 0; d < 3; ++d) {
         const global_index n = extent_[d], s = stride_[d];
         // Column site n - e_d couples with T_d (this site is its +e_d neighbour).
         if (c[d] > 0)
-            out[count++] = {site - s, BlockKind(1 + 2 * d)};
+            neighbour(site - s, 1 + 2 * d, d, -1, 0);
         else if (periodic_[d])
-            out[count++] = {site + (n - 1) * s, BlockKind(1 + 2 * d)};
+            neighbour(site + (n - 1) * s, 1 + 2 * d, d, -1, -1);
         // Column site n + e_d couples with T_d^dag.
         if (c[d] < n - 1)
-            out[count++] = {site + s, BlockKind(2 + 2 * d)};
+            neighbour(site + s, 2 + 2 * d, d, 1, 0);
         else if (periodic_[d])
-            out[count++] = {site - (n - 1) * s, BlockKind(2 + 2 * d)};
+            neighbour(site - (n - 1) * s, 2 + 2 * d, d, 1, 1);
     }
     // Insertion sort by column site: wrap-around makes the order depend on the position.
     // Periodic extents >= 3 guarantee distinct sites (make_model()).
@@ -129,9 +140,15 @@ int TiStencil::row_entries(const Block* blocks, int num_blocks, int orbital, dou
             continue;
         }
         const BlockRow& r = block_rows_[static_cast<int>(blocks[b].kind)][orbital];
+        const complex_type f = blocks[b].phase;
         for (int e = 0; e < r.count; ++e) {
             cols[len] = first_col + r.col[e];
-            vals[len++] = r.val[e];
+            // The Peierls factor written out (a c - b d, a d + b c), so that the reverse hop,
+            // conj(value) conj(f), is the exact conjugate; without a field f = 1 is not applied.
+            const complex_type v = r.val[e];
+            vals[len++] = gauge_.active() ? canonical_zeros({v.real() * f.real() - v.imag() * f.imag(),
+                                                             v.real() * f.imag() + v.imag() * f.real()})
+                                          : v;
         }
     }
     return len;
@@ -172,6 +189,7 @@ global_index TiStencil::num_nonzeros() const
 
 BlockStencil TiStencil::block_stencil() const
 {
+    require_no_field_in_stencil(flux_);
     constexpr int nb = num_orbitals;
     BlockStencil s;
     s.name = "ti";

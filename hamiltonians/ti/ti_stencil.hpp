@@ -9,7 +9,9 @@
 /// T_j = -t (G1 - i G_{j+1}) / 2, the block from n + e_j (column) to n (row) is T_j^dag,
 /// and the diagonal block is V_n G0 + m G1. Each T_j has exactly two structurally
 /// non-zero entries per row (a G1 diagonal one and one G_{j+1} off-diagonal one), so a
-/// bulk row stores 1 + 6 x 2 = 13 entries.
+/// bulk row stores 1 + 6 x 2 = 13 entries. In a magnetic field along z (ModelParams::flux,
+/// models.md §9) the x and y blocks carry the Peierls phase of their bond
+/// (hamiltonians/field/magnetic_field.hpp with a1 = x, a2 = y): a scalar factor per block.
 
 #include <array>
 #include <cstdint>
@@ -31,10 +33,12 @@ public:
     /// Which 4x4 block couples a row site to a column site.
     enum class BlockKind : int { onsite = 0, tx, tx_dag, ty, ty_dag, tz, tz_dag };
 
-    /// One non-zero block of a block row: the column site and the block.
+    /// One non-zero block of a block row: the column site, the block and its Peierls factor
+    /// (1 without a field).
     struct Block {
         global_index site = 0;
         BlockKind kind = BlockKind::onsite;
+        complex_type phase{1.0, 0.0};
     };
 
     /// @param params  validated parameters (make_model()), boundary filled in ("ppo"-style).
@@ -63,8 +67,12 @@ public:
     global_index num_nonzeros() const;
 
     /// The backend-neutral description (B = 4): on-site m G1, the six T_j / T_j^dag blocks
-    /// with the same values as row_entries(), and V_n per site.
+    /// with the same values as row_entries(), and V_n per site. Throws InputError in a
+    /// magnetic field (require_no_field_in_stencil()).
     BlockStencil block_stencil() const;
+
+    /// Whether a magnetic field puts Peierls phases on the x and y blocks.
+    bool in_field() const { return gauge_.active(); }
 
 private:
     /// Row `o` of one 4x4 block: its structurally non-zero entries, columns ascending.
@@ -85,6 +93,8 @@ private:
     int dot_depth_ = 0;
     double disorder_ = 0.0;
     std::uint64_t disorder_stream_ = 0;
+    MagneticFlux flux_;
+    PeierlsGauge gauge_;
     std::array<double, 4> g1_diag_{};                    // G1[o, o]
     std::array<std::array<BlockRow, 4>, 7> block_rows_;  // [BlockKind][o]; onsite unused
 };

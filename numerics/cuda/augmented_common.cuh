@@ -15,12 +15,50 @@
 // order; the block writes one partial per column and quantity. A second kernel
 // (reduce_partials, CUB BlockReduce) sums the partials in fixed order: no atomics, the same
 // bits on every run.
+//
+// Precision: every kernel is a template on the complex value of the device blocks, V2 =
+// double2 (double) or float2 (`--precision single`, numerics/spmmv/sell_kernels.hpp). In
+// single, a row's sum over its entries is float (Lanes<float2>::real), the epilogue and the
+// dots are double: the stored floats are widened, y is rounded once to float, and the dots
+// are formed from the float y as stored. In double every conversion is the identity and the
+// code is the double kernel's, operation for operation.
 
 #include <cuda_runtime.h>
 
+#include <complex>
 #include <cstdint>
 
 namespace topokpm::numerics::kernels::cuda::detail {
+
+/// The device type of a host complex value: complex double -> double2, complex float -> float2.
+template <class T>
+struct DeviceComplex;
+template <>
+struct DeviceComplex<std::complex<double>> {
+    using type = double2;
+};
+template <>
+struct DeviceComplex<std::complex<float>> {
+    using type = float2;
+};
+
+/// Per device complex type: the real type of a row's sum, and the one rounding of the
+/// double epilogue's result into storage (round to nearest; the identity in double).
+template <class V2>
+struct Lanes;
+template <>
+struct Lanes<double2> {
+    using real = double;
+    __device__ __forceinline__ static double2 make(double re, double im) { return make_double2(re, im); }
+};
+template <>
+struct Lanes<float2> {
+    using real = float;
+    __device__ __forceinline__ static float2 make(double re, double im)
+    {
+        return make_float2(__double2float_rn(re), __double2float_rn(im));
+    }
+};
 
 constexpr int block_threads = 256;
 constexpr int warps_per_block = block_threads / 32;
@@ -59,26 +97,30 @@ struct DotAccumulator {
     double xx = 0.0, yx_re = 0.0, yx_im = 0.0;
 };
 
-/// Finishes one (row, column) element: y = scale (acc - shift x) + beta y, and adds the
-/// element's share of <x|x> and <y|x>. `xi` is x at the element, `index` its offset.
-template <bool Dots>
-__device__ __forceinline__ void finish_element(double acc_re, double acc_im, double2 xi, std::int64_t index,
-                                               double2* __restrict__ y, const SweepScalars& s,
-                                               DotAccumulator& dots)
+/// Finishes one (row, column) element in double: y = scale (acc - shift x) + beta y, rounded
+/// once to V2, and adds the element's share of <x|x> and <y|x> (from the stored y). `xi` is x
+/// at the element, `index` its offset; `shift` is the sweep's (s.shift), or s.shift - V where
+/// the single stencil kernels leave the potential V to the epilogue.
+template <bool Dots, class V2>
+__device__ __forceinline__ void finish_element(double acc_re, double acc_im, V2 xi, double shift, std::int64_t index,
+                                               V2* __restrict__ y, const SweepScalars& s, DotAccumulator& dots)
 {
-    double yr = s.scale * (acc_re - s.shift * xi.x);
-    double yi = s.scale * (acc_im - s.shift * xi.y);
+    const double xr = xi.x, xim = xi.y;
+    double yr = s.scale * (acc_re - shift * xr);
+    double yi = s.scale * (acc_im - shift * xim);
     // beta == 0: y may hold anything (even NaN); never read it. The branch is uniform.
     if (s.beta != 0.0) {
-        const double2 old = y[index];
-        yr += s.beta * old.x;
-        yi += s.beta * old.y;
+        const V2 old = y[index];
+        yr += s.beta * static_cast<double>(old.x);
+        yi += s.beta * static_cast<double>(old.y);
     }
-    y[index] = make_double2(yr, yi);
+    const V2 out = Lanes<V2>::make(yr, yi);
+    y[index] = out;
     if (Dots) {
-        dots.xx += xi.x * xi.x + xi.y * xi.y;
-        dots.yx_re += yr * xi.x + yi * xi.y;  // Re conj(y) x
-        dots.yx_im += yr * xi.y - yi * xi.x;  // Im conj(y) x
+        const double or_ = out.x, oi = out.y;  // = yr, yi in double
+        dots.xx += xr * xr + xim * xim;
+        dots.yx_re += or_ * xr + oi * xim;  // Re conj(y) x
+        dots.yx_im += or_ * xim - oi * xr;  // Im conj(y) x
     }
 }
 
@@ -89,6 +131,15 @@ __device__ __forceinline__ void complex_fma(double2 v, double2 xv, double& acc_r
     acc_re = fma(-v.y, xv.y, acc_re);
     acc_im = fma(v.x, xv.y, acc_im);
     acc_im = fma(v.y, xv.x, acc_im);
+}
+
+/// The same in float (single precision: a row's sum is float).
+__device__ __forceinline__ void complex_fma(float2 v, float2 xv, float& acc_re, float& acc_im)
+{
+    acc_re = fmaf(v.x, xv.x, acc_re);
+    acc_re = fmaf(-v.y, xv.y, acc_re);
+    acc_im = fmaf(v.x, xv.y, acc_im);
+    acc_im = fmaf(v.y, xv.x, acc_im);
 }
 
 /// Block-level reduction of the three dot quantities per column; writes

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <type_traits>
 
 #include "numerics/spmmv/sell_kernels.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
@@ -25,22 +26,44 @@ device::DeviceBuffer upload(const std::vector<T, Alloc>& host, int device, const
     return buffer;
 }
 
-/// Shared by both operators: device pointers from the mirrors (x read,
-/// y written; y uploaded only when beta != 0), the perf warning for strip-mined widths.
+/// Shared by both operators, T = complex_double or complex_single (the matrix values and
+/// the blocks the kernels sweep): device pointers from the mirrors (x read, y written; y
+/// uploaded only when beta != 0), the perf warning for strip-mined widths, and the routing
+/// of Operator's two block types (the other precision's blocks: Operator's rules).
+template <class T>
 class CudaOperatorBase : public Operator {
+public:
+    Precision precision() const override { return precision_of<T>; }
+
 protected:
     explicit CudaOperatorBase(int device) : device_(device), workspace_(device) {}
 
-    template <class Sweep>
-    void apply_with(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots,
-                    const Sweep& sweep) const
+    /// The kernel on device blocks of type T.
+    virtual kc::SweepInfo sweep(const T* x, T* y, int num_cols, const AugmentedOps& ops, DotSums* dots) const = 0;
+
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if constexpr (std::is_same_v<T, complex_double>) apply_with(x, y, ops, dots);
+        else apply_in_single(x, y, ops, dots);
+    }
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if constexpr (std::is_same_v<T, complex_single>) apply_with(x, y, ops, dots);
+        else Operator::do_apply(x, y, ops, dots);  // throws: no single kernel in a double operator
+    }
+
+    /// The "-single" suffix of the names in single precision.
+    static std::string precision_suffix() { return precision_of<T> == Precision::Single ? "-single" : ""; }
+
+    void apply_with(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
     {
         // Operands checked by Operator::apply (by object, never by data(), which would
         // download the device copy).
         device::set_device(device_);
-        const complex_type* xd = x.device_data_read(device_);
-        complex_type* yd = ops.beta == 0.0 ? y.device_data_overwrite(device_) : y.device_data_read_write(device_);
-        const kc::SweepInfo info = sweep(xd, yd, x.num_cols(), dots);
+        const T* xd = x.device_data_read(device_);
+        T* yd = ops.beta == 0.0 ? y.device_data_overwrite(device_) : y.device_data_read_write(device_);
+        const kc::SweepInfo info = sweep(xd, yd, x.num_cols(), ops, dots);
         if (!info.specialised && warned_widths_.insert(x.num_cols()).second) {
             std::string strips;
             for (const int w : info.strip_widths) strips += (strips.empty() ? "" : " + ") + std::to_string(w);
@@ -55,18 +78,21 @@ protected:
     mutable std::set<int> warned_widths_;
 };
 
-class CudaSellOperator final : public CudaOperatorBase {
+template <class T>
+class CudaSellOperator final : public CudaOperatorBase<T> {
+    using Base = CudaOperatorBase<T>;
+
 public:
-    CudaSellOperator(std::shared_ptr<const SellMatrix> matrix, int device)
-        : CudaOperatorBase(device), matrix_(std::move(matrix))
+    CudaSellOperator(std::shared_ptr<const BasicSellMatrix<T>> matrix, int device)
+        : Base(device), matrix_(std::move(matrix))
     {
         TOPOKPM_REQUIRE(matrix_ != nullptr, "make_cuda_sell_operator: null matrix");
-        const SellMatrix& m = *matrix_;
+        const BasicSellMatrix<T>& m = *matrix_;
         const std::int64_t slots = static_cast<std::int64_t>(m.num_chunks()) * m.chunk_height();
         TOPOKPM_USER_REQUIRE(slots < std::numeric_limits<local_index>::max(), "CUDA SELL operator: ", slots,
                              " row slots exceed the 32-bit row index of the kernels");
         device::set_device(device);
-        storage_bytes_ = static_cast<double>(m.values().size() * sizeof(complex_type) +
+        storage_bytes_ = static_cast<double>(m.values().size() * sizeof(T) +
                                              m.columns().size() * sizeof(local_index) +
                                              m.chunk_start().size() * sizeof(std::int64_t) +
                                              m.chunk_length().size() * sizeof(local_index) +
@@ -85,46 +111,46 @@ public:
         view_.chunk_start = static_cast<const std::int64_t*>(chunk_start_.data());
         view_.chunk_length = static_cast<const local_index*>(chunk_length_.data());
         view_.columns = static_cast<const local_index*>(columns_.data());
-        view_.values = static_cast<const complex_type*>(values_.data());
+        view_.values = static_cast<const T*>(values_.data());
         view_.row_of_slot = static_cast<const local_index*>(row_of_slot_.data());
     }
 
     global_index num_rows() const override { return matrix_->num_rows(); }
 
-protected:
-    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        apply_with(x, y, ops, dots, [&](const complex_type* xd, complex_type* yd, int r, DotSums* d) {
-            return kc::sell_spmmv(view_, xd, yd, r, ops, workspace_, d);
-        });
-    }
-
-public:
-
     std::string name() const override
     {
-        return ::topokpm::detail::concat("cuda-sell-", matrix_->chunk_height(), "-", matrix_->sigma());
+        return ::topokpm::detail::concat("cuda-sell-", matrix_->chunk_height(), "-", matrix_->sigma(),
+                                         Base::precision_suffix());
     }
 
     OperatorCost cost() const override
     {
         // Minimum traffic: value + column of every stored entry, the row permutation.
-        const double bytes = 20.0 * static_cast<double>(matrix_->num_stored()) +
+        const double bytes = (sizeof(T) + 4.0) * static_cast<double>(matrix_->num_stored()) +
                              4.0 * static_cast<double>(matrix_->row_of_slot().size());
         return {static_cast<double>(matrix_->num_nonzeros()), bytes, storage_bytes_};
     }
 
+protected:
+    kc::SweepInfo sweep(const T* x, T* y, int num_cols, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        return kc::sell_spmmv(view_, x, y, num_cols, ops, this->workspace_, dots);
+    }
+
 private:
-    std::shared_ptr<const SellMatrix> matrix_;
+    std::shared_ptr<const BasicSellMatrix<T>> matrix_;
     double storage_bytes_ = 0;
     device::DeviceBuffer values_, columns_, chunk_start_, chunk_length_, row_of_slot_;
-    kc::SellView view_;
+    kc::BasicSellView<T> view_;
 };
 
-class CudaStencilOperator final : public CudaOperatorBase {
+template <class T>
+class CudaStencilOperator final : public CudaOperatorBase<T> {
+    using Base = CudaOperatorBase<T>;
+
 public:
     CudaStencilOperator(const BlockStencil& stencil, int device)
-        : CudaOperatorBase(device), name_("cuda-free-" + stencil.name), num_rows_(stencil.num_rows()),
+        : Base(device), name_("cuda-free-" + stencil.name + Base::precision_suffix()), num_rows_(stencil.num_rows()),
           num_nonzeros_(0)
     {
         stencil.validate();
@@ -133,7 +159,9 @@ public:
         num_nonzeros_ = stencil.num_nonzeros();
         const int nb = stencil.orbitals;
         // Term 0 is the on-site block; then the neighbour terms. Only non-zero entries are
-        // kept, grouped by (row orbital, term), so a row loops over its real couplings.
+        // kept, grouped by (row orbital, term), so a row loops over its real couplings. In
+        // single precision the values are rounded to complex float (the zero test is on the
+        // double value, so the structure is the same in both precisions).
         std::vector<const std::vector<complex_type>*> blocks{&stencil.onsite};
         std::vector<int> offsets{0, 0, 0};
         for (const StencilTerm& t : stencil.terms) {
@@ -142,22 +170,23 @@ public:
         }
         const int num_terms = static_cast<int>(blocks.size());
         std::vector<int> begin{0}, column;
-        std::vector<complex_type> value;
+        std::vector<T> value;
         for (int o = 0; o < nb; ++o)
             for (int t = 0; t < num_terms; ++t) {
                 for (int b = 0; b < nb; ++b) {
                     const complex_type v = (*blocks[t])[o * nb + b];
                     if (v != complex_type(0.0, 0.0)) {
                         column.push_back(b);
-                        value.push_back(v);
+                        value.push_back(T(v));
                     }
                 }
                 begin.push_back(static_cast<int>(column.size()));
             }
-        std::vector<complex_type> dense;  // all T blocks as they are, for the site kernel (B = 2, 4)
-        for (const auto* blk : blocks) dense.insert(dense.end(), blk->begin(), blk->end());
-        const double table_bytes = 4.0 * (offsets.size() + begin.size() + column.size() + 4) + 16.0 * value.size() +
-                                   16.0 * dense.size();
+        std::vector<T> dense;  // all blocks as they are (rounded in single), for the site kernel (B = 2, 4)
+        for (const auto* blk : blocks)
+            for (const complex_double& v : *blk) dense.push_back(T(v));
+        const double table_bytes = 4.0 * (offsets.size() + begin.size() + column.size() + 4) +
+                                   static_cast<double>(sizeof(T)) * (value.size() + dense.size());
         TOPOKPM_USER_REQUIRE(table_bytes <= 48.0 * 1024, "CUDA stencil operator: ", num_terms, " terms of ", nb,
                              "x", nb, " blocks need ", table_bytes,
                              " bytes of coupling tables; the kernel stages at most 48 KiB in shared memory");
@@ -182,24 +211,14 @@ public:
         view_.term_offset = static_cast<const int*>(offsets_.data());
         view_.entry_begin = static_cast<const int*>(begin_.data());
         view_.entry_column = static_cast<const int*>(column_.data());
-        view_.entry_value = static_cast<const complex_type*>(value_.data());
-        view_.dense_blocks = static_cast<const complex_type*>(dense_.data());
+        view_.entry_value = static_cast<const T*>(value_.data());
+        view_.dense_blocks = static_cast<const T*>(dense_.data());
         view_.potential = static_cast<const double*>(potential_.data());
         view_.potential_per_row = stencil.potential_per_row() ? 1 : 0;
         view_.num_rows = static_cast<local_index>(num_rows_);
     }
 
     global_index num_rows() const override { return num_rows_; }
-
-protected:
-    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        apply_with(x, y, ops, dots, [&](const complex_type* xd, complex_type* yd, int r, DotSums* d) {
-            return kc::stencil_spmmv(view_, xd, yd, r, ops, workspace_, d);
-        });
-    }
-
-public:
 
     std::string name() const override { return name_; }
 
@@ -208,25 +227,38 @@ public:
         return {static_cast<double>(num_nonzeros_), potential_bytes_, potential_bytes_};
     }
 
+protected:
+    kc::SweepInfo sweep(const T* x, T* y, int num_cols, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        return kc::stencil_spmmv(view_, x, y, num_cols, ops, this->workspace_, dots);
+    }
+
 private:
     std::string name_;
     global_index num_rows_;
     global_index num_nonzeros_;
     double potential_bytes_ = 0;
     device::DeviceBuffer potential_, offsets_, begin_, column_, value_, dense_;
-    kc::StencilView view_;
+    kc::BasicStencilView<T> view_;
 };
 
 }  // namespace
 
 std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const SellMatrix> matrix, int device)
 {
-    return std::make_unique<CudaSellOperator>(std::move(matrix), device);
+    return std::make_unique<CudaSellOperator<complex_double>>(std::move(matrix), device);
 }
 
-std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device)
+std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>> matrix,
+                                                  int device)
 {
-    return std::make_unique<CudaStencilOperator>(stencil, device);
+    return std::make_unique<CudaSellOperator<complex_single>>(std::move(matrix), device);
+}
+
+std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device, Precision precision)
+{
+    if (precision == Precision::Single) return std::make_unique<CudaStencilOperator<complex_single>>(stencil, device);
+    return std::make_unique<CudaStencilOperator<complex_double>>(stencil, device);
 }
 
 }  // namespace topokpm::numerics

@@ -10,7 +10,10 @@
 //
 // Minimum traffic per sweep (the project's model): 20 bytes per stored entry (16 value +
 // 4 column) + 4 bytes per row (row_of_slot) + 48 bytes per row and column (x read, y read
-// and written); flops 8 per entry and column + 34 per row and column.
+// and written); flops 8 per entry and column + 34 per row and column. In single precision
+// (V2 = float2, augmented_common.cuh) 12 bytes per stored entry and 24 per row and column.
+
+#include <type_traits>
 
 #include "numerics/cuda/augmented_common.cuh"
 #include "numerics/cuda/sweep_driver.cuh"
@@ -24,11 +27,12 @@ using detail::block_threads;
 using detail::DotAccumulator;
 using detail::SweepScalars;
 
-template <int W, bool Dots>
+template <int W, bool Dots, class V2>
 __global__ void __launch_bounds__(block_threads)
-    sell_augmented_kernel(SellView a, const double2* __restrict__ x, double2* __restrict__ y, SweepScalars s,
+    sell_augmented_kernel(BasicSellView<V2> a, const V2* __restrict__ x, V2* __restrict__ y, SweepScalars s,
                           double* __restrict__ partials)
 {
+    using Acc = typename detail::Lanes<V2>::real;
     constexpr int rows_per_tile = block_threads / W;
     const int c = threadIdx.x % W;
     const int local = threadIdx.x / W;
@@ -36,7 +40,7 @@ __global__ void __launch_bounds__(block_threads)
     // Slots fit 32 bits (local_index rows); 32-bit division is several times cheaper.
     const int num_slots = a.num_chunks * chunk_height;
     const int num_tiles = (num_slots + rows_per_tile - 1) / rows_per_tile;
-    const double2* __restrict__ values = reinterpret_cast<const double2*>(a.values);
+    const V2* __restrict__ values = a.values;
     const int* __restrict__ columns = a.columns;
     DotAccumulator dots;
 
@@ -49,36 +53,34 @@ __global__ void __launch_bounds__(block_threads)
         const int r = slot - chunk * chunk_height;
         const int length = __ldg(&a.chunk_length[chunk]);
         std::int64_t e = __ldg(&a.chunk_start[chunk]) + r;
-        double acc_re = 0.0, acc_im = 0.0;
+        Acc acc_re = 0, acc_im = 0;
         // Unrolled so several independent x gathers are in flight per thread.
 #pragma unroll 4
         for (int k = 0; k < length; ++k, e += chunk_height) {
-            const double2 v = __ldg(&values[e]);
+            const V2 v = __ldg(&values[e]);
             const int col = __ldg(&columns[e]);
-            const double2 xv = __ldg(&x[static_cast<std::int64_t>(col) * s.ld + s.c0 + c]);
+            const V2 xv = __ldg(&x[static_cast<std::int64_t>(col) * s.ld + s.c0 + c]);
             detail::complex_fma(v, xv, acc_re, acc_im);
         }
         const std::int64_t self = static_cast<std::int64_t>(row) * s.ld + s.c0 + c;
-        detail::finish_element<Dots>(acc_re, acc_im, __ldg(&x[self]), self, y, s, dots);
+        detail::finish_element<Dots>(acc_re, acc_im, __ldg(&x[self]), s.shift, self, y, s, dots);
     });
     if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
 }
 
-template <int W, bool Dots>
-int launch(const SellView& a, const complex_type* x, complex_type* y, const SweepScalars& s,
-           DotWorkspace& workspace)
+template <int W, bool Dots, class V2>
+int launch(const BasicSellView<V2>& a, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
 {
-    auto kernel = sell_augmented_kernel<W, Dots>;
+    auto kernel = sell_augmented_kernel<W, Dots, V2>;
     const std::int64_t num_slots = static_cast<std::int64_t>(a.num_chunks) * a.chunk_height;
     const int grid = detail::grid_for(num_slots, W, detail::resident_grid(kernel));
     double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
-    kernel<<<grid, block_threads>>>(a, reinterpret_cast<const double2*>(x), reinterpret_cast<double2*>(y), s,
-                                    partials);
+    kernel<<<grid, block_threads>>>(a, x, y, s, partials);
     return grid;
 }
 
-template <bool Dots>
-int launch_width(int w, const SellView& a, const complex_type* x, complex_type* y, const SweepScalars& s,
+template <bool Dots, class V2>
+int launch_width(int w, const BasicSellView<V2>& a, const V2* x, V2* y, const SweepScalars& s,
                  DotWorkspace& workspace)
 {
     return with_width(w, [&](auto width) {
@@ -89,17 +91,49 @@ int launch_width(int w, const SellView& a, const complex_type* x, complex_type* 
     });
 }
 
+/// Both precisions: T the host complex type, the view and blocks reinterpreted as its
+/// device type (same size and layout).
+template <class T>
+SweepInfo sweep(const BasicSellView<T>& host_view, const T* x, T* y, int num_cols, const AugmentedOps& ops,
+                DotWorkspace& workspace, DotSums* dots)
+{
+    using V2 = typename detail::DeviceComplex<T>::type;
+    static_assert(sizeof(V2) == sizeof(T), "device and host complex values differ in size");
+    TOPOKPM_REQUIRE(num_cols >= 1 && x != y, "sell_spmmv: ", num_cols, " columns, x ", x, ", y ", y);
+    TOPOKPM_REQUIRE(host_view.chunk_height >= 1, "sell_spmmv: chunk height ", host_view.chunk_height);
+    BasicSellView<V2> a;
+    a.num_rows = host_view.num_rows;
+    a.num_chunks = host_view.num_chunks;
+    a.chunk_height = host_view.chunk_height;
+    a.chunk_start = host_view.chunk_start;
+    a.chunk_length = host_view.chunk_length;
+    a.columns = host_view.columns;
+    a.values = reinterpret_cast<const V2*>(host_view.values);
+    a.row_of_slot = host_view.row_of_slot;
+    const V2* xd = reinterpret_cast<const V2*>(x);
+    V2* yd = reinterpret_cast<V2*>(y);
+    return detail::run_strips(num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, bool want_dots) {
+        // Single precision instantiates the dots kernels only (every sweep of KPM, Lanczos and
+        // the rate probe wants dots): a sweep without them runs those and drops the partials.
+        if constexpr (std::is_same_v<T, complex_single>) return (void)want_dots, launch_width<true>(w, a, xd, yd, s, workspace);
+        else
+            return want_dots ? launch_width<true>(w, a, xd, yd, s, workspace)
+                             : launch_width<false>(w, a, xd, yd, s, workspace);
+    });
+}
+
 }  // namespace
 
-SweepInfo sell_spmmv(const SellView& a, const complex_type* x, complex_type* y, int num_cols,
+SweepInfo sell_spmmv(const SellView& a, const complex_double* x, complex_double* y, int num_cols,
                      const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
 {
-    TOPOKPM_REQUIRE(num_cols >= 1 && x != y, "sell_spmmv: ", num_cols, " columns, x ", x, ", y ", y);
-    TOPOKPM_REQUIRE(a.chunk_height >= 1, "sell_spmmv: chunk height ", a.chunk_height);
-    return detail::run_strips(num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, bool want_dots) {
-        return want_dots ? launch_width<true>(w, a, x, y, s, workspace)
-                         : launch_width<false>(w, a, x, y, s, workspace);
-    });
+    return sweep(a, x, y, num_cols, ops, workspace, dots);
+}
+
+SweepInfo sell_spmmv(const BasicSellView<complex_single>& a, const complex_single* x, complex_single* y,
+                     int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
+{
+    return sweep(a, x, y, num_cols, ops, workspace, dots);
 }
 
 }  // namespace topokpm::numerics::kernels::cuda

@@ -16,7 +16,11 @@
 //   and loops over the non-zero entries of its row orbital.
 //
 // Thread mapping and dots as in augmented_common.cuh (a "row" there is a site for the site
-// kernel).
+// kernel). Single precision (V2 = float2): the block values and vectors are float, the
+// potential double; a row's sum over the block entries is float and the potential joins the
+// shift in the double epilogue (start_row), so V is never rounded.
+
+#include <type_traits>
 
 #include "numerics/cuda/augmented_common.cuh"
 #include "numerics/cuda/sweep_driver.cuh"
@@ -28,19 +32,40 @@ namespace {
 
 using detail::block_threads;
 using detail::DotAccumulator;
+using detail::Lanes;
 using detail::SweepScalars;
 
 /// Shared-memory layout of the stencil tables: [term offsets 3T][entry_begin BT+1]
-/// [entry_column E] (ints, padded to 16 bytes) then [entry_value E] (double2).
-__host__ __device__ inline int table_ints(const StencilView& s)
+/// [entry_column E] (ints, padded to 16 bytes) then [entry_value E] (V2).
+template <class V>
+__host__ __device__ inline int table_ints(const BasicStencilView<V>& s)
 {
     const int ints = 3 * s.num_terms + s.orbitals * s.num_terms + 1 + s.num_entries;
     return (ints + 3) / 4 * 4;
 }
 
-inline std::size_t table_bytes(const StencilView& s)
+template <class V>
+inline std::size_t table_bytes(const BasicStencilView<V>& s)
 {
-    return table_ints(s) * sizeof(int) + s.num_entries * sizeof(double2);
+    return table_ints(s) * sizeof(int) + s.num_entries * sizeof(V);
+}
+
+/// The first accumulator value of a row and the shift its epilogue applies: in double the
+/// potential term V x starts the sum (the double kernel's arithmetic); in single the float
+/// sum holds the block entries only and V joins the shift in the double epilogue.
+template <class V2>
+__device__ __forceinline__ void start_row(double v, V2 xs, typename Lanes<V2>::real& acc_re,
+                                          typename Lanes<V2>::real& acc_im, double& shift, double sweep_shift)
+{
+    if constexpr (std::is_same_v<V2, double2>) {
+        acc_re = v * xs.x;
+        acc_im = v * xs.y;
+        shift = sweep_shift;
+    } else {
+        acc_re = 0;
+        acc_im = 0;
+        shift = sweep_shift - v;
+    }
 }
 
 /// Neighbour coordinate along one direction, or -1 when it leaves an open boundary.
@@ -55,21 +80,22 @@ __device__ __forceinline__ int neighbour(int v, int d, int extent, int periodic)
     return w;
 }
 
-template <int W, bool Dots>
+template <int W, bool Dots, class V2>
 __global__ void __launch_bounds__(block_threads)
-    stencil_augmented_kernel(StencilView st, const double2* __restrict__ x, double2* __restrict__ y, SweepScalars s,
+    stencil_augmented_kernel(BasicStencilView<V2> st, const V2* __restrict__ x, V2* __restrict__ y, SweepScalars s,
                              double* __restrict__ partials)
 {
+    using Acc = typename Lanes<V2>::real;
     extern __shared__ __align__(16) unsigned char table[];
     int* offsets = reinterpret_cast<int*>(table);
     int* begin = offsets + 3 * st.num_terms;
     int* column = begin + st.orbitals * st.num_terms + 1;
-    double2* value = reinterpret_cast<double2*>(reinterpret_cast<int*>(table) + table_ints(st));
+    V2* value = reinterpret_cast<V2*>(reinterpret_cast<int*>(table) + table_ints(st));
     for (int k = threadIdx.x; k < 3 * st.num_terms; k += block_threads) offsets[k] = st.term_offset[k];
     for (int k = threadIdx.x; k <= st.orbitals * st.num_terms; k += block_threads) begin[k] = st.entry_begin[k];
     for (int k = threadIdx.x; k < st.num_entries; k += block_threads) {
         column[k] = st.entry_column[k];
-        value[k] = reinterpret_cast<const double2*>(st.entry_value)[k];
+        value[k] = st.entry_value[k];
     }
     __syncthreads();
 
@@ -91,8 +117,10 @@ __global__ void __launch_bounds__(block_threads)
         const int px = rest / st.ny;
         const std::int64_t self = static_cast<std::int64_t>(row) * s.ld + s.c0 + c;
         const double v = __ldg(&st.potential[st.potential_per_row ? row : site]);
-        const double2 xs = __ldg(&x[self]);
-        double acc_re = v * xs.x, acc_im = v * xs.y;
+        const V2 xs = __ldg(&x[self]);
+        Acc acc_re, acc_im;
+        double shift;
+        start_row(v, xs, acc_re, acc_im, shift, s.shift);
         for (int t = 0; t < st.num_terms; ++t) {
             const int qx = neighbour(px, offsets[3 * t], st.nx, st.periodic[0]);
             const int qy = neighbour(py, offsets[3 * t + 1], st.ny, st.periodic[1]);
@@ -104,32 +132,34 @@ __global__ void __launch_bounds__(block_threads)
                 detail::complex_fma(value[e], __ldg(&x[first + static_cast<std::int64_t>(column[e]) * s.ld]), acc_re,
                                     acc_im);
         }
-        detail::finish_element<Dots>(acc_re, acc_im, xs, self, y, s, dots);
+        detail::finish_element<Dots>(acc_re, acc_im, xs, shift, self, y, s, dots);
     });
     if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
 }
 
 /// Shared memory of the site kernel: [term offsets 3T ints, padded to 16 bytes][dense
-/// blocks T B B double2].
-__host__ __device__ inline int site_table_ints(const StencilView& s) { return (3 * s.num_terms + 3) / 4 * 4; }
+/// blocks T B B V2].
+template <class V>
+__host__ __device__ inline int site_table_ints(const BasicStencilView<V>& s) { return (3 * s.num_terms + 3) / 4 * 4; }
 
-inline std::size_t site_table_bytes(const StencilView& s)
+template <class V>
+inline std::size_t site_table_bytes(const BasicStencilView<V>& s)
 {
     return site_table_ints(s) * sizeof(int) +
-           static_cast<std::size_t>(s.num_terms) * s.orbitals * s.orbitals * sizeof(double2);
+           static_cast<std::size_t>(s.num_terms) * s.orbitals * s.orbitals * sizeof(V);
 }
 
-template <int W, int B, bool Dots>
+template <int W, int B, bool Dots, class V2>
 __global__ void __launch_bounds__(block_threads)
-    stencil_site_kernel(StencilView st, const double2* __restrict__ x, double2* __restrict__ y, SweepScalars s,
+    stencil_site_kernel(BasicStencilView<V2> st, const V2* __restrict__ x, V2* __restrict__ y, SweepScalars s,
                         double* __restrict__ partials)
 {
+    using Acc = typename Lanes<V2>::real;
     extern __shared__ __align__(16) unsigned char table[];
     int* offsets = reinterpret_cast<int*>(table);
-    double2* blocks = reinterpret_cast<double2*>(reinterpret_cast<int*>(table) + site_table_ints(st));
+    V2* blocks = reinterpret_cast<V2*>(reinterpret_cast<int*>(table) + site_table_ints(st));
     for (int k = threadIdx.x; k < 3 * st.num_terms; k += block_threads) offsets[k] = st.term_offset[k];
-    for (int k = threadIdx.x; k < st.num_terms * B * B; k += block_threads)
-        blocks[k] = reinterpret_cast<const double2*>(st.dense_blocks)[k];
+    for (int k = threadIdx.x; k < st.num_terms * B * B; k += block_threads) blocks[k] = st.dense_blocks[k];
     __syncthreads();
 
     constexpr int sites_per_tile = block_threads / W;
@@ -147,18 +177,18 @@ __global__ void __launch_bounds__(block_threads)
         const int py = rest % st.ny;
         const int px = rest / st.ny;
         const std::int64_t self = static_cast<std::int64_t>(site) * B * s.ld + s.c0 + c;
-        double2 xs[B];
-        double acc_re[B], acc_im[B];
+        V2 xs[B];
+        Acc acc_re[B], acc_im[B];
+        double shift[B];
 #pragma unroll
         for (int o = 0; o < B; ++o) {
             xs[o] = __ldg(&x[self + static_cast<std::int64_t>(o) * s.ld]);
             const double v = __ldg(&st.potential[st.potential_per_row ? site * B + o : site]);
-            acc_re[o] = v * xs[o].x;
-            acc_im[o] = v * xs[o].y;
+            start_row(v, xs[o], acc_re[o], acc_im[o], shift[o], s.shift);
         }
         for (int t = 0; t < st.num_terms; ++t) {
-            const double2* blk = blocks + t * B * B;
-            double2 xn[B];
+            const V2* blk = blocks + t * B * B;
+            V2 xn[B];
             if (t == 0) {  // on-site block: the site's own values, already loaded
 #pragma unroll
                 for (int b = 0; b < B; ++b) xn[b] = xs[b];
@@ -176,48 +206,44 @@ __global__ void __launch_bounds__(block_threads)
             for (int o = 0; o < B; ++o)
 #pragma unroll
                 for (int b = 0; b < B; ++b) {
-                    const double2 v = blk[o * B + b];
+                    const V2 v = blk[o * B + b];
                     // Structural zeros (half of every ti block) are skipped; the branch is the
                     // same for the whole warp.
-                    if (v.x != 0.0 || v.y != 0.0) detail::complex_fma(v, xn[b], acc_re[o], acc_im[o]);
+                    if (v.x != 0 || v.y != 0) detail::complex_fma(v, xn[b], acc_re[o], acc_im[o]);
                 }
         }
 #pragma unroll
         for (int o = 0; o < B; ++o)
-            detail::finish_element<Dots>(acc_re[o], acc_im[o], xs[o], self + static_cast<std::int64_t>(o) * s.ld, y, s,
-                                         dots);
+            detail::finish_element<Dots>(acc_re[o], acc_im[o], xs[o], shift[o],
+                                         self + static_cast<std::int64_t>(o) * s.ld, y, s, dots);
     });
     if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
 }
 
-template <int W, int B, bool Dots>
-int launch_site(const StencilView& st, const complex_type* x, complex_type* y, const SweepScalars& s,
-                DotWorkspace& workspace)
+template <int W, int B, bool Dots, class V2>
+int launch_site(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
 {
-    auto kernel = stencil_site_kernel<W, B, Dots>;
+    auto kernel = stencil_site_kernel<W, B, Dots, V2>;
     const int grid = detail::grid_for(st.num_rows / B, W, detail::resident_grid(kernel));
     double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
-    kernel<<<grid, block_threads, site_table_bytes(st)>>>(st, reinterpret_cast<const double2*>(x),
-                                                          reinterpret_cast<double2*>(y), s, partials);
+    kernel<<<grid, block_threads, site_table_bytes(st)>>>(st, x, y, s, partials);
     return grid;
 }
 
-template <int W, bool Dots>
-int launch(const StencilView& st, const complex_type* x, complex_type* y, const SweepScalars& s,
-           DotWorkspace& workspace)
+template <int W, bool Dots, class V2>
+int launch(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
 {
     if (st.orbitals == 4) return launch_site<W, 4, Dots>(st, x, y, s, workspace);
     if (st.orbitals == 2) return launch_site<W, 2, Dots>(st, x, y, s, workspace);
-    auto kernel = stencil_augmented_kernel<W, Dots>;
+    auto kernel = stencil_augmented_kernel<W, Dots, V2>;
     const int grid = detail::grid_for(st.num_rows, W, detail::resident_grid(kernel));
     double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
-    kernel<<<grid, block_threads, table_bytes(st)>>>(st, reinterpret_cast<const double2*>(x),
-                                                     reinterpret_cast<double2*>(y), s, partials);
+    kernel<<<grid, block_threads, table_bytes(st)>>>(st, x, y, s, partials);
     return grid;
 }
 
-template <bool Dots>
-int launch_width(int w, const StencilView& st, const complex_type* x, complex_type* y, const SweepScalars& s,
+template <bool Dots, class V2>
+int launch_width(int w, const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s,
                  DotWorkspace& workspace)
 {
     return with_width(w, [&](auto width) {
@@ -228,19 +254,58 @@ int launch_width(int w, const StencilView& st, const complex_type* x, complex_ty
     });
 }
 
-}  // namespace
-
-SweepInfo stencil_spmmv(const StencilView& st, const complex_type* x, complex_type* y, int num_cols,
-                        const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
+/// Both precisions: T the host complex type, the view and blocks reinterpreted as its
+/// device type (same size and layout).
+template <class T>
+SweepInfo sweep(const BasicStencilView<T>& host_view, const T* x, T* y, int num_cols, const AugmentedOps& ops,
+                DotWorkspace& workspace, DotSums* dots)
 {
+    using V2 = typename detail::DeviceComplex<T>::type;
+    static_assert(sizeof(V2) == sizeof(T), "device and host complex values differ in size");
     TOPOKPM_REQUIRE(num_cols >= 1 && x != y, "stencil_spmmv: ", num_cols, " columns, x ", x, ", y ", y);
+    BasicStencilView<V2> st;
+    st.nx = host_view.nx;
+    st.ny = host_view.ny;
+    st.nz = host_view.nz;
+    st.orbitals = host_view.orbitals;
+    for (int k = 0; k < 3; ++k) st.periodic[k] = host_view.periodic[k];
+    st.num_terms = host_view.num_terms;
+    st.num_entries = host_view.num_entries;
+    st.term_offset = host_view.term_offset;
+    st.entry_begin = host_view.entry_begin;
+    st.entry_column = host_view.entry_column;
+    st.entry_value = reinterpret_cast<const V2*>(host_view.entry_value);
+    st.dense_blocks = reinterpret_cast<const V2*>(host_view.dense_blocks);
+    st.potential = host_view.potential;
+    st.potential_per_row = host_view.potential_per_row;
+    st.num_rows = host_view.num_rows;
     // The tables must fit the default 48 KiB of shared memory (checked by the operator too).
     TOPOKPM_REQUIRE(table_bytes(st) <= 48 * 1024 && site_table_bytes(st) <= 48 * 1024, "stencil tables of ",
                     table_bytes(st), " / ", site_table_bytes(st), " bytes");
+    const V2* xd = reinterpret_cast<const V2*>(x);
+    V2* yd = reinterpret_cast<V2*>(y);
     return detail::run_strips(num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, bool want_dots) {
-        return want_dots ? launch_width<true>(w, st, x, y, s, workspace)
-                         : launch_width<false>(w, st, x, y, s, workspace);
+        // Single precision instantiates the dots kernels only (every sweep of KPM, Lanczos and
+        // the rate probe wants dots): a sweep without them runs those and drops the partials.
+        if constexpr (std::is_same_v<T, complex_single>) return (void)want_dots, launch_width<true>(w, st, xd, yd, s, workspace);
+        else
+            return want_dots ? launch_width<true>(w, st, xd, yd, s, workspace)
+                             : launch_width<false>(w, st, xd, yd, s, workspace);
     });
+}
+
+}  // namespace
+
+SweepInfo stencil_spmmv(const StencilView& st, const complex_double* x, complex_double* y, int num_cols,
+                        const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
+{
+    return sweep(st, x, y, num_cols, ops, workspace, dots);
+}
+
+SweepInfo stencil_spmmv(const BasicStencilView<complex_single>& st, const complex_single* x, complex_single* y,
+                        int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
+{
+    return sweep(st, x, y, num_cols, ops, workspace, dots);
 }
 
 }  // namespace topokpm::numerics::kernels::cuda

@@ -13,7 +13,12 @@ std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const SellMatr
     throw NotCompiled("cuda", __func__);
 }
 
-std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil&, int)
+std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>>, int)
+{
+    throw NotCompiled("cuda", __func__);
+}
+
+std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil&, int, Precision)
 {
     throw NotCompiled("cuda", __func__);
 }

@@ -27,7 +27,9 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
     register_tiles(*runtime, a, 0, execution);
     const int nt = a.nt();
     auto id = [](int i, int j) { return tile_id(0, i, j); };
-    // Every body takes its kernels from the executing device's table (CPU or CUDA).
+    // Every body takes its kernels from the executing device's table (CPU or CUDA). The
+    // updates carry their real flops (complex: 8 per multiply-add) for the runtime's cost
+    // model (execution.rates): movable; POTF2' stays with its column's owner.
     for (int k = 0; k < nt; ++k) {
         // Column k: rows [off, off + w) of tile row t hold its diagonal block (seed §3.2).
         const int t = steps[k].row, off = steps[k].offset, w = a.tile_cols(k), rt = a.tile_rows(t);
@@ -54,7 +56,7 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
                                      c.queue, mi, w, c.as<T>(id(t, k)) + off, rt, c.as<T>(id(i, k)), mi);
                              },
                              {{id(i, k), Access::read_write}, {id(t, k), Access::read}},
-                             base + 1});
+                             base + 1, -1, 4.0 * mi * w * w});
         }
         // Trailing update of every later column j: A(rows >= col_start(j), j) -=
         // L(those rows, k) L(columns of j, k)^H. The rows of L for j's columns lie in
@@ -75,7 +77,7 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
                                                                rtj, x + oj + wj, rtj);
                                      },
                                      {{id(tj, j), Access::read_write}, {id(tj, k), Access::read}},
-                                     priority});
+                                     priority, -1, 4.0 * wj * wj * w + 8.0 * (rtj - oj - wj) * wj * w});
                 } else {
                     runtime->submit({[=](const TaskContext& c) {
                                          kernels::tile_kernels<T>(c.kind).gemm_minus_conj(
@@ -84,7 +86,7 @@ DenseReport cholesky(TileMatrix<T>& a, const DenseExecution& execution)
                                      },
                                      {{id(i, j), Access::read_write}, {id(i, k), Access::read},
                                       {id(tj, k), Access::read}},
-                                     priority});
+                                     priority, -1, 8.0 * mi * wj * w});
                 }
             }
         }

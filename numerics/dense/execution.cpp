@@ -51,10 +51,19 @@ std::unique_ptr<tasks::DataflowRuntime> make_runtime(const DenseExecution& execu
     TOPOKPM_USER_REQUIRE(execution.device_kind != tasks::DeviceKind::host,
                          "{device_kind} must be host_memory or cuda (the host is device 0)");
     tasks::DataflowRuntime::Options options;
-    options.devices = {tasks::DeviceConfig{tasks::DeviceKind::host, execution.host_workers, execution.host_pus}};
+    const KernelRates& rates = execution.rates;
+    TOPOKPM_USER_REQUIRE(rates.host >= 0 && rates.device >= 0 && rates.link >= 0,
+                         "{rates} must be >= 0, got host ", rates.host, ", device ", rates.device, ", link ",
+                         rates.link);
+    // Per worker for the runtime; rated only when both sides are (else placement by owner).
+    const bool rated = execution.device_workers > 0 && rates.host > 0 && rates.device > 0;
+    options.devices = {tasks::DeviceConfig{tasks::DeviceKind::host, execution.host_workers, execution.host_pus, 0,
+                                           rated ? rates.host / execution.host_workers : 0.0}};
     if (execution.device_workers > 0)
-        options.devices.push_back(
-            tasks::DeviceConfig{execution.device_kind, execution.device_workers, execution.device_pus, execution.gpu});
+        options.devices.push_back(tasks::DeviceConfig{execution.device_kind, execution.device_workers,
+                                                      execution.device_pus, execution.gpu,
+                                                      rated ? rates.device / execution.device_workers : 0.0,
+                                                      rates.link});
     options.window = execution.window;
     options.topology = execution.topology;
     return std::make_unique<tasks::DataflowRuntime>(options);

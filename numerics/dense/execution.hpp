@@ -4,7 +4,11 @@
 /// a "host-memory device" (tasks::DeviceKind::host_memory: own buffers, explicit copies)
 /// or a CUDA GPU (tasks::DeviceKind::cuda),
 /// and the seed-001 two-level 1-D block-cyclic distribution of tile columns over them.
-/// Tasks run on the owner of the tile they write; the runtime stages the others.
+/// Tasks run on the owner of the tile they write; the runtime stages the others. With
+/// `DenseExecution::rates` the update tasks (TRSM, HERK, GEMM; QR's UNMQR and TSMQR)
+/// are movable: the runtime's cost model sends each, when ready, to the device with the
+/// earliest estimated finish including its copies (tasks::DataflowRuntime), while the
+/// panels (POTF2', GEQRT, TSQRT) stay with their column's owner.
 
 #include <algorithm>
 #include <cstddef>
@@ -16,6 +20,15 @@
 
 namespace topokpm::numerics::dense {
 
+/// The cost model of the dominant kernel of a factorization (GEMM for Cholesky, TSMQR for
+/// QR) on B x B tiles: all host workers at once and the device's workers, in flop/s
+/// (measure_kernel_rates in tuning.hpp), and the host <-> device copy rate in bytes/s.
+struct KernelRates {
+    double host = 0.0;    ///< all host workers together
+    double device = 0.0;  ///< all the device's workers together
+    double link = 0.0;    ///< staging copies host -> device; 0: copies cost nothing
+};
+
 struct DenseExecution {
     int host_workers = 1;      ///< CPU workers on the host memory, >= 1
     int device_workers = 0;    ///< workers of the one device (1 for cuda); 0: no device
@@ -26,6 +39,9 @@ struct DenseExecution {
     int slices = 2;            ///< s of seed §3.4: tile column j is the device's when j mod s == s-1; >= 1
     std::size_t window = 4096; ///< task window of the runtime, >= 1
     int inner_block = 32;      ///< QR inner blocking ib, >= 1
+    /// Measured with these host and device workers. host and device > 0 (and a device):
+    /// update tasks are placed by the runtime's cost model; zero: every task by its owner.
+    KernelRates rates;
     const topology::Topology* topology = nullptr;  ///< for pinning (optional)
     std::vector<unsigned> host_pus;    ///< pin host worker w to host_pus[w % size]; empty: unpinned
     std::vector<unsigned> device_pus;  ///< same for the device's workers

@@ -34,6 +34,8 @@ TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* repo
     auto a_id = [](int i, int j) { return tile_id(0, i, j); };
     auto t_id = [](int i, int j) { return tile_id(1, i, j); };
     const int mt = A.mt(), nt = A.nt();
+    // UNMQR and TSMQR carry their flops (complex: 8 per multiply-add) for the runtime's cost
+    // model (execution.rates): movable; the panel GEQRT/TSQRT stays with its column's owner.
     for (int k = 0; k < nt && steps[k].row < mt; ++k) {
         // Column k reduces rows [off, rt) of tile row t and every tile row below (seed §3.3).
         const int t = steps[k].row, off = steps[k].offset, rt = A.tile_rows(t), w = A.tile_cols(k);
@@ -53,7 +55,7 @@ TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* repo
                                      ib, c.as<T>(a_id(t, j)) + off, rt);
                              },
                              {{a_id(t, j), Access::read_write}, {a_id(t, k), Access::read}, {t_id(t, k), Access::read}},
-                             base + (j == k + 1 ? 1 : 0)});
+                             base + (j == k + 1 ? 1 : 0), -1, 8.0 * nj * kk * (2.0 * mk - kk)});
         }
         // Below tile row t the column's R block is w x w (tile row t is full there).
         for (int i = t + 1; i < mt; ++i) {
@@ -75,7 +77,7 @@ TileQr<T> qr(TileMatrix<T> a, const DenseExecution& execution, DenseReport* repo
                                  },
                                  {{a_id(t, j), Access::read_write}, {a_id(i, j), Access::read_write},
                                   {a_id(i, k), Access::read}, {t_id(i, k), Access::read}},
-                                 base + (j == k + 1 ? 1 : 0)});
+                                 base + (j == k + 1 ? 1 : 0), -1, 16.0 * mi * nj * w});
             }
         }
         // Column k of A and T is final: free its device copies once step k is done.

@@ -74,6 +74,38 @@ double time_kernels(DenseOp op, int large, const DenseExecution& execution, int 
     return wall_seconds() - start;
 }
 
+/// Bytes/s of staging a B x B tile on the device: an empty device task reads it (its busy
+/// time is the copy + completion), then an empty host task writes it, which invalidates the
+/// device copy but keeps its buffer; the first round (which allocates) is not counted.
+double time_link(int large, const DenseExecution& execution, int reps)
+{
+    DenseExecution by_owner = execution;
+    by_owner.rates = {};
+    auto runtime = make_runtime(by_owner);
+    const std::size_t bytes = std::size_t(large) * large * sizeof(complex_double);
+    std::vector<complex_double> tile(bytes / sizeof(complex_double));
+    const tasks::DataId id = tile_id(0, 0, 0);
+    runtime->register_data(id, tile.data(), bytes, 0);
+    auto device_seconds = [&] {
+        const auto st = runtime->stats();
+        double seconds = 0.0;
+        for (std::size_t w = 0; w < st.busy_seconds.size(); ++w)
+            if (st.worker_device[w] == 1) seconds += st.busy_seconds[w];
+        return seconds;
+    };
+    auto round = [&] {
+        runtime->submit({[](const TaskContext&) {}, {{id, Access::read}}, 0.0, 1});
+        runtime->submit({[](const TaskContext&) {}, {{id, Access::read_write}}, 0.0, 0});
+    };
+    round();
+    runtime->wait_all();
+    const double first = device_seconds();
+    for (int r = 0; r < reps; ++r) round();
+    runtime->wait_all();
+    const double seconds = device_seconds() - first;
+    return seconds > 0 ? double(bytes) * reps / seconds : 0.0;
+}
+
 double kernel_flops(DenseOp op, double b)
 {
     // GEMM: b^3 complex multiply-adds (8 real flops); TSMQR with a full b x b V (l = 0):
@@ -92,6 +124,7 @@ KernelRates measure_kernel_rates(DenseOp op, int large, const DenseExecution& ex
     KernelRates rates;
     rates.host = flops * execution.host_workers / time_kernels(op, large, execution, 0, reps);
     rates.device = flops * execution.device_workers / time_kernels(op, large, execution, 1, reps);
+    rates.link = time_link(large, execution, reps);
     return rates;
 }
 
@@ -142,6 +175,8 @@ HostWidthSearch tune_host_width(DenseOp op, int large, const DenseExecution& exe
                                 int* estimate)
 {
     const int s = execution.slices;
+    DenseExecution by_owner = execution;  // the static layout is what is tuned: no cost model
+    by_owner.rates = {};
     const int start = estimate_host_width(measure_kernel_rates(op, large, execution), large, s, granule);
     if (estimate != nullptr) *estimate = start;
     const int step = (s - 1) * granule;
@@ -159,15 +194,15 @@ HostWidthSearch tune_host_width(DenseOp op, int large, const DenseExecution& exe
         TileMatrix<complex_double> t(n, large, hybrid_widths(n, large, s, host_width));
         t.from_column_major(a.data(), n);
         DenseReport report;
-        if (op == DenseOp::cholesky) report = cholesky(t, execution);
-        else qr(std::move(t), execution, &report);
+        if (op == DenseOp::cholesky) report = cholesky(t, by_owner);
+        else qr(std::move(t), by_owner, &report);
         HostWidthProbe p;
         p.host_width = host_width;
         const auto& st = report.stats;
         for (std::size_t w = 0; w < st.busy_seconds.size(); ++w)
             (st.worker_device[w] == 0 ? p.host_seconds : p.device_seconds) += st.busy_seconds[w];
-        p.host_seconds /= execution.host_workers;
-        p.device_seconds /= execution.device_workers;
+        p.host_seconds /= by_owner.host_workers;
+        p.device_seconds /= by_owner.device_workers;
         return p;
     };
     return search_host_width(start, step, step, (large - 1) / step * step, max_probes, probe);

@@ -20,15 +20,10 @@ namespace topokpm::numerics::dense {
 
 enum class DenseOp { cholesky, qr };
 
-/// Rates in flop/s of the dominant kernel of `op` on B x B tiles: host workers all busy at
-/// once (per-core rate x cores) and the device's workers (device 1 of `execution`).
-struct KernelRates {
-    double host = 0.0;
-    double device = 0.0;
-};
-
-/// Measures KernelRates on the runtime of `execution` (which must have a device) with
-/// `reps` kernels per worker. Throws InputError without a device or for large < 1.
+/// Measures KernelRates (execution.hpp) of `op` on the runtime of `execution` (which must
+/// have a device) with `reps` kernels per worker: host workers all busy at once (per-core
+/// rate x cores), the device's workers, and the link as the time to stage `reps` B x B
+/// tiles on the device. Throws InputError without a device or for large < 1.
 KernelRates measure_kernel_rates(DenseOp op, int large, const DenseExecution& execution, int reps = 3);
 
 /// Step 2: the grid point nearest rate.host / (rate.host + rate.device) * large, clamped to

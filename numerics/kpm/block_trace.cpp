@@ -169,6 +169,8 @@ BlockTrace::BlockTrace(const Operator& op, const StartVectorPlan& plan, int num_
     TOPOKPM_USER_REQUIRE(block_width >= 1, "{vectors} ", block_width, ": the block width must be >= 1");
     const global_index c = plan.num_columns();
     TOPOKPM_REQUIRE(c >= 1, "a trace without start vectors");
+    TOPOKPM_REQUIRE(plan.read_moments() == 0 || num_moments >= probing_trace_moments(plan.read_moments()),
+                    "a trace of ", num_moments, " moments cannot read ", plan.read_moments(), " moments off its rows");
     width_ = static_cast<int>(std::min<global_index>(block_width, c));
     num_blocks_ = (c + width_ - 1) / width_;
     state_.sums.assign(static_cast<size_t>(plan.num_slots()) * num_moments, 0.0);
@@ -186,6 +188,40 @@ void BlockTrace::restore(TraceState state)
     if (state.block) recurrence_.emplace(*op_, std::move(*state.block), num_moments_, scaling_);
     state.block.reset();
     state_ = std::move(state);
+    if (recurrence_) collect_reads();
+}
+
+void BlockTrace::collect_reads()
+{
+    reads_.clear();
+    if (plan_->read_moments() == 0) return;
+    const RowRuns runs = op_->row_runs();
+    const global_index first = state_.blocks_done * width_;
+    const global_index cols = std::min<global_index>(width_, plan_->num_columns() - first);
+    for (global_index c = 0; c < cols; ++c)
+        for (const StartVectorPlan::Read& r : plan_->reads(first + c)) {
+            global_index local = 0;  // the row's place in this rank's block; skipped when another rank's
+            for (const auto& [b, e] : runs) {
+                if (r.row >= b && r.row < e) {
+                    reads_.push_back({local + r.row - b, static_cast<int>(c), r.slot, std::conj(r.phase)});
+                    break;
+                }
+                local += e - b;
+            }
+        }
+}
+
+void BlockTrace::read_rows(int first_moment)
+{
+    // After s sweeps the recurrence holds v_s and v_{s-1}; one step makes one or two sweeps.
+    const ChebyshevState& st = recurrence_->state();
+    const int last = std::min(st.sweeps_done, plan_->read_moments() - 1);
+    for (int n = first_moment; n <= last; ++n) {
+        const BlockVector& v = n == st.sweeps_done ? st.current : st.previous;
+        TOPOKPM_REQUIRE(n >= st.sweeps_done - 1, "moment ", n, " read after ", st.sweeps_done, " sweeps");
+        for (const LocalRead& r : reads_)
+            state_.sums[static_cast<size_t>(r.slot) * num_moments_ + n] += (r.conj_phase * v(r.local_row, r.column)).real();
+    }
 }
 
 void StartVectorPlan::fill_runs(BlockVector& block, global_index first_column, const RowRuns& runs) const
@@ -212,13 +248,17 @@ void BlockTrace::step()
         BlockVector start(op_->num_rows(), width_);
         plan_->fill_runs(start, state_.blocks_done * width_, op_->row_runs());
         recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
+        collect_reads();
     }
+    const int before = recurrence_->sweeps_done();
     recurrence_->step();
+    const bool reading = plan_->read_moments() > 0;
+    if (reading) read_rows(before == 0 ? 0 : before + 1);
     if (!recurrence_->done()) return;
     // Block finished: add its columns to their slots, in column order (reproducible).
     const std::vector<double>& raw = recurrence_->raw();
     const global_index first = state_.blocks_done * width_;
-    const global_index cols = std::min<global_index>(width_, plan_->num_columns() - first);
+    const global_index cols = reading ? 0 : std::min<global_index>(width_, plan_->num_columns() - first);
     for (global_index c = 0; c < cols; ++c) {
         double* sum = state_.sums.data() + static_cast<size_t>(plan_->slot(first + c)) * num_moments_;
         const double* r = raw.data() + static_cast<size_t>(c) * num_moments_;
@@ -244,7 +284,9 @@ std::vector<double> BlockTrace::slot_moments() const
 {
     TOPOKPM_REQUIRE(done(), "slot_moments() before the trace is complete");
     std::vector<double> out = state_.sums;
-    if (!op_->dots_reduced()) op_->sum_over_ranks(out.data(), out.size());  // once per trace (seed 004 Table III)
+    // Once per trace (seed 004 Table III); rows read are each rank's own.
+    if (!op_->dots_reduced() || (plan_->read_moments() > 0 && op_->num_ranks() > 1))
+        op_->sum_over_ranks(out.data(), out.size());
     const double d = plan_->divisor();
     for (double& v : out) v /= d;
     return out;

@@ -8,7 +8,10 @@
 ///   exact DOS             unit vectors |j>, j = 0..N-1           0              N
 ///   local DOS             unit vectors |j> of the selected rows  c (per row)    1
 ///   spectral A(k, E)      plane waves |k, s>, s = 0..S-1 per k   c / S (per k)  S
+///   probed local DOS      probing vectors |v_c> (probing_plan)   read at rows   draws
 ///
+/// The probed LDOS is the one quantity not read from the dots: its slot moments are the
+/// entries <i|T_n(Ht)|v_c> of the swept vectors at the selected rows (read_moments() > 0).
 /// slot moments = (sum of the raw moments of its columns) / divisor. A StartVectorPlan says
 /// which vectors and slots; BlockTrace runs them through the augmented SpMMV in blocks of W
 /// columns, one sweep at a time, so the driver can report progress and checkpoint between
@@ -19,6 +22,7 @@
 #include <optional>
 #include <vector>
 
+#include "numerics/base/block_stencil.hpp"
 #include "numerics/base/block_vector.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/kpm/kpm.hpp"
@@ -33,7 +37,8 @@ public:
     virtual global_index num_columns() const = 0;
     /// Number of output slots (rows of the result).
     virtual std::int64_t num_slots() const = 0;
-    /// Slot of column c (0 <= c < C); slots are non-decreasing in c.
+    /// Slot of column c (0 <= c < C); slots are non-decreasing in c. Unused by a plan
+    /// that reads rows (read_moments() > 0): its slots come from reads().
     virtual std::int64_t slot(global_index column) const = 0;
     /// Every slot's moment sum is divided by this.
     virtual double divisor() const = 0;
@@ -46,6 +51,19 @@ public:
     /// block has at that global row, so moments do not depend on the decomposition. One
     /// run calls fill() directly; several fill each run's rows through fill() and copy.
     void fill_runs(BlockVector& block, global_index first_column, const RowRuns& runs) const;
+
+    /// One entry read off a swept column: slot += Re(conj(phase) <row|T_n(Ht)|column>).
+    struct Read {
+        global_index row = 0;
+        std::int64_t slot = 0;
+        complex_type phase{1.0, 0.0};
+    };
+    /// 0 (every plan but probing_plan): the slot moments are the columns' dots. M' > 0: the
+    /// moments n < M' of the slots are read off the swept vectors at reads(column); the
+    /// trace then needs the vectors v_0 .. v_{M'-1} (probing_trace_moments(M') moments).
+    virtual int read_moments() const { return 0; }
+    /// The reads of column c (0 <= c < C), global rows; empty unless read_moments() > 0.
+    virtual std::vector<Read> reads(global_index /*column*/) const { return {}; }
 };
 
 /// R random-phase vectors of models.md §4 (stream S_v = splitmix64(vector_seed, 2)),
@@ -60,6 +78,45 @@ std::unique_ptr<StartVectorPlan> exact_trace_plan(global_index num_rows);
 /// per row, divisor 1: slot i holds the local-DOS moments <rows[i]|T_n|rows[i]>.
 /// Throws InputError naming --ldos for an empty list or a row outside [0, N).
 std::unique_ptr<StartVectorPlan> unit_vector_plan(global_index num_rows, std::vector<global_index> rows);
+
+/// The --ldos rows coloured for probing (Tang & Saad): rows of the same colour lie at least
+/// `distance` hops of H apart (so <i|H^n|j> = 0 for n < distance and the cross terms of
+/// the probing estimate vanish for those moments), rows of one site have distinct colours.
+struct ProbingColours {
+    std::vector<global_index> rows;    ///< the selection, slot order
+    std::vector<std::int32_t> colour;  ///< colour of each slot, 0 .. num_colours - 1 (used colours only)
+    int num_colours = 0;
+    int distance = 0;
+    /// True when no two distinct selected rows share a colour: the estimate is then the exact
+    /// LDOS (to rounding) whatever M.
+    bool one_row_per_colour = false;
+    /// The most distinct rows of one colour, k: a probed moment is one entry of T_n(Ht) v_c
+    /// with ||v_c|| = sqrt(k) and ||T_n(Ht)|| <= 1, so |mu_n(i)| <= sqrt(k) (1 for the exact LDOS).
+    global_index max_rows_per_colour = 0;
+};
+
+/// Colours the rows of `lattice` (BlockStencil's canonical order, row = o + B (z + nz (y +
+/// ny x))): in each direction the sites are dealt into classes whose members are >= distance
+/// x reach sites apart, reach = the largest |offset| of a coupling in that direction (one
+/// class where reach is 0: no hop changes that coordinate), periodic directions measured
+/// around the ring; colour = (orbital, class x, class y, class z). Throws
+/// InputError naming --probing-distance unless 1 <= distance <= kMaxProbingDistance, and
+/// --ldos for an empty selection or a row outside [0, N).
+ProbingColours colour_rows(const BlockStencil& lattice, std::vector<global_index> rows, int distance);
+inline constexpr int kMaxProbingDistance = 1000;
+
+/// Probing vectors of the coloured rows: column c = draw C + colour (C colours, `draws`
+/// independent draws), |v_c> = sum over rows i of that colour of s_i |i>, s_i = exp(2 pi i
+/// uniform(S_p, draw N + i)), S_p = splitmix64(vector_seed, 7); slot i reads Re(conj(s_i)
+/// <i|T_n|v_c>) for n < num_moments, divisor `draws`. Throws InputError naming
+/// --probing-draws unless 1 <= draws <= 1000.
+std::unique_ptr<StartVectorPlan> probing_plan(ProbingColours colours, global_index num_rows, int draws,
+                                              int num_moments, std::uint64_t vector_seed);
+
+/// Moments a BlockTrace of a row-reading plan runs so that its sweeps reach v_{M-1}:
+/// kpm_num_sweeps(2 M - 2) = M - 1 sweeps (twice an exact trace's per column). Its slot
+/// moments then have this many columns, of which the first M are read.
+int probing_trace_moments(int num_moments);
 
 /// Lattices whose rows are row = s + S (y + Ny x) for an in-plane position (x, y) and an
 /// internal state s = 0..S-1: ti (S = 4 Nz, s = o + 4 z) and graphene (S = 2, s = sublattice,
@@ -122,8 +179,9 @@ public:
     const ChebyshevState* block_state() const { return recurrence_ ? &recurrence_->state() : nullptr; }
 
     /// Slot moments [slots, M]: sums / divisor. Requires done(). For an operator whose
-    /// dots are per rank (Operator::dots_reduced() false) the sums are first added over
-    /// the ranks, once: a collective call, every rank must make it.
+    /// dots are per rank (Operator::dots_reduced() false), and for a row-reading plan on
+    /// several ranks (each reads its own rows), the sums are first added over the ranks,
+    /// once: a collective call, every rank must make it.
     std::vector<double> slot_moments() const;
 
 private:
@@ -135,6 +193,16 @@ private:
     std::int64_t num_blocks_;
     TraceState state_;  // state_.block unused while running: recurrence_ holds it
     std::optional<ChebyshevRecurrence> recurrence_;
+    /// Row-reading plans: the reads of the block under way, in the block's own rows.
+    struct LocalRead {
+        global_index local_row;
+        int column;
+        std::int64_t slot;
+        complex_type conj_phase;
+    };
+    std::vector<LocalRead> reads_;
+    void collect_reads();
+    void read_rows(int first_moment);
 };
 
 /// Runs `plan` to the end; progress (moments done of M) is scaled to the whole trace.

@@ -20,7 +20,14 @@
 /// deterministic for a given device, N and R (no atomics). One operator must not be applied
 /// from two host threads at once.
 ///
-/// In builds without CUDA (TOPOKPM_CUDA=OFF or no nvcc) both factories throw NotCompiled.
+/// Precision: the operators over complex-double values sweep complex-double blocks; those
+/// over complex-float values (`--precision single`) have precision() Single, sweep
+/// complex-float blocks (4 bytes per value part: half the vector and matrix traffic) with the
+/// arithmetic of sell_kernels.hpp / stencil_kernels.hpp (a row's sum in float, the epilogue and
+/// the dots in double), and take double blocks through Operator::apply_in_single (rounded on
+/// the host, one single sweep, widened back: the Lanczos bounds). Names end in "-single".
+///
+/// In builds without CUDA (TOPOKPM_CUDA=OFF or no nvcc) all factories throw NotCompiled.
 
 #include <memory>
 
@@ -38,11 +45,19 @@ namespace topokpm::numerics {
 ///         device's free memory, NotCompiled without CUDA, CudaError on runtime failures.
 std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const SellMatrix> matrix, int device = 0);
 
-/// Matrix-free operator for `stencil` on CUDA device `device` ("cuda-free-<name>"): uploads
-/// the potential (8 bytes per entry) and the compressed coupling blocks, generates the rows
-/// on the fly. The stencil must validate() and its non-zero block entries must fit 48 KiB of
-/// shared memory (always true for B <= 8 and <= 26 neighbour terms).
+/// The single-precision SELL operator ("cuda-sell-C-sigma-single") over a complex-float
+/// matrix (BasicSellMatrix<complex_single>::build rounds the model's values): 8 + 4 bytes per
+/// stored entry on the device. Throws as above.
+std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const BasicSellMatrix<complex_single>> matrix,
+                                                  int device = 0);
+
+/// Matrix-free operator for `stencil` on CUDA device `device` ("cuda-free-<name>", with
+/// "-single" in Precision::Single): uploads the potential (8 bytes per entry, double in both
+/// precisions) and the compressed coupling blocks (rounded to complex float in single),
+/// generates the rows on the fly. The stencil must validate() and its non-zero block entries
+/// must fit 48 KiB of shared memory (always true for B <= 8 and <= 26 neighbour terms).
 /// @throws as make_cuda_sell_operator; InputError for an invalid stencil.
-std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device = 0);
+std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device = 0,
+                                                     Precision precision = Precision::Double);
 
 }  // namespace topokpm::numerics

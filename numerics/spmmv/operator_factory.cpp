@@ -98,9 +98,11 @@ BuiltOperator make_stored(const OperatorSpec& spec, const OperatorSource& source
     auto m = std::make_shared<const BasicSellMatrix<T>>(BasicSellMatrix<T>::build(rows, 0, n, sell_params(spec)));
     BuiltOperator out;
     out.fill_efficiency = m->fill_efficiency();
-    if constexpr (std::is_same_v<T, complex_double>) {  // cuda and naive: complex double only
+    if constexpr (std::is_same_v<T, complex_double> || std::is_same_v<T, complex_single>) {  // cuda: complex values
         if (spec.device == Backend::Cuda) out.op = make_cuda_sell_operator(m, spec.device_index);
-        else if (spec.kind == OperatorKind::Naive) out.op = make_naive_operator(m);
+    }
+    if constexpr (std::is_same_v<T, complex_double>) {  // naive: complex double only
+        if (spec.kind == OperatorKind::Naive) out.op = make_naive_operator(m);
     }
     // The CPU sweeps visit lattice rows in y tiles so the neighbouring x planes stay in
     // cache (docs/performance.md).
@@ -159,16 +161,16 @@ SellParams sell_params(const OperatorSpec& spec)
 BuiltOperator make_operator(const OperatorSpec& spec, const OperatorSource& source)
 {
     const bool single = spec.precision == Precision::Single;
-    TOPOKPM_USER_REQUIRE(!single || (spec.device == Backend::Cpu && spec.kind != OperatorKind::Naive),
-                         "precision single: implemented for the sell, crs and free operators on the cpu device; ",
-                         "kind ", kind_name(spec.kind), spec.device == Backend::Cuda ? " on cuda" : "", " has none");
+    TOPOKPM_USER_REQUIRE(!single || spec.kind != OperatorKind::Naive,
+                         "precision single: implemented for the sell, crs and free operators; kind ",
+                         kind_name(spec.kind), " has none");
     TOPOKPM_USER_REQUIRE(spec.device == Backend::Cpu || spec.kind != OperatorKind::Naive,
                          "kind naive: the baseline runs on the cpu device only");
     if (spec.kind == OperatorKind::Free) {
         BuiltOperator out;
         out.stencil = std::make_shared<const BlockStencil>(stencil_part(spec, source));
         out.op = spec.device == Backend::Cuda
-                     ? make_cuda_stencil_operator(*out.stencil, spec.device_index)
+                     ? make_cuda_stencil_operator(*out.stencil, spec.device_index, spec.precision)
                      : make_cpu_stencil_operator(out.stencil, spec.precision, spec.stencil_tuning);
         return out;
     }

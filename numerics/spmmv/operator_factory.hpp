@@ -13,8 +13,8 @@
 ///   crs     cpu     double | single  the same with C = 1, σ = 1                sell_operator.hpp
 ///   free    cpu     double | single  the matrix-free stencil                   stencil_kernels.hpp
 ///   naive   cpu     double           SpMV per column + BLAS-1 sweeps (Fig. 3)  sell_operator.hpp
-///   sell    cuda    double           SELL-32-σ on the GPU (a chunk is a warp)  cuda_operator.hpp
-///   free    cuda    double           the stencil on the GPU                    cuda_operator.hpp
+///   sell    cuda    double | single  SELL-32-σ on the GPU (a chunk is a warp)  cuda_operator.hpp
+///   free    cuda    double | single  the stencil on the GPU                    cuda_operator.hpp
 ///
 /// Cost model (seed 004 §III; perf_model.hpp has the flop count), for a rank of n rows and
 /// nnz stored nonzeros and a block of W columns:
@@ -105,7 +105,7 @@ struct BuiltOperator {
 SellParams sell_params(const OperatorSpec& spec);
 
 /// Builds `spec` over `source`. Throws InputError for a combination without an
-/// implementation (naive or cuda in single precision, naive on cuda), NotCompiled for cuda
+/// implementation (naive in single precision, naive on cuda), NotCompiled for cuda
 /// in a CPU-only build, and what the builders throw (SellMatrix::build, the stencil's
 /// validation, device memory). A part (spec.rows not the whole matrix) of a stored kind is
 /// swept in plain chunk order: the lattice's tiled order describes the whole matrix.

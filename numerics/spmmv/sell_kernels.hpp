@@ -79,22 +79,36 @@ void sell_spmmv(const SellMatrix& a, const complex_type* x, complex_type* y, int
 }  // namespace reference
 
 namespace cuda {
-/// A SELL-C-σ matrix in device memory (layout of numerics/sparse/sell_matrix.hpp).
-struct SellView {
+/// A SELL-C-σ matrix in device memory (layout of numerics/sparse/sell_matrix.hpp), with
+/// values of type T: complex_double (16 bytes per stored entry) or complex_single (8).
+template <class T>
+struct BasicSellView {
     local_index num_rows = 0;
     local_index num_chunks = 0;
     int chunk_height = 32;                      ///< C (any C >= 1; 32 = one warp per chunk at R = 1)
     const std::int64_t* chunk_start = nullptr;  ///< num_chunks + 1 offsets into columns/values
     const local_index* chunk_length = nullptr;  ///< entries per row of each chunk (with padding)
     const local_index* columns = nullptr;       ///< canonical column of each stored entry
-    const complex_type* values = nullptr;       ///< 16 bytes per stored entry
+    const T* values = nullptr;                  ///< one per stored entry
     const local_index* row_of_slot = nullptr;   ///< num_chunks * C; -1 for padding rows
 };
+using SellView = BasicSellView<complex_double>;
 
 /// The augmented SpMMV over a SELL-C-σ matrix. x and y are device pointers to N x R blocks
 /// (N = a.num_rows) that must not alias.
-SweepInfo sell_spmmv(const SellView& a, const complex_type* x, complex_type* y, int num_cols,
+SweepInfo sell_spmmv(const SellView& a, const complex_double* x, complex_double* y, int num_cols,
                      const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
+
+/// Single precision (`--precision single` on the GPU): the same sweep on complex-float
+/// values and blocks. A row's sum over its entries is float (fused multiply-adds, the double
+/// kernel's order); the epilogue y = scale (sum - shift x) + beta y is double (scale, shift,
+/// beta not rounded) and rounded once to float; the dots are summed in double from the
+/// stored float x and y, as in double (per thread, warp shuffles, the fixed-order reduction:
+/// bitwise reproducible). Only the kernels with dots are compiled in single (every caller
+/// wants them): without dots the same kernel runs and its sums are dropped (y is the same).
+/// Minimum traffic 12 bytes per stored entry + 24 per row and column.
+SweepInfo sell_spmmv(const BasicSellView<complex_single>& a, const complex_single* x, complex_single* y,
+                     int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
 }  // namespace cuda
 
 }  // namespace topokpm::numerics::kernels

@@ -120,8 +120,10 @@ bool cpu_stencil_two_steps_at(int r, Precision precision);
 namespace topokpm::numerics::kernels::cuda {
 
 /// A BlockStencil (numerics/base/block_stencil.hpp) in device memory, with the blocks
-/// compressed to their non-zero entries per row orbital.
-struct StencilView {
+/// compressed to their non-zero entries per row orbital; block values of type T
+/// (complex_double, or complex_single for `--precision single`), the potential double.
+template <class T>
+struct BasicStencilView {
     int nx = 1, ny = 1, nz = 1;
     int orbitals = 1;                    ///< B
     int periodic[3] = {0, 0, 0};
@@ -131,16 +133,24 @@ struct StencilView {
     const int* entry_begin = nullptr;    ///< B T + 1 ints: entries of (orbital o, term t) are
                                          ///< [entry_begin[o T + t], entry_begin[o T + t + 1])
     const int* entry_column = nullptr;   ///< column orbital b of each entry
-    const complex_type* entry_value = nullptr;
-    const complex_type* dense_blocks = nullptr;  ///< T B B values, block t row-major (site kernel)
+    const T* entry_value = nullptr;
+    const T* dense_blocks = nullptr;     ///< T B B values, block t row-major (site kernel)
     const double* potential = nullptr;   ///< per site, or per row when potential_per_row
     int potential_per_row = 0;
     local_index num_rows = 0;            ///< nx ny nz B
 };
+using StencilView = BasicStencilView<complex_double>;
 
 /// The augmented SpMMV (reduce_kernels.hpp) with the matrix generated from a stencil (no
 /// stored matrix). x and y are device pointers to N x R blocks that must not alias.
-SweepInfo stencil_spmmv(const StencilView& s, const complex_type* x, complex_type* y, int num_cols,
+SweepInfo stencil_spmmv(const StencilView& s, const complex_double* x, complex_double* y, int num_cols,
                         const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
+
+/// Single precision: the same sweep on complex-float blocks and block values, with the
+/// rules of the single SELL sweep (sell_kernels.hpp): a row's sum over its block entries is
+/// float; the potential stays double and joins the shift in the double epilogue,
+/// y = scale (sum + (V - shift) x) + beta y, rounded once to float; the dots are double.
+SweepInfo stencil_spmmv(const BasicStencilView<complex_single>& s, const complex_single* x, complex_single* y,
+                        int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
 
 }  // namespace topokpm::numerics::kernels::cuda

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <queue>
 
 #include "runtime/base/error.hpp"
@@ -45,6 +46,8 @@ struct DataflowRuntime::Node {
     std::uint64_t seq = 0;
     int device = 0;
     int unmet = 0;  ///< unfinished predecessors (+1 while submit() is still wiring it)
+    bool movable = false;   ///< placed by the cost model when it becomes ready
+    double seconds = 0.0;   ///< the model's estimate on `device`, counted in its backlog
     bool finished = false;
     std::vector<std::shared_ptr<Node>> children;
 };
@@ -62,7 +65,8 @@ struct DataflowRuntime::Item {
     // Copies: space 0 is the host; space d+1 is device d's private memory.
     std::mutex copy_mutex;
     std::vector<void*> copies;   ///< per space; copies[0] == host
-    std::vector<bool> valid;     ///< per space
+    /// Per space; written under copy_mutex, read without it by the cost model (a hint).
+    std::vector<std::atomic<bool>> valid;
 };
 
 struct DataflowRuntime::Device {
@@ -78,6 +82,19 @@ struct DataflowRuntime::Device {
     };
     std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, Later> ready;
     std::condition_variable wake;
+    // The cost model's view of the work placed here and not finished (seconds): queued tasks
+    // per priority (with their count, so an emptied level is erased exactly) and running ones.
+    std::map<double, std::pair<double, long>> queued;
+    double running = 0.0;
+    /// Seconds before a task of `priority` placed now would start on one of `workers`
+    /// workers: everything running and everything queued at its priority or higher (the
+    /// ready queue lets those go first; lower ones wait behind it).
+    double ahead(double priority) const
+    {
+        double seconds = running;
+        for (auto it = queued.lower_bound(priority); it != queued.end(); ++it) seconds += it->second.first;
+        return std::max(0.0, seconds) / config.workers;
+    }
 };
 
 DataflowRuntime::DataflowRuntime(Options options) : window_(options.window), topology_(options.topology)
@@ -85,8 +102,13 @@ DataflowRuntime::DataflowRuntime(Options options) : window_(options.window), top
     TOPOKPM_USER_REQUIRE(!options.devices.empty(), "the dataflow runtime needs at least one device");
     TOPOKPM_USER_REQUIRE(options.window >= 1, "{task_window} must be >= 1, got 0");
     int spaces = 1;
+    rated_ = true;
     for (const DeviceConfig& config : options.devices) {
         TOPOKPM_USER_REQUIRE(config.workers >= 1, "a device needs >= 1 worker, got ", config.workers);
+        TOPOKPM_USER_REQUIRE(config.flops_per_second >= 0 && config.link_bytes_per_second >= 0,
+                             "a device's flops_per_second and link_bytes_per_second must be >= 0, got ",
+                             config.flops_per_second, " and ", config.link_bytes_per_second);
+        rated_ = rated_ && config.flops_per_second > 0;
         // One management thread per GPU (seed §4.2): its stream orders the staging copies
         // before the kernels, so no other queue can see a copy still in flight.
         TOPOKPM_USER_REQUIRE(config.kind != DeviceKind::cuda || config.workers == 1,
@@ -107,6 +129,7 @@ DataflowRuntime::DataflowRuntime(Options options) : window_(options.window), top
             stats_.busy_seconds.push_back(0.0);
             stats_.tasks.push_back(0);
             stats_.worker_device.push_back(static_cast<int>(d));
+            stats_.flops.push_back(0.0);
             threads_.emplace_back([this, d, worker] { worker_loop(static_cast<int>(d), worker); });
             ++worker;
         }
@@ -148,14 +171,58 @@ void DataflowRuntime::register_data(DataId id, void* host_pointer, std::size_t b
     for (auto& device : devices_) spaces = std::max(spaces, device->space_index + 1);
     item->copies.assign(static_cast<std::size_t>(spaces), nullptr);
     item->copies[0] = host_pointer;
-    item->valid.assign(static_cast<std::size_t>(spaces), false);
+    item->valid = std::vector<std::atomic<bool>>(static_cast<std::size_t>(spaces));
+    for (auto& v : item->valid) v = false;
     item->valid[0] = true;
     items_.emplace(id, std::move(item));
 }
 
+double DataflowRuntime::estimate(const Node& node, int device_index) const
+{
+    const Device& device = *devices_[static_cast<std::size_t>(device_index)];
+    const std::size_t space = static_cast<std::size_t>(device.space_index);
+    auto link_seconds = [](const Device& d, std::size_t bytes) {
+        return d.config.link_bytes_per_second > 0 ? double(bytes) / d.config.link_bytes_per_second : 0.0;
+    };
+    double seconds = node.spec.flops / device.config.flops_per_second;
+    for (const auto& access : node.spec.accesses) {
+        if (access.second == Access::overwrite) continue;
+        const Item& item = *items_.at(access.first);
+        if (item.valid[space]) continue;
+        if (!item.valid[0])  // home first from the device holding it
+            for (const auto& other : devices_)
+                if (other->space && item.valid[static_cast<std::size_t>(other->space_index)]) {
+                    seconds += link_seconds(*other, item.bytes);
+                    break;
+                }
+        if (space != 0) seconds += link_seconds(device, item.bytes);
+    }
+    return seconds;
+}
+
 void DataflowRuntime::push_ready(const std::shared_ptr<Node>& node)
 {
+    if (node->movable) {  // the earliest estimated finish; ties to the lower index
+        double best = 0.0;
+        for (int d = 0; d < num_devices(); ++d) {
+            const Device& candidate = *devices_[static_cast<std::size_t>(d)];
+            const double seconds = estimate(*node, d);
+            const double finish = candidate.ahead(node->spec.priority) + seconds;
+            if (d == 0 || finish < best) {
+                best = finish;
+                node->device = d;
+                node->seconds = seconds;
+            }
+        }
+    } else if (rated_) {
+        node->seconds = estimate(*node, node->device);
+    }
     Device& device = *devices_[static_cast<std::size_t>(node->device)];
+    if (rated_) {
+        auto& level = device.queued[node->spec.priority];
+        level.first += node->seconds;
+        ++level.second;
+    }
     device.ready.push(node);
     device.wake.notify_one();
 }
@@ -177,6 +244,7 @@ void DataflowRuntime::submit(TaskSpec task)
     node->spec = std::move(task);
     node->seq = next_seq_++;
     node->device = device;
+    node->movable = rated_ && node->spec.device < 0 && node->spec.flops > 0;
     node->unmet = 1;
     auto depend_on = [&](const std::shared_ptr<Node>& parent) {
         if (!parent || parent->finished || parent == node) return;
@@ -273,6 +341,7 @@ void DataflowRuntime::finish(const std::shared_ptr<Node>& node)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     node->finished = true;
+    if (rated_) devices_[static_cast<std::size_t>(node->device)]->running -= node->seconds;
     for (const auto& child : node->children)
         if (--child->unmet == 0) push_ready(child);
     node->children.clear();
@@ -313,6 +382,12 @@ void DataflowRuntime::worker_loop(int device_index, int worker)
             if (device.ready.empty()) break;
             node = device.ready.top();
             device.ready.pop();
+            if (rated_) {  // the model's queued -> running
+                auto level = device.queued.find(node->spec.priority);
+                if (--level->second.second == 0) device.queued.erase(level);
+                else level->second.first -= node->seconds;
+                device.running += node->seconds;
+            }
         }
         bool skip;
         {
@@ -343,6 +418,7 @@ void DataflowRuntime::worker_loop(int device_index, int worker)
             const double busy = wall_seconds() - start;
             std::lock_guard<std::mutex> lock(mutex_);
             stats_.busy_seconds[static_cast<std::size_t>(worker)] += busy;
+            stats_.flops[static_cast<std::size_t>(worker)] += node->spec.flops;
             ++stats_.tasks[static_cast<std::size_t>(worker)];
         }
         finish(node);

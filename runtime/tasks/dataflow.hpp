@@ -14,7 +14,19 @@
 ///   the number of workers or the schedule (bitwise reproducibility).
 /// - Every device has its own ready queue ordered by the task's priority (higher first,
 ///   ties in submission order) and its own workers. A task runs on the owner device of
-///   the first item it writes (placement by the output's owner; register_data()).
+///   the first item it writes (placement by the output's owner; register_data()), unless
+///   it is movable (TaskSpec::device == -1 and TaskSpec::flops > 0) and every device is
+///   rated (DeviceConfig::flops_per_second > 0): then it goes, when it becomes ready, to
+///   the device with the earliest estimated finish (the cost model):
+///       ahead / workers + copies + flops / flops_per_second,
+///   ahead = the estimated seconds of the device's running tasks and of its queued tasks
+///   of the same or a higher priority (the ready queue runs those first),
+///   copies = the bytes of its items (read or read_write) not valid in that device's
+///   space, over the link rate of each space they cross (DeviceConfig::link_bytes_per_second);
+///   ties go to the lower device index. The estimates use the given rates, never measured
+///   times; but which tasks are still unfinished at a decision depends on the schedule, so
+///   the placement is reproducible only with a window of 1 (a factor computed with kernels
+///   that round differently per device, e.g. cuBLAS, is then the same only to rounding).
 /// - Devices of kind host share the process memory. Other devices have their own memory
 ///   space (MemorySpace); the runtime stages a task's inputs there before it runs
 ///   (explicit copies through the host, counted in Stats) and keeps one valid copy per
@@ -106,6 +118,12 @@ struct DeviceConfig {
     int workers = 1;              ///< worker threads, >= 1
     std::vector<unsigned> pus;    ///< worker w is pinned to pus[w % size]; empty: not pinned
     int gpu = 0;                  ///< the CUDA device index (kind cuda only)
+    /// The cost model (see the file comment): the rate of one worker on the tasks' kernels
+    /// in flop/s; 0: not rated (then every task is placed by its owner).
+    double flops_per_second = 0.0;
+    /// Copies between this device's space and the host in bytes/s (not a host device);
+    /// 0: copies cost nothing in the model.
+    double link_bytes_per_second = 0.0;
 };
 
 /// What a task body sees: where it runs and its data in that device's memory.
@@ -128,7 +146,9 @@ struct TaskSpec {
     std::function<void(const TaskContext&)> body;
     std::vector<std::pair<DataId, Access>> accesses;  ///< every item the body touches
     double priority = 0.0;  ///< higher runs first among ready tasks of a device
-    int device = -1;        ///< -1: owner of the first written item (0 if none)
+    int device = -1;        ///< -1: owner of the first written item (0 if none), or the
+                            ///< earliest estimated finish when movable (flops > 0, devices rated)
+    double flops = 0.0;     ///< the body's work for the cost model; 0: placed by its owner
 };
 
 class DataflowRuntime {
@@ -142,6 +162,7 @@ public:
         std::vector<double> busy_seconds;  ///< per worker: time inside bodies
         std::vector<long> tasks;           ///< per worker: bodies run
         std::vector<int> worker_device;    ///< per worker: its device
+        std::vector<double> flops;         ///< per worker: TaskSpec::flops of the bodies run
         long tasks_submitted = 0;
         std::size_t max_window = 0;        ///< most unfinished tasks seen at once
         std::size_t bytes_to_device = 0;   ///< explicit copies host -> device spaces
@@ -192,11 +213,14 @@ private:
     void write_back_and_free(Item& item);
     void fetch_to_host(Item& item);  // host copy valid again (from a device holding a valid copy)
     void push_ready(const std::shared_ptr<Node>& node);
+    /// Seconds the model expects `node` to take on `device`: copies + flops / rate.
+    double estimate(const Node& node, int device) const;
 
     std::vector<std::unique_ptr<Device>> devices_;
     std::unordered_map<DataId, std::unique_ptr<Item>> items_;
     std::size_t window_;
     const topology::Topology* topology_;
+    bool rated_ = false;  ///< every device has flops_per_second > 0: movable tasks use the model
 
     mutable std::mutex mutex_;
     std::condition_variable room_;  ///< window has room / everything finished

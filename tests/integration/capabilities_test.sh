@@ -65,14 +65,13 @@ cases=("kpm-dos naive cuda" "\"\$dos\" \${lat[@]} --matrix naive --device cuda"
                              "mpirun kpm-eigs naive" "$mpirun2 \"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --matrix naive")
 same "--matrix naive: " "${cases[@]}"
 
-# --precision single: kpm-dos on one CPU rank, not naive.
-cases=("kpm-dos single cuda" "\"\$dos\" \${lat[@]} --precision single --device cuda"
-       "kpm-dos single naive" "\"\$dos\" \${lat[@]} --precision single --matrix naive"
+# --precision single: kpm-dos on one rank (CPU or GPU), not naive.
+cases=("kpm-dos single naive" "\"\$dos\" \${lat[@]} --precision single --matrix naive"
        "kpm-eigs single" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --precision single"
        "kpm-eigs single cuda" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --precision single --device cuda"
        "plan single 4 ranks" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 4 --precision single"
-       "plan single --gpus 1" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 1 --gpus 1 --precision single"
-       "plan single --device cuda" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 1 --device cuda --precision single")
+       "plan single --gpus 2 of 2" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 2 --gpus 2 --precision single"
+       "plan single naive" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 1 --precision single --matrix naive")
 [ -n "$mpiexec" ] && cases+=("mpirun kpm-dos single" "$mpirun2 \"\$dos\" \${lat[@]} --precision single")
 same "--precision single: " "${cases[@]}"
 
@@ -81,12 +80,15 @@ cases=("kpm-eigs cuda" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --device cuda"
 [ -n "$mpiexec" ] && cases+=("mpirun kpm-eigs cuda" "$mpirun2 \"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --device cuda")
 same "--device cuda: kpm-eigs runs on the CPU" "${cases[@]}"
 
-# What a run does, --plan plans: single precision on one CPU rank.
-if "$dos" "${lat[@]}" "${plan[@]}" --ranks 1 --precision single > "$work/plan.txt" 2>&1 && grep -q '^plan fits' "$work/plan.txt"; then
-  ok "--plan --ranks 1 --precision single is planned, as the run runs"
-else
-  bad "--plan --ranks 1 --precision single refused: $(cat "$work/plan.txt")"
-fi
+# What a run does, --plan plans: single precision on one rank, CPU or GPU.
+for gpus in 0 1; do
+  if "$dos" "${lat[@]}" "${plan[@]}" --ranks 1 --gpus $gpus --precision single > "$work/plan.txt" 2>&1 &&
+     grep -q '^plan fits' "$work/plan.txt"; then
+    ok "--plan --ranks 1 --gpus $gpus --precision single is planned, as the run runs"
+  else
+    bad "--plan --ranks 1 --gpus $gpus --precision single refused: $(cat "$work/plan.txt")"
+  fi
+done
 if "$dos" "${lat[@]}" --precision single -q -o "$work/single.h5" > /dev/null 2>&1; then
   ok "the serial --precision single run runs"
 else

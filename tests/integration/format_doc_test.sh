@@ -15,8 +15,10 @@ run() { local name="$1"; shift; if ! "$@" --quiet > "$work/$name.txt" 2>&1; then
 
 run dos  "$dos" --config "$src/inputs/test/ti_tiny.ini" --output "$work/dos.h5"
 run real "$dos" --model graphene --lattice 16x16 --moments 64 --vectors 2 --realizations 3 --disorder 0.5 --output "$work/real.h5"
+run field "$dos" --model graphene --lattice 16x16 --magnetic-flux 1/16 --moments 64 --vectors 2 --output "$work/field.h5"
 run ldos "$dos" --model ti --lattice 8x8x4 --ldos site:4,4,0 --moments 64 --green 0.05 --energy-grid -1:1:11 --output "$work/ldos.h5"
 run map  "$dos" --model ti --lattice 8x8x4 --ldos layer:0 --ldos-map-energy 0.1 --moments 64 --realizations 2 --disorder 0.5 --output "$work/map.h5"
+run probe "$dos" --model ti --lattice 8x8x4 --ldos layer:0 --ldos-map-energy 0.1 --moments 64 --ldos-method probing --probing-distance 2 --output "$work/probe.h5"
 run ak   "$dos" --model ti --lattice 8x8x4 --k-path M-G-X --moments 64 --vectors 8 --output "$work/ak.h5"
 run ak2  "$dos" --model ti --lattice 8x8x4 --k-points "0,0;1,1" --moments 32 --realizations 2 --disorder 0.5 --output "$work/ak2.h5"
 run eigs "$eigs" --model graphene --lattice 8x8 --shift 0 --count 4 --method dense --save-vectors --output "$work/eigs.h5"

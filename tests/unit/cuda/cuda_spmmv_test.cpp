@@ -12,7 +12,7 @@
 // (the factor 2 also covers sqrt(2) from mixing real and imaginary parts). Two
 // implementations therefore differ by at most 4 (L_i + 4) u B_i. For the dots, recursive
 // summation of N terms in different orders differs by at most 2 N u sum |terms|, plus the
-// propagated y differences for <y|x>.
+// propagated y differences for <y|x>. The single-precision operators: CudaSpmmvSingle below.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +26,7 @@
 #include "numerics/spmmv/sell_operator.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 
@@ -265,4 +266,184 @@ TEST(CudaSpmmv, MismatchedOperandsAreRejected)
     EXPECT_THROW(gpu->apply(x, x, {}, nullptr), DimensionMismatch);
     BlockVector y(model->num_rows(), 2);
     EXPECT_THROW(gpu->apply(x, y, {1.0, 0.0, 0.0, true}, nullptr), DimensionMismatch);
+}
+
+// ---- single precision (issue 36: --precision single on the GPU) ----
+//
+// The single operators against a long-double loop over the same float-rounded matrix and
+// float vectors (the "host float reference"). What the kernels compute (sell_kernels.hpp,
+// stencil_kernels.hpp): a row's sum ŝ of its m_i stored entries in float, then in double
+// y = scale (ŝ - shift' x) + beta y0 with shift' = shift (SELL) or shift - V_i (stencil: the
+// potential is not rounded and not in the float sum), rounded once to float.
+// Tolerance, derived (u_f = eps_f / 2): the float sum of m_i complex products (two fused
+// multiply-adds per part) is within (m_i + 2) eps_f S_i of the exact sum, S_i = sum_k |a_ik|
+// |x_k| (γ_m with room for the √2 of mixing parts); the double epilogue adds at most 8 eps_d
+// of its magnitudes; the final rounding eps_f |y_i| (u_f per part, √2 u_f for the modulus).
+// The dots are summed in double from the stored floats (products of two floats are exact in
+// double), so against long double they are within 2 (N + 2) eps_d sum |y||x|
+// (SingleDotReference without float runs); a float accumulation would miss by ~1e8.
+namespace {
+
+using topokpm::testing::SingleBlock;
+using cld = std::complex<long double>;
+constexpr double kEpsF = std::numeric_limits<float>::epsilon();
+constexpr double kEpsD = std::numeric_limits<double>::epsilon();
+
+cld widen(complex_single v) { return cld(v.real(), v.imag()); }
+complex_single round_f(complex_type v) { return complex_single(static_cast<float>(v.real()), static_cast<float>(v.imag())); }
+
+/// The matrix the single kernels multiply with, by rows: every stored entry rounded to float
+/// (SELL), or (stencil) the same with the potential V_i taken out of the diagonal first and
+/// kept in double.
+struct FloatRows {
+    std::vector<std::vector<global_index>> cols;
+    std::vector<std::vector<cld>> vals;
+    std::vector<double> potential;  ///< 0 for SELL
+};
+
+FloatRows float_rows(const hamiltonians::Model& model, bool potential_apart)
+{
+    const global_index n = model.num_rows();
+    FloatRows out;
+    out.cols.resize(n);
+    out.vals.resize(n);
+    out.potential.assign(n, 0.0);
+    std::vector<global_index> c(model.max_row_length());
+    std::vector<complex_type> v(model.max_row_length());
+    for (global_index i = 0; i < n; ++i) {
+        const int len = model.row(i, c.data(), v.data());
+        if (potential_apart) out.potential[i] = model.potential(i);
+        for (int k = 0; k < len; ++k) {
+            out.cols[i].push_back(c[k]);
+            out.vals[i].push_back(widen(round_f(c[k] == i ? v[k] - out.potential[i] : v[k])));
+        }
+    }
+    return out;
+}
+
+/// One single-block apply of `gpu` against the rows, y entry by entry and the dots.
+void expect_single_apply(const Operator& gpu, const FloatRows& rows, int r, double beta, const std::string& label)
+{
+    const global_index n = gpu.num_rows();
+    BlockVector xd(n, r), yd(n, r);
+    numerics::fill_random_phase_vectors(xd, 17, 0, n);
+    numerics::fill_random_phase_vectors(yd, 18, 0, n);
+    const SingleBlock x = convert_block<complex_single>(xd), y0 = convert_block<complex_single>(yd);
+    const AugmentedOps ops{0.37, -0.2, beta, true};
+    SingleBlock y = y0;
+    if (beta == 0.0) {  // beta == 0 must never read y: poison the device copy with NaN first
+        for (std::size_t k = 0; k < y.size(); ++k) y.data()[k] = complex_single(NAN, 0.0f);
+        y.device_data_read(0);
+    }
+    DotSums dots;
+    gpu.apply(x, y, ops, &dots);
+    EXPECT_EQ(x.memory_state(), MemoryState::both) << label;
+    EXPECT_EQ(y.memory_state(), MemoryState::device) << label;
+    const SingleBlock& yg = y;  // const access: downloads once
+    for (int c = 0; c < r; ++c) {
+        topokpm::testing::SingleDotReference dot_ref;
+        for (global_index i = 0; i < n; ++i) {
+            cld s = 0;
+            long double abs_s = 0;
+            for (std::size_t k = 0; k < rows.cols[i].size(); ++k) {
+                s += rows.vals[i][k] * widen(x(rows.cols[i][k], c));
+                abs_s += std::abs(rows.vals[i][k]) * std::abs(widen(x(rows.cols[i][k], c)));
+            }
+            const double shift = ops.shift - rows.potential[i];
+            cld v = cld(ops.scale) * (s - static_cast<long double>(shift) * widen(x(i, c)));
+            if (beta != 0.0) v += cld(beta) * widen(y0(i, c));
+            const double m = static_cast<double>(rows.cols[i].size());
+            const double bound = (m + 2) * kEpsF * std::abs(ops.scale) * static_cast<double>(abs_s) +
+                                 kEpsF * static_cast<double>(std::abs(v)) +
+                                 8 * kEpsD * (std::abs(ops.scale) * (static_cast<double>(abs_s) + std::abs(shift) * std::abs(x(i, c))) +
+                                              std::abs(beta) * (beta != 0.0 ? std::abs(y0(i, c)) : 0.0));
+            const double diff = static_cast<double>(std::abs(widen(yg(i, c)) - v));
+            ASSERT_TRUE(std::isfinite(diff)) << label << " row " << i << " column " << c;
+            ASSERT_LE(diff, bound) << label << " row " << i << " column " << c;
+            dot_ref.add(x(i, c), yg(i, c));
+        }
+        dot_ref.expect_matches(dots, c, label);
+    }
+}
+
+std::shared_ptr<const numerics::BasicSellMatrix<complex_single>> single_sell(const hamiltonians::Model& model,
+                                                                             numerics::SellParams params)
+{
+    const numerics::SellMatrix m = numerics::SellMatrix::build(model, 0, model.num_rows(), params);
+    return std::make_shared<const numerics::BasicSellMatrix<complex_single>>(numerics::convert_values<complex_single>(m));
+}
+
+}  // namespace
+
+// Every case but the tiny periodic graphene 2x2 (coinciding neighbours: the stencil rounds
+// each term, the model's rows their sum), the specialised widths and strip-mined ones
+// (3 = 2 + 1, 12 = 8 + 4, 37 = 32 + 4 + 1), beta 0 and -1.
+TEST(CudaSpmmv, SingleSellAndStencilEqualTheHostFloatReference)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const std::vector<Case> all = cases();
+    for (std::size_t k = 0; k + 1 < all.size(); ++k) {
+        const auto model = hamiltonians::make_model(all[k].params);
+        const auto gpu_sell = numerics::make_cuda_sell_operator(single_sell(*model, {32, 64}), 0);
+        const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0, Precision::Single);
+        ASSERT_EQ(gpu_sell->precision(), Precision::Single);
+        ASSERT_EQ(gpu_free->precision(), Precision::Single);
+        const FloatRows sell_rows = float_rows(*model, false), free_rows = float_rows(*model, true);
+        for (const int r : {1, 2, 3, 4, 8, 12, 16, 32, 37})
+            for (const double beta : {0.0, -1.0}) {
+                const std::string tail = " R=" + std::to_string(r) + " beta=" + std::to_string(beta);
+                expect_single_apply(*gpu_sell, sell_rows, r, beta, std::string(all[k].label) + " " + gpu_sell->name() + tail);
+                expect_single_apply(*gpu_free, free_rows, r, beta, std::string(all[k].label) + " " + gpu_free->name() + tail);
+            }
+    }
+}
+
+// Names, the cost model's bytes (12 per stored entry + the row permutation; the stencil's
+// double potential), and the double interface (Lanczos): the single sweep on the rounded
+// blocks, widened exactly, with the same dots; the same bits on every repetition and
+// without dots.
+TEST(CudaSpmmv, SingleNamesCostsDoubleInterfaceAndReproducibility)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const auto model = hamiltonians::make_model(cases()[0].params);
+    const global_index n = model->num_rows();
+    const auto matrix = single_sell(*model, {32, 64});
+    const auto gpu_sell = numerics::make_cuda_sell_operator(matrix, 0);
+    const auto gpu_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0, Precision::Single);
+    const auto dbl_free = numerics::make_cuda_stencil_operator(model->block_stencil(), 0);
+    EXPECT_EQ(gpu_sell->name(), "cuda-sell-32-64-single");
+    EXPECT_EQ(gpu_free->name(), dbl_free->name() + "-single");
+    EXPECT_EQ(gpu_sell->cost().matrix_bytes,
+              12.0 * static_cast<double>(matrix->num_stored()) + 4.0 * static_cast<double>(matrix->row_of_slot().size()));
+    EXPECT_EQ(gpu_free->cost().matrix_bytes, dbl_free->cost().matrix_bytes);
+    for (const Operator* op : {gpu_sell.get(), gpu_free.get()})
+        for (const int r : {1, 8, 32}) {
+            BlockVector x(n, r), y(n, r);
+            numerics::fill_random_phase_vectors(x, 1, 0, n);
+            numerics::fill_random_phase_vectors(y, 2, 0, n);
+            const SingleBlock xs = convert_block<complex_single>(x);
+            const SingleBlock ys0 = convert_block<complex_single>(y);
+            SingleBlock ys = ys0;
+            DotSums ds, dd;
+            const AugmentedOps ops{0.5, 0.25, -1.0, true};
+            op->apply(xs, ys, ops, &ds);
+            op->apply(x, y, ops, &dd);
+            const BlockVector expected = convert_block<complex_double>(ys);
+            for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data()[i], expected.data()[i]) << op->name() << " R=" << r;
+            EXPECT_EQ(ds.xx, dd.xx) << op->name();
+            EXPECT_EQ(ds.yx, dd.yx) << op->name();
+            SingleBlock again = ys0;
+            DotSums da;
+            op->apply(xs, again, ops, &da);
+            const SingleBlock& a = again;
+            const SingleBlock& b = ys;
+            for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.data()[i], b.data()[i]) << op->name() << " R=" << r;
+            EXPECT_EQ(da.xx, ds.xx) << op->name();
+            EXPECT_EQ(da.yx, ds.yx) << op->name();
+            // Without dots (the same kernel, its sums dropped): the same y.
+            SingleBlock plain = ys0;
+            op->apply(xs, plain, AugmentedOps{0.5, 0.25, -1.0, false}, nullptr);
+            const SingleBlock& p = plain;
+            for (std::size_t i = 0; i < p.size(); ++i) ASSERT_EQ(p.data()[i], b.data()[i]) << op->name() << " no dots R=" << r;
+        }
 }

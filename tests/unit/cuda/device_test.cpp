@@ -34,7 +34,10 @@ TEST(Device, CpuOnlyBuildThrowsNotCompiledFromEveryEntryPoint)
     s.onsite = {complex_type(1.0, 0.0)};
     s.potential = {0.0};
     EXPECT_THROW(numerics::make_cuda_stencil_operator(s, 0), NotCompiled);
-    EXPECT_THROW(numerics::make_cuda_sell_operator(nullptr, 0), NotCompiled);
+    EXPECT_THROW(numerics::make_cuda_sell_operator(std::shared_ptr<const numerics::SellMatrix>(), 0), NotCompiled);
+    EXPECT_THROW(numerics::make_cuda_sell_operator(std::shared_ptr<const numerics::BasicSellMatrix<complex_single>>(), 0),
+                 NotCompiled);
+    EXPECT_THROW(numerics::make_cuda_stencil_operator(s, 0, Precision::Single), NotCompiled);
     EXPECT_THROW(make_device_mirror(0, 16), NotCompiled);
     EXPECT_THROW(device::device_properties(0), NotCompiled);
     const BlockVector v(2, 1);

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cmath>
+#include <memory>
+#include <random>
 #include <tuple>
 
 #include "numerics/kpm/block_trace.hpp"
@@ -258,4 +260,171 @@ TEST(BlochHamiltonian, FromTheStencilEqualsTheProjectionOfTheOperator)
     open_x.potential.assign(9, 0.0);
     open_x.periodic = {false, true, false};
     EXPECT_THROW(bloch_hamiltonian(open_x, {0, 0}), InputError);
+}
+
+namespace {
+
+/// A Hermitian stencil on an nx x ny x nz box with B = 2: random blocks for +x, +y, the
+/// diagonal (1, -1, 0) and the long-range (0, 0, 2), each with its partner (-d, T^dagger),
+/// a Hermitian on-site block and a random potential per site. Reach (1, 1, 2).
+BlockStencil hermitian_lattice(int nx, int ny, int nz, std::array<bool, 3> periodic, unsigned seed)
+{
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const int b = 2;
+    auto block = [&] {
+        std::vector<complex_type> m(b * b);
+        for (complex_type& v : m) v = complex_type(u(gen), u(gen));
+        return m;
+    };
+    auto dagger = [&](const std::vector<complex_type>& m) {
+        std::vector<complex_type> d(b * b);
+        for (int r = 0; r < b; ++r)
+            for (int c = 0; c < b; ++c) d[r * b + c] = std::conj(m[c * b + r]);
+        return d;
+    };
+    BlockStencil s;
+    s.name = "hermitian-test";
+    s.nx = nx, s.ny = ny, s.nz = nz;
+    s.orbitals = b;
+    s.periodic = periodic;
+    const auto h = block();
+    s.onsite = h;
+    for (int r = 0; r < b; ++r)
+        for (int c = 0; c < b; ++c) s.onsite[r * b + c] = 0.5 * (h[r * b + c] + std::conj(h[c * b + r]));
+    for (const auto& d : std::vector<std::array<int, 3>>{{1, 0, 0}, {0, 1, 0}, {1, -1, 0}, {0, 0, 2}}) {
+        const auto t = block();
+        s.terms.push_back({d[0], d[1], d[2], t});
+        s.terms.push_back({-d[0], -d[1], -d[2], dagger(t)});
+    }
+    s.potential.resize(static_cast<size_t>(s.num_sites()));
+    for (double& v : s.potential) v = u(gen);
+    return s;
+}
+
+struct LatticeSystem {
+    BlockStencil stencil;
+    std::unique_ptr<Operator> op;
+    KpmScaling scaling;
+    explicit LatticeSystem(BlockStencil s)
+        : stencil(s), op(make_block_stencil_reference_operator(s)), scaling(kpm_scaling(gershgorin_bounds(stencil), 0.01))
+    {}
+};
+
+/// Every row of the layer z = `z` (canonical order, B = 2).
+std::vector<global_index> layer_rows(const BlockStencil& s, int z)
+{
+    std::vector<global_index> rows;
+    for (int x = 0; x < s.nx; ++x)
+        for (int y = 0; y < s.ny; ++y)
+            for (int o = 0; o < s.orbitals; ++o) rows.push_back(o + s.orbitals * (z + s.nz * (y + global_index(s.ny) * x)));
+    return rows;
+}
+
+}  // namespace
+
+// Probing (Tang & Saad) reads <i|T_n|v_c> with v_c the phased sum of the rows of i's colour:
+// the cross terms <i|T_n|j> vanish while n is below the hop distance of i and j. So:
+//  - a distance past half of every periodic extent and the whole open one gives every row
+//    its own colour, and the probed moments are the exact LDOS for every n;
+//  - at distance d the moments n < d are exact (rows of one colour are >= d hops apart,
+//    measured with the reach of the longest coupling, here 2 sites in z);
+//  - the higher ones differ (else the test could not fail) but stay within sqrt(k),
+//    k = the rows of a colour (ProbingColours::max_rows_per_colour).
+// The exact moments come from the doubling formulas of the dots and the probed ones from
+// the plain recurrence's entries: they agree to rounding, 1e-13 (as the tests above).
+TEST(ProbingPlan, ExactWhenEveryColourHoldsOneRowAndBelowTheDistance)
+{
+    LatticeSystem sys(hermitian_lattice(6, 5, 5, {true, true, false}, 11));
+    const global_index n = sys.stencil.num_rows();
+    const int m = 24;
+    const int probe_m = probing_trace_moments(m);
+    std::vector<global_index> rows = layer_rows(sys.stencil, 0);
+    const std::vector<global_index> layer2 = layer_rows(sys.stencil, 2);
+    rows.insert(rows.end(), layer2.begin(), layer2.end());  // two layers 2 sites apart in z (reach 2)
+    const auto exact = run_block_trace(*sys.op, *unit_vector_plan(n, rows), m, 8, sys.scaling);
+
+    // distance 4: the periodic extents 6 and 5 are below 2 x 4, the open z extent 5 below 4 x 2
+    const ProbingColours all = colour_rows(sys.stencil, rows, 4);
+    EXPECT_TRUE(all.one_row_per_colour);
+    EXPECT_EQ(all.num_colours, static_cast<int>(rows.size()));
+    const auto whole = run_block_trace(*sys.op, *probing_plan(all, n, 1, m, 5), probe_m, 8, sys.scaling);
+    for (size_t j = 0; j < rows.size(); ++j)
+        for (int k = 0; k < m; ++k) ASSERT_NEAR(whole[j * probe_m + k], exact[j * m + k], 1e-13) << "row " << j << " n " << k;
+
+    for (const int d : {1, 2}) {
+        const ProbingColours c = colour_rows(sys.stencil, rows, d);
+        EXPECT_FALSE(c.one_row_per_colour) << d;
+        EXPECT_LT(c.num_colours, static_cast<int>(rows.size())) << d;
+        for (const int draws : {1, 3}) {
+            const auto probed = run_block_trace(*sys.op, *probing_plan(c, n, draws, m, 5), probe_m, 8, sys.scaling);
+            double worst_above = 0.0;
+            for (size_t j = 0; j < rows.size(); ++j) {
+                for (int k = 0; k < d; ++k)
+                    ASSERT_NEAR(probed[j * probe_m + k], exact[j * m + k], 1e-13) << "d " << d << " row " << j << " n " << k;
+                for (int k = d; k < m; ++k) {
+                    worst_above = std::max(worst_above, std::abs(probed[j * probe_m + k] - exact[j * m + k]));
+                    EXPECT_LE(std::abs(probed[j * probe_m + k]), std::sqrt(double(c.max_rows_per_colour)) + 1e-12);
+                }
+                for (int k = m; k < probe_m; ++k) ASSERT_EQ(probed[j * probe_m + k], 0.0);  // not read
+            }
+            EXPECT_GT(worst_above, 1e-6) << "d " << d << ": cross terms past the distance";
+        }
+    }
+}
+
+// The colouring itself: rows of one colour are >= d x reach apart in some direction (around
+// the ring when periodic), and rows of one site never share a colour.
+TEST(ProbingPlan, RowsOfOneColourAreTheDistanceApart)
+{
+    const BlockStencil s = hermitian_lattice(11, 7, 9, {true, true, false}, 3);
+    std::vector<global_index> rows(static_cast<size_t>(s.num_rows()));
+    for (global_index j = 0; j < s.num_rows(); ++j) rows[j] = j;
+    const int reach[3] = {1, 1, 2};
+    for (const int d : {1, 2, 3, 5}) {
+        const ProbingColours c = colour_rows(s, rows, d);
+        auto coords = [&](global_index j) {
+            const global_index site = j / 2;
+            return std::array<int, 4>{int(site / (s.nz * s.ny)), int((site / s.nz) % s.ny), int(site % s.nz), int(j % 2)};
+        };
+        for (global_index i = 0; i < s.num_rows(); ++i)
+            for (global_index j = i + 1; j < s.num_rows(); ++j) {
+                if (c.colour[i] != c.colour[j]) continue;
+                const auto a = coords(i), b = coords(j);
+                ASSERT_EQ(a[3], b[3]);
+                int hops = 0;
+                const int ext[3] = {s.nx, s.ny, s.nz};
+                for (int k = 0; k < 3; ++k) {
+                    int delta = std::abs(a[k] - b[k]);
+                    if (s.periodic[k]) delta = std::min(delta, ext[k] - delta);
+                    hops = std::max(hops, (delta + reach[k] - 1) / reach[k]);
+                }
+                ASSERT_GE(hops, d) << "rows " << i << ", " << j << " at distance " << d;
+            }
+    }
+    EXPECT_THROW(colour_rows(s, rows, 0), InputError);
+    EXPECT_THROW(colour_rows(s, rows, kMaxProbingDistance + 1), InputError);
+    EXPECT_THROW(colour_rows(s, {s.num_rows()}, 2), InputError);
+    EXPECT_THROW(probing_plan(colour_rows(s, rows, 2), s.num_rows(), 0, 8, 1), InputError);
+}
+
+// A probing trace stopped after any number of sweeps and resumed from its state (a
+// checkpoint) reads the same entries: bit-identical moments.
+TEST(ProbingPlan, ResumedTraceIsBitIdentical)
+{
+    LatticeSystem sys(hermitian_lattice(5, 4, 3, {true, true, false}, 2));
+    const global_index n = sys.stencil.num_rows();
+    const int m = 13;
+    const int probe_m = probing_trace_moments(m);
+    const auto plan = probing_plan(colour_rows(sys.stencil, layer_rows(sys.stencil, 1), 2), n, 2, m, 9);
+    const auto reference = run_block_trace(*sys.op, *plan, probe_m, 3, sys.scaling);
+    BlockTrace probe(*sys.op, *plan, probe_m, 3, sys.scaling);
+    for (std::int64_t stop = 0; stop <= probe.num_sweeps(); stop += 5) {
+        BlockTrace first(*sys.op, *plan, probe_m, 3, sys.scaling);
+        for (std::int64_t s = 0; s < stop; ++s) first.step();
+        BlockTrace second(*sys.op, *plan, probe_m, 3, sys.scaling);
+        second.restore(first.state());
+        while (!second.done()) second.step();
+        EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " sweeps";
+    }
 }

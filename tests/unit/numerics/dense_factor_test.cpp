@@ -213,6 +213,16 @@ std::vector<DenseExecution> schedules()
     tight.slices = 3;
     tight.window = 1;
     out.push_back(tight);
+    // The cost model places the updates (dense/execution.hpp): a device 10x all host
+    // workers, and one at a tenth of a host worker; the bits must not care.
+    DenseExecution fast = two;
+    fast.device_workers = 1;
+    fast.rates = {2e9, 2e10, 0.0};
+    out.push_back(fast);
+    DenseExecution slow = fast;
+    slow.rates = {2e9, 1e8, 1e9};
+    slow.window = 3;
+    out.push_back(slow);
     return out;
 }
 
@@ -749,6 +759,54 @@ TEST(DenseTallSkinny, RejectsBlocksShorterThanK)
 
 // ---- hybrid tiles (seed §3.1) and release (seed §4.3) ----
 
+namespace {
+
+/// The share of the update flops (the movable tasks') that the device's workers ran.
+double device_flop_share(const tasks::DataflowRuntime::Stats& s)
+{
+    double all = 0, device = 0;
+    for (std::size_t w = 0; w < s.flops.size(); ++w) {
+        all += s.flops[w];
+        if (s.worker_device[w] != 0) device += s.flops[w];
+    }
+    return all > 0 ? device / all : 0.0;
+}
+
+}  // namespace
+
+// The runtime's cost model (execution.rates) gives the updates to the faster side: with the
+// host-memory stand-in rated 10x all host workers together, the device runs most update
+// flops; rated at a tenth of one host worker, the host does (the model's balance would give
+// the device 1 / 21 of them). With s = 3 the column owner map alone gives the device about
+// a third (0.33 for the Cholesky, 0.38 for the QR here) whatever the rates.
+TEST(DenseSchedule, CholeskyAndQrUpdatesFollowTheRates)
+{
+    const int n = 480, nb = 40;  // 12 x 12 tiles
+    const auto a = random_hpd(n, 31);
+    std::vector<complex_double> reference;
+    for (const bool fast : {true, false})
+        for (const bool chol : {true, false}) {
+            DenseExecution ex;
+            ex.host_workers = 2;
+            ex.device_workers = 1;
+            ex.slices = 3;
+            ex.rates = fast ? KernelRates{2e9, 2e10, 0.0} : KernelRates{2e9, 1e8, 0.0};
+            TileMatrix<complex_double> t(n, n, nb, nb);
+            t.from_column_major(a.data(), n);
+            DenseReport report;
+            if (chol) report = cholesky(t, ex);
+            else qr(std::move(t), ex, &report);
+            const double share = device_flop_share(report.stats);
+            const std::string what = std::string(chol ? "Cholesky" : "QR") + (fast ? ", fast device" : ", slow device");
+            ::testing::Test::RecordProperty(what, std::to_string(share));
+            if (fast) {
+                EXPECT_GT(share, 0.5) << what;
+            } else {
+                EXPECT_LT(share, 1.0 / 6) << what;  // half the owner map's third
+            }
+        }
+}
+
 TEST(DenseHybrid, WidthsCutEveryLargeTileIntoNarrowHostSlicesAndOneWideSlice)
 {
     // B = 100, s = 3, B_h = 40: per large tile 20, 20 | 60; the last 50 columns: 20, 20, 10.
@@ -773,6 +831,8 @@ std::vector<DenseExecution> hybrid_schedules(int slices)
     two_devices_workers.host_workers = 2;
     two_devices_workers.device_workers = 2;
     two_devices_workers.slices = slices;
+    out.push_back(two_devices_workers);
+    two_devices_workers.rates = {2e9, 2e10, 1e9};  // the cost model over 2 device workers
     out.push_back(two_devices_workers);
     return out;
 }
@@ -991,11 +1051,19 @@ TYPED_TEST(DenseTyped, CudaCholeskyMatchesTheHostFactorToRounding)
     for (int d = 0; d < n; ++d) trace += a[std::size_t(d) * n + d].real();
     const double da = 4 * gamma(n + 1, unit_roundoff<T>()) * trace;  // backward error of either factor
     auto layouts = gpu_layouts<T>(n, n, 128, 256, 64);
-    for (std::size_t layout = 0; layout < layouts.size(); ++layout) {
+    // Each layout by the owner map, then with the cost model rating the GPU 10x the host
+    // (the updates move to it; the factor is the same to rounding either way).
+    for (std::size_t run = 0; run < 2 * layouts.size(); ++run) {
+        const std::size_t layout = run % layouts.size();
+        DenseExecution ex = gpu_execution(2, 2);
+        if (run >= layouts.size()) ex.rates = {2e9, 2e10, 1e10};
         TileMatrix<T> gpu = layouts[layout], host = layouts[layout];
         gpu.from_column_major(cast<T>(a).data(), n);
         host.from_column_major(cast<T>(a).data(), n);
-        const DenseReport report = cholesky(gpu, gpu_execution(2, 2));
+        const DenseReport report = cholesky(gpu, ex);
+        if (run >= layouts.size()) {
+            EXPECT_GT(device_flop_share(report.stats), 0.5) << "layout " << layout;
+        }
         cholesky(host, DenseExecution{});
         EXPECT_GT(report.stats.bytes_to_device, 0u);
         EXPECT_GT(report.stats.bytes_to_host, 0u);

@@ -74,6 +74,7 @@ TEST(DenseTuning, TunerMeasuresRatesAndProbesRealFactorizations)
         const auto rates = measure_kernel_rates(op, 96, ex, 1);
         EXPECT_GT(rates.host, 0.0);
         EXPECT_GT(rates.device, 0.0);
+        EXPECT_GT(rates.link, 0.0);  // staging a tile on the host-memory device: a memcpy
         int estimate = 0;
         const auto search = tune_host_width(op, 128, ex, 32, 3, &estimate);
         EXPECT_TRUE(estimate == 32 || estimate == 64 || estimate == 96) << estimate;

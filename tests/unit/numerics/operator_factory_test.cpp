@@ -17,6 +17,8 @@
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/device/device.hpp"
+#include "topokpm/config.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
@@ -221,10 +223,35 @@ TEST(OperatorFactory, CombinationsWithoutAnImplementationAreInputErrors)
     naive_single.kind = OperatorKind::Naive;
     naive_single.precision = Precision::Single;
     EXPECT_THROW(make_operator(naive_single, source), InputError);
-    OperatorSpec cuda_single;
-    cuda_single.device = Backend::Cuda;
-    cuda_single.precision = Precision::Single;
-    EXPECT_THROW(make_operator(cuda_single, source), InputError);
+}
+
+// Issue 36: single precision on cuda is built like double (sell and free): no InputError; in
+// a CPU-only build both reach the NotCompiled stubs, with a GPU both build an operator in their
+// precision (tests/unit/cuda for the sweeps).
+TEST(OperatorFactory, CudaSinglePrecisionIsBuiltLikeDouble)
+{
+    const auto model = ti_model();
+    const OperatorSource source = hamiltonians::operator_source(*model);
+    for (const OperatorKind kind : {OperatorKind::Sell, OperatorKind::Free})
+        for (const Precision precision : {Precision::Double, Precision::Single}) {
+            OperatorSpec spec;
+            spec.kind = kind;
+            spec.device = Backend::Cuda;
+            spec.precision = precision;
+            const std::string what = std::string(kind == OperatorKind::Sell ? "sell" : "free") +
+                                     (precision == Precision::Single ? " single" : " double");
+            if (!TOPOKPM_HAVE_CUDA) {
+                EXPECT_THROW(make_operator(spec, source), NotCompiled) << what;
+                continue;
+            }
+            if (device::visible_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+            const BuiltOperator built = make_operator(spec, source);
+            EXPECT_EQ(built.op->precision(), precision) << what;
+            const std::string name = built.op->name();
+            const bool ends_single = name.size() > 7 && name.compare(name.size() - 7, 7, "-single") == 0;
+            EXPECT_EQ(name.find("cuda-"), 0u) << name;
+            EXPECT_EQ(ends_single, precision == Precision::Single) << name;
+        }
 }
 
 // Bytes by hand: SELL double 16 + 4 per nonzero, single 8 + 4; free the double potential

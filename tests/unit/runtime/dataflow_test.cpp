@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <stdexcept>
@@ -236,6 +237,140 @@ TEST(Dataflow, BodiesRunWithOneOpenMpThread)
     rt.wait_all();
     EXPECT_EQ(seen, 1);
     EXPECT_EQ(omp_get_max_threads(), 2);
+}
+
+// The cost model (dataflow.hpp): a movable task (device -1, flops > 0) goes to the device
+// with the earliest estimated finish, backlog / workers + copies + flops / rate. Every body
+// waits on a gate until all are submitted, so each placement sees only the model's own
+// backlogs (no task finishes in between) and the outcome is the model's, not the clock's.
+// Greedy earliest finish keeps the two sides balanced: with t_h, t_d the estimated seconds
+// of one task on a host worker and on the one-worker device, a task goes to the device only
+// while D t_d + t_d < H t_h / 2 + t_h (2 host workers), and to the host only while
+// H t_h / 2 + t_h <= D t_d + t_d, so at the end -t_d <= D t_d - H t_h / 2 <= t_h.
+TEST(DataflowPlacement, MovableTasksGoToTheEarliestEstimatedFinishIncludingCopies)
+{
+    constexpr int tasks = 220;
+    constexpr double flops = 1e6, host_rate = 1e9;  // t_h = 1 ms on each of 2 host workers
+    constexpr std::size_t bytes = 1024;
+    struct Case {
+        const char* what;
+        double device_rate, link;  // the one device worker's flop/s; bytes/s (0: copies free)
+        bool device_most;
+    };
+    const Case cases[] = {
+        {"device 10x all host workers", 20 * host_rate, 0.0, true},
+        {"device 1/10 of one host worker", 0.1 * host_rate, 0.0, false},
+        {"fast device behind a slow link", 20 * host_rate, bytes / 9.95e-3, false},  // t_d = 10 ms
+    };
+    for (const Case& c : cases) {
+        DataflowRuntime::Options o = options(2, 1, tasks);
+        o.devices[0].flops_per_second = host_rate;
+        o.devices[1].flops_per_second = c.device_rate;
+        o.devices[1].link_bytes_per_second = c.link;
+        std::vector<std::vector<char>> data(tasks, std::vector<char>(bytes, 0));
+        std::promise<void> gate;
+        std::shared_future<void> open = gate.get_future().share();
+        long total = 0;
+        {
+            DataflowRuntime rt(o);
+            for (int i = 0; i < tasks; ++i) {
+                rt.register_data(static_cast<DataId>(i), data[static_cast<std::size_t>(i)].data(), bytes, 0);
+                rt.submit({[open, i](const TaskContext& x) {
+                               open.wait();
+                               x.as<char>(static_cast<DataId>(i))[0] = 1;
+                           },
+                           {{static_cast<DataId>(i), Access::read_write}}, 0.0, -1, flops});
+            }
+            gate.set_value();
+            rt.wait_all();
+            const auto s = rt.stats();
+            long on_device = 0, on_host = 0;
+            double flops_run = 0;
+            for (std::size_t w = 0; w < s.tasks.size(); ++w) {
+                (s.worker_device[w] == 0 ? on_host : on_device) += s.tasks[w];
+                flops_run += s.flops[w];
+            }
+            total = on_device + on_host;
+            ::testing::Test::RecordProperty(c.what, std::to_string(on_device) + " of " + std::to_string(tasks) +
+                                                        " tasks on the device");
+            EXPECT_EQ(flops_run, tasks * flops) << c.what;
+            const double t_h = flops / host_rate, t_d = flops / c.device_rate + (c.link > 0 ? bytes / c.link : 0.0);
+            const double gap = on_device * t_d - on_host * t_h / 2;
+            EXPECT_GE(gap, -t_d - 1e-12) << c.what << ": device " << on_device << ", host " << on_host;
+            EXPECT_LE(gap, t_h + 1e-12) << c.what << ": device " << on_device << ", host " << on_host;
+            if (c.device_most) {
+                EXPECT_GT(on_device, tasks / 2) << c.what;
+            } else {
+                EXPECT_LT(on_device, tasks / 2) << c.what;
+            }
+        }
+        EXPECT_EQ(total, tasks);
+        for (const auto& d : data) EXPECT_EQ(d[0], 1) << c.what;  // the device's writes came home
+    }
+}
+
+// The device's ready queue runs higher priorities first, so the model counts ahead of a
+// task only the running tasks and the queued ones of its priority or higher: behind 100
+// queued priority-0 tasks fixed on a fast device (5 ms of estimated work), a movable
+// priority-1 task still goes to the device (0.05 ms), a movable priority-0 one to the idle
+// host (1 ms < 5 ms). A model that ignored priorities would send both to the host.
+TEST(DataflowPlacement, HigherPriorityTasksSeeOnlyTheWorkAheadOfThem)
+{
+    DataflowRuntime::Options o = options(2, 1, 200);
+    o.devices[0].flops_per_second = 1e9;
+    o.devices[1].flops_per_second = 2e10;
+    std::vector<int> v(102, -1);
+    std::promise<void> gate;
+    std::shared_future<void> open = gate.get_future().share();
+    DataflowRuntime rt(o);
+    for (int i = 0; i < 102; ++i) rt.register_data(static_cast<DataId>(i), &v[static_cast<std::size_t>(i)], sizeof(int), 0);
+    auto task = [&](int i, double priority, int device) {
+        rt.submit({[open, i](const TaskContext& c) {
+                       open.wait();
+                       *c.as<int>(static_cast<DataId>(i)) = c.device;
+                   },
+                   {{static_cast<DataId>(i), Access::read_write}}, priority, device, 1e6});
+    };
+    for (int i = 0; i < 100; ++i) task(i, 0.0, 1);
+    task(100, 1.0, -1);
+    task(101, 0.0, -1);
+    gate.set_value();
+    rt.wait_all();
+    EXPECT_EQ(v[100], 1);
+    EXPECT_EQ(v[101], 0);
+}
+
+// Without rates on every device (or with flops 0, or a fixed device) a task stays with the
+// owner of what it writes, as before the cost model.
+TEST(DataflowPlacement, UnratedOrFixedTasksStayWithTheirOwner)
+{
+    for (int variant = 0; variant < 3; ++variant) {
+        DataflowRuntime::Options o = options(2, 1, 64);
+        o.devices[1].flops_per_second = 1e12;  // a fast device...
+        if (variant == 0) o.devices[0].flops_per_second = 0.0;  // ...but the host is not rated
+        else o.devices[0].flops_per_second = 1e9;
+        std::vector<int> v(40, 0);
+        DataflowRuntime rt(o);
+        for (int i = 0; i < 40; ++i) rt.register_data(static_cast<DataId>(i), &v[static_cast<std::size_t>(i)], sizeof(int), 0);
+        for (int i = 0; i < 40; ++i)
+            rt.submit({[i](const TaskContext& c) { *c.as<int>(static_cast<DataId>(i)) = i; },
+                       {{static_cast<DataId>(i), Access::read_write}}, 0.0, variant == 2 ? 0 : -1,
+                       variant == 1 ? 0.0 : 1e6});
+        rt.wait_all();
+        const auto s = rt.stats();
+        for (std::size_t w = 0; w < s.tasks.size(); ++w)
+            if (s.worker_device[w] == 1) {
+                EXPECT_EQ(s.tasks[w], 0) << "variant " << variant;
+            }
+        for (int i = 0; i < 40; ++i) EXPECT_EQ(v[static_cast<std::size_t>(i)], i);
+    }
+}
+
+TEST(DataflowPlacement, NegativeRatesAreAnInputError)
+{
+    DataflowRuntime::Options o = options(1, 1, 4);
+    o.devices[1].link_bytes_per_second = -1.0;
+    EXPECT_THROW(DataflowRuntime{o}, topokpm::InputError);
 }
 
 // ---- DeviceKind::cuda (runtime/device/cuda_memory_space.cpp) ----

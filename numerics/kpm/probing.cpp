@@ -1,0 +1,161 @@
+/// @file probing.cpp
+/// The probing plan of block_trace.hpp: colouring of the --ldos rows and its start vectors.
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "numerics/base/counter_rng.hpp"
+#include "numerics/kpm/block_trace.hpp"
+#include "runtime/base/error.hpp"
+
+namespace topokpm::numerics {
+namespace {
+
+/// The classes of one direction: members of a class are >= spacing sites apart (around the
+/// ring when periodic).
+struct DirectionClasses {
+    int extent = 1;
+    bool periodic = false;
+    int spacing = 0;  ///< distance x reach; 0: one class (no hop changes this coordinate)
+    int chunks = 1;   ///< periodic: the ring cut into this many chunks of >= spacing sites
+
+    DirectionClasses(int l, bool p, int reach, int distance) : extent(l), periodic(p)
+    {
+        spacing = reach == 0 || l == 1 ? 0 : static_cast<int>(std::min<long long>(1LL * reach * distance, l));
+        if (periodic && spacing > 0) chunks = std::max(1, l / spacing);
+    }
+    int count() const
+    {
+        if (spacing == 0) return 1;
+        if (!periodic) return spacing;
+        return chunks <= 1 ? extent : (extent + chunks - 1) / chunks;  // the longest chunk
+    }
+    int of(int x) const
+    {
+        if (spacing == 0) return 0;
+        if (!periodic) return x % spacing;
+        if (chunks <= 1) return x;
+        // Chunk k starts at floor(k L / p): consecutive starts are >= floor(L / p) >= spacing
+        // apart, also across the wrap, so equal offsets in two chunks are >= spacing apart.
+        auto start = [&](long long k) { return static_cast<int>(k * extent / chunks); };
+        long long k = 1LL * x * chunks / extent;
+        while (k + 1 < chunks && start(k + 1) <= x) ++k;
+        while (start(k) > x) --k;
+        return x - start(k);
+    }
+};
+
+class ProbingPlan final : public StartVectorPlan {
+public:
+    ProbingPlan(ProbingColours c, global_index n, int draws, int moments, std::uint64_t seed)
+        : colours_(std::move(c)), n_(n), draws_(draws), moments_(moments), stream_(splitmix64(seed, 7))
+    {
+        members_.resize(static_cast<size_t>(colours_.num_colours));
+        for (size_t i = 0; i < colours_.rows.size(); ++i)
+            members_[static_cast<size_t>(colours_.colour[i])].push_back({colours_.rows[i], static_cast<std::int64_t>(i)});
+    }
+    global_index num_columns() const override { return global_index(colours_.num_colours) * draws_; }
+    std::int64_t num_slots() const override { return static_cast<std::int64_t>(colours_.rows.size()); }
+    std::int64_t slot(global_index) const override { return 0; }
+    double divisor() const override { return draws_; }
+    int read_moments() const override { return moments_; }
+    void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
+    {
+        complex_type* data = block.data();
+        const int w = block.num_cols();
+        std::fill(data, data + block.size(), complex_type(0.0, 0.0));
+        for (int c = 0; c < w; ++c) {
+            const global_index col = first_column + c;
+            if (col >= num_columns()) break;
+            // A row repeated in the selection is set (not added) once per colour.
+            for (const Read& r : reads(col)) {
+                const global_index local = r.row - row_begin;  // another rank's row: stays zero here
+                if (local >= 0 && local < block.num_rows()) data[static_cast<size_t>(local) * w + c] = r.phase;
+            }
+        }
+    }
+    std::vector<Read> reads(global_index column) const override
+    {
+        const global_index draw = column / colours_.num_colours;
+        std::vector<Read> out;
+        for (const auto& [row, slot] : members_[static_cast<size_t>(column % colours_.num_colours)]) {
+            const double angle = 2.0 * M_PI * uniform(stream_, static_cast<std::uint64_t>(draw * n_ + row));
+            out.push_back({row, slot, complex_type(std::cos(angle), std::sin(angle))});
+        }
+        return out;
+    }
+
+private:
+    ProbingColours colours_;
+    global_index n_;
+    int draws_;
+    int moments_;
+    std::uint64_t stream_;
+    std::vector<std::vector<std::pair<global_index, std::int64_t>>> members_;  // (row, slot) per colour
+};
+
+}  // namespace
+
+ProbingColours colour_rows(const BlockStencil& lattice, std::vector<global_index> rows, int distance)
+{
+    TOPOKPM_USER_REQUIRE(distance >= 1 && distance <= kMaxProbingDistance, "{probing_distance} ", distance,
+                         ": must be from 1 to ", kMaxProbingDistance, " (hops of H between rows of one colour)");
+    TOPOKPM_USER_REQUIRE(!rows.empty(), "{ldos}: the selection holds no rows");
+    const global_index n = lattice.num_rows();
+    for (const global_index j : rows)
+        TOPOKPM_USER_REQUIRE(j >= 0 && j < n, "{ldos}: row ", j, " outside the allowed range 0 .. ", n - 1, " (N = ", n, ")");
+    int reach[3] = {0, 0, 0};
+    for (const StencilTerm& t : lattice.terms) {
+        reach[0] = std::max(reach[0], std::abs(t.dx));
+        reach[1] = std::max(reach[1], std::abs(t.dy));
+        reach[2] = std::max(reach[2], std::abs(t.dz));
+    }
+    const DirectionClasses cx(lattice.nx, lattice.periodic[0], reach[0], distance);
+    const DirectionClasses cy(lattice.ny, lattice.periodic[1], reach[1], distance);
+    const DirectionClasses cz(lattice.nz, lattice.periodic[2], reach[2], distance);
+    const global_index b = lattice.orbitals;
+    std::vector<global_index> raw(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const global_index site = rows[i] / b, o = rows[i] % b;
+        const int z = static_cast<int>(site % lattice.nz);
+        const int y = static_cast<int>((site / lattice.nz) % lattice.ny);
+        const int x = static_cast<int>(site / (global_index(lattice.nz) * lattice.ny));
+        raw[i] = o + b * (cx.of(x) + global_index(cx.count()) * (cy.of(y) + global_index(cy.count()) * cz.of(z)));
+    }
+    // Number the colours in use, in the order of their raw index.
+    std::vector<global_index> used = raw;
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    ProbingColours out;
+    out.num_colours = static_cast<int>(used.size());
+    out.distance = distance;
+    out.colour.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+        out.colour[i] = static_cast<std::int32_t>(std::lower_bound(used.begin(), used.end(), raw[i]) - used.begin());
+    // Distinct rows per colour (a row repeated in the selection is one entry of its vector).
+    std::vector<size_t> order(rows.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t c) { return rows[a] < rows[c]; });
+    std::vector<global_index> per_colour(used.size(), 0);
+    for (size_t k = 0; k < order.size(); ++k)
+        if (k == 0 || rows[order[k]] != rows[order[k - 1]])
+            out.max_rows_per_colour = std::max(out.max_rows_per_colour, ++per_colour[size_t(out.colour[order[k]])]);
+    out.one_row_per_colour = out.max_rows_per_colour == 1;
+    out.rows = std::move(rows);
+    return out;
+}
+
+std::unique_ptr<StartVectorPlan> probing_plan(ProbingColours colours, global_index num_rows, int draws,
+                                              int num_moments, std::uint64_t vector_seed)
+{
+    TOPOKPM_USER_REQUIRE(draws >= 1 && draws <= 1000, "{probing_draws} ", draws, ": must be from 1 to 1000");
+    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
+    TOPOKPM_REQUIRE(colours.num_colours >= 1 && colours.colour.size() == colours.rows.size(),
+                    "probing plan without coloured rows");
+    return std::make_unique<ProbingPlan>(std::move(colours), num_rows, draws, num_moments, vector_seed);
+}
+
+int probing_trace_moments(int num_moments) { return std::max(2, 2 * num_moments - 2); }
+
+}  // namespace topokpm::numerics
