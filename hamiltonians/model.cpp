@@ -172,7 +172,57 @@ numerics::OperatorSource operator_source(const Model& model)
     return s;
 }
 
-bool reads_model_file(const std::string& name) { return name == "hr" || name == "matrix-market"; }
+const std::vector<ModelKind>& model_kinds()
+{
+    static const std::vector<ModelKind> kinds = [] {
+        const auto kind = [](const char* name, bool reads_file, int min_extents, int max_extents, const char* form,
+                             int site_coordinates) {
+            ModelKind k;
+            k.name = name;
+            k.reads_file = reads_file;
+            k.min_extents = min_extents;
+            k.max_extents = max_extents;
+            k.lattice_form = form;
+            k.site_coordinates = site_coordinates;
+            return k;
+        };
+        ModelKind ti = kind("ti", false, 3, 3, "NxxNyxNz (e.g. 64x64x16)", 3);
+        ti.zone_points = "G, X, Y, M";
+        ti.lu_site_blocks = true;
+        ti.eigenvector_parts = EigenvectorParts::Layers;
+        ModelKind graphene = kind("graphene", false, 2, 2, "NxxNy (e.g. 120x120)", 2);
+        graphene.zone_points = "G, K, M";
+        // k = (k1/2pi) b1 + (k2/2pi) b2 with b1 = 2 pi (1/sqrt3, -1/3), b2 = 2 pi (0, 2/3)
+        // (a_i . b_j = 2 pi delta_ij for the vectors of models.md §3).
+        graphene.cartesian = [](double k1, double k2) {
+            return std::array<double, 2>{k1 / std::sqrt(3.0), -k1 / 3.0 + 2.0 * k2 / 3.0};
+        };
+        graphene.eigenvector_parts = EigenvectorParts::Sublattices;
+        return std::vector<ModelKind>{ti, graphene, kind("hr", true, 1, 3, "Nx[xNy[xNz]] cells (e.g. 32x32x4)", 3),
+                                      kind("matrix-market", true, 0, 0, "", 0)};
+    }();
+    return kinds;
+}
+
+const ModelKind* find_model_kind(const std::string& name)
+{
+    for (const ModelKind& k : model_kinds())
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+const ModelKind& Model::kind() const
+{
+    const ModelKind* k = find_model_kind(params().name);
+    TOPOKPM_REQUIRE(k != nullptr, "model '", params().name, "' has no row in model_kinds()");
+    return *k;
+}
+
+bool reads_model_file(const std::string& name)
+{
+    const ModelKind* k = find_model_kind(name);
+    return k != nullptr && k->reads_file;
+}
 
 std::unique_ptr<Model> make_model(const ModelParams& params)
 {

@@ -7,6 +7,7 @@
 /// matrix-free operators apply the same matrix); operator_source() hands both to
 /// numerics::make_operator().
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -47,10 +48,43 @@ struct ModelParams {
                                       ///< graphene; zero = no field): Peierls phases in row()
 };
 
+/// What kpm-eigs weighs each eigenvector over (models.md §6).
+enum class EigenvectorParts {
+    None,         ///< nothing
+    Layers,       ///< each z layer: row r lies in layer (r / orbitals_per_site) % Nz ("layer_weight")
+    Sublattices,  ///< each orbital of a cell: row r on sublattice r % orbitals_per_site ("sublattice_weight")
+};
+
+/// What a kind of model is, known from its name before any file is read or model built:
+/// what the app asks instead of comparing model names, so that a new model is one row of
+/// model_kinds() and its class, and the app is not touched.
+struct ModelKind {
+    std::string name;                 ///< the --model value
+    bool reads_file = false;          ///< its matrix comes from --model-file (models.md §8)
+    int min_extents = 0, max_extents = 0;  ///< extents --lattice takes; 0: no lattice (refused)
+    std::string lattice_form;         ///< how --lattice reads, e.g. "NxxNyxNz (e.g. 64x64x16)"
+    int site_coordinates = 0;         ///< coordinates of `--ldos site:`: 3 (x, y, z), 2 (cell m, n); 0: none
+    std::string zone_points;          ///< the --k-path points it knows, e.g. "G, X, Y, M"; empty: none
+    /// Cartesian (kx, ky) of the lattice momentum (k1, k2), k_i = 2 pi m_i / N_i (the
+    /// reciprocal basis), for --k-path lengths; null: (k1, k2) itself (a square lattice).
+    std::array<double, 2> (*cartesian)(double k1, double k2) = nullptr;
+    bool lu_site_blocks = false;      ///< the sparse LU orders whole sites (orbitals_per_site rows)
+    EigenvectorParts eigenvector_parts = EigenvectorParts::None;
+};
+
+/// Every model kind, in the order --help lists them.
+const std::vector<ModelKind>& model_kinds();
+
+/// The kind named `name`, or nullptr when there is none.
+const ModelKind* find_model_kind(const std::string& name);
+
 class Model : public RowSource {
 public:
     /// The validated parameters (boundary filled in with the default when it was empty).
     virtual const ModelParams& params() const = 0;
+
+    /// Its kind (model_kinds()): what it is, by property rather than by name.
+    const ModelKind& kind() const;
 
     /// Orbitals per site or cell: 4 (ti), 2 (graphene). Rows of one site are never split.
     virtual int orbitals_per_site() const = 0;

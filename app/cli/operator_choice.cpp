@@ -21,21 +21,26 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg)
     return spec;
 }
 
-MatrixChoice fastest_matrix(const hamiltonians::ModelParams& params, int width, Precision precision, DeviceKind device,
+numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model)
+{
+    return numerics::operator_cost_model(spec, model.potential_entries_per_row(), model.real_valued());
+}
+
+MatrixChoice fastest_matrix(const hamiltonians::Model& mdl, int width, Precision precision, DeviceKind device,
                             bool sell_asked)
 {
-    const std::string& model = params.name;
     const std::string at = detail::concat(" this run R = ", width);
+    const std::string& model = mdl.params().name;
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
-    if (!params.flux.zero())
+    if (!mdl.params().flux.zero())
         return {MatrixKind::Sell, "sell: the rows carry the Peierls phases of --magnetic-flux, the stencils do not;" + at};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
-    if (hamiltonians::reads_model_file(model))  // any structure, any num_wann: the stencil kernels were measured on ti, graphene
+    if (mdl.kind().reads_file)  // any structure, any num_wann: the stencil kernels were measured on ti, graphene
         return {MatrixKind::Sell, "sell, which takes any matrix from a file;" + at};
-    if (model == "ti") return {MatrixKind::Free, "free, the fastest measured for ti at R = 1, 8 and 32;" + at};
+    if (!mdl.real_valued()) return {MatrixKind::Free, "free, the fastest measured for " + model + " at R = 1, 8 and 32;" + at};
     if (width == 1)  // real couplings: sweeps as fast as real-valued sell, no matrix to build
         return {MatrixKind::Free, "free, the fastest measured run for " + model + " at R = 1;" + at};
-    if (model == "graphene" && numerics::cpu_stencil_two_steps_at(width, precision))
+    if (numerics::cpu_stencil_two_steps_at(width, precision))
         return {MatrixKind::Free, "free, two sweeps per pass over memory in a serial run, the fastest measured for " +
                                       model + " at R = 2, 4, 8, 16 and 32 in both precisions;" + at};
     return {MatrixKind::Sell, "sell with real values, faster than the one-sweep stencil for " + model + " at R > 1;" + at};

@@ -17,6 +17,12 @@ namespace topokpm::app {
 
 numerics::OperatorSpec operator_spec(const RunConfig& cfg);
 
+/// The cost model (numerics::operator_cost_model) of the operator `spec` builds from `model`,
+/// with its potential entries per row and whether it stores real values
+/// (Model::real_valued()): the one pricing of the memory checks of kpm-dos and kpm-eigs and of
+/// --plan.
+numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model);
+
 /// The kind `--matrix auto` (the default) builds and why.
 struct MatrixChoice {
     MatrixKind kind = MatrixKind::Sell;
@@ -24,19 +30,21 @@ struct MatrixChoice {
 };
 
 /// The fastest operator measured with spmmv-bench (interleaved, same run; docs/performance.md,
-/// "Default operator") for the model `params` at block width `width` >= 1 (in a magnetic
-/// field always sell: the stencils do not carry the Peierls phases):
-///   cpu, ti:        free (the stencil reads 2 bytes per row of potential instead of 13
-///                   entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
-///   cpu, graphene:  free at R = 1 (real couplings: sweeps as fast as sell's, and no matrix
-///                   to build: the whole 2048x2048 run is faster) and where the stencil makes
-///                   two sweeps per pass (numerics::cpu_stencil_two_steps_at: R = 2, 4, 8, 16
-///                   and 32 in both precisions, measured faster than sell there), else sell
-///                   (4 real stored entries of 12 bytes per row; faster than the one-sweep
-///                   stencil at R > 1);
-///   cuda:           sell (SELL-32: the GPU kernels have not been compared).
+/// "Default operator") for `model` at block width `width` >= 1, by its properties:
+///   in a magnetic field:  sell (the stencils do not carry the Peierls phases);
+///   read from a file:     sell (any structure; the stencil kernels were measured on ti and
+///                         graphene only);
+///   complex entries (ti): free (the stencil reads 2 bytes per row of potential instead of 13
+///                         entries of 20 bytes): faster at R = 1, 8 and 32, double and single;
+///   real entries (graphene): free at R = 1 (sweeps as fast as real-valued sell's, and no
+///                         matrix to build: the whole 2048x2048 run is faster) and where the
+///                         stencil makes two sweeps per pass (numerics::cpu_stencil_two_steps_at:
+///                         R = 2, 4, 8, 16 and 32 in both precisions, measured faster than sell
+///                         there), else sell (4 real stored entries of 12 bytes per row; faster
+///                         than the one-sweep stencil at R > 1);
+///   cuda:                 sell (SELL-32: the GPU kernels have not been compared).
 /// `sell_asked`: --sell-C or --sell-sigma given explicitly, which only sell reads: sell.
-MatrixChoice fastest_matrix(const hamiltonians::ModelParams& params, int width, Precision precision, DeviceKind device,
+MatrixChoice fastest_matrix(const hamiltonians::Model& model, int width, Precision precision, DeviceKind device,
                             bool sell_asked);
 
 /// The SELL chunk height C of a run without --sell-C (`auto`), for block width `width` >= 1:

@@ -172,15 +172,14 @@ std::uint64_t parse_seed(const std::string& option, const std::string& text)
     return v;
 }
 
-/// "NxxNyxNz" (ti) or "NxxNy" (graphene); hr: "Nx", "NxxNy" or "NxxNyxNz" (missing extents 1).
-void parse_lattice(const std::string& text, hamiltonians::ModelParams& model)
+/// The kind's extents (ModelKind::min_extents .. max_extents, e.g. "NxxNyxNz" for ti,
+/// "NxxNy" for graphene; missing ones are 1).
+void parse_lattice(const std::string& text, const hamiltonians::ModelKind& kind, hamiltonians::ModelParams& model)
 {
     const std::vector<std::string> parts = split(text, 'x');
-    const bool hr = model.name == "hr";
-    const size_t want = model.name == "graphene" ? 2 : 3;
-    TOPOKPM_USER_REQUIRE(hr ? !parts.empty() && parts.size() <= 3 : parts.size() == want, "--lattice '", text, "': model '",
-                         model.name, "' needs ", hr ? "Nx[xNy[xNz]] cells (e.g. 32x32x4)"
-                                             : want == 3 ? "NxxNyxNz (e.g. 64x64x16)" : "NxxNy (e.g. 120x120)");
+    TOPOKPM_USER_REQUIRE(parts.size() >= static_cast<size_t>(kind.min_extents) &&
+                             parts.size() <= static_cast<size_t>(kind.max_extents),
+                         "--lattice '", text, "': model '", model.name, "' needs ", kind.lattice_form);
     int dims[3] = {1, 1, 1};
     for (size_t i = 0; i < parts.size(); ++i) {
         const long long v = parse_integer("lattice", parts[i]);
@@ -354,7 +353,7 @@ po::options_description make_options(Program program)
     po::options_description storage("Storage and parallelism");
     storage.add_options()
         ("matrix", po::value<std::string>()->default_value("auto"), "operator: `auto` (the fastest measured for the model and block width: free for ti, and for graphene at R = 1 and at the widths where the stencil makes two sweeps per pass (R = 2, 4, 8, 16, 32), else sell on the CPU; sell on cuda and whenever --sell-C or --sell-sigma is given), `sell` (SELL-C-sigma), `crs` (SELL-1-1), `free` (matrix-free stencil, no stored matrix), `naive` (CRS with unfused SpMV + BLAS-1: the slow reference path)")
-        ("sell-C", po::value<std::string>()->default_value("auto"), "SELL chunk height C (1 .. 1024), or `auto`: on the CPU 16 at block width R = 1 and 8 at R >= 2, the fastest measured (docs/performance.md); the GPU always uses C = 32")
+        ("sell-C", po::value<std::string>()->default_value("auto"), "SELL chunk height C (1 .. 1024), or `auto`: on the CPU 16 at block width W = 1 and 8 at W >= 2 (W: the vectors per sweep, at most the --ldos rows or k-point states), the fastest measured (docs/performance.md); the GPU always uses C = 32")
         ("sell-sigma", po::value<std::string>()->default_value("256"), "SELL sorting window sigma in rows (>= 1; 1 = no sorting)")
         ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking) at R = 1; -1 = blocks of about 64 KiB of one vector, 0 = one step per pass at every width (also off: the strip form at R = 2, 4, 8, 16, 32; for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
@@ -424,17 +423,21 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 {
     auto& m = cfg.model;
     m.name = vm["model"].as<std::string>();
-    TOPOKPM_USER_REQUIRE(m.name == "ti" || m.name == "graphene" || hamiltonians::reads_model_file(m.name), "--model '",
-                         m.name, "': allowed values are ti, graphene, hr, matrix-market");
-    const bool from_file = hamiltonians::reads_model_file(m.name);
+    const hamiltonians::ModelKind* kind = hamiltonians::find_model_kind(m.name);
+    if (kind == nullptr) {
+        std::string names;
+        for (const hamiltonians::ModelKind& k : hamiltonians::model_kinds()) names += (names.empty() ? "" : ", ") + k.name;
+        throw InputError(detail::concat("--model '", m.name, "': allowed values are ", names));
+    }
+    const bool from_file = kind->reads_file;
     TOPOKPM_USER_REQUIRE(from_file == (vm.count("model-file") > 0), from_file ? "--model " + m.name + " needs --model-file FILE"
                          : "--model-file: model " + m.name + " is built in (the file goes with --model hr or matrix-market)");
     if (from_file) m.file = vm["model-file"].as<std::string>();
-    if (m.name == "matrix-market") {
-        TOPOKPM_USER_REQUIRE(!vm.count("lattice"), "--lattice: model matrix-market has no lattice (its size is the file's N)");
+    if (kind->max_extents == 0) {
+        TOPOKPM_USER_REQUIRE(!vm.count("lattice"), "--lattice: model ", m.name, " has no lattice (its size is the file's N)");
     } else {
         TOPOKPM_USER_REQUIRE(vm.count("lattice"), "--lattice is required (e.g. --lattice 64x64x16 for ti, 120x120 for graphene)");
-        parse_lattice(vm["lattice"].as<std::string>(), m);
+        parse_lattice(vm["lattice"].as<std::string>(), *kind, m);
     }
     m.t = parse_real("t", vm["t"].as<std::string>());
     m.m = parse_real("m", vm["m"].as<std::string>());
@@ -457,7 +460,7 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
 {
     const std::string& name = cfg.model.name;
     if (!hamiltonians::reads_model_file(name)) return;
-    const bool mm = name == "matrix-market";
+    const bool mm = hamiltonians::find_model_kind(name)->max_extents == 0;  // no lattice
     const auto given = [&](const char* key) { return vm.count(key) > 0 && !vm[key].defaulted(); };
     for (const char* key : {"t", "m"})
         TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": model ", name, " takes its energies from --model-file");
@@ -472,13 +475,13 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
     TOPOKPM_USER_REQUIRE(cfg.runtime.decomposition == "auto" || cfg.runtime.decomposition == "1d", "--decomposition ",
                          cfg.runtime.decomposition, ": model ", name, " is split over ranks in 1-D only (allowed: 1d, auto)");
     if (!mm) return;
-    TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model matrix-market has no lattice");
-    TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model matrix-market takes its diagonal "
+    TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model ", name, " has no lattice");
+    TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model ", name, " takes its diagonal "
                          "from the file (export the disordered model with --export-matrix instead)");
     TOPOKPM_USER_REQUIRE(cfg.kpm.ldos.rfind("layer:", 0) != 0 && cfg.kpm.ldos.rfind("site:", 0) != 0, "--ldos ",
-                         cfg.kpm.ldos, ": model matrix-market has no lattice (select rows, e.g. --ldos 0,5,8-11)");
+                         cfg.kpm.ldos, ": model ", name, " has no lattice (select rows, e.g. --ldos 0,5,8-11)");
     TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Free,
-                         "--matrix free: model matrix-market has no lattice (use --matrix sell or crs)");
+                         "--matrix free: model ", name, " has no lattice (use --matrix sell or crs)");
 }
 
 /// KPM: moments, vectors, trace, bounds, scaling.
@@ -623,27 +626,21 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     const std::string device = vm["device"].as<std::string>();
     TOPOKPM_USER_REQUIRE(device == "cpu" || device == "cuda", "--device '", device, "': allowed values are cpu, cuda");
     cfg.storage.device = device == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
-    TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu || cfg.storage.matrix != MatrixKind::Naive,
-                         "--matrix naive runs on the CPU only; use --device cpu, or --matrix sell, crs or free");
     const std::string precision = vm["precision"].as<std::string>();
     TOPOKPM_USER_REQUIRE(precision == "double" || precision == "single", "--precision '", precision,
                          "': allowed values are double, single");
     cfg.storage.precision = precision == "single" ? Precision::Single : Precision::Double;
-    const int width = cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
+    // `auto` values depend on the run's block width, known with the model: resolve_run().
     const bool sell_c_given = vm["sell-C"].as<std::string>() != "auto";
-    cfg.storage.sell_chunk_height = sell_c_given ? int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto")
-                                                 : default_sell_chunk_height(width, cfg.storage.device);
-    if (matrix == "auto") {
-        const MatrixChoice c = fastest_matrix(cfg.model, width, cfg.storage.precision, cfg.storage.device,
-                                              sell_c_given || !vm["sell-sigma"].defaulted());
-        cfg.storage.matrix = c.kind;
-        cfg.storage.matrix_auto = c.why;
-    }
-    // The stencils' own refusal, asked before any rank builds (one message, not one per rank).
+    cfg.storage.auto_sell_c = !sell_c_given;
+    if (sell_c_given) cfg.storage.sell_chunk_height = int_option<int>(vm, "sell-C", 1, 1024, "1 .. 1024 or auto");
+    cfg.storage.auto_matrix = matrix == "auto";
+    cfg.storage.sell_options_given = sell_c_given || !vm["sell-sigma"].defaulted();
+    // The stencils' own refusal, asked before any rank builds (one message, not one per rank);
+    // `auto` never picks free in a field (fastest_matrix).
     if (cfg.storage.matrix == MatrixKind::Free) hamiltonians::require_no_field_in_stencil(cfg.model.flux);
-    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double || cfg.storage.matrix != MatrixKind::Naive,
-                         "--precision single: implemented for --matrix sell, crs or free on --device cpu or cuda (got --matrix ",
-                         to_string(cfg.storage.matrix), ", --device ", to_string(cfg.storage.device), "); use --precision double");
+    // Which combinations run is the capability table's (app/cli/capabilities.hpp), checked
+    // when the ranks are known.
 }
 
 /// Planning and runs under mpirun.

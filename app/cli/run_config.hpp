@@ -48,6 +48,7 @@ struct KpmConfig {
     int num_moments = 1024;
     int num_vectors = 16;
     int block_width = 0;               ///< stochastic trace: vectors per sweep; 0 = all --vectors
+    int sweep_width = 0;               ///< W the run sweeps with: resolve_run() (app/cli/resolved_run.hpp); 0 before
     std::uint64_t vector_seed = 1;
     TraceKind trace = TraceKind::Stochastic;
     BoundsMethod bounds_method = BoundsMethod::Lanczos;
@@ -78,8 +79,11 @@ struct KpmConfig {
 /// The member is called `storage` because `operator` is a keyword.
 struct OperatorConfig {
     MatrixKind matrix = MatrixKind::Sell;
+    bool auto_matrix = false;          ///< --matrix auto: `matrix` is chosen for the run's width by resolve_run()
     std::string matrix_auto;           ///< --matrix auto: why `matrix` was chosen (fastest_matrix); empty = given
-    int sell_chunk_height = 8;         ///< --sell-C; `auto`: default_sell_chunk_height (16 at R = 1, 8 at R >= 2 on the CPU)
+    bool auto_sell_c = false;          ///< --sell-C auto: `sell_chunk_height` is set for the run's width by resolve_run()
+    bool sell_options_given = false;   ///< --sell-C or --sell-sigma given: --matrix auto takes sell
+    int sell_chunk_height = 8;         ///< --sell-C; `auto`: default_sell_chunk_height (16 at W = 1, 8 at W >= 2 on the CPU)
     int sell_sigma = 256;
     int tblock_lines = -1;             ///< free at R = 1: lines per two-step block (numerics::StencilTuning)
     DeviceKind device = DeviceKind::Cpu;  ///< cuda: sell -> SELL-32-σ on GPU 0, crs -> SELL-1-1, free -> stencil

@@ -1,5 +1,6 @@
 #include "app/cli/selection.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -60,13 +61,14 @@ LdosSelection resolve_ldos_selection(const std::string& text, const hamiltonians
     if (text.rfind("layer:", 0) == 0) {
         const long long z = integer("ldos", text, text.substr(6), "the layer");
         TOPOKPM_USER_REQUIRE(z >= 0 && z < p.nz, "--ldos '", text, "': the layer is outside 0 .. ", p.nz - 1,
-                             p.name == "graphene" ? " (graphene has the single layer 0)" : " (z = 0 and Nz-1 are the surfaces)");
+                             model.kind().site_coordinates == 2 ? detail::concat(" (", p.name, " has the single layer 0)")
+                                                                : std::string(" (z = 0 and Nz-1 are the surfaces)"));
         sel.layer = static_cast<int>(z);
         for (int x = 0; x < p.nx; ++x)
             for (int y = 0; y < p.ny; ++y) site_rows(z + static_cast<global_index>(p.nz) * (y + static_cast<global_index>(p.ny) * x));
     } else if (text.rfind("site:", 0) == 0) {
         const std::vector<std::string> c = split(text.substr(5), ',');
-        const size_t want = p.name == "graphene" ? 2 : 3;
+        const size_t want = static_cast<size_t>(model.kind().site_coordinates);
         TOPOKPM_USER_REQUIRE(c.size() == want, "--ldos '", text, "': expected ",
                              want == 3 ? "site:X,Y,Z" : "site:M,N (cell indices)");
         const long long x = integer("ldos", text, c[0], "coordinate 1"), y = integer("ldos", text, c[1], "coordinate 2");
@@ -119,7 +121,7 @@ bool translation_invariant(const hamiltonians::Model& model)
 MomentumList resolve_momenta(const std::string& k_points, const std::string& k_path, const hamiltonians::Model& model)
 {
     const auto& p = model.params();
-    const bool graphene = p.name == "graphene";
+    const hamiltonians::ModelKind& kind = model.kind();
     MomentumList out;
     if (!k_points.empty()) {
         const std::vector<std::string> items = split(k_points, ';');
@@ -145,17 +147,19 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
         };
         auto point = [&](std::size_t index) -> numerics::Momentum {
             const std::string t = trim(names[index]);
-            if (t == "G") return {0, 0};
-            if (!graphene && t == "X") return {half(p.nx, "x"), 0};
-            if (!graphene && t == "Y") return {0, half(p.ny, "y")};
-            if (t == "M") return {half(p.nx, "x"), half(p.ny, "y")};
-            if (graphene && t == "K") {
+            bool known = false;  // one of the model's points (ModelKind::zone_points)
+            for (const std::string& z : split(kind.zone_points, ',')) known = known || (!t.empty() && trim(z) == t);
+            if (known && t == "G") return {0, 0};
+            if (known && t == "X") return {half(p.nx, "x"), 0};
+            if (known && t == "Y") return {0, half(p.ny, "y")};
+            if (known && t == "M") return {half(p.nx, "x"), half(p.ny, "y")};
+            if (known && t == "K") {
                 TOPOKPM_USER_REQUIRE(p.nx % 3 == 0 && p.ny % 3 == 0, "--k-path '", k_path,
                                      "': K = (2 Nx/3, Ny/3) needs Nx and Ny multiples of 3 (lattice ", p.nx, "x", p.ny, ")");
                 return {2 * p.nx / 3, p.ny / 3};
             }
-            throw InputError(detail::concat("--k-path '", k_path, "': point ", index + 1, " is unknown; ",
-                                            graphene ? "graphene knows G, K, M" : "ti knows G, X, Y, M"));
+            throw InputError(detail::concat("--k-path '", k_path, "': point ", index + 1, " is unknown; ", p.name,
+                                            " knows ", kind.zone_points));
         };
         std::vector<std::string> labels;
         numerics::Momentum prev = point(0);
@@ -175,15 +179,15 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
         }
         for (size_t i = 0; i < labels.size(); ++i) out.tick_labels += (i ? "," : "") + labels[i];
     }
-    // (k1, k2) = 2 pi m / N; Cartesian: ti k = (k1, k2); graphene k = (m1/Nx) b1 + (m2/Ny) b2 with
-    // b1 = 2 pi (1/sqrt3, -1/3), b2 = 2 pi (0, 2/3) (a_i . b_j = 2 pi delta_ij for models.md §3).
+    // (k1, k2) = 2 pi m / N; Cartesian by the model's reciprocal basis (ModelKind::cartesian:
+    // ti k = (k1, k2); graphene k = (m1/Nx) b1 + (m2/Ny) b2).
     double dist = 0.0, px = 0.0, py = 0.0;
     for (size_t i = 0; i < out.momenta.size(); ++i) {
         const double k1 = 2.0 * M_PI * out.momenta[i].mx / p.nx, k2 = 2.0 * M_PI * out.momenta[i].my / p.ny;
         out.k.push_back(k1);
         out.k.push_back(k2);
-        const double cx = graphene ? k1 / std::sqrt(3.0) : k1;
-        const double cy = graphene ? -k1 / 3.0 + 2.0 * k2 / 3.0 : k2;
+        const std::array<double, 2> c = kind.cartesian ? kind.cartesian(k1, k2) : std::array<double, 2>{k1, k2};
+        const double cx = c[0], cy = c[1];
         if (i > 0) dist += std::hypot(cx - px, cy - py);
         out.path_distance.push_back(dist);
         px = cx;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "app/cli/operator_choice.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
 #include "numerics/distributed/row_permutation.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
@@ -125,18 +126,10 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         return;
     }
     // The decomposition, agreed (every rank decides the same from the same inputs; an
-    // impossible 2d is one message).
-    agree([&] {
-        std::string mode = cfg.runtime.decomposition;
-        if (cfg.program == Program::Eigs) {
-            TOPOKPM_USER_REQUIRE(mode == "1d" || mode == "auto", "{decomposition} ", mode,
-                                 ": kpm-eigs splits the rows in 1-D only");
-            mode = "1d";
-        }
-        if (mode == "auto" && hamiltonians::reads_model_file(cfg.model.name)) mode = "1d";  // no halo model for them yet
-        if (mode == "1d") return;
-        grid_ = hetero::choose_decomposition(mode, size_, !cfg.runtime.weights.empty(), lattice_halo(model));
-    });
+    // impossible 2d is one message); --plan takes the same (rank_layout).
+    RankLayout layout;
+    agree([&] { layout = rank_layout(cfg, model, size_); });
+    grid_ = layout.grid;
     if (!grid_.x_cuts.empty()) {
         // Rank q = i py + j owns the tile (i, j): one run per x-plane, canonical order inside.
         const auto& mp = model.params();
@@ -163,10 +156,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
                       hetero::tile_halo(lattice_halo(model), grid_, 0).rows, " rows on rank 0");
         return;
     }
-    const auto& mp = model.params();
-    const bool free = cfg.storage.matrix == MatrixKind::Free;
-    const global_index plane = static_cast<global_index>(model.orbitals_per_site()) * mp.ny * mp.nz;
-    const global_index block = free ? plane : model.orbitals_per_site();
+    const global_index block = layout.unit;
 
     if (hetero::is_auto_weights(cfg.runtime.weights)) {
         // Each rank's SpMMV rate on the same rows: the `auto` weights (GHOST left them as
@@ -175,11 +165,13 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         // rank owns under equal weights: a smaller sample fits a CPU's cache and is launch-bound
         // on a GPU (64 Ki rows of ti measured 173 Gflop/s for GPU + CPU ranks against 1520
         // for the GPU alone on an H200, issue 36), so it would hand the CPU most of the rows.
+        // At the block width the run sweeps with (resolve_run), the width its operator was chosen for.
         const global_index sample = model.num_rows() / size_ / block * block;
+        TOPOKPM_REQUIRE(cfg.kpm.sweep_width >= 1, "--weights auto before the run was resolved (resolve_run)");
         double rate = 0.0;
         agree([&] {  // a probe that fails on one rank (memory) ends every rank with one message
             rate = numerics::operator_rate(operator_spec(cfg), hamiltonians::operator_source(model),
-                                           std::max(sample, block), std::min(std::max(cfg.kpm.num_vectors, 1), 8));
+                                           std::max(sample, block), cfg.kpm.sweep_width);
         });
         const std::vector<double> rates = mpi::allgather(rate);
         agree([&] { weights_ = hetero::weights_from_rates(rates); });

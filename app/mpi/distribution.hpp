@@ -55,7 +55,8 @@ public:
     /// just calls it. Its messages are with_user_messages() ones (flags, no --config values).
     void agree(const std::function<void()>& validate) const;
 
-    /// Splits the rows over the ranks (--decomposition, docs/scaling.md). 1d: by --weights
+    /// Splits the rows over the ranks (--decomposition, docs/scaling.md) by the layout
+    /// --plan also reads (rank_layout, app/cli/resolved_run.hpp). 1d: by --weights
     /// (`w0:w1:...`, empty = equal, `auto` = each rank's measured rate of the run's
     /// operator), in whole sites, or whole x-planes for --matrix free. 2d: the px x py grid
     /// of (x, y) tiles of whole z-columns with the smallest halo per rank

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/cli/operator_choice.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/system.hpp"
@@ -11,15 +12,13 @@
 
 namespace topokpm::app {
 
-void run_plan(const RunConfig& cfg)
+void run_plan(const RunConfig& given)
 {
-    // The plan models the distributed (double-precision) operator; a single-precision run
-    // is one rank only so far, so a plan for it would describe a run that cannot start.
-    TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--plan with --precision single: the planner models "
-                         "distributed double-precision runs, and --precision single runs on one rank only so far; "
-                         "plan with --precision double");
     // The model validates every parameter; it allocates nothing proportional to N.
-    const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(cfg.model);
+    const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(given.model);
+    // The columns, block width and operator the run would resolve (app/cli/resolved_run.hpp).
+    RunConfig cfg = given;
+    const TracedColumns traced = resolve_run(cfg, *model);
     const hamiltonians::ModelParams& p = model->params();
     hetero::PlanInput in;
     in.rows = static_cast<std::uint64_t>(model->num_rows());
@@ -29,12 +28,11 @@ void run_plan(const RunConfig& cfg)
     in.ny = static_cast<std::uint64_t>(p.ny);
     in.nz = static_cast<std::uint64_t>(p.nz);
     in.periodic_x = !p.boundary.empty() && p.boundary[0] == 'p';
-    in.vectors = cfg.kpm.num_vectors;
-    in.block_width = cfg.kpm.block_width;
+    in.vectors = static_cast<int>(traced.num_columns);
+    in.block_width = cfg.kpm.sweep_width;
     // The bytes of the operator the run builds (numerics/spmmv/operator_factory.hpp), as
     // the memory check of a run prices them.
-    const numerics::OperatorCostModel cost =
-        numerics::operator_cost_model(operator_spec(cfg), model->potential_entries_per_row());
+    const numerics::OperatorCostModel cost = operator_cost(operator_spec(cfg), *model);
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;
@@ -51,11 +49,11 @@ void run_plan(const RunConfig& cfg)
                     "give --plan-bandwidth for the target machine\n", bandwidth);
     }
     in.memory_gbs = {bandwidth};
-    // --decomposition: the same decision a run under mpirun takes (Distribution::split_rows);
-    // ranks driving GPUs get bandwidth weights, so auto keeps them on the 1-D split.
+    // --decomposition and the 1-D unit: the layout a run under mpirun takes (rank_layout).
     in.halo = lattice_halo(*model);
-    const bool uneven = !cfg.runtime.weights.empty() || (in.gpus > 0 && cfg.runtime.decomposition == "auto");
-    in.grid = hetero::choose_decomposition(cfg.runtime.decomposition, in.ranks, uneven, in.halo);
+    const RankLayout layout = rank_layout(cfg, *model, in.ranks);
+    in.grid = layout.grid;
+    in.split_unit = static_cast<std::uint64_t>(layout.unit);
 
     const hetero::Plan plan = hetero::make_plan(in);
     std::printf("%s", hetero::format_plan(plan).c_str());

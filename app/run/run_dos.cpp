@@ -15,6 +15,7 @@
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "app/run/run_files.hpp"
 #include "app/run/run_output.hpp"
 #include "app/cli/selection.hpp"
@@ -52,15 +53,6 @@ struct MemoryEstimate {
     double total() const { return matrix_bytes + vector_bytes + result_bytes + green_bytes; }
 };
 
-/// Start vectors per sweep: --block-width (default R) for the stochastic trace, else --vectors
-/// capped at the columns.
-int block_width(const RunConfig& cfg, global_index num_columns)
-{
-    if (cfg.kpm.trace == TraceKind::Stochastic && quantity(cfg) == Quantity::Dos)
-        return cfg.kpm.block_width > 0 ? std::min(cfg.kpm.block_width, cfg.kpm.num_vectors) : cfg.kpm.num_vectors;
-    return static_cast<int>(std::min<global_index>(cfg.kpm.num_vectors, num_columns));
-}
-
 /// This rank's memory: the cost model of the operator the run builds (`spec`, over this
 /// rank's rows; numerics/spmmv/operator_factory.hpp, --plan prices it the same way), with
 /// the rank's share of the nonzeros, and the rank's rows of the vectors. The bounds of a
@@ -75,7 +67,7 @@ int block_width(const RunConfig& cfg, global_index num_columns)
 MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpec& spec,
                                const hamiltonians::Model& model, int width, double spectra)
 {
-    const numerics::OperatorCostModel cost = numerics::operator_cost_model(spec, model.potential_entries_per_row());
+    const numerics::OperatorCostModel cost = operator_cost(spec, model);
     const double n = static_cast<double>(numerics::part_rows(spec, model.num_rows()));
     const double nonzeros = static_cast<double>(model.estimated_nonzeros()) * n / static_cast<double>(model.num_rows());
     const bool single = cfg.storage.precision == Precision::Single;
@@ -120,7 +112,7 @@ struct DosRun::State {
         report_start();
     }
 
-    const RunConfig& cfg;
+    RunConfig cfg;  ///< as given, then resolved for the model (resolve_run: width, operator)
     Distribution& dist;
     std::optional<SignalCatcher> signals;
     const Quantity what;
@@ -190,56 +182,28 @@ struct DosRun::State {
         return static_cast<double>(num_slots) * (num_real >= 2 ? 2.0 : 1.0);
     }
 
-    /// The model, what is traced (columns, slots).
+    /// The model, what is traced (columns, slots), the block width and the operator for it.
     void size_quantity()
     {
     model = hamiltonians::make_model(params_of(0));
     n = model->num_rows();
-    TOPOKPM_USER_REQUIRE(cfg.kpm.trace != TraceKind::Exact || n <= 2'000'000, "--trace exact with N = ", n,
-                         " rows needs N sweeps blocks; allowed for N <= 2000000 (use --trace stochastic)");
-    num_columns = cfg.kpm.trace == TraceKind::Exact ? n : cfg.kpm.num_vectors;
-    num_slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
-    if (what == Quantity::Ldos) {
-        selection = resolve_ldos_selection(cfg.kpm.ldos, *model);
-        num_columns = num_slots = static_cast<std::int64_t>(selection->rows.size());
-        if (cfg.kpm.ldos_method == LdosMethod::Probing) {
-            // A field's Peierls phases change the couplings' values, not which sites they join:
-            // the lattice to colour is the field-free model's.
-            std::unique_ptr<hamiltonians::Model> field_free;
-            if (!cfg.model.flux.zero()) {
-                hamiltonians::ModelParams geometry = params_of(0);
-                geometry.flux = {};
-                field_free = hamiltonians::make_model(geometry);
-            }
-            const hamiltonians::Model& without_field = field_free ? *field_free : *model;
-            TOPOKPM_USER_REQUIRE(without_field.offers_block_stencil(), "--ldos-method probing: model ", model->params().name,
-                                 " has no lattice to colour; use --ldos-method exact");
-            const BlockStencil lattice_of_rows = without_field.block_stencil();
-            probing = numerics::colour_rows(lattice_of_rows, selection->rows, cfg.kpm.probing_distance);
-            num_columns = static_cast<global_index>(probing->num_colours) * cfg.kpm.probing_draws;
-            trace_moments = numerics::probing_trace_moments(cfg.kpm.num_moments);
-        }
-    } else if (what == Quantity::Spectral) {
-        lattice = plane_wave_lattice(*model);
-        momenta = resolve_momenta(cfg.kpm.k_points, cfg.kpm.k_path, *model);
-        num_slots = static_cast<std::int64_t>(momenta->momenta.size());
-        num_columns = num_slots * lattice.states_per_cell;
-    }
+    TracedColumns traced = resolve_run(cfg, *model);
+    selection = std::move(traced.selection);
+    momenta = std::move(traced.momenta);
+    lattice = traced.lattice;
+    num_columns = traced.num_columns;
+    num_slots = traced.num_slots;
+    probing = std::move(traced.probing);
+    trace_moments = traced.trace_moments;
+    width = cfg.kpm.sweep_width;
     }
 
-    /// The block width, the files (rank 0 writes every file) and what runs on several ranks.
+    /// The files (rank 0 writes every file) and what runs on several ranks.
     void check_files_and_layout()
     {
-    width = block_width(cfg, num_columns);
     ckpt_path = checkpoint_target(checkpoint_path(cfg));  // through a user's link: its target
     run_files = {cfg.outputs.result_file, ckpt_path, cfg.outputs.restart, cfg.outputs.export_matrix};
     if (dist.root()) checked_files = check_run_files(run_files);  // rank 0 writes every file
-    if (dist.distributed()) {
-        TOPOKPM_USER_REQUIRE(cfg.storage.matrix != MatrixKind::Naive, "--matrix naive: the baseline runs on one rank only; "
-                             "use sell, crs or free under mpirun");
-        TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: runs on one rank only so "
-                             "far (the distributed operator is double); run it without mpirun");
-    }
     TOPOKPM_USER_REQUIRE(!probing || !dist.distributed() || !cfg.runtime.reduce_every_sweep,
                          "--ldos-method probing under mpirun: each rank reads its own rows, summed once at the end; "
                          "--reduce-every-sweep does not apply");

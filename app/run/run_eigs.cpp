@@ -10,6 +10,7 @@
 #include "analysis/result_file.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/parameter_flags.hpp"
+#include "app/cli/resolved_run.hpp"
 #include "app/cli/build_revision.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/run/run_files.hpp"
@@ -67,21 +68,24 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
     return asked;
 }
 
-/// Per pair, the weight of |v|^2 on each layer z (ti) or sublattice (graphene), from this
-/// rank's rows in canonical order (models.md §2, §3), summed over the ranks: row-major
-/// [k, parts], each row summing to 1 for a unit vector.
-std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::ModelParams& m,
+/// Per pair, the weight of |v|^2 on each of the model's eigenvector parts (layers z for
+/// ti, sublattices for graphene: hamiltonians::EigenvectorParts), from this rank's rows in
+/// canonical order (models.md §2, §3), summed over the ranks: row-major [k, parts], each
+/// row summing to 1 for a unit vector.
+std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::Model& model,
                                  global_index row_begin, const Operator& op, int& parts)
 {
-    const bool ti = m.name == "ti";
-    parts = ti ? m.nz : 2;
+    const hamiltonians::ModelParams& m = model.params();
+    const global_index orbitals = model.orbitals_per_site();
+    const bool layers = model.kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
+    parts = layers ? m.nz : static_cast<int>(orbitals);
     const std::size_t k = pairs.values.size();
     const global_index n = pairs.local_rows;
     std::vector<double> w(k * static_cast<std::size_t>(parts), 0.0);
     for (std::size_t c = 0; c < k; ++c)
         for (global_index r = 0; r < n; ++r) {
             const global_index row = row_begin + r;
-            const int part = ti ? static_cast<int>((row / 4) % m.nz) : static_cast<int>(row % 2);
+            const int part = layers ? static_cast<int>((row / orbitals) % m.nz) : static_cast<int>(row % orbitals);
             w[c * parts + part] += std::norm(pairs.vectors[static_cast<std::size_t>(r + c * n)]);
         }
     op.sum_over_ranks(w.data(), w.size());
@@ -112,7 +116,7 @@ public:
     }
 
 private:
-    const RunConfig& cfg;
+    RunConfig cfg;  ///< as given, then resolved for the model (resolve_run: the operator)
     Distribution& dist;
     const double t_start = wall_seconds();
     const std::string start_time = utc_now();
@@ -140,12 +144,9 @@ private:
     /// Request, method, operator and files, before anything is built.
     void validate()
     {
-        TOPOKPM_USER_REQUIRE(cfg.storage.device == DeviceKind::Cpu, "--device cuda: kpm-eigs runs on the CPU so far; "
-                             "use --device cpu");
-        TOPOKPM_USER_REQUIRE(cfg.storage.precision == Precision::Double, "--precision single: kpm-eigs needs double "
-                             "precision (residuals of 1e-10 relative are below float's rounding); use --precision double");
         model = hamiltonians::make_model(cfg.model);
         n = model->num_rows();
+        resolve_run(cfg, *model);
         numerics::validate(cfg.eigs.request, n);
         method = resolve_method(cfg.eigs.method, cfg.eigs.request.kind, n);
         if (dist.root()) output_guard = check_run_files({cfg.outputs.result_file, "", "", ""}).output;
@@ -158,7 +159,7 @@ private:
     void check_memory()
     {
         const numerics::OperatorSpec s = dist.operator_spec(cfg);
-        const auto cost = numerics::operator_cost_model(s, model->potential_entries_per_row());
+        const auto cost = operator_cost(s, *model);
         const double rows = static_cast<double>(n);
         const double part = static_cast<double>(numerics::part_rows(s, n)), share = part / rows;
         const double k = cfg.eigs.request.kind == Kind::Window ? 64.0 : double(cfg.eigs.request.count) + 8.0;
@@ -279,7 +280,7 @@ private:
                 o.progress = progress_printer(request.count);
                 pairs = numerics::thick_restart_lanczos(*op, o);
             }
-            weights = part_weights(pairs, cfg.model, op->row_begin(), *op, parts);
+            weights = part_weights(pairs, *model, op->row_begin(), *op, parts);
             if (cfg.eigs.save_vectors) {
                 // Every rank's rows into one [k, N] array (zeros elsewhere), summed over the ranks.
                 const std::size_t k = pairs.values.size();
@@ -456,8 +457,9 @@ private:
                                                {"num_solves", std::int64_t(si.solves)}});
             out.write_doubles("/eigs/values", {"t", "Eigenvalues, ascending."}, pairs.values, {k});
             out.write_doubles("/eigs/residuals", {"t", "Residual norm ||H v - lambda v|| of each eigenpair."}, pairs.residuals, {k});
-            out.write_doubles(cfg.model.name == "ti" ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
-                              {"1", cfg.model.name == "ti" ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
+            const bool layers = model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
+            out.write_doubles(layers ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
+                              {"1", layers ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
                               {k, static_cast<std::uint64_t>(parts)});
             if (cfg.eigs.save_vectors)
                 out.write_complex("/eigs/vectors", {"1", "Normalised eigenvectors in canonical row order."}, all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
@@ -477,7 +479,7 @@ private:
         const std::size_t shown = std::min<std::size_t>(pairs.values.size(), 12);
         for (std::size_t i = 0; i < shown; ++i) {
             std::string w;
-            if (cfg.model.name == "ti")  // surface weight: top and bottom layers
+            if (model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers)  // surface weight: top and bottom layers
                 w = fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) + " on the surfaces";
             else
                 w = fmt("%.3f", weights[i * parts]) + " on sublattice A";

@@ -10,6 +10,7 @@
 #include <new>
 #include <optional>
 
+#include "app/cli/capabilities.hpp"
 #include "app/cli/parameter_flags.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/plan/run_plan.hpp"
@@ -44,6 +45,9 @@ void check_start(int argc, char** argv, char** /*envp*/)
 void dispatch(const RunConfig& config, Distribution& dist)
 {
     with_user_messages(config.provenance, [&] {
+        // The one capability table (app/cli/capabilities.hpp), for runs and plans alike;
+        // agreed, so under mpirun the refusal is one message.
+        dist.agree([&] { require_supported(config, dist.size()); });
         if (config.program == Program::Eigs) {
             run_eigs(config, dist);
         } else if (config.runtime.plan.enabled) {

@@ -318,7 +318,7 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
 std::unique_ptr<sparse_direct::SparseLU> analyse_sparse_lu(const hamiltonians::Model& model)
 {
     sparse_direct::AnalyseOptions a;
-    a.site_size = model.params().name == "ti" ? model.orbitals_per_site() : 1;
+    a.site_size = model.kind().lu_site_blocks ? model.orbitals_per_site() : 1;
     return std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(model), a);
 }
 

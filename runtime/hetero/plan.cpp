@@ -261,14 +261,18 @@ Plan make_plan(const PlanInput& in)
             position += rows;
         }
     } else {
-        ranges = split_rows(in.rows, in.block, plan.weights);
+        const std::uint64_t unit = in.split_unit > 0 ? in.split_unit : in.block;
+        TOPOKPM_USER_REQUIRE(unit % in.block == 0 && in.rows % unit == 0, "1-D split unit of ", unit, " rows for ",
+                             in.rows, " rows of ", in.block, "-row sites");
+        ranges = split_rows(in.rows, unit, plan.weights);
     }
-    TOPOKPM_USER_REQUIRE(in.block_width >= 0, "block width W = ", in.block_width, " must be at least 1");
+    TOPOKPM_USER_REQUIRE(in.block_width >= 0 && in.block_width <= in.vectors, "block width W = ", in.block_width,
+                         " must be in 1 .. R = ", in.vectors, " (0: R)");
     TOPOKPM_USER_REQUIRE(in.matrix_bytes_per_nonzero >= 0 && in.matrix_bytes_per_row >= 0 && in.value_bytes > 0,
                          "operator cost coefficients ", in.matrix_bytes_per_nonzero, " B/nnz, ",
                          in.matrix_bytes_per_row, " B/row, ", in.value_bytes, " B/value");
     const std::uint64_t plane = in.ny * in.nz * in.block;
-    const int width = in.block_width > 0 && in.block_width < in.vectors ? in.block_width : in.vectors;
+    const int width = in.block_width > 0 ? in.block_width : in.vectors;
     const double W = width;
     const double blocks = static_cast<double>((in.vectors + width - 1) / width);
     const double v = in.value_bytes;

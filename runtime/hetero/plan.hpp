@@ -4,7 +4,8 @@
 /// rank, from sizes alone (nothing proportional to the matrix is allocated; the cost
 /// is O(ranks)). The model and its assumptions are in docs/scaling.md:
 ///
-/// - rows: split_rows() over the rank weights, boundaries at whole sites (`block` rows);
+/// - rows: split_rows() over the rank weights, boundaries at whole sites (`block` rows) or
+///   whole `split_unit`s (x-planes of the matrix-free operator);
 /// - nonzeros of a rank: the global count times its row fraction (uniform rows);
 /// - halo: rows are ordered x slowest, so a rank owns an x-slab [begin, end) and the
 ///   nearest-neighbour x hopping couples row r to r +- plane, plane = ny*nz*block.
@@ -15,7 +16,8 @@
 /// - operator bytes of a rank: a_nnz nnz + a_row rows, held and read once per sweep, with
 ///   the coefficients of the operator the run builds (numerics::operator_cost_model(): SELL
 ///   double a_nnz = 20, matrix-free a_row = 8 bytes per potential entry per row);
-/// - the R vectors run in ceil(R / W) blocks of W columns (W = --block-width, default R);
+/// - the R vectors (start vectors: the traced columns of an LDOS or A(k, E) run) run in
+///   ceil(R / W) blocks of W columns (W: the width the run resolves, default R);
 ///   v bytes per vector entry (16);
 /// - memory: operator bytes, two v*rows*W vector blocks, a receive and a send buffer of
 ///   v*halo_rows*W each (a slab sends what it receives);
@@ -100,10 +102,13 @@ struct PlanInput {
     std::uint64_t rows = 0;       ///< N, global rows
     std::uint64_t nnz = 0;        ///< global stored nonzeros
     std::uint64_t block = 1;      ///< orbitals per site (4 ti, 2 graphene)
+    /// Rows the 1-D split keeps on one rank, a multiple of `block` dividing `rows` (a site, or
+    /// an x-plane for the matrix-free operator); 0: `block`.
+    std::uint64_t split_unit = 0;
     std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
     bool periodic_x = true;
     int vectors = 1;              ///< R
-    int block_width = 0;          ///< W columns per sweep, 1 <= W; 0 or W > R: W = R
+    int block_width = 0;          ///< W columns per sweep, 1 <= W <= R (kpm-dos: the run's resolved W); 0: W = R
     /// Operator bytes per stored nonzero and per row (held and read per sweep), and bytes
     /// per vector entry: numerics::OperatorCostModel of the operator the run builds. The
     /// defaults are SELL-C-σ in double precision.

@@ -125,5 +125,24 @@ TEST(ModelValidation, EdgeValuesAreAccepted)
     for (const auto& make : good) EXPECT_NO_THROW(hamiltonians::make_model(make()));
 }
 
+// Issue 31: the app asks a model's kind instead of its name. Every kind is found by its name,
+// says whether it reads --model-file as make_model() does, and a built model reports its kind.
+TEST(ModelKinds, EveryKindIsFoundAndBuiltModelsReportTheirs)
+{
+    for (const hamiltonians::ModelKind& k : hamiltonians::model_kinds()) {
+        ASSERT_EQ(hamiltonians::find_model_kind(k.name), &k) << k.name;
+        EXPECT_EQ(hamiltonians::reads_model_file(k.name), k.reads_file) << k.name;
+        EXPECT_LE(k.min_extents, k.max_extents) << k.name;
+        EXPECT_EQ(k.max_extents == 0, k.lattice_form.empty()) << k.name;
+    }
+    EXPECT_EQ(hamiltonians::find_model_kind("tii"), nullptr);
+    for (const ModelParams& p : {ti_ok(), graphene_ok()}) {
+        const auto model = hamiltonians::make_model(p);
+        EXPECT_EQ(model->kind().name, p.name);
+        // A site has as many coordinates as --lattice takes extents (ti x, y, z; graphene m, n).
+        EXPECT_EQ(model->kind().site_coordinates, model->kind().max_extents) << p.name;
+    }
+}
+
 }  // namespace
 }  // namespace topokpm

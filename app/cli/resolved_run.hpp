@@ -1,0 +1,65 @@
+#pragma once
+/// @file resolved_run.hpp
+/// The decisions of a run that need the model as well as the options, made once: what it
+/// traces (the --ldos rows, the momenta of --k-points/--k-path, the start vectors), the
+/// block width W it sweeps with, and the operator chosen for that width (--matrix auto,
+/// --sell-C auto). The serial run, every rank under mpirun, kpm-eigs and kpm-dos --plan
+/// all resolve the configuration here, so they build, price and plan the same operator at
+/// the same width.
+
+#include <cstdint>
+#include <optional>
+
+#include "app/cli/run_config.hpp"
+#include "app/cli/selection.hpp"
+#include "hamiltonians/model.hpp"
+#include "numerics/kpm/block_trace.hpp"
+#include "runtime/hetero/plan.hpp"
+
+namespace topokpm::app {
+
+/// What a kpm-dos run traces: `num_columns` start vectors in all, giving `num_slots` spectra.
+///   stochastic DOS: R random vectors, R slots;  exact DOS: the N unit vectors, 1 slot;
+///   LDOS: one unit vector per selected row, one slot each (--ldos-method probing: one
+///   random-phase vector per colour and draw, the trace running trace_moments);
+///   A(k, E): S plane waves per momentum (S = lattice.states_per_cell), one slot per momentum.
+struct TracedColumns {
+    std::optional<LdosSelection> selection;  ///< --ldos
+    std::optional<MomentumList> momenta;     ///< --k-points / --k-path
+    numerics::PlaneWaveLattice lattice;      ///< A(k, E) only
+    std::optional<numerics::ProbingColours> probing;  ///< --ldos-method probing
+    global_index num_columns = 0;
+    std::int64_t num_slots = 0;
+    int trace_moments = 0;                   ///< moments the trace runs (probing: to reach v_{M-1}); else M
+};
+
+/// The traced columns of `cfg` on `model`; InputError for a selection or path the model
+/// does not have, and for --trace exact beyond 2 000 000 rows.
+TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& model);
+
+/// The block width W (start vectors per sweep) of a run tracing `num_columns` columns:
+/// --block-width (0 = R) for the stochastic DOS, else R (--vectors); at most num_columns.
+/// kpm-eigs, whose methods size their own blocks, has W = R, the width its operator is
+/// chosen for.
+int effective_block_width(const RunConfig& cfg, global_index num_columns);
+
+/// How the rows of `model` are split over `ranks` ranks (--decomposition, docs/scaling.md):
+/// the one rule of a run under mpirun (Distribution::split_rows) and of --plan.
+///   `grid` set (2-D): the px x py tiles of hetero::choose_decomposition on lattice_halo();
+///   `grid` empty (1-D): x-slabs of whole `unit`s of rows by the weights: a site
+///   (orbitals_per_site rows), or for --matrix free a whole x-plane (the stencil's slabs).
+/// 1d is taken by kpm-eigs (InputError for another --decomposition than 1d or auto), by
+/// `auto` on models read from a file (no halo model), with --weights, and by --plan `auto`
+/// with --gpus (the plan weighs GPU ranks by their bandwidth).
+struct RankLayout {
+    hetero::ProcessGrid grid;
+    global_index unit = 1;
+};
+RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, int ranks);
+
+/// Resolves `cfg` for `model`: cfg.kpm.sweep_width = effective_block_width(), and where
+/// --matrix or --sell-C is `auto`, the kind and chunk height for that width
+/// (fastest_matrix, default_sell_chunk_height). Returns the traced columns.
+TracedColumns resolve_run(RunConfig& cfg, const hamiltonians::Model& model);
+
+}  // namespace topokpm::app
