@@ -85,7 +85,8 @@ check "ti surface Landau levels: exit 0" "[ $? -eq 0 ] || { cat '$work/tll.txt';
 check "ti surface Landau levels: at 0, +-E_1 .. +-E_3" "$py '$here/check_field.py' '$work/tll.h5' 1/100 --surface-landau"
 
 # ---- a checkpoint belongs to its flux: a restart with another PHI (or none) is refused ----
-ck=(--model graphene --lattice 48x48 --moments 20000 --vectors 4 --energy-range -3.5:3.5 --checkpoint "$work/ck.h5")
+# (192x192: about 4 s on an idle core, so the SIGTERM arrives mid-run; 48x48 finished in 0.3 s)
+ck=(--model graphene --lattice 192x192 --moments 20000 --vectors 4 --energy-range -3.5:3.5 --checkpoint "$work/ck.h5")
 "$dos" "${ck[@]}" --magnetic-flux 1/16 --checkpoint-every 0.2 --output "$work/part.h5" > "$work/ck.txt" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do [ -e "$work/ck.h5" ] && break; sleep 0.05; done
