@@ -55,6 +55,9 @@ done
 check "graphene as hr, --matrix free, R = 1, runs" "R=1 run g_free1.h5 --model hr --model-file '$src/inputs/graphene_hr.dat' $g --matrix free"
 check "graphene built-in, R = 1" "R=1 run g_ref1.h5 --model graphene $g --matrix sell"
 check "graphene as hr, --matrix free, R = 1: the built-in's moments" "same_moments g_ref1.h5 g_free1.h5"
+# --matrix auto takes the stencil for a _hr.dat that offers one, as for the built-in (R = 1)
+check "graphene as hr, --matrix auto, R = 1, runs" "R=1 run g_auto1.h5 --model hr --model-file '$src/inputs/graphene_hr.dat' $g"
+check "graphene as hr, --matrix auto, R = 1: the stencil" "\"$py\" -c \"import h5py,sys; n=h5py.File(sys.argv[1],'r')['provenance'].attrs['operator']; n=n.decode() if isinstance(n,bytes) else n; print('  operator', n); sys.exit(0 if 'stencil' in n else 1)\" '$work/g_auto1.h5'"
 
 # A ti slab 6x6x4 (periodic x, y, open z), clean (the built-in's disorder is per site).
 t="--lattice 6x6x4 --energy-range -5.5:5.5"
