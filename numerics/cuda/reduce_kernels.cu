@@ -118,7 +118,7 @@ std::vector<complex_type> column_dots(std::int64_t num_rows, int num_cols, const
     AugmentedOps ops;
     ops.want_dots = true;
     DotSums sums;
-    detail::run_strips(num_cols, ops, workspace, &sums, [&](int w, const detail::SweepScalars& s, bool) {
+    detail::run_strips(num_cols, ops, workspace, &sums, [&](int w, const detail::SweepScalars& s, auto) {
         const int rows = static_cast<int>(num_rows);
         return with_width(w, [&](auto width) {  // w is a registered strip width
             constexpr int W = decltype(width)::value;

@@ -112,14 +112,10 @@ SweepInfo sweep(const BasicSellView<T>& host_view, const T* x, T* y, int num_col
     a.row_of_slot = host_view.row_of_slot;
     const V2* xd = reinterpret_cast<const V2*>(x);
     V2* yd = reinterpret_cast<V2*>(y);
-    return detail::run_strips(num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, bool want_dots) {
-        // Single precision instantiates the dots kernels only (every sweep of KPM, Lanczos and
-        // the rate probe wants dots): a sweep without them runs those and drops the partials.
-        if constexpr (std::is_same_v<T, complex_single>) return (void)want_dots, launch_width<true>(w, a, xd, yd, s, workspace);
-        else
-            return want_dots ? launch_width<true>(w, a, xd, yd, s, workspace)
-                             : launch_width<false>(w, a, xd, yd, s, workspace);
-    });
+    return detail::run_strips<std::is_same_v<T, complex_single>>(
+        num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, auto dots_tag) {
+            return launch_width<decltype(dots_tag)::value>(w, a, xd, yd, s, workspace);
+        });
 }
 
 }  // namespace

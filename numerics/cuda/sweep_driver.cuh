@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include "numerics/cuda/augmented_common.cuh"
@@ -54,9 +55,13 @@ inline int tile_group(int w)
     return 1;
 }
 
-/// Runs one sweep as strips. `launch(w, scalars, partials_or_null, workspace) -> grid`
-/// launches the width-w kernel for columns [c0, c0 + w) and returns its grid size.
-template <class LaunchStrip>
+/// Runs one sweep as strips. `launch(w, scalars, dots_tag) -> grid` launches the width-w
+/// kernel for columns [c0, c0 + w) and returns its grid size; dots_tag is std::true_type
+/// when the kernel must write its dot partials, std::false_type otherwise. With
+/// DotsKernelsOnly (single precision: only the dots kernels are instantiated, as every sweep
+/// of KPM, Lanczos and the rate probe wants dots) it is always std::true_type and a sweep
+/// without dots drops the partials.
+template <bool DotsKernelsOnly = false, class LaunchStrip>
 SweepInfo run_strips(int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots,
                      LaunchStrip&& launch)
 {
@@ -68,7 +73,9 @@ SweepInfo run_strips(int num_cols, const AugmentedOps& ops, DotWorkspace& worksp
     int c0 = 0;
     for (const int w : info.strip_widths) {
         const SweepScalars s{ops.scale, ops.shift, ops.beta, num_cols, c0, tile_group(w)};
-        const int grid = launch(w, s, want_dots);
+        int grid = 0;
+        if constexpr (DotsKernelsOnly) grid = launch(w, s, std::true_type{});
+        else grid = want_dots ? launch(w, s, std::true_type{}) : launch(w, s, std::false_type{});
         TOPOKPM_CUDA_CHECK(cudaGetLastError());
         if (want_dots) launch_reduce_partials(workspace.partials(0), grid, w, results, num_cols, c0);
         c0 += w;
