@@ -601,7 +601,7 @@ def plot_eigs(r, fig, args):
     residuals = r.array("/eigs/residuals", 1, shape=(k,)) if r.has("/eigs/residuals") else np.zeros(k)
     scale = r.number("/eigs", "energy_scale", 0.0) or max(float(np.abs(values).max()), 1.0)
     name = r.text("/model", "name")
-    if name == "ti":
+    if r.has("/eigs/layer_weight"):  # what the file holds decides the picture, not the model's name
         w = r.array("/eigs/layer_weight", 2, shape=(k, None))
         nz = w.shape[1]
         parts = [(w[:, 0], "top layer z = 0"), (w[:, -1], f"bottom layer z = {nz - 1}")] if nz > 1 else \
