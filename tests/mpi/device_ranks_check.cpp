@@ -39,100 +39,32 @@
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/mpi_check_support.hpp"
 #include "tests/support/trace_moments.hpp"
 
 using namespace topokpm;
 
 namespace {
 
-int failures = 0;
-int my_rank = 0;
+namespace mpi_check = topokpm::testing::mpi_check;
+using mpi_check::expect;
+using mpi_check::failures;
+using mpi_check::graphene_params;
+using mpi_check::my_rank;
+using mpi_check::ti_params;
 
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", my_rank, what.c_str());
-    ++failures;
-}
-
-hamiltonians::ModelParams ti_params()
-{
-    hamiltonians::ModelParams p;
-    p.name = "ti";
-    p.nx = 6; p.ny = 3; p.nz = 4;
-    p.boundary = "ppo";
-    p.dot_potential = 0.4; p.dot_radius = 1.0; p.dot_period = 3; p.dot_depth = 2;
-    p.disorder = 0.8; p.disorder_seed = 5;
-    return p;
-}
-
-hamiltonians::ModelParams graphene_params()
-{
-    hamiltonians::ModelParams p;
-    p.name = "graphene";
-    p.nx = 8; p.ny = 5; p.nz = 1;
-    p.boundary = "pp";
-    p.disorder = 0.5; p.disorder_seed = 7;
-    return p;
-}
-
-/// Equal shares of whole x-planes (both local kinds take them).
-std::vector<global_index> plane_bounds(const hamiltonians::Model& model, int ranks)
-{
-    const auto& mp = model.params();
-    const auto plane = static_cast<std::uint64_t>(model.orbitals_per_site()) * mp.ny * mp.nz;
-    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()), plane,
-                                           std::vector<double>(ranks, 1.0));
-    std::vector<global_index> b{0};
-    for (const auto& r : ranges) b.push_back(static_cast<global_index>(r.end));
-    return b;
-}
 
 void check_sweep(const hamiltonians::Model& model, const Operator& serial, const numerics::DistributedOperator& dist,
                  bool on_device, const std::string& tag)
 {
-    const int r = 3;
-    const global_index n = model.num_rows();
-    BlockVector x(n, r), y(n, r);
-    numerics::fill_random_phase_vectors(x, 11, 0, n);
-    numerics::fill_random_phase_vectors(y, 12, 0, n);
-    const AugmentedOps ops{0.37, 0.2, -1.0, true};
-    BlockVector xs = x, ys = y;
-    DotSums ref;
-    serial.apply(xs, ys, ops, &ref);
-
-    const global_index b = dist.row_begin(), nl = dist.num_rows();
-    BlockVector xl(nl, r), yl(nl, r);
-    for (global_index i = 0; i < nl; ++i)
-        for (int c = 0; c < r; ++c) {
-            xl(i, c) = x(b + i, c);
-            yl(i, c) = y(b + i, c);
+    mpi_check::check_sweep(model, serial, dist, tag, [&](const BlockVector& xl, const BlockVector& yl) {
+        if (on_device) {
+            expect(yl.memory_state() == MemoryState::device, tag + ": y left the device during the sweep");
+            expect(xl.memory_state() == MemoryState::both, tag + ": x's host copy went stale or was never uploaded");
+        } else {
+            expect(!xl.has_device_mirror() && !yl.has_device_mirror(), tag + ": a CPU rank's blocks got a device copy");
         }
-    DotSums dots;
-    dist.apply(xl, yl, ops, &dots);
-    if (on_device) {
-        expect(yl.memory_state() == MemoryState::device, tag + ": y left the device during the sweep");
-        expect(xl.memory_state() == MemoryState::both, tag + ": x's host copy went stale or was never uploaded");
-    } else {
-        expect(!xl.has_device_mirror() && !yl.has_device_mirror(), tag + ": a CPU rank's blocks got a device copy");
-    }
-    double err = 0.0;
-    for (global_index i = 0; i < nl; ++i)
-        for (int c = 0; c < r; ++c) err = std::max(err, std::abs(yl(i, c) - ys(b + i, c)));
-    expect(err < 1e-13, tag + ": y differs from the serial sweep by " + std::to_string(err));
-
-    std::vector<double> flat(3 * r);
-    for (int c = 0; c < r; ++c) {
-        flat[c] = dots.xx[c];
-        flat[r + 2 * c] = dots.yx[c].real();
-        flat[r + 2 * c + 1] = dots.yx[c].imag();
-    }
-    if (!dist.dots_reduced()) dist.sum_over_ranks(flat.data(), flat.size());
-    for (int c = 0; c < r; ++c) {
-        const double tol = 1e-12 * static_cast<double>(n);
-        expect(std::abs(flat[c] - ref.xx[c]) < tol, tag + ": <x|x> differs");
-        expect(std::abs(complex_type(flat[r + 2 * c], flat[r + 2 * c + 1]) - ref.yx[c]) < tol, tag + ": <y|x> differs");
-    }
+    });
 }
 
 void check_moments(const Operator& serial, const Operator& dist, const std::string& tag)
@@ -158,7 +90,7 @@ int run()
         const auto model = hamiltonians::make_model(params);
         const auto serial = numerics::make_sell_operator(
             std::make_shared<numerics::SellMatrix>(numerics::SellMatrix::build(*model, 0, model->num_rows(), {4, 8})));
-        const auto bounds = plane_bounds(*model, p);
+        const auto bounds = mpi_check::bounds_for(*model, std::vector<double>(p, 1.0), true);
         for (const bool all : {false, true}) {
             const bool on_device = all || my_rank == 0;
             for (const bool free : {false, true}) {

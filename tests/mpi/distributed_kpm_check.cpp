@@ -58,55 +58,14 @@
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/mpi_check_support.hpp"
 
 using namespace topokpm;
 
 namespace {
 
-int failures = 0;
-int my_rank = 0;
+using namespace topokpm::testing::mpi_check;
 
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", my_rank, what.c_str());
-    ++failures;
-}
-
-hamiltonians::ModelParams ti_params()
-{
-    hamiltonians::ModelParams p;
-    p.name = "ti";
-    p.nx = 6; p.ny = 3; p.nz = 4;  // 288 rows, 72 sites: up to 4 ranks with room for uneven shares
-    p.boundary = "ppo";
-    p.dot_potential = 0.4; p.dot_radius = 1.0; p.dot_period = 3; p.dot_depth = 2;
-    p.disorder = 0.8; p.disorder_seed = 5;
-    return p;
-}
-
-hamiltonians::ModelParams graphene_params()
-{
-    hamiltonians::ModelParams p;
-    p.name = "graphene";
-    p.nx = 8; p.ny = 5; p.nz = 1;
-    p.boundary = "pp";
-    p.disorder = 0.5; p.disorder_seed = 7;
-    return p;
-}
-
-/// Row bounds from the weights: sites never split; for a matrix-free local part whole
-/// x-planes (the slab must be a box).
-std::vector<global_index> bounds_for(const hamiltonians::Model& model, const std::vector<double>& weights,
-                                     bool planes)
-{
-    const auto& mp = model.params();
-    const std::uint64_t block = static_cast<std::uint64_t>(model.orbitals_per_site()) *
-                                (planes ? static_cast<std::uint64_t>(mp.ny) * mp.nz : 1);
-    const auto ranges = hetero::split_rows(static_cast<std::uint64_t>(model.num_rows()), block, weights);
-    std::vector<global_index> b{0};
-    for (const auto& r : ranges) b.push_back(static_cast<global_index>(r.end));
-    return b;
-}
 
 void check_halo(const hamiltonians::Model& model, const numerics::DistributedOperator& op, const std::string& tag)
 {
@@ -125,47 +84,6 @@ void check_halo(const hamiltonians::Model& model, const numerics::DistributedOpe
     const auto halo = mpi::allreduce_sum(static_cast<std::int64_t>(op.halo_rows()));
     const auto sent = mpi::allreduce_sum(static_cast<std::int64_t>(op.send_rows()));
     expect(halo == sent, tag + ": rows received != rows sent over all ranks");
-}
-
-void check_sweep(const hamiltonians::Model& model, const Operator& serial, const Operator& dist,
-                 const std::string& tag)
-{
-    const int r = 3;
-    const global_index n = model.num_rows();
-    BlockVector x(n, r), y(n, r);
-    numerics::fill_random_phase_vectors(x, 11, 0, n);
-    numerics::fill_random_phase_vectors(y, 12, 0, n);
-    const AugmentedOps ops{0.37, 0.2, -1.0, true};
-    BlockVector xs = x, ys = y;
-    DotSums ref;
-    serial.apply(xs, ys, ops, &ref);
-
-    const global_index b = dist.row_begin(), nl = dist.num_rows();
-    BlockVector xl(nl, r), yl(nl, r);
-    for (global_index i = 0; i < nl; ++i)
-        for (int c = 0; c < r; ++c) {
-            xl(i, c) = x(b + i, c);
-            yl(i, c) = y(b + i, c);
-        }
-    DotSums dots;
-    dist.apply(xl, yl, ops, &dots);
-    double err = 0.0;
-    for (global_index i = 0; i < nl; ++i)
-        for (int c = 0; c < r; ++c) err = std::max(err, std::abs(yl(i, c) - ys(b + i, c)));
-    expect(err < 1e-13, tag + ": y differs from the serial sweep by " + std::to_string(err));
-
-    std::vector<double> flat(3 * r);
-    for (int c = 0; c < r; ++c) {
-        flat[c] = dots.xx[c];
-        flat[r + 2 * c] = dots.yx[c].real();
-        flat[r + 2 * c + 1] = dots.yx[c].imag();
-    }
-    if (!dist.dots_reduced()) dist.sum_over_ranks(flat.data(), flat.size());
-    for (int c = 0; c < r; ++c) {
-        const double tol = 1e-12 * static_cast<double>(n);
-        expect(std::abs(flat[c] - ref.xx[c]) < tol, tag + ": <x|x> differs");
-        expect(std::abs(complex_type(flat[r + 2 * c], flat[r + 2 * c + 1]) - ref.yx[c]) < tol, tag + ": <y|x> differs");
-    }
 }
 
 double max_diff(const std::vector<double>& a, const std::vector<double>& b)
