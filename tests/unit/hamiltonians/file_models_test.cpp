@@ -23,6 +23,7 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
+#include "tests/support/input_error.hpp"
 
 namespace topokpm {
 namespace {
@@ -45,17 +46,7 @@ std::string write_file(const std::string& name, const std::string& text)
     return path;
 }
 
-/// The InputError message of `f`, or "" when it does not throw one.
-template <class F>
-std::string input_error(F&& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+using topokpm::testing::input_error;
 
 ModelParams hr_params(const std::string& file, int nx, int ny, int nz, const std::string& boundary)
 {

@@ -16,6 +16,7 @@
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
+#include "tests/support/input_error.hpp"
 
 namespace topokpm {
 namespace {
@@ -59,16 +60,7 @@ ModelParams dirty(ModelParams p)
     return p;
 }
 
-template <class F>
-std::string input_error(F&& f)
-{
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no InputError)";
-}
+using topokpm::testing::input_error;
 
 struct Dense {
     long n = 0;
