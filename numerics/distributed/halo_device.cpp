@@ -68,14 +68,11 @@ void remote_correction_host(const HaloPattern& pattern, const complex_type* halo
 
 namespace {
 
-/// A rank on the CPU: the MPI buffers are the only buffers.
-class HostHalo final : public HaloDevice {
+/// MPI staging in plain host vectors (the CPU rank and the host stand-in; a GPU rank's
+/// staging is page-locked, halo_device_cuda.cpp).
+class HostStagedHalo : public HaloDevice {
 public:
-    explicit HostHalo(HaloPattern pattern) : HaloDevice(std::move(pattern)) {}
-    std::string name() const override { return "host"; }
-    int device() const override { return no_device; }
-    const complex_type* x_values(const BlockVector& x) const override { return x.data(); }
-    complex_type* y_values(BlockVector& y) const override { return y.data(); }
+    using HaloDevice::HaloDevice;
     complex_type* send_staging(int r) override
     {
         send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
@@ -86,20 +83,30 @@ public:
         halo_.resize(static_cast<size_t>(pattern_.halo_rows) * r);
         return halo_.data();
     }
+
+protected:
+    std::vector<complex_type> send_, halo_;  ///< staging (host)
+};
+
+/// A rank on the CPU: the MPI buffers are the only buffers.
+class HostHalo final : public HostStagedHalo {
+public:
+    explicit HostHalo(HaloPattern pattern) : HostStagedHalo(std::move(pattern)) {}
+    std::string name() const override { return "host"; }
+    int device() const override { return no_device; }
+    const complex_type* x_values(const BlockVector& x) const override { return x.data(); }
+    complex_type* y_values(BlockVector& y) const override { return y.data(); }
     void pack(const complex_type* x, int r) override { pack_rows_host(pattern_, x, r, send_staging(r)); }
     void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
     {
         remote_correction_host(pattern_, halo_staging(r), x, y, r, scale, dots);
     }
-
-private:
-    std::vector<complex_type> send_, halo_;
 };
 
 /// The host stand-in: "device" buffers of its own, explicit copies to and from staging.
-class StandinHalo final : public HaloDevice {
+class StandinHalo final : public HostStagedHalo {
 public:
-    explicit StandinHalo(HaloPattern pattern) : HaloDevice(std::move(pattern)) {}
+    explicit StandinHalo(HaloPattern pattern) : HostStagedHalo(std::move(pattern)) {}
     std::string name() const override { return "host-standin"; }
     int device() const override { return device::host_standin; }
     const complex_type* x_values(const BlockVector& x) const override
@@ -107,16 +114,6 @@ public:
         return x.device_data_read(device::host_standin);
     }
     complex_type* y_values(BlockVector& y) const override { return y.device_data_read_write(device::host_standin); }
-    complex_type* send_staging(int r) override
-    {
-        send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
-        return send_.data();
-    }
-    complex_type* halo_staging(int r) override
-    {
-        halo_.resize(static_cast<size_t>(pattern_.halo_rows) * r);
-        return halo_.data();
-    }
     void pack(const complex_type* x, int r) override
     {
         device_send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
@@ -131,7 +128,6 @@ public:
     }
 
 private:
-    std::vector<complex_type> send_, halo_;                ///< staging (host)
     std::vector<complex_type> device_send_, device_halo_;  ///< the stand-in's "device" buffers
 };
 
