@@ -17,7 +17,7 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 py=/usr/bin/python3
 here="$(dirname "$0")"
 export OMP_NUM_THREADS=1
-if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "SKIPPED: /usr/bin/python3 lacks h5py or numpy"; exit 0; fi
+if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1; fi
 
 # ---- --green against the eigen-decomposition, and the matched Lorentz-kernel KPM LDOS ----
 # a = 18 / 1.99 with --energy-range -9:9 (the spectrum is inside [-8.5, 8.5]): lambda = eta M / a = 0.1 * 256 / 9.045.

@@ -16,7 +16,7 @@ dos="$1"; plot="$2"; eigs="$3"; src="$4"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 if ! /usr/bin/python3 -c 'import h5py, matplotlib' 2>/dev/null; then
-  echo "SKIPPED: /usr/bin/python3 lacks h5py or matplotlib"; exit 0
+  echo "FAIL: /usr/bin/python3 lacks h5py or matplotlib (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1
 fi
 
 # draw NAME FILE ARGS...: kpm-plot FILE ARGS --describe exits 0; the description is NAME.json.

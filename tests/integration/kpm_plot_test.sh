@@ -9,7 +9,7 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
 if ! /usr/bin/python3 -c 'import h5py, matplotlib' 2>/dev/null; then
-  echo "SKIPPED: /usr/bin/python3 lacks h5py or matplotlib"; exit 0
+  echo "FAIL: /usr/bin/python3 lacks h5py or matplotlib (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1
 fi
 size() { /usr/bin/python3 -c "import struct,sys; d=open(sys.argv[1],'rb').read(24); assert d[:8]==b'\x89PNG\r\n\x1a\n'; print('%dx%d' % struct.unpack('>II', d[16:24]))" "$1"; }
 common=(--model ti --moments 64 --quiet)

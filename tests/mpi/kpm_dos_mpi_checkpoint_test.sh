@@ -172,21 +172,8 @@ PY
   # One flipped bit (the lowest of a float64, in the file's bytes: finite, one ulp off) in
   # rank 1's rows and in rank 1's partial raw moments: only rank 1 reads them, and the CRC
   # of the whole dataset is put together from both ranks' pieces.
-  flip_bit() {  # flip_bit DST DATASET INDEX
-    "$py" - "$work/ck.h5" "$@" <<'PY' || fail "could not flip a bit of $2"
-import sys, shutil, h5py
-src, dst, name, index = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-with h5py.File(src, "r") as f:
-    d = f[name]
-    offset = d.id.get_offset()
-    assert offset is not None and d.dtype == "<f8" and index < d.size, (name, offset, d.dtype, d.size)
-shutil.copyfile(src, dst)
-with open(dst, "r+b") as g:
-    g.seek(offset + 8 * index)
-    b = g.read(1)
-    g.seek(offset + 8 * index)
-    g.write(bytes([b[0] ^ 1]))
-PY
+  flip_bit() {  # flip_bit DST DATASET INDEX (tests/integration/flip_bit.py)
+    "$py" "$src/tests/integration/flip_bit.py" "$work/ck.h5" "$@" || fail "could not flip a bit of $2"
   }
   flip_bit "$work/flip.h5" /checkpoint/block/current $((12000 * 8 * 2 + 3))  # row 12000 of 16384, W = 8
   expect_refused "a flipped bit in rank 1's rows" "/checkpoint/block/current does not match its CRC-64" "$work/flip.h5"

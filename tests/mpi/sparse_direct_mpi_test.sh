@@ -20,7 +20,7 @@ py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "SKIPPED: /usr/bin/python3 lacks h5py or numpy"; exit 0; fi
+if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1; fi
 ti=(--model ti --lattice 4x4x4 --disorder 1.0 --dot-period 2 --dot-radius 1 --dot-potential 0.4)
 green=(--ldos 0,5,17,100-103 --green 0.1 --moments 64 --energy-range -9:9 --energy-grid -3:3:31)
 # shift-invert on a thinner slab: every solve is 2 broadcasts per supernode, milliseconds each
