@@ -165,8 +165,11 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         // rank owns under equal weights: a smaller sample fits a CPU's cache and is launch-bound
         // on a GPU (64 Ki rows of ti measured 173 Gflop/s for GPU + CPU ranks against 1520
         // for the GPU alone on an H200, issue 36), so it would hand the CPU most of the rows.
+        // At most 4 Mi rows (64 MiB per vector column, past any cache; the H200 run probed
+        // 3.2 M), so a large rank builds and sweeps a part of its rows, not a second copy.
         // At the block width the run sweeps with (resolve_run), the width its operator was chosen for.
-        const global_index sample = model.num_rows() / size_ / block * block;
+        constexpr global_index max_sample = global_index(1) << 22;
+        const global_index sample = std::min(model.num_rows() / size_, max_sample) / block * block;
         TOPOKPM_REQUIRE(cfg.kpm.sweep_width >= 1, "--weights auto before the run was resolved (resolve_run)");
         double rate = 0.0;
         agree([&] {  // a probe that fails on one rank (memory) ends every rank with one message
