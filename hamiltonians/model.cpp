@@ -160,6 +160,80 @@ ModelParams validate(ModelParams p)
 
 }  // namespace
 
+namespace {
+
+/// Row -> (x, y, z, orbital) of the canonical order.
+std::array<global_index, 4> lattice_coordinates(const LatticeGeometry& g, global_index row)
+{
+    const global_index b = static_cast<global_index>(g.offset.size());
+    const global_index site = row / b;
+    return {site / (global_index(g.extent[2]) * g.extent[1]), (site / g.extent[2]) % g.extent[1], site % g.extent[2],
+            row % b};
+}
+
+}  // namespace
+
+LatticeGeometry::Vector LatticeGeometry::position(global_index row) const
+{
+    const std::array<global_index, 4> c = lattice_coordinates(*this, row);
+    Vector r = offset[static_cast<std::size_t>(c[3])];
+    for (int a = 0; a < 3; ++a)
+        for (int k = 0; k < 3; ++k) r[k] += static_cast<double>(c[a]) * cell[a][k];
+    return r;
+}
+
+LatticeGeometry::Vector LatticeGeometry::separation(global_index i, global_index j) const
+{
+    // In whole cells first (exact integers), so that a bond across the boundary of a large
+    // supercell does not lose digits to the difference of two large positions.
+    const std::array<global_index, 4> ci = lattice_coordinates(*this, i), cj = lattice_coordinates(*this, j);
+    const Vector& oi = offset[static_cast<std::size_t>(ci[3])];
+    const Vector& oj = offset[static_cast<std::size_t>(cj[3])];
+    auto vector = [&](const global_index(&cells)[3]) {
+        Vector d{};
+        for (int k = 0; k < 3; ++k) d[k] = oj[k] - oi[k];
+        for (int a = 0; a < 3; ++a)
+            for (int k = 0; k < 3; ++k) d[k] += static_cast<double>(cells[a]) * cell[a][k];
+        return d;
+    };
+    // Images in the order 0, -1, +1 per periodic direction; a later one wins only when it is
+    // shorter beyond rounding, so a tie keeps the earlier (models.md §9: minimum image).
+    static constexpr int kOrder[3] = {0, -1, 1};
+    Vector best{};
+    double best_len = -1.0;
+    for (const int kx : kOrder)
+        for (const int ky : kOrder)
+            for (const int kz : kOrder) {
+                const int k[3] = {kx, ky, kz};
+                bool allowed = true;
+                for (int a = 0; a < 3; ++a) allowed = allowed && (k[a] == 0 || periodic[a]);
+                if (!allowed) continue;
+                global_index cells[3];
+                for (int a = 0; a < 3; ++a) cells[a] = cj[a] - ci[a] + global_index(k[a]) * extent[a];
+                const Vector e = vector(cells);
+                const double len = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+                if (best_len < 0.0 || len < best_len * (1.0 - 1e-12)) {
+                    best = e;
+                    best_len = len;
+                }
+            }
+    return best;
+}
+
+double LatticeGeometry::area() const
+{
+    const Vector& a = cell[0];
+    const Vector& b = cell[1];
+    const double cx = a[1] * b[2] - a[2] * b[1], cy = a[2] * b[0] - a[0] * b[2], cz = a[0] * b[1] - a[1] * b[0];
+    return std::sqrt(cx * cx + cy * cy + cz * cz) * extent[0] * extent[1];
+}
+
+double LatticeGeometry::volume() const
+{
+    const Vector& c = cell[2];
+    return area() * extent[2] * std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+}
+
 numerics::OperatorSource operator_source(const Model& model)
 {
     numerics::OperatorSource s;

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,29 @@ struct ModelKind {
     EigenvectorParts eigenvector_parts = EigenvectorParts::None;
 };
 
+/// The real-space positions of a lattice model's rows (models.md §9: the velocity operators
+/// and the area of the conductivity): row = o + B (z + Nz (y + Ny x)) (the canonical order
+/// of §2, §3 and §8, B = orbitals_per_site()) sits at x a1 + y a2 + z a3 + offset[o].
+/// Lengths in the model's unit (ti: lattice spacing 1; graphene: carbon-carbon distance 1).
+struct LatticeGeometry {
+    using Vector = std::array<double, 3>;
+    int dimensions = 0;                  ///< 2 (a1, a2 in the x-y plane) or 3
+    std::array<Vector, 3> cell{};        ///< a1, a2, a3 (a3 unused when 2-D)
+    std::vector<Vector> offset;          ///< per orbital of a cell, B entries
+    std::array<int, 3> extent{1, 1, 1};  ///< Nx, Ny, Nz
+    std::array<bool, 3> periodic{};      ///< per direction (models' --boundary)
+
+    Vector position(global_index row) const;
+    /// r_j - r_i for a stored entry (i, j): the shortest of the separations that differ by
+    /// a supercell vector Nd ad of a periodic direction d (minimum image; at a tie the one
+    /// with the smallest image offsets in the order -1, 0, +1 per direction, 0 first).
+    Vector separation(global_index i, global_index j) const;
+    /// |Nx a1 x Ny a2|: the supercell's area in the a1-a2 plane.
+    double area() const;
+    /// area() Nz |a3| (3-D models; a3 perpendicular to the plane).
+    double volume() const;
+};
+
 /// Every model kind, in the order --help lists them.
 const std::vector<ModelKind>& model_kinds();
 
@@ -107,6 +131,11 @@ public:
     /// phases depend on the position); whoever only wants it as a shortcut (the serial
     /// Lanczos enclosure) then works from the rows.
     virtual bool offers_block_stencil() const { return true; }
+
+    /// The positions of the rows (LatticeGeometry), or nullopt when the model has none
+    /// (matrix-market; hr until it reads --cell-vectors and --orbital-positions): what the
+    /// velocity operators and the conductivity need (models.md §9).
+    virtual std::optional<LatticeGeometry> geometry() const { return std::nullopt; }
 
     /// The attributes of /model in the result file (models.md §5), in a fixed order.
     virtual AttributeList attributes() const = 0;

@@ -1,5 +1,7 @@
 #include "hamiltonians/graphene/graphene_model.hpp"
 
+#include <cmath>
+
 #include "runtime/base/error.hpp"
 
 namespace topokpm::hamiltonians::graphene {
@@ -16,6 +18,17 @@ double GrapheneModel::potential(global_index row) const
 {
     TOPOKPM_REQUIRE(row >= 0 && row < num_rows(), "graphene row ", row, " outside [0, ", num_rows(), ")");
     return stencil_.potential(row);
+}
+
+std::optional<LatticeGeometry> GrapheneModel::geometry() const
+{
+    LatticeGeometry g;
+    g.dimensions = 2;
+    g.cell = {{{std::sqrt(3.0), 0.0, 0.0}, {std::sqrt(3.0) / 2.0, 1.5, 0.0}, {0.0, 0.0, 1.0}}};
+    g.offset = {{0.0, 0.0, 0.0}, {0.0, 1.0, 0.0}};
+    g.extent = {params_.nx, params_.ny, 1};
+    g.periodic = {params_.boundary[0] == 'p', params_.boundary[1] == 'p', false};
+    return g;
 }
 
 AttributeList GrapheneModel::attributes() const

@@ -33,6 +33,8 @@ public:
     BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
     /// No stencil in a magnetic field (the phases depend on the position).
     bool offers_block_stencil() const override { return !stencil_.in_field(); }
+    /// a1 = (sqrt 3, 0), a2 = (sqrt 3 / 2, 3/2), A at the cell origin, B at (0, 1) (models.md §3).
+    std::optional<LatticeGeometry> geometry() const override;
     AttributeList attributes() const override;
     global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
 

@@ -22,6 +22,17 @@ double TiModel::potential(global_index row) const
     return stencil_.potential(row / TiStencil::num_orbitals);
 }
 
+std::optional<LatticeGeometry> TiModel::geometry() const
+{
+    LatticeGeometry g;
+    g.dimensions = 3;
+    g.cell = {{{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}}};
+    g.offset.assign(TiStencil::num_orbitals, {0.0, 0.0, 0.0});
+    g.extent = {params_.nx, params_.ny, params_.nz};
+    for (int d = 0; d < 3; ++d) g.periodic[d] = params_.boundary[d] == 'p';
+    return g;
+}
+
 AttributeList TiModel::attributes() const
 {
     const ModelParams& p = params_;

@@ -30,6 +30,8 @@ public:
     BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
     /// No stencil in a magnetic field (the phases depend on the position).
     bool offers_block_stencil() const override { return !stencil_.in_field(); }
+    /// The cubic lattice of spacing 1, the 4 orbitals of a site at the site (models.md §9).
+    std::optional<LatticeGeometry> geometry() const override;
     AttributeList attributes() const override;
     global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
 
