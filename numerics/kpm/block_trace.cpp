@@ -214,11 +214,9 @@ void BlockTrace::collect_reads()
 void BlockTrace::read_rows(int first_moment)
 {
     // After s sweeps the recurrence holds v_s and v_{s-1}; one step makes one or two sweeps.
-    const ChebyshevState& st = recurrence_->state();
-    const int last = std::min(st.sweeps_done, plan_->read_moments() - 1);
+    const int last = std::min(recurrence_->sweeps_done(), plan_->read_moments() - 1);
     for (int n = first_moment; n <= last; ++n) {
-        const BlockVector& v = n == st.sweeps_done ? st.current : st.previous;
-        TOPOKPM_REQUIRE(n >= st.sweeps_done - 1, "moment ", n, " read after ", st.sweeps_done, " sweeps");
+        const BlockVector& v = recurrence_->vector(n);
         for (const LocalRead& r : reads_)
             state_.sums[static_cast<size_t>(r.slot) * num_moments_ + n] += (r.conj_phase * v(r.local_row, r.column)).real();
     }

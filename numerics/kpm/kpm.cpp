@@ -96,6 +96,14 @@ const ChebyshevState& ChebyshevRecurrence::state() const
     return state_;
 }
 
+const BlockVector& ChebyshevRecurrence::vector(int n) const
+{
+    const ChebyshevState& st = state();
+    TOPOKPM_REQUIRE(n == st.sweeps_done || (n == st.sweeps_done - 1 && n >= 0), "vector v_", n, " asked after ",
+                    st.sweeps_done, " sweeps");
+    return n == st.sweeps_done ? st.current : st.previous;
+}
+
 int ChebyshevRecurrence::moments_done() const { return std::min(2 * state_.sweeps_done, num_moments_); }
 
 void ChebyshevRecurrence::step()

@@ -73,6 +73,11 @@ public:
     /// the operator's precision: a double recurrence lends its blocks to the returned state,
     /// a single one widens them (exactly) into it; step() takes them back or drops the copies.
     const ChebyshevState& state() const;
+    /// The swept vector v_n = T_n(Ht) v_0 (as state() holds it, in double), for n = sweeps_done()
+    /// or sweeps_done() - 1: after a step() that made sweeps s0 -> s1 every v_n, s0 < n <= s1,
+    /// is one of the two (s1 - s0 <= 2), so a reader that takes them after each step sees every
+    /// vector. Valid until the next step(). DimensionMismatch for any other n.
+    const BlockVector& vector(int n) const;
     /// Raw moments [R, M], raw[r M + n] = <r|T_n(Ht)|r>; complete once done().
     const std::vector<double>& raw() const { return state_.raw; }
     std::vector<double> take_raw() { return std::move(state_.raw); }

@@ -1,0 +1,55 @@
+#pragma once
+/// @file two_index.hpp
+/// The two-index Chebyshev moments of the Kubo-Bastin conductivity (models.md §9):
+///
+///     Gamma_nm = Tr[ v_a T_n(Ht) v_b T_m(Ht) ] / N,      n, m = 0 .. M-1,
+///
+/// by the same traces as the DOS (block_trace.hpp: random_phase_plan for the stochastic
+/// trace with its counter-based vectors |r>, exact_trace_plan for all N unit vectors), in
+/// blocks of W start vectors. Per block, with v_a, v_b Hermitian and T_n(Ht) real
+/// polynomials of Hermitian Ht:
+///
+///     <r| v_a T_n v_b T_m |r> = <L_n | R_m>,   R_m = v_b T_m(Ht) |r>,   L_n = T_n(Ht) v_a |r>,
+///
+/// one Chebyshev recurrence (ChebyshevRecurrence, the DOS's own) from |r> whose vectors are
+/// multiplied by v_b and kept (M blocks of N x W), a second one from v_a |r> whose vectors
+/// are collected kLeftBatch at a time and multiplied against all kept ones by one ZGEMM.
+/// Memory: two_index_bytes(); sweeps of H: 2 (M - 1) per block, plus M + 1 applications of
+/// a velocity. One rank (the operators' num_ranks() must be 1).
+
+#include <cstdint>
+#include <vector>
+
+#include "numerics/base/operator.hpp"
+#include "numerics/kpm/block_trace.hpp"
+#include "numerics/kpm/kpm.hpp"
+
+namespace topokpm::numerics {
+
+/// Left vectors L_n multiplied against the kept R_m per ZGEMM.
+inline constexpr int kLeftBatch = 32;
+
+/// Bytes of vectors a two-index trace holds at block width W on `rows` rows: the M kept
+/// R_m, a batch of min(M, kLeftBatch) L_n, the two blocks of the recurrence, its start and a
+/// scratch block, 16 bytes per complex double value.
+double two_index_bytes(global_index rows, int num_moments, int block_width);
+
+/// Everything of one two-index trace.
+struct TwoIndexTrace {
+    const Operator* h = nullptr;            ///< H (scaled by `scaling` in the recurrence)
+    const Operator* va = nullptr;           ///< v_a (applied unscaled)
+    const Operator* vb = nullptr;           ///< v_b
+    const StartVectorPlan* plan = nullptr;  ///< random_phase_plan or exact_trace_plan (slots averaged)
+    int num_moments = 0;                    ///< M >= 2 (InputError naming {moments})
+    int block_width = 1;                    ///< W >= 1, capped at the plan's columns
+    KpmScaling scaling;
+};
+
+/// Gamma [M x M] row-major, gamma[n M + m] = (1 / slots) sum over the plan's columns of
+/// <c| v_a T_n v_b T_m |c> / divisor (= Tr[...]/N for both plans). `progress(done, total)`
+/// after every block, in blocks. DimensionMismatch when the operators differ in rows or
+/// are distributed over ranks.
+std::vector<complex_type> two_index_moments(const TwoIndexTrace& trace,
+                                            const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+}  // namespace topokpm::numerics
