@@ -27,6 +27,9 @@ constexpr Capability kTable[] = {
      "implemented for --matrix sell, crs or free (or auto) in kpm-dos on one rank, --device cpu or cuda (not in "
      "kpm-eigs, whose residuals are below float's rounding, nor under mpirun or with --plan --ranks P > 1); use "
      "--precision double"},
+    {"--conductivity", [](const RunShape& s) { return s.conductivity; }, one_cpu_rank,
+     "the two-index moments run on one CPU rank so far (not under mpirun with more than one rank, with --device "
+     "cuda, or with --plan --ranks P > 1 or --gpus G > 0); run it with one rank on the CPU"},
     {"--device cuda", [](const RunShape& s) { return s.gpu; },
      [](const RunShape& s) { return s.program == Program::Dos; }, "kpm-eigs runs on the CPU so far; use --device cpu"},
 };
@@ -41,6 +44,7 @@ RunShape run_shape(const RunConfig& cfg, int ranks)
     s.precision = cfg.storage.precision;
     s.gpu = cfg.storage.device == DeviceKind::Cuda;
     s.ranks = ranks;
+    s.conductivity = !cfg.kpm.conductivity.empty();
     if (cfg.runtime.plan.enabled) {
         s.ranks = cfg.runtime.plan.ranks;
         s.gpu = s.gpu || cfg.runtime.plan.gpus > 0;

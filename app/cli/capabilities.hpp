@@ -21,6 +21,7 @@ struct RunShape {
     Precision precision = Precision::Double;
     bool gpu = false;  ///< some ranks drive a GPU: --device cuda, or --plan --gpus G > 0
     int ranks = 1;     ///< the ranks of the run: mpirun's, or --plan --ranks
+    bool conductivity = false;  ///< --conductivity
 };
 
 /// The shape of `cfg` run on `ranks` ranks; with --plan, of the planned run (--ranks,

@@ -67,6 +67,8 @@ struct KpmConfig {
     std::optional<double> green_eta;   ///< --green ETA: exact LDOS of the --ldos rows (models.md §7)
     std::string k_points;              ///< --k-points "mx,my;mx,my"
     std::string k_path;                ///< --k-path "M-G-X"
+    std::string conductivity;          ///< --conductivity ab (models.md §9, with the DOS); empty = none
+    double temperature = 0.0;          ///< --temperature T of the conductivity (units of t)
 
     // Reconstruction
     analysis::DampingKernel kernel = analysis::DampingKernel::Jackson;

@@ -11,6 +11,7 @@
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/cli/build_revision.hpp"
+#include "app/run/conductivity_phase.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
@@ -50,7 +51,8 @@ struct MemoryEstimate {
     double vector_bytes = 0;   ///< KPM blocks, start block, Lanczos vectors
     double result_bytes = 0;   ///< spectra on the energy grid, while the result is written
     double green_bytes = 0;    ///< --green: sparse LU factors, solves and the matrix copy
-    double total() const { return matrix_bytes + vector_bytes + result_bytes + green_bytes; }
+    double conductivity_bytes = 0;  ///< --conductivity: velocities and two-index vectors (after the moments)
+    double total() const { return matrix_bytes + vector_bytes + result_bytes + green_bytes + conductivity_bytes; }
 };
 
 /// This rank's memory: the cost model of the operator the run builds (`spec`, over this
@@ -79,6 +81,7 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpe
     if (single) e.vector_bytes += 2.0 * 16.0 * n * width;  // double start block; checkpoint's widened pair
     const double k = cfg.kpm.energy_grid ? cfg.kpm.energy_grid->num_points : cfg.kpm.energy_points;
     e.result_bytes = 8.0 * k * (7.0 + 2.0 * spectra);
+    if (!cfg.kpm.conductivity.empty()) e.conductivity_bytes = conductivity_bytes(cfg, model, width);
     return e;
 }
 
@@ -161,6 +164,7 @@ struct DosRun::State {
     // --green: the analysis of H (validate), then the exact LDOS (green phase).
     std::unique_ptr<sparse_direct::SparseLU> green_lu;
     std::vector<double> green_energy;
+    std::optional<ConductivityOutcome> conductivity;  // --conductivity, after the moments
     sparse_direct::GreenLdos green;
 
     hamiltonians::ModelParams params_of(int k) const
@@ -241,10 +245,12 @@ struct DosRun::State {
     void check_memory_and_device()
     {
     mem = estimate_memory(cfg, dist.operator_spec(cfg), *model, width, kept_spectra());
-    require_memory(mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),
-                   detail::concat("this run (", model->params().name, ", N = ", n, " rows, matrix ",
-                                  format_bytes(mem.matrix_bytes), ", vectors ", format_bytes(mem.vector_bytes),
-                                  ", spectra ", format_bytes(mem.result_bytes), ")"));
+    require_memory(
+        mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),
+        detail::concat(
+            "this run (", model->params().name, ", N = ", n, " rows, matrix ", format_bytes(mem.matrix_bytes),
+            ", vectors ", format_bytes(mem.vector_bytes), ", spectra ", format_bytes(mem.result_bytes),
+            mem.conductivity_bytes > 0 ? ", conductivity " + format_bytes(mem.conductivity_bytes) : "", ")"));
 
     // --device cuda: fail before building anything when there is no GPU backend or device,
     // and when the run cannot fit the GPU (the matrix and the KPM blocks live there). Under
@@ -295,6 +301,14 @@ struct DosRun::State {
 
     /// --green: rho_j(E) = -Im G_jj(E + i eta) / pi of the --ldos rows on the KPM grid,
     /// one factorization per energy.
+    /// --conductivity: the two-index moments on the run's operator, sigma_ab(mu) (one rank).
+    void compute_conductivity()
+    {
+        if (cfg.kpm.conductivity.empty()) return;
+        timers.time("conductivity",
+                    [&] { conductivity = app::compute_conductivity(cfg, *model, *op, scaling, bounds, width); });
+    }
+
     void compute_green()
     {
     if (!green_lu) return;
@@ -705,7 +719,10 @@ struct DosRun::State {
         // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
         out.write_attributes("/model", meaning::model, {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
         switch (what) {
-        case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
+        case Quantity::Dos:
+            summary = write_dos(out, cfg, rec, outcome);
+            if (conductivity) write_conductivity(out, cfg, *conductivity);
+            break;
         case Quantity::Ldos:
             summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist);
             out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
@@ -788,7 +805,9 @@ struct DosRun::State {
     log::info("time        :", phase_times(timers, wall_seconds() - t_start));
     log::info("memory      : ", format_bytes(mem.total()), " estimated (matrix ", format_bytes(mem.matrix_bytes),
               ", vectors ", format_bytes(mem.vector_bytes), ", spectra ", format_bytes(mem.result_bytes),
-              mem.green_bytes > 0 ? ", sparse LU " + format_bytes(mem.green_bytes) : std::string(), ")");
+              mem.green_bytes > 0 ? ", sparse LU " + format_bytes(mem.green_bytes) : std::string(),
+              mem.conductivity_bytes > 0 ? ", conductivity " + format_bytes(mem.conductivity_bytes) : std::string(),
+              ")");
     std::printf("result written to %s\n", cfg.outputs.result_file.c_str());
     }
 };
@@ -806,6 +825,7 @@ void DosRun::run()
     build();
     bounds();
     moments();
+    conductivity();
     green();
     bands();
     result();
@@ -816,6 +836,7 @@ void DosRun::validate() { s_->validate(); }
 void DosRun::build() { s_->build(); }
 void DosRun::bounds() { s_->find_bounds(); }
 void DosRun::moments() { s_->compute_moments(); }
+void DosRun::conductivity() { s_->compute_conductivity(); }
 void DosRun::green() { s_->compute_green(); }
 void DosRun::bands() { s_->compute_bands(); }
 void DosRun::result() { s_->write_result(); }

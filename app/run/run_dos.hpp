@@ -28,6 +28,7 @@ class Distribution;
 ///   bounds    the spectral bounds (given, Gershgorin or Lanczos; the union over the
 ///             disorder realizations) and the KPM scaling
 ///   moments   the Chebyshev moments of every slot and realization (checkpoints, signals)
+///   conductivity  with --conductivity: the two-index moments and sigma_ab(mu) (one rank)
 ///   green     with --green: the exact LDOS of the --ldos rows by the sparse LU (models.md §7)
 ///   bands     for A(k, E) of a clean lattice: the Bloch bands at the momenta
 ///   result    the result file (models.md §5), written atomically by rank 0 (an LDOS
@@ -44,6 +45,7 @@ public:
     void build();
     void bounds();
     void moments();
+    void conductivity();
     void green();
     void bands();
     void result();

@@ -1,0 +1,145 @@
+#include "app/run/conductivity_phase.hpp"
+
+#include <string>
+
+#include "analysis/conductivity.hpp"
+#include "app/run/run_output.hpp"
+#include "numerics/kpm/block_trace.hpp"
+#include "numerics/kpm/two_index.hpp"
+#include "numerics/spmmv/operator_factory.hpp"
+#include "runtime/base/log.hpp"
+#include "runtime/base/system.hpp"
+#include "runtime/base/timer.hpp"
+
+namespace topokpm::app {
+
+namespace {
+
+numerics::OperatorSpec velocity_spec()
+{
+    numerics::OperatorSpec spec;
+    spec.kind = numerics::OperatorKind::Crs;
+    return spec;
+}
+
+int energy_points(const RunConfig& cfg)
+{
+    return cfg.kpm.energy_points > 0 ? cfg.kpm.energy_points : 2 * cfg.kpm.num_moments;
+}
+
+const char* kAxisName = "xyz";
+
+}  // namespace
+
+double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, int width)
+{
+    hamiltonians::parse_conductivity_component(cfg.kpm.conductivity, model);
+    const double n = static_cast<double>(model.num_rows());
+    const numerics::OperatorCostModel crs = numerics::operator_cost_model(velocity_spec(), 1.0, false);
+    const double k = energy_points(cfg), m = cfg.kpm.num_moments;
+    return numerics::two_index_bytes(model.num_rows(), cfg.kpm.num_moments, width) +
+           2.0 * crs.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m * 2.0 +
+           8.0 * k * 4.0;  // Gamma (and the reconstruction's copy), the grid
+}
+
+ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
+                                         const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width)
+{
+    ConductivityOutcome c;
+    c.axes = hamiltonians::parse_conductivity_component(cfg.kpm.conductivity, model);
+    c.measure = hamiltonians::conductivity_measure(model);
+    c.width = width;
+    const global_index n = model.num_rows();
+    std::array<std::unique_ptr<hamiltonians::VelocityRows>, 2> rows;
+    std::array<numerics::BuiltOperator, 2> v;
+    for (int i = 0; i < 2; ++i) {
+        if (i == 1 && c.axes[1] == c.axes[0]) break;  // v_a = v_b: one matrix
+        rows[i] = std::make_unique<hamiltonians::VelocityRows>(model, c.axes[i]);
+        numerics::OperatorSource source;
+        source.rows = rows[i].get();
+        source.estimated_nonzeros = static_cast<double>(model.estimated_nonzeros());
+        v[i] = numerics::make_operator(velocity_spec(), source);
+    }
+    const Operator& va = *v[0].op;
+    const Operator& vb = v[1].op ? *v[1].op : va;
+    const std::unique_ptr<numerics::StartVectorPlan> plan =
+        cfg.kpm.trace == TraceKind::Exact ? numerics::exact_trace_plan(n)
+                                          : numerics::random_phase_plan(n, cfg.kpm.num_vectors, cfg.kpm.vector_seed);
+    numerics::TwoIndexTrace t;
+    t.h = &h;
+    t.va = &va;
+    t.vb = &vb;
+    t.plan = plan.get();
+    t.num_moments = cfg.kpm.num_moments;
+    t.block_width = width;
+    t.scaling = scaling;
+    const double t0 = wall_seconds();
+    double last = t0;
+    c.gamma = numerics::two_index_moments(t, [&](std::int64_t done, std::int64_t total) {
+        const double now = wall_seconds();
+        if (now - last < cfg.outputs.progress_interval_s && done < total) return;
+        last = now;
+        log::info("  conductivity block ", done, "/", total, ", elapsed ", fmt("%.1f", now - t0), " s");
+    });
+    c.seconds = wall_seconds() - t0;
+    // Sweeps of H: 2 (M - 1) per block; flops: the H sweeps, the M + 1 velocity products and
+    // the 8 M^2 N W of the ZGEMMs per block.
+    const global_index columns = plan->num_columns();
+    const int w = static_cast<int>(std::min<global_index>(width, columns));
+    const std::int64_t blocks = (columns + w - 1) / w;
+    const double m = cfg.kpm.num_moments, nnz = static_cast<double>(model.estimated_nonzeros());
+    c.sweeps = blocks * 2 * (cfg.kpm.num_moments - 1);
+    const double flops = static_cast<double>(blocks) * w *
+                         (2.0 * (m - 1.0) * (8.0 * nnz + 34.0 * n) + (m + 1.0) * 8.0 * nnz + 8.0 * m * m * n);
+    c.gflops = c.seconds > 0.0 ? flops / c.seconds * 1e-9 : 0.0;
+
+    analysis::ConductivityGridInput in;
+    in.gamma = &c.gamma;
+    in.num_moments = cfg.kpm.num_moments;
+    in.damping = analysis::damping_factors(cfg.kpm.kernel, cfg.kpm.num_moments, cfg.kpm.lorentz_lambda);
+    in.num_points = energy_points(cfg);
+    in.scale_a = scaling.a;
+    in.scale_b = scaling.b;
+    in.lower = bounds.lower;
+    in.upper = bounds.upper;
+    in.rows_per_measure = static_cast<double>(n) / c.measure.value;
+    in.temperature = cfg.kpm.temperature;
+    c.sigma = analysis::reconstruct_conductivity(in);
+    log::info("conductivity: sigma_", kAxisName[c.axes[0]], kAxisName[c.axes[1]], " at T = ", cfg.kpm.temperature,
+              " t, M = ", cfg.kpm.num_moments, ", ", columns, " vectors in blocks of ", w, ": ", c.sweeps,
+              " sweeps of H in ", fmt("%.3f", c.seconds), " s, ", fmt("%.2f", c.gflops), " Gflop/s; memory ",
+              format_bytes(numerics::two_index_bytes(n, cfg.kpm.num_moments, w)), " of vectors");
+    return c;
+}
+
+void write_conductivity(analysis::ResultWriter& out, const RunConfig& cfg, const ConductivityOutcome& c)
+{
+    const auto k = static_cast<std::uint64_t>(c.sigma.energy.size());
+    const auto m = static_cast<std::uint64_t>(cfg.kpm.num_moments);
+    const std::string component{kAxisName[c.axes[0]], kAxisName[c.axes[1]]};
+    out.write_doubles("/conductivity/energy", {"t", "Chemical potentials mu of the conductivity (ascending)."},
+                      c.sigma.energy, {k});
+    out.write_doubles(
+        "/conductivity/sigma",
+        {"e^2/h", "The Kubo-Bastin conductivity sigma_" + component + "(mu) at the temperature of the group."},
+        c.sigma.rho, {k});
+    out.write_complex(
+        "/conductivity/moments",
+        {"t^2 length^2", "Gamma_nm = Tr[v_a T_n(Ht) v_b T_m(Ht)] / N, row n, column m (velocities in t x length)."},
+        c.gamma.data(), c.gamma.size(), {m, m});
+    out.write_attributes("/conductivity", {"e^2/h", "The Kubo-Bastin conductivity tensor element (models.md §9)."},
+                         {{"component", component},
+                          {"temperature", cfg.kpm.temperature},
+                          {"kernel", analysis::to_string(cfg.kpm.kernel)},
+                          {"unit", std::string("e^2/h")},
+                          {c.measure.name, c.measure.value},
+                          {"trace", to_string(cfg.kpm.trace)},
+                          {"block_width", std::int64_t(c.width)},
+                          {"sweeps", c.sweeps},
+                          {"seconds", c.seconds},
+                          {"gflops", c.gflops},
+                          {"integration", std::string("midpoint rule in theta on the Chebyshev grid, inside the "
+                                                      "spectral bounds")}});
+}
+
+}  // namespace topokpm::app

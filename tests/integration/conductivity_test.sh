@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# kpm-dos --conductivity as a user runs it (issue 34, models.md §9):
+#  - the result's /conductivity group (energy, sigma, moments [M, M] complex128, the
+#    attributes with units and descriptions) next to the DOS;
+#  - clean graphene 6x6 at PHI = 1/12, exact trace: the Hall plateau sigma_xy = +1 / -1
+#    between Landau levels 0 and 1 (within 10 %), sigma_yx = -sigma_xy there, the reversed
+#    field flips the sign (Onsager), sigma_xx ~ 0 in that gap; a stochastic run of the
+#    same moments; --temperature smooths sigma;
+#  - refusals, exit 2 with one line naming the option and the allowed values: a model
+#    without positions, zz on a 2-D model and on a slab, a bad component, --temperature
+#    without --conductivity, --energy-grid, --ldos, mpirun with 2 ranks; exit 3 naming
+#    the bytes when the two-index vectors do not fit --memory-limit.
+set -u
+dos="$1"; mpiexec="${2:-}"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+py=/usr/bin/python3
+export OMP_NUM_THREADS=1
+if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (the setup script installs them)"; exit 1; fi
+
+refused() {  # name, expected exit code, expected text, command...
+  local name="$1" code="$2" want="$3"; shift 3
+  "$@" --output "$work/refused.h5" > "$work/out.txt" 2> "$work/err.txt"; local rc=$?
+  check "$name: exit $code" "[ $rc -eq $code ] || { echo rc=$rc; cat '$work/err.txt'; false; }"
+  check "$name: one line naming it" "[ \$(wc -l < '$work/err.txt') -eq 1 ] && grep -qF -- \"\$want\" '$work/err.txt' || { cat '$work/err.txt'; false; }"
+  check "$name: no file" "[ ! -e '$work/refused.h5' ]"
+}
+# One scaling for both field directions (Lanczos' bounds of H and of its conjugate differ in
+# the last digits), so that Onsager's relation holds to rounding.
+g6=(--model graphene --lattice 6x6 --moments 128 --trace exact --energy-range -3:3 --quiet)
+refused "model without positions" 2 "--conductivity: model hr has no positions for the velocity operators (allowed: ti, graphene)" \
+  "$dos" --model hr --model-file "$(dirname "$0")/../../inputs/graphene_hr.dat" --lattice 4x4 --moments 16 --conductivity xx
+refused "zz on graphene" 2 "--conductivity zz: model graphene is two-dimensional, its sheet conductance has in-plane components only (allowed: xx, xy, yx, yy)" \
+  "$dos" "${g6[@]}" --conductivity zz
+refused "xz on a ti slab" 2 "--conductivity xz: model ti is a slab open in z (boundary ppo)" \
+  "$dos" --model ti --lattice 3x3x2 --moments 16 --conductivity xz
+refused "bad component" 2 "xyz': not a tensor component (allowed: xx, xy, yx, yy)" \
+  "$dos" "${g6[@]}" --conductivity xyz
+refused "--temperature alone" 2 "--temperature needs --conductivity" "$dos" "${g6[@]}" --temperature 0.1
+refused "negative temperature" 2 "1': out of range (allowed: >= 0, units of t)" \
+  "$dos" "${g6[@]}" --conductivity xx --temperature -1
+refused "--energy-grid" 2 "--conductivity is evaluated on the Chebyshev grid" \
+  "$dos" "${g6[@]}" --conductivity xx --energy-grid -1:1:11
+refused "--ldos" 2 "--conductivity comes with the DOS; not with --ldos" "$dos" "${g6[@]}" --conductivity xx --ldos 0
+# 200x200 graphene, M = 512, W = 4: 512+32+4 blocks of 80000 x 4 complex = 2.6 GiB of vectors.
+refused "memory" 3 "conductivity 2.6 GiB" \
+  "$dos" --model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 512 --vectors 4 --conductivity xy --memory-limit 1
+if [ -n "$mpiexec" ]; then
+  mpi=("$mpiexec" --oversubscribe --bind-to none -np 2)
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" "$dos" "${g6[@]}" --conductivity xy \
+    --output "$work/mpi.h5" > "$work/mpi.txt" 2>&1; rc=$?
+  check "mpirun -np 2: exit 2" "[ $rc -eq 2 ] || { echo rc=$rc; cat '$work/mpi.txt'; false; }"
+  check "mpirun -np 2: names the one-rank restriction" "grep -qF -- '--conductivity: the two-index moments run on one CPU rank so far' '$work/mpi.txt' || { cat '$work/mpi.txt'; false; }"
+else
+  echo "SKIPPED (visible): mpirun refusal, no MPI launcher configured"
+fi
+
+# ---- clean graphene in a field: the Hall plateau ----
+for c in xy yx xx; do
+  "$dos" "${g6[@]}" --magnetic-flux 1/12 --conductivity $c --output "$work/$c.h5" > "$work/$c.txt" 2>&1
+  check "$c: exit 0" "[ $? -eq 0 ] || { cat '$work/$c.txt'; false; }"
+done
+"$dos" "${g6[@]}" --magnetic-flux -1/12 --conductivity xy --output "$work/xy_reversed.h5" > /dev/null 2>&1
+check "reversed field: exit 0" "[ $? -eq 0 ]"
+"$dos" "${g6[@]}" --magnetic-flux 1/12 --conductivity xy --temperature 0.3 --output "$work/xy_hot.h5" > /dev/null 2>&1
+check "temperature: exit 0" "[ $? -eq 0 ]"
+"$dos" --model graphene --lattice 6x6 --moments 128 --vectors 8 --block-width 4 --quiet --magnetic-flux 1/12 \
+  --conductivity xy --output "$work/xy_stochastic.h5" > /dev/null 2>&1
+check "stochastic: exit 0" "[ $? -eq 0 ]"
+check "plateaus, antisymmetry, Onsager, schema" "$py - '$work' <<'PY'
+import sys, h5py, numpy as np
+w = sys.argv[1]
+def read(name):
+    with h5py.File(f'{w}/{name}.h5', 'r') as f:
+        g = f['conductivity']
+        for d in ('energy', 'sigma', 'moments'):
+            assert g[d].attrs['unit'] and g[d].attrs['description'], d
+        assert g['moments'].dtype == np.complex128 and g['moments'].shape == (128, 128), g['moments']
+        assert g['energy'].shape == f['dos/energy'].shape
+        a = dict(g.attrs)
+        assert a['unit'] == 'e^2/h' and a['kernel'] == 'jackson' and abs(a['area'] - 36 * 3 * 3**0.5 / 2) < 1e-9, a
+        return g['energy'][:], g['sigma'][:], a
+E, xy, a = read('xy'); _, yx, _ = read('yx'); _, xx, _ = read('xx'); _, rev, _ = read('xy_reversed')
+_, hot, ah = read('xy_hot'); _, sto, _ = read('xy_stochastic')
+assert a['component'] == 'xy' and a['temperature'] == 0.0 and ah['temperature'] == 0.3
+gap = (np.abs(E) > 0.25) & (np.abs(E) < 0.5)       # between Landau levels 0 and 1 (E_1 = 0.67 t)
+plateau = np.where(E[gap] < 0, 1.0, -1.0)
+assert np.all(np.abs(xy[gap] - plateau) < 0.1), xy[gap]
+assert np.all(np.abs(yx[gap] + xy[gap]) < 0.02), (yx[gap], xy[gap])
+assert np.max(np.abs(rev - yx)) < 1e-9, 'Onsager: sigma_xy(-PHI) = sigma_yx(PHI)'
+assert np.all(np.abs(rev[gap] + xy[gap]) < 0.02), (rev[gap], xy[gap])
+assert np.all(np.abs(xx[gap]) < 0.1), xx[gap]
+assert np.max(np.abs(hot - xy)) > 0.05 and np.max(np.abs(hot)) < np.max(np.abs(xy)), 'temperature smooths'
+# 8 random vectors of 72 rows: a rough estimate of the same plateau
+assert np.all(np.abs(sto[gap] - plateau) < 0.5), sto[gap]
+PY"
+exit $fail
