@@ -249,36 +249,12 @@ namespace {
 /// sampling, the traced quantity, the reconstruction grid, checkpoints, the planner).
 /// kpm-eigs refuses each of them, on its command line and in a --config file
 /// (refuse_dos_only_options); its --help lists them. Every other option means the same to both.
-constexpr const char* kDosOnlyOptions[] = {"moments",
-                                           "vectors",
-                                           "block-width",
-                                           "trace",
-                                           "bounds",
-                                           "energy-range",
-                                           "realizations",
-                                           "ldos",
-                                           "ldos-map-energy",
-                                           "ldos-method",
-                                           "probing-distance",
-                                           "probing-draws",
-                                           "green",
-                                           "k-points",
-                                           "k-path",
-                                           "conductivity",
-                                           "temperature",
-                                           "energy-points",
-                                           "energy-grid",
-                                           "checkpoint",
-                                           "checkpoint-every",
-                                           "time-limit",
-                                           "restart",
-                                           "export-matrix",
-                                           "plan",
-                                           "ranks",
-                                           "gpus",
-                                           "plan-bandwidth",
-                                           "plan-network",
-                                           "plan-gpu-bandwidth"};
+constexpr const char* kDosOnlyOptions[] = {
+    "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
+    "realizations",  "ldos",        "ldos-map-energy", "ldos-method", "probing-distance", "probing-draws", "green",      "k-points",         "k-path", "conductivity", "temperature",
+    "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
+    "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
+    "plan-gpu-bandwidth"};
 
 /// kpm-eigs: InputError naming the first kpm-dos-only option it was given, as
 /// `--OPTION` when on the command line, else as the key and line of the --config file.
@@ -350,50 +326,17 @@ po::options_description make_options(Program program)
         ("realizations", po::value<std::string>()->default_value("1"), "disorder realizations K (1 .. 100000), averaged with error bars: realization k uses --disorder-seed and --vector-seed as given for k = 0 (= the single run) and splitmix64(seed, 1000 + k) for k >= 1; all share one scaling (the union of their bounds)");
 
     po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
-    local.add_options()(
-        "ldos", po::value<std::string>(),
-        "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), "
-        "`layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` "
-        "(graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")(
-        "ldos-map-energy", po::value<std::string>(),
-        "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's "
-        "orbitals at this energy (units of t; inside the spectrum bounds)")(
-        "ldos-method", po::value<std::string>()->default_value("exact"),
-        "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows "
-        "of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each "
-        "row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an "
-        "exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of "
-        "rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped "
-        "energies), large for many moments in a metal; docs/physics.md)")(
-        "probing-distance", po::value<std::string>()->default_value("6"),
-        "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: "
-        "distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) "
-        "every row has its own colour and probing is the exact LDOS")(
-        "probing-draws", po::value<std::string>()->default_value("1"),
-        "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / "
-        "sqrt(draws))")(
-        "green", po::value<std::string>(),
-        "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy "
-        "grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the "
-        "energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, "
-        "/green/energy, /green/rho [rows, K] (models.md §7)")(
-        "k-points", po::value<std::string>(),
-        "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per "
-        "a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per "
-        "state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and "
-        "/spectral/bands for clean lattices)")(
-        "k-path", po::value<std::string>(),
-        "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X "
-        "(ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)")(
-        "conductivity", po::value<std::string>(),
-        "with the DOS, the Kubo-Bastin conductivity sigma_ab(mu) in e^2/h on the Chebyshev energy grid (models.md §9): "
-        "`xx`, `xy`, `yx` or `yy` (sheet conductance of graphene and of ti slabs open in z), any two of x, y, z for a "
-        "ti bulk (--boundary ppp, per unit length); from the two-index moments Tr[v_a T_n v_b T_m]/N over the same "
-        "start vectors (--vectors, --trace exact), v_a = i[H, r_a]. Keeps M vectors of N x W (W = --block-width or "
-        "--vectors) in memory, checked before the run; one rank, one realization, not with --energy-grid. Writes "
-        "/conductivity/energy, /conductivity/sigma, /conductivity/moments [M, M]")(
-        "temperature", po::value<std::string>(),
-        "with --conductivity: the temperature T of the Fermi function (units of t, >= 0; default 0)");
+    local.add_options()
+        ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
+        ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t; inside the spectrum bounds)")
+        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; docs/physics.md)")
+        ("probing-distance", po::value<std::string>()->default_value("6"), "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) every row has its own colour and probing is the exact LDOS")
+        ("probing-draws", po::value<std::string>()->default_value("1"), "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / sqrt(draws))")
+        ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
+        ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
+        ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)")
+        ("conductivity", po::value<std::string>(), "with the DOS, the Kubo-Bastin conductivity sigma_ab(mu) in e^2/h on the Chebyshev energy grid (models.md §9, docs/physics.md): `xx`, `xy`, `yx` or `yy` (sheet conductance of graphene and of ti slabs open in z), any two of x, y, z for a ti bulk (--boundary ppp, per unit length); from the two-index moments Tr[v_a T_n v_b T_m]/N over the same start vectors (--vectors, --trace exact), v_a = i[H, r_a]. Keeps M + 36 vectors of N x W (W = --block-width, else --vectors) in memory, checked before the run; one CPU rank, one realization, not with --energy-grid. Writes /conductivity/energy, /conductivity/sigma, /conductivity/moments [M, M]")
+        ("temperature", po::value<std::string>(), "with --conductivity: the temperature T of the Fermi function (units of t, >= 0; default 0)");
 
     po::options_description restart("Checkpoint and restart");
     restart.add_options()
@@ -650,19 +593,14 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
         cfg.kpm.conductivity = vm["conductivity"].as<std::string>();
         TOPOKPM_USER_REQUIRE(!vm.count("ldos") && !vm.count("k-points") && !vm.count("k-path"),
                              "--conductivity comes with the DOS; not with --ldos or --k-points/--k-path");
-        TOPOKPM_USER_REQUIRE(
-            !vm.count("energy-grid"),
-            "--conductivity is evaluated on the Chebyshev grid (--energy-points K); not with --energy-grid");
-        TOPOKPM_USER_REQUIRE(cfg.kpm.realizations == 1,
-                             "--conductivity runs one disorder realization (allowed: --realizations 1)");
+        TOPOKPM_USER_REQUIRE(!vm.count("energy-grid"), "--conductivity is evaluated on the Chebyshev grid (--energy-points K); not with --energy-grid");
+        TOPOKPM_USER_REQUIRE(cfg.kpm.realizations == 1, "--conductivity runs one disorder realization (allowed: --realizations 1)");
     }
     if (vm.count("temperature")) {
         const std::string text = vm["temperature"].as<std::string>();
         cfg.kpm.temperature = parse_energy("temperature", text);
-        TOPOKPM_USER_REQUIRE(cfg.kpm.temperature >= 0.0, "--temperature '", text,
-                             "': out of range (allowed: >= 0, units of t)");
-        TOPOKPM_USER_REQUIRE(vm.count("conductivity"),
-                             "--temperature needs --conductivity (it is the temperature of its Fermi function)");
+        TOPOKPM_USER_REQUIRE(cfg.kpm.temperature >= 0.0, "--temperature '", text, "': out of range (allowed: >= 0, units of t)");
+        TOPOKPM_USER_REQUIRE(vm.count("conductivity"), "--temperature needs --conductivity (it is the temperature of its Fermi function)");
     }
     if (vm.count("k-points")) cfg.kpm.k_points = vm["k-points"].as<std::string>();
     if (vm.count("k-path")) cfg.kpm.k_path = vm["k-path"].as<std::string>();

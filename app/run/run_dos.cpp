@@ -299,8 +299,6 @@ struct DosRun::State {
               fmt("%.2f", green_lu->factor_flops() * 1e-9), " Gflop per energy");
     }
 
-    /// --green: rho_j(E) = -Im G_jj(E + i eta) / pi of the --ldos rows on the KPM grid,
-    /// one factorization per energy.
     /// --conductivity: the two-index moments on the run's operator, sigma_ab(mu) (one rank).
     void compute_conductivity()
     {
@@ -309,6 +307,8 @@ struct DosRun::State {
                     [&] { conductivity = app::compute_conductivity(cfg, *model, *op, scaling, bounds, width); });
     }
 
+    /// --green: rho_j(E) = -Im G_jj(E + i eta) / pi of the --ldos rows on the KPM grid,
+    /// one factorization per energy.
     void compute_green()
     {
     if (!green_lu) return;
