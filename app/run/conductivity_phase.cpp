@@ -3,6 +3,8 @@
 #include <string>
 
 #include "analysis/conductivity.hpp"
+#include "app/run/interrupt.hpp"
+#include "app/run/moments_job.hpp"
 #include "app/run/run_output.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "numerics/kpm/two_index.hpp"
@@ -76,10 +78,16 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     const double t0 = wall_seconds();
     double last = t0;
     c.gamma = numerics::two_index_moments(t, [&](std::int64_t done, std::int64_t total) {
+        if (SignalCatcher::pending() != 0)
+            throw RunInterrupted(detail::concat("stopped by ", signal_name(SignalCatcher::pending()),
+                                                " during the --conductivity phase after ", done, " of ", total,
+                                                " sweeps; that phase has no checkpoint and no result was written: "
+                                                "rerun the command (the DOS moments are computed again too)"));
         const double now = wall_seconds();
-        if (now - last < cfg.outputs.progress_interval_s && done < total) return;
+        if (now - last < cfg.outputs.progress_interval_s || done == total) return;
         last = now;
-        log::info("  conductivity block ", done, "/", total, ", elapsed ", fmt("%.1f", now - t0), " s");
+        log::info("  conductivity sweeps ", done, "/", total, ", elapsed ", fmt("%.1f", now - t0), " s, remaining ~",
+                  fmt("%.1f", (now - t0) / done * (total - done)), " s");
     });
     c.seconds = wall_seconds() - t0;
     // Sweeps of H: 2 (M - 1) per block; flops: the H sweeps, the M + 1 velocity products and

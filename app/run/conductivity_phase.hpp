@@ -6,7 +6,8 @@
 /// block width W, sigma_ab(mu, --temperature) on the run's Chebyshev grid
 /// (analysis/conductivity.hpp) and the /conductivity group of the result (docs/format.md).
 /// One rank, one realization (the capability table and the options refuse the rest). Not
-/// checkpointed: a run stopped during it resumes with its DOS moments and computes it anew.
+/// checkpointed: a signal (SignalCatcher) stops it after the current sweep with
+/// RunInterrupted (exit 75), no result written; the run is then repeated from the start.
 
 #include <array>
 #include <complex>

@@ -18,15 +18,17 @@ double two_index_bytes(global_index rows, int num_moments, int block_width)
 namespace {
 
 /// Runs the recurrence from `start` until v_{M-1} and hands every v_n to visit(n, v_n) in order.
-template <class Visit>
+template <class Visit, class Step>
 void each_chebyshev_vector(const Operator& h, BlockVector start, int num_moments, const KpmScaling& scaling,
-                           Visit&& visit)
+                           Visit&& visit, Step&& after_step)
 {
     // probing_trace_moments(M) moments reach v_{M-1} (block_trace.hpp).
     ChebyshevRecurrence recurrence(h, std::move(start), probing_trace_moments(num_moments), scaling);
     int next = 0;
     while (next < num_moments) {
+        const int before = recurrence.sweeps_done();
         recurrence.step();
+        after_step(recurrence.sweeps_done() - before);
         for (; next <= std::min(recurrence.sweeps_done(), num_moments - 1); ++next)
             visit(next, recurrence.vector(next));
     }
@@ -58,6 +60,12 @@ std::vector<complex_type> two_index_moments(const TwoIndexTrace& t,
     std::vector<complex_type> gamma(static_cast<std::size_t>(m) * m, complex_type(0.0, 0.0));
     BlockVector scratch(n, w);
     const AugmentedOps plain{1.0, 0.0, 0.0, false};
+    const std::int64_t total_sweeps = blocks * 2 * (m - 1);
+    std::int64_t sweeps = 0;
+    auto count = [&](int done) {
+        sweeps += done;
+        if (progress) progress(sweeps, total_sweeps);
+    };
     const complex_type one(1.0, 0.0), zero(0.0, 0.0);
 
     for (std::int64_t b = 0; b < blocks; ++b) {
@@ -65,10 +73,13 @@ std::vector<complex_type> two_index_moments(const TwoIndexTrace& t,
         t.plan->fill_runs(start, b * w, t.h->row_runs());
         BlockVector left_start(n, w);
         t.va->apply(start, left_start, plain, nullptr);
-        each_chebyshev_vector(*t.h, std::move(start), m, t.scaling, [&](int i, const BlockVector& v) {
-            t.vb->apply(v, scratch, plain, nullptr);
-            std::memcpy(right.data() + k * static_cast<std::size_t>(i), scratch.data(), k * sizeof(complex_type));
-        });
+        each_chebyshev_vector(
+            *t.h, std::move(start), m, t.scaling,
+            [&](int i, const BlockVector& v) {
+                t.vb->apply(v, scratch, plain, nullptr);
+                std::memcpy(right.data() + k * static_cast<std::size_t>(i), scratch.data(), k * sizeof(complex_type));
+            },
+            count);
         int filled = 0, first = 0;
         auto flush = [&] {
             // product (batch x M, column-major) = L^H R over the K values of the block.
@@ -81,12 +92,14 @@ std::vector<complex_type> two_index_moments(const TwoIndexTrace& t,
             first += filled;
             filled = 0;
         };
-        each_chebyshev_vector(*t.h, std::move(left_start), m, t.scaling, [&](int, const BlockVector& v) {
-            std::memcpy(left.data() + k * static_cast<std::size_t>(filled), v.data(), k * sizeof(complex_type));
-            if (++filled == batch) flush();
-        });
+        each_chebyshev_vector(
+            *t.h, std::move(left_start), m, t.scaling,
+            [&](int, const BlockVector& v) {
+                std::memcpy(left.data() + k * static_cast<std::size_t>(filled), v.data(), k * sizeof(complex_type));
+                if (++filled == batch) flush();
+            },
+            count);
         if (filled > 0) flush();
-        if (progress) progress(b + 1, blocks);
     }
     const double divisor = t.plan->divisor() * static_cast<double>(t.plan->num_slots());
     for (complex_type& g : gamma) g /= divisor;

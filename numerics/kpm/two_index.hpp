@@ -47,8 +47,8 @@ struct TwoIndexTrace {
 
 /// Gamma [M x M] row-major, gamma[n M + m] = (1 / slots) sum over the plan's columns of
 /// <c| v_a T_n v_b T_m |c> / divisor (= Tr[...]/N for both plans). `progress(done, total)`
-/// after every block, in blocks. DimensionMismatch when the operators differ in rows or
-/// are distributed over ranks.
+/// after every sweep of H, in sweeps (2 (M - 1) per block); it may throw to stop the trace.
+/// DimensionMismatch when the operators differ in rows or are distributed over ranks.
 std::vector<complex_type> two_index_moments(const TwoIndexTrace& trace,
                                             const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 

@@ -9,7 +9,8 @@
 #  - refusals, exit 2 with one line naming the option and the allowed values: a model
 #    without positions, zz on a 2-D model and on a slab, a bad component, --temperature
 #    without --conductivity, --energy-grid, --ldos, mpirun with 2 ranks; exit 3 naming
-#    the bytes when the two-index vectors do not fit --memory-limit.
+#    the bytes when the two-index vectors do not fit --memory-limit; exit 75 (no file) on
+#    SIGTERM during the phase.
 set -u
 dos="$1"; mpiexec="${2:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -55,6 +56,16 @@ if [ -n "$mpiexec" ]; then
 else
   echo "SKIPPED (visible): mpirun refusal, no MPI launcher configured"
 fi
+
+# ---- a signal during the conductivity phase: exit 75 after the current sweep, no file ----
+"$dos" --model graphene --lattice 100x100 --magnetic-flux 1/100 --moments 512 --vectors 4 --conductivity xy \
+  --progress-interval 1000 --output "$work/signal.h5" > "$work/signal.txt" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q '^moments     :' "$work/signal.txt" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5; kill -TERM $pid; wait $pid; rc=$?
+check "signal in the conductivity phase: exit 75" "[ $rc -eq 75 ] || { echo rc=$rc; cat '$work/signal.txt'; false; }"
+check "signal: the message says the phase has no checkpoint" "grep -qF 'stopped by SIGTERM during the --conductivity phase after' '$work/signal.txt' || { cat '$work/signal.txt'; false; }"
+check "signal: no file" "[ ! -e '$work/signal.h5' ]"
 
 # ---- clean graphene in a field: the Hall plateau ----
 for c in xy yx xx; do
