@@ -173,15 +173,6 @@ std::array<global_index, 4> lattice_coordinates(const LatticeGeometry& g, global
 
 }  // namespace
 
-LatticeGeometry::Vector LatticeGeometry::position(global_index row) const
-{
-    const std::array<global_index, 4> c = lattice_coordinates(*this, row);
-    Vector r = offset[static_cast<std::size_t>(c[3])];
-    for (int a = 0; a < 3; ++a)
-        for (int k = 0; k < 3; ++k) r[k] += static_cast<double>(c[a]) * cell[a][k];
-    return r;
-}
-
 LatticeGeometry::Vector LatticeGeometry::separation(global_index i, global_index j) const
 {
     // In whole cells first (exact integers), so that a bond across the boundary of a large

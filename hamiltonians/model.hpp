@@ -85,10 +85,9 @@ struct LatticeGeometry {
     std::array<int, 3> extent{1, 1, 1};  ///< Nx, Ny, Nz
     std::array<bool, 3> periodic{};      ///< per direction (models' --boundary)
 
-    Vector position(global_index row) const;
     /// r_j - r_i for a stored entry (i, j): the shortest of the separations that differ by
     /// a supercell vector Nd ad of a periodic direction d (minimum image; at a tie the one
-    /// with the smallest image offsets in the order -1, 0, +1 per direction, 0 first).
+    /// first in the order 0, -1, +1 of the image offset per direction, x slowest).
     Vector separation(global_index i, global_index j) const;
     /// |Nx a1 x Ny a2|: the supercell's area in the a1-a2 plane.
     double area() const;
