@@ -3,6 +3,7 @@
 #include <string>
 
 #include "analysis/conductivity.hpp"
+#include "analysis/statistics.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/run/run_output.hpp"
@@ -39,9 +40,12 @@ double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model
     const double n = static_cast<double>(model.num_rows());
     const numerics::OperatorCostModel crs = numerics::operator_cost_model(velocity_spec(), 1.0, false);
     const double k = energy_points(cfg), m = cfg.kpm.num_moments;
-    return numerics::two_index_bytes(model.num_rows(), cfg.kpm.num_moments, width) +
-           2.0 * crs.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m * 2.0 +
-           8.0 * k * 4.0;  // Gamma (and the reconstruction's copy), the grid
+    const std::int64_t slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
+    // The trace (its moments included), the velocities, one slot's moments copied for its
+    // sigma, the grids and every slot's sigma for the error bars.
+    return numerics::two_index_bytes(model.num_rows(), cfg.kpm.num_moments, width, slots) +
+           2.0 * crs.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m +
+           8.0 * k * (4.0 + 2.0 * static_cast<double>(slots));
 }
 
 ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
@@ -77,7 +81,7 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     t.scaling = scaling;
     const double t0 = wall_seconds();
     double last = t0;
-    c.gamma = numerics::two_index_moments(t, [&](std::int64_t done, std::int64_t total) {
+    numerics::TwoIndexMoments moments = numerics::two_index_moments(t, [&](std::int64_t done, std::int64_t total) {
         if (SignalCatcher::pending() != 0)
             throw RunInterrupted(detail::concat("stopped by ", signal_name(SignalCatcher::pending()),
                                                 " during the --conductivity phase after ", done, " of ", total,
@@ -90,6 +94,7 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
                   fmt("%.1f", (now - t0) / done * (total - done)), " s");
     });
     c.seconds = wall_seconds() - t0;
+    c.gamma = std::move(moments.gamma);
     // Sweeps of H: 2 (M - 1) per block; flops: the H sweeps, the M + 1 velocity products and
     // the 8 M^2 N W of the ZGEMMs per block.
     const global_index columns = plan->num_columns();
@@ -113,10 +118,27 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     in.rows_per_measure = static_cast<double>(n) / c.measure.value;
     in.temperature = cfg.kpm.temperature;
     c.sigma = analysis::reconstruct_conductivity(in);
+    // Error bars: sigma is linear in Gamma, so its standard error is that of the vectors' own
+    // sigma (analysis/statistics.hpp), each reconstructed from its own moments.
+    if (moments.num_slots >= 2) {
+        const auto mm = c.gamma.size();
+        const int k = static_cast<int>(c.sigma.energy.size());
+        std::vector<double> samples;
+        std::vector<std::complex<double>> one;
+        for (std::int64_t s = 0; s < moments.num_slots; ++s) {
+            one.assign(moments.per_slot.begin() + static_cast<std::ptrdiff_t>(s * mm),
+                       moments.per_slot.begin() + static_cast<std::ptrdiff_t>((s + 1) * mm));
+            in.gamma = &one;
+            const analysis::Spectrum sample = analysis::reconstruct_conductivity(in);
+            samples.insert(samples.end(), sample.rho.begin(), sample.rho.end());
+        }
+        c.sigma_stderr = analysis::sample_statistics(samples, static_cast<int>(moments.num_slots), k).stderr_;
+    }
     log::info("conductivity: sigma_", kAxisName[c.axes[0]], kAxisName[c.axes[1]], " at T = ", cfg.kpm.temperature,
               " t, M = ", cfg.kpm.num_moments, ", ", columns, " vectors in blocks of ", w, ": ", c.sweeps,
               " sweeps of H in ", fmt("%.3f", c.seconds), " s, ", fmt("%.2f", c.gflops), " Gflop/s; memory ",
-              format_bytes(numerics::two_index_bytes(n, cfg.kpm.num_moments, w)), " of vectors");
+              format_bytes(numerics::two_index_bytes(n, cfg.kpm.num_moments, w, plan->num_slots())),
+              " of vectors and moments");
     return c;
 }
 
@@ -131,6 +153,10 @@ void write_conductivity(analysis::ResultWriter& out, const RunConfig& cfg, const
         "/conductivity/sigma",
         {"e^2/h", "The Kubo-Bastin conductivity sigma_" + component + "(mu) at the temperature of the group."},
         c.sigma.rho, {k});
+    if (!c.sigma_stderr.empty())
+        out.write_doubles("/conductivity/sigma_stderr",
+                          {"e^2/h", "Standard error of sigma over the random vectors (each vector's sigma)."},
+                          c.sigma_stderr, {k});
     out.write_complex(
         "/conductivity/moments",
         {"t^2 length^2", "Gamma_nm = Tr[v_a T_n(Ht) v_b T_m(Ht)] / N, row n, column m (velocities in t x length)."},

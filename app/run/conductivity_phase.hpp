@@ -31,6 +31,7 @@ struct ConductivityOutcome {
     std::array<hamiltonians::Axis, 2> axes{};
     std::vector<std::complex<double>> gamma;  ///< [M x M]
     analysis::Spectrum sigma;                 ///< energy, rho = sigma in e^2/h
+    std::vector<double> sigma_stderr;         ///< [K], from the vectors' sigma (stochastic trace, R >= 2); else empty
     hamiltonians::ConductivityMeasure measure;
     int width = 1;
     std::int64_t sweeps = 0;  ///< sweeps of H (block columns of width W)
@@ -42,7 +43,8 @@ struct ConductivityOutcome {
 ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
                                          const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width);
 
-/// /conductivity/energy [K], /conductivity/sigma [K], /conductivity/moments [M, M] and the
+/// /conductivity/energy [K], /conductivity/sigma [K] (and sigma_stderr [K] with R >= 2
+/// random vectors), /conductivity/moments [M, M] and the
 /// group's attributes (component, temperature, kernel, unit, area or volume, ...).
 void write_conductivity(analysis::ResultWriter& out, const RunConfig& cfg, const ConductivityOutcome& c);
 

@@ -3,16 +3,16 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
 
-double two_index_bytes(global_index rows, int num_moments, int block_width)
+double two_index_bytes(global_index rows, int num_moments, int block_width, std::int64_t slots)
 {
     const double block = static_cast<double>(rows) * block_width * sizeof(complex_type);
-    return (num_moments + std::min(num_moments, kLeftBatch) + 4) * block;
+    const double gamma = static_cast<double>(num_moments) * num_moments * sizeof(complex_type);
+    return (num_moments + std::min(num_moments, kLeftBatch) + 4) * block + (slots >= 2 ? slots + 1 : 1) * gamma;
 }
 
 namespace {
@@ -36,8 +36,8 @@ void each_chebyshev_vector(const Operator& h, BlockVector start, int num_moments
 
 }  // namespace
 
-std::vector<complex_type> two_index_moments(const TwoIndexTrace& t,
-                                            const std::function<void(std::int64_t, std::int64_t)>& progress)
+TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
+                                  const std::function<void(std::int64_t, std::int64_t)>& progress)
 {
     TOPOKPM_USER_REQUIRE(t.num_moments >= 2, "{moments} ", t.num_moments, ": must be >= 2");
     TOPOKPM_USER_REQUIRE(t.block_width >= 1, "{block_width} ", t.block_width, ": must be >= 1");
@@ -54,10 +54,20 @@ std::vector<complex_type> two_index_moments(const TwoIndexTrace& t,
     const auto k = static_cast<std::size_t>(n) * static_cast<std::size_t>(w);  // values per block
     const int batch = std::min(m, kLeftBatch);
 
-    std::vector<complex_type> right(k * static_cast<std::size_t>(m));  // R_m, column m of a K x M matrix
+    // Kept per moment column by column, [M][W][N]: column c of R_m at (m W + c) N, so that the
+    // N x M matrix of one column's R_m has the leading dimension W N (likewise the L_n).
+    std::vector<complex_type> right(k * static_cast<std::size_t>(m));
     std::vector<complex_type> left(k * static_cast<std::size_t>(batch));
     std::vector<complex_type> product(static_cast<std::size_t>(batch) * m);
-    std::vector<complex_type> gamma(static_cast<std::size_t>(m) * m, complex_type(0.0, 0.0));
+    const auto mm = static_cast<std::size_t>(m) * static_cast<std::size_t>(m);
+    const std::int64_t slots = t.plan->num_slots();
+    std::vector<complex_type> sums(static_cast<std::size_t>(slots) * mm, complex_type(0.0, 0.0));
+    const auto nn = static_cast<std::size_t>(n);
+    auto transpose_into = [&](complex_type* to, const BlockVector& v) {
+        const complex_type* from = v.data();
+        for (std::size_t j = 0; j < nn; ++j)
+            for (std::size_t c = 0; c < static_cast<std::size_t>(w); ++c) to[c * nn + j] = from[j * w + c];
+    };
     BlockVector scratch(n, w);
     const AugmentedOps plain{1.0, 0.0, 0.0, false};
     const std::int64_t total_sweeps = blocks * 2 * (m - 1);
@@ -77,33 +87,47 @@ std::vector<complex_type> two_index_moments(const TwoIndexTrace& t,
             *t.h, std::move(start), m, t.scaling,
             [&](int i, const BlockVector& v) {
                 t.vb->apply(v, scratch, plain, nullptr);
-                std::memcpy(right.data() + k * static_cast<std::size_t>(i), scratch.data(), k * sizeof(complex_type));
+                transpose_into(right.data() + k * static_cast<std::size_t>(i), scratch);
             },
             count);
         int filled = 0, first = 0;
         auto flush = [&] {
-            // product (batch x M, column-major) = L^H R over the K values of the block.
-            cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, filled, m, static_cast<int>(k), &one, left.data(),
-                        static_cast<int>(k), right.data(), static_cast<int>(k), &zero, product.data(), batch);
-            for (int l = 0; l < filled; ++l)
-                for (int j = 0; j < m; ++j)
-                    gamma[static_cast<std::size_t>(first + l) * m + j] +=
-                        product[static_cast<std::size_t>(j) * batch + l];
+            // Per column c: product (batch x M, column-major) = L_c^H R_c over the N rows.
+            for (int c = 0; c < w; ++c) {
+                const global_index column = b * w + c;
+                if (column >= columns) break;  // the zero columns padding the last block
+                const std::size_t offset = static_cast<std::size_t>(c) * nn;
+                cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, filled, m, static_cast<int>(n), &one,
+                            left.data() + offset, static_cast<int>(k), right.data() + offset, static_cast<int>(k),
+                            &zero, product.data(), batch);
+                complex_type* sum = sums.data() + static_cast<std::size_t>(t.plan->slot(column)) * mm;
+                for (int l = 0; l < filled; ++l)
+                    for (int j = 0; j < m; ++j)
+                        sum[static_cast<std::size_t>(first + l) * m + j] +=
+                            product[static_cast<std::size_t>(j) * batch + l];
+            }
             first += filled;
             filled = 0;
         };
         each_chebyshev_vector(
             *t.h, std::move(left_start), m, t.scaling,
             [&](int, const BlockVector& v) {
-                std::memcpy(left.data() + k * static_cast<std::size_t>(filled), v.data(), k * sizeof(complex_type));
+                transpose_into(left.data() + k * static_cast<std::size_t>(filled), v);
                 if (++filled == batch) flush();
             },
             count);
         if (filled > 0) flush();
     }
-    const double divisor = t.plan->divisor() * static_cast<double>(t.plan->num_slots());
-    for (complex_type& g : gamma) g /= divisor;
-    return gamma;
+    TwoIndexMoments out;
+    out.num_slots = slots;
+    out.gamma.assign(mm, complex_type(0.0, 0.0));
+    const double divisor = t.plan->divisor();
+    for (complex_type& v : sums) v /= divisor;
+    for (std::int64_t sl = 0; sl < slots; ++sl)  // in slot order: reproducible
+        for (std::size_t i = 0; i < mm; ++i) out.gamma[i] += sums[static_cast<std::size_t>(sl) * mm + i];
+    for (complex_type& g : out.gamma) g /= static_cast<double>(slots);
+    if (slots >= 2) out.per_slot = std::move(sums);
+    return out;
 }
 
 }  // namespace topokpm::numerics

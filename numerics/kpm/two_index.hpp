@@ -13,7 +13,8 @@
 ///
 /// one Chebyshev recurrence (ChebyshevRecurrence, the DOS's own) from |r> whose vectors are
 /// multiplied by v_b and kept (M blocks of N x W), a second one from v_a |r> whose vectors
-/// are collected kLeftBatch at a time and multiplied against all kept ones by one ZGEMM.
+/// are collected kLeftBatch at a time and multiplied against all kept ones by one ZGEMM per
+/// start vector (so each vector's moments are kept apart: the error bars of sigma).
 /// Memory: two_index_bytes(); sweeps of H: 2 (M - 1) per block, plus M + 1 applications of
 /// a velocity. One rank (the operators' num_ranks() must be 1).
 
@@ -29,10 +30,11 @@ namespace topokpm::numerics {
 /// Left vectors L_n multiplied against the kept R_m per ZGEMM.
 inline constexpr int kLeftBatch = 32;
 
-/// Bytes of vectors a two-index trace holds at block width W on `rows` rows: the M kept
-/// R_m, a batch of min(M, kLeftBatch) L_n, the two blocks of the recurrence, its start and a
-/// scratch block, 16 bytes per complex double value.
-double two_index_bytes(global_index rows, int num_moments, int block_width);
+/// Bytes a two-index trace holds at block width W on `rows` rows: the M kept R_m, a batch of
+/// min(M, kLeftBatch) L_n, the two blocks of the recurrence, its start and a scratch block,
+/// and the M x M moments (of each of `slots` slots when there are two or more), 16 bytes per
+/// complex double value.
+double two_index_bytes(global_index rows, int num_moments, int block_width, std::int64_t slots = 1);
 
 /// Everything of one two-index trace.
 struct TwoIndexTrace {
@@ -45,11 +47,18 @@ struct TwoIndexTrace {
     KpmScaling scaling;
 };
 
-/// Gamma [M x M] row-major, gamma[n M + m] = (1 / slots) sum over the plan's columns of
-/// <c| v_a T_n v_b T_m |c> / divisor (= Tr[...]/N for both plans). `progress(done, total)`
+/// The moments of a two-index trace.
+struct TwoIndexMoments {
+    std::vector<complex_type> gamma;     ///< [M x M] row-major, gamma[n M + m]: the mean over the slots
+    std::vector<complex_type> per_slot;  ///< [slots, M x M]: each slot's (a random vector's), when slots >= 2
+    std::int64_t num_slots = 1;
+};
+
+/// gamma = (1 / slots) sum over the plan's columns of <c| v_a T_n v_b T_m |c> / divisor
+/// (= Tr[...]/N for both plans), and per slot the sum of its columns / divisor. `progress(done, total)`
 /// after every sweep of H, in sweeps (2 (M - 1) per block); it may throw to stop the trace.
 /// DimensionMismatch when the operators differ in rows or are distributed over ranks.
-std::vector<complex_type> two_index_moments(const TwoIndexTrace& trace,
-                                            const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+TwoIndexMoments two_index_moments(const TwoIndexTrace& trace,
+                                  const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 }  // namespace topokpm::numerics

@@ -5,7 +5,8 @@
 #  - clean graphene 6x6 at PHI = 1/12, exact trace: the Hall plateau sigma_xy = +1 / -1
 #    between Landau levels 0 and 1 (within 10 %), sigma_yx = -sigma_xy there, the reversed
 #    field flips the sign (Onsager), sigma_xx ~ 0 in that gap; a stochastic run of the
-#    same moments; --temperature smooths sigma;
+#    same moments, equal to the exact one within its error bars (/conductivity/sigma_stderr);
+#    --temperature smooths sigma;
 #  - refusals, exit 2 with one line naming the option and the allowed values: a model
 #    without positions, zz on a 2-D model and on a slab, a bad component, --temperature
 #    without --conductivity, --energy-grid, --ldos, mpirun with 2 ranks; exit 3 naming
@@ -103,7 +104,15 @@ assert np.max(np.abs(rev - yx)) < 1e-9, 'Onsager: sigma_xy(-PHI) = sigma_yx(PHI)
 assert np.all(np.abs(rev[gap] + xy[gap]) < 0.02), (rev[gap], xy[gap])
 assert np.all(np.abs(xx[gap]) < 0.1), xx[gap]
 assert np.max(np.abs(hot - xy)) > 0.05 and np.max(np.abs(hot)) < np.max(np.abs(xy)), 'temperature smooths'
-# 8 random vectors of 72 rows: a rough estimate of the same plateau
-assert np.all(np.abs(sto[gap] - plateau) < 0.5), sto[gap]
+# 8 random vectors of 72 rows: an estimate of the same sigma within its error bars
+with h5py.File(f'{w}/xy_stochastic.h5', 'r') as f:
+    err = f['conductivity/sigma_stderr'][:]
+    assert f['conductivity/sigma_stderr'].attrs['unit'] == 'e^2/h'
+with h5py.File(f'{w}/xy.h5', 'r') as f:
+    assert 'sigma_stderr' not in f['conductivity'], 'the exact trace has no error bars'
+inside = np.abs(E) < 2.5
+z = np.abs(sto - xy)[inside] / err[inside]
+print('stochastic vs exact: median |z|', np.median(z), 'max', z.max(), 'median stderr', np.median(err[inside]))
+assert np.all(err[inside] > 0) and np.median(z) < 2.0 and np.mean(z < 4.0) > 0.95, z
 PY"
 exit $fail

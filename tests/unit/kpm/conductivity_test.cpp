@@ -104,7 +104,7 @@ struct Sheet {
         return gamma;
     }
 
-    std::vector<cplx> moments(int a, int b, const numerics::StartVectorPlan& plan, int m, int width) const
+    numerics::TwoIndexMoments trace(int a, int b, const numerics::StartVectorPlan& plan, int m, int width) const
     {
         numerics::TwoIndexTrace t;
         t.h = h.op.get();
@@ -115,6 +115,10 @@ struct Sheet {
         t.block_width = width;
         t.scaling = scaling;
         return numerics::two_index_moments(t);
+    }
+    std::vector<cplx> moments(int a, int b, const numerics::StartVectorPlan& plan, int m, int width) const
+    {
+        return trace(a, b, plan, m, width).gamma;
     }
 
     /// The library's sigma_ab(mu) [e^2/h] from `gamma` on K points, integral over the scaled bounds.
@@ -239,7 +243,7 @@ TEST(TwoIndexMoments, StochasticTraceAveragesTheRandomVectors)
         }
         return t;
     };
-    std::vector<cplx> ref(static_cast<size_t>(m) * m);
+    std::vector<cplx> ref(static_cast<size_t>(m) * m), ref_per_vector(static_cast<size_t>(r) * m * m);
     BlockVector vectors(n, r);
     numerics::fill_random_phase_vectors(vectors, 7, 0, n);
     for (int c = 0; c < r; ++c) {
@@ -253,14 +257,20 @@ TEST(TwoIndexMoments, StochasticTraceAveragesTheRandomVectors)
                 cplx dot = 0.0;
                 for (global_index k = 0; k < n; ++k) dot += std::conj(left[i][k]) * right[k];
                 ref[static_cast<size_t>(i) * m + j] += dot / (double(r) * double(n));
+                ref_per_vector[(static_cast<size_t>(c) * m + i) * m + j] = dot / double(n);
             }
     }
     const auto plan = numerics::random_phase_plan(n, r, 7);
     for (const int width : {2, 5}) {
-        const std::vector<cplx> got = sheet.moments(0, 1, *plan, m, width);
-        double worst = 0.0;
-        for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(got[i] - ref[i]));
+        const numerics::TwoIndexMoments got = sheet.trace(0, 1, *plan, m, width);
+        double worst = 0.0, worst_vector = 0.0;
+        for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(got.gamma[i] - ref[i]));
+        ASSERT_EQ(got.num_slots, r);
+        ASSERT_EQ(got.per_slot.size(), ref_per_vector.size());
+        for (size_t i = 0; i < ref_per_vector.size(); ++i)
+            worst_vector = std::max(worst_vector, std::abs(got.per_slot[i] - ref_per_vector[i]));
         EXPECT_LE(worst, 1e-11) << "width " << width;
+        EXPECT_LE(worst_vector, 1e-11) << "each vector's moments, width " << width;
     }
 }
 
@@ -338,11 +348,12 @@ TEST(Conductivity, CleanGrapheneHallPlateau)
     EXPECT_GE(checked, 10);
 }
 
-// The memory of a two-index trace: M kept blocks, a batch of left vectors and four more.
+// The memory of a two-index trace: M kept blocks, a batch of left vectors and four more,
+// the moments (and each slot's when there are several).
 TEST(TwoIndexMoments, MemoryModel)
 {
-    EXPECT_EQ(numerics::two_index_bytes(1000, 512, 4), (512 + 32 + 4) * 1000.0 * 4 * 16);
-    EXPECT_EQ(numerics::two_index_bytes(10, 8, 1), (8 + 8 + 4) * 10.0 * 16);
+    EXPECT_EQ(numerics::two_index_bytes(1000, 512, 4), (512 + 32 + 4) * 1000.0 * 4 * 16 + 512.0 * 512 * 16);
+    EXPECT_EQ(numerics::two_index_bytes(10, 8, 1, 4), (8 + 8 + 4) * 10.0 * 16 + 5 * 64.0 * 16);
 }
 
 }  // namespace topokpm
