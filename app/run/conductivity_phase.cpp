@@ -18,10 +18,13 @@ namespace topokpm::app {
 
 namespace {
 
+/// The velocities as SELL-8-1 (unsorted: no permutation to undo, and C = 8 has specialised
+/// kernels at every registered width, where CRS's C = 1 takes the generic one at W >= 2).
 numerics::OperatorSpec velocity_spec()
 {
     numerics::OperatorSpec spec;
-    spec.kind = numerics::OperatorKind::Crs;
+    spec.kind = numerics::OperatorKind::Sell;
+    spec.sell = {8, 1};
     return spec;
 }
 
@@ -38,13 +41,13 @@ double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model
 {
     hamiltonians::parse_conductivity_component(cfg.kpm.conductivity, model);
     const double n = static_cast<double>(model.num_rows());
-    const numerics::OperatorCostModel crs = numerics::operator_cost_model(velocity_spec(), 1.0, false);
+    const numerics::OperatorCostModel sell = numerics::operator_cost_model(velocity_spec(), 1.0, false);
     const double k = energy_points(cfg), m = cfg.kpm.num_moments;
     const std::int64_t slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
     // The trace (its moments included), the velocities, one slot's moments copied for its
     // sigma, the grids and every slot's sigma for the error bars.
     return numerics::two_index_bytes(model.num_rows(), cfg.kpm.num_moments, width, slots) +
-           2.0 * crs.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m +
+           2.0 * sell.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m +
            8.0 * k * (4.0 + 2.0 * static_cast<double>(slots));
 }
 

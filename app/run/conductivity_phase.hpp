@@ -1,7 +1,7 @@
 #pragma once
 /// @file conductivity_phase.hpp
-/// kpm-dos --conductivity ab (models.md §9): the velocity operators of the model (CRS from
-/// hamiltonians::VelocityRows), the two-index moments over the run's start vectors (R random
+/// kpm-dos --conductivity ab (models.md §9): the velocity operators of the model (SELL-8-1
+/// from hamiltonians::VelocityRows), the two-index moments over the run's start vectors (R random
 /// vectors of --vector-seed, or all N with --trace exact; numerics/kpm/two_index.hpp) at
 /// block width W, sigma_ab(mu, --temperature) on the run's Chebyshev grid
 /// (analysis/conductivity.hpp) and the /conductivity group of the result (docs/format.md).
@@ -23,7 +23,7 @@
 namespace topokpm::app {
 
 /// Bytes the phase holds at block width `width`: numerics::two_index_bytes and the two
-/// velocity matrices (CRS, priced by the cost model with H's nonzeros). Validates the
+/// velocity matrices (SELL-8-1, priced by the cost model with H's nonzeros). Validates the
 /// component for the model first (InputError naming --conductivity).
 double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, int width);
 
