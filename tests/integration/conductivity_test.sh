@@ -9,7 +9,7 @@
 #    --temperature smooths sigma;
 #  - refusals, exit 2 with one line naming the option and the allowed values: a model
 #    without positions, zz on a 2-D model and on a slab, a bad component, --temperature
-#    without --conductivity, --energy-grid, --ldos, mpirun with 2 ranks; exit 3 naming
+#    without --conductivity, --energy-grid, --ldos, --plan, mpirun with 2 ranks; exit 3 naming
 #    the bytes when the two-index vectors do not fit --memory-limit; exit 75 (no file) on
 #    SIGTERM during the phase.
 set -u
@@ -45,6 +45,8 @@ refused "negative temperature" 2 "1': out of range (allowed: >= 0, units of t)" 
 refused "--energy-grid" 2 "--conductivity is evaluated on the Chebyshev grid" \
   "$dos" "${g6[@]}" --conductivity xx --energy-grid -1:1:11
 refused "--ldos" 2 "--conductivity comes with the DOS; not with --ldos" "$dos" "${g6[@]}" --conductivity xx --ldos 0
+refused "--plan" 2 "--plan prices the DOS moments only, not the two-index moments of --conductivity" \
+  "$dos" "${g6[@]}" --conductivity xx --plan
 # 200x200 graphene, M = 512, W = 4: 512+32+4 blocks of 80000 x 4 complex = 2.6 GiB of vectors.
 refused "memory" 3 "conductivity 2.6 GiB" \
   "$dos" --model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 512 --vectors 4 --conductivity xy --memory-limit 1
