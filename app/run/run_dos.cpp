@@ -250,7 +250,10 @@ struct DosRun::State {
         detail::concat(
             "this run (", model->params().name, ", N = ", n, " rows, matrix ", format_bytes(mem.matrix_bytes),
             ", vectors ", format_bytes(mem.vector_bytes), ", spectra ", format_bytes(mem.result_bytes),
-            mem.conductivity_bytes > 0 ? ", conductivity " + format_bytes(mem.conductivity_bytes) : "", ")"));
+            mem.conductivity_bytes > 0 ? ", conductivity " + format_bytes(mem.conductivity_bytes) +
+                                              " (about M + 36 vectors of N x --block-width)"
+                                        : "",
+            ")"));
 
     // --device cuda: fail before building anything when there is no GPU backend or device,
     // and when the run cannot fit the GPU (the matrix and the KPM blocks live there). Under
