@@ -172,10 +172,16 @@ void DistributedOperator::sum_over_ranks(double* values, std::size_t count) cons
     times_.reduce += now() - t0;
 }
 
-void DistributedOperator::post_exchange(const complex_type* x, int r, Exchange& ex) const
+void DistributedOperator::pack(const complex_type* x, int r) const
 {
     const double t0 = now();
     halo_->pack(x, r);
+    times_.pack += now() - t0;
+}
+
+void DistributedOperator::post_exchange(int r, Exchange& ex) const
+{
+    const double t0 = now();
     complex_type* send = halo_->send_staging(r);
     complex_type* halo = halo_->halo_staging(r);
     ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
@@ -192,12 +198,15 @@ void DistributedOperator::post_exchange(const complex_type* x, int r, Exchange& 
     times_.pack += now() - t0;
 }
 
-void DistributedOperator::finish_exchange(Exchange& ex) const
+void DistributedOperator::finish_exchange(Exchange& ex, int r) const
 {
     const double t0 = now();
     mpi::check(MPI_Waitall(static_cast<int>(ex.requests.size()), ex.requests.data(), MPI_STATUSES_IGNORE),
                "MPI_Waitall(halo)");
-    times_.wait += now() - t0;
+    const double t1 = now();
+    times_.wait += t1 - t0;
+    halo_->unpack(r);
+    times_.pack += now() - t1;
 }
 
 void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
@@ -206,6 +215,7 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     const int r = x.num_cols();
     DotSums* want = ops.want_dots ? dots : nullptr;
     const complex_type* xp = halo_->x_values(x);  // where the local operator reads x
+    halo_->order_pack_after_writes();              // the pack may run on the communication thread
     auto local = [&] {
         const double t0 = now();
         local_op_->apply(x, y, ops, want);
@@ -217,21 +227,30 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     const bool idle = recv_peer_.empty() && send_peer_.empty();
     switch (opts_.mode == CommMode::Task && idle ? CommMode::Overlap : opts_.mode) {
     case CommMode::Vector:
-        post_exchange(xp, r, ex);
-        finish_exchange(ex);
+        pack(xp, r);
+        post_exchange(r, ex);
+        finish_exchange(ex, r);
         local();
         break;
     case CommMode::Overlap:
-        post_exchange(xp, r, ex);
+        pack(xp, r);
+        post_exchange(r, ex);
         local();
-        finish_exchange(ex);
+        finish_exchange(ex, r);
         break;
     case CommMode::Task: {
+        // A host pack is a memory-bound loop for the whole team (serial on the communication
+        // thread it took longer than the local part of a small CPU rank); a GPU pack is queued
+        // by the communication thread on the halo's copy stream, beside the local sweep.
+        const bool pack_here = halo_->packs_with_host_threads();
+        if (pack_here) pack(xp, r);
         tasks::Task comm;
         comm.threads = 1;
         comm.body = [&] {
-            post_exchange(xp, r, ex);
-            finish_exchange(ex);
+            omp_set_num_threads(1);  // this thread's own setting: nothing here starts a second team
+            if (!pack_here) pack(xp, r);
+            post_exchange(r, ex);
+            finish_exchange(ex, r);
         };
         const tasks::TaskHandle handle = tasks_->queue->enqueue(std::move(comm));
         const int team = omp_get_max_threads();

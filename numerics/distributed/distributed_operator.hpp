@@ -26,10 +26,13 @@
 ///   vector   pack, send/receive, wait; then local and remote parts (no overlap; baseline)
 ///   overlap  post the non-blocking exchange, local part, wait, remote part (relies on the
 ///            MPI library progressing in the background)
-///   task     a communication task on a dedicated thread (the runtime's TaskQueue, one PU
-///            of the rank's set) packs, sends, receives and waits while the OpenMP team
-///            minus one thread runs the local part; then the remote part. MPI is called off
-///            the main thread: needs MPI_THREAD_SERIALIZED or better.
+///   task     the team packs (a CPU rank), then a communication task on a dedicated thread
+///            (the runtime's TaskQueue, one PU of the rank's set) sends, receives, waits and
+///            unpacks while the OpenMP team minus one thread runs the local part; then the
+///            remote part. MPI is called off the main thread: needs MPI_THREAD_SERIALIZED or
+///            better. On a GPU rank the communication thread also packs, and pack and unpack
+///            run on the halo's copy stream: the GPU overlaps them, and the exchange, with
+///            the local sweep.
 /// Where x and y live: DistributedOptions::device selects the HaloDevice (halo_device.hpp)
 /// the pack and the remote part run on, the local operator's device: the host (a CPU rank),
 /// a CUDA GPU (a GPU rank: the halo gathered on the device into a page-locked buffer, sent
@@ -76,7 +79,7 @@ struct DistributedOptions {
 
 /// Seconds spent per phase since construction (accumulated over apply() calls).
 struct DistributedTimes {
-    double pack = 0, local = 0, wait = 0, remote = 0, reduce = 0;
+    double pack = 0, local = 0, wait = 0, remote = 0, reduce = 0;  ///< pack: pack + unpack
     long applies = 0;
 };
 
@@ -128,8 +131,12 @@ protected:
 
 private:
     struct Exchange;
-    void post_exchange(const complex_type* x, int r, Exchange& ex) const;
-    void finish_exchange(Exchange& ex) const;
+    /// Pack x into the send staging (timed as pack).
+    void pack(const complex_type* x, int r) const;
+    /// Post the messages (timed as pack).
+    void post_exchange(int r, Exchange& ex) const;
+    /// Wait for them (timed as wait), then unpack the halo (timed as pack).
+    void finish_exchange(Exchange& ex, int r) const;
 
     std::vector<global_index> bounds_;
     DistributedOptions opts_;

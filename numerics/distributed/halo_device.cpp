@@ -97,6 +97,7 @@ public:
     const complex_type* x_values(const BlockVector& x) const override { return x.data(); }
     complex_type* y_values(BlockVector& y) const override { return y.data(); }
     void pack(const complex_type* x, int r) override { pack_rows_host(pattern_, x, r, send_staging(r)); }
+    void unpack(int) override {}  // MPI received into the buffer the remote part reads
     void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
     {
         remote_correction_host(pattern_, halo_staging(r), x, y, r, scale, dots);
@@ -120,10 +121,15 @@ public:
         pack_rows_host(pattern_, x, r, device_send_.data());
         std::memcpy(send_staging(r), device_send_.data(), device_send_.size() * sizeof(complex_type));
     }
-    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    void unpack(int r) override
     {
         const complex_type* staged = halo_staging(r);
         device_halo_.assign(staged, staged + halo_.size());
+    }
+    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    {
+        TOPOKPM_REQUIRE(device_halo_.size() == static_cast<size_t>(pattern_.halo_rows) * r,
+                        "host stand-in halo: apply_remote of width ", r, " without unpack(", r, ")");
         remote_correction_host(pattern_, device_halo_.data(), x, y, r, scale, dots);
     }
 

@@ -51,18 +51,21 @@ struct Outcome {
     DotSums dots;
 };
 
-/// pack and apply_remote on `device`, with x and y where that device keeps them.
+/// pack, unpack and apply_remote on `device`, with x and y where that device keeps them, in the
+/// order DistributedOperator calls them.
 Outcome run_on(int device)
 {
     auto halo = numerics::make_halo_device(device, pattern());
     const BlockVector x = block(1.0);
     BlockVector y = block(2.0);
     Outcome out;
+    halo->order_pack_after_writes();
     halo->pack(halo->x_values(x), width);
     const complex_type* sent = halo->send_staging(width);
     out.sent.assign(sent, sent + 4 * width);
     complex_type* staged = halo->halo_staging(width);
     for (int k = 0; k < 5 * width; ++k) staged[k] = complex_type(0.1 * k - 0.4, 1.0 / (k + 1));
+    halo->unpack(width);
     out.dots.reset(width);
     halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &out.dots);
     if (device != numerics::no_device) {
