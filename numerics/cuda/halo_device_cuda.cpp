@@ -5,7 +5,7 @@
 // stream; the gather, the download of the send rows and the upload of the halo run on copy_,
 // a non-blocking stream (no implicit order with the default stream), so that under
 // --comm-mode task they overlap the local sweep. Events give the order that remains:
-//   x_ready_      default stream, order_pack_after_writes(): copy_ waits before the gather;
+//   x_ready_      default stream, in pack(): copy_ waits for x's writes before the gather;
 //   halo_ready_   copy_, after the halo upload: the remote kernel waits for it;
 //   halo_free_    default stream, after the remote kernel: the next upload waits for it.
 #include <cuda_runtime.h>
@@ -61,23 +61,21 @@ public:
     complex_type* send_staging(int r) override { return grow(r).send_host; }
     complex_type* halo_staging(int r) override { return grow(r).halo_host; }
 
-    bool packs_with_host_threads() const override { return false; }
-
-    void order_pack_after_writes() override
-    {
-        device::set_device(device_);
-        TOPOKPM_CUDA_CHECK(cudaEventRecord(x_ready_, nullptr));
-    }
-
     void pack(const complex_type* x, int r) override
     {
-        device::set_device(device_);  // the communication thread of --comm-mode task too
+        device::set_device(device_);
         const Buffers& b = grow(r);
         const auto count = static_cast<std::int64_t>(pattern_.send_index.size());
+        TOPOKPM_CUDA_CHECK(cudaEventRecord(x_ready_, nullptr));  // x's writes queued so far
         TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, x_ready_, 0));
         gather_rows(static_cast<const local_index*>(send_index_.data()), count, r, x, b.send_device, copy_);
         TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.send_host, b.send_device, static_cast<std::size_t>(count) * r * sizeof(complex_type),
                                            cudaMemcpyDeviceToHost, copy_));
+    }
+
+    void wait_packed() override
+    {
+        device::set_device(device_);  // the communication thread of --comm-mode task too
         TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // MPI sends from send_host next
     }
 
@@ -90,8 +88,8 @@ public:
                                            static_cast<std::size_t>(pattern_.halo_rows) * r * sizeof(complex_type),
                                            cudaMemcpyHostToDevice, copy_));
         TOPOKPM_CUDA_CHECK(cudaEventRecord(halo_ready_, copy_));
-        // halo_host is written by MPI again only in the next exchange, after the next pack's
-        // cudaStreamSynchronize(copy_), which this copy precedes.
+        // halo_host is written by MPI again only in the next exchange, after the next
+        // wait_packed(), which waits for this copy too.
     }
 
     void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override

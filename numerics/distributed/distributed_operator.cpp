@@ -182,6 +182,7 @@ void DistributedOperator::pack(const complex_type* x, int r) const
 void DistributedOperator::post_exchange(int r, Exchange& ex) const
 {
     const double t0 = now();
+    halo_->wait_packed();
     complex_type* send = halo_->send_staging(r);
     complex_type* halo = halo_->halo_staging(r);
     ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
@@ -215,7 +216,6 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     const int r = x.num_cols();
     DotSums* want = ops.want_dots ? dots : nullptr;
     const complex_type* xp = halo_->x_values(x);  // where the local operator reads x
-    halo_->order_pack_after_writes();              // the pack may run on the communication thread
     auto local = [&] {
         const double t0 = now();
         local_op_->apply(x, y, ops, want);
@@ -225,44 +225,42 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     Exchange ex;
     // Task mode with nothing to exchange (one rank): keep every thread on the sweep.
     const bool idle = recv_peer_.empty() && send_peer_.empty();
-    switch (opts_.mode == CommMode::Task && idle ? CommMode::Overlap : opts_.mode) {
+    const CommMode mode = opts_.mode == CommMode::Task && idle ? CommMode::Overlap : opts_.mode;
+    // Task mode: the team runs one thread short for the whole apply, so that none of its
+    // threads shares the communication thread's PU (the last of the rank's set).
+    struct TeamSize {
+        int team = omp_get_max_threads();
+        explicit TeamSize(bool short_by_one) { if (short_by_one && team > 1) omp_set_num_threads(team - 1); }
+        ~TeamSize() { omp_set_num_threads(team); }
+    } team_size(mode == CommMode::Task);
+
+    pack(xp, r);  // a CPU rank's pack is a loop for the team; a GPU rank's is queued ahead of the local sweep
+    switch (mode) {
     case CommMode::Vector:
-        pack(xp, r);
         post_exchange(r, ex);
         finish_exchange(ex, r);
         local();
         break;
     case CommMode::Overlap:
-        pack(xp, r);
         post_exchange(r, ex);
         local();
         finish_exchange(ex, r);
         break;
     case CommMode::Task: {
-        // A host pack is a memory-bound loop for the whole team (serial on the communication
-        // thread it took longer than the local part of a small CPU rank); a GPU pack is queued
-        // by the communication thread on the halo's copy stream, beside the local sweep.
-        const bool pack_here = halo_->packs_with_host_threads();
-        if (pack_here) pack(xp, r);
         tasks::Task comm;
         comm.threads = 1;
         comm.body = [&] {
             omp_set_num_threads(1);  // this thread's own setting: nothing here starts a second team
-            if (!pack_here) pack(xp, r);
             post_exchange(r, ex);
             finish_exchange(ex, r);
         };
         const tasks::TaskHandle handle = tasks_->queue->enqueue(std::move(comm));
-        const int team = omp_get_max_threads();
-        if (team > 1) omp_set_num_threads(team - 1);  // one core's worth for the communication thread
         try {
             local();
         } catch (...) {
-            omp_set_num_threads(team);
             handle->wait();
             throw;
         }
-        omp_set_num_threads(team);
         handle->wait();
         break;
     }

@@ -26,13 +26,14 @@
 ///   vector   pack, send/receive, wait; then local and remote parts (no overlap; baseline)
 ///   overlap  post the non-blocking exchange, local part, wait, remote part (relies on the
 ///            MPI library progressing in the background)
-///   task     the team packs (a CPU rank), then a communication task on a dedicated thread
-///            (the runtime's TaskQueue, one PU of the rank's set) sends, receives, waits and
-///            unpacks while the OpenMP team minus one thread runs the local part; then the
-///            remote part. MPI is called off the main thread: needs MPI_THREAD_SERIALIZED or
-///            better. On a GPU rank the communication thread also packs, and pack and unpack
-///            run on the halo's copy stream: the GPU overlaps them, and the exchange, with
-///            the local sweep.
+///   task     a communication task on a dedicated thread (the runtime's TaskQueue, one PU
+///            of the rank's set) sends, receives, waits and unpacks while the OpenMP team
+///            minus one thread runs the local part; then the remote part. MPI is called off
+///            the main thread: needs MPI_THREAD_SERIALIZED or better.
+/// The pack always starts on the calling thread: a CPU rank's is a loop for its team, a GPU
+/// rank's gather and download are queued on the halo's copy stream ahead of the local sweep
+/// (post_exchange waits for them). On a GPU rank in task mode the bus copies and the
+/// exchange thus overlap the local sweep.
 /// Where x and y live: DistributedOptions::device selects the HaloDevice (halo_device.hpp)
 /// the pack and the remote part run on, the local operator's device: the host (a CPU rank),
 /// a CUDA GPU (a GPU rank: the halo gathered on the device into a page-locked buffer, sent

@@ -6,7 +6,7 @@
 /// distributed_operator.cpp against this interface; plain C++, no MPI, no CUDA types.
 ///
 ///   pack          send[k][c] = x[send_index[k]][c] gathered where x lives, then copied into
-///                 the host staging buffer send_staging() that MPI sends from;
+///                 the host staging buffer send_staging() that MPI sends from (wait_packed);
 ///   unpack        the halo received into halo_staging() copied to where x and y live;
 ///   apply_remote  the remote correction there, reading the unpacked halo:
 ///                     y_i += scale * sum_h H_ih halo_h,   yx_c += sum_i conj(d_ic) x_ic
@@ -25,13 +25,12 @@
 ///                          page-locked staging buffers, the dots by the deterministic
 ///                          column_dots of reduce_kernels.hpp. NotCompiled in CPU-only builds.
 /// Dots are this rank's; DistributedOperator sums them over the ranks as on the CPU.
-/// Threads: pack and unpack may run on the communication thread of --comm-mode task while
-/// the calling thread runs the local operator; the CUDA implementation queues them on a
-/// copy stream of its own (non-blocking with respect to the default stream the local
-/// operator runs on), so the gather, the two bus copies and the local sweep overlap on the
-/// GPU. order_pack_after_writes() (on the calling thread, before the exchange starts) and
-/// events inside apply_remote keep the order x written -> pack, unpack -> remote kernel.
-/// No two calls run at the same time.
+/// Threads: wait_packed and unpack may run on the communication thread of --comm-mode task
+/// while the calling thread runs the local operator; the CUDA implementation queues the
+/// gather and both bus copies on a copy stream of its own (non-blocking with respect to the
+/// default stream the local operator runs on), so they overlap the local sweep on the GPU;
+/// events keep the order x written -> gather and upload -> remote kernel. No two calls run
+/// at the same time.
 
 #include <cstdint>
 #include <memory>
@@ -75,16 +74,14 @@ public:
     virtual complex_type* send_staging(int r) = 0;
     virtual complex_type* halo_staging(int r) = 0;
 
-    /// On the thread that queued x's latest writes, before pack(): pack() then reads x after
-    /// them even from another thread (CUDA: an event on the default stream that the copy
-    /// stream waits for). Host and stand-in: nothing to order.
-    virtual void order_pack_after_writes() {}
-    /// True when pack() runs CPU loops (host, stand-in): --comm-mode task then packs with the
-    /// whole OpenMP team before the communication thread takes over the exchange. False
-    /// (CUDA): the pack is GPU work the communication thread queues and waits for.
-    virtual bool packs_with_host_threads() const { return true; }
-    /// Packs x (from x_values) into send_staging(r); returns when send_staging is filled.
+    /// Starts packing x (from x_values) into send_staging(r), on the thread that queued x's
+    /// latest writes. Host and stand-in: done on return, by the calling thread's OpenMP team.
+    /// CUDA: the gather and the download are queued on the copy stream after those writes,
+    /// ahead of the local sweep the caller launches next (a running sweep holds every SM
+    /// until it ends, so a gather queued after it would wait for it); returns at once.
     virtual void pack(const complex_type* x, int r) = 0;
+    /// Returns when send_staging(r) holds the pack; any thread (the communication thread).
+    virtual void wait_packed() {}
     /// Moves halo_staging(r), filled by MPI, to where apply_remote reads it (CUDA: queued on
     /// the copy stream, the remote kernel waits for it; returns before it is done).
     virtual void unpack(int r) = 0;

@@ -59,8 +59,8 @@ Outcome run_on(int device)
     const BlockVector x = block(1.0);
     BlockVector y = block(2.0);
     Outcome out;
-    halo->order_pack_after_writes();
     halo->pack(halo->x_values(x), width);
+    halo->wait_packed();
     const complex_type* sent = halo->send_staging(width);
     out.sent.assign(sent, sent + 4 * width);
     complex_type* staged = halo->halo_staging(width);
