@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
@@ -139,7 +140,10 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
             pat.send_index.push_back(static_cast<local_index>(g - row_begin_));
         }
     }
-    halo_ = make_halo_device(opts_.device, std::move(pat));
+    if (local_op_->precision() == Precision::Single)
+        halo_single_ = make_halo_device<complex_single>(opts_.device, std::move(pat));
+    else
+        halo_ = make_halo_device<complex_double>(opts_.device, std::move(pat));
 
     if (opts_.mode == CommMode::Task) {
         tasks_ = std::make_unique<TaskMachinery>();
@@ -172,33 +176,49 @@ void DistributedOperator::sum_over_ranks(double* values, std::size_t count) cons
     times_.reduce += now() - t0;
 }
 
-void DistributedOperator::pack(const complex_type* x, int r) const
+template <class T>
+BasicHaloDevice<T>& DistributedOperator::halo() const
+{
+    if constexpr (std::is_same_v<T, complex_double>) {
+        TOPOKPM_REQUIRE(halo_ != nullptr, name(), ": double blocks on the single-precision halo");
+        return *halo_;
+    } else {
+        TOPOKPM_REQUIRE(halo_single_ != nullptr, name(), ": single blocks on the double-precision halo");
+        return *halo_single_;
+    }
+}
+
+template <class T>
+void DistributedOperator::pack(const T* x, int r) const
 {
     const double t0 = now();
-    halo_->pack(x, r);
+    halo<T>().pack(x, r);
     times_.pack += now() - t0;
 }
 
+template <class T>
 void DistributedOperator::post_exchange(int r, Exchange& ex) const
 {
     const double t0 = now();
-    halo_->wait_packed();
-    complex_type* send = halo_->send_staging(r);
-    complex_type* halo = halo_->halo_staging(r);
+    BasicHaloDevice<T>& h = halo<T>();
+    h.wait_packed();
+    T* send = h.send_staging(r);
+    T* received = h.halo_staging(r);
+    const MPI_Datatype type = std::is_same_v<T, complex_double> ? MPI_C_DOUBLE_COMPLEX : MPI_C_FLOAT_COMPLEX;
     ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
     constexpr int tag = 3141;
     for (size_t p = 0; p < recv_peer_.size(); ++p)
-        mpi::check(MPI_Irecv(halo + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r),
-                             MPI_C_DOUBLE_COMPLEX, recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
+        mpi::check(MPI_Irecv(received + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r), type,
+                             recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
                    "MPI_Irecv(halo)");
     for (size_t p = 0; p < send_peer_.size(); ++p)
-        mpi::check(MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r),
-                             MPI_C_DOUBLE_COMPLEX, send_peer_[p], tag, opts_.comm,
-                             &ex.requests[recv_peer_.size() + p]),
+        mpi::check(MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r), type, send_peer_[p],
+                             tag, opts_.comm, &ex.requests[recv_peer_.size() + p]),
                    "MPI_Isend(halo)");
     times_.pack += now() - t0;
 }
 
+template <class T>
 void DistributedOperator::finish_exchange(Exchange& ex, int r) const
 {
     const double t0 = now();
@@ -206,16 +226,33 @@ void DistributedOperator::finish_exchange(Exchange& ex, int r) const
                "MPI_Waitall(halo)");
     const double t1 = now();
     times_.wait += t1 - t0;
-    halo_->unpack(r);
+    halo<T>().unpack(r);
     times_.pack += now() - t1;
 }
 
-void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
-                                   DotSums* dots) const
+void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const
+{
+    if (precision() == Precision::Single)
+        apply_in_single(x, y, ops, dots);  // the float sweep, x rounded and y widened
+    else
+        sweep(x, y, ops, dots);
+}
+
+void DistributedOperator::do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                                   const AugmentedOps& ops, DotSums* dots) const
+{
+    if (precision() != Precision::Single) Operator::do_apply(x, y, ops, dots);  // refuses: a double operator
+    sweep(x, y, ops, dots);
+}
+
+template <class T>
+void DistributedOperator::sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops,
+                                DotSums* dots) const
 {
     const int r = x.num_cols();
     DotSums* want = ops.want_dots ? dots : nullptr;
-    const complex_type* xp = halo_->x_values(x);  // where the local operator reads x
+    BasicHaloDevice<T>& h = halo<T>();
+    const T* xp = h.x_values(x);  // where the local operator reads x
     auto local = [&] {
         const double t0 = now();
         local_op_->apply(x, y, ops, want);
@@ -237,22 +274,22 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     pack(xp, r);  // a CPU rank's pack is a loop for the team; a GPU rank's is queued ahead of the local sweep
     switch (mode) {
     case CommMode::Vector:
-        post_exchange(r, ex);
-        finish_exchange(ex, r);
+        post_exchange<T>(r, ex);
+        finish_exchange<T>(ex, r);
         local();
         break;
     case CommMode::Overlap:
-        post_exchange(r, ex);
+        post_exchange<T>(r, ex);
         local();
-        finish_exchange(ex, r);
+        finish_exchange<T>(ex, r);
         break;
     case CommMode::Task: {
         tasks::Task comm;
         comm.threads = 1;
         comm.body = [&] {
             omp_set_num_threads(1);  // this thread's own setting: nothing here starts a second team
-            post_exchange(r, ex);
-            finish_exchange(ex, r);
+            post_exchange<T>(r, ex);
+            finish_exchange<T>(ex, r);
         };
         const tasks::TaskHandle handle = tasks_->queue->enqueue(std::move(comm));
         try {
@@ -268,7 +305,7 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     if (want != nullptr && want->xx.size() != static_cast<size_t>(r)) want->reset(r);
     {
         const double t0 = now();
-        halo_->apply_remote(xp, halo_->y_values(y), r, ops.scale, want);
+        h.apply_remote(xp, h.y_values(y), r, ops.scale, want);
         times_.remote += now() - t0;
     }
     ++times_.applies;
@@ -302,12 +339,12 @@ std::string DistributedOperator::name() const
 
 OperatorCost DistributedOperator::cost() const
 {
-    const double remote = static_cast<double>(halo_->pattern().remote_vals.size());
+    const double remote = static_cast<double>(pattern().remote_vals.size());
     const double entry = sizeof(complex_type) + sizeof(local_index);
     OperatorCost c = local_op_->cost();
     c.nonzeros += remote;
     c.matrix_bytes += remote * entry;
-    c.storage_bytes += remote * entry + static_cast<double>(halo_->pattern().remote_row.size()) * 12.0;
+    c.storage_bytes += remote * entry + static_cast<double>(pattern().remote_row.size()) * 12.0;
     return c;
 }
 

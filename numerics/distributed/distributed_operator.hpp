@@ -113,30 +113,45 @@ public:
 
     std::string name() const override;
     OperatorCost cost() const override;
+    /// The local part's: a single-precision local operator gives a single-precision
+    /// distributed one (float halo, double dots; docs/cluster.md).
+    Precision precision() const override { return local_op_->precision(); }
 
     /// Rows of the halo buffer (distinct remote columns) and rows sent per sweep.
     global_index halo_rows() const { return static_cast<global_index>(halo_global_.size()); }
-    global_index send_rows() const { return static_cast<global_index>(halo_->pattern().send_index.size()); }
+    global_index send_rows() const { return static_cast<global_index>(pattern().send_index.size()); }
     /// Global column of halo position h (ascending in h), for tests.
     const std::vector<global_index>& halo_columns() const { return halo_global_; }
     /// Entries of the local and the remote part.
     std::int64_t local_nonzeros() const;
-    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(halo_->pattern().remote_vals.size()); }
+    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(pattern().remote_vals.size()); }
     /// Where the pack and the remote part run ("host", "host-standin", "cuda:D").
-    std::string halo_device() const { return halo_->name(); }
+    std::string halo_device() const { return halo_ ? halo_->name() : halo_single_->name(); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override;
 
 private:
     struct Exchange;
+    /// One apply() in the local part's precision T (both do_apply overloads).
+    template <class T>
+    void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const;
+    /// The halo device of precision T (exactly one exists: the local part's precision).
+    template <class T>
+    BasicHaloDevice<T>& halo() const;
+    const HaloPattern& pattern() const { return halo_ ? halo_->pattern() : halo_single_->pattern(); }
     /// Pack x into the send staging (timed as pack).
-    void pack(const complex_type* x, int r) const;
+    template <class T>
+    void pack(const T* x, int r) const;
     /// Post the messages (timed as pack).
+    template <class T>
     void post_exchange(int r, Exchange& ex) const;
     /// Wait for them (timed as wait), then unpack the halo (timed as pack).
+    template <class T>
     void finish_exchange(Exchange& ex, int r) const;
 
     std::vector<global_index> bounds_;
@@ -149,7 +164,10 @@ private:
     // pattern's send_index)
     std::vector<int> recv_peer_, send_peer_;
     std::vector<global_index> recv_offset_, recv_count_, send_offset_, send_count_;
-    std::unique_ptr<HaloDevice> halo_;  ///< the remote part and the packing, where x and y live
+    /// The remote part and the packing, where x and y live: halo_ for a double local part,
+    /// halo_single_ for a single one (the other is null).
+    std::unique_ptr<BasicHaloDevice<complex_double>> halo_;
+    std::unique_ptr<BasicHaloDevice<complex_single>> halo_single_;
     mutable DistributedTimes times_;
     struct TaskMachinery;
     std::unique_ptr<TaskMachinery> tasks_;
