@@ -145,13 +145,25 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     else
         halo_ = make_halo_device<complex_double>(opts_.device, std::move(pat));
 
-    if (opts_.mode == CommMode::Task) {
+    // Overlap on a device rank: its host threads idle while the device sweeps, so a
+    // communication thread drives the exchange meanwhile (the H200 node: an 8 MB halo moved
+    // only in the final wait, 2.2 ms after a 1.3 ms sweep); needs MPI_THREAD_SERIALIZED.
+    sweep_mode_ = opts_.mode;
+    if (opts_.mode == CommMode::Overlap && opts_.device != no_device) {
+        int provided = MPI_THREAD_SINGLE;
+        mpi::check(MPI_Query_thread(&provided), "MPI_Query_thread");
+        if (provided >= MPI_THREAD_SERIALIZED) sweep_mode_ = CommMode::Task;
+    }
+    // Collective the first time (MPI_COMM_WORLD split by node, kept): every rank asks,
+    // whether it sweeps as task or not.
+    const int node_rank = mpi::node_rank(), node_size = mpi::node_size();
+    if (sweep_mode_ == CommMode::Task) {
         tasks_ = std::make_unique<TaskMachinery>();
         // The last PU of this rank's own CPU set (the external binding, or the node's cores
         // split among its ranks): pinning every rank's communication thread to the same PU
         // made them time-slice against each other (8 ms per sweep on 2 ranks instead of 0.02).
         std::vector<unsigned> pus =
-            topology::rank_cpuset(tasks_->topology, mpi::node_rank(), mpi::node_size());
+            topology::rank_cpuset(tasks_->topology, node_rank, node_size);
         if (pus.empty()) pus = tasks_->topology.all_pus();
         tasks_->queue = std::make_unique<tasks::TaskQueue>(tasks_->topology, std::vector<unsigned>{pus.back()});
     }
@@ -262,7 +274,7 @@ void DistributedOperator::sweep(const BasicBlockVector<T>& x, BasicBlockVector<T
     Exchange ex;
     // Task mode with nothing to exchange (one rank): keep every thread on the sweep.
     const bool idle = recv_peer_.empty() && send_peer_.empty();
-    const CommMode mode = opts_.mode == CommMode::Task && idle ? CommMode::Overlap : opts_.mode;
+    const CommMode mode = sweep_mode_ == CommMode::Task && idle ? CommMode::Overlap : sweep_mode_;
     // Task mode: the team runs one thread short for the whole apply, so that none of its
     // threads shares the communication thread's PU (the last of the rank's set).
     struct TeamSize {

@@ -30,6 +30,9 @@
 ///            of the rank's set) sends, receives, waits and unpacks while the OpenMP team
 ///            minus one thread runs the local part; then the remote part. MPI is called off
 ///            the main thread: needs MPI_THREAD_SERIALIZED or better.
+/// On a device rank (a GPU, or the host stand-in) overlap sweeps as task when MPI provides
+/// MPI_THREAD_SERIALIZED: the rank's host threads are idle while the device sweeps, and
+/// without a thread calling MPI meanwhile the halo moves only in the final wait.
 /// The pack always starts on the calling thread: a CPU rank's is a loop for its team, a GPU
 /// rank's gather and download are queued on the halo's copy stream ahead of the local sweep
 /// (post_exchange waits for them). On a GPU rank in task mode the bus copies and the
@@ -129,6 +132,9 @@ public:
     std::string halo_device() const { return halo_ ? halo_->name() : halo_single_->name(); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
+    /// How this rank sweeps: mode(), except overlap on a device rank (DistributedOptions::
+    /// device set) where MPI provides MPI_THREAD_SERIALIZED, which sweeps as task.
+    CommMode sweep_mode() const { return sweep_mode_; }
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
@@ -169,6 +175,7 @@ private:
     std::unique_ptr<BasicHaloDevice<complex_double>> halo_;
     std::unique_ptr<BasicHaloDevice<complex_single>> halo_single_;
     mutable DistributedTimes times_;
+    CommMode sweep_mode_ = CommMode::Overlap;  ///< see sweep_mode()
     struct TaskMachinery;
     std::unique_ptr<TaskMachinery> tasks_;
 };
