@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# file_models_paths_test.sh KPM_DOS KPM_EIGS SRC [MPIEXEC]: issue 32, the models read from a
+# file_models_paths_test.sh KPM_DOS KPM_EIGS SRC [MPIEXEC [KPM_PLOT]]: issue 32, the models read from a
 # file (models.md §8) take the built-in models' paths:
 #  - kpm-eigs (lanczos, chebfd extremal and window, shift-invert, dense; and lanczos on 2
 #    ranks) on graphene written as _hr.dat (with disorder), the ti slab as _hr.dat and a
 #    disordered ti slab exported to Matrix Market gives the built-in model's eigenvalues to
-#    1e-10; a file model has no per-layer or per-sublattice weights;
+#    1e-10; a file model has no per-layer or per-sublattice weights, and kpm-plot draws its
+#    levels alone;
 #  - kpm-dos --plan on hr prints the built-in model's plan, row for row (rows, nnz, halo,
 #    memory, time per moment, sweep bytes), in 1-D and 2-D; on matrix-market a plan whose
 #    halo is the matrix's bandwidth; the planned rows per rank are the run's under mpirun;
@@ -18,7 +19,7 @@
 # < 1e-10. Moments: the same matrix and vectors summed in another order, |mu_n| <= 1 over
 # M = 64 moments: rounding, ~1e-15 (the 2-D runs' 1e-12 leaves a factor 1000).
 set -u
-dos="$1"; eigs="$2"; src="$3"; mpiexec="${4:-}"
+dos="$1"; eigs="$2"; src="$3"; mpiexec="${4:-}"; plot="${5:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
@@ -92,6 +93,12 @@ for f, name in zip(sys.argv[1:3], ('hr', 'matrix-market')):
     n = h['/model'].attrs['name']
     assert (n.decode() if isinstance(n, bytes) else n) == name, (f, n)
 PY"
+if [ -n "$plot" ] && "$py" -c 'import matplotlib' 2>/dev/null; then
+  check "kpm-plot draws the levels of a file model's eigs result, no weight series" \
+    "'$plot' '$work/e1.h5' -o '$work/e1.png' --describe 2>&1 | '$py' -c 'import json, sys; f = json.load(sys.stdin)[\"facts\"]; sys.exit(not (f[\"eigenvalues\"] >= 6 and f[\"series\"] == []))' && [ -s '$work/e1.png' ]"
+else
+  echo "SKIPPED: kpm-plot of a file model's eigs result (no kpm-plot given, or no matplotlib)"
+fi
 
 # --- --ldos site: on a 2-D hr model --------------------------------------------------------
 quiet l_ref.log "$dos" -q --model graphene --lattice 8x6 --ldos site:3,4 --moments 64 --energy-range -3.5:3.5 -o "$work/l_ref.h5"
