@@ -454,8 +454,8 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 /// What the models read from a file (models.md §8) do not offer in this version, refused
 /// before the file is read, each with one message naming the missing piece: energies (--t,
 /// --m) and, without positions, dots and momenta; for matrix-market also everything that
-/// needs a lattice (the 2-D decomposition among it). kpm-eigs, --plan and, for hr, the 2-D
-/// decomposition take file models as they take the built-ins.
+/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
+/// take the built-ins (the decomposition refuses what has no halo model: rank_layout()).
 void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
 {
     const std::string& name = cfg.model.name;
@@ -471,9 +471,6 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
     TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
                          mm ? " has no lattice" : " needs its cell vectors (--cell-vectors), which this version does not read");
     if (!mm) return;
-    TOPOKPM_USER_REQUIRE(cfg.runtime.decomposition == "auto" || cfg.runtime.decomposition == "1d", "--decomposition ",
-                         cfg.runtime.decomposition, ": model ", name,
-                         " has no lattice to tile in (x, y); its rows are split over ranks in 1-D only (allowed: 1d, auto)");
     TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model ", name, " has no lattice");
     TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model ", name, " takes its diagonal "
                          "from the file (export the disordered model with --export-matrix instead)");

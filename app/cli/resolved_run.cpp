@@ -74,8 +74,11 @@ RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, i
     if (mode != "1d") {
         const std::optional<hetero::LatticeHalo> halo = lattice_halo(model);
         TOPOKPM_USER_REQUIRE(halo || mode == "auto", "{decomposition} ", mode, ": model ", p.name,
-                             " has no halo model for (x, y) tiles (it needs a lattice and a block stencil of at most 8 "
-                             "orbitals per cell, this model has ", model.orbitals_per_site(), "); allowed: 1d, auto");
+                             model.kind().max_extents == 0
+                                 ? std::string(" has no lattice to tile in (x, y)")
+                                 : detail::concat(" has no halo model for (x, y) tiles: ", model.orbitals_per_site(),
+                                                  " orbitals per cell, a block stencil takes at most 8"),
+                             "; its rows are split in 1-D (allowed: 1d, auto)");
         if (halo) layout.grid = hetero::choose_decomposition(mode, ranks, weighted, *halo);
     }
     const global_index site = model.orbitals_per_site();

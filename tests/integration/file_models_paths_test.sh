@@ -168,7 +168,7 @@ PY
 "$dos" --plan --plan-bandwidth 10 --memory-limit 1 --model hr --model-file "$work/nine_hr.dat" --lattice 6x4 --ranks 2 \
   --decomposition 2d > /dev/null 2> "$work/nine.err"
 check "--decomposition 2d on a 9-orbital hr model: exit 2 naming its 9 orbitals" \
-  "[ $? -eq 2 ] && grep -q -- '--decomposition 2d: model hr has no halo model.*this model has 9' '$work/nine.err'"
+  "[ $? -eq 2 ] && grep -q -- '--decomposition 2d: model hr has no halo model for (x, y) tiles: 9 orbitals per cell' '$work/nine.err'"
 nine=$(plan --model hr --model-file "$work/nine_hr.dat" --lattice 6x4 --ranks 2)
 check "--plan on a 9-orbital hr model takes 1-D x-slabs with --decomposition auto" \
   "grep -q '^plan fits' <<<\"\$nine\" && ! grep -q '2-D decomposition' <<<\"\$nine\""
@@ -233,6 +233,16 @@ if mpi 3 mm.log "$dos" "${kpm[@]}" $x_file --energy-range -6:6 -o "$work/mm3.h5"
   check "matrix-market on 3 ranks: --plan's rows per rank are the run's ($planned vs $ran)" "[ '$planned' = '$ran' ]"
 else
   check "matrix-market on 3 ranks runs" false
+fi
+# What has no halo model: matrix-market's 2d is refused on every rank with one message;
+# a 9-orbital _hr.dat under `auto` runs 1-D.
+timeout 300 "$mpiexec" -np 2 --bind-to none "$dos" "${kpm[@]}" $x_file --decomposition 2d -o "$work/mm2d.h5" > "$work/mm2d.out" 2> "$work/mm2d.err"
+check "matrix-market on 2 ranks with --decomposition 2d: exit 2, one error line naming the missing lattice, no result" \
+  "[ $? -eq 2 ] && [ \$(grep -c -i error '$work/mm2d.err') -eq 1 ] && ! grep -q MPI_ABORT '$work/mm2d.err' && grep -q -- '--decomposition 2d: model matrix-market has no lattice to tile' '$work/mm2d.err' && [ ! -e '$work/mm2d.h5' ]"
+if mpi 2 nine.log "$dos" "${kpm[@]}" --model hr --model-file "$work/nine_hr.dat" --lattice 6x4 --energy-range -3:3 -o "$work/nine.h5"; then
+  check "a 9-orbital hr model on 2 ranks, --decomposition auto: 1-D" "[ \"\$(attribute '$work/nine.h5' decomposition)\" = 1d ]"
+else
+  check "a 9-orbital hr model on 2 ranks runs" false
 fi
 # kpm-eigs on 2 ranks (1-D) on a file model: the built-in's serial eigenvalues.
 if mpi 2 e_mpi.log "$eigs" -q $g_file --extremal lowest:6 --method lanczos --tolerance 1e-12 --threads 1 -o "$work/e_mpi.h5"; then
