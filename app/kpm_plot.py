@@ -16,9 +16,9 @@
   spectral  A(k, E) as a heat map along the momentum path (k in 1/a, the path's
             high-symmetry points named), with the bands when known
   eigs      every eigenvalue (kpm-eigs) against its weight on the top (z = 0) and the bottom
-            (z = Nz-1) layer (graphene: sublattices A and B), one marker each; degenerate
-            levels are drawn once, at the level's mean weights, and marked "xg"; over the
-            KPM DOS of a kpm-dos file (--dos)
+            (z = Nz-1) layer (graphene: sublattices A and B; a model read from a file: the
+            levels alone), one marker each; degenerate levels are drawn once, at the level's
+            mean weights, and marked "xg"; over the KPM DOS of a kpm-dos file (--dos)
 
 Axes: --xlim/--ylim zoom the main panel: energy and DOS (dos, ldos), energy and weight
 (eigs), k and energy (spectral), the map's x and y (map). --log draws the DOS/LDOS on a log
@@ -600,20 +600,18 @@ def plot_eigs(r, fig, args):
         raise r.bad("dataset '/eigs/values' is not ascending")
     residuals = r.array("/eigs/residuals", 1, shape=(k,)) if r.has("/eigs/residuals") else np.zeros(k)
     scale = r.number("/eigs", "energy_scale", 0.0) or max(float(np.abs(values).max()), 1.0)
-    name = r.text("/model", "name")
     if r.has("/eigs/layer_weight"):  # what the file holds decides the picture, not the model's name
         w = r.array("/eigs/layer_weight", 2, shape=(k, None))
         nz = w.shape[1]
         parts = [(w[:, 0], "top layer z = 0"), (w[:, -1], f"bottom layer z = {nz - 1}")] if nz > 1 else \
                 [(w[:, 0], "layer z = 0")]
         what = "weight of the level on the layer"
-    else:
+    elif r.has("/eigs/sublattice_weight"):
         w = r.array("/eigs/sublattice_weight", 2, shape=(k, 2))
-        if name == "matrix-market" or (name == "hr" and r.number("/model", "num_orbitals", integer=True) != 2):
-            parts = [(w[:, 0], "even rows"), (w[:, 1], "odd rows")]
-        else:
-            parts = [(w[:, 0], "sublattice A"), (w[:, 1], "sublattice B")]
+        parts = [(w[:, 0], "sublattice A"), (w[:, 1], "sublattice B")]
         what = "weight of the level on the sublattice"
+    else:  # a model without layers or sublattices (read from a file): the levels alone
+        parts, what = [], "levels (the model has no layers or sublattices to weigh)"
     if args.dos:
         check_input_path(args.dos)
         try:
@@ -643,7 +641,7 @@ def plot_eigs(r, fig, args):
     means = [np.array([weight[g].mean() for g in groups]) for weight, _ in parts]
     for (weight, label), mean, marker, colour in zip(parts, means, ("^", "v"), ("C0", "C3")):
         ax.scatter(level_e, mean, s=36, marker=marker, color=colour, edgecolors="k", linewidths=0.3, label=label, zorder=3)
-    top = np.maximum.reduce(means)
+    top = np.maximum.reduce(means) if means else np.full(len(groups), 0.04)  # above the ticks
     for x, y, g in zip(level_e, top, degeneracy):
         if g > 1:
             ax.annotate(f"×{g}", (x, y), xytext=(0, 5), textcoords="offset points", ha="center", fontsize=7)

@@ -327,7 +327,7 @@ po::options_description make_options(Program program)
 
     po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
     local.add_options()
-        ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
+        ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti; hr: one coordinate per --lattice extent) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
         ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t; inside the spectrum bounds)")
         ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; docs/physics.md)")
         ("probing-distance", po::value<std::string>()->default_value("6"), "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) every row has its own colour and probing is the exact LDOS")
@@ -454,8 +454,8 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 /// What the models read from a file (models.md §8) do not offer in this version, refused
 /// before the file is read, each with one message naming the missing piece: energies (--t,
 /// --m) and, without positions, dots and momenta; for matrix-market also everything that
-/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition wait for lattice-aware
-/// parts (layer weights, the halo model) to learn these models.
+/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
+/// take the built-ins (the decomposition refuses what has no halo model: rank_layout()).
 void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
 {
     const std::string& name = cfg.model.name;
@@ -470,10 +470,6 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
                                 : " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
     TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
                          mm ? " has no lattice" : " needs its cell vectors (--cell-vectors), which this version does not read");
-    TOPOKPM_USER_REQUIRE(cfg.program == Program::Dos, "kpm-eigs: model ", name, " is not supported yet (use kpm-dos)");
-    TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan: model ", name, " is not planned yet (its halo model is lattice-specific)");
-    TOPOKPM_USER_REQUIRE(cfg.runtime.decomposition == "auto" || cfg.runtime.decomposition == "1d", "--decomposition ",
-                         cfg.runtime.decomposition, ": model ", name, " is split over ranks in 1-D only (allowed: 1d, auto)");
     if (!mm) return;
     TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model ", name, " has no lattice");
     TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model ", name, " takes its diagonal "

@@ -153,7 +153,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         }
         if (root())
             log::info("decomposition: 2d, process grid ", grid_.px, " x ", grid_.py, " (x, y), halo ",
-                      hetero::tile_halo(lattice_halo(model), grid_, 0).rows, " rows on rank 0");
+                      hetero::tile_halo(*lattice_halo(model), grid_, 0).rows, " rows on rank 0");
         return;
     }
     const global_index block = layout.unit;

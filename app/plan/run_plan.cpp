@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/resolved_run.hpp"
@@ -11,6 +13,37 @@
 #include "runtime/hetero/plan.hpp"
 
 namespace topokpm::app {
+namespace {
+
+/// hetero::PlanInput::x_reach of `model`: the largest x distance, in x-planes of
+/// ny nz orbitals rows, from a row to a column it couples to (the shorter way round a
+/// periodic x), read off the rows of the cell at x = Nx/2 (translation invariant in x), or
+/// of every row for a model without a lattice (N x 1 x 1: its bandwidth; its rows are in
+/// memory already). Never more than Nx / 2 (periodic) or Nx - 1 (open).
+std::uint64_t x_reach(const hamiltonians::Model& model)
+{
+    const hamiltonians::ModelParams& p = model.params();
+    const global_index plane = global_index(p.ny) * p.nz * model.orbitals_per_site();
+    const bool periodic = !p.boundary.empty() && p.boundary[0] == 'p';
+    const bool lattice = model.kind().max_extents > 0;
+    const global_index first = lattice ? plane * (p.nx / 2) : 0;
+    const global_index last = lattice ? first + model.orbitals_per_site() : model.num_rows();
+    std::vector<global_index> cols(static_cast<std::size_t>(model.max_row_length()));
+    std::vector<complex_type> values(cols.size());
+    global_index reach = 0;
+    for (global_index r = first; r < last; ++r) {
+        const int len = model.row(r, cols.data(), values.data());
+        for (int k = 0; k < len; ++k) {
+            global_index d = cols[static_cast<std::size_t>(k)] / plane - r / plane;
+            d = d < 0 ? -d : d;
+            if (periodic) d = std::min<global_index>(d, p.nx - d);
+            reach = std::max(reach, d);
+        }
+    }
+    return static_cast<std::uint64_t>(reach);
+}
+
+}  // namespace
 
 void run_plan(const RunConfig& given)
 {
@@ -28,6 +61,7 @@ void run_plan(const RunConfig& given)
     in.ny = static_cast<std::uint64_t>(p.ny);
     in.nz = static_cast<std::uint64_t>(p.nz);
     in.periodic_x = !p.boundary.empty() && p.boundary[0] == 'p';
+    in.x_reach = x_reach(*model);
     in.vectors = static_cast<int>(traced.num_columns);
     in.block_width = cfg.kpm.sweep_width;
     // The bytes of the operator the run builds (numerics/spmmv/operator_factory.hpp), as
@@ -50,14 +84,15 @@ void run_plan(const RunConfig& given)
     }
     in.memory_gbs = {bandwidth};
     // --decomposition and the 1-D unit: the layout a run under mpirun takes (rank_layout).
-    in.halo = lattice_halo(*model);
+    const std::optional<hetero::LatticeHalo> halo = lattice_halo(*model);
+    if (halo) in.halo = *halo;
     const RankLayout layout = rank_layout(cfg, *model, in.ranks);
     in.grid = layout.grid;
     in.split_unit = static_cast<std::uint64_t>(layout.unit);
 
     const hetero::Plan plan = hetero::make_plan(in);
     std::printf("%s", hetero::format_plan(plan).c_str());
-    if (in.ranks > 1 && std::uint64_t(in.ranks) <= in.nx) {
+    if (halo && in.ranks > 1 && std::uint64_t(in.ranks) <= in.nx) {
         // The two layouts side by side: the worst rank's halo of x-slabs and of the grid.
         std::uint64_t slabs = 0, tiles = 0;
         const hetero::ProcessGrid x_slabs = hetero::make_grid(in.nx, in.ny, in.ranks, 1);

@@ -71,12 +71,15 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
 /// Per pair, the weight of |v|^2 on each of the model's eigenvector parts (layers z for
 /// ti, sublattices for graphene: hamiltonians::EigenvectorParts), from this rank's rows in
 /// canonical order (models.md §2, §3), summed over the ranks: row-major [k, parts], each
-/// row summing to 1 for a unit vector.
+/// row summing to 1 for a unit vector. A model without parts (EigenvectorParts::None: the
+/// file models) has none: empty, parts = 0.
 std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::Model& model,
                                  global_index row_begin, const Operator& op, int& parts)
 {
     const hamiltonians::ModelParams& m = model.params();
     const global_index orbitals = model.orbitals_per_site();
+    parts = 0;
+    if (model.kind().eigenvector_parts == hamiltonians::EigenvectorParts::None) return {};
     const bool layers = model.kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
     parts = layers ? m.nz : static_cast<int>(orbitals);
     const std::size_t k = pairs.values.size();
@@ -458,9 +461,10 @@ private:
             out.write_doubles("/eigs/values", {"t", "Eigenvalues, ascending."}, pairs.values, {k});
             out.write_doubles("/eigs/residuals", {"t", "Residual norm ||H v - lambda v|| of each eigenpair."}, pairs.residuals, {k});
             const bool layers = model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
-            out.write_doubles(layers ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
-                              {"1", layers ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
-                              {k, static_cast<std::uint64_t>(parts)});
+            if (parts > 0)
+                out.write_doubles(layers ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
+                                  {"1", layers ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
+                                  {k, static_cast<std::uint64_t>(parts)});
             if (cfg.eigs.save_vectors)
                 out.write_complex("/eigs/vectors", {"1", "Normalised eigenvectors in canonical row order."}, all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
             AttributeList prov = provenance_attributes(cfg, threads, "cpu", start_time);
@@ -478,12 +482,13 @@ private:
     {
         const std::size_t shown = std::min<std::size_t>(pairs.values.size(), 12);
         for (std::size_t i = 0; i < shown; ++i) {
-            std::string w;
-            if (model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers)  // surface weight: top and bottom layers
-                w = fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) + " on the surfaces";
-            else
-                w = fmt("%.3f", weights[i * parts]) + " on sublattice A";
-            log::info("  E = ", fmt("%+.10f", pairs.values[i]), " t, residual ", fmt("%.2e", pairs.residuals[i]), " t, ", w);
+            std::string w;  // none for a model without parts (a file model)
+            if (parts > 0 && model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers)
+                w = ", " + fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) +
+                    " on the surfaces";  // top and bottom layers
+            else if (parts > 0)
+                w = ", " + fmt("%.3f", weights[i * parts]) + " on sublattice A";
+            log::info("  E = ", fmt("%+.10f", pairs.values[i]), " t, residual ", fmt("%.2e", pairs.residuals[i]), " t", w);
         }
         if (pairs.values.size() > shown) log::info("  ... ", pairs.values.size() - shown, " more in the result file");
         log::info("time        :", phase_times(timers, wall_seconds() - t_start));

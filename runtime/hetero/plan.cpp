@@ -16,15 +16,16 @@ namespace {
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 constexpr double mib = 1024.0 * 1024.0;
 
-std::uint64_t halo_rows_of(const RowRange& r, std::uint64_t rows, std::uint64_t plane, bool periodic)
+/// The 1-D halo of rows `r`: the rows within `reach` (x_reach planes of rows) of either end.
+std::uint64_t halo_rows_of(const RowRange& r, std::uint64_t rows, std::uint64_t reach, bool periodic)
 {
     const std::uint64_t own = r.size();
     if (periodic) {
-        // [begin - plane, end + plane) wrapped onto [0, rows), minus the own rows.
-        return std::min(rows, own + 2 * plane) - own;
+        // [begin - reach, end + reach) wrapped onto [0, rows), minus the own rows.
+        return std::min(rows, own + 2 * reach) - own;
     }
-    const std::uint64_t below = r.begin - (r.begin >= plane ? r.begin - plane : 0);
-    const std::uint64_t above = std::min(rows, r.end + plane) - r.end;
+    const std::uint64_t below = r.begin - (r.begin >= reach ? r.begin - reach : 0);
+    const std::uint64_t above = std::min(rows, r.end + reach) - r.end;
     return below + above;
 }
 
@@ -289,7 +290,7 @@ Plan make_plan(const PlanInput& in)
             rp.halo_rows = t.rows;
             rp.neighbours = std::move(t.per_neighbour);
         } else {
-            rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane, in.periodic_x);
+            rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane * in.x_reach, in.periodic_x);
         }
         const double halo = static_cast<double>(rp.halo_rows);
         rp.halo_bytes_per_sweep = v * halo * W;

@@ -107,6 +107,10 @@ struct PlanInput {
     std::uint64_t split_unit = 0;
     std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
     bool periodic_x = true;
+    /// x-planes a row couples to on each side: the 1-D halo of a rank is `x_reach` planes
+    /// beyond each end of its rows (1 for ti and graphene; a _hr.dat's largest |R1|; a
+    /// matrix without a lattice, whose plane is one row: its bandwidth).
+    std::uint64_t x_reach = 1;
     int vectors = 1;              ///< R
     int block_width = 0;          ///< W columns per sweep, 1 <= W <= R (kpm-dos: the run's resolved W); 0: W = R
     /// Operator bytes per stored nonzero and per row (held and read per sweep), and bytes

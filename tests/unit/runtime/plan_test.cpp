@@ -84,6 +84,32 @@ TEST(Plan, SmallCaseOpenEndsAndOneRank)
     EXPECT_DOUBLE_EQ(p.ranks[0].memory_bytes, 20.0 * 20 + 32.0 * 8);
 }
 
+// Couplings that reach two x-planes (a _hr.dat with |R1| = 2; x_reach): the 1-D halo is two
+// planes on each side, clipped at the lattice's size; a model with no x coupling has none.
+TEST(Plan, XReachOfTwoPlanes)
+{
+    PlanInput in = small_input();
+    in.rows = 16;
+    in.nx = 8;  // 8 planes of 2 rows
+    in.ranks = 4;
+    in.x_reach = 2;
+    in.periodic_x = false;
+    Plan p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 4u);  // planes 2, 3
+    EXPECT_EQ(p.ranks[1].halo_rows, 8u);  // planes 0, 1 and 4, 5
+    EXPECT_EQ(p.ranks[3].halo_rows, 4u);
+    in.periodic_x = true;
+    in.ranks = 2;  // 4 planes each: the 2 planes on each side are the other rank's 4
+    p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 8u);
+    in.x_reach = 3;  // reaches wrap onto the rank's own planes: still the other 8 rows
+    p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 8u);
+    in.x_reach = 0;
+    p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 0u);
+}
+
 TEST(Plan, WeightsShiftRowsAndPerRankBandwidth)
 {
     PlanInput in = small_input();
