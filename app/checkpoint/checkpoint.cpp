@@ -167,9 +167,13 @@ std::vector<RowsOf> row_sets(const numerics::ChebyshevState* block, const std::v
         sets = {{"/checkpoint/block/current", values(block->current), rows, {total_rows, w, 2}, kVectorMeaning},
                 {"/checkpoint/block/previous", values(block->previous), rows, {total_rows, w, 2}, kVectorMeaning}};
     if (partial) {
-        sets.push_back({"/checkpoint/rank_sums", sums.data(), own, {p, row_len}, {"1", "Each rank's own moment sums."}});
+        sets.push_back(
+            {"/checkpoint/rank_sums", sums.data(), own, {p, row_len}, {"1", "Each rank's own moment sums."}});
         if (block)
-            sets.push_back({"/checkpoint/block/rank_raw", block->raw.data(), own, {p, w * std::uint64_t(d.num_moments)},
+            sets.push_back({"/checkpoint/block/rank_raw",
+                            block->raw.data(),
+                            own,
+                            {p, w * std::uint64_t(d.num_moments)},
                             {"1", "Each rank's own raw block moments."}});
     }
     return sets;
@@ -386,7 +390,8 @@ std::string dims_text(const std::vector<std::uint64_t>& dims)
 class StateReader {
 public:
     /// Step 1 (the parameters agree, so this only fails on a corrupted or crafted file).
-    StateReader(const std::string& path, const CheckpointRun& run, const CheckpointData& d, const CheckpointRanks& ranks)
+    StateReader(const std::string& path, const CheckpointRun& run, const CheckpointData& d,
+                const CheckpointRanks& ranks)
         : path_(path), run_(run), ranks_(ranks)
     {
         TOPOKPM_REQUIRE(run.num_rows >= 1 && run.num_columns >= 1 && run.block_width >= 1 && run.num_moments >= 2 &&
@@ -450,8 +455,8 @@ public:
 private:
     InputError fail(const std::string& why) const { return unusable(path_, why); }
 
-    void require_shape(const analysis::ResultReader& in, const std::string& name, const std::vector<std::uint64_t>& want,
-                       const std::string& meaning) const
+    void require_shape(const analysis::ResultReader& in, const std::string& name,
+                       const std::vector<std::uint64_t>& want, const std::string& meaning) const
     {
         const std::vector<std::uint64_t> have = in.shape(name);
         if (have != want)
@@ -462,7 +467,8 @@ private:
     /// Step 2: the shapes, and whether a block is under way (its sweeps_done).
     void check_shapes(const analysis::ResultReader& in, const CheckpointData& d)
     {
-        if (d.realization > 0) require_shape(in, "/checkpoint/finished", finished_dims_, "[realizations done, slots * M]");
+        if (d.realization > 0)
+            require_shape(in, "/checkpoint/finished", finished_dims_, "[realizations done, slots * M]");
         require_shape(in, "/checkpoint/sums", sums_dims_, "[slots, M]");
         has_block_ = in.exists("/checkpoint/block");
         if (!has_block_) return;
@@ -484,7 +490,7 @@ private:
     {
         if (crc != in.read_uint64_attribute(kChecksums, checksum_key(dataset)))
             throw fail(detail::concat(dataset, " does not match its CRC-64 (the file was changed or damaged after "
-                                      "it was written)"));
+                                               "it was written)"));
     }
 
     /// Step 4: one replicated array, read whole, finite and matching its CRC-64.
@@ -526,7 +532,8 @@ private:
             sets.push_back({"/checkpoint/block/current", nullptr, rows, block_dims_});
             sets.push_back({"/checkpoint/block/previous", nullptr, rows, block_dims_});
             if (own)
-                sets.push_back({"/checkpoint/block/rank_raw", nullptr, own_row, {p, std::uint64_t(width_ * run_.num_moments)}});
+                sets.push_back(
+                    {"/checkpoint/block/rank_raw", nullptr, own_row, {p, std::uint64_t(width_ * run_.num_moments)}});
         }
         std::exception_ptr failure;
         try {

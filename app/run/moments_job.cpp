@@ -97,7 +97,8 @@ private:
         if (distributed && result_.sweeps_this_run % job_.agree_every != 0) return d;
         const double now = wall_seconds();
         d.stop_signal = signals_ ? SignalCatcher::pending() : 0;
-        d.periodic = job_.checkpoint_every_s > 0.0 && !trace.done() && now - last_checkpoint_ >= job_.checkpoint_every_s;
+        d.periodic =
+            job_.checkpoint_every_s > 0.0 && !trace.done() && now - last_checkpoint_ >= job_.checkpoint_every_s;
         d.time_short = !trace.done() && time_is_short(now);
         if (distributed) {
             std::vector<std::int64_t> flags{d.stop_signal, d.periodic, d.time_short};
@@ -138,17 +139,19 @@ private:
             save(k, trace, op);
         } catch (const IoError& e) {
             // Under mpirun every rank is here (the writer agrees on failures).
-            throw_stop_failure(bool(job_.agree_max), detail::concat(
-                why, ", but the checkpoint could not be written: ", e.what(),
-                result_.checkpoint_id ? detail::concat("; the previous checkpoint ", job_.checkpoint_path,
-                                                       " is intact (resume with: ", job_.resume_command, ")")
-                : job_.resume ? std::string("; the checkpoint this run resumed from is intact (resume "
-                                            "with the same command)")
-                              : std::string("; no checkpoint exists, the progress is lost")));
+            throw_stop_failure(
+                bool(job_.agree_max),
+                detail::concat(why, ", but the checkpoint could not be written: ", e.what(),
+                               result_.checkpoint_id
+                                   ? detail::concat("; the previous checkpoint ", job_.checkpoint_path,
+                                                    " is intact (resume with: ", job_.resume_command, ")")
+                               : job_.resume ? std::string("; the checkpoint this run resumed from is intact (resume "
+                                                           "with the same command)")
+                                             : std::string("; no checkpoint exists, the progress is lost")));
         }
-        throw RunInterrupted(detail::concat(
-            why, " after ", k * trace.num_sweeps() + trace.sweeps_done(), " of ", result_.num_sweeps,
-            " sweeps; checkpoint written to ", job_.checkpoint_path, "\nresume with: ", job_.resume_command));
+        throw RunInterrupted(detail::concat(why, " after ", k * trace.num_sweeps() + trace.sweeps_done(), " of ",
+                                            result_.num_sweeps, " sweeps; checkpoint written to ", job_.checkpoint_path,
+                                            "\nresume with: ", job_.resume_command));
     }
 
     /// A periodic checkpoint. One that does not fit is no reason to lose the run: the previous
@@ -188,19 +191,16 @@ private:
 
     const MomentsJob& job_;
     JobResult result_;
-    int first_ = 0;                     ///< the realization this run starts with
+    int first_ = 0;  ///< the realization this run starts with
     std::optional<SignalCatcher> signals_;
     double last_checkpoint_ = wall_seconds();
-    std::string last_failure_;          ///< of a periodic checkpoint
-    double sweep_seconds_ = 0.0;        ///< spent in the sweeps of this run
-    std::int64_t steps_this_run_ = 0;   ///< trace.step() calls behind sweep_seconds_
+    std::string last_failure_;         ///< of a periodic checkpoint
+    double sweep_seconds_ = 0.0;       ///< spent in the sweeps of this run
+    std::int64_t steps_this_run_ = 0;  ///< trace.step() calls behind sweep_seconds_
 };
 
 }  // namespace
 
-JobResult run_moments_job(const MomentsJob& job)
-{
-    return JobLoop(job).run();
-}
+JobResult run_moments_job(const MomentsJob& job) { return JobLoop(job).run(); }
 
 }  // namespace topokpm::app

@@ -265,7 +265,8 @@ private:
             } else if (method == EigsMethod::ShiftInvert) {
                 solve_shift_invert(request);
             } else if (method == EigsMethod::ChebFd && request.kind != Kind::Window) {
-                pairs = numerics::chebyshev_extremal(*op, extremal_options<numerics::ChebyshevExtremalOptions>(request));
+                pairs =
+                    numerics::chebyshev_extremal(*op, extremal_options<numerics::ChebyshevExtremalOptions>(request));
             } else if (method == EigsMethod::ChebFd) {
                 numerics::ChebFdOptions o;
                 o.window_min = request.window_min;

@@ -98,8 +98,10 @@ int report_failure(const std::string& name, const std::exception& e)
     const int code = exit_code_for(e);
     if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
         const bool sized = dynamic_cast<const AllocationFailed*>(&e) != nullptr;
-        std::fprintf(stderr, "%s: error: %s; the run's memory estimate missed this allocation: lower the sizes or "
-                     "raise the memory limit\n", name.c_str(), sized ? e.what() : "out of memory: an allocation failed");
+        std::fprintf(stderr,
+                     "%s: error: %s; the run's memory estimate missed this allocation: lower the sizes or "
+                     "raise the memory limit\n",
+                     name.c_str(), sized ? e.what() : "out of memory: an allocation failed");
     } else {
         const char* kind = code == 2 ? "input error" : code == 4 ? "internal error" : "error";
         std::fprintf(stderr, "%s: %s: %s\n", name.c_str(), kind, e.what());
