@@ -288,14 +288,19 @@ std::string dos_only_list()
     return out + "\n " + line;
 }
 
-po::options_description make_options(Program program)
+// The groups of --help, one function each; make_options puts them together.
+po::options_description general_group()
 {
     po::options_description general("General");
     general.add_options()
         ("help,h", "print this help and exit")
         ("version", "print the version and exit")
         ("config,c", po::value<std::string>(), "input file (INI syntax: `key = value`, keys as the long options below); command-line options override it");
+    return general;
+}
 
+po::options_description model_group()
+{
     po::options_description model("Model (models.md §2-3; energies in units of the hopping t, each at most 1e100 in magnitude)");
     model.add_options()
         ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site), `graphene` (honeycomb, 2 sites/cell), `hr` (a Wannier90 SEED_hr.dat tiled over --lattice) or `matrix-market` (any Hermitian matrix; no lattice), the last two read from --model-file (models.md §8)")
@@ -311,7 +316,11 @@ po::options_description make_options(Program program)
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
         ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell, so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
+    return model;
+}
 
+po::options_description kpm_group()
+{
     po::options_description kpm("KPM");
     kpm.add_options()
         ("moments", po::value<std::string>()->default_value("1024"), "number of Chebyshev moments M (>= 2); energy resolution ~ pi (Emax - Emin) / M")
@@ -324,7 +333,11 @@ po::options_description make_options(Program program)
         ("lanczos-steps", po::value<std::string>()->default_value("200"), "maximum Lanczos steps for --bounds lanczos (>= 2)")
         ("epsilon", po::value<std::string>()->default_value("0.01"), "KPM scaling safety factor, a = (Emax - Emin)/(2 - epsilon), in [0, 1)")
         ("realizations", po::value<std::string>()->default_value("1"), "disorder realizations K (1 .. 100000), averaged with error bars: realization k uses --disorder-seed and --vector-seed as given for k = 0 (= the single run) and splitmix64(seed, 1000 + k) for k >= 1; all share one scaling (the union of their bounds)");
+    return kpm;
+}
 
+po::options_description local_group()
+{
     po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti; hr: one coordinate per --lattice extent) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
@@ -335,7 +348,13 @@ po::options_description make_options(Program program)
         ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)");
+    return local;
+}
 
+po::options_description make_options(Program program)
+{
+    const po::options_description general = general_group(), model = model_group(), kpm = kpm_group(),
+                                  local = local_group();
     po::options_description restart("Checkpoint and restart");
     restart.add_options()
         ("checkpoint", po::value<std::string>(), "checkpoint file (HDF5, written atomically): block vectors, partial moments and run parameters; default `<output>.checkpoint.h5`. The path must be free (or be the --restart file): an existing file there is never overwritten. Removed after the result is written, with the checkpoint the run resumed (docs/reliability.md)")

@@ -116,6 +116,26 @@ SpectralBounds Distribution::gershgorin(const RowSource& source) const
     return {-mpi::allreduce_max(-mine.lower), mpi::allreduce_max(mine.upper)};
 }
 
+namespace {
+
+/// The canonical row runs of every rank's tile of a 2-D decomposition: rank q = i py + j owns
+/// the tile (i, j), one run per x-plane, canonical order inside.
+std::vector<RowRuns> tile_runs(const hetero::ProcessGrid& grid, const hamiltonians::Model& model, int ranks)
+{
+    const auto& mp = model.params();
+    const global_index column = static_cast<global_index>(model.orbitals_per_site()) * mp.nz;
+    std::vector<RowRuns> all(static_cast<size_t>(ranks));
+    for (int q = 0; q < ranks; ++q) {
+        const int i = q / grid.py, j = q % grid.py;
+        for (auto x = global_index(grid.x_cuts[i]); x < global_index(grid.x_cuts[i + 1]); ++x)
+            all[size_t(q)].push_back({column * (x * mp.ny + global_index(grid.y_cuts[j])),
+                                      column * (x * mp.ny + global_index(grid.y_cuts[j + 1]))});
+    }
+    return all;
+}
+
+}  // namespace
+
 void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& model)
 {
     grid_ = {};
@@ -131,16 +151,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
     agree([&] { layout = rank_layout(cfg, model, size_); });
     grid_ = layout.grid;
     if (!grid_.x_cuts.empty()) {
-        // Rank q = i py + j owns the tile (i, j): one run per x-plane, canonical order inside.
-        const auto& mp = model.params();
-        const global_index column = static_cast<global_index>(model.orbitals_per_site()) * mp.nz;
-        std::vector<RowRuns> all(static_cast<size_t>(size_));
-        for (int q = 0; q < size_; ++q) {
-            const int i = q / grid_.py, j = q % grid_.py;
-            for (auto x = global_index(grid_.x_cuts[i]); x < global_index(grid_.x_cuts[i + 1]); ++x)
-                all[size_t(q)].push_back({column * (x * mp.ny + global_index(grid_.y_cuts[j])),
-                                          column * (x * mp.ny + global_index(grid_.y_cuts[j + 1]))});
-        }
+        const std::vector<RowRuns> all = tile_runs(grid_, model, size_);
         runs_ = all[size_t(rank_)];
         weights_.assign(size_t(size_), 1.0);
         if (grid_.py == 1) {  // x-slabs of whole planes: the canonical order already is rank-major

@@ -244,6 +244,20 @@ private:
                   " t (", fmt("%.3f", timers.get("bounds")), " s)");
     }
 
+    /// The options of the extremal methods (thick-restart Lanczos, the block Chebyshev
+    /// filter): the end of the spectrum, the count, the tolerance, the seed, the progress lines.
+    template <class Options>
+    Options extremal_options(const numerics::EigenRequest& request) const
+    {
+        Options o;
+        o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
+        o.count = request.count;
+        o.tolerance = tolerance;
+        o.seed = cfg.kpm.vector_seed;
+        o.progress = progress_printer(request.count);
+        return o;
+    }
+
     void solve()
     {
         numerics::EigenRequest request = cfg.eigs.request;
@@ -254,13 +268,8 @@ private:
             } else if (method == EigsMethod::ShiftInvert) {
                 solve_shift_invert(request);
             } else if (method == EigsMethod::ChebFd && request.kind != Kind::Window) {
-                numerics::ChebyshevExtremalOptions o;
-                o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
-                o.count = request.count;
-                o.tolerance = tolerance;
-                o.seed = cfg.kpm.vector_seed;
-                o.progress = progress_printer(request.count);
-                pairs = numerics::chebyshev_extremal(*op, o);
+                pairs =
+                    numerics::chebyshev_extremal(*op, extremal_options<numerics::ChebyshevExtremalOptions>(request));
             } else if (method == EigsMethod::ChebFd) {
                 numerics::ChebFdOptions o;
                 o.window_min = request.window_min;
@@ -275,13 +284,7 @@ private:
                 pairs = numerics::chebfd_eigenpairs(*op, o, &chebfd);
                 estimate = held + numerics::chebfd_space_bytes(static_cast<double>(op->num_rows()), chebfd.search_size, threads);
             } else {
-                numerics::ThickRestartOptions o;
-                o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
-                o.count = request.count;
-                o.tolerance = tolerance;
-                o.seed = cfg.kpm.vector_seed;
-                o.progress = progress_printer(request.count);
-                pairs = numerics::thick_restart_lanczos(*op, o);
+                pairs = numerics::thick_restart_lanczos(*op, extremal_options<numerics::ThickRestartOptions>(request));
             }
             weights = part_weights(pairs, *model, op->row_begin(), *op, parts);
             if (cfg.eigs.save_vectors) {
