@@ -253,7 +253,7 @@ constexpr const char* kDosOnlyOptions[] = {
     "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
     "realizations",  "ldos",        "ldos-map-energy", "ldos-method", "probing-distance", "probing-draws", "green",      "k-points",         "k-path",
     "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
-    "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
+    "export-matrix", "plan",        "plan-json",   "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
     "plan-gpu-bandwidth"};
 
 /// kpm-eigs: InputError naming the first kpm-dos-only option it was given, as
@@ -371,6 +371,7 @@ po::options_description make_options(Program program)
     po::options_description planning("Planning (prints the per-rank plan of a distributed run; allocates nothing)");
     planning.add_options()
         ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank")
+        ("plan-json", po::value<std::string>()->implicit_value("-"), "as --plan, the same plan as one JSON object (predicted_seconds, memory_per_rank_bytes, checkpoint_bytes, ranks, sweeps, ...; docs/cluster.md) on stdout, or with --plan-json=FILE in FILE")
         ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
         ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")
         ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers), for --plan and for runs under mpirun; empty = equal (--plan: proportional to bandwidth); `auto` (mpirun) = each rank's measured SpMMV rate")
@@ -646,7 +647,11 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
 /// Planning and runs under mpirun.
 void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.runtime.plan.enabled = vm["plan"].as<bool>();
+    cfg.runtime.plan.enabled = vm["plan"].as<bool>() || vm.count("plan-json");
+    if (vm.count("plan-json")) {
+        cfg.runtime.plan.json = vm["plan-json"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.json.empty(), "--plan-json '': give - (stdout) or a file name");
+    }
     cfg.runtime.plan.ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
     cfg.runtime.plan.gpus = int_option<int>(vm, "gpus", 0, cfg.runtime.plan.ranks, "0 .. --ranks");
     cfg.runtime.weights = vm["weights"].as<std::string>();
