@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where the --ldos-method probing error of a layer map comes from, and what the same probing
 vectors give with a Nystrom estimate (docs/physics.md, "Probing"). Not part of the program:
-a measurement, in numpy/scipy, of the estimators the program could use.
+a measurement, in numpy/scipy, of both estimators at any energies (the program computes the
+Nystrom map at its --ldos-map-energy only) against the exact run's moments.
 
 Inputs, from kpm-dos (ti lattice, layer selection):
   exact run:  kpm-dos ... --ldos layer:Z --moments M -o exact.h5 --matrix sell --export-matrix H.mtx
