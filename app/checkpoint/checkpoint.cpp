@@ -671,4 +671,14 @@ CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run
     return d;
 }
 
+double checkpoint_file_bytes(const CheckpointRun& run, int ranks)
+{
+    const double w = static_cast<double>(std::min<std::int64_t>(run.block_width, run.num_columns));
+    const double m = run.num_moments, slots = static_cast<double>(run.num_slots);
+    const double vectors = 2.0 * 2.0 * static_cast<double>(run.num_rows) * w;  // current, previous: re, im
+    const double moments = w * m + slots * m * run.num_realizations;        // raw; sums + finished
+    const double partials = ranks > 1 ? ranks * (slots + w) * m : 0.0;      // rank_sums, rank_raw
+    return sizeof(double) * (vectors + moments + partials);
+}
+
 }  // namespace topokpm::app

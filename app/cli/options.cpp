@@ -253,7 +253,7 @@ constexpr const char* kDosOnlyOptions[] = {
     "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
     "realizations",  "ldos",        "ldos-map-energy", "ldos-method", "probing-distance", "probing-draws", "green",      "k-points",         "k-path",
     "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
-    "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
+    "export-matrix", "plan",        "plan-json",   "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
     "plan-gpu-bandwidth"};
 
 /// kpm-eigs: InputError naming the first kpm-dos-only option it was given, as
@@ -342,7 +342,7 @@ po::options_description local_group()
     local.add_options()
         ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti; hr: one coordinate per --lattice extent) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
         ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t; inside the spectrum bounds)")
-        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; docs/physics.md)")
+        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; with --ldos-map-energy the vectors are also filtered at that energy and the map is their Nystrom estimate, free of those cross terms, where the filtered vectors show a gap (few states at that energy on the layer), /ldos_map@method; docs/physics.md)")
         ("probing-distance", po::value<std::string>()->default_value("6"), "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) every row has its own colour and probing is the exact LDOS")
         ("probing-draws", po::value<std::string>()->default_value("1"), "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / sqrt(draws))")
         ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
@@ -390,6 +390,7 @@ po::options_description make_options(Program program)
     po::options_description planning("Planning (prints the per-rank plan of a distributed run; allocates nothing)");
     planning.add_options()
         ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank")
+        ("plan-json", po::value<std::string>()->implicit_value("-"), "as --plan, the same plan as one JSON object (predicted_seconds, memory_per_rank_bytes, checkpoint_bytes, ranks, sweeps, ...; docs/cluster.md) on stdout, or with --plan-json=FILE in FILE")
         ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
         ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")
         ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers), for --plan and for runs under mpirun; empty = equal (--plan: proportional to bandwidth); `auto` (mpirun) = each rank's measured SpMMV rate")
@@ -661,7 +662,11 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
 /// Planning and runs under mpirun.
 void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.runtime.plan.enabled = vm["plan"].as<bool>();
+    cfg.runtime.plan.enabled = vm["plan"].as<bool>() || vm.count("plan-json");
+    if (vm.count("plan-json")) {
+        cfg.runtime.plan.json = vm["plan-json"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.json.empty(), "--plan-json '': give - (stdout) or a file name");
+    }
     cfg.runtime.plan.ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
     cfg.runtime.plan.gpus = int_option<int>(vm, "gpus", 0, cfg.runtime.plan.ranks, "0 .. --ranks");
     cfg.runtime.weights = vm["weights"].as<std::string>();

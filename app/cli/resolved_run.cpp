@@ -39,6 +39,9 @@ TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& mo
             t.probing = numerics::colour_rows(lattice_of_rows, t.selection->rows, cfg.kpm.probing_distance);
             t.num_columns = static_cast<global_index>(t.probing->num_colours) * cfg.kpm.probing_draws;
             t.trace_moments = numerics::probing_trace_moments(cfg.kpm.num_moments);
+            t.map_filter = cfg.kpm.ldos_map_energy.has_value() && cfg.kpm.kernel != analysis::DampingKernel::None;
+            if (t.map_filter)
+                t.num_slots += numerics::probing_filter_slots(t.num_slots, t.num_columns, cfg.kpm.num_moments);
         }
         break;
     case Quantity::Spectral:

@@ -31,6 +31,10 @@ struct TracedColumns {
     global_index num_columns = 0;
     std::int64_t num_slots = 0;
     int trace_moments = 0;                   ///< moments the trace runs (probing: to reach v_{M-1}); else M
+    /// Probing with --ldos-map-energy and a positive kernel (jackson, lorentz): the trace
+    /// also filters its vectors at the map energy (numerics::probing_plan's filter, in
+    /// num_slots past the rows'), for the Nystrom map (numerics::probing_nystrom).
+    bool map_filter = false;
 };
 
 /// The traced columns of `cfg` on `model`; InputError for a selection or path the model

@@ -127,6 +127,10 @@ struct DosRun::State {
     global_index n = 0;
     std::optional<LdosSelection> selection;
     std::optional<numerics::ProbingColours> probing;  // --ldos-method probing
+    bool map_filter = false;                          // probing filters at the map energy (TracedColumns)
+    std::vector<double> nystrom_map;  // per selected row, mean over realizations; empty: the map from the moments
+    int nystrom_rank = 0;             // the largest rank of V^H F over the realizations
+    std::vector<double> map_weights;  // probing's filter at the map energy (empty: none)
     int trace_moments = cfg.kpm.num_moments;  // moments the trace runs (probing: to reach v_{M-1})
     std::optional<MomentumList> momenta;
     numerics::PlaneWaveLattice lattice;
@@ -194,6 +198,7 @@ struct DosRun::State {
     num_columns = traced.num_columns;
     num_slots = traced.num_slots;
     probing = std::move(traced.probing);
+    map_filter = traced.map_filter;
     trace_moments = traced.trace_moments;
     width = cfg.kpm.sweep_width;
     }
@@ -551,7 +556,8 @@ struct DosRun::State {
     job.progress = progress_printer(t_moments);
     if (resume) report_restart();
     timers.time("moments", [&] { jr = run_moments_job(job); });
-    if (probing)  // the trace ran to v_{M-1}: its moments past M are not read
+    if (map_filter) nystrom_of(job);
+    if (probing)  // the trace ran to v_{M-1}: its moments past M are not read (nor the map's filter)
         for (auto& sm : jr.slot_moments) {
             std::vector<double> kept;
             for (std::int64_t j = 0; j < num_slots; ++j)
@@ -565,6 +571,24 @@ struct DosRun::State {
     // Every rank holds the summed moments: a breach (bounds too tight) is one message.
     dist.agree([&] { for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol); });
     report_moments();
+    }
+
+    /// The Nystrom map where every realization's filtered block spans the filter's range on
+    /// the rows (probing_nystrom), else (nystrom_map empty) the map of the probed moments.
+    void nystrom_of(const MomentsJob& job)
+    {
+    std::vector<double> sum(selection->rows.size(), 0.0);
+    bool spans = true;
+    for (int k = 0; k < num_real && spans; ++k) {
+        const numerics::ProbingNystrom ny = numerics::probing_nystrom(*job.plan_for(k), jr.slot_moments[k]);
+        spans = ny.spans;
+        nystrom_rank = std::max(nystrom_rank, ny.rank);
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += ny.diagonal[i] / num_real;
+    }
+    if (spans) nystrom_map = std::move(sum);
+    log::info("ldos map    : ", spans ? "Nystrom of the probing vectors filtered at the map energy"
+                                      : "the probed moments' (the filtered probing block has no gap)",
+              ", rank ", nystrom_rank, " of ", num_columns, " vectors");
     }
 
     /// The moments job of this run: its operators and start-vector plans per realization
@@ -586,12 +610,24 @@ struct DosRun::State {
         timers.time("build", [&] { ok = build_operator(*model); });
         return ok;
     };
+    // The map's filter: the weights h_n of rho(E_map) = sum_n h_n mu_n, the reconstruction's
+    // own (it is linear in the moments: h_n is its value for the n-th unit moment vector).
+    map_weights.clear();
+    if (map_filter) {
+        const Reconstructor rec(cfg, scaling);
+        std::vector<double> unit(static_cast<std::size_t>(cfg.kpm.num_moments), 0.0);
+        for (std::size_t k = 0; k < unit.size(); ++k) {
+            unit[k] = 1.0;
+            map_weights.push_back(rec.at(unit, *cfg.kpm.ldos_map_energy));
+            unit[k] = 0.0;
+        }
+    }
     job.plan_for = [this](int k) -> std::unique_ptr<numerics::StartVectorPlan> {
         switch (what) {
         case Quantity::Ldos:
             if (probing)
                 return numerics::probing_plan(*probing, n, cfg.kpm.probing_draws, cfg.kpm.num_moments,
-                                              realization_seed(cfg.kpm.vector_seed, k));
+                                              realization_seed(cfg.kpm.vector_seed, k), map_weights);
             return numerics::unit_vector_plan(n, selection->rows);
         case Quantity::Spectral: return numerics::plane_wave_plan(lattice, momenta->momenta);
         case Quantity::Dos: break;
@@ -731,7 +767,8 @@ struct DosRun::State {
         switch (what) {
         case Quantity::Dos: summary = write_dos(out, cfg, rec, outcome); break;
         case Quantity::Ldos:
-            summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist);
+            summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist,
+                                 nystrom_map.empty() ? nullptr : &nystrom_map);
             out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
                                  {{"method", to_string(cfg.kpm.ldos_method)}});
             if (probing)
@@ -742,6 +779,11 @@ struct DosRun::State {
                                       {"probing_exact_moments", std::int64_t(probing->one_row_per_colour
                                                                                  ? cfg.kpm.num_moments
                                                                                  : std::min(probing->distance, cfg.kpm.num_moments))}});
+            if (map_filter)
+                out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."},
+                                     {{"method", std::string(nystrom_map.empty() ? "probing" : "nystrom")},
+                                      {"nystrom_rank", std::int64_t(nystrom_rank)},
+                                      {"nystrom_columns", std::int64_t(num_columns)}});
             if (cfg.kpm.green_eta) write_green(out);
             break;
         case Quantity::Spectral:

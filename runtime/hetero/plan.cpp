@@ -203,6 +203,7 @@ Plan make_plan(const PlanInput& in)
     TOPOKPM_USER_REQUIRE(in.ranks >= 1, "{ranks} ", in.ranks, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.gpus >= 0 && in.gpus <= in.ranks, "{gpus} ", in.gpus, " must be in [0, {ranks} = ",
                          in.ranks, "] (each GPU is driven by one rank)");
+    TOPOKPM_USER_REQUIRE(in.realizations >= 1, "realizations K = ", in.realizations, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.vectors >= 1, "number of random vectors R = ", in.vectors, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.moments >= 2 && in.moments % 2 == 0, "number of moments M = ", in.moments,
                          " must be even and at least 2");
@@ -309,7 +310,8 @@ Plan make_plan(const PlanInput& in)
         double& peak = rp.gpu ? plan.max_gpu_memory_bytes : plan.max_memory_bytes;
         peak = std::max(peak, rp.memory_bytes);
     }
-    plan.total_seconds = in.moments * plan.seconds_per_moment;
+    plan.total_seconds = double(in.realizations) * in.moments * plan.seconds_per_moment;
+    plan.sweeps = double(in.realizations) * blocks * (in.moments / 2);
     return plan;
 }
 
@@ -441,7 +443,9 @@ std::string format_plan(const Plan& plan)
     }
     os << "total: " << fixed(plan.seconds_per_moment * 1e3, 3) << " ms per moment (slowest rank; "
        << fixed(plan.seconds_per_moment_overlap * 1e3, 3) << " ms with the halo exchange overlapped), "
-       << fixed(plan.total_seconds, 2) << " s for " << in.moments << " moments; memory per rank up to "
+       << fixed(plan.total_seconds, 2) << " s for " << in.moments << " moments"
+       << (in.realizations > 1 ? detail::concat(" x ", in.realizations, " realizations") : std::string())
+       << "; memory per rank up to "
        << fixed(plan.max_memory_bytes / gib, 3) << " GiB";
     if (in.gpus > 0) os << " (cpu), " << fixed(plan.max_gpu_memory_bytes / gib, 3) << " GiB (gpu device)";
     os << "\n";

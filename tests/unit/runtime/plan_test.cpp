@@ -65,6 +65,24 @@ TEST(Plan, SmallCaseByHandPeriodic)
     EXPECT_NEAR(p.total_seconds, 2 * 228e-9, 1e-18);
 }
 
+// Sweeps: ceil(R / W) blocks of M / 2 sweeps, per realization; the time scales with them.
+TEST(Plan, SweepsCountBlocksMomentsAndRealizations)
+{
+    PlanInput in = small_input();
+    in.vectors = 5;
+    in.block_width = 2;  // blocks of 2, 2 and 1 (padded) columns
+    in.moments = 8;
+    const Plan one = make_plan(in);
+    EXPECT_DOUBLE_EQ(one.sweeps, 3 * 4);
+    in.realizations = 3;
+    const Plan three = make_plan(in);
+    EXPECT_DOUBLE_EQ(three.sweeps, 3 * 3 * 4);
+    EXPECT_NEAR(three.total_seconds, 3 * one.total_seconds, 1e-12 * three.total_seconds);
+    EXPECT_NE(format_plan(three).find("for 8 moments x 3 realizations"), std::string::npos) << format_plan(three);
+    in.realizations = 0;
+    EXPECT_THROW(make_plan(in), InputError);
+}
+
 TEST(Plan, SmallCaseOpenEndsAndOneRank)
 {
     PlanInput in = small_input();
