@@ -16,9 +16,9 @@
   spectral  A(k, E) as a heat map along the momentum path (k in 1/a, the path's
             high-symmetry points named), with the bands when known
   eigs      every eigenvalue (kpm-eigs) against its weight on the top (z = 0) and the bottom
-            (z = Nz-1) layer (graphene: sublattices A and B), one marker each; degenerate
-            levels are drawn once, at the level's mean weights, and marked "xg"; over the
-            KPM DOS of a kpm-dos file (--dos)
+            (z = Nz-1) layer (graphene: sublattices A and B; a model read from a file: the
+            levels alone), one marker each; degenerate levels are drawn once, at the level's
+            mean weights, and marked "xg"; over the KPM DOS of a kpm-dos file (--dos)
 
 Axes: --xlim/--ylim zoom the main panel: energy and DOS (dos, ldos), energy and weight
 (eigs), k and energy (spectral), the map's x and y (map). --log draws the DOS/LDOS on a log
@@ -237,20 +237,49 @@ def check_eigs_found(r):
         raise BadInput(f"'{r.path}' is a valid kpm-eigs result with no eigenvalue {where}: nothing to plot")
 
 
+class Geometry:
+    """What the pictures need to know of a model (models.md §2 ti, §3 graphene, §8 hr and
+    matrix-market), in one place: the plots ask these properties, never the model's name.
+    lattice: rows sit on a lattice (matrix-market: rows only); extents: the lattice extents in
+    the title (Nx, Ny[, Nz]); per_cell: orbitals per cell (None: /model num_orbitals);
+    honeycomb: graphene's cells at m a1 + n a2, a1 = (sqrt3, 0), a2 = (sqrt3/2, 3/2), sites A
+    and B 1 apart, one layer; slab: ti's sites at integer positions with surfaces at z = 0
+    and Nz-1 and the mass m in the title (other lattices: cells whose orbitals count from 1, as
+    in an _hr.dat file)."""
+
+    def __init__(self, lattice=True, extents=2, per_cell=None, honeycomb=False, slab=False):
+        self.lattice, self.extents, self.per_cell = lattice, extents, per_cell
+        self.honeycomb, self.slab = honeycomb, slab
+
+
+GEOMETRY = {
+    "ti": Geometry(extents=3, per_cell=4, slab=True),
+    "graphene": Geometry(per_cell=2, honeycomb=True),
+    "hr": Geometry(extents=3),
+    "matrix-market": Geometry(lattice=False),
+}
+
+
+def geometry(name):
+    """The Geometry of the model `name`; a name of no model reads as a 2-extent lattice."""
+    return GEOMETRY.get(name, Geometry())
+
+
 def title_of(r):
     r.group("/model")
     kpm = not r.has("/eigs")  # a kpm-eigs file has /eigs instead of /kpm
     if kpm:
         r.group("/kpm")
     name = r.text("/model", "name")
-    if name == "matrix-market":  # a matrix from a file has no lattice (models.md §8)
+    g = geometry(name)
+    if not g.lattice:  # a matrix from a file has no lattice (models.md §8)
         lattice = f"{r.number('/model', 'num_orbitals', integer=True)} rows"
     else:
         lattice = f"{r.number('/model', 'Nx', integer=True)}x{r.number('/model', 'Ny', integer=True)}"
-    if name in ("ti", "hr"):
+    if g.extents == 3:
         lattice += f"x{r.number('/model', 'Nz', integer=True)}"
     extra = []
-    if name == "ti":
+    if g.slab:
         extra.append(f"m = {r.number('/model', 'm'):g}")
     if r.number("/model", "dot_period", 0) and r.number("/model", "dot_potential", 0):
         extra.append(f"dots V = {r.number('/model', 'dot_potential'):g}, P = {r.number('/model', 'dot_period'):g}, "
@@ -275,12 +304,12 @@ def row_places(r, rows, dataset):
     n = r.number("/kpm", "num_rows", integer=True)
     if np.any(rows < 0) or np.any(rows >= n):
         raise r.bad(f"dataset '{dataset}' holds a row outside 0 .. {n - 1} ('/kpm' num_rows)")
-    name = r.text("/model", "name")
-    if name == "matrix-market":
+    g = geometry(r.text("/model", "name"))
+    if not g.lattice:
         return [{"row": int(j), "label": f"row {j}"} for j in rows]
     dims = [r.number("/model", k, integer=True) for k in ("Nx", "Ny", "Nz")]
-    per_cell = {"ti": 4, "graphene": 2}.get(name) or r.number("/model", "num_orbitals", integer=True)
-    if name == "graphene":
+    per_cell = g.per_cell or r.number("/model", "num_orbitals", integer=True)
+    if g.honeycomb:
         dims[2] = 1
     if min(dims) < 1 or per_cell < 1 or math.prod(dims) * per_cell != n:
         raise r.bad(f"the lattice of '/model' ({dims[0]}x{dims[1]}x{dims[2]} cells of {per_cell} orbitals) "
@@ -289,7 +318,7 @@ def row_places(r, rows, dataset):
     places = []
     for j in (int(v) for v in rows):
         o, cell = j % per_cell, j // per_cell
-        if name == "graphene":  # row = s + 2 (n + Ny m); A at m a1 + n a2, B 1 above it
+        if g.honeycomb:  # row = s + 2 (n + Ny m); A at m a1 + n a2, B 1 above it
             m, k = divmod(cell, ny)
             x, y = math.sqrt(3) * m + math.sqrt(3) / 2 * k, 1.5 * k + o
             sub = "AB"[o]
@@ -300,7 +329,7 @@ def row_places(r, rows, dataset):
         x, rest = divmod(cell, ny * nz)
         y, z = divmod(rest, nz)
         place = {"row": j, "site": [x, y, z], "orbital": o}
-        if name == "ti":
+        if g.slab:
             place["position"] = [x, y, z]
             place["surface"] = "top" if z == 0 else "bottom" if z == nz - 1 else None
             where = f" ({place['surface']})" if place["surface"] else ""
@@ -462,7 +491,8 @@ def plot_map(r, fig, args):
     ax_curve.set_label("site curves")
     scale = colour_norm(args, rho, "'/ldos_map/rho'", float(rho.max()), {})  # linear: from min to max
     shown = np.clip(rho, scale["norm"].vmin, None) if args.log else rho
-    if r.text("/ldos_map", "model", "ti") == "graphene":
+    honeycomb = geometry(r.text("/ldos_map", "model", "ti")).honeycomb
+    if honeycomb:
         # cell (m, n) at m a1 + n a2 (plus half a bond to the B site), a1 = (sqrt3, 0), a2 = (sqrt3/2, 3/2)
         m, n = np.meshgrid(np.arange(rho.shape[0]), np.arange(rho.shape[1]), indexing="ij")
         x, y = np.sqrt(3) * m + np.sqrt(3) / 2 * n, 1.5 * n + 0.5
@@ -475,7 +505,7 @@ def plot_map(r, fig, args):
         ax_map.set_xlabel("x (lattice constants)")
         ax_map.set_ylabel("y (lattice constants)")
         xs, ys = (-0.5, rho.shape[0] - 0.5), (-0.5, rho.shape[1] - 0.5)
-    dots = dot_outlines(r, ax_map, rho.shape, graphene=r.text("/ldos_map", "model", "ti") == "graphene")
+    dots = dot_outlines(r, ax_map, rho.shape, graphene=honeycomb)
     if dots:
         ax_map.plot([], [], color="w", lw=0.9, ls="--", path_effects=OUTLINED, label=f"dots, r = {dots[0][2]:g}")
         ax_map.legend(loc="upper left", fontsize=7, framealpha=0.7)
@@ -486,9 +516,8 @@ def plot_map(r, fig, args):
     ax_curve.plot(e, per_site.mean(axis=0), color="k", lw=1.4, label="layer mean")
     hi = np.unravel_index(np.argmax(rho), rho.shape)
     lo = np.unravel_index(np.argmin(rho), rho.shape)
-    graphene = r.text("/ldos_map", "model", "ti") == "graphene"
     for at, what in ((hi, "max"), (lo, "min")):
-        where = f"cell ({int(at[0])}, {int(at[1])})" if graphene else f"site ({int(at[0])}, {int(at[1])}, {layer})"
+        where = f"cell ({int(at[0])}, {int(at[1])})" if honeycomb else f"site ({int(at[0])}, {int(at[1])}, {layer})"
         ax_curve.plot(e, per_site[at[0] * rho.shape[1] + at[1]], lw=1.0, label=f"{where}, {what} of the map")
     ax_curve.axvline(energy, color="C3", ls="--", lw=1.0, label="map energy")
     ax_curve.set_xlabel("energy E (units of t)")
@@ -600,20 +629,18 @@ def plot_eigs(r, fig, args):
         raise r.bad("dataset '/eigs/values' is not ascending")
     residuals = r.array("/eigs/residuals", 1, shape=(k,)) if r.has("/eigs/residuals") else np.zeros(k)
     scale = r.number("/eigs", "energy_scale", 0.0) or max(float(np.abs(values).max()), 1.0)
-    name = r.text("/model", "name")
     if r.has("/eigs/layer_weight"):  # what the file holds decides the picture, not the model's name
         w = r.array("/eigs/layer_weight", 2, shape=(k, None))
         nz = w.shape[1]
         parts = [(w[:, 0], "top layer z = 0"), (w[:, -1], f"bottom layer z = {nz - 1}")] if nz > 1 else \
                 [(w[:, 0], "layer z = 0")]
         what = "weight of the level on the layer"
-    else:
+    elif r.has("/eigs/sublattice_weight"):
         w = r.array("/eigs/sublattice_weight", 2, shape=(k, 2))
-        if name == "matrix-market" or (name == "hr" and r.number("/model", "num_orbitals", integer=True) != 2):
-            parts = [(w[:, 0], "even rows"), (w[:, 1], "odd rows")]
-        else:
-            parts = [(w[:, 0], "sublattice A"), (w[:, 1], "sublattice B")]
+        parts = [(w[:, 0], "sublattice A"), (w[:, 1], "sublattice B")]
         what = "weight of the level on the sublattice"
+    else:  # a model without layers or sublattices (read from a file): the levels alone
+        parts, what = [], "levels (the model has no layers or sublattices to weigh)"
     if args.dos:
         check_input_path(args.dos)
         try:
@@ -643,7 +670,7 @@ def plot_eigs(r, fig, args):
     means = [np.array([weight[g].mean() for g in groups]) for weight, _ in parts]
     for (weight, label), mean, marker, colour in zip(parts, means, ("^", "v"), ("C0", "C3")):
         ax.scatter(level_e, mean, s=36, marker=marker, color=colour, edgecolors="k", linewidths=0.3, label=label, zorder=3)
-    top = np.maximum.reduce(means)
+    top = np.maximum.reduce(means) if means else np.full(len(groups), 0.04)  # above the ticks
     for x, y, g in zip(level_e, top, degeneracy):
         if g > 1:
             ax.annotate(f"×{g}", (x, y), xytext=(0, 5), textcoords="offset points", ha="center", fontsize=7)

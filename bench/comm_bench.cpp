@@ -118,7 +118,7 @@ void run(int argc, char** argv)
     params.disorder = 0.5;
     const auto model = hamiltonians::make_model(params);
     const global_index n = model->num_rows();
-    const hetero::LatticeHalo lattice = app::lattice_halo(*model);
+    const hetero::LatticeHalo lattice = *app::lattice_halo(*model);  // ti: always one
     const hetero::ProcessGrid grid = hetero::choose_decomposition(args.decomposition, p, false, lattice);
     std::vector<global_index> bounds{0};
     std::vector<RowRuns> runs(static_cast<size_t>(p));

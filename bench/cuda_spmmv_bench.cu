@@ -18,6 +18,7 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,15 +52,22 @@ double median(std::vector<double> v)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Median seconds of `reps` calls of f (after one warm-up), CUDA events around each call.
+/// Median seconds of `reps` calls of f, CUDA events around each call, after a warm-up of at
+/// least 3 calls and 50 ms: a GPU idling at a low SM clock (345 MHz seen on the H200) takes
+/// some milliseconds of load to reach its boost clock, longer than one call of a
+/// sub-millisecond kernel (the table's first row, SELL R = 1, read 0.82 and 0.72 of the copy
+/// bandwidth in two runs on 2026-11-28 with a single warm-up call).
 template <class F>
 double time_median(int reps, F&& f)
 {
     cudaEvent_t start, stop;
     TOPOKPM_CUDA_CHECK(cudaEventCreate(&start));
     TOPOKPM_CUDA_CHECK(cudaEventCreate(&stop));
-    f();
-    TOPOKPM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto warm_start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3 || std::chrono::steady_clock::now() - warm_start < std::chrono::milliseconds(50); ++i) {
+        f();
+        TOPOKPM_CUDA_CHECK(cudaDeviceSynchronize());
+    }
     std::vector<double> t;
     for (int i = 0; i < reps; ++i) {
         TOPOKPM_CUDA_CHECK(cudaEventRecord(start));

@@ -64,7 +64,8 @@ struct ModelKind {
     bool reads_file = false;          ///< its matrix comes from --model-file (models.md §8)
     int min_extents = 0, max_extents = 0;  ///< extents --lattice takes; 0: no lattice (refused)
     std::string lattice_form;         ///< how --lattice reads, e.g. "NxxNyxNz (e.g. 64x64x16)"
-    int site_coordinates = 0;         ///< coordinates of `--ldos site:`: 3 (x, y, z), 2 (cell m, n); 0: none
+    int site_coordinates = 0;         ///< coordinates of `--ldos site:`: 3 (x, y, z), 2 (cell m, n); 0: none;
+                                      ///< fewer down to min_extents where the omitted extents are 1
     std::string zone_points;          ///< the --k-path points it knows, e.g. "G, X, Y, M"; empty: none
     /// Cartesian (kx, ky) of the lattice momentum (k1, k2), k_i = 2 pi m_i / N_i (the
     /// reciprocal basis), for --k-path lengths; null: (k1, k2) itself (a square lattice).

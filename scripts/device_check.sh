@@ -20,7 +20,13 @@
 #        update flops under the cost-model placement) and sparse-lu-bench --halo
 #        model --device cuda (its speed-up line) when the benches build (optional step).
 #
-#   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ]
+#   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ] [--part all|quick]
+#
+# --part quick (about 5 minutes: a second run after fixes within the 15-minute device budget):
+# builds kpm-dos, cuda-spmmv-bench and the halo / device-rank tests only; runs those tests, the
+# bandwidth table, the rates (one GPU, the CPU, GPU + CPU ranks in the overlap and task comm
+# modes, each with its per-rank lines) and single vs double; skips the moment comparisons of
+# step 3 (the CUDA tests check them too), the dense and the sparse benches.
 #
 # OUT (default ./device_out) and BUILD (default /tmp/topokpm-build-cuda) are taken from the
 # environment. --dry-run runs here on the CPU without a GPU: checks the build configuration
@@ -37,11 +43,14 @@
 set -uo pipefail
 DRY=0
 LATTICE=200x200x40
+PART=all
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) DRY=1 ;;
     --lattice) LATTICE=$2; shift ;;
-    *) echo "device_check.sh: unknown argument '$1' (allowed: --dry-run, --lattice NXxNYxNZ)" >&2; exit 2 ;;
+    --part) PART=$2; shift
+      case $PART in all|quick) ;; *) echo "device_check.sh: --part '$PART': allowed are all, quick" >&2; exit 2 ;; esac ;;
+    *) echo "device_check.sh: unknown argument '$1' (allowed: --dry-run, --lattice NXxNYxNZ, --part all|quick)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -110,7 +119,7 @@ PY
 # are written.
 trap 'write_reports > /dev/null 2>&1' EXIT
 trap 'exit 143' TERM INT
-echo "== $(date -u +%FT%TZ) device_check.sh$([ $DRY = 1 ] && echo ' --dry-run') lattice $LATTICE, OUT=$OUT"
+echo "== $(date -u +%FT%TZ) device_check.sh$([ $DRY = 1 ] && echo ' --dry-run') lattice $LATTICE, part $PART, OUT=$OUT"
 
 # ---- build configuration ----
 for f in CMakeLists.txt numerics/cuda/CMakeLists.txt cmake/TopokpmOptions.cmake; do
@@ -164,11 +173,16 @@ fi
 
 # ---- configure + build ----
 TARGETS="cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test device_ranks_check cuda-spmmv-bench"
+GTESTS="cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test"
+if [ $PART = quick ]; then
+  TARGETS="cuda_halo_device_test device_ranks_check cuda-spmmv-bench"
+  GTESTS="cuda_halo_device_test"
+fi
 [ "$HAVE_PO" != none ] && TARGETS="$TARGETS kpm-dos"
 step configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTOPOKPM_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOKPM_NATIVE_ARCH=ON $PO_ARG $CARRY_ARGS || { tail -30 "$OUT/logs/configure.log"; exit 1; }
 step build cmake --build "$BUILD" -j16 --target $TARGETS || { grep -E "error" "$OUT/logs/build.log" | head -30; exit 1; }
-step build_benches cmake --build "$BUILD" -j16 --target dense-bench sparse-lu-bench  # optional: their rows go missing
+[ $PART = all ] && step build_benches cmake --build "$BUILD" -j16 --target dense-bench sparse-lu-bench  # optional: their rows go missing
 MPIEXEC=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
 MPIEXEC=${MPIEXEC:-mpiexec}
 KPM=$BUILD/app/kpm-dos
@@ -178,14 +192,15 @@ SPARSE=$BUILD/bench/sparse-lu-bench
 
 # ---- tests ----
 CUDA_TESTS='^(BlockVectorMirror|BlockVectorMirrorCuda|CudaKpm|CudaSpmmv|Device|DeviceCuda|HaloDevice)\.|^mpi_device_ranks$|^device_check_dry_run$|^cuda_single_cli$'
+[ $PART = quick ] && CUDA_TESTS='^HaloDevice\.|^mpi_device_ranks$'
 if ! step ctest ctest --test-dir "$BUILD" -R "$CUDA_TESTS" --output-on-failure --timeout 300; then
   if [ $DRY = 0 ] && grep -qE "Parse error|CMake Error" "$OUT/logs/ctest.log"; then
     echo "ctest could not read the discovered tests; running the gtest binaries directly"
-    for t in cuda_device_test cuda_block_vector_mirror_test cuda_spmmv_test cuda_kpm_test cuda_halo_device_test; do
+    for t in $GTESTS; do
       step "test_$t" "$(find "$BUILD/tests" -name "$t" -type f -perm -u+x | head -1)"
     done
     step test_mpi_device_ranks bash "$SRC/tests/mpi/device_ranks_test.sh" "$MPIEXEC" "$BUILD/tests/mpi/device_ranks_check" "$KPM" "$SRC"
-    step test_cuda_single_cli bash "$SRC/tests/integration/cuda_single_test.sh" "$KPM"
+    [ $PART = all ] && step test_cuda_single_cli bash "$SRC/tests/integration/cuda_single_test.sh" "$KPM"
   fi
 fi
 [ $DRY = 0 ] && record ctest_cuda "$(grep -Eo '[0-9]+% tests passed.*' "$OUT/logs/ctest.log" | head -1)" "" "ctest -R (the CUDA tests)"
@@ -215,7 +230,7 @@ if [ $DRY = 1 ]; then  # nothing ran: nothing to read
   compare_moments() { echo dry-run; }
 fi
 if [ $DRY = 1 ] || [ -x "$KPM" ]; then
-  for m in sell free; do
+  for m in $([ $PART = all ] && echo sell free); do
     step "moments_cuda_$m" "$KPM" --model ti --lattice 32x32x16 --moments 256 --vectors 16 --matrix $m --device cuda \
       -q -o "$OUT/dos_cuda_$m.h5"
     step "moments_cpu_$m" "$KPM" --model ti --lattice 32x32x16 --moments 256 --vectors 16 --matrix $m --device cpu \
@@ -231,11 +246,12 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
       record "rate_gpu_$m" "$(gflops "$OUT/rate_gpu_$m.h5")" Gflop/s "1 GPU"
     step "rate_cpu_$m" env OMP_NUM_THREADS=16 "$KPM" $RUN --matrix $m --device cpu -o "$OUT/rate_cpu_$m.h5" &&
       record "rate_cpu_$m" "$(gflops "$OUT/rate_cpu_$m.h5")" Gflop/s "16 cores"
-    step "rate_gpu_cpu_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" $RUN --matrix $m \
+    # without -q: the per-rank lines say which side waits and for what
+    step "rate_gpu_cpu_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" ${RUN% -q} --matrix $m \
       --device cuda --weights auto -o "$OUT/rate_mixed_$m.h5" &&
-      record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: 8 cores each), --weights auto"
+      record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: 8 cores each), --weights auto" &&
+      record "rank_lines_$m" "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_$m.log" | tr '\n' ';')" "" "per sweep"
     # the same with a communication thread per rank (MPI progress while the local sweep runs)
-    # and without -q: the per-rank lines say which side waits and for what
     step "rate_gpu_cpu_task_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" ${RUN% -q} \
       --matrix $m --device cuda --weights auto --comm-mode task -o "$OUT/rate_mixed_task_$m.h5" &&
       record "rate_gpu_plus_cpu_task_$m" "$(gflops "$OUT/rate_mixed_task_$m.h5")" Gflop/s "as above, --comm-mode task" &&
@@ -262,14 +278,14 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
 fi
 
 # ---- dense bench on the GPU ----
-if [ $DRY = 1 ] || [ -x "$DENSE" ]; then
+if [ $PART = all ] && { [ $DRY = 1 ] || [ -x "$DENSE" ]; }; then
   step dense_potrf_cuda "$DENSE" --op potrf --n 8192 --tile 512 --threads 15 --device-workers 1 --device cuda \
     --json "$OUT/dense_potrf_cuda.json" && [ $DRY = 0 ] &&
     record dense_potrf_cuda_fraction_of_bound "$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['fraction_of_bound'])" "$OUT/dense_potrf_cuda.json")" "" "seed 001 metric: ours / (host + device kernel rates), n 8192" &&
     record dense_potrf_cuda_gpu_update_share "$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['device_update_flop_share'])" "$OUT/dense_potrf_cuda.json")" "" "share of the update flops (TRSM/HERK/GEMM) the GPU ran, --placement model (the default)"
 fi
 
-if [ $DRY = 1 ] || [ -x "$SPARSE" ]; then
+if [ $PART = all ] && { [ $DRY = 1 ] || [ -x "$SPARSE" ]; }; then
   step sparse_halo_cuda "$SPARSE" --model ti --lattice 24x24x24 --halo model --device cuda --no-peers --reps 1 \
     --json "$OUT/sparse_halo_cuda.json" && [ $DRY = 0 ] &&
     record sparse_halo_cuda_speedup "$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['halo'][0]['speedup_over_all_host'])" "$OUT/sparse_halo_cuda.json")" "x all-host" "sparse-lu-bench --halo model --device cuda, ti 24^3"

@@ -143,6 +143,64 @@ std::optional<std::vector<std::uint64_t>> crcs_of_rows(const std::vector<RowsOf>
     return crcs;
 }
 
+/// The datasets a checkpoint writes row-wise: the vectors of the block under way (each rank
+/// its rows) and, with per-rank partial sums (`partial`), each rank's own moment sums and
+/// raw block moments (its own row).
+std::vector<RowsOf> row_sets(const numerics::ChebyshevState* block, const std::vector<double>& sums,
+                             const CheckpointData& d, const CheckpointRanks& ranks, bool partial)
+{
+    const std::uint64_t w = block ? std::uint64_t(block->current.num_cols()) : 0;
+    const std::uint64_t row_len = std::uint64_t(d.num_slots) * std::uint64_t(d.num_moments);
+    const std::vector<analysis::RowRun> rows =
+        ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, block ? std::uint64_t(block->current.num_rows()) : 0}}
+                           : ranks.rows;
+    const std::uint64_t total_rows = ranks.rows.empty() ? rows[0].count : ranks.num_rows_global;
+    const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
+    const std::uint64_t p = std::uint64_t(ranks.size);
+    std::vector<RowsOf> sets;
+    const analysis::Meaning kVectorMeaning{"1", "A vector of the block under way (re, im)."};
+    const auto values = [](const BlockVector& b) {
+        // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+        return reinterpret_cast<const double*>(b.data());
+    };
+    if (block)
+        sets = {{"/checkpoint/block/current", values(block->current), rows, {total_rows, w, 2}, kVectorMeaning},
+                {"/checkpoint/block/previous", values(block->previous), rows, {total_rows, w, 2}, kVectorMeaning}};
+    if (partial) {
+        sets.push_back(
+            {"/checkpoint/rank_sums", sums.data(), own, {p, row_len}, {"1", "Each rank's own moment sums."}});
+        if (block)
+            sets.push_back({"/checkpoint/block/rank_raw",
+                            block->raw.data(),
+                            own,
+                            {p, w * std::uint64_t(d.num_moments)},
+                            {"1", "Each rank's own raw block moments."}});
+    }
+    return sets;
+}
+
+/// The attributes of /checkpoint: format, sizes, scaling and bounds, and (written by several
+/// ranks) their count and layout.
+AttributeList header_attributes(const CheckpointData& d, std::int64_t blocks_done, const CheckpointRanks& ranks)
+{
+    AttributeList header = {{"format", std::string(kFormat)},
+                            {"format_version", kFormatVersion},
+                            {"command_line", d.command_line},
+                            {"realization", std::int64_t(d.realization)},
+                            {"num_realizations", std::int64_t(d.num_realizations)},
+                            {"num_moments", std::int64_t(d.num_moments)},
+                            {"num_slots", d.num_slots},
+                            {"blocks_done", blocks_done},
+                            {"scale_a", d.scaling.a},
+                            {"scale_b", d.scaling.b},
+                            {"bounds_lower", d.bounds.lower},
+                            {"bounds_upper", d.bounds.upper},
+                            {"threads", std::int64_t(d.threads)},
+                            {"written_at", utc_now()}};
+    if (ranks.size > 1) header.insert(header.end(), {{"ranks", std::int64_t(ranks.size)}, {"layout", ranks.layout}});
+    return header;
+}
+
 }  // namespace
 
 RunParameters run_parameters(const RunConfig& c, const std::vector<global_index>& ldos_rows,
@@ -233,44 +291,10 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     for (const auto& f : d.finished) finished.insert(finished.end(), f.begin(), f.end());
 
     const std::uint64_t w = block ? std::uint64_t(block->current.num_cols()) : 0;
-    const std::vector<analysis::RowRun> rows =
-        ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, block ? std::uint64_t(block->current.num_rows()) : 0}}
-                           : ranks.rows;
-    const std::uint64_t total_rows = ranks.rows.empty() ? rows[0].count : ranks.num_rows_global;
-    const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
-    const std::uint64_t p = std::uint64_t(ranks.size);
-    std::vector<RowsOf> sets;  // written row-wise
-    const analysis::Meaning kVectorMeaning{"1", "A vector of the block under way (re, im)."};
-    const auto values = [](const BlockVector& b) {
-        // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-        return reinterpret_cast<const double*>(b.data());
-    };
-    if (block)
-        sets = {{"/checkpoint/block/current", values(block->current), rows, {total_rows, w, 2}, kVectorMeaning},
-                {"/checkpoint/block/previous", values(block->previous), rows, {total_rows, w, 2}, kVectorMeaning}};
-    if (partial) {
-        sets.push_back({"/checkpoint/rank_sums", sums.data(), own, {p, row_len}, {"1", "Each rank's own moment sums."}});
-        if (block)
-            sets.push_back({"/checkpoint/block/rank_raw", block->raw.data(), own, {p, w * std::uint64_t(d.num_moments)},
-                            {"1", "Each rank's own raw block moments."}});
-    }
+    const std::vector<RowsOf> sets = row_sets(block, sums, d, ranks, partial);
 
     analysis::ResultWriter out(path, collective);
-    AttributeList header = {{"format", std::string(kFormat)},
-                            {"format_version", kFormatVersion},
-                            {"command_line", d.command_line},
-                            {"realization", std::int64_t(d.realization)},
-                            {"num_realizations", std::int64_t(d.num_realizations)},
-                            {"num_moments", std::int64_t(d.num_moments)},
-                            {"num_slots", d.num_slots},
-                            {"blocks_done", blocks_done},
-                            {"scale_a", d.scaling.a},
-                            {"scale_b", d.scaling.b},
-                            {"bounds_lower", d.bounds.lower},
-                            {"bounds_upper", d.bounds.upper},
-                            {"threads", std::int64_t(d.threads)},
-                            {"written_at", utc_now()}};
-    if (collective) header.insert(header.end(), {{"ranks", std::int64_t(ranks.size)}, {"layout", ranks.layout}});
+    const AttributeList header = header_attributes(d, blocks_done, ranks);
     out.write_attributes("/checkpoint", {"none", "The state of a stopped kpm-dos run, read back by --restart."}, header);
     AttributeList params;
     for (const auto& [key, value] : d.parameters) params.push_back({key, value});
@@ -359,6 +383,197 @@ std::string dims_text(const std::vector<std::uint64_t>& dims)
     return text + "]";
 }
 
+/// read_checkpoint_state in its steps: (1) the header against the run, (2) every dataset's
+/// shape, from the headers, before anything is read, (3) the header's checksum, (4) the
+/// replicated arrays, each read once, checked finite and against its CRC-64, (5) this rank's
+/// rows of the vectors, and whose moment sums it continues (checkpoint.hpp).
+class StateReader {
+public:
+    /// Step 1 (the parameters agree, so this only fails on a corrupted or crafted file).
+    StateReader(const std::string& path, const CheckpointRun& run, const CheckpointData& d,
+                const CheckpointRanks& ranks)
+        : path_(path), run_(run), ranks_(ranks)
+    {
+        TOPOKPM_REQUIRE(run.num_rows >= 1 && run.num_columns >= 1 && run.block_width >= 1 && run.num_moments >= 2 &&
+                            run.num_slots >= 1 && run.num_realizations >= 1,
+                        "read_checkpoint_state: invalid run sizes");
+        if (d.num_moments != run.num_moments || d.num_slots != run.num_slots ||
+            d.num_realizations != run.num_realizations)
+            throw fail(detail::concat("its header (M = ", d.num_moments, ", ", d.num_slots, " slots, ",
+                                      d.num_realizations, " realizations) does not fit this run (M = ", run.num_moments,
+                                      ", ", run.num_slots, " slots, ", run.num_realizations, " realizations)"));
+        width_ = std::min<std::int64_t>(run.block_width, run.num_columns);
+        num_blocks_ = (run.num_columns + width_ - 1) / width_;
+        if (d.trace.blocks_done > num_blocks_)
+            throw fail(detail::concat("its header value blocks_done = ", d.trace.blocks_done, " is outside 0 .. ",
+                                      num_blocks_, " (this run's blocks)"));
+        const std::optional<std::uint64_t> row_len = times(run.num_slots, run.num_moments);
+        const std::optional<std::uint64_t> block_len = times(run.num_rows, 2 * width_);
+        const std::optional<std::uint64_t> finished_len =
+            row_len ? times(d.realization, std::int64_t(*row_len)) : std::nullopt;
+        if (!row_len || !block_len || !finished_len || *finished_len > std::uint64_t(PTRDIFF_MAX) / sizeof(double))
+            throw fail("this run's arrays would be too large");
+        row_len_ = *row_len;
+        finished_dims_ = {std::uint64_t(d.realization), row_len_};
+        sums_dims_ = {std::uint64_t(run.num_slots), std::uint64_t(run.num_moments)};
+        block_dims_ = {std::uint64_t(run.num_rows), std::uint64_t(width_), 2};
+        raw_dims_ = {std::uint64_t(width_), std::uint64_t(run.num_moments)};
+    }
+
+    /// Steps 2 to 5; fills d's state, or leaves d as it is when another rank could not read
+    /// its rows (its message ends the run: Distribution::agree).
+    void read(CheckpointData& d)
+    {
+        const analysis::ResultReader in(path_);
+        check_shapes(in, d);
+        if (crc64_of_text(header_text(d, d.trace.blocks_done, has_block_ ? sweeps_done_ : -1, d.ranks, d.layout)) !=
+            in.read_uint64_attribute(kChecksums, "header"))
+            throw fail("its header values do not match their CRC-64 (the file was changed or damaged after it was "
+                       "written)");
+        std::vector<std::vector<double>> finished = read_finished(in, d.realization);
+        std::vector<double> sums = read_replicated(in, "/checkpoint/sums", sums_dims_);
+        std::optional<numerics::ChebyshevState> block;
+        if (has_block_) {
+            block.emplace();
+            block->raw = read_replicated(in, "/checkpoint/block/raw", raw_dims_);
+            block->sweeps_done = static_cast<int>(sweeps_done_);
+        }
+        const bool own = ranks_.size > 1 && ranks_.partial_dots && d.ranks == ranks_.size &&
+                         d.layout == ranks_.layout && in.exists("/checkpoint/rank_sums") &&
+                         (!has_block_ || in.exists("/checkpoint/block/rank_raw"));
+        if (!read_rank_rows(in, own, sums, block)) return;
+        if (ranks_.size > 1 && ranks_.partial_dots && !own && ranks_.rank != 0) {
+            std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
+            if (block) std::fill(block->raw.begin(), block->raw.end(), 0.0);
+        }
+        d.finished = std::move(finished);
+        d.trace.sums = std::move(sums);
+        d.trace.block = std::move(block);
+        d.own_partials = own;
+    }
+
+private:
+    InputError fail(const std::string& why) const { return unusable(path_, why); }
+
+    void require_shape(const analysis::ResultReader& in, const std::string& name,
+                       const std::vector<std::uint64_t>& want, const std::string& meaning) const
+    {
+        const std::vector<std::uint64_t> have = in.shape(name);
+        if (have != want)
+            throw fail(detail::concat(name, " has shape ", dims_text(have), ", this run needs ", meaning, " = ",
+                                      dims_text(want)));
+    }
+
+    /// Step 2: the shapes, and whether a block is under way (its sweeps_done).
+    void check_shapes(const analysis::ResultReader& in, const CheckpointData& d)
+    {
+        if (d.realization > 0)
+            require_shape(in, "/checkpoint/finished", finished_dims_, "[realizations done, slots * M]");
+        require_shape(in, "/checkpoint/sums", sums_dims_, "[slots, M]");
+        has_block_ = in.exists("/checkpoint/block");
+        if (!has_block_) return;
+        if (d.trace.blocks_done >= num_blocks_)
+            throw fail(detail::concat("it has a block under way after all ", num_blocks_, " blocks"));
+        const std::string n_text = detail::concat("[N, W, 2] with N = ", run_.num_rows, " rows");
+        require_shape(in, "/checkpoint/block/current", block_dims_, n_text);
+        require_shape(in, "/checkpoint/block/previous", block_dims_, n_text);
+        require_shape(in, "/checkpoint/block/raw", raw_dims_, "[W, M]");
+        sweeps_done_ = in.read_int64_attribute("/checkpoint/block", "sweeps_done");
+        const std::int64_t max_sweeps = numerics::kpm_num_sweeps(run_.num_moments);
+        if (sweeps_done_ < 0 || sweeps_done_ >= max_sweeps)
+            throw fail(detail::concat("its value sweeps_done = ", sweeps_done_, " is outside 0 .. ", max_sweeps - 1));
+    }
+
+    /// A dataset's CRC-64 against the one the file holds for it (a file of format 2 has all
+    /// of those it needs).
+    void verify(const analysis::ResultReader& in, const std::string& dataset, std::uint64_t crc) const
+    {
+        if (crc != in.read_uint64_attribute(kChecksums, checksum_key(dataset)))
+            throw fail(detail::concat(dataset, " does not match its CRC-64 (the file was changed or damaged after "
+                                               "it was written)"));
+    }
+
+    /// Step 4: one replicated array, read whole, finite and matching its CRC-64.
+    std::vector<double> read_replicated(const analysis::ResultReader& in, const std::string& name,
+                                        const std::vector<std::uint64_t>& dims) const
+    {
+        std::vector<double> values = in.read_doubles(name, dims);
+        if (!finite(values.data(), values.size())) throw fail(name + " holds non-finite values");
+        verify(in, name, crc_of(values));
+        return values;
+    }
+
+    /// The slot moments of the realizations finished before the checkpoint, one row each.
+    std::vector<std::vector<double>> read_finished(const analysis::ResultReader& in, int realizations) const
+    {
+        std::vector<std::vector<double>> finished;
+        if (realizations == 0) return finished;
+        const std::vector<double> flat = read_replicated(in, "/checkpoint/finished", finished_dims_);
+        for (int k = 0; k < realizations; ++k)
+            finished.emplace_back(flat.begin() + k * row_len_, flat.begin() + (k + 1) * row_len_);
+        return finished;
+    }
+
+    /// Step 5: this rank's rows (of rank_sums and rank_raw: its own row) into `sums` and
+    /// `block`. Their CRC-64 needs every rank's pieces, so a failed read is kept until all
+    /// ranks have read (crcs_of_rows). False when another rank could not read its rows.
+    bool read_rank_rows(const analysis::ResultReader& in, bool own, std::vector<double>& sums,
+                        std::optional<numerics::ChebyshevState>& block) const
+    {
+        const std::vector<analysis::RowRun> rows =
+            ranks_.rows.empty() ? std::vector<analysis::RowRun>{{0, std::uint64_t(run_.num_rows)}} : ranks_.rows;
+        std::uint64_t local_rows = 0;
+        for (const auto& r : rows) local_rows += r.count;
+        const std::vector<analysis::RowRun> own_row{{std::uint64_t(ranks_.rank), 1}};
+        const std::uint64_t p = std::uint64_t(ranks_.size);
+        std::vector<RowsOf> sets;  // the same names on every rank (`own` and has_block_ are the file's)
+        if (own) sets.push_back({"/checkpoint/rank_sums", nullptr, own_row, {p, row_len_}});
+        if (has_block_) {
+            sets.push_back({"/checkpoint/block/current", nullptr, rows, block_dims_});
+            sets.push_back({"/checkpoint/block/previous", nullptr, rows, block_dims_});
+            if (own)
+                sets.push_back(
+                    {"/checkpoint/block/rank_raw", nullptr, own_row, {p, std::uint64_t(width_ * run_.num_moments)}});
+        }
+        std::exception_ptr failure;
+        try {
+            if (has_block_) {
+                block->current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width_));
+                block->previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width_));
+            }
+            for (RowsOf& set : sets) {
+                const std::string name = set.name;
+                // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+                double* values = name == "/checkpoint/rank_sums"        ? sums.data()
+                                 : name == "/checkpoint/block/rank_raw" ? block->raw.data()
+                                 : name == "/checkpoint/block/current"
+                                     ? reinterpret_cast<double*>(block->current.data())
+                                     : reinterpret_cast<double*>(block->previous.data());
+                const std::uint64_t count = set.local_values();
+                in.read_rows(name, set.dims, set.runs, values, count);
+                if (!finite(values, count)) throw fail(name + " holds non-finite values");
+                set.local = values;
+            }
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        const std::optional<std::vector<std::uint64_t>> crcs = crcs_of_rows(sets, !failure, ranks_);
+        if (failure) std::rethrow_exception(failure);
+        if (!crcs) return false;
+        for (std::size_t i = 0; i < sets.size(); ++i) verify(in, sets[i].name, (*crcs)[i]);
+        return true;
+    }
+
+    const std::string& path_;
+    const CheckpointRun& run_;
+    const CheckpointRanks& ranks_;
+    std::int64_t width_ = 0, num_blocks_ = 0;
+    std::uint64_t row_len_ = 0;
+    std::vector<std::uint64_t> finished_dims_, sums_dims_, block_dims_, raw_dims_;
+    bool has_block_ = false;
+    std::int64_t sweeps_done_ = 0;
+};
+
 }  // namespace
 
 CheckpointData read_checkpoint_header(const std::string& path)
@@ -442,149 +657,9 @@ CheckpointData read_checkpoint_header(const std::string& path)
 void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& d,
                            const CheckpointRanks& ranks)
 {
-    const auto fail = [&](const std::string& why) { return unusable(path, why); };
-    TOPOKPM_REQUIRE(run.num_rows >= 1 && run.num_columns >= 1 && run.block_width >= 1 && run.num_moments >= 2 &&
-                        run.num_slots >= 1 && run.num_realizations >= 1,
-                    "read_checkpoint_state: invalid run sizes");
-    // 1. The header against the run (the parameters agree, so this only fails on a
-    //    corrupted or crafted file).
-    if (d.num_moments != run.num_moments || d.num_slots != run.num_slots ||
-        d.num_realizations != run.num_realizations)
-        throw fail(detail::concat("its header (M = ", d.num_moments, ", ", d.num_slots, " slots, ",
-                                  d.num_realizations, " realizations) does not fit this run (M = ", run.num_moments,
-                                  ", ", run.num_slots, " slots, ", run.num_realizations, " realizations)"));
-    const std::int64_t width = std::min<std::int64_t>(run.block_width, run.num_columns);
-    const std::int64_t num_blocks = (run.num_columns + width - 1) / width;
-    if (d.trace.blocks_done > num_blocks)
-        throw fail(detail::concat("its header value blocks_done = ", d.trace.blocks_done, " is outside 0 .. ",
-                                  num_blocks, " (this run's blocks)"));
-    const std::optional<std::uint64_t> row_len = times(run.num_slots, run.num_moments);
-    const std::optional<std::uint64_t> block_len = times(run.num_rows, 2 * width);
-    const std::optional<std::uint64_t> finished_len = row_len ? times(d.realization, std::int64_t(*row_len)) : std::nullopt;
-    if (!row_len || !block_len || !finished_len || *finished_len > std::uint64_t(PTRDIFF_MAX) / sizeof(double))
-        throw fail("this run's arrays would be too large");
-
+    StateReader reader(path, run, d, ranks);
     refusing(path, [&] {
-        const analysis::ResultReader in(path);
-        // 2. Every dataset's shape, from the headers, before anything is read.
-        const std::vector<std::uint64_t> finished_dims{std::uint64_t(d.realization), *row_len};
-        const std::vector<std::uint64_t> sums_dims{std::uint64_t(run.num_slots), std::uint64_t(run.num_moments)};
-        const std::vector<std::uint64_t> block_dims{std::uint64_t(run.num_rows), std::uint64_t(width), 2};
-        const std::vector<std::uint64_t> raw_dims{std::uint64_t(width), std::uint64_t(run.num_moments)};
-        const auto require_shape = [&](const std::string& name, const std::vector<std::uint64_t>& want,
-                                       const std::string& meaning) {
-            const std::vector<std::uint64_t> have = in.shape(name);
-            if (have != want)
-                throw fail(detail::concat(name, " has shape ", dims_text(have), ", this run needs ", meaning, " = ",
-                                          dims_text(want)));
-        };
-        if (d.realization > 0) require_shape("/checkpoint/finished", finished_dims, "[realizations done, slots * M]");
-        require_shape("/checkpoint/sums", sums_dims, "[slots, M]");
-        const bool has_block = in.exists("/checkpoint/block");
-        std::int64_t sweeps_done = 0;
-        if (has_block) {
-            if (d.trace.blocks_done >= num_blocks)
-                throw fail(detail::concat("it has a block under way after all ", num_blocks, " blocks"));
-            const std::string n_text = detail::concat("[N, W, 2] with N = ", run.num_rows, " rows");
-            require_shape("/checkpoint/block/current", block_dims, n_text);
-            require_shape("/checkpoint/block/previous", block_dims, n_text);
-            require_shape("/checkpoint/block/raw", raw_dims, "[W, M]");
-            sweeps_done = in.read_int64_attribute("/checkpoint/block", "sweeps_done");
-            const std::int64_t max_sweeps = numerics::kpm_num_sweeps(run.num_moments);
-            if (sweeps_done < 0 || sweeps_done >= max_sweeps)
-                throw fail(detail::concat("its value sweeps_done = ", sweeps_done, " is outside 0 .. ",
-                                          max_sweeps - 1));
-        }
-
-        // This rank's rows of the vectors, and whose moment sums it continues (header comment).
-        const std::vector<analysis::RowRun> rows =
-            ranks.rows.empty() ? std::vector<analysis::RowRun>{{0, std::uint64_t(run.num_rows)}} : ranks.rows;
-        std::uint64_t local_rows = 0;
-        for (const auto& r : rows) local_rows += r.count;
-        const bool partial = ranks.size > 1 && ranks.partial_dots;
-        const bool own = partial && d.ranks == ranks.size && d.layout == ranks.layout &&
-                         in.exists("/checkpoint/rank_sums") && (!has_block || in.exists("/checkpoint/block/rank_raw"));
-        const std::vector<analysis::RowRun> own_row{{std::uint64_t(ranks.rank), 1}};
-
-        // 3. The checksums (a file of format 2 has all of those it needs) and the header's.
-        const auto expected = [&](const std::string& dataset) {
-            return in.read_uint64_attribute(kChecksums, checksum_key(dataset));
-        };
-        if (crc64_of_text(header_text(d, d.trace.blocks_done, has_block ? sweeps_done : -1, d.ranks, d.layout)) !=
-            in.read_uint64_attribute(kChecksums, "header"))
-            throw fail("its header values do not match their CRC-64 (the file was changed or damaged after it was "
-                       "written)");
-        const auto verify = [&](const std::string& dataset, std::uint64_t crc) {
-            if (crc != expected(dataset))
-                throw fail(detail::concat(dataset, " does not match its CRC-64 (the file was changed or damaged after "
-                                          "it was written)"));
-        };
-
-        // 4. The data, each array read once, checked finite and against its CRC-64.
-        std::vector<std::vector<double>> finished;
-        if (d.realization > 0) {
-            const std::vector<double> flat = in.read_doubles("/checkpoint/finished", finished_dims);
-            if (!finite(flat.data(), flat.size())) throw fail("/checkpoint/finished holds non-finite values");
-            verify("/checkpoint/finished", crc_of(flat));
-            for (int k = 0; k < d.realization; ++k)
-                finished.emplace_back(flat.begin() + k * *row_len, flat.begin() + (k + 1) * *row_len);
-        }
-        std::vector<double> sums = in.read_doubles("/checkpoint/sums", sums_dims);
-        if (!finite(sums.data(), sums.size())) throw fail("/checkpoint/sums holds non-finite values");
-        verify("/checkpoint/sums", crc_of(sums));
-        std::optional<numerics::ChebyshevState> block;
-        if (has_block) {
-            block.emplace();
-            block->raw = in.read_doubles("/checkpoint/block/raw", raw_dims);
-            if (!finite(block->raw.data(), block->raw.size())) throw fail("/checkpoint/block/raw holds non-finite values");
-            verify("/checkpoint/block/raw", crc_of(block->raw));
-            block->sweeps_done = static_cast<int>(sweeps_done);
-        }
-
-        // This rank's rows (of rank_sums and rank_raw: its own row). Their CRC-64 needs every
-        // rank's pieces, so a failed read is kept until all ranks have read (crcs_of_rows).
-        const std::uint64_t p = std::uint64_t(ranks.size);
-        std::vector<RowsOf> sets;  // the same names on every rank (`own` and `has_block` are the file's)
-        if (own) sets.push_back({"/checkpoint/rank_sums", nullptr, own_row, {p, *row_len}});
-        if (has_block) {
-            sets.push_back({"/checkpoint/block/current", nullptr, rows, block_dims});
-            sets.push_back({"/checkpoint/block/previous", nullptr, rows, block_dims});
-            if (own) sets.push_back({"/checkpoint/block/rank_raw", nullptr, own_row, {p, std::uint64_t(width * run.num_moments)}});
-        }
-        std::exception_ptr failure;
-        try {
-            if (has_block) {
-                block->current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
-                block->previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width));
-            }
-            for (RowsOf& set : sets) {
-                const std::string name = set.name;
-                // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-                double* values = name == "/checkpoint/rank_sums"        ? sums.data()
-                                 : name == "/checkpoint/block/rank_raw" ? block->raw.data()
-                                 : name == "/checkpoint/block/current"
-                                     ? reinterpret_cast<double*>(block->current.data())
-                                     : reinterpret_cast<double*>(block->previous.data());
-                const std::uint64_t count = set.local_values();
-                in.read_rows(name, set.dims, set.runs, values, count);
-                if (!finite(values, count)) throw fail(name + " holds non-finite values");
-                set.local = values;
-            }
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        const std::optional<std::vector<std::uint64_t>> crcs = crcs_of_rows(sets, !failure, ranks);
-        if (failure) std::rethrow_exception(failure);
-        if (!crcs) return 0;  // another rank could not read its rows: its message ends the run (Distribution::agree)
-        for (std::size_t i = 0; i < sets.size(); ++i) verify(sets[i].name, (*crcs)[i]);
-        if (partial && !own && ranks.rank != 0) {
-            std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
-            if (block) std::fill(block->raw.begin(), block->raw.end(), 0.0);
-        }
-        d.finished = std::move(finished);
-        d.trace.sums = std::move(sums);
-        d.trace.block = std::move(block);
-        d.own_partials = own;
+        reader.read(d);
         return 0;
     });
 }
@@ -594,6 +669,16 @@ CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run
     CheckpointData d = read_checkpoint_header(path);
     read_checkpoint_state(path, run, d);
     return d;
+}
+
+double checkpoint_file_bytes(const CheckpointRun& run, int ranks)
+{
+    const double w = static_cast<double>(std::min<std::int64_t>(run.block_width, run.num_columns));
+    const double m = run.num_moments, slots = static_cast<double>(run.num_slots);
+    const double vectors = 2.0 * 2.0 * static_cast<double>(run.num_rows) * w;  // current, previous: re, im
+    const double moments = w * m + slots * m * run.num_realizations;        // raw; sums + finished
+    const double partials = ranks > 1 ? ranks * (slots + w) * m : 0.0;      // rank_sums, rank_raw
+    return sizeof(double) * (vectors + moments + partials);
 }
 
 }  // namespace topokpm::app

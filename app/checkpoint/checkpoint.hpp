@@ -112,6 +112,12 @@ struct CheckpointRun {
     int num_realizations = 1;
 };
 
+/// Bytes of the datasets of the largest checkpoint of `run` (the layout at the top: the
+/// block's two vectors of N x min(W, C) complex values, its raw moments, the sums and the
+/// finished realizations' moments, written during the last realization) on `ranks` ranks
+/// (> 1: each rank's partial sums as well). HDF5's headers (a few KiB) are not counted.
+double checkpoint_file_bytes(const CheckpointRun& run, int ranks);
+
 /// A checkpoint file may come from anywhere: every function below validates each header
 /// value and each dataset's type and shape before anything is allocated or read, and
 /// throws InputError "--restart 'PATH': not a usable topokpm checkpoint: <why>. Run

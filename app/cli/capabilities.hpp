@@ -5,8 +5,9 @@
 /// mpirun) and kpm-dos --plan all consult require_supported() before anything is built,
 /// so --plan refuses exactly what the run it plans would refuse, with the same message.
 /// Options that only some models take (models read from a file) are refused where the
-/// options are read (app/cli/options.cpp); what a machine lacks (no GPU, no CUDA build)
-/// where the run starts.
+/// options are read (app/cli/options.cpp), a 2-D decomposition of a model without a halo
+/// model where the ranks' layout is decided (rank_layout, app/cli/resolved_run.hpp); what a
+/// machine lacks (no GPU, no CUDA build) where the run starts.
 
 #include <string>
 

@@ -1,5 +1,7 @@
 #include "app/cli/operator_choice.hpp"
 
+#include <memory>
+
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
 
@@ -55,8 +57,12 @@ int default_sell_chunk_height(int width, DeviceKind device)
     return width == 1 ? 16 : 8;
 }
 
-hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model)
+std::optional<hetero::LatticeHalo> lattice_halo(const hamiltonians::Model& model)
 {
+    if (model.kind().max_extents == 0) return std::nullopt;  // no lattice
+    // Without a field a model that offers no stencil offers none on the 3x3 copy either (and
+    // a _hr.dat of many orbitals, a large file, is not read again to learn it).
+    if (model.params().flux.zero() && !model.offers_block_stencil()) return std::nullopt;
     const hamiltonians::ModelParams& p = model.params();
     hetero::LatticeHalo h;
     h.nx = static_cast<std::uint64_t>(p.nx);
@@ -72,11 +78,11 @@ hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model)
     probe.dot_depth = 1;
     probe.disorder = 0.0;
     probe.flux = {};  // the phases change no coupling's reach
-    const BlockStencil s = hamiltonians::make_model(probe)->block_stencil();
+    const std::unique_ptr<hamiltonians::Model> copy = hamiltonians::make_model(probe);
+    if (!copy->offers_block_stencil()) return std::nullopt;
+    const BlockStencil s = copy->block_stencil();
     for (const StencilTerm& t : s.terms) {
-        if (t.dx == 0 && t.dy == 0) continue;
-        TOPOKPM_REQUIRE(t.dz == 0, "in-plane coupling (", t.dx, ", ", t.dy, ") with dz = ", t.dz,
-                        ": the halo model takes every z layer");
+        if (t.dx == 0 && t.dy == 0) continue;  // stays in the rank's z column
         hetero::HaloCoupling c{t.dx, t.dy, 0};
         for (int o = 0; o < s.orbitals; ++o)
             for (int b = 0; b < s.orbitals; ++b)

@@ -6,6 +6,7 @@
 /// probe, the memory check and --plan all take the spec from here, so they build and price
 /// the same operator.
 
+#include <optional>
 #include <string>
 
 #include "app/cli/run_config.hpp"
@@ -56,9 +57,13 @@ int default_sell_chunk_height(int width, DeviceKind device);
 
 /// The halo model of a 2-D decomposition of `model` (runtime/hetero/plan.hpp): its lattice,
 /// x and y boundaries and in-plane couplings (each term of the model's BlockStencil with
-/// dx or dy != 0, with the column orbitals it reaches). The terms come from the stencil of
-/// a 3x3 copy of the model without dots, disorder or field (they do not depend on the size or
-/// the potential), so nothing proportional to the lattice is allocated.
-hetero::LatticeHalo lattice_halo(const hamiltonians::Model& model);
+/// dx or dy != 0, with the column orbitals it reaches; a term with dz != 0 as well, which
+/// the tiles' whole z columns count in every layer: exact for a periodic z, an upper bound
+/// on an open one). The terms come from the stencil of a 3x3 copy of the model without dots,
+/// disorder or field (they do not depend on the size or the potential), so nothing
+/// proportional to the lattice is allocated (a _hr.dat model reads its file once more).
+/// std::nullopt for a model without one: no lattice (matrix-market), or no block stencil
+/// even without the field (a _hr.dat of more than 8 orbitals per cell); its rows split in 1-D.
+std::optional<hetero::LatticeHalo> lattice_halo(const hamiltonians::Model& model);
 
 }  // namespace topokpm::app

@@ -253,7 +253,7 @@ constexpr const char* kDosOnlyOptions[] = {
     "moments",       "vectors",     "block-width", "trace",          "bounds",           "energy-range",
     "realizations",  "ldos",        "ldos-map-energy", "ldos-method", "probing-distance", "probing-draws", "green",      "k-points",         "k-path", "conductivity", "temperature",
     "energy-points", "energy-grid", "checkpoint",  "checkpoint-every", "time-limit",     "restart",
-    "export-matrix", "plan",        "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
+    "export-matrix", "plan",        "plan-json",   "ranks",       "gpus",           "plan-bandwidth",   "plan-network",
     "plan-gpu-bandwidth"};
 
 /// kpm-eigs: InputError naming the first kpm-dos-only option it was given, as
@@ -288,14 +288,19 @@ std::string dos_only_list()
     return out + "\n " + line;
 }
 
-po::options_description make_options(Program program)
+// The groups of --help, one function each; make_options puts them together.
+po::options_description general_group()
 {
     po::options_description general("General");
     general.add_options()
         ("help,h", "print this help and exit")
         ("version", "print the version and exit")
         ("config,c", po::value<std::string>(), "input file (INI syntax: `key = value`, keys as the long options below); command-line options override it");
+    return general;
+}
 
+po::options_description model_group()
+{
     po::options_description model("Model (models.md §2-3; energies in units of the hopping t, each at most 1e100 in magnitude)");
     model.add_options()
         ("model", po::value<std::string>()->default_value("ti"), "Hamiltonian: `ti` (3D topological-insulator slab, 4 orbitals/site), `graphene` (honeycomb, 2 sites/cell), `hr` (a Wannier90 SEED_hr.dat tiled over --lattice) or `matrix-market` (any Hermitian matrix; no lattice), the last two read from --model-file (models.md §8)")
@@ -311,7 +316,11 @@ po::options_description make_options(Program program)
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
         ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell, so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
+    return model;
+}
 
+po::options_description kpm_group()
+{
     po::options_description kpm("KPM");
     kpm.add_options()
         ("moments", po::value<std::string>()->default_value("1024"), "number of Chebyshev moments M (>= 2); energy resolution ~ pi (Emax - Emin) / M")
@@ -324,12 +333,16 @@ po::options_description make_options(Program program)
         ("lanczos-steps", po::value<std::string>()->default_value("200"), "maximum Lanczos steps for --bounds lanczos (>= 2)")
         ("epsilon", po::value<std::string>()->default_value("0.01"), "KPM scaling safety factor, a = (Emax - Emin)/(2 - epsilon), in [0, 1)")
         ("realizations", po::value<std::string>()->default_value("1"), "disorder realizations K (1 .. 100000), averaged with error bars: realization k uses --disorder-seed and --vector-seed as given for k = 0 (= the single run) and splitmix64(seed, 1000 + k) for k >= 1; all share one scaling (the union of their bounds)");
+    return kpm;
+}
 
+po::options_description local_group()
+{
     po::options_description local("Local DOS and spectral function (models.md §4; trace `ldos` / `spectral`)");
     local.add_options()
-        ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
+        ("ldos", po::value<std::string>(), "local DOS of selected rows, exact per row (unit start vectors): `0,5,8-11` (rows, ranges inclusive), `layer:Z` (every orbital of every site with z = Z; graphene: layer:0), `site:X,Y,Z` (ti; hr: one coordinate per --lattice extent) or `site:M,N` (graphene cell); writes /ldos/rows, /ldos/energy, /ldos/rho [rows, K], /ldos/moments [rows, M]")
         ("ldos-map-energy", po::value<std::string>(), "with --ldos layer:Z: also write the real-space map /ldos_map/rho [Nx, Ny] of the LDOS summed over each site's orbitals at this energy (units of t; inside the spectrum bounds)")
-        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; docs/physics.md)")
+        ("ldos-method", po::value<std::string>()->default_value("exact"), "with --ldos: `exact` (one unit vector per row) or `probing` (lattice models: the rows coloured so that rows of one colour are >= --probing-distance hops of H apart, one random-phase vector per colour and draw, each row's moments read off its colour's vector: #colours x draws vectors instead of one per row, each twice an exact vector's sweeps; an estimate: moments n < distance are exact, the higher ones carry the cross terms of rows of one colour, small where the broadened Green function decays within the distance (few moments, gapped energies), large for many moments in a metal; with --ldos-map-energy the vectors are also filtered at that energy and the map is their Nystrom estimate, free of those cross terms, where the filtered vectors show a gap (few states at that energy on the layer), /ldos_map@method; docs/physics.md)")
         ("probing-distance", po::value<std::string>()->default_value("6"), "--ldos-method probing: hops between rows of one colour, 1 .. 1000; colours grow like distance^dim (a layer: distance^2 x orbitals), error falls with it; past half of each periodic extent (and the whole of an open one) every row has its own colour and probing is the exact LDOS")
         ("probing-draws", po::value<std::string>()->default_value("1"), "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / sqrt(draws))")
         ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
@@ -337,7 +350,13 @@ po::options_description make_options(Program program)
         ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)")
         ("conductivity", po::value<std::string>(), "with the DOS, the Kubo-Bastin conductivity sigma_ab(mu) in e^2/h on the Chebyshev energy grid (models.md §9, docs/physics.md): `xx`, `xy`, `yx` or `yy` (sheet conductance of graphene and of ti slabs open in z), any two of x, y, z for a ti bulk (--boundary ppp, per unit length); from the two-index moments Tr[v_a T_n v_b T_m]/N over the same start vectors (--vectors, --trace exact), v_a = i[H, r_a]. Keeps M + 36 vectors of N x W (W = --block-width, else --vectors) in memory, checked before the run; one CPU rank, one realization, not with --energy-grid. Writes /conductivity/energy, /conductivity/sigma, /conductivity/moments [M, M]")
         ("temperature", po::value<std::string>(), "with --conductivity: the temperature T of the Fermi function (units of t, >= 0; default 0)");
+    return local;
+}
 
+po::options_description make_options(Program program)
+{
+    const po::options_description general = general_group(), model = model_group(), kpm = kpm_group(),
+                                  local = local_group();
     po::options_description restart("Checkpoint and restart");
     restart.add_options()
         ("checkpoint", po::value<std::string>(), "checkpoint file (HDF5, written atomically): block vectors, partial moments and run parameters; default `<output>.checkpoint.h5`. The path must be free (or be the --restart file): an existing file there is never overwritten. Removed after the result is written, with the checkpoint the run resumed (docs/reliability.md)")
@@ -360,7 +379,7 @@ po::options_description make_options(Program program)
         ("tblock-lines", po::value<std::string>()->default_value("-1"), "--matrix free on a 2-D lattice (graphene): lattice lines per block of the pass that makes two KPM steps per sweep over memory (temporal blocking) at R = 1; -1 = blocks of about 64 KiB of one vector, 0 = one step per pass at every width (also off: the strip form at R = 2, 4, 8, 16, 32; for A/B measurements), N >= 1 = N lines")
         ("threads", po::value<std::string>()->default_value("0"), "OpenMP threads (0 = OMP_NUM_THREADS or all cores)")
         ("device", po::value<std::string>()->default_value("cpu"), "where the KPM sweeps run: `cpu` (OpenMP) or `cuda` (GPU 0; needs a CUDA build and a visible GPU; --matrix sell uses C = 32, naive is CPU-only)")
-        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu or cuda, one rank");
+        ("precision", po::value<std::string>()->default_value("double"), "arithmetic of the stored matrix and the KPM vectors: `double` (complex double) or `single` (complex float: 8 instead of 16 bytes per value, so about half the memory traffic and memory; the dot products, hence the moments, are still summed in double). Moments differ from double by about 1e-7 (error bound and measurements in docs/performance.md); single runs with --matrix sell, crs or free on --device cpu (also CPU ranks under mpirun) or on one GPU (--device cuda, sell or free)");
 
     po::options_description output("Output");
     output.add_options()
@@ -373,6 +392,7 @@ po::options_description make_options(Program program)
     po::options_description planning("Planning (prints the per-rank plan of a distributed run; allocates nothing)");
     planning.add_options()
         ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank")
+        ("plan-json", po::value<std::string>()->implicit_value("-"), "as --plan, the same plan as one JSON object (predicted_seconds, memory_per_rank_bytes, checkpoint_bytes, ranks, sweeps, ...; docs/cluster.md) on stdout, or with --plan-json=FILE in FILE")
         ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
         ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")
         ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers), for --plan and for runs under mpirun; empty = equal (--plan: proportional to bandwidth); `auto` (mpirun) = each rank's measured SpMMV rate")
@@ -456,8 +476,8 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 /// What the models read from a file (models.md §8) do not offer in this version, refused
 /// before the file is read, each with one message naming the missing piece: energies (--t,
 /// --m) and, without positions, dots and momenta; for matrix-market also everything that
-/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition wait for lattice-aware
-/// parts (layer weights, the halo model) to learn these models.
+/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
+/// take the built-ins (the decomposition refuses what has no halo model: rank_layout()).
 void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
 {
     const std::string& name = cfg.model.name;
@@ -472,10 +492,6 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
                                 : " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
     TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
                          mm ? " has no lattice" : " needs its cell vectors (--cell-vectors), which this version does not read");
-    TOPOKPM_USER_REQUIRE(cfg.program == Program::Dos, "kpm-eigs: model ", name, " is not supported yet (use kpm-dos)");
-    TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.enabled, "--plan: model ", name, " is not planned yet (its halo model is lattice-specific)");
-    TOPOKPM_USER_REQUIRE(cfg.runtime.decomposition == "auto" || cfg.runtime.decomposition == "1d", "--decomposition ",
-                         cfg.runtime.decomposition, ": model ", name, " is split over ranks in 1-D only (allowed: 1d, auto)");
     if (!mm) return;
     TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model ", name, " has no lattice");
     TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model ", name, " takes its diagonal "
@@ -662,7 +678,11 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
 /// Planning and runs under mpirun.
 void read_plan_and_parallel(const po::variables_map& vm, RunConfig& cfg)
 {
-    cfg.runtime.plan.enabled = vm["plan"].as<bool>();
+    cfg.runtime.plan.enabled = vm["plan"].as<bool>() || vm.count("plan-json");
+    if (vm.count("plan-json")) {
+        cfg.runtime.plan.json = vm["plan-json"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!cfg.runtime.plan.json.empty(), "--plan-json '': give - (stdout) or a file name");
+    }
     cfg.runtime.plan.ranks = int_option<int>(vm, "ranks", 1, 10'000'000, "1 .. 10^7");
     cfg.runtime.plan.gpus = int_option<int>(vm, "gpus", 0, cfg.runtime.plan.ranks, "0 .. --ranks");
     cfg.runtime.weights = vm["weights"].as<std::string>();

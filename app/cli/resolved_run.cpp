@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "app/cli/operator_choice.hpp"
 #include "runtime/base/error.hpp"
@@ -38,6 +39,9 @@ TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& mo
             t.probing = numerics::colour_rows(lattice_of_rows, t.selection->rows, cfg.kpm.probing_distance);
             t.num_columns = static_cast<global_index>(t.probing->num_colours) * cfg.kpm.probing_draws;
             t.trace_moments = numerics::probing_trace_moments(cfg.kpm.num_moments);
+            t.map_filter = cfg.kpm.ldos_map_energy.has_value() && cfg.kpm.kernel != analysis::DampingKernel::None;
+            if (t.map_filter)
+                t.num_slots += numerics::probing_filter_slots(t.num_slots, t.num_columns, cfg.kpm.num_moments);
         }
         break;
     case Quantity::Spectral:
@@ -67,11 +71,19 @@ RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, i
                              ": kpm-eigs splits the rows in 1-D only");
         mode = "1d";
     }
-    if (mode == "auto" && model.kind().reads_file) mode = "1d";  // no halo model for them yet
+    const hamiltonians::ModelParams& p = model.params();
     const bool weighted = !cfg.runtime.weights.empty() ||
                           (cfg.runtime.plan.enabled && cfg.runtime.plan.gpus > 0 && mode == "auto");
-    if (mode != "1d") layout.grid = hetero::choose_decomposition(mode, ranks, weighted, lattice_halo(model));
-    const hamiltonians::ModelParams& p = model.params();
+    if (mode != "1d") {
+        const std::optional<hetero::LatticeHalo> halo = lattice_halo(model);
+        TOPOKPM_USER_REQUIRE(halo || mode == "auto", "{decomposition} ", mode, ": model ", p.name,
+                             model.kind().max_extents == 0
+                                 ? std::string(" has no lattice to tile in (x, y)")
+                                 : detail::concat(" has no halo model for (x, y) tiles: ", model.orbitals_per_site(),
+                                                  " orbitals per cell, a block stencil takes at most 8"),
+                             "; its rows are split in 1-D (allowed: 1d, auto)");
+        if (halo) layout.grid = hetero::choose_decomposition(mode, ranks, weighted, *halo);
+    }
     const global_index site = model.orbitals_per_site();
     layout.unit = cfg.storage.matrix == MatrixKind::Free ? site * p.ny * p.nz : site;
     return layout;

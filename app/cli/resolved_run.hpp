@@ -31,6 +31,10 @@ struct TracedColumns {
     global_index num_columns = 0;
     std::int64_t num_slots = 0;
     int trace_moments = 0;                   ///< moments the trace runs (probing: to reach v_{M-1}); else M
+    /// Probing with --ldos-map-energy and a positive kernel (jackson, lorentz): the trace
+    /// also filters its vectors at the map energy (numerics::probing_plan's filter, in
+    /// num_slots past the rows'), for the Nystrom map (numerics::probing_nystrom).
+    bool map_filter = false;
 };
 
 /// The traced columns of `cfg` on `model`; InputError for a selection or path the model
@@ -49,8 +53,9 @@ int effective_block_width(const RunConfig& cfg, global_index num_columns);
 ///   `grid` empty (1-D): x-slabs of whole `unit`s of rows by the weights: a site
 ///   (orbitals_per_site rows), or for --matrix free a whole x-plane (the stencil's slabs).
 /// 1d is taken by kpm-eigs (InputError for another --decomposition than 1d or auto), by
-/// `auto` on models read from a file (no halo model), with --weights, and by --plan `auto`
-/// with --gpus (the plan weighs GPU ranks by their bandwidth).
+/// `auto` on a model without a halo model (lattice_halo(): matrix-market, a _hr.dat of more
+/// than 8 orbitals per cell; InputError for 2d or PXxPY there), with --weights, and by
+/// --plan `auto` with --gpus (the plan weighs GPU ranks by their bandwidth).
 struct RankLayout {
     hetero::ProcessGrid grid;
     global_index unit = 1;

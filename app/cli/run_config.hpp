@@ -108,6 +108,7 @@ struct OutputConfig {
 /// kpm-dos --plan: sizes a distributed run without allocating or running it.
 struct PlanConfig {
     bool enabled = false;
+    std::string json;                  ///< --plan-json: `-` stdout, else a file; empty: the table
     int ranks = 1;                     ///< P, all ranks (CPU and GPU)
     int gpus = 0;                      ///< G of the P ranks drive one GPU each
     double bandwidth_gbs = 0.0;        ///< memory bandwidth of a CPU rank; 0 = measure this machine

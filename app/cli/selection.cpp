@@ -1,5 +1,6 @@
 #include "app/cli/selection.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -69,10 +70,17 @@ LdosSelection resolve_ldos_selection(const std::string& text, const hamiltonians
     } else if (text.rfind("site:", 0) == 0) {
         const std::vector<std::string> c = split(text.substr(5), ',');
         const size_t want = static_cast<size_t>(model.kind().site_coordinates);
-        TOPOKPM_USER_REQUIRE(c.size() == want, "--ldos '", text, "': expected ",
-                             want == 3 ? "site:X,Y,Z" : "site:M,N (cell indices)");
-        const long long x = integer("ldos", text, c[0], "coordinate 1"), y = integer("ldos", text, c[1], "coordinate 2");
-        const long long z = want == 3 ? integer("ldos", text, c[2], "coordinate 3") : 0;
+        // A model whose --lattice takes fewer extents (hr: Nx[xNy[xNz]]) takes as few
+        // coordinates, the omitted ones 0 where their extents are 1.
+        const int extents[3] = {p.nx, p.ny, p.nz};
+        size_t least = want;
+        while (least > static_cast<size_t>(std::max(1, model.kind().min_extents)) && extents[least - 1] == 1) --least;
+        std::string forms = want == 2 ? "site:M,N (cell indices)" : "";  // e.g. "site:X,Y or site:X,Y,Z"
+        for (size_t k = least; want == 3 && k <= want; ++k) forms += (k > least ? " or " : "") + std::string("site:X,Y,Z", 4 + 2 * k);
+        TOPOKPM_USER_REQUIRE(c.size() >= least && c.size() <= want, "--ldos '", text, "': expected ", forms);
+        long long xyz[3] = {0, 0, 0};
+        for (size_t d = 0; d < c.size(); ++d) xyz[d] = integer("ldos", text, c[d], "coordinate " + std::to_string(d + 1));
+        const long long x = xyz[0], y = xyz[1], z = xyz[2];
         TOPOKPM_USER_REQUIRE(x >= 0 && x < p.nx && y >= 0 && y < p.ny && z >= 0 && z < p.nz, "--ldos '", text,
                              "': site outside the lattice ", p.nx, "x", p.ny, want == 3 ? "x" + std::to_string(p.nz) : "");
         site_rows(z + static_cast<global_index>(p.nz) * (y + static_cast<global_index>(p.ny) * x));

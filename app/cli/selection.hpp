@@ -24,8 +24,9 @@ struct LdosSelection {
 };
 
 /// Parses --ldos: `0,5,8-11` or `rows:0,5,8-11` (rows, ranges inclusive), `layer:Z` (all
-/// orbitals of the sites with z = Z; graphene: layer:0 = the sheet), `site:X,Y,Z` (ti) or
-/// `site:M,N` (graphene cell): all orbitals of one site. Throws InputError naming --ldos.
+/// orbitals of the sites with z = Z; graphene: layer:0 = the sheet), `site:X,Y,Z` (ti; hr with
+/// as few coordinates as its --lattice has extents, omitted ones 0) or `site:M,N` (graphene
+/// cell): all orbitals of one site. Throws InputError naming --ldos.
 LdosSelection resolve_ldos_selection(const std::string& text, const hamiltonians::Model& model);
 
 /// Momenta of an A(k, E) run with what the plot needs to draw a path.

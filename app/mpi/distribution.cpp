@@ -116,6 +116,26 @@ SpectralBounds Distribution::gershgorin(const RowSource& source) const
     return {-mpi::allreduce_max(-mine.lower), mpi::allreduce_max(mine.upper)};
 }
 
+namespace {
+
+/// The canonical row runs of every rank's tile of a 2-D decomposition: rank q = i py + j owns
+/// the tile (i, j), one run per x-plane, canonical order inside.
+std::vector<RowRuns> tile_runs(const hetero::ProcessGrid& grid, const hamiltonians::Model& model, int ranks)
+{
+    const auto& mp = model.params();
+    const global_index column = static_cast<global_index>(model.orbitals_per_site()) * mp.nz;
+    std::vector<RowRuns> all(static_cast<size_t>(ranks));
+    for (int q = 0; q < ranks; ++q) {
+        const int i = q / grid.py, j = q % grid.py;
+        for (auto x = global_index(grid.x_cuts[i]); x < global_index(grid.x_cuts[i + 1]); ++x)
+            all[size_t(q)].push_back({column * (x * mp.ny + global_index(grid.y_cuts[j])),
+                                      column * (x * mp.ny + global_index(grid.y_cuts[j + 1]))});
+    }
+    return all;
+}
+
+}  // namespace
+
 void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& model)
 {
     grid_ = {};
@@ -131,16 +151,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
     agree([&] { layout = rank_layout(cfg, model, size_); });
     grid_ = layout.grid;
     if (!grid_.x_cuts.empty()) {
-        // Rank q = i py + j owns the tile (i, j): one run per x-plane, canonical order inside.
-        const auto& mp = model.params();
-        const global_index column = static_cast<global_index>(model.orbitals_per_site()) * mp.nz;
-        std::vector<RowRuns> all(static_cast<size_t>(size_));
-        for (int q = 0; q < size_; ++q) {
-            const int i = q / grid_.py, j = q % grid_.py;
-            for (auto x = global_index(grid_.x_cuts[i]); x < global_index(grid_.x_cuts[i + 1]); ++x)
-                all[size_t(q)].push_back({column * (x * mp.ny + global_index(grid_.y_cuts[j])),
-                                          column * (x * mp.ny + global_index(grid_.y_cuts[j + 1]))});
-        }
+        const std::vector<RowRuns> all = tile_runs(grid_, model, size_);
         runs_ = all[size_t(rank_)];
         weights_.assign(size_t(size_), 1.0);
         if (grid_.py == 1) {  // x-slabs of whole planes: the canonical order already is rank-major
@@ -153,7 +164,7 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
         }
         if (root())
             log::info("decomposition: 2d, process grid ", grid_.px, " x ", grid_.py, " (x, y), halo ",
-                      hetero::tile_halo(lattice_halo(model), grid_, 0).rows, " rows on rank 0");
+                      hetero::tile_halo(*lattice_halo(model), grid_, 0).rows, " rows on rank 0");
         return;
     }
     const global_index block = layout.unit;
@@ -227,12 +238,55 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
     const numerics::OperatorSpec spec = operator_spec(cfg);  // the halo lives where `local` does
     opts.device = spec.device == numerics::Backend::Cuda ? spec.device_index : numerics::no_device;
-    if (!order_) return std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
-    // A 2-D tile: the operator sees the matrix in the rank-major order (its rows contiguous)
-    // and reports the canonical runs for the start vectors.
-    opts.canonical_runs = runs_;
-    const numerics::PermutedRows permuted(model, *order_);
-    return std::make_shared<numerics::DistributedOperator>(permuted, bounds_, opts, std::move(local));
+    std::shared_ptr<const numerics::DistributedOperator> op;
+    if (!order_) {
+        op = std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
+    } else {
+        // A 2-D tile: the operator sees the matrix in the rank-major order (its rows
+        // contiguous) and reports the canonical runs for the start vectors.
+        opts.canonical_runs = runs_;
+        const numerics::PermutedRows permuted(model, *order_);
+        op = std::make_shared<numerics::DistributedOperator>(permuted, bounds_, opts, std::move(local));
+    }
+    warn_about_halo(*op, opts.device != numerics::no_device);
+    return op;
+}
+
+void Distribution::warn_about_halo(const numerics::DistributedOperator& op, bool gpu) const
+{
+    // A rank weighted down to a small share keeps the halo of its slab's faces, which does not
+    // shrink with the share: once the halo has more than half as many rows as the rank owns,
+    // the rank moves at least 16 bytes per column through MPI for every 2 rows it sweeps
+    // (~100 bytes from memory), and at the few GB/s of a node's shared-memory MPI against tens
+    // of GB/s of memory that rivals its share. Seen on an H200 node (2026-11-28,
+    // docs/cuda_backend.md): --weights auto gave an 8-core CPU rank 3 of 200 x-planes beside
+    // the GPU rank, a halo of 2 planes, and the pair ran at 0.37-0.50 of both alone. Equal
+    // shares are not judged: there the rank count is the user's choice of granularity.
+    const std::vector<double> mine{double(op.num_rows()), double(op.halo_rows()), gpu ? 1.0 : 0.0};
+    const std::vector<double> all = mpi::gatherv(mine);
+    if (!root()) return;
+    int gpus = 0;
+    double total = 0.0;
+    for (int q = 0; q < size_; ++q) {
+        gpus += all[mine.size() * q + 2] > 0.0 ? 1 : 0;
+        total += all[mine.size() * q];
+    }
+    const double mean = total / size_;
+    const bool mixed = gpus > 0 && gpus < size_;
+    for (int q = 0; q < size_; ++q) {
+        const double rows = all[mine.size() * q], halo = all[mine.size() * q + 1];
+        if (rows >= 0.5 * mean || halo <= 0.5 * rows) continue;
+        char share[32], ratio[32];
+        std::snprintf(share, sizeof share, "%.3f", rows / mean);
+        std::snprintf(ratio, sizeof ratio, "%.2f", halo / std::max(rows, 1.0));
+        log::perf_warning("rank ", q, (all[mine.size() * q + 2] > 0.0 ? " (GPU)" : " (CPU)"), " holds ",
+                          static_cast<global_index>(rows), " rows (", share, " of the mean share) and receives a halo of ",
+                          static_cast<global_index>(halo), " rows per sweep, ", ratio,
+                          " times its own: its exchange can cost more than its share of the sweep; ",
+                          mixed ? detail::concat("with GPU and CPU ranks mixed, run one rank per GPU (mpirun -np ", gpus,
+                                                 " here), docs/cuda_backend.md")
+                                : std::string("fewer ranks or more even --weights shrink it"));
+    }
 }
 
 AttributeList Distribution::imbalance(const Operator& op) const

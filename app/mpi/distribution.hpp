@@ -20,6 +20,7 @@
 
 namespace topokpm::numerics {
 class RowPermutation;
+class DistributedOperator;
 }
 
 namespace topokpm::app {
@@ -81,7 +82,10 @@ public:
 
     /// The operator of the run: `local` (this rank's part) itself when serial, else the
     /// DistributedOperator with `local` as its local part and the halo exchange of the
-    /// other columns (--comm-mode, --reduce-every-sweep). Collective.
+    /// other columns (--comm-mode, --reduce-every-sweep). Collective. Rank 0 prints a
+    /// PERFWARNING for each rank weighted below half the mean share whose halo has more than
+    /// half as many rows as it owns (its exchange per sweep then rivals its share of the
+    /// sweep; with GPU and CPU ranks mixed, the advice is one rank per GPU).
     std::shared_ptr<const Operator> wrap(const RunConfig& cfg, const hamiltonians::Model& model,
                                          std::shared_ptr<const Operator> local) const;
 
@@ -123,6 +127,8 @@ public:
     void sum(std::vector<double>& values) const;
 
 private:
+    void warn_about_halo(const numerics::DistributedOperator& op, bool gpu) const;
+
     int rank_ = 0;
     int size_ = 1;
     ProvenanceConfig provenance_;        ///< from_mpi's: which values came from the --config file

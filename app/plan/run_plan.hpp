@@ -1,14 +1,44 @@
 #pragma once
 /// @file run_plan.hpp
-/// `kpm-dos --plan`: the per-rank plan of a distributed run (rows, nonzeros, memory, halo,
-/// predicted time per moment from the KPM performance model), without allocating.
+/// `kpm-dos --plan` and `--plan-json`: the per-rank plan of a run (rows, nonzeros, memory,
+/// halo, predicted time from the KPM performance model of runtime/hetero/plan.hpp), for
+/// the run the options ask for (DOS, LDOS exact or probing, A(k, E)), without allocating.
+/// The plan is computed once (plan_run) and printed as a table or as one JSON object.
+
+#include <cstdint>
+#include <string>
 
 #include "app/cli/run_config.hpp"
+#include "runtime/base/system.hpp"
+#include "runtime/hetero/plan.hpp"
 
 namespace topokpm::app {
 
-/// Prints the plan for cfg.runtime.plan.ranks ranks; throws ResourceError ("needs X GiB per rank,
-/// have Y GiB") when a rank would not fit --memory-limit (or this machine's memory).
+/// One run's plan: the runtime/hetero plan of the columns, block width, trace moments and
+/// operator the run resolves (app/cli/resolved_run.hpp), and what a user sizes a job by.
+struct RunPlan {
+    hetero::Plan plan;               ///< per rank; plan.input.moments: the sweeps' moments (even)
+    std::string quantity;            ///< dos | ldos | spectral
+    std::string ldos_method;         ///< exact | probing; empty unless quantity is ldos
+    std::string matrix;              ///< the operator kind the run builds (auto resolved)
+    std::string precision;           ///< double | single
+    int moments = 0;                 ///< M asked for (--moments)
+    std::int64_t columns = 0;        ///< start vectors traced (R, rows, colours x draws, plane waves)
+    double checkpoint_bytes = 0;     ///< largest checkpoint file (app/checkpoint: checkpoint_file_bytes)
+    bool bandwidth_measured = false; ///< --plan-bandwidth 0: this machine's STREAM triad
+    bool lattice_halo = false;       ///< the model has a halo model (plan.input.halo): 2-D layouts priced
+    MemoryLimit limit;               ///< per rank: --memory-limit, else this machine's
+};
+
+/// The plan of `cfg` on cfg.runtime.plan.ranks ranks; InputError as the run would give.
+RunPlan plan_run(const RunConfig& cfg);
+
+/// The plan as one JSON object on one line (its keys: docs/cluster.md, section 1).
+std::string plan_json(const RunPlan& plan);
+
+/// --plan: prints the table (--plan-json: the JSON object, to stdout for `-`, else to that
+/// file, IoError naming it when it cannot be written); throws ResourceError ("needs X GiB
+/// per rank, ...") when a rank would not fit --memory-limit (or this machine's memory).
 void run_plan(const RunConfig& cfg);
 
 }  // namespace topokpm::app

@@ -130,6 +130,10 @@ struct DosRun::State {
     global_index n = 0;
     std::optional<LdosSelection> selection;
     std::optional<numerics::ProbingColours> probing;  // --ldos-method probing
+    bool map_filter = false;                          // probing filters at the map energy (TracedColumns)
+    std::vector<double> nystrom_map;  // per selected row, mean over realizations; empty: the map from the moments
+    int nystrom_rank = 0;             // the largest rank of V^H F over the realizations
+    std::vector<double> map_weights;  // probing's filter at the map energy (empty: none)
     int trace_moments = cfg.kpm.num_moments;  // moments the trace runs (probing: to reach v_{M-1})
     std::optional<MomentumList> momenta;
     numerics::PlaneWaveLattice lattice;
@@ -198,6 +202,7 @@ struct DosRun::State {
     num_columns = traced.num_columns;
     num_slots = traced.num_slots;
     probing = std::move(traced.probing);
+    map_filter = traced.map_filter;
     trace_moments = traced.trace_moments;
     width = cfg.kpm.sweep_width;
     }
@@ -564,14 +569,57 @@ struct DosRun::State {
     {
     flops_per_sweep = perf::sweep_flops(cost.nonzeros, static_cast<double>(n), width);
     const double t_moments = wall_seconds();
-    double last_report = t_moments;
+    MomentsJob job = moments_job();
+    job.progress = progress_printer(t_moments);
+    if (resume) report_restart();
+    timers.time("moments", [&] { jr = run_moments_job(job); });
+    if (map_filter) nystrom_of(job);
+    if (probing)  // the trace ran to v_{M-1}: its moments past M are not read (nor the map's filter)
+        for (auto& sm : jr.slot_moments) {
+            std::vector<double> kept;
+            for (std::int64_t j = 0; j < num_slots; ++j)
+                kept.insert(kept.end(), sm.begin() + j * trace_moments, sm.begin() + j * trace_moments + cfg.kpm.num_moments);
+            sm = std::move(kept);
+        }
+    if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
+    // Probed moments carry cross terms: |mu_n| <= sqrt(rows of a colour) (ProbingColours).
+    const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision) +
+                               (probing ? std::sqrt(double(probing->max_rows_per_colour)) - 1.0 : 0.0);
+    // Every rank holds the summed moments: a breach (bounds too tight) is one message.
+    dist.agree([&] { for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol); });
+    report_moments();
+    }
+
+    /// The Nystrom map where every realization's filtered block spans the filter's range on
+    /// the rows (probing_nystrom), else (nystrom_map empty) the map of the probed moments.
+    void nystrom_of(const MomentsJob& job)
+    {
+    std::vector<double> sum(selection->rows.size(), 0.0);
+    bool spans = true;
+    for (int k = 0; k < num_real && spans; ++k) {
+        const numerics::ProbingNystrom ny = numerics::probing_nystrom(*job.plan_for(k), jr.slot_moments[k]);
+        spans = ny.spans;
+        nystrom_rank = std::max(nystrom_rank, ny.rank);
+        for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += ny.diagonal[i] / num_real;
+    }
+    if (spans) nystrom_map = std::move(sum);
+    log::info("ldos map    : ", spans ? "Nystrom of the probing vectors filtered at the map energy"
+                                      : "the probed moments' (the filtered probing block has no gap)",
+              ", rank ", nystrom_rank, " of ", num_columns, " vectors");
+    }
+
+    /// The moments job of this run: its operators and start-vector plans per realization
+    /// (one operator in memory at a time), the checkpoint it resumes and writes, and under
+    /// mpirun the ranks' agreement.
+    MomentsJob moments_job()
+    {
     MomentsJob job;
     job.num_realizations = num_real;
     job.num_moments = trace_moments;
     job.block_width = width;
     job.num_slots = num_slots;
     job.scaling = scaling;
-    job.operator_for = [&](int k) -> std::shared_ptr<const Operator> {
+    job.operator_for = [this](int k) -> std::shared_ptr<const Operator> {
         if (k == 0) return op;
         op.reset();  // one operator in memory at a time
         model = hamiltonians::make_model(params_of(k));
@@ -579,12 +627,24 @@ struct DosRun::State {
         timers.time("build", [&] { ok = build_operator(*model); });
         return ok;
     };
-    job.plan_for = [&](int k) -> std::unique_ptr<numerics::StartVectorPlan> {
+    // The map's filter: the weights h_n of rho(E_map) = sum_n h_n mu_n, the reconstruction's
+    // own (it is linear in the moments: h_n is its value for the n-th unit moment vector).
+    map_weights.clear();
+    if (map_filter) {
+        const Reconstructor rec(cfg, scaling);
+        std::vector<double> unit(static_cast<std::size_t>(cfg.kpm.num_moments), 0.0);
+        for (std::size_t k = 0; k < unit.size(); ++k) {
+            unit[k] = 1.0;
+            map_weights.push_back(rec.at(unit, *cfg.kpm.ldos_map_energy));
+            unit[k] = 0.0;
+        }
+    }
+    job.plan_for = [this](int k) -> std::unique_ptr<numerics::StartVectorPlan> {
         switch (what) {
         case Quantity::Ldos:
             if (probing)
                 return numerics::probing_plan(*probing, n, cfg.kpm.probing_draws, cfg.kpm.num_moments,
-                                              realization_seed(cfg.kpm.vector_seed, k));
+                                              realization_seed(cfg.kpm.vector_seed, k), map_weights);
             return numerics::unit_vector_plan(n, selection->rows);
         case Quantity::Spectral: return numerics::plane_wave_plan(lattice, momenta->momenta);
         case Quantity::Dos: break;
@@ -604,13 +664,19 @@ struct DosRun::State {
     if (dist.distributed()) {
         // A signal reaches the ranks between different sweeps: they agree on it (and on
         // periodic and time-limit checkpoints) every few sweeps, then write collectively.
-        job.agree_max = [&](std::vector<std::int64_t>& v) { dist.max(v); };
+        job.agree_max = [this](std::vector<std::int64_t>& v) { dist.max(v); };
         job.agree_every = kAgreeEvery;
     }
     job.ranks = checkpoint_ranks();
     if (cfg.outputs.time_limit_s > 0.0) job.deadline = t_start + cfg.outputs.time_limit_s;
     job.checkpoint_bytes = 2.0 * 16.0 * width * double(numerics::part_rows(dist.operator_spec(cfg), n));
-    job.progress = [&](const JobProgress& p) {
+    return job;
+    }
+
+    /// The progress line of the moments, at most every --progress-interval seconds.
+    std::function<void(const JobProgress&)> progress_printer(double t_moments) const
+    {
+    return [this, t_moments, last_report = t_moments](const JobProgress& p) mutable {
         const double now = wall_seconds();
         if (now - last_report < cfg.outputs.progress_interval_s || p.sweeps_done >= p.num_sweeps) return;
         last_report = now;
@@ -627,35 +693,30 @@ struct DosRun::State {
                   " s, ETA ", fmt("%.1f", (p.num_sweeps - p.sweeps_done) / rate), " s, ",
                   fmt("%.2f", rate * flops_per_sweep * 1e-9), " Gflop/s");
     };
-    if (resume)
-        log::info("restart     : from ", cfg.outputs.restart, " at realization ", resume->realization + 1, "/", num_real,
-                  ", block ", resume->trace.blocks_done + 1, ", ",
-                  resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it",
-                  resume->ranks > 1 || dist.distributed()
-                      ? detail::concat(" (written by ", resume->ranks, " rank(s), ",
-                                       resume->own_partials ? "same layout: each rank's own partial sums"
-                                       : dist.distributed() && !cfg.runtime.reduce_every_sweep
-                                           ? "other layout: the summed moments on rank 0" : "summed moments", ")")
-                      : std::string(),
-                  resume->threads != threads
-                      ? detail::concat("; written with --threads ", resume->threads, ", this run has ", threads,
-                                       ": the moments equal an uninterrupted run's to rounding (bit for bit with the "
-                                       "same --threads)")
-                      : std::string());
-    timers.time("moments", [&] { jr = run_moments_job(job); });
-    if (probing)  // the trace ran to v_{M-1}: its moments past M are not read
-        for (auto& sm : jr.slot_moments) {
-            std::vector<double> kept;
-            for (std::int64_t j = 0; j < num_slots; ++j)
-                kept.insert(kept.end(), sm.begin() + j * trace_moments, sm.begin() + j * trace_moments + cfg.kpm.num_moments);
-            sm = std::move(kept);
-        }
-    if (op) balance = dist.imbalance(*op);  // collective (op is the same kind on every rank)
-    // Probed moments carry cross terms: |mu_n| <= sqrt(rows of a colour) (ProbingColours).
-    const double bounded_tol = numerics::moments_bound_tolerance(cfg.storage.precision) +
-                               (probing ? std::sqrt(double(probing->max_rows_per_colour)) - 1.0 : 0.0);
-    // Every rank holds the summed moments: a breach (bounds too tight) is one message.
-    dist.agree([&] { for (const auto& sm : jr.slot_moments) numerics::check_moments_bounded(sm, bounded_tol); });
+    }
+
+    /// Where a resumed run continues, and how its moments compare with an uninterrupted run's.
+    void report_restart() const
+    {
+    log::info("restart     : from ", cfg.outputs.restart, " at realization ", resume->realization + 1, "/", num_real,
+              ", block ", resume->trace.blocks_done + 1, ", ",
+              resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it",
+              resume->ranks > 1 || dist.distributed()
+                  ? detail::concat(" (written by ", resume->ranks, " rank(s), ",
+                                   resume->own_partials ? "same layout: each rank's own partial sums"
+                                   : dist.distributed() && !cfg.runtime.reduce_every_sweep
+                                       ? "other layout: the summed moments on rank 0" : "summed moments", ")")
+                  : std::string(),
+              resume->threads != threads
+                  ? detail::concat("; written with --threads ", resume->threads, ", this run has ", threads,
+                                   ": the moments equal an uninterrupted run's to rounding (bit for bit with the "
+                                   "same --threads)")
+                  : std::string());
+    }
+
+    /// The moments' rates (Gflop/s, GB/s) and the ranks' balance, logged.
+    void report_moments()
+    {
     const double t_kernel = timers.get("moments");
     gflops = jr.sweeps_this_run * flops_per_sweep / t_kernel * 1e-9;
     gbytes = jr.sweeps_this_run * perf::sweep_bytes(cost.matrix_bytes, static_cast<double>(n), width,
@@ -677,7 +738,6 @@ struct DosRun::State {
                   " ms, mean ", fmt("%.3f", 1e3 * std::get<double>(balance[1].value)), " ms (imbalance ",
                   fmt("%.3f", std::get<double>(balance[3].value)), "), halo wait mean ",
                   fmt("%.3f", 1e3 * std::get<double>(balance[2].value)), " ms");
-
     }
 
     /// Bands of the clean lattice from its Bloch Hamiltonians (exact there), for the plot:
@@ -727,7 +787,8 @@ struct DosRun::State {
             if (conductivity) write_conductivity(out, cfg, *conductivity);
             break;
         case Quantity::Ldos:
-            summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist);
+            summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist,
+                                 nystrom_map.empty() ? nullptr : &nystrom_map);
             out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
                                  {{"method", to_string(cfg.kpm.ldos_method)}});
             if (probing)
@@ -738,6 +799,11 @@ struct DosRun::State {
                                       {"probing_exact_moments", std::int64_t(probing->one_row_per_colour
                                                                                  ? cfg.kpm.num_moments
                                                                                  : std::min(probing->distance, cfg.kpm.num_moments))}});
+            if (map_filter)
+                out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."},
+                                     {{"method", std::string(nystrom_map.empty() ? "probing" : "nystrom")},
+                                      {"nystrom_rank", std::int64_t(nystrom_rank)},
+                                      {"nystrom_columns", std::int64_t(num_columns)}});
             if (cfg.kpm.green_eta) write_green(out);
             break;
         case Quantity::Spectral:

@@ -71,12 +71,15 @@ EigsMethod resolve_method(EigsMethod asked, Kind kind, global_index n)
 /// Per pair, the weight of |v|^2 on each of the model's eigenvector parts (layers z for
 /// ti, sublattices for graphene: hamiltonians::EigenvectorParts), from this rank's rows in
 /// canonical order (models.md §2, §3), summed over the ranks: row-major [k, parts], each
-/// row summing to 1 for a unit vector.
+/// row summing to 1 for a unit vector. A model without parts (EigenvectorParts::None: the
+/// file models) has none: empty, parts = 0.
 std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamiltonians::Model& model,
                                  global_index row_begin, const Operator& op, int& parts)
 {
     const hamiltonians::ModelParams& m = model.params();
     const global_index orbitals = model.orbitals_per_site();
+    parts = 0;
+    if (model.kind().eigenvector_parts == hamiltonians::EigenvectorParts::None) return {};
     const bool layers = model.kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
     parts = layers ? m.nz : static_cast<int>(orbitals);
     const std::size_t k = pairs.values.size();
@@ -241,6 +244,20 @@ private:
                   " t (", fmt("%.3f", timers.get("bounds")), " s)");
     }
 
+    /// The options of the extremal methods (thick-restart Lanczos, the block Chebyshev
+    /// filter): the end of the spectrum, the count, the tolerance, the seed, the progress lines.
+    template <class Options>
+    Options extremal_options(const numerics::EigenRequest& request) const
+    {
+        Options o;
+        o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
+        o.count = request.count;
+        o.tolerance = tolerance;
+        o.seed = cfg.kpm.vector_seed;
+        o.progress = progress_printer(request.count);
+        return o;
+    }
+
     void solve()
     {
         numerics::EigenRequest request = cfg.eigs.request;
@@ -251,13 +268,8 @@ private:
             } else if (method == EigsMethod::ShiftInvert) {
                 solve_shift_invert(request);
             } else if (method == EigsMethod::ChebFd && request.kind != Kind::Window) {
-                numerics::ChebyshevExtremalOptions o;
-                o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
-                o.count = request.count;
-                o.tolerance = tolerance;
-                o.seed = cfg.kpm.vector_seed;
-                o.progress = progress_printer(request.count);
-                pairs = numerics::chebyshev_extremal(*op, o);
+                pairs =
+                    numerics::chebyshev_extremal(*op, extremal_options<numerics::ChebyshevExtremalOptions>(request));
             } else if (method == EigsMethod::ChebFd) {
                 numerics::ChebFdOptions o;
                 o.window_min = request.window_min;
@@ -272,13 +284,7 @@ private:
                 pairs = numerics::chebfd_eigenpairs(*op, o, &chebfd);
                 estimate = held + numerics::chebfd_space_bytes(static_cast<double>(op->num_rows()), chebfd.search_size, threads);
             } else {
-                numerics::ThickRestartOptions o;
-                o.end = request.kind == Kind::Lowest ? numerics::SpectrumEnd::Lowest : numerics::SpectrumEnd::Highest;
-                o.count = request.count;
-                o.tolerance = tolerance;
-                o.seed = cfg.kpm.vector_seed;
-                o.progress = progress_printer(request.count);
-                pairs = numerics::thick_restart_lanczos(*op, o);
+                pairs = numerics::thick_restart_lanczos(*op, extremal_options<numerics::ThickRestartOptions>(request));
             }
             weights = part_weights(pairs, *model, op->row_begin(), *op, parts);
             if (cfg.eigs.save_vectors) {
@@ -458,9 +464,10 @@ private:
             out.write_doubles("/eigs/values", {"t", "Eigenvalues, ascending."}, pairs.values, {k});
             out.write_doubles("/eigs/residuals", {"t", "Residual norm ||H v - lambda v|| of each eigenpair."}, pairs.residuals, {k});
             const bool layers = model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers;
-            out.write_doubles(layers ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
-                              {"1", layers ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
-                              {k, static_cast<std::uint64_t>(parts)});
+            if (parts > 0)
+                out.write_doubles(layers ? "/eigs/layer_weight" : "/eigs/sublattice_weight",
+                                  {"1", layers ? "Weight of each eigenvector per z layer." : "Weight of each eigenvector on sublattices A and B."}, weights,
+                                  {k, static_cast<std::uint64_t>(parts)});
             if (cfg.eigs.save_vectors)
                 out.write_complex("/eigs/vectors", {"1", "Normalised eigenvectors in canonical row order."}, all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
             AttributeList prov = provenance_attributes(cfg, threads, "cpu", start_time);
@@ -478,12 +485,13 @@ private:
     {
         const std::size_t shown = std::min<std::size_t>(pairs.values.size(), 12);
         for (std::size_t i = 0; i < shown; ++i) {
-            std::string w;
-            if (model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers)  // surface weight: top and bottom layers
-                w = fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) + " on the surfaces";
-            else
-                w = fmt("%.3f", weights[i * parts]) + " on sublattice A";
-            log::info("  E = ", fmt("%+.10f", pairs.values[i]), " t, residual ", fmt("%.2e", pairs.residuals[i]), " t, ", w);
+            std::string w;  // none for a model without parts (a file model)
+            if (parts > 0 && model->kind().eigenvector_parts == hamiltonians::EigenvectorParts::Layers)
+                w = ", " + fmt("%.3f", weights[i * parts] + (parts > 1 ? weights[i * parts + parts - 1] : 0.0)) +
+                    " on the surfaces";  // top and bottom layers
+            else if (parts > 0)
+                w = ", " + fmt("%.3f", weights[i * parts]) + " on sublattice A";
+            log::info("  E = ", fmt("%+.10f", pairs.values[i]), " t, residual ", fmt("%.2e", pairs.residuals[i]), " t", w);
         }
         if (pairs.values.size() > shown) log::info("  ... ", pairs.values.size() - shown, " more in the result file");
         log::info("time        :", phase_times(timers, wall_seconds() - t_start));

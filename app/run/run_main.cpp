@@ -19,6 +19,7 @@
 #include "app/run/run_dos.hpp"
 #include "app/run/run_eigs.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/exit_code.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/mpi/environment.hpp"
 
@@ -87,6 +88,27 @@ int run_under_mpi(int argc, char** argv, Program program)
     return rc != 0 ? rc : stopped;
 }
 
+/// Prints the one line of a run that failed and returns its exit code (exit_code_for,
+/// runtime/base/exit_code.hpp, the rule mpirun's ranks follow too): "input error" for 2,
+/// "internal error" for 4 (a bug), "error" for 3; a failed allocation (exit 3) says that the
+/// memory estimate missed it, naming the size when the program's operator new or
+/// allocate_pages saw it (AllocationFailed).
+int report_failure(const std::string& name, const std::exception& e)
+{
+    const int code = exit_code_for(e);
+    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+        const bool sized = dynamic_cast<const AllocationFailed*>(&e) != nullptr;
+        std::fprintf(stderr,
+                     "%s: error: %s; the run's memory estimate missed this allocation: lower the sizes or "
+                     "raise the memory limit\n",
+                     name.c_str(), sized ? e.what() : "out of memory: an allocation failed");
+    } else {
+        const char* kind = code == 2 ? "input error" : code == 4 ? "internal error" : "error";
+        std::fprintf(stderr, "%s: %s: %s\n", name.c_str(), kind, e.what());
+    }
+    return code;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv, Program program)
@@ -107,25 +129,8 @@ int run_main(int argc, char** argv, Program program)
         // Not a failure: the checkpoint is complete and the message says how to resume.
         std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
         return kExitInterrupted;
-    } catch (const InputError& e) {
-        std::fprintf(stderr, "%s: input error: %s\n", name.c_str(), e.what());
-        return 2;
-    } catch (const DimensionMismatch& e) {  // a failed TOPOKPM_REQUIRE: a bug (mpi::exit_code_for agrees)
-        std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
-        return 4;
-    } catch (const std::bad_alloc& e) {
-        // A memory refusal like the estimate's (exit 3), naming the size when the program's
-        // operator new or allocate_pages saw it (AllocationFailed).
-        const bool sized = dynamic_cast<const AllocationFailed*>(&e) != nullptr;
-        std::fprintf(stderr, "%s: error: %s; the run's memory estimate missed this allocation: lower the sizes or "
-                     "raise the memory limit\n", name.c_str(), sized ? e.what() : "out of memory: an allocation failed");
-        return 3;
-    } catch (const Error& e) {
-        std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
-        return 3;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: internal error: %s\n", name.c_str(), e.what());
-        return 4;
+        return report_failure(name, e);
     }
 }
 

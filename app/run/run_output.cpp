@@ -241,7 +241,7 @@ LdosShare ldos_share(const std::vector<global_index>& rows,
 
 DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
                       const MomentsOutcome& mo, const LdosSelection& sel, const LdosShare& share,
-                      const Distribution& dist)
+                      const Distribution& dist, const std::vector<double>* map_rows)
 {
     const std::size_t m = static_cast<std::size_t>(cfg.kpm.num_moments);
     const std::size_t nr = sel.rows.size();
@@ -265,7 +265,7 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
         const double e = *cfg.kpm.ldos_map_energy;
         std::vector<double> map(static_cast<std::size_t>(sel.nx) * sel.ny, 0.0);
         for (std::size_t j = 0; j < share.slots.size(); ++j)
-            map[share.slots[j] / sel.orbitals] += rec.at(row_of(r.moments, j, m), e);
+            map[share.slots[j] / sel.orbitals] += map_rows ? (*map_rows)[share.slots[j]] : rec.at(row_of(r.moments, j, m), e);
         dist.sum(map);
         out.write_doubles("/ldos_map/rho", {"1/t", "Local density of states per site of the layer at one energy, summed over its orbitals."}, map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
         out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."}, {{"energy", e},

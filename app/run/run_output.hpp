@@ -78,10 +78,11 @@ LdosShare ldos_share(const std::vector<global_index>& rows,
 /// Writes /ldos/* (and /ldos_map/* for a layer with --ldos-map-energy), then /kpm/moments
 /// and /dos/* for the mean over the selected rows. Each process reconstructs the rows of its
 /// `share` and writes them (ResultWriter::write_rows; collective under mpirun); the map and
-/// the mean moments are summed over `dist`'s ranks. Every rank calls it.
+/// the mean moments are summed over `dist`'s ranks. Every rank calls it. `map_rows`: the
+/// map's value of every selected row (probing's Nystrom map); nullptr: from the moments.
 DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
                       const MomentsOutcome& m, const LdosSelection& selection, const LdosShare& share,
-                      const Distribution& dist);
+                      const Distribution& dist, const std::vector<double>* map_rows = nullptr);
 
 /// Writes /spectral/* (bands if given), then /kpm/moments and /dos/* for the mean over k.
 DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,

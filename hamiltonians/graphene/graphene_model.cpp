@@ -6,7 +6,7 @@
 
 namespace topokpm::hamiltonians::graphene {
 
-GrapheneModel::GrapheneModel(const ModelParams& params) : params_(params), stencil_(params) {}
+GrapheneModel::GrapheneModel(const ModelParams& params) : StencilModel(params) {}
 
 int GrapheneModel::row(global_index row, global_index* cols, complex_type* values) const
 {

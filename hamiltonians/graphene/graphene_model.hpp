@@ -8,10 +8,11 @@
 
 #include "hamiltonians/graphene/graphene_stencil.hpp"
 #include "hamiltonians/model.hpp"
+#include "hamiltonians/stencil_model.hpp"
 
 namespace topokpm::hamiltonians::graphene {
 
-class GrapheneModel final : public Model {
+class GrapheneModel final : public StencilModel<GrapheneStencil> {
 public:
     /// @param params  parameters already validated by make_model() (name "graphene",
     ///                nz = 1, boundary a 2-letter 'p'/'o' string, periodic extents >= 2,
@@ -25,22 +26,13 @@ public:
     /// Peierls phases on the hoppings (models.md §9).
     bool real_valued() const override { return !stencil_.in_field(); }
 
-    const ModelParams& params() const override { return params_; }
     int orbitals_per_site() const override { return GrapheneStencil::atoms_per_cell; }
     /// V_i of the atom of `row`.
     double potential(global_index row) const override;
     double potential_entries_per_row() const override { return 1.0; }
-    BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
-    /// No stencil in a magnetic field (the phases depend on the position).
-    bool offers_block_stencil() const override { return !stencil_.in_field(); }
     /// a1 = (sqrt 3, 0), a2 = (sqrt 3 / 2, 3/2), A at the cell origin, B at (0, 1) (models.md §3).
     std::optional<LatticeGeometry> geometry() const override;
     AttributeList attributes() const override;
-    global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
-
-private:
-    ModelParams params_;
-    GrapheneStencil stencil_;
 };
 
 }  // namespace topokpm::hamiltonians::graphene

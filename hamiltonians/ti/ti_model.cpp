@@ -4,7 +4,7 @@
 
 namespace topokpm::hamiltonians::ti {
 
-TiModel::TiModel(const ModelParams& params) : params_(params), stencil_(params) {}
+TiModel::TiModel(const ModelParams& params) : StencilModel(params) {}
 
 int TiModel::row(global_index row, global_index* cols, complex_type* values) const
 {

@@ -7,11 +7,12 @@
 #include <memory>
 
 #include "hamiltonians/model.hpp"
+#include "hamiltonians/stencil_model.hpp"
 #include "hamiltonians/ti/ti_stencil.hpp"
 
 namespace topokpm::hamiltonians::ti {
 
-class TiModel final : public Model {
+class TiModel final : public StencilModel<TiStencil> {
 public:
     /// @param params  parameters already validated by make_model() (name "ti", boundary
     ///                a 3-letter 'p'/'o' string, periodic extents >= 3, P | Nx and P | Ny).
@@ -22,22 +23,13 @@ public:
     /// Row o + 4 site: the blocks of the site in ascending column order (models.md §2).
     int row(global_index row, global_index* cols, complex_type* values) const override;
 
-    const ModelParams& params() const override { return params_; }
     int orbitals_per_site() const override { return TiStencil::num_orbitals; }
     /// V_n of the site of `row` (the same for its 4 orbitals).
     double potential(global_index row) const override;
     double potential_entries_per_row() const override { return 1.0 / TiStencil::num_orbitals; }
-    BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
-    /// No stencil in a magnetic field (the phases depend on the position).
-    bool offers_block_stencil() const override { return !stencil_.in_field(); }
     /// The cubic lattice of spacing 1, the 4 orbitals of a site at the site (models.md §9).
     std::optional<LatticeGeometry> geometry() const override;
     AttributeList attributes() const override;
-    global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
-
-private:
-    ModelParams params_;
-    TiStencil stencil_;
 };
 
 }  // namespace topokpm::hamiltonians::ti

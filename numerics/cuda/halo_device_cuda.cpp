@@ -1,11 +1,21 @@
 // The CUDA HaloDevice (numerics/distributed/halo_device.hpp, contract halo_kernels.hpp): the
 // pattern on the device, page-locked staging buffers, the gather and remote-correction
 // kernels of halo_kernels.cu, the remote share of the dots by column_dots (no atomics).
+// Streams: the local operator, the remote kernel and the dots run on the legacy default
+// stream; the gather, the download of the send rows and the upload of the halo run on copy_,
+// a non-blocking stream (no implicit order with the default stream), so that under
+// --comm-mode task they overlap the local sweep. Events give the order that remains:
+//   x_ready_      default stream, in pack(): copy_ waits for x's writes before the gather;
+//   halo_ready_   copy_, after the halo upload: the remote kernel waits for it;
+//   halo_free_    default stream, after the remote kernel: the next upload waits for it.
+#include <cuda_runtime.h>
+
 #include <cstring>
 #include <vector>
 
 #include "numerics/distributed/halo_kernels.hpp"
 #include "numerics/spmmv/reduce_kernels.hpp"
+#include "runtime/device/cuda_check.hpp"
 #include "runtime/device/device.hpp"
 
 namespace topokpm::numerics::kernels::cuda {
@@ -25,12 +35,25 @@ public:
     CudaHalo(HaloPattern pattern, int device) : HaloDevice(std::move(pattern)), device_(device), workspace_(device)
     {
         device::set_device(device_);
+        TOPOKPM_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+        for (cudaEvent_t* e : {&x_ready_, &halo_ready_, &halo_free_})
+            TOPOKPM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
         send_index_ = upload(pattern_.send_index, device_, "halo send rows");
         remote_row_ = upload(pattern_.remote_row, device_, "halo remote rows");
         remote_ptr_ = upload(pattern_.remote_ptr, device_, "halo remote row pointers");
         remote_col_ = upload(pattern_.remote_col, device_, "halo remote columns");
         remote_vals_ = upload(pattern_.remote_vals, device_, "halo remote values");
     }
+    ~CudaHalo() override
+    {
+        (void)cudaSetDevice(device_);  // errors cannot be reported from a destructor
+        (void)cudaStreamSynchronize(copy_);
+        for (cudaEvent_t e : {x_ready_, halo_ready_, halo_free_}) (void)cudaEventDestroy(e);
+        (void)cudaStreamDestroy(copy_);
+    }
+    CudaHalo(const CudaHalo&) = delete;
+    CudaHalo& operator=(const CudaHalo&) = delete;
+
     std::string name() const override { return "cuda:" + std::to_string(device_); }
     int device() const override { return device_; }
     const complex_type* x_values(const BlockVector& x) const override { return x.device_data_read(device_); }
@@ -40,24 +63,47 @@ public:
 
     void pack(const complex_type* x, int r) override
     {
-        device::set_device(device_);  // the communication thread of --comm-mode task too
+        device::set_device(device_);
         const Buffers& b = grow(r);
         const auto count = static_cast<std::int64_t>(pattern_.send_index.size());
-        gather_rows(static_cast<const local_index*>(send_index_.data()), count, r, x, b.send_device);
-        send_.download(b.send_host, static_cast<std::size_t>(count) * r * sizeof(complex_type));
+        TOPOKPM_CUDA_CHECK(cudaEventRecord(x_ready_, nullptr));  // x's writes queued so far
+        TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, x_ready_, 0));
+        gather_rows(static_cast<const local_index*>(send_index_.data()), count, r, x, b.send_device, copy_);
+        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.send_host, b.send_device, static_cast<std::size_t>(count) * r * sizeof(complex_type),
+                                           cudaMemcpyDeviceToHost, copy_));
+    }
+
+    void wait_packed() override
+    {
+        device::set_device(device_);  // the communication thread of --comm-mode task too
+        TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // MPI sends from send_host next
+    }
+
+    void unpack(int r) override
+    {
+        device::set_device(device_);
+        const Buffers& b = grow(r);
+        TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, halo_free_, 0));  // the last remote kernel read it
+        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.halo_device, b.halo_host,
+                                           static_cast<std::size_t>(pattern_.halo_rows) * r * sizeof(complex_type),
+                                           cudaMemcpyHostToDevice, copy_));
+        TOPOKPM_CUDA_CHECK(cudaEventRecord(halo_ready_, copy_));
+        // halo_host is written by MPI again only in the next exchange, after the next
+        // wait_packed(), which waits for this copy too.
     }
 
     void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
     {
         device::set_device(device_);
         const Buffers& b = grow(r);
-        halo_.upload(b.halo_host, static_cast<std::size_t>(pattern_.halo_rows) * r * sizeof(complex_type));
+        TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(nullptr, halo_ready_, 0));
         const auto rows = static_cast<std::int64_t>(pattern_.remote_row.size());
         remote_correction(rows, r, static_cast<const local_index*>(remote_row_.data()),
                           static_cast<const std::int64_t*>(remote_ptr_.data()),
                           static_cast<const local_index*>(remote_col_.data()),
                           static_cast<const complex_type*>(remote_vals_.data()), b.halo_device, x, y, scale,
-                          dots != nullptr ? b.corr : nullptr, dots != nullptr ? b.xg : nullptr);
+                          dots != nullptr ? b.corr : nullptr, dots != nullptr ? b.xg : nullptr, nullptr);
+        TOPOKPM_CUDA_CHECK(cudaEventRecord(halo_free_, nullptr));
         if (dots == nullptr || rows == 0) return;
         const std::vector<complex_type> share = column_dots(rows, r, b.corr, b.xg, workspace_);  // sum conj(d) x
         for (int c = 0; c < r; ++c) dots->yx[c] += share[c];
@@ -73,6 +119,8 @@ private:
     const Buffers& grow(int r)
     {
         if (r > width_) {
+            TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // nothing queued on the old buffers
+            TOPOKPM_CUDA_CHECK(cudaDeviceSynchronize());
             const std::size_t v = sizeof(complex_type) * static_cast<std::size_t>(r);
             const std::size_t sends = pattern_.send_index.size() * v, halo = static_cast<std::size_t>(pattern_.halo_rows) * v;
             const std::size_t remote = pattern_.remote_row.size() * v;
@@ -91,6 +139,8 @@ private:
     }
 
     int device_;
+    cudaStream_t copy_ = nullptr;
+    cudaEvent_t x_ready_ = nullptr, halo_ready_ = nullptr, halo_free_ = nullptr;
     DotWorkspace workspace_;
     device::DeviceBuffer send_index_, remote_row_, remote_ptr_, remote_col_, remote_vals_;
     device::PinnedBuffer send_pinned_, halo_pinned_;

@@ -59,20 +59,22 @@ __global__ void remote_correction_kernel(std::int64_t num_rows, int r, const loc
 
 }  // namespace
 
-void gather_rows(const local_index* rows, std::int64_t count, int r, const complex_type* x, complex_type* out)
+void gather_rows(const local_index* rows, std::int64_t count, int r, const complex_type* x, complex_type* out,
+                 Stream stream)
 {
     if (count == 0) return;
-    gather_rows_kernel<<<blocks_for(count * r), threads>>>(rows, count, r, reinterpret_cast<const double2*>(x),
+    gather_rows_kernel<<<blocks_for(count * r), threads, 0, stream>>>(rows, count, r, reinterpret_cast<const double2*>(x),
                                                            reinterpret_cast<double2*>(out));
     TOPOKPM_CUDA_CHECK(cudaGetLastError());
 }
 
 void remote_correction(std::int64_t num_rows, int r, const local_index* row, const std::int64_t* ptr,
                        const local_index* col, const complex_type* vals, const complex_type* halo,
-                       const complex_type* x, complex_type* y, double scale, complex_type* corr, complex_type* xg)
+                       const complex_type* x, complex_type* y, double scale, complex_type* corr, complex_type* xg,
+                       Stream stream)
 {
     if (num_rows == 0) return;
-    remote_correction_kernel<<<blocks_for(num_rows * r), threads>>>(
+    remote_correction_kernel<<<blocks_for(num_rows * r), threads, 0, stream>>>(
         num_rows, r, row, ptr, col, reinterpret_cast<const double2*>(vals), reinterpret_cast<const double2*>(halo),
         reinterpret_cast<const double2*>(x), reinterpret_cast<double2*>(y), scale, reinterpret_cast<double2*>(corr),
         reinterpret_cast<double2*>(xg));

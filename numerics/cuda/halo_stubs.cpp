@@ -8,14 +8,14 @@ static_assert(!TOPOKPM_HAVE_CUDA, "numerics/cuda/halo_stubs.cpp is only built wi
 
 namespace topokpm::numerics::kernels::cuda {
 
-void gather_rows(const local_index*, std::int64_t, int, const complex_type*, complex_type*)
+void gather_rows(const local_index*, std::int64_t, int, const complex_type*, complex_type*, Stream)
 {
     throw NotCompiled("cuda", __func__);
 }
 
 void remote_correction(std::int64_t, int, const local_index*, const std::int64_t*, const local_index*,
                        const complex_type*, const complex_type*, const complex_type*, complex_type*, double,
-                       complex_type*, complex_type*)
+                       complex_type*, complex_type*, Stream)
 {
     throw NotCompiled("cuda", __func__);
 }

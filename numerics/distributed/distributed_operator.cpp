@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "runtime/base/error.hpp"
 #include "runtime/base/timer.hpp"
@@ -139,15 +140,30 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
             pat.send_index.push_back(static_cast<local_index>(g - row_begin_));
         }
     }
-    halo_ = make_halo_device(opts_.device, std::move(pat));
+    if (local_op_->precision() == Precision::Single)
+        halo_single_ = make_halo_device<complex_single>(opts_.device, std::move(pat));
+    else
+        halo_ = make_halo_device<complex_double>(opts_.device, std::move(pat));
 
-    if (opts_.mode == CommMode::Task) {
+    // Overlap on a device rank: its host threads idle while the device sweeps, so a
+    // communication thread drives the exchange meanwhile (the H200 node: an 8 MB halo moved
+    // only in the final wait, 2.2 ms after a 1.3 ms sweep); needs MPI_THREAD_SERIALIZED.
+    sweep_mode_ = opts_.mode;
+    if (opts_.mode == CommMode::Overlap && opts_.device != no_device) {
+        int provided = MPI_THREAD_SINGLE;
+        mpi::check(MPI_Query_thread(&provided), "MPI_Query_thread");
+        if (provided >= MPI_THREAD_SERIALIZED) sweep_mode_ = CommMode::Task;
+    }
+    // Collective the first time (MPI_COMM_WORLD split by node, kept): every rank asks,
+    // whether it sweeps as task or not.
+    const int node_rank = mpi::node_rank(), node_size = mpi::node_size();
+    if (sweep_mode_ == CommMode::Task) {
         tasks_ = std::make_unique<TaskMachinery>();
         // The last PU of this rank's own CPU set (the external binding, or the node's cores
         // split among its ranks): pinning every rank's communication thread to the same PU
         // made them time-slice against each other (8 ms per sweep on 2 ranks instead of 0.02).
         std::vector<unsigned> pus =
-            topology::rank_cpuset(tasks_->topology, mpi::node_rank(), mpi::node_size());
+            topology::rank_cpuset(tasks_->topology, node_rank, node_size);
         if (pus.empty()) pus = tasks_->topology.all_pus();
         tasks_->queue = std::make_unique<tasks::TaskQueue>(tasks_->topology, std::vector<unsigned>{pus.back()});
     }
@@ -172,40 +188,83 @@ void DistributedOperator::sum_over_ranks(double* values, std::size_t count) cons
     times_.reduce += now() - t0;
 }
 
-void DistributedOperator::post_exchange(const complex_type* x, int r, Exchange& ex) const
+template <class T>
+BasicHaloDevice<T>& DistributedOperator::halo() const
+{
+    if constexpr (std::is_same_v<T, complex_double>) {
+        TOPOKPM_REQUIRE(halo_ != nullptr, name(), ": double blocks on the single-precision halo");
+        return *halo_;
+    } else {
+        TOPOKPM_REQUIRE(halo_single_ != nullptr, name(), ": single blocks on the double-precision halo");
+        return *halo_single_;
+    }
+}
+
+template <class T>
+void DistributedOperator::pack(const T* x, int r) const
 {
     const double t0 = now();
-    halo_->pack(x, r);
-    complex_type* send = halo_->send_staging(r);
-    complex_type* halo = halo_->halo_staging(r);
+    halo<T>().pack(x, r);
+    times_.pack += now() - t0;
+}
+
+template <class T>
+void DistributedOperator::post_exchange(int r, Exchange& ex) const
+{
+    const double t0 = now();
+    BasicHaloDevice<T>& h = halo<T>();
+    h.wait_packed();
+    T* send = h.send_staging(r);
+    T* received = h.halo_staging(r);
+    const MPI_Datatype type = std::is_same_v<T, complex_double> ? MPI_C_DOUBLE_COMPLEX : MPI_C_FLOAT_COMPLEX;
     ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
     constexpr int tag = 3141;
     for (size_t p = 0; p < recv_peer_.size(); ++p)
-        mpi::check(MPI_Irecv(halo + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r),
-                             MPI_C_DOUBLE_COMPLEX, recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
+        mpi::check(MPI_Irecv(received + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r), type,
+                             recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
                    "MPI_Irecv(halo)");
     for (size_t p = 0; p < send_peer_.size(); ++p)
-        mpi::check(MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r),
-                             MPI_C_DOUBLE_COMPLEX, send_peer_[p], tag, opts_.comm,
-                             &ex.requests[recv_peer_.size() + p]),
+        mpi::check(MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r), type, send_peer_[p],
+                             tag, opts_.comm, &ex.requests[recv_peer_.size() + p]),
                    "MPI_Isend(halo)");
     times_.pack += now() - t0;
 }
 
-void DistributedOperator::finish_exchange(Exchange& ex) const
+template <class T>
+void DistributedOperator::finish_exchange(Exchange& ex, int r) const
 {
     const double t0 = now();
     mpi::check(MPI_Waitall(static_cast<int>(ex.requests.size()), ex.requests.data(), MPI_STATUSES_IGNORE),
                "MPI_Waitall(halo)");
-    times_.wait += now() - t0;
+    const double t1 = now();
+    times_.wait += t1 - t0;
+    halo<T>().unpack(r);
+    times_.pack += now() - t1;
 }
 
-void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops,
-                                   DotSums* dots) const
+void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const
+{
+    if (precision() == Precision::Single)
+        apply_in_single(x, y, ops, dots);  // the float sweep, x rounded and y widened
+    else
+        sweep(x, y, ops, dots);
+}
+
+void DistributedOperator::do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                                   const AugmentedOps& ops, DotSums* dots) const
+{
+    if (precision() != Precision::Single) Operator::do_apply(x, y, ops, dots);  // refuses: a double operator
+    sweep(x, y, ops, dots);
+}
+
+template <class T>
+void DistributedOperator::sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops,
+                                DotSums* dots) const
 {
     const int r = x.num_cols();
     DotSums* want = ops.want_dots ? dots : nullptr;
-    const complex_type* xp = halo_->x_values(x);  // where the local operator reads x
+    BasicHaloDevice<T>& h = halo<T>();
+    const T* xp = h.x_values(x);  // where the local operator reads x
     auto local = [&] {
         const double t0 = now();
         local_op_->apply(x, y, ops, want);
@@ -215,35 +274,42 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     Exchange ex;
     // Task mode with nothing to exchange (one rank): keep every thread on the sweep.
     const bool idle = recv_peer_.empty() && send_peer_.empty();
-    switch (opts_.mode == CommMode::Task && idle ? CommMode::Overlap : opts_.mode) {
+    const CommMode mode = sweep_mode_ == CommMode::Task && idle ? CommMode::Overlap : sweep_mode_;
+    // Task mode: the team runs one thread short for the whole apply, so that none of its
+    // threads shares the communication thread's PU (the last of the rank's set).
+    struct TeamSize {
+        int team = omp_get_max_threads();
+        explicit TeamSize(bool short_by_one) { if (short_by_one && team > 1) omp_set_num_threads(team - 1); }
+        ~TeamSize() { omp_set_num_threads(team); }
+    } team_size(mode == CommMode::Task);
+
+    pack(xp, r);  // a CPU rank's pack is a loop for the team; a GPU rank's is queued ahead of the local sweep
+    switch (mode) {
     case CommMode::Vector:
-        post_exchange(xp, r, ex);
-        finish_exchange(ex);
+        post_exchange<T>(r, ex);
+        finish_exchange<T>(ex, r);
         local();
         break;
     case CommMode::Overlap:
-        post_exchange(xp, r, ex);
+        post_exchange<T>(r, ex);
         local();
-        finish_exchange(ex);
+        finish_exchange<T>(ex, r);
         break;
     case CommMode::Task: {
         tasks::Task comm;
         comm.threads = 1;
         comm.body = [&] {
-            post_exchange(xp, r, ex);
-            finish_exchange(ex);
+            omp_set_num_threads(1);  // this thread's own setting: nothing here starts a second team
+            post_exchange<T>(r, ex);
+            finish_exchange<T>(ex, r);
         };
         const tasks::TaskHandle handle = tasks_->queue->enqueue(std::move(comm));
-        const int team = omp_get_max_threads();
-        if (team > 1) omp_set_num_threads(team - 1);  // one core's worth for the communication thread
         try {
             local();
         } catch (...) {
-            omp_set_num_threads(team);
             handle->wait();
             throw;
         }
-        omp_set_num_threads(team);
         handle->wait();
         break;
     }
@@ -251,7 +317,7 @@ void DistributedOperator::do_apply(const BlockVector& x, BlockVector& y, const A
     if (want != nullptr && want->xx.size() != static_cast<size_t>(r)) want->reset(r);
     {
         const double t0 = now();
-        halo_->apply_remote(xp, halo_->y_values(y), r, ops.scale, want);
+        h.apply_remote(xp, h.y_values(y), r, ops.scale, want);
         times_.remote += now() - t0;
     }
     ++times_.applies;
@@ -285,12 +351,12 @@ std::string DistributedOperator::name() const
 
 OperatorCost DistributedOperator::cost() const
 {
-    const double remote = static_cast<double>(halo_->pattern().remote_vals.size());
+    const double remote = static_cast<double>(pattern().remote_vals.size());
     const double entry = sizeof(complex_type) + sizeof(local_index);
     OperatorCost c = local_op_->cost();
     c.nonzeros += remote;
     c.matrix_bytes += remote * entry;
-    c.storage_bytes += remote * entry + static_cast<double>(halo_->pattern().remote_row.size()) * 12.0;
+    c.storage_bytes += remote * entry + static_cast<double>(pattern().remote_row.size()) * 12.0;
     return c;
 }
 

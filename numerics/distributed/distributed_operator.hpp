@@ -27,9 +27,16 @@
 ///   overlap  post the non-blocking exchange, local part, wait, remote part (relies on the
 ///            MPI library progressing in the background)
 ///   task     a communication task on a dedicated thread (the runtime's TaskQueue, one PU
-///            of the rank's set) packs, sends, receives and waits while the OpenMP team
+///            of the rank's set) sends, receives, waits and unpacks while the OpenMP team
 ///            minus one thread runs the local part; then the remote part. MPI is called off
 ///            the main thread: needs MPI_THREAD_SERIALIZED or better.
+/// On a device rank (a GPU, or the host stand-in) overlap sweeps as task when MPI provides
+/// MPI_THREAD_SERIALIZED: the rank's host threads are idle while the device sweeps, and
+/// without a thread calling MPI meanwhile the halo moves only in the final wait.
+/// The pack always starts on the calling thread: a CPU rank's is a loop for its team, a GPU
+/// rank's gather and download are queued on the halo's copy stream ahead of the local sweep
+/// (post_exchange waits for them). On a GPU rank in task mode the bus copies and the
+/// exchange thus overlap the local sweep.
 /// Where x and y live: DistributedOptions::device selects the HaloDevice (halo_device.hpp)
 /// the pack and the remote part run on, the local operator's device: the host (a CPU rank),
 /// a CUDA GPU (a GPU rank: the halo gathered on the device into a page-locked buffer, sent
@@ -76,7 +83,7 @@ struct DistributedOptions {
 
 /// Seconds spent per phase since construction (accumulated over apply() calls).
 struct DistributedTimes {
-    double pack = 0, local = 0, wait = 0, remote = 0, reduce = 0;
+    double pack = 0, local = 0, wait = 0, remote = 0, reduce = 0;  ///< pack: pack + unpack
     long applies = 0;
 };
 
@@ -109,27 +116,49 @@ public:
 
     std::string name() const override;
     OperatorCost cost() const override;
+    /// The local part's: a single-precision local operator gives a single-precision
+    /// distributed one (float halo, double dots; docs/cluster.md).
+    Precision precision() const override { return local_op_->precision(); }
 
     /// Rows of the halo buffer (distinct remote columns) and rows sent per sweep.
     global_index halo_rows() const { return static_cast<global_index>(halo_global_.size()); }
-    global_index send_rows() const { return static_cast<global_index>(halo_->pattern().send_index.size()); }
+    global_index send_rows() const { return static_cast<global_index>(pattern().send_index.size()); }
     /// Global column of halo position h (ascending in h), for tests.
     const std::vector<global_index>& halo_columns() const { return halo_global_; }
     /// Entries of the local and the remote part.
     std::int64_t local_nonzeros() const;
-    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(halo_->pattern().remote_vals.size()); }
+    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(pattern().remote_vals.size()); }
     /// Where the pack and the remote part run ("host", "host-standin", "cuda:D").
-    std::string halo_device() const { return halo_->name(); }
+    std::string halo_device() const { return halo_ ? halo_->name() : halo_single_->name(); }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
+    /// How this rank sweeps: mode(), except overlap on a device rank (DistributedOptions::
+    /// device set) where MPI provides MPI_THREAD_SERIALIZED, which sweeps as task.
+    CommMode sweep_mode() const { return sweep_mode_; }
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override;
 
 private:
     struct Exchange;
-    void post_exchange(const complex_type* x, int r, Exchange& ex) const;
-    void finish_exchange(Exchange& ex) const;
+    /// One apply() in the local part's precision T (both do_apply overloads).
+    template <class T>
+    void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const;
+    /// The halo device of precision T (exactly one exists: the local part's precision).
+    template <class T>
+    BasicHaloDevice<T>& halo() const;
+    const HaloPattern& pattern() const { return halo_ ? halo_->pattern() : halo_single_->pattern(); }
+    /// Pack x into the send staging (timed as pack).
+    template <class T>
+    void pack(const T* x, int r) const;
+    /// Post the messages (timed as pack).
+    template <class T>
+    void post_exchange(int r, Exchange& ex) const;
+    /// Wait for them (timed as wait), then unpack the halo (timed as pack).
+    template <class T>
+    void finish_exchange(Exchange& ex, int r) const;
 
     std::vector<global_index> bounds_;
     DistributedOptions opts_;
@@ -141,8 +170,12 @@ private:
     // pattern's send_index)
     std::vector<int> recv_peer_, send_peer_;
     std::vector<global_index> recv_offset_, recv_count_, send_offset_, send_count_;
-    std::unique_ptr<HaloDevice> halo_;  ///< the remote part and the packing, where x and y live
+    /// The remote part and the packing, where x and y live: halo_ for a double local part,
+    /// halo_single_ for a single one (the other is null).
+    std::unique_ptr<BasicHaloDevice<complex_double>> halo_;
+    std::unique_ptr<BasicHaloDevice<complex_single>> halo_single_;
     mutable DistributedTimes times_;
+    CommMode sweep_mode_ = CommMode::Overlap;  ///< see sweep_mode()
     struct TaskMachinery;
     std::unique_ptr<TaskMachinery> tasks_;
 };

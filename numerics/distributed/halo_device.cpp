@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "numerics/distributed/halo_kernels.hpp"
 #include "runtime/base/error.hpp"
@@ -11,18 +12,22 @@
 
 namespace topokpm::numerics {
 
-void pack_rows_host(const HaloPattern& pattern, const complex_type* x, int r, complex_type* send)
+template <class T>
+void pack_rows_host(const HaloPattern& pattern, const T* x, int r, T* send)
 {
     const auto sends = static_cast<std::int64_t>(pattern.send_index.size());
 #pragma omp parallel for schedule(static) if (sends * r > 4096)
     for (std::int64_t k = 0; k < sends; ++k) {
-        const complex_type* src = x + static_cast<std::int64_t>(pattern.send_index[k]) * r;
+        const T* src = x + static_cast<std::int64_t>(pattern.send_index[k]) * r;
         std::copy(src, src + r, send + k * r);
     }
 }
 
-void remote_correction_host(const HaloPattern& pattern, const complex_type* halo, const complex_type* x,
-                            complex_type* y, int r, double scale, DotSums* dots)
+namespace {
+
+/// remote_correction_host in double: y += d exactly as the CPU sweep would add it.
+void remote_correction_double(const HaloPattern& pattern, const complex_double* halo, const complex_double* x,
+                              complex_double* y, int r, double scale, DotSums* dots)
 {
     const auto rows = static_cast<std::int64_t>(pattern.remote_row.size());
     const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
@@ -66,69 +71,142 @@ void remote_correction_host(const HaloPattern& pattern, const complex_type* halo
             for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
 }
 
+/// remote_correction_host in single: d in double from the float halo, y rounded once, the
+/// dot share from the change y took.
+void remote_correction_single(const HaloPattern& pattern, const complex_single* halo, const complex_single* x,
+                              complex_single* y, int r, double scale, DotSums* dots)
+{
+    const auto rows = static_cast<std::int64_t>(pattern.remote_row.size());
+    const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
+    std::vector<complex_double> partial(static_cast<size_t>(threads) * r, complex_double(0.0, 0.0));
+#pragma omp parallel num_threads(threads)
+    {
+        std::vector<double> dy(2 * static_cast<size_t>(r)), yx(2 * static_cast<size_t>(r), 0.0);
+        const float* hal = reinterpret_cast<const float*>(halo);
+        const double* vals = reinterpret_cast<const double*>(pattern.remote_vals.data());
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < rows; ++i) {
+            std::fill(dy.begin(), dy.end(), 0.0);
+            for (std::int64_t e = pattern.remote_ptr[i]; e < pattern.remote_ptr[i + 1]; ++e) {
+                const double vr = vals[2 * e], vi = vals[2 * e + 1];
+                const float* h = hal + 2 * static_cast<std::int64_t>(pattern.remote_col[e]) * r;
+#pragma omp simd
+                for (int c = 0; c < r; ++c) {
+                    const double hr = h[2 * c], hi = h[2 * c + 1];
+                    dy[2 * c] += vr * hr - vi * hi;
+                    dy[2 * c + 1] += vr * hi + vi * hr;
+                }
+            }
+            const std::int64_t row = pattern.remote_row[i];
+            float* yr = reinterpret_cast<float*>(y + row * r);
+            const float* xr = reinterpret_cast<const float*>(x + row * r);
+            for (int c = 0; c < r; ++c) {
+                const double old_re = yr[2 * c], old_im = yr[2 * c + 1];
+                yr[2 * c] = static_cast<float>(old_re + scale * dy[2 * c]);
+                yr[2 * c + 1] = static_cast<float>(old_im + scale * dy[2 * c + 1]);
+                const double dre = double(yr[2 * c]) - old_re, dim = double(yr[2 * c + 1]) - old_im;  // exact
+                yx[2 * c] += dre * xr[2 * c] + dim * xr[2 * c + 1];  // conj(d) x
+                yx[2 * c + 1] += dre * xr[2 * c + 1] - dim * xr[2 * c];
+            }
+        }
+        for (int c = 0; c < r; ++c)
+            partial[static_cast<size_t>(omp_get_thread_num()) * r + c] = complex_double(yx[2 * c], yx[2 * c + 1]);
+    }
+    if (dots != nullptr)
+        for (int t = 0; t < threads; ++t)  // thread order: reproducible
+            for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
+}
+
+}  // namespace
+
+template <class T>
+void remote_correction_host(const HaloPattern& pattern, const T* halo, const T* x, T* y, int r, double scale,
+                            DotSums* dots)
+{
+    if constexpr (std::is_same_v<T, complex_double>)
+        remote_correction_double(pattern, halo, x, y, r, scale, dots);
+    else
+        remote_correction_single(pattern, halo, x, y, r, scale, dots);
+}
+
+template void pack_rows_host(const HaloPattern&, const complex_double*, int, complex_double*);
+template void pack_rows_host(const HaloPattern&, const complex_single*, int, complex_single*);
+template void remote_correction_host(const HaloPattern&, const complex_double*, const complex_double*,
+                                     complex_double*, int, double, DotSums*);
+template void remote_correction_host(const HaloPattern&, const complex_single*, const complex_single*,
+                                     complex_single*, int, double, DotSums*);
+
 namespace {
 
 /// MPI staging in plain host vectors (the CPU rank and the host stand-in; a GPU rank's
 /// staging is page-locked, halo_device_cuda.cpp).
-class HostStagedHalo : public HaloDevice {
+template <class T>
+class HostStagedHalo : public BasicHaloDevice<T> {
 public:
-    using HaloDevice::HaloDevice;
-    complex_type* send_staging(int r) override
+    using BasicHaloDevice<T>::BasicHaloDevice;
+    T* send_staging(int r) override
     {
-        send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
+        send_.resize(this->pattern_.send_index.size() * static_cast<size_t>(r));
         return send_.data();
     }
-    complex_type* halo_staging(int r) override
+    T* halo_staging(int r) override
     {
-        halo_.resize(static_cast<size_t>(pattern_.halo_rows) * r);
+        halo_.resize(static_cast<size_t>(this->pattern_.halo_rows) * r);
         return halo_.data();
     }
 
 protected:
-    std::vector<complex_type> send_, halo_;  ///< staging (host)
+    std::vector<T> send_, halo_;  ///< staging (host)
 };
 
 /// A rank on the CPU: the MPI buffers are the only buffers.
-class HostHalo final : public HostStagedHalo {
+template <class T>
+class HostHalo final : public HostStagedHalo<T> {
 public:
-    explicit HostHalo(HaloPattern pattern) : HostStagedHalo(std::move(pattern)) {}
+    using Block = BasicBlockVector<T>;
+    explicit HostHalo(HaloPattern pattern) : HostStagedHalo<T>(std::move(pattern)) {}
     std::string name() const override { return "host"; }
     int device() const override { return no_device; }
-    const complex_type* x_values(const BlockVector& x) const override { return x.data(); }
-    complex_type* y_values(BlockVector& y) const override { return y.data(); }
-    void pack(const complex_type* x, int r) override { pack_rows_host(pattern_, x, r, send_staging(r)); }
-    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    const T* x_values(const Block& x) const override { return x.data(); }
+    T* y_values(Block& y) const override { return y.data(); }
+    void pack(const T* x, int r) override { pack_rows_host(this->pattern_, x, r, this->send_staging(r)); }
+    void unpack(int) override {}  // MPI received into the buffer the remote part reads
+    void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) override
     {
-        remote_correction_host(pattern_, halo_staging(r), x, y, r, scale, dots);
+        remote_correction_host(this->pattern_, this->halo_staging(r), x, y, r, scale, dots);
     }
 };
 
 /// The host stand-in: "device" buffers of its own, explicit copies to and from staging.
-class StandinHalo final : public HostStagedHalo {
+template <class T>
+class StandinHalo final : public HostStagedHalo<T> {
 public:
-    explicit StandinHalo(HaloPattern pattern) : HostStagedHalo(std::move(pattern)) {}
+    using Block = BasicBlockVector<T>;
+    explicit StandinHalo(HaloPattern pattern) : HostStagedHalo<T>(std::move(pattern)) {}
     std::string name() const override { return "host-standin"; }
     int device() const override { return device::host_standin; }
-    const complex_type* x_values(const BlockVector& x) const override
+    const T* x_values(const Block& x) const override { return x.device_data_read(device::host_standin); }
+    T* y_values(Block& y) const override { return y.device_data_read_write(device::host_standin); }
+    void pack(const T* x, int r) override
     {
-        return x.device_data_read(device::host_standin);
+        device_send_.resize(this->pattern_.send_index.size() * static_cast<size_t>(r));
+        pack_rows_host(this->pattern_, x, r, device_send_.data());
+        std::memcpy(this->send_staging(r), device_send_.data(), device_send_.size() * sizeof(T));
     }
-    complex_type* y_values(BlockVector& y) const override { return y.device_data_read_write(device::host_standin); }
-    void pack(const complex_type* x, int r) override
+    void unpack(int r) override
     {
-        device_send_.resize(pattern_.send_index.size() * static_cast<size_t>(r));
-        pack_rows_host(pattern_, x, r, device_send_.data());
-        std::memcpy(send_staging(r), device_send_.data(), device_send_.size() * sizeof(complex_type));
+        const T* staged = this->halo_staging(r);
+        device_halo_.assign(staged, staged + this->halo_.size());
     }
-    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) override
     {
-        const complex_type* staged = halo_staging(r);
-        device_halo_.assign(staged, staged + halo_.size());
-        remote_correction_host(pattern_, device_halo_.data(), x, y, r, scale, dots);
+        TOPOKPM_REQUIRE(device_halo_.size() == static_cast<size_t>(this->pattern_.halo_rows) * r,
+                        "host stand-in halo: apply_remote of width ", r, " without unpack(", r, ")");
+        remote_correction_host(this->pattern_, device_halo_.data(), x, y, r, scale, dots);
     }
 
 private:
-    std::vector<complex_type> device_send_, device_halo_;  ///< the stand-in's "device" buffers
+    std::vector<T> device_send_, device_halo_;  ///< the stand-in's "device" buffers
 };
 
 /// A CPU operator applied to the blocks' host-standin mirrors.
@@ -168,14 +246,23 @@ private:
 
 }  // namespace
 
-std::unique_ptr<HaloDevice> make_halo_device(int device, HaloPattern pattern)
+template <class T>
+std::unique_ptr<BasicHaloDevice<T>> make_halo_device(int device, HaloPattern pattern)
 {
-    if (device == no_device) return std::make_unique<HostHalo>(std::move(pattern));
-    if (device == device::host_standin) return std::make_unique<StandinHalo>(std::move(pattern));
+    if (device == no_device) return std::make_unique<HostHalo<T>>(std::move(pattern));
+    if (device == device::host_standin) return std::make_unique<StandinHalo<T>>(std::move(pattern));
     TOPOKPM_USER_REQUIRE(device >= 0, "halo device ", device, ": allowed are ", no_device, " (host), ",
                          device::host_standin, " (host stand-in) or a CUDA device index >= 0");
-    return kernels::cuda::make_cuda_halo_device(std::move(pattern), device);
+    if constexpr (std::is_same_v<T, complex_double>) {
+        return kernels::cuda::make_cuda_halo_device(std::move(pattern), device);
+    } else {
+        throw InputError(detail::concat("GPU ranks under mpirun run in double precision so far (cuda:", device,
+                                        "); use --precision double"));
+    }
 }
+
+template std::unique_ptr<BasicHaloDevice<complex_double>> make_halo_device(int, HaloPattern);
+template std::unique_ptr<BasicHaloDevice<complex_single>> make_halo_device(int, HaloPattern);
 
 std::unique_ptr<Operator> make_host_standin_operator(std::shared_ptr<const Operator> cpu)
 {

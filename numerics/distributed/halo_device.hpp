@@ -6,9 +6,9 @@
 /// distributed_operator.cpp against this interface; plain C++, no MPI, no CUDA types.
 ///
 ///   pack          send[k][c] = x[send_index[k]][c] gathered where x lives, then copied into
-///                 the host staging buffer send_staging() that MPI sends from;
-///   apply_remote  the halo received into halo_staging() copied to where x and y live
-///                 ("unpacked"), then the remote correction there:
+///                 the host staging buffer send_staging() that MPI sends from (wait_packed);
+///   unpack        the halo received into halo_staging() copied to where x and y live;
+///   apply_remote  the remote correction there, reading the unpacked halo:
 ///                     y_i += scale * sum_h H_ih halo_h,   yx_c += sum_i conj(d_ic) x_ic
 ///                 over the remote rows i (d = the correction just added).
 ///
@@ -25,7 +25,12 @@
 ///                          page-locked staging buffers, the dots by the deterministic
 ///                          column_dots of reduce_kernels.hpp. NotCompiled in CPU-only builds.
 /// Dots are this rank's; DistributedOperator sums them over the ranks as on the CPU.
-/// An implementation is used from one host thread at a time.
+/// Threads: wait_packed and unpack may run on the communication thread of --comm-mode task
+/// while the calling thread runs the local operator; the CUDA implementation queues the
+/// gather and both bus copies on a copy stream of its own (non-blocking with respect to the
+/// default stream the local operator runs on), so they overlap the local sweep on the GPU;
+/// events keep the order x written -> gather and upload -> remote kernel. No two calls run
+/// at the same time.
 
 #include <cstdint>
 #include <memory>
@@ -50,9 +55,14 @@ struct HaloPattern {
 /// The device index of a rank without a device (its blocks are the host arrays).
 inline constexpr int no_device = -1;
 
-class HaloDevice {
+/// T = complex_double (every device) or complex_single (--precision single: the host and the
+/// stand-in; the halo and the blocks in float, the remote correction's arithmetic and the
+/// dots in double, y rounded once per entry).
+template <class T>
+class BasicHaloDevice {
 public:
-    virtual ~HaloDevice() = default;
+    using Block = BasicBlockVector<T>;
+    virtual ~BasicHaloDevice() = default;
     /// "host", "host-standin" or "cuda:D".
     virtual std::string name() const = 0;
     /// The device index (no_device, device::host_standin or a CUDA device).
@@ -60,35 +70,52 @@ public:
     const HaloPattern& pattern() const { return pattern_; }
 
     /// x's values where the local operator reads them (uploads a stale device copy).
-    virtual const complex_type* x_values(const BlockVector& x) const = 0;
+    virtual const T* x_values(const Block& x) const = 0;
     /// y's values where the local operator left them; marks the other copy stale.
-    virtual complex_type* y_values(BlockVector& y) const = 0;
+    virtual T* y_values(Block& y) const = 0;
 
     /// Host buffers of send_index.size() x r and halo_rows x r values (page-locked for a
     /// GPU), valid until the next call with another r: what MPI sends from and receives into.
-    virtual complex_type* send_staging(int r) = 0;
-    virtual complex_type* halo_staging(int r) = 0;
+    virtual T* send_staging(int r) = 0;
+    virtual T* halo_staging(int r) = 0;
 
-    /// Packs x (from x_values) into send_staging(r).
-    virtual void pack(const complex_type* x, int r) = 0;
-    /// Unpacks halo_staging(r) and adds the remote correction to y (from y_values); adds this
+    /// Starts packing x (from x_values) into send_staging(r), on the thread that queued x's
+    /// latest writes. Host and stand-in: done on return, by the calling thread's OpenMP team.
+    /// CUDA: the gather and the download are queued on the copy stream after those writes,
+    /// ahead of the local sweep the caller launches next (a running sweep holds every SM
+    /// until it ends, so a gather queued after it would wait for it); returns at once.
+    virtual void pack(const T* x, int r) = 0;
+    /// Returns when send_staging(r) holds the pack; any thread (the communication thread).
+    virtual void wait_packed() {}
+    /// Moves halo_staging(r), filled by MPI, to where apply_remote reads it (CUDA: queued on
+    /// the copy stream, the remote kernel waits for it; returns before it is done).
+    virtual void unpack(int r) = 0;
+    /// Adds the remote correction from the unpacked halo to y (from y_values); adds this
     /// rank's remote share of yx to dots->yx when dots is not null (sized r).
-    virtual void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) = 0;
+    virtual void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) = 0;
 
 protected:
-    explicit HaloDevice(HaloPattern pattern) : pattern_(std::move(pattern)) {}
+    explicit BasicHaloDevice(HaloPattern pattern) : pattern_(std::move(pattern)) {}
     HaloPattern pattern_;
 };
 
+using HaloDevice = BasicHaloDevice<complex_double>;
+
 /// The implementation for `device` (see the file comment). Throws NotCompiled for a CUDA
-/// device in a CPU-only build, InputError for an index that is none of the three.
-std::unique_ptr<HaloDevice> make_halo_device(int device, HaloPattern pattern);
+/// device in a CPU-only build, InputError for an index that is none of the three and for a
+/// CUDA device in single precision (GPU ranks under mpirun are double so far).
+template <class T>
+std::unique_ptr<BasicHaloDevice<T>> make_halo_device(int device, HaloPattern pattern);
 
 /// The CPU loops no_device and the host stand-in run (and the tests compare the CUDA
-/// kernels with): the gather, and the remote correction reading `halo`.
-void pack_rows_host(const HaloPattern& pattern, const complex_type* x, int r, complex_type* send);
-void remote_correction_host(const HaloPattern& pattern, const complex_type* halo, const complex_type* x,
-                            complex_type* y, int r, double scale, DotSums* dots);
+/// kernels with): the gather, and the remote correction reading `halo`. In single precision
+/// the correction d = scale sum_h H_ih halo_h is formed in double, y_i + d is rounded once to
+/// float, and the dot share is conj(y_new - y_old) x in double (the change y really took).
+template <class T>
+void pack_rows_host(const HaloPattern& pattern, const T* x, int r, T* send);
+template <class T>
+void remote_correction_host(const HaloPattern& pattern, const T* halo, const T* x, T* y, int r, double scale,
+                            DotSums* dots);
 
 /// A local operator "on the device" for the host stand-in: applies `cpu` (any CPU operator,
 /// double) to the host-standin mirrors of x and y. Each apply() copies x's mirror into a

@@ -4,7 +4,8 @@
 /// C++: implemented by numerics/cuda/halo_kernels.cu and halo_device_cuda.cpp in CUDA
 /// builds, by numerics/cuda/halo_stubs.cpp (NotCompiled) otherwise. Every pointer below is
 /// a device pointer of the current device; row-major blocks, element (i, c) at [i * r + c].
-/// Both launchers are asynchronous on the default stream.
+/// Both launchers are asynchronous on `stream` (a cudaStream_t; nullptr is the legacy default
+/// stream, on which the local SpMMV operators run).
 
 #include <cstdint>
 #include <memory>
@@ -12,10 +13,15 @@
 #include "numerics/base/types.hpp"
 #include "numerics/distributed/halo_device.hpp"
 
+struct CUstream_st;  // cudaStream_t without a CUDA header
+
 namespace topokpm::numerics::kernels::cuda {
 
+using Stream = CUstream_st*;
+
 /// out[k * r + c] = x[rows[k] * r + c] for k < count, c < r.
-void gather_rows(const local_index* rows, std::int64_t count, int r, const complex_type* x, complex_type* out);
+void gather_rows(const local_index* rows, std::int64_t count, int r, const complex_type* x, complex_type* out,
+                 Stream stream);
 
 /// For every remote row i < num_rows and column c < r:
 ///     d = scale * sum_{e = ptr[i]}^{ptr[i+1]-1} vals[e] * halo[col[e] * r + c]
@@ -24,7 +30,8 @@ void gather_rows(const local_index* rows, std::int64_t count, int r, const compl
 /// one y entry. <corr|xg> per column is this rank's remote share of yx.
 void remote_correction(std::int64_t num_rows, int r, const local_index* row, const std::int64_t* ptr,
                        const local_index* col, const complex_type* vals, const complex_type* halo,
-                       const complex_type* x, complex_type* y, double scale, complex_type* corr, complex_type* xg);
+                       const complex_type* x, complex_type* y, double scale, complex_type* corr, complex_type* xg,
+                       Stream stream);
 
 /// The CUDA HaloDevice of halo_device.hpp on device `device` (uploads the pattern).
 std::unique_ptr<HaloDevice> make_cuda_halo_device(HaloPattern pattern, int device);

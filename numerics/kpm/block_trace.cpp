@@ -209,6 +209,22 @@ void BlockTrace::collect_reads()
                 local += e - b;
             }
         }
+    filter_reads_.clear();
+    if (const StartVectorPlan::Filter* f = plan_->filter()) {
+        const auto all = static_cast<size_t>(plan_->num_columns());
+        for (size_t i = 0; i < f->rows.size(); ++i) {
+            global_index local = 0;
+            for (const auto& [b, e] : runs) {
+                if (f->rows[i] >= b && f->rows[i] < e) {
+                    for (global_index c = 0; c < cols; ++c)
+                        filter_reads_.push_back({local + f->rows[i] - b, static_cast<int>(c),
+                                                 f->offset + 2 * (i * all + static_cast<size_t>(first + c))});
+                    break;
+                }
+                local += e - b;
+            }
+        }
+    }
 }
 
 void BlockTrace::read_rows(int first_moment)
@@ -219,6 +235,13 @@ void BlockTrace::read_rows(int first_moment)
         const BlockVector& v = recurrence_->vector(n);
         for (const LocalRead& r : reads_)
             state_.sums[static_cast<size_t>(r.slot) * num_moments_ + n] += (r.conj_phase * v(r.local_row, r.column)).real();
+        if (filter_reads_.empty()) continue;
+        const double h = plan_->filter()->weights[static_cast<size_t>(n)];
+        for (const FilterRead& r : filter_reads_) {
+            const complex_type z = v(r.local_row, r.column);
+            state_.sums[r.offset] += h * z.real();
+            state_.sums[r.offset + 1] += h * z.imag();
+        }
     }
 }
 

@@ -64,6 +64,19 @@ public:
     virtual int read_moments() const { return 0; }
     /// The reads of column c (0 <= c < C), global rows; empty unless read_moments() > 0.
     virtual std::vector<Read> reads(global_index /*column*/) const { return {}; }
+
+    /// A row-reading plan may also filter its columns at rows: F(i, c) = sum over n <
+    /// read_moments() of h_n <rows[i]|T_n(Ht)|v_c>, for every listed row i and every column
+    /// c, added to the flat slot sums [slots, M'] at offset + 2 (i C + c) (real part) and the
+    /// next double (imaginary part), C = num_columns(). Like the moments it is summed over
+    /// the ranks (each reads its own rows) and divided by divisor().
+    struct Filter {
+        std::vector<double> weights;     ///< h_0 .. h_{read_moments() - 1}
+        std::vector<global_index> rows;  ///< i -> global row
+        std::size_t offset = 0;          ///< first double of F in the flat slot sums
+    };
+    /// nullptr (every plan but a filtered probing_plan): no filter.
+    virtual const Filter* filter() const { return nullptr; }
 };
 
 /// R random-phase vectors of models.md §4 (stream S_v = splitmix64(vector_seed, 2)),
@@ -110,8 +123,34 @@ inline constexpr int kMaxProbingDistance = 1000;
 /// uniform(S_p, draw N + i)), S_p = splitmix64(vector_seed, 7); slot i reads Re(conj(s_i)
 /// <i|T_n|v_c>) for n < num_moments, divisor `draws`. Throws InputError naming
 /// --probing-draws unless 1 <= draws <= 1000.
+///
+/// With `filter_weights` (h_0 .. h_{M-1}, non-empty) the plan also filters (Filter): F(i, c)
+/// = <rows_i|f(Ht)|v_c>, f = sum_n h_n T_n, for every selected row and column, kept in
+/// probing_filter_slots() slots after the rows' slots, at offset rows x M' (M' =
+/// probing_trace_moments(M)). Throws InputError unless filter_weights is empty or of size M.
 std::unique_ptr<StartVectorPlan> probing_plan(ProbingColours colours, global_index num_rows, int draws,
-                                              int num_moments, std::uint64_t vector_seed);
+                                              int num_moments, std::uint64_t vector_seed,
+                                              std::vector<double> filter_weights = {});
+
+/// Slots after the rows' slots that hold the filtered block of a filtered probing plan:
+/// ceil(2 rows C / M') (rows x C complex numbers in rows of M' doubles).
+std::int64_t probing_filter_slots(std::int64_t rows, global_index columns, int num_moments);
+
+/// The Nystrom estimate of the diagonal of the filter f(Ht) at the selected rows from a
+/// filtered probing trace: with V the probing vectors at the rows (rows x C) and F the
+/// filtered block, f restricted to the rows is approximated by F (V^H F)^+ F^H, and row i's
+/// value is F_i (V^H F)^+ F_i^H. For a positive semidefinite f (a positive kernel, Jackson
+/// or Lorentz) this never exceeds the true diagonal and equals it when the columns of F
+/// span f's range on the rows: then V^H F has a gap, few eigenvalues above 1e-3 of the
+/// largest (`rank` <= C / 2: `spans`). Eigenvalues below 1e-10 of the largest are dropped
+/// (the pseudo-inverse). `slot_moments`: the trace's slot moments (divided by divisor()).
+struct ProbingNystrom {
+    std::vector<double> diagonal;  ///< per selected row, in slot order
+    int columns = 0;               ///< C
+    int rank = 0;                  ///< eigenvalues of V^H F above 1e-3 of the largest
+    bool spans = false;            ///< rank <= C / 2
+};
+ProbingNystrom probing_nystrom(const StartVectorPlan& plan, const std::vector<double>& slot_moments);
 
 /// Moments a BlockTrace of a row-reading plan runs so that its sweeps reach v_{M-1}:
 /// kpm_num_sweeps(2 M - 2) = M - 1 sweeps (twice an exact trace's per column). Its slot
@@ -201,6 +240,13 @@ private:
         complex_type conj_phase;
     };
     std::vector<LocalRead> reads_;
+    /// A filtering plan's reads of the block under way: every filtered row it holds, per column.
+    struct FilterRead {
+        global_index local_row;
+        int column;
+        std::size_t offset;  ///< of the real part in state_.sums
+    };
+    std::vector<FilterRead> filter_reads_;
     void collect_reads();
     void read_rows(int first_moment);
 };

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "numerics/base/counter_rng.hpp"
+#include "numerics/base/dense_eigen.hpp"
 #include "numerics/kpm/block_trace.hpp"
 #include "runtime/base/error.hpp"
 
@@ -48,15 +50,27 @@ struct DirectionClasses {
 
 class ProbingPlan final : public StartVectorPlan {
 public:
-    ProbingPlan(ProbingColours c, global_index n, int draws, int moments, std::uint64_t seed)
+    ProbingPlan(ProbingColours c, global_index n, int draws, int moments, std::uint64_t seed,
+                std::vector<double> filter_weights)
         : colours_(std::move(c)), n_(n), draws_(draws), moments_(moments), stream_(splitmix64(seed, 7))
     {
         members_.resize(static_cast<size_t>(colours_.num_colours));
         for (size_t i = 0; i < colours_.rows.size(); ++i)
             members_[static_cast<size_t>(colours_.colour[i])].push_back({colours_.rows[i], static_cast<std::int64_t>(i)});
+        if (!filter_weights.empty()) {
+            filter_.emplace();
+            filter_->weights = std::move(filter_weights);
+            filter_->rows = colours_.rows;
+            filter_->offset = colours_.rows.size() * static_cast<size_t>(probing_trace_moments(moments_));
+        }
     }
     global_index num_columns() const override { return global_index(colours_.num_colours) * draws_; }
-    std::int64_t num_slots() const override { return static_cast<std::int64_t>(colours_.rows.size()); }
+    std::int64_t num_slots() const override
+    {
+        const auto rows = static_cast<std::int64_t>(colours_.rows.size());
+        return rows + (filter_ ? probing_filter_slots(rows, num_columns(), moments_) : 0);
+    }
+    const Filter* filter() const override { return filter_ ? &*filter_ : nullptr; }
     std::int64_t slot(global_index) const override { return 0; }
     double divisor() const override { return draws_; }
     int read_moments() const override { return moments_; }
@@ -93,6 +107,7 @@ private:
     int moments_;
     std::uint64_t stream_;
     std::vector<std::vector<std::pair<global_index, std::int64_t>>> members_;  // (row, slot) per colour
+    std::optional<Filter> filter_;
 };
 
 }  // namespace
@@ -147,13 +162,71 @@ ProbingColours colour_rows(const BlockStencil& lattice, std::vector<global_index
 }
 
 std::unique_ptr<StartVectorPlan> probing_plan(ProbingColours colours, global_index num_rows, int draws,
-                                              int num_moments, std::uint64_t vector_seed)
+                                              int num_moments, std::uint64_t vector_seed,
+                                              std::vector<double> filter_weights)
 {
+    TOPOKPM_USER_REQUIRE(filter_weights.empty() || filter_weights.size() == static_cast<size_t>(num_moments),
+                         "probing filter of ", filter_weights.size(), " weights for {moments} ", num_moments);
     TOPOKPM_USER_REQUIRE(draws >= 1 && draws <= 1000, "{probing_draws} ", draws, ": must be from 1 to 1000");
     TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
     TOPOKPM_REQUIRE(colours.num_colours >= 1 && colours.colour.size() == colours.rows.size(),
                     "probing plan without coloured rows");
-    return std::make_unique<ProbingPlan>(std::move(colours), num_rows, draws, num_moments, vector_seed);
+    return std::make_unique<ProbingPlan>(std::move(colours), num_rows, draws, num_moments, vector_seed,
+                                         std::move(filter_weights));
+}
+
+std::int64_t probing_filter_slots(std::int64_t rows, global_index columns, int num_moments)
+{
+    const std::int64_t per_slot = probing_trace_moments(num_moments);
+    return (2 * rows * columns + per_slot - 1) / per_slot;
+}
+
+ProbingNystrom probing_nystrom(const StartVectorPlan& plan, const std::vector<double>& slot_moments)
+{
+    const StartVectorPlan::Filter* f = plan.filter();
+    TOPOKPM_REQUIRE(f != nullptr, "probing_nystrom of a plan without a filter");
+    const size_t rows = f->rows.size();
+    const auto c = static_cast<size_t>(plan.num_columns());
+    TOPOKPM_REQUIRE(slot_moments.size() >= f->offset + 2 * rows * c, "probing_nystrom: ", slot_moments.size(),
+                    " slot moments hold no filtered block of ", rows, " x ", c);
+    // F (undivided: divisor() scales F and V^H F alike, the estimate by 1 / divisor).
+    const double scale = plan.divisor();
+    auto filtered = [&](size_t i, size_t col) {
+        const double* z = slot_moments.data() + f->offset + 2 * (i * c + col);
+        return complex_type(scale * z[0], scale * z[1]);
+    };
+    // A = V^H F, column-major: A(a, b) = sum over the rows i of column a of conj(s_i) F(i, b).
+    std::vector<complex_type> a(c * c, complex_type(0.0, 0.0));
+    for (size_t col = 0; col < c; ++col)
+        for (const StartVectorPlan::Read& r : plan.reads(static_cast<global_index>(col)))
+            for (size_t b = 0; b < c; ++b) a[b * c + col] += std::conj(r.phase) * filtered(static_cast<size_t>(r.slot), b);
+    for (size_t i = 0; i < c; ++i)  // Hermitian part (A is Hermitian up to rounding)
+        for (size_t j = 0; j <= i; ++j) {
+            const complex_type h = 0.5 * (a[j * c + i] + std::conj(a[i * c + j]));
+            a[j * c + i] = h;
+            a[i * c + j] = std::conj(h);
+        }
+    const HermitianEigensystem e = hermitian_eigensystem(a, static_cast<int>(c));
+    const double largest = e.values.empty() ? 0.0 : std::max(e.values.back(), 0.0);
+    ProbingNystrom out;
+    out.columns = static_cast<int>(c);
+    std::vector<size_t> kept;
+    for (size_t k = 0; k < c; ++k) {
+        if (e.values[k] > 1e-10 * largest) kept.push_back(k);
+        if (e.values[k] > 1e-3 * largest) ++out.rank;
+    }
+    out.spans = largest > 0.0 && 2 * out.rank <= out.columns;
+    out.diagonal.assign(rows, 0.0);
+    for (size_t i = 0; i < rows; ++i) {
+        double d = 0.0;
+        for (const size_t k : kept) {
+            complex_type z(0.0, 0.0);  // (F_i u_k) / sqrt(lambda_k)
+            for (size_t b = 0; b < c; ++b) z += filtered(i, b) * e.vectors[k * c + b];
+            d += std::norm(z) / e.values[k];
+        }
+        out.diagonal[i] = d;
+    }
+    return out;
 }
 
 int probing_trace_moments(int num_moments) { return std::max(2, 2 * num_moments - 2); }

@@ -16,15 +16,16 @@ namespace {
 constexpr double gib = 1024.0 * 1024.0 * 1024.0;
 constexpr double mib = 1024.0 * 1024.0;
 
-std::uint64_t halo_rows_of(const RowRange& r, std::uint64_t rows, std::uint64_t plane, bool periodic)
+/// The 1-D halo of rows `r`: the rows within `reach` (x_reach planes of rows) of either end.
+std::uint64_t halo_rows_of(const RowRange& r, std::uint64_t rows, std::uint64_t reach, bool periodic)
 {
     const std::uint64_t own = r.size();
     if (periodic) {
-        // [begin - plane, end + plane) wrapped onto [0, rows), minus the own rows.
-        return std::min(rows, own + 2 * plane) - own;
+        // [begin - reach, end + reach) wrapped onto [0, rows), minus the own rows.
+        return std::min(rows, own + 2 * reach) - own;
     }
-    const std::uint64_t below = r.begin - (r.begin >= plane ? r.begin - plane : 0);
-    const std::uint64_t above = std::min(rows, r.end + plane) - r.end;
+    const std::uint64_t below = r.begin - (r.begin >= reach ? r.begin - reach : 0);
+    const std::uint64_t above = std::min(rows, r.end + reach) - r.end;
     return below + above;
 }
 
@@ -202,6 +203,7 @@ Plan make_plan(const PlanInput& in)
     TOPOKPM_USER_REQUIRE(in.ranks >= 1, "{ranks} ", in.ranks, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.gpus >= 0 && in.gpus <= in.ranks, "{gpus} ", in.gpus, " must be in [0, {ranks} = ",
                          in.ranks, "] (each GPU is driven by one rank)");
+    TOPOKPM_USER_REQUIRE(in.realizations >= 1, "realizations K = ", in.realizations, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.vectors >= 1, "number of random vectors R = ", in.vectors, " must be at least 1");
     TOPOKPM_USER_REQUIRE(in.moments >= 2 && in.moments % 2 == 0, "number of moments M = ", in.moments,
                          " must be even and at least 2");
@@ -289,7 +291,7 @@ Plan make_plan(const PlanInput& in)
             rp.halo_rows = t.rows;
             rp.neighbours = std::move(t.per_neighbour);
         } else {
-            rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane, in.periodic_x);
+            rp.halo_rows = P == 1 ? 0 : halo_rows_of(rp.range, in.rows, plane * in.x_reach, in.periodic_x);
         }
         const double halo = static_cast<double>(rp.halo_rows);
         rp.halo_bytes_per_sweep = v * halo * W;
@@ -308,7 +310,8 @@ Plan make_plan(const PlanInput& in)
         double& peak = rp.gpu ? plan.max_gpu_memory_bytes : plan.max_memory_bytes;
         peak = std::max(peak, rp.memory_bytes);
     }
-    plan.total_seconds = in.moments * plan.seconds_per_moment;
+    plan.total_seconds = double(in.realizations) * in.moments * plan.seconds_per_moment;
+    plan.sweeps = double(in.realizations) * blocks * (in.moments / 2);
     return plan;
 }
 
@@ -440,7 +443,9 @@ std::string format_plan(const Plan& plan)
     }
     os << "total: " << fixed(plan.seconds_per_moment * 1e3, 3) << " ms per moment (slowest rank; "
        << fixed(plan.seconds_per_moment_overlap * 1e3, 3) << " ms with the halo exchange overlapped), "
-       << fixed(plan.total_seconds, 2) << " s for " << in.moments << " moments; memory per rank up to "
+       << fixed(plan.total_seconds, 2) << " s for " << in.moments << " moments"
+       << (in.realizations > 1 ? detail::concat(" x ", in.realizations, " realizations") : std::string())
+       << "; memory per rank up to "
        << fixed(plan.max_memory_bytes / gib, 3) << " GiB";
     if (in.gpus > 0) os << " (cpu), " << fixed(plan.max_gpu_memory_bytes / gib, 3) << " GiB (gpu device)";
     os << "\n";

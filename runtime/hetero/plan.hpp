@@ -26,7 +26,8 @@
 ///   v*halo_rows*W bytes at the network bandwidth; a GPU rank also moves its send and
 ///   receive rows over PCIe. Without overlap:
 ///   seconds per moment = blocks * (sweep_bytes / b + comm_seconds) / 2; with perfect
-///   overlap the sum becomes a max. The slowest rank sets the pace: total = M * max over ranks.
+///   overlap the sum becomes a max. The slowest rank sets the pace: total = K M * max over ranks
+///   (K realizations).
 
 #include <cstdint>
 #include <string>
@@ -107,6 +108,10 @@ struct PlanInput {
     std::uint64_t split_unit = 0;
     std::uint64_t nx = 1, ny = 1, nz = 1;  ///< lattice; rows = nx*ny*nz*block, x slowest
     bool periodic_x = true;
+    /// x-planes a row couples to on each side: the 1-D halo of a rank is `x_reach` planes
+    /// beyond each end of its rows (1 for ti and graphene; a _hr.dat's largest |R1|; a
+    /// matrix without a lattice, whose plane is one row: its bandwidth).
+    std::uint64_t x_reach = 1;
     int vectors = 1;              ///< R
     int block_width = 0;          ///< W columns per sweep, 1 <= W <= R (kpm-dos: the run's resolved W); 0: W = R
     /// Operator bytes per stored nonzero and per row (held and read per sweep), and bytes
@@ -115,7 +120,8 @@ struct PlanInput {
     double matrix_bytes_per_nonzero = 20;
     double matrix_bytes_per_row = 0;
     double value_bytes = 16;
-    int moments = 2;              ///< M, even
+    int moments = 2;              ///< M, even: the moments each block's sweeps run
+    int realizations = 1;         ///< K disorder realizations, each the whole trace again
     int ranks = 1;                ///< P, all ranks (CPU and GPU)
     /// Weights, one per rank; empty: proportional to each rank's memory bandwidth
     /// (equal for identical ranks), GHOST's first guess (seed 000 §4.1).
@@ -155,7 +161,8 @@ struct Plan {
     std::vector<RankPlan> ranks;
     double seconds_per_moment = 0;  ///< slowest rank, no overlap
     double seconds_per_moment_overlap = 0;  ///< slowest rank, perfect overlap
-    double total_seconds = 0;       ///< moments * seconds_per_moment
+    double total_seconds = 0;       ///< realizations * moments * seconds_per_moment
+    double sweeps = 0;              ///< sweeps of W columns per rank: K x ceil(R / W) blocks x M / 2
     double max_memory_bytes = 0;     ///< over CPU ranks
     double max_gpu_memory_bytes = 0; ///< over GPU ranks (device memory)
 };

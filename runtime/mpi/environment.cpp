@@ -6,6 +6,8 @@
 #include <exception>
 #include <new>
 
+#include "runtime/base/exit_code.hpp"
+
 namespace topokpm::mpi {
 
 namespace {
@@ -128,10 +130,7 @@ int node_size()
 int exit_code_for(const std::exception& e)
 {
     if (const auto* c = dynamic_cast<const CollectiveError*>(&e)) return c->exit_code();
-    if (dynamic_cast<const InputError*>(&e) != nullptr) return 2;
-    if (dynamic_cast<const DimensionMismatch*>(&e) != nullptr) return 4;  // a failed internal check
-    if (dynamic_cast<const Error*>(&e) != nullptr || dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return 3;
-    return 4;  // not one of ours: a bug
+    return topokpm::exit_code_for(e);
 }
 
 void agree_or_throw(const std::function<void()>& validate)

@@ -68,10 +68,8 @@ int size();
 int node_rank();
 int node_size();
 
-/// Exit code for an exception, the same as the one-process run's (docs/reliability.md):
-/// 2 InputError, 3 any other Error and std::bad_alloc (I/O, resources, memory), 4 an
-/// internal error (a failed TOPOKPM_REQUIRE, an exception that is not ours); a
-/// CollectiveError carries the code of the rank that failed.
+/// Exit code for an exception: a CollectiveError carries the code of the rank that failed;
+/// any other, topokpm::exit_code_for (runtime/base/exit_code.hpp), the one-process run's rule.
 int exit_code_for(const std::exception& e);
 
 /// Thrown on every rank by agree_or_throw() when validation failed somewhere. All ranks

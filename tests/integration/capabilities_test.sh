@@ -3,8 +3,8 @@
 # (app/cli/capabilities.hpp). Every refused combination of precision, operator kind,
 # device and ranks is refused by kpm-dos, kpm-eigs, kpm-dos --plan and (with MPIEXEC) a
 # run under mpirun with exit 2 and the same one-line message; --plan refuses exactly what
-# the run it plans refuses (--plan --gpus with --matrix naive or --precision single), and
-# plans what a run does (--precision single on one rank).
+# the run it plans refuses (--plan --gpus with --matrix naive, --precision single on GPU
+# ranks), and plans what a run does (--precision single on one rank and on CPU ranks).
 set -u
 dos="$1"; eigs="$2"; mpiexec="${3:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -65,14 +65,13 @@ cases=("kpm-dos naive cuda" "\"\$dos\" \${lat[@]} --matrix naive --device cuda"
                              "mpirun kpm-eigs naive" "$mpirun2 \"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --matrix naive")
 same "--matrix naive: " "${cases[@]}"
 
-# --precision single: kpm-dos on one rank (CPU or GPU), not naive.
+# --precision single: kpm-dos on CPU ranks (any number) or one GPU, not naive.
 cases=("kpm-dos single naive" "\"\$dos\" \${lat[@]} --precision single --matrix naive"
        "kpm-eigs single" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --precision single"
        "kpm-eigs single cuda" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --precision single --device cuda"
-       "plan single 4 ranks" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 4 --precision single"
        "plan single --gpus 2 of 2" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 2 --gpus 2 --precision single"
+       "plan single --gpus 1 of 4" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 4 --gpus 1 --precision single"
        "plan single naive" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 1 --precision single --matrix naive")
-[ -n "$mpiexec" ] && cases+=("mpirun kpm-dos single" "$mpirun2 \"\$dos\" \${lat[@]} --precision single")
 same "--precision single: " "${cases[@]}"
 
 # --device cuda: kpm-eigs is CPU-only (kpm-dos refuses it only where there is no GPU).
@@ -80,18 +79,26 @@ cases=("kpm-eigs cuda" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --device cuda"
 [ -n "$mpiexec" ] && cases+=("mpirun kpm-eigs cuda" "$mpirun2 \"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --device cuda")
 same "--device cuda: kpm-eigs runs on the CPU" "${cases[@]}"
 
-# What a run does, --plan plans: single precision on one rank, CPU or GPU.
-for gpus in 0 1; do
-  if "$dos" "${lat[@]}" "${plan[@]}" --ranks 1 --gpus $gpus --precision single > "$work/plan.txt" 2>&1 &&
+# What a run does, --plan plans: single precision on one rank (CPU or GPU) and on CPU ranks.
+for shape in "1 0" "1 1" "4 0"; do
+  set -- $shape
+  if "$dos" "${lat[@]}" "${plan[@]}" --ranks "$1" --gpus "$2" --precision single > "$work/plan.txt" 2>&1 &&
      grep -q '^plan fits' "$work/plan.txt"; then
-    ok "--plan --ranks 1 --gpus $gpus --precision single is planned, as the run runs"
+    ok "--plan --ranks $1 --gpus $2 --precision single is planned, as the run runs"
   else
-    bad "--plan --ranks 1 --gpus $gpus --precision single refused: $(cat "$work/plan.txt")"
+    bad "--plan --ranks $1 --gpus $2 --precision single refused: $(cat "$work/plan.txt")"
   fi
 done
 if "$dos" "${lat[@]}" --precision single -q -o "$work/single.h5" > /dev/null 2>&1; then
   ok "the serial --precision single run runs"
 else
   bad "the serial --precision single run failed"
+fi
+if [ -n "$mpiexec" ]; then
+  if eval "$mpirun2 \"\$dos\" \${lat[@]} --precision single -q -o \"$work/single2.h5\"" > "$work/mpi.txt" 2>&1; then
+    ok "--precision single under mpirun -np 2 runs"
+  else
+    bad "--precision single under mpirun -np 2 failed: $(tail -5 "$work/mpi.txt")"
+  fi
 fi
 exit $fail

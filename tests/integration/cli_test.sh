@@ -72,7 +72,7 @@ bad "unknown precision" "--precision .half.: allowed values are double, single" 
 bad "single precision on the naive path" "--precision single: implemented for --matrix sell, crs or free" --lattice 4x4x4 --precision single --matrix naive
 # Single precision halves the vectors and stores the matrix in 12 instead of 20 bytes per
 # entry, but converts from the double matrix: the check counts the peak (both).
-out=/dev/null bad "plan in single precision on 4 ranks refused" "--precision single: .* on one rank" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --precision single
+out=/dev/null bad "plan in single precision with GPU ranks refused" "--precision single: .* nor for GPU ranks under mpirun" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --gpus 2 --precision single
 bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
 # --config must name a regular, readable file of at most 16 MiB (issue 11): refused at once
 # with exit 2, one line naming --config and the reason; what Boost quotes from a bad file

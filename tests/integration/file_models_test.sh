@@ -205,7 +205,6 @@ lacks "mm --matrix free" "--matrix free: model matrix-market has no lattice" $mm
 lacks "mm --lattice" "--lattice: model matrix-market has no lattice" $mm --lattice 4x4x3
 lacks "mm layer LDOS" "model matrix-market has no lattice" $mm --ldos layer:0
 lacks "mm k-points" "--k-points/--k-path: model matrix-market has no lattice" $mm --k-points 0,0
-lacks "hr --plan" "--plan: model hr is not planned yet" $hr --plan --ranks 4
-lacks "mm 2-D decomposition" "--decomposition 2d: model matrix-market is split over ranks in 1-D only" $mm --decomposition 2d
+lacks "mm 2-D decomposition" "--decomposition 2d: model matrix-market has no lattice to tile" $mm --decomposition 2d --plan --ranks 2
 
 exit $fail

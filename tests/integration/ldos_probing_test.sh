@@ -8,6 +8,13 @@
 #    agrees with the exact map to 4 % rms of the mean map value: measured 2.75 % (the
 #    cross terms of rows of one colour, >= 6 hops apart; the seeds are fixed, so the number
 #    is fixed up to rounding; the margin covers other thread counts and kernels);
+#  - at a map energy in the surface band (16x16x4, E = 0.6 t, M = 128) the probing vectors
+#    filtered at that energy span the filter's range on the layer (few states there), and
+#    their Nystrom map is within 1 % rms of the exact map (measured 0.16 %; the issue asks
+#    5 %), where the map of the probed moments is off by more than 5 % (measured ~20 %);
+#    /ldos_map@method says which map was written; under mpirun the Nystrom map equals the
+#    serial one to 1e-9 of its mean (measured 2e-15: F summed in another order, through a
+#    pseudo-inverse that keeps eigenvalues down to 1e-10 of the largest);
 #  - the result records the method and its parameters (/ldos attributes); a probing run
 #    stopped by --time-limit resumes bit for bit, and its checkpoint is refused to an exact run;
 #  - bad values are refused with exit 2 and one line naming the option and the range;
@@ -87,20 +94,43 @@ at = dict(b['/ldos'].attrs)
 assert at['probing_distance'] == 6 and at['probing_colours'] == 256 and at['probing_exact_moments'] == 6, at
 PY"
 
+# ---- a map energy in the surface band: the Nystrom map of the filtered probing vectors ----
+gap=(--model ti --lattice 16x16x4 --ldos layer:0 --ldos-map-energy 0.6 --moments 128)
+"$dos" "${gap[@]}" -q -o "$work/gx.h5" > /dev/null 2>&1
+check "exact 16x16x4 at 0.6 t: exit 0" "[ $? -eq 0 ]"
+"$dos" "${gap[@]}" --ldos-method probing -o "$work/gp.h5" > "$work/gp.txt" 2>&1
+check "probing 16x16x4 at 0.6 t: exit 0, the Nystrom map" "[ $? -eq 0 ] && grep -q 'ldos map    : Nystrom' '$work/gp.txt' || { cat '$work/gp.txt'; false; }"
+check "surface band: the Nystrom map within 1 % rms of the exact map, the probed moments' map not within 5 %" "$py - '$work/gx.h5' '$work/gp.h5' <<'PY'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])
+x, y = a['/ldos_map/rho'][:], b['/ldos_map/rho'][:]
+rms = lambda m: np.sqrt(np.mean((x - m) ** 2)) / x.mean()
+# the map of the probed moments, as the moments' reconstruction (Jackson, models.md 4) gives it
+mu = b['/ldos/moments'][:]; m = mu.shape[1]; n = np.arange(m); q = np.pi / (m + 1)
+g = ((m - n + 1) * np.cos(q * n) + np.sin(q * n) / np.tan(q)) / (m + 1)
+sa, sb = b['/kpm'].attrs['scale_a'], b['/kpm'].attrs['scale_b']; x0 = (0.6 - sb) / sa
+h = g * np.cos(n * np.arccos(x0)) * np.where(n == 0, 1.0, 2.0) / (np.pi * sa * np.sqrt(1 - x0 * x0))
+moments_map = (mu @ h).reshape(16, 16, 4).sum(axis=2)
+print('rms / mean: Nystrom', rms(y), 'probed moments', rms(moments_map))
+at = dict(b['/ldos_map'].attrs)
+assert at['method'] == 'nystrom' and 2 * at['nystrom_rank'] <= at['nystrom_columns'] == 256, at
+assert rms(y) < 0.01 and rms(moments_map) > 0.05, (rms(y), rms(moments_map))
+PY"
+
 # ---- checkpoint and restart ----
-pr=(--model ti --lattice 12x12x4 --ldos layer:0 --moments 1024 --ldos-method probing --probing-distance 3 --probing-draws 2)
+pr=(--model ti --lattice 12x12x4 --ldos layer:0 --ldos-map-energy 0.6 --moments 1024 --ldos-method probing --probing-distance 3 --probing-draws 2)
 "$dos" "${pr[@]}" -q -o "$work/full.h5" > /dev/null 2>&1
 "$dos" "${pr[@]}" -o "$work/part.h5" --checkpoint "$work/ck.h5" --time-limit 0.3 > "$work/part.txt" 2>&1
 check "probing stopped by --time-limit: exit 75" "[ $? -eq 75 ] || { cat '$work/part.txt'; false; }"
 # (the refusal lists every differing parameter, one per line)
-"$dos" --model ti --lattice 12x12x4 --ldos layer:0 --moments 1024 -o "$work/x.h5" --restart "$work/ck.h5" > /dev/null 2> "$work/err.txt"
+"$dos" --model ti --lattice 12x12x4 --ldos layer:0 --ldos-map-energy 0.6 --moments 1024 -o "$work/x.h5" --restart "$work/ck.h5" > /dev/null 2> "$work/err.txt"
 check "exact restart of a probing checkpoint: exit 2" "[ $? -eq 2 ]"
 check "exact restart of a probing checkpoint: names the method" "grep -qF -- '--ldos-method: checkpoint probing, not in this run' '$work/err.txt'"
 "$dos" "${pr[@]}" -q -o "$work/part.h5" --checkpoint "$work/ck.h5" --restart "$work/ck.h5" > /dev/null 2>&1
 check "probing restart: exit 0" "[ $? -eq 0 ]"
-check "probing restart: moments bit for bit" "$py -c \"
+check "probing restart: moments and map bit for bit" "$py -c \"
 import h5py, numpy as np
-assert np.array_equal(h5py.File('$work/full.h5')['/ldos/moments'][:], h5py.File('$work/part.h5')['/ldos/moments'][:])\""
+for k in ['/ldos/moments', '/ldos_map/rho']: assert np.array_equal(h5py.File('$work/full.h5')[k][:], h5py.File('$work/part.h5')[k][:]), k\""
 
 # ---- under mpirun ----
 if [ -n "$mpiexec" ]; then
@@ -113,6 +143,14 @@ if [ -n "$mpiexec" ]; then
 import h5py, numpy as np
 a, b = h5py.File('$work/ps.h5'), h5py.File('$work/pm.h5')
 for k in ['/ldos/moments', '/ldos_map/rho']: assert np.abs(a[k][:] - b[k][:]).max() < 1e-12, k\""
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$mpiexec" -n 2 --oversubscribe --bind-to none \
+    "$dos" "${gap[@]}" --ldos-method probing -q -o "$work/gm.h5" > "$work/gm.txt" 2>&1
+  check "Nystrom map under mpirun -n 2: exit 0" "[ $? -eq 0 ] || { cat '$work/gm.txt'; false; }"
+  check "Nystrom map under mpirun -n 2: the serial map (1e-9 of its mean)" "$py -c \"
+import h5py, numpy as np
+a, b = h5py.File('$work/gp.h5'), h5py.File('$work/gm.h5')
+x, y = a['/ldos_map/rho'][:], b['/ldos_map/rho'][:]
+assert b['/ldos_map'].attrs['method'] == 'nystrom' and np.abs(x - y).max() < 1e-9 * x.mean()\""
 else
   echo "SKIPPED: the mpirun part (no mpiexec found at configure time)"
 fi

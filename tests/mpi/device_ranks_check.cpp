@@ -114,6 +114,11 @@ int run()
                                                 (every ? " reduce-every-sweep" : "");
                         expect(dist.halo_device() == (on_device ? "host-standin" : "host"),
                                tag + ": halo on " + dist.halo_device());
+                        // overlap on a device rank sweeps with the communication thread
+                        const auto sweeps = mode == numerics::CommMode::Overlap && on_device ? numerics::CommMode::Task
+                                                                                             : mode;
+                        expect(dist.sweep_mode() == sweeps,
+                               tag + ": sweeps as " + numerics::comm_mode_name(dist.sweep_mode()));
                         check_sweep(*model, *serial, dist, on_device, tag);
                         check_moments(*serial, dist, tag);
                     }

@@ -20,7 +20,9 @@
 //     call on a matrix that differs by the summation order of its rows: ulps), and
 //     ChebFD's window [-1, 1] equals the dense one (each value within its residual) with
 //     vectors orthonormal over the ranks to 1e-12;
-//   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial.
+//   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial;
+//   - in single precision (check_single), the moments are within the float rounding bound
+//     of the serial single run.
 // Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
 // different order than serial (local part, then the remote correction), so y differs by
 // a few ulp of max|H| max|x| (~10 here): 1e-13 absolute. Dots are sums of N ~ 10^3 such
@@ -59,6 +61,7 @@
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
 #include "tests/mpi/mpi_check_support.hpp"
+#include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
 
@@ -253,6 +256,98 @@ void check_kpm(const hamiltonians::Model& model, const Operator& serial, const O
     check_eigs(serial, dist, tag);
 }
 
+/// --precision single under mpirun (issue 35): the distributed operator over a single SELL
+/// or matrix-free part of the factory, equal and uneven weights, overlap and task modes,
+/// against the serial single operator of the same kind. Both single runs are within the
+/// random-walk rounding bound of double (tests/support/single_precision.hpp: |mu_n(single) -
+/// mu_n(double)| <= 4 kappa c eps_f sqrt(n/2 + 1), c = (m + 3)(2||Ht|| + 1), m entries per
+/// row); the distributed one rounds the remote rows' y once more (local epilogue, then the
+/// correction): m + 1 for it. So the two differ by at most the sum of the two bounds; and
+/// they must differ from each other by less than from double by much (a float halo sent as
+/// double, or a stale halo, misses by orders of magnitude: checked against the double run).
+void check_single(const hamiltonians::Model& model, const std::vector<double>& weights, bool free,
+                  const std::string& tag)
+{
+    const double epsilon = 0.01;
+    const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(model), epsilon);
+    const int m = 256, r = 3;
+    const auto bounds = bounds_for(model, weights, free);
+    numerics::OperatorSpec spec;
+    spec.kind = free ? numerics::OperatorKind::Free : numerics::OperatorKind::Sell;
+    spec.sell = {4, 8};
+    spec.precision = Precision::Single;
+    const numerics::OperatorSource source = hamiltonians::operator_source(model);
+    const auto serial = numerics::make_operator(spec, source).op;
+    spec.rows = {bounds[my_rank], bounds[my_rank + 1]};
+    const std::shared_ptr<const Operator> local = numerics::make_operator(spec, source).op;
+    spec.precision = Precision::Double;
+    spec.rows = {};
+    const auto serial_double = numerics::make_operator(spec, source).op;
+    const auto ref = topokpm::testing::stochastic_trace(*serial, m, r, 99, scaling);
+    const auto dbl = topokpm::testing::stochastic_trace(*serial_double, m, r, 99, scaling);
+    // One sweep first: each y entry of either single sweep is within (m + 1) u_f S_i + 2 u_f
+    // |y_i| of the exact one (a float sum of <= m products, one rounding of the double
+    // epilogue, one more for the remote correction), S_i = scale (sum_j |H_ij||x_j| +
+    // |shift||x_i|) + |beta||y_i|: the two differ by <= 2 (m + 3) u_f (S_i + |y_i|).
+    const global_index n = model.num_rows();
+    const int width = 3;
+    BlockVector xd(n, width), yd(n, width);
+    numerics::fill_random_phase_vectors(xd, 11, 0, n);
+    numerics::fill_random_phase_vectors(yd, 12, 0, n);
+    const auto xs = convert_block<complex_single>(xd);
+    auto ys = convert_block<complex_single>(yd);
+    const auto y0 = ys;
+    const AugmentedOps ops{0.37, 0.2, -1.0, true};
+    DotSums ref_dots;
+    serial->apply(xs, ys, ops, &ref_dots);
+    const int max_row = model.max_row_length();
+    const double u = std::numeric_limits<float>::epsilon() / 2;
+    std::vector<global_index> cols(max_row);
+    std::vector<complex_type> vals(max_row);
+    for (const auto mode : {numerics::CommMode::Overlap, numerics::CommMode::Task}) {
+        numerics::DistributedOptions opts;
+        opts.mode = mode;
+        const numerics::DistributedOperator dist(model, bounds, opts, local);
+        const std::string t = tag + " single " + numerics::comm_mode_name(mode);
+        expect(dist.precision() == Precision::Single, t + ": not single");
+        const global_index b = bounds[my_rank], nl = dist.num_rows();
+        BasicBlockVector<complex_single> xl(nl, width), yl(nl, width);
+        for (global_index i = 0; i < nl; ++i)
+            for (int c = 0; c < width; ++c) {
+                xl(i, c) = xs(b + i, c);
+                yl(i, c) = y0(b + i, c);
+            }
+        DotSums dots;
+        dist.apply(xl, yl, ops, &dots);
+        double worst_sweep = 0.0;
+        for (global_index i = 0; i < nl; ++i) {
+            const int len = model.row(b + i, cols.data(), vals.data());
+            for (int c = 0; c < width; ++c) {
+                double s_i = std::abs(ops.shift) * std::abs(xs(b + i, c)) ;
+                for (int k = 0; k < len; ++k) s_i += std::abs(vals[k]) * std::abs(xs(cols[k], c));
+                s_i = std::abs(ops.scale) * s_i + std::abs(ops.beta) * std::abs(y0(b + i, c));
+                const double tol = 2.0 * (max_row + 3) * u * (s_i + std::abs(ys(b + i, c)));
+                worst_sweep = std::max(worst_sweep, std::abs(std::complex<double>(yl(i, c) - ys(b + i, c))) / tol);
+            }
+        }
+        expect(mpi::allreduce_max(worst_sweep) <= 1.0,
+               t + ": one sweep's y beyond the float rounding bound (" + std::to_string(worst_sweep) + " of it)");
+        const auto got = topokpm::testing::stochastic_trace(dist, m, r, 99, scaling);
+        double worst = 0.0, worst_double = 0.0;
+        for (int c = 0; c < r; ++c)
+            for (int k = 0; k < m; ++k) {
+                const size_t i = static_cast<size_t>(c) * m + k;
+                const double bound = topokpm::testing::single_moment_bound(k, max_row + 1, epsilon) +
+                                     topokpm::testing::single_moment_bound(k, max_row, epsilon);
+                worst = std::max(worst, std::abs(got.per_vector[i] - ref.per_vector[i]) / bound);
+                worst_double = std::max(worst_double, std::abs(got.per_vector[i] - dbl.per_vector[i]));
+            }
+        expect(worst <= 1.0, t + ": moments beyond the single-precision rounding bound (" + std::to_string(worst) +
+                                 " of it)");
+        expect(worst_double > 0.0, t + ": moments equal to double's bitwise: not a float sweep");
+    }
+}
+
 int run()
 {
     my_rank = mpi::rank();
@@ -287,6 +382,7 @@ int run()
                            : x_slab(whole, static_cast<int>(bounds[my_rank] / plane),
                                     static_cast<int>(bounds[my_rank + 1] / plane)));
             }
+            check_single(*model, w, free, params.name + (free ? " free" : " sell") + (uneven ? " uneven" : " equal"));
             for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
                 for (const bool every : {false, true}) {
                     numerics::DistributedOptions opts;

@@ -9,7 +9,10 @@
 #     one-process run (2; 3 for moments beyond too narrow an --energy-range);
 #   - NP = 2 on a machine with at least 2 cores: `--threads 1` prints no PERFWARNING (the
 #     ranks' pinning judges the team that runs, not OpenMP's default of one thread per
-#     core), while `--threads 2` on the same one-core sets still does.
+#     core), while `--threads 2` on the same one-core sets still does;
+#   - NP = 2: `--weights 1:0.1` (rank 1 one x-plane of 16, its halo the two planes beside it)
+#     prints the PERFWARNING that names rank 1's rows, share and halo; `--weights 1:0.6` (6
+#     planes, halo 2) prints none.
 set -u
 mpiexec=$1 kpm=$2 eigs=$3 src=$4 np=$5
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -83,6 +86,25 @@ if [ "$np" -eq 2 ]; then
     fi
   else
     echo "SKIPPED: --threads 1 without PERFWARNING needs at least 2 cores (hwloc-calc says '$cores')"
+  fi
+fi
+
+if [ "$np" -eq 2 ]; then
+  small=(--model ti --lattice 16x16x8 -q --moments 16 --vectors 1 --matrix free --threads 1)
+  run_mpi "$kpm" "${small[@]}" --weights 1:0.1 -o "$work/w1.h5" > "$work/log" 2>&1
+  if [ $? -ne 0 ] || [ "$(grep -c 'receives a halo' "$work/log")" -ne 1 ] ||
+     ! grep -q "PERFWARNING: rank 1 (CPU) holds 512 rows (0.125 of the mean share) and receives a halo of 1024 rows per sweep, 2.00 times its own" "$work/log"; then
+    cat "$work/log"
+    fail "--weights 1:0.1: no single PERFWARNING naming rank 1's 512 rows and 1024 halo rows"
+  else
+    echo "ok: --weights 1:0.1: $(grep 'receives a halo' "$work/log")"
+  fi
+  run_mpi "$kpm" "${small[@]}" --weights 1:0.6 -o "$work/w6.h5" > "$work/log" 2>&1
+  if [ $? -ne 0 ] || grep -q "receives a halo" "$work/log"; then
+    cat "$work/log"
+    fail "--weights 1:0.6 (6 planes, halo 2): failed or warned about the halo"
+  else
+    echo "ok: --weights 1:0.6: no halo PERFWARNING"
   fi
 fi
 

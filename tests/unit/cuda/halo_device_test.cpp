@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <limits>
 #include <vector>
 
 #include "numerics/base/block_vector.hpp"
@@ -51,18 +53,21 @@ struct Outcome {
     DotSums dots;
 };
 
-/// pack and apply_remote on `device`, with x and y where that device keeps them.
+/// pack, unpack and apply_remote on `device`, with x and y where that device keeps them, in the
+/// order DistributedOperator calls them.
 Outcome run_on(int device)
 {
-    auto halo = numerics::make_halo_device(device, pattern());
+    auto halo = numerics::make_halo_device<complex_type>(device, pattern());
     const BlockVector x = block(1.0);
     BlockVector y = block(2.0);
     Outcome out;
     halo->pack(halo->x_values(x), width);
+    halo->wait_packed();
     const complex_type* sent = halo->send_staging(width);
     out.sent.assign(sent, sent + 4 * width);
     complex_type* staged = halo->halo_staging(width);
     for (int k = 0; k < 5 * width; ++k) staged[k] = complex_type(0.1 * k - 0.4, 1.0 / (k + 1));
+    halo->unpack(width);
     out.dots.reset(width);
     halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &out.dots);
     if (device != numerics::no_device) {
@@ -105,7 +110,7 @@ TEST(HaloDevice, HostStandinEqualsTheCpuHaloBitwise)
     EXPECT_EQ(standin.sent, cpu.sent);
     EXPECT_EQ(standin.y, cpu.y);
     EXPECT_EQ(standin.dots.yx, cpu.dots.yx);
-    EXPECT_EQ(numerics::make_halo_device(device::host_standin, pattern())->name(), "host-standin");
+    EXPECT_EQ(numerics::make_halo_device<complex_type>(device::host_standin, pattern())->name(), "host-standin");
 }
 
 TEST(HaloDevice, CudaEqualsTheCpuHalo)
@@ -122,16 +127,16 @@ TEST(HaloDevice, CudaEqualsTheCpuHalo)
 
 TEST(HaloDevice, UnknownDeviceIndexIsAnInputError)
 {
-    EXPECT_THROW(numerics::make_halo_device(-7, pattern()), InputError);
+    EXPECT_THROW(numerics::make_halo_device<complex_type>(-7, pattern()), InputError);
 }
 
 TEST(HaloDevice, CudaHaloWithoutAGpuIsRefused)
 {
     if (!topokpm::testing::cuda_unavailable_reason()) GTEST_SKIP() << "a GPU is visible (CudaEqualsTheCpuHalo runs)";
     if (topokpm::testing::cuda_compiled)
-        EXPECT_THROW(numerics::make_halo_device(0, pattern()), InputError) << "device 0 is not visible";
+        EXPECT_THROW(numerics::make_halo_device<complex_type>(0, pattern()), InputError) << "device 0 is not visible";
     else
-        EXPECT_THROW(numerics::make_halo_device(0, pattern()), NotCompiled);
+        EXPECT_THROW(numerics::make_halo_device<complex_type>(0, pattern()), NotCompiled);
 }
 
 TEST(HaloDevice, OneRankPerGpuTheRestOnTheCpu)
@@ -169,4 +174,60 @@ TEST(HaloDevice, StandinOperatorWorksOnTheMirrorOnly)
     EXPECT_EQ(y.memory_state(), MemoryState::device);
     for (global_index i = 0; i < rows; ++i)
         for (int c = 0; c < width; ++c) EXPECT_EQ(y(i, c), 2.0 * x(i, c) - y0(i, c));
+}
+
+// --precision single under mpirun: the host halo in float. The pack is a gather (bitwise);
+// each corrected y entry is y_old + d rounded once to float, d = 0.75 sum_h H_ih halo_h in
+// double from the float halo (so within half a float ulp of the exact sum, plus the double
+// sum's few ulp); the dot share is conj(y_new - y_old) x in double from the stored floats.
+TEST(HaloDevice, SinglePrecisionHostHaloRoundsEachCorrectedEntryOnce)
+{
+    const HaloPattern p = pattern();
+    auto halo = numerics::make_halo_device<complex_single>(numerics::no_device, p);
+    const auto x = convert_block<complex_single>(block(1.0));
+    auto y = convert_block<complex_single>(block(2.0));
+    const auto y_old = y;
+    halo->pack(halo->x_values(x), width);
+    halo->wait_packed();
+    const complex_single* sent = halo->send_staging(width);
+    for (size_t k = 0; k < p.send_index.size(); ++k)
+        for (int c = 0; c < width; ++c) EXPECT_EQ(sent[k * width + c], x(p.send_index[k], c));
+    complex_single* staged = halo->halo_staging(width);
+    for (int k = 0; k < 5 * width; ++k) staged[k] = complex_single(float(0.1 * k - 0.4), float(1.0 / (k + 1)));
+    halo->unpack(width);
+    DotSums dots;
+    dots.reset(width);
+    halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &dots);
+
+    const float eps = std::numeric_limits<float>::epsilon();
+    std::vector<std::complex<long double>> share(width);
+    for (size_t i = 0; i < p.remote_row.size(); ++i) {
+        const local_index row = p.remote_row[i];
+        for (int c = 0; c < width; ++c) {
+            std::complex<long double> d = 0;
+            for (std::int64_t e = p.remote_ptr[i]; e < p.remote_ptr[i + 1]; ++e) {
+                const complex_single h = staged[p.remote_col[e] * width + c];
+                d += std::complex<long double>(p.remote_vals[e]) * std::complex<long double>(h.real(), h.imag());
+            }
+            const std::complex<long double> exact = std::complex<long double>(y_old(row, c)) + 0.75L * d;
+            const complex_single got = y(row, c);
+            EXPECT_LE(std::abs(static_cast<long double>(got.real()) - exact.real()),
+                      0.5L * eps * std::abs(exact.real()) + 1e-14L) << "row " << row << " column " << c;
+            EXPECT_LE(std::abs(static_cast<long double>(got.imag()) - exact.imag()),
+                      0.5L * eps * std::abs(exact.imag()) + 1e-14L) << "row " << row << " column " << c;
+            const std::complex<long double> change =
+                std::complex<long double>(got) - std::complex<long double>(y_old(row, c));
+            share[c] += std::conj(change) * std::complex<long double>(x(row, c));
+        }
+    }
+    for (global_index i = 0; i < rows; ++i) {
+        if (std::find(p.remote_row.begin(), p.remote_row.end(), i) != p.remote_row.end()) continue;
+        for (int c = 0; c < width; ++c) EXPECT_EQ(y(i, c), y_old(i, c)) << "a row without remote entries changed";
+    }
+    for (int c = 0; c < width; ++c)  // a few terms of size <= 10: double rounding only
+        EXPECT_NEAR(std::abs(std::complex<long double>(dots.yx[c]) - share[c]), 0.0, 1e-14) << "column " << c;
+    EXPECT_EQ(dots.xx, std::vector<double>(width, 0.0));
+
+    // GPU ranks are double so far: a single-precision CUDA halo is refused as input.
+    EXPECT_THROW(numerics::make_halo_device<complex_single>(0, p), InputError);
 }

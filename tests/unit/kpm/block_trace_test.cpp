@@ -416,15 +416,82 @@ TEST(ProbingPlan, ResumedTraceIsBitIdentical)
     const global_index n = sys.stencil.num_rows();
     const int m = 13;
     const int probe_m = probing_trace_moments(m);
-    const auto plan = probing_plan(colour_rows(sys.stencil, layer_rows(sys.stencil, 1), 2), n, 2, m, 9);
-    const auto reference = run_block_trace(*sys.op, *plan, probe_m, 3, sys.scaling);
-    BlockTrace probe(*sys.op, *plan, probe_m, 3, sys.scaling);
-    for (std::int64_t stop = 0; stop <= probe.num_sweeps(); stop += 5) {
-        BlockTrace first(*sys.op, *plan, probe_m, 3, sys.scaling);
-        for (std::int64_t s = 0; s < stop; ++s) first.step();
-        BlockTrace second(*sys.op, *plan, probe_m, 3, sys.scaling);
-        second.restore(first.state());
-        while (!second.done()) second.step();
-        EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " sweeps";
+    const ProbingColours colours = colour_rows(sys.stencil, layer_rows(sys.stencil, 1), 2);
+    // Unfiltered, and filtered (the filtered block is part of the state as well).
+    for (const std::vector<double>& filter : {std::vector<double>{}, std::vector<double>(m, 0.3)}) {
+        const auto plan = probing_plan(colours, n, 2, m, 9, filter);
+        const auto reference = run_block_trace(*sys.op, *plan, probe_m, 3, sys.scaling);
+        BlockTrace probe(*sys.op, *plan, probe_m, 3, sys.scaling);
+        for (std::int64_t stop = 0; stop <= probe.num_sweeps(); stop += 5) {
+            BlockTrace first(*sys.op, *plan, probe_m, 3, sys.scaling);
+            for (std::int64_t s = 0; s < stop; ++s) first.step();
+            BlockTrace second(*sys.op, *plan, probe_m, 3, sys.scaling);
+            second.restore(first.state());
+            while (!second.done()) second.step();
+            EXPECT_EQ(second.slot_moments(), reference) << "stopped after " << stop << " sweeps, filter " << filter.size();
+        }
     }
+}
+
+// The filtered probing block F = f(Ht) V at the rows, f = sum_n h_n T_n with Jackson weights
+// at an energy (a positive kernel: f >= 0), and its Nystrom diagonal (probing_nystrom):
+//  - the moments are those of the unfiltered plan, bit for bit (the filter only adds);
+//  - F's own-colour entries give the probing value: Re(conj(s_i) F(i, colour i)) =
+//    sum_n h_n mu_n(i) of the probed moments (1e-12: one sum in two orders);
+//  - one row per colour (V spans the rows): the Nystrom diagonal is the exact one,
+//    sum_n h_n mu_n(i) of the unit vectors' moments, to 1e-8 of the largest (the
+//    pseudo-inverse drops eigenvalues of V^H F below 1e-10 of the largest);
+//  - several rows per colour: never above the exact diagonal (Nystrom of a positive
+//    semidefinite matrix is a lower bound), to 1e-10 of the largest.
+TEST(ProbingPlan, FilteredBlockAndItsNystromDiagonal)
+{
+    LatticeSystem sys(hermitian_lattice(6, 5, 3, {true, true, false}, 4));
+    const global_index n = sys.stencil.num_rows();
+    const int m = 24;
+    const int probe_m = probing_trace_moments(m);
+    const std::vector<global_index> rows = layer_rows(sys.stencil, 0);
+    const double x0 = 0.3;
+    std::vector<double> h(m);
+    for (int k = 0; k < m; ++k) {
+        const double q = M_PI / (m + 1);  // Jackson (models.md §4)
+        const double g = ((m - k + 1) * std::cos(q * k) + std::sin(q * k) / std::tan(q)) / (m + 1);
+        h[static_cast<size_t>(k)] = g * std::cos(k * std::acos(x0)) * (k == 0 ? 1.0 : 2.0);
+    }
+    const auto exact = run_block_trace(*sys.op, *unit_vector_plan(n, rows), m, 8, sys.scaling);
+    std::vector<double> exact_f(rows.size(), 0.0);
+    double largest = 0.0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        for (int k = 0; k < m; ++k) exact_f[i] += h[static_cast<size_t>(k)] * exact[i * m + k];
+        ASSERT_GE(exact_f[i], -1e-12) << "a positive kernel";
+        largest = std::max(largest, exact_f[i]);
+    }
+    for (const int d : {4, 2}) {
+        const ProbingColours c = colour_rows(sys.stencil, rows, d);
+        EXPECT_EQ(c.one_row_per_colour, d == 4);
+        const auto plain_plan = probing_plan(c, n, 1, m, 5);
+        const auto plan = probing_plan(c, n, 1, m, 5, h);
+        ASSERT_EQ(plan->num_slots(), std::int64_t(rows.size()) + probing_filter_slots(std::int64_t(rows.size()), c.num_colours, m));
+        const auto plain = run_block_trace(*sys.op, *plain_plan, probe_m, 8, sys.scaling);
+        const auto filtered = run_block_trace(*sys.op, *plan, probe_m, 8, sys.scaling);
+        ASSERT_TRUE(std::equal(plain.begin(), plain.end(), filtered.begin())) << "d " << d;
+        const StartVectorPlan::Filter* f = plan->filter();
+        ASSERT_NE(f, nullptr);
+        for (global_index col = 0; col < plan->num_columns(); ++col)
+            for (const StartVectorPlan::Read& r : plan->reads(col)) {
+                const double* z = filtered.data() + f->offset + 2 * (size_t(r.slot) * size_t(plan->num_columns()) + size_t(col));
+                double probed = 0.0;
+                for (int k = 0; k < m; ++k) probed += h[size_t(k)] * plain[size_t(r.slot) * probe_m + k];
+                EXPECT_NEAR((std::conj(r.phase) * complex_type(z[0], z[1])).real(), probed, 1e-12) << "d " << d;
+            }
+        const ProbingNystrom ny = probing_nystrom(*plan, filtered);
+        ASSERT_EQ(ny.diagonal.size(), rows.size());
+        EXPECT_EQ(ny.columns, c.num_colours);
+        for (size_t i = 0; i < rows.size(); ++i) {
+            if (d == 4)
+                EXPECT_NEAR(ny.diagonal[i], exact_f[i], 1e-8 * largest) << "row " << i;
+            else
+                EXPECT_LE(ny.diagonal[i], exact_f[i] + 1e-10 * largest) << "row " << i;
+        }
+    }
+    EXPECT_THROW(probing_plan(colour_rows(sys.stencil, rows, 2), n, 1, m, 5, std::vector<double>(m - 1, 1.0)), InputError);
 }

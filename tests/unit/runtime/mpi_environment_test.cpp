@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "runtime/base/error.hpp"
+#include "runtime/base/exit_code.hpp"
 #include "runtime/mpi/environment.hpp"
 
 using namespace topokpm;
@@ -32,15 +33,20 @@ TEST(MpiThreadLevel, RefusesTooLowAProvidedLevel)
     }
 }
 
-// The codes of the one-process run (app/run/run_main.cpp, docs/reliability.md).
+// The codes of the one-process run (app/run/run_main.cpp, docs/reliability.md): one rule,
+// topokpm::exit_code_for (runtime/base/exit_code.hpp), which the ranks follow too.
 TEST(MpiExitCodes, SameAsTheOneProcessRun)
 {
-    EXPECT_EQ(mpi::exit_code_for(InputError("bad --weights")), 2);
-    EXPECT_EQ(mpi::exit_code_for(ResourceError("needs 2 GiB")), 3);
-    EXPECT_EQ(mpi::exit_code_for(IoError("cannot write")), 3);
-    EXPECT_EQ(mpi::exit_code_for(std::bad_alloc()), 3);
-    EXPECT_EQ(mpi::exit_code_for(DimensionMismatch("internal check failed")), 4);
-    EXPECT_EQ(mpi::exit_code_for(std::runtime_error("not ours")), 4);
+    const auto both = [](const std::exception& e) {
+        EXPECT_EQ(mpi::exit_code_for(e), topokpm::exit_code_for(e)) << e.what();
+        return topokpm::exit_code_for(e);
+    };
+    EXPECT_EQ(both(InputError("bad --weights")), 2);
+    EXPECT_EQ(both(ResourceError("needs 2 GiB")), 3);
+    EXPECT_EQ(both(IoError("cannot write")), 3);
+    EXPECT_EQ(both(std::bad_alloc()), 3);
+    EXPECT_EQ(both(DimensionMismatch("internal check failed")), 4);
+    EXPECT_EQ(both(std::runtime_error("not ours")), 4);
     EXPECT_EQ(mpi::exit_code_for(mpi::CollectiveError("validation failed on rank 1", 1, 2)), 2);
     EXPECT_EQ(mpi::exit_code_for(mpi::CollectiveError("validation failed on rank 0", 0, 4)), 4);
 }

@@ -65,6 +65,24 @@ TEST(Plan, SmallCaseByHandPeriodic)
     EXPECT_NEAR(p.total_seconds, 2 * 228e-9, 1e-18);
 }
 
+// Sweeps: ceil(R / W) blocks of M / 2 sweeps, per realization; the time scales with them.
+TEST(Plan, SweepsCountBlocksMomentsAndRealizations)
+{
+    PlanInput in = small_input();
+    in.vectors = 5;
+    in.block_width = 2;  // blocks of 2, 2 and 1 (padded) columns
+    in.moments = 8;
+    const Plan one = make_plan(in);
+    EXPECT_DOUBLE_EQ(one.sweeps, 3 * 4);
+    in.realizations = 3;
+    const Plan three = make_plan(in);
+    EXPECT_DOUBLE_EQ(three.sweeps, 3 * 3 * 4);
+    EXPECT_NEAR(three.total_seconds, 3 * one.total_seconds, 1e-12 * three.total_seconds);
+    EXPECT_NE(format_plan(three).find("for 8 moments x 3 realizations"), std::string::npos) << format_plan(three);
+    in.realizations = 0;
+    EXPECT_THROW(make_plan(in), InputError);
+}
+
 TEST(Plan, SmallCaseOpenEndsAndOneRank)
 {
     PlanInput in = small_input();
@@ -82,6 +100,32 @@ TEST(Plan, SmallCaseOpenEndsAndOneRank)
     p = make_plan(in);
     EXPECT_EQ(p.ranks[0].halo_rows, 0u);
     EXPECT_DOUBLE_EQ(p.ranks[0].memory_bytes, 20.0 * 20 + 32.0 * 8);
+}
+
+// Couplings that reach two x-planes (a _hr.dat with |R1| = 2; x_reach): the 1-D halo is two
+// planes on each side, clipped at the lattice's size; a model with no x coupling has none.
+TEST(Plan, XReachOfTwoPlanes)
+{
+    PlanInput in = small_input();
+    in.rows = 16;
+    in.nx = 8;  // 8 planes of 2 rows
+    in.ranks = 4;
+    in.x_reach = 2;
+    in.periodic_x = false;
+    Plan p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 4u);  // planes 2, 3
+    EXPECT_EQ(p.ranks[1].halo_rows, 8u);  // planes 0, 1 and 4, 5
+    EXPECT_EQ(p.ranks[3].halo_rows, 4u);
+    in.periodic_x = true;
+    in.ranks = 2;  // 4 planes each: the 2 planes on each side are the other rank's 4
+    p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 8u);
+    in.x_reach = 3;  // reaches wrap onto the rank's own planes: still the other 8 rows
+    p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 8u);
+    in.x_reach = 0;
+    p = make_plan(in);
+    EXPECT_EQ(p.ranks[0].halo_rows, 0u);
 }
 
 TEST(Plan, WeightsShiftRowsAndPerRankBandwidth)
