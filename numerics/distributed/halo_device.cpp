@@ -23,73 +23,28 @@ void pack_rows_host(const HaloPattern& pattern, const T* x, int r, T* send)
     }
 }
 
-namespace {
-
-/// remote_correction_host in double: y += d exactly as the CPU sweep would add it.
-void remote_correction_double(const HaloPattern& pattern, const complex_double* halo, const complex_double* x,
-                              complex_double* y, int r, double scale, DotSums* dots)
+template <class T>
+void remote_correction_host(const HaloPattern& pattern, const T* halo, const T* x, T* y, int r, double scale,
+                            DotSums* dots)
 {
-    const auto rows = static_cast<std::int64_t>(pattern.remote_row.size());
-    const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
-    std::vector<complex_type> partial(static_cast<size_t>(threads) * r, complex_type(0.0, 0.0));
-#pragma omp parallel num_threads(threads)
-    {
-        // Interleaved (re, im) doubles with the complex products written out: std::complex's
-        // operator* checks for NaN/inf (a __muldc3 call per product) and does not vectorise.
-        std::vector<double> dy(2 * static_cast<size_t>(r)), yx(2 * static_cast<size_t>(r), 0.0);
-        const double* hal = reinterpret_cast<const double*>(halo);
-        const double* vals = reinterpret_cast<const double*>(pattern.remote_vals.data());
-#pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < rows; ++i) {
-            std::fill(dy.begin(), dy.end(), 0.0);
-            for (std::int64_t e = pattern.remote_ptr[i]; e < pattern.remote_ptr[i + 1]; ++e) {
-                const double vr = vals[2 * e], vi = vals[2 * e + 1];
-                const double* h = hal + 2 * static_cast<std::int64_t>(pattern.remote_col[e]) * r;
-#pragma omp simd
-                for (int c = 0; c < r; ++c) {
-                    dy[2 * c] += vr * h[2 * c] - vi * h[2 * c + 1];
-                    dy[2 * c + 1] += vr * h[2 * c + 1] + vi * h[2 * c];
-                }
-            }
-            const std::int64_t row = pattern.remote_row[i];
-            double* yr = reinterpret_cast<double*>(y + row * r);
-            const double* xr = reinterpret_cast<const double*>(x + row * r);
-#pragma omp simd
-            for (int c = 0; c < r; ++c) {
-                const double dre = scale * dy[2 * c], dim = scale * dy[2 * c + 1];
-                yr[2 * c] += dre;
-                yr[2 * c + 1] += dim;
-                yx[2 * c] += dre * xr[2 * c] + dim * xr[2 * c + 1];  // conj(d) x
-                yx[2 * c + 1] += dre * xr[2 * c + 1] - dim * xr[2 * c];
-            }
-        }
-        for (int c = 0; c < r; ++c)
-            partial[static_cast<size_t>(omp_get_thread_num()) * r + c] = complex_type(yx[2 * c], yx[2 * c + 1]);
-    }
-    if (dots != nullptr)
-        for (int t = 0; t < threads; ++t)  // thread order: reproducible
-            for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
-}
-
-/// remote_correction_host in single: d in double from the float halo, y rounded once, the
-/// dot share from the change y took.
-void remote_correction_single(const HaloPattern& pattern, const complex_single* halo, const complex_single* x,
-                              complex_single* y, int r, double scale, DotSums* dots)
-{
+    using Real = typename T::value_type;  // double, or float for --precision single
     const auto rows = static_cast<std::int64_t>(pattern.remote_row.size());
     const int threads = rows * r > 4096 ? omp_get_max_threads() : 1;
     std::vector<complex_double> partial(static_cast<size_t>(threads) * r, complex_double(0.0, 0.0));
 #pragma omp parallel num_threads(threads)
     {
+        // Interleaved (re, im) reals with the complex products written out: std::complex's
+        // operator* checks for NaN/inf (a __muldc3 call per product) and does not vectorise.
+        // The sums are double in both precisions (a float halo is widened).
         std::vector<double> dy(2 * static_cast<size_t>(r)), yx(2 * static_cast<size_t>(r), 0.0);
-        const float* hal = reinterpret_cast<const float*>(halo);
+        const Real* hal = reinterpret_cast<const Real*>(halo);
         const double* vals = reinterpret_cast<const double*>(pattern.remote_vals.data());
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < rows; ++i) {
             std::fill(dy.begin(), dy.end(), 0.0);
             for (std::int64_t e = pattern.remote_ptr[i]; e < pattern.remote_ptr[i + 1]; ++e) {
                 const double vr = vals[2 * e], vi = vals[2 * e + 1];
-                const float* h = hal + 2 * static_cast<std::int64_t>(pattern.remote_col[e]) * r;
+                const Real* h = hal + 2 * static_cast<std::int64_t>(pattern.remote_col[e]) * r;
 #pragma omp simd
                 for (int c = 0; c < r; ++c) {
                     const double hr = h[2 * c], hi = h[2 * c + 1];
@@ -98,15 +53,24 @@ void remote_correction_single(const HaloPattern& pattern, const complex_single* 
                 }
             }
             const std::int64_t row = pattern.remote_row[i];
-            float* yr = reinterpret_cast<float*>(y + row * r);
-            const float* xr = reinterpret_cast<const float*>(x + row * r);
+            Real* yr = reinterpret_cast<Real*>(y + row * r);
+            const Real* xr = reinterpret_cast<const Real*>(x + row * r);
+#pragma omp simd
             for (int c = 0; c < r; ++c) {
-                const double old_re = yr[2 * c], old_im = yr[2 * c + 1];
-                yr[2 * c] = static_cast<float>(old_re + scale * dy[2 * c]);
-                yr[2 * c + 1] = static_cast<float>(old_im + scale * dy[2 * c + 1]);
-                const double dre = double(yr[2 * c]) - old_re, dim = double(yr[2 * c + 1]) - old_im;  // exact
-                yx[2 * c] += dre * xr[2 * c] + dim * xr[2 * c + 1];  // conj(d) x
-                yx[2 * c + 1] += dre * xr[2 * c + 1] - dim * xr[2 * c];
+                double dre = scale * dy[2 * c], dim = scale * dy[2 * c + 1];
+                if constexpr (std::is_same_v<Real, double>) {  // y += d, as the CPU sweep adds it
+                    yr[2 * c] += dre;
+                    yr[2 * c + 1] += dim;
+                } else {  // y + d rounded once; the share from the change y took (exact)
+                    const double old_re = yr[2 * c], old_im = yr[2 * c + 1];
+                    yr[2 * c] = static_cast<float>(old_re + dre);
+                    yr[2 * c + 1] = static_cast<float>(old_im + dim);
+                    dre = double(yr[2 * c]) - old_re;
+                    dim = double(yr[2 * c + 1]) - old_im;
+                }
+                const double xre = xr[2 * c], xim = xr[2 * c + 1];
+                yx[2 * c] += dre * xre + dim * xim;  // conj(d) x
+                yx[2 * c + 1] += dre * xim - dim * xre;
             }
         }
         for (int c = 0; c < r; ++c)
@@ -115,18 +79,6 @@ void remote_correction_single(const HaloPattern& pattern, const complex_single* 
     if (dots != nullptr)
         for (int t = 0; t < threads; ++t)  // thread order: reproducible
             for (int c = 0; c < r; ++c) dots->yx[c] += partial[static_cast<size_t>(t) * r + c];
-}
-
-}  // namespace
-
-template <class T>
-void remote_correction_host(const HaloPattern& pattern, const T* halo, const T* x, T* y, int r, double scale,
-                            DotSums* dots)
-{
-    if constexpr (std::is_same_v<T, complex_double>)
-        remote_correction_double(pattern, halo, x, y, r, scale, dots);
-    else
-        remote_correction_single(pattern, halo, x, y, r, scale, dots);
 }
 
 template void pack_rows_host(const HaloPattern&, const complex_double*, int, complex_double*);
