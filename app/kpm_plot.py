@@ -63,7 +63,7 @@ except KeyboardInterrupt:  # the imports take a moment
 
 # Figure sizes in inches; with the default dpi 100 the PNG is exactly 100x these in pixels.
 # "green" is the ldos figure with the difference panel below the curves.
-SIZES = {"dos": (8.0, 5.0), "ldos": (8.0, 5.0), "green": (8.0, 6.5), "map": (10.0, 4.5), "spectral": (8.0, 6.0),
+SIZES = {"dos": (8.0, 5.0), "conductivity": (8.0, 5.0), "ldos": (8.0, 5.0), "green": (8.0, 6.5), "map": (10.0, 4.5), "spectral": (8.0, 6.0),
          "eigs": (8.0, 5.0)}
 GREEK = {"G": "Γ"}
 OUTLINED = [matplotlib.patheffects.withStroke(linewidth=2.2, foreground="k")]  # white lines seen on any colour
@@ -286,6 +286,9 @@ def title_of(r):
                      f"r = {r.number('/model', 'dot_radius', 0):g}")
     if r.number("/model", "disorder", 0):
         extra.append(f"W = {r.number('/model', 'disorder'):g}")
+    if r.number("/model", "magnetic_flux", 0):
+        extra.append(f"flux Φ = {r.text('/model', 'magnetic_flux_fraction', '') or format(r.number('/model', 'magnetic_flux'), 'g')}"
+                     " h/e per cell")
     if kpm:
         extra.append(f"M = {r.number('/kpm', 'num_moments', integer=True)}")
         realizations = r.number("/kpm", "num_realizations", 1, integer=True)
@@ -399,6 +402,32 @@ def plot_dos(r, fig, args):
     ax.legend(loc="upper right")
     return {"ax": ax, "x": extent(e[0], e[-1], "energies", " t"),
             "y": extent(min(rho.min(), 0), top.max(), "DOS values", " 1/t"), "facts": {"points": len(e)}}
+
+
+def plot_conductivity(r, fig, args):
+    if args.log:
+        raise BadInput("--log: a conductivity changes sign (σ_xy); --log is for the kinds dos, ldos, map and spectral")
+    ax = fig.add_subplot(1, 1, 1, label="main")
+    mu = energies(r, "/conductivity/energy")
+    sigma = r.array("/conductivity/sigma", 1, shape=(len(mu),))
+    ab = r.text("/conductivity", "component", "ab")
+    temperature = r.number("/conductivity", "temperature", 0.0)
+    label = f"σ_{ab}(μ)" + (f", T = {temperature:g} t" if temperature > 0 else ", T = 0")
+    ax.plot(mu, sigma, color="C0", lw=1.2, label=label)
+    low, top = sigma, sigma
+    if r.has("/conductivity/sigma_stderr"):
+        se = r.array("/conductivity/sigma_stderr", 1, shape=(len(mu),))
+        ax.fill_between(mu, sigma - se, sigma + se, color="C0", alpha=0.35, lw=0,
+                        label="± 1 standard error (random vectors)")
+        low, top = sigma - se, sigma + se
+    ax.axhline(0.0, color="0.6", lw=0.6)
+    ax.set_xlabel("chemical potential μ (units of t)")
+    ax.set_ylabel(f"σ_{ab} (e²/h)")
+    ax.set_xlim(mu[0], mu[-1])
+    ax.legend(loc="upper right")
+    return {"ax": ax, "x": extent(mu[0], mu[-1], "chemical potentials", " t"),
+            "y": extent(min(low.min(), 0.0), max(top.max(), 0.0), "conductivities", " e^2/h"),
+            "facts": {"points": len(mu), "component": ab, "temperature": temperature}}
 
 
 def lorentz_ldos(r, moments, e, eta):
@@ -689,7 +718,8 @@ def plot_eigs(r, fig, args):
                       "series": [label for _, label in parts]}}
 
 
-PLOTS = {"dos": plot_dos, "ldos": plot_ldos, "map": plot_map, "spectral": plot_spectral, "eigs": plot_eigs}
+PLOTS = {"dos": plot_dos, "ldos": plot_ldos, "map": plot_map, "spectral": plot_spectral, "eigs": plot_eigs,
+         "conductivity": plot_conductivity}
 
 
 def apply_limits(drawn, args):
@@ -758,9 +788,9 @@ def plot(args):
 
 
 def draw(args, r, output, fmt):
-    have = {"eigs": r.has("/eigs/values"), "spectral": r.has("/spectral/A"), "map": r.has("/ldos_map/rho"), "ldos": r.has("/ldos/rho"),
-            "dos": r.has("/dos/rho")}
-    kind = args.kind or next((k for k in ["eigs", "spectral", "map", "ldos", "dos"] if have[k]), None)
+    have = {"eigs": r.has("/eigs/values"), "conductivity": r.has("/conductivity/sigma"), "spectral": r.has("/spectral/A"),
+            "map": r.has("/ldos_map/rho"), "ldos": r.has("/ldos/rho"), "dos": r.has("/dos/rho")}
+    kind = args.kind or next((k for k in have if have[k]), None)  # the richest content first
     if kind is None or not have[kind]:
         raise BadInput(f"'{args.result}' has no {kind or 'plottable'} data "
                        f"(has: {', '.join(k for k, v in have.items() if v) or 'nothing'})")
@@ -839,7 +869,7 @@ def main(argv=None):
     p.add_argument("result", help="HDF5 result file of kpm-dos or kpm-eigs")
     p.add_argument("-o", "--output", help="image file (.png, .pdf, .svg; a name without a suffix gets --format's, "
                    "png by default); default RESULT with that suffix for its extension; never an input file")
-    p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral", "eigs"], help="what to draw (default: the richest content)")
+    p.add_argument("--kind", choices=["dos", "ldos", "map", "spectral", "eigs", "conductivity"], help="what to draw (default: the richest content)")
     p.add_argument("--dos", help="with eigs: a kpm-dos result of the same system whose DOS is drawn behind the eigenvalues")
     p.add_argument("--xlim", metavar="LO:HI", help="x range of the main panel (energy; k in 1/a for spectral; x for map)")
     p.add_argument("--ylim", metavar="LO:HI", help="y range of the main panel (DOS; weight for eigs; energy for spectral; y for map)")
