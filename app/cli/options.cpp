@@ -402,7 +402,7 @@ po::options_description make_options(Program program)
 
     po::options_description parallel("Parallel runs (`mpirun -np P kpm-dos ...`: each rank builds and sweeps only its rows; results equal the 1-rank run to rounding)");
     parallel.add_options()
-        ("comm-mode", po::value<std::string>()->default_value("overlap"), "halo exchange of the distributed SpMMV: `vector` (exchange, then compute), `overlap` (non-blocking MPI behind the local part) or `task` (a communication thread on one core of the rank overlaps it; needs MPI_THREAD_SERIALIZED)")
+        ("comm-mode", po::value<std::string>()->default_value("overlap"), "halo exchange of the distributed SpMMV: `vector` (exchange, then compute), `overlap` (non-blocking MPI behind the local part; a GPU rank drives it from a communication thread while the GPU sweeps) or `task` (a communication thread on one core of the rank overlaps it; needs MPI_THREAD_SERIALIZED)")
         ("reduce-every-sweep", po::bool_switch(), "sum the dot products over the ranks in every sweep instead of once at the end (for comparison; seed 004 Table III)")
         ("decomposition", po::value<std::string>()->default_value("auto"), "how the lattice is split over the ranks (sell and free): `1d` (x-slabs of whole sites; free: whole x-planes), `2d` (a px x py grid of (x, y) tiles of whole z-columns, the grid with the smallest halo per rank; equal weights only) or `auto` (2d when its halo per rank is smaller than 1d's and no --weights are given); or a grid `PXxPY` (2d with that grid, PX PY = ranks; docs/scaling.md)")
         ("no-pin", po::bool_switch(), "do not pin each rank's OpenMP threads to its own CPU set (default: pinned, one set per rank of the node, or the launcher's binding)");
