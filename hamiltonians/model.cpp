@@ -64,13 +64,14 @@ void require_admissible_flux(const ModelParams& p, bool three_d)
 ModelParams validate_file_model(ModelParams p)
 {
     TOPOKPM_USER_REQUIRE(!p.file.empty(), "{model} ", p.name, " reads its Hamiltonian from {model_file} FILE (none given)");
+    const bool lattice = p.name != "matrix-market";  // the factory's own dispatch (make_model)
     TOPOKPM_USER_REQUIRE(p.flux.zero(), "{magnetic_flux} ", p.flux.text(), ": the Peierls phases on model ", p.name,
-                         p.name == "matrix-market" ? " need a lattice, which a Matrix Market file does not have"
-                                                   : " need orbital positions (--cell-vectors and --orbital-positions), "
-                                                     "which this version does not read (allowed: ti, graphene)");
+                         !lattice ? " need a lattice, which a Matrix Market file does not have"
+                                  : " need orbital positions (--cell-vectors and --orbital-positions), "
+                                    "which this version does not read (allowed: ti, graphene)");
     TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
                          " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
-    if (p.name == "matrix-market") {
+    if (!lattice) {
         TOPOKPM_USER_REQUIRE(p.nx == 0 && p.boundary.empty(), "{lattice}/{boundary}: model matrix-market has no lattice "
                              "(its size is the file's N)");
         TOPOKPM_USER_REQUIRE(p.disorder == 0.0, "{disorder} ", p.disorder,

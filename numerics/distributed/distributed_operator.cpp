@@ -141,7 +141,7 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
         }
     }
     if (local_op_->precision() == Precision::Single)
-        halo_single_ = make_halo_device<complex_single>(opts_.device, std::move(pat));
+        halo_ = make_halo_device<complex_single>(opts_.device, std::move(pat));
     else
         halo_ = make_halo_device<complex_double>(opts_.device, std::move(pat));
 
@@ -191,13 +191,9 @@ void DistributedOperator::sum_over_ranks(double* values, std::size_t count) cons
 template <class T>
 BasicHaloDevice<T>& DistributedOperator::halo() const
 {
-    if constexpr (std::is_same_v<T, complex_double>) {
-        TOPOKPM_REQUIRE(halo_ != nullptr, name(), ": double blocks on the single-precision halo");
-        return *halo_;
-    } else {
-        TOPOKPM_REQUIRE(halo_single_ != nullptr, name(), ": single blocks on the double-precision halo");
-        return *halo_single_;
-    }
+    const auto* h = std::get_if<std::unique_ptr<BasicHaloDevice<T>>>(&halo_);
+    TOPOKPM_REQUIRE(h != nullptr, name(), ": blocks of another precision than the halo's");
+    return **h;
 }
 
 template <class T>

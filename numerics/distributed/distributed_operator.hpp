@@ -53,6 +53,7 @@
 
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "numerics/base/operator.hpp"
@@ -129,7 +130,10 @@ public:
     std::int64_t local_nonzeros() const;
     std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(pattern().remote_vals.size()); }
     /// Where the pack and the remote part run ("host", "host-standin", "cuda:D").
-    std::string halo_device() const { return halo_ ? halo_->name() : halo_single_->name(); }
+    std::string halo_device() const
+    {
+        return std::visit([](const auto& h) { return h->name(); }, halo_);
+    }
     const DistributedTimes& times() const { return times_; }
     CommMode mode() const { return opts_.mode; }
     /// How this rank sweeps: mode(), except overlap on a device rank (DistributedOptions::
@@ -149,7 +153,10 @@ private:
     /// The halo device of precision T (exactly one exists: the local part's precision).
     template <class T>
     BasicHaloDevice<T>& halo() const;
-    const HaloPattern& pattern() const { return halo_ ? halo_->pattern() : halo_single_->pattern(); }
+    const HaloPattern& pattern() const
+    {
+        return std::visit([](const auto& h) -> const HaloPattern& { return h->pattern(); }, halo_);
+    }
     /// Pack x into the send staging (timed as pack).
     template <class T>
     void pack(const T* x, int r) const;
@@ -170,10 +177,9 @@ private:
     // pattern's send_index)
     std::vector<int> recv_peer_, send_peer_;
     std::vector<global_index> recv_offset_, recv_count_, send_offset_, send_count_;
-    /// The remote part and the packing, where x and y live: halo_ for a double local part,
-    /// halo_single_ for a single one (the other is null).
-    std::unique_ptr<BasicHaloDevice<complex_double>> halo_;
-    std::unique_ptr<BasicHaloDevice<complex_single>> halo_single_;
+    /// The remote part and the packing, where x and y live, in the local part's precision.
+    std::variant<std::unique_ptr<BasicHaloDevice<complex_double>>, std::unique_ptr<BasicHaloDevice<complex_single>>>
+        halo_;
     mutable DistributedTimes times_;
     CommMode sweep_mode_ = CommMode::Overlap;  ///< see sweep_mode()
     struct TaskMachinery;

@@ -189,24 +189,7 @@ attribute() {  # attribute FILE NAME: a /provenance attribute as text
 planned_rows() { awk '$2 == "cpu" { printf "%s%s", sep, $3; sep = ":" }'; }
 
 # A 3-orbital complex file whose hoppings reach two cells in x and y and leave the z layer.
-"$py" - "$work/far_hr.dat" <<'PY'
-import random, sys
-random.seed(4)
-w, blocks = 3, {}
-for r in [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (2, 0, 0), (1, -1, 1), (0, 2, -1), (1, 1, 0)]:
-    b = [[complex(round(random.uniform(-1, 1), 6), round(random.uniform(-1, 1), 6)) for n in range(w)] for m in range(w)]
-    if r == (0, 0, 0):
-        b = [[b[m][n] if m < n else (b[n][m].conjugate() if m > n else complex(b[m][m].real, 0)) for n in range(w)] for m in range(w)]
-    else:
-        blocks[tuple(-x for x in r)] = [[b[n][m].conjugate() for n in range(w)] for m in range(w)]
-    blocks[r] = b
-with open(sys.argv[1], "w") as f:
-    f.write("far hoppings\n%d\n%d\n%s\n" % (w, len(blocks), " ".join("1" for _ in blocks)))
-    for r, b in blocks.items():
-        for n in range(w):
-            for m in range(w):
-                f.write("%d %d %d %d %d %.6f %.6f\n" % (r + (m + 1, n + 1, b[m][n].real, b[m][n].imag)))
-PY
+"$py" "$(dirname "$0")/write_far_hr.py" "$work/far_hr.dat"
 kpm=(--moments 64 --vectors 3 --vector-seed 5 --threads 1 -q)
 g2d="--model hr --model-file $graphene_hr --lattice 12x9 --disorder 1.5 --energy-range -4.5:4.5"
 f2d="--model hr --model-file $work/far_hr.dat --lattice 7x6x3 --boundary ppo --disorder 1 --energy-range -14:14"

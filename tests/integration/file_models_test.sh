@@ -68,24 +68,7 @@ for m in sell free; do
 done
 
 # A complex 3-orbital file with hoppings up to two cells away (Hermitian by construction).
-"$py" - "$work/long_hr.dat" <<'PY'
-import random, sys
-random.seed(4)
-w, blocks = 3, {}
-for r in [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (2, 0, 0), (1, -1, 1), (0, 2, -1), (1, 1, 0)]:
-    b = [[complex(round(random.uniform(-1, 1), 6), round(random.uniform(-1, 1), 6)) for n in range(w)] for m in range(w)]
-    if r == (0, 0, 0):
-        b = [[b[m][n] if m < n else (b[n][m].conjugate() if m > n else complex(b[m][m].real, 0)) for n in range(w)] for m in range(w)]
-    else:
-        blocks[tuple(-x for x in r)] = [[b[n][m].conjugate() for n in range(w)] for m in range(w)]
-    blocks[r] = b
-with open(sys.argv[1], "w") as f:
-    f.write("random long range\n%d\n%d\n%s\n" % (w, len(blocks), " ".join("1" for _ in blocks)))
-    for r, b in blocks.items():
-        for n in range(w):
-            for m in range(w):
-                f.write("%d %d %d %d %d %.6f %.6f\n" % (r + (m + 1, n + 1, b[m][n].real, b[m][n].imag)))
-PY
+"$py" "$(dirname "$0")/write_far_hr.py" "$work/long_hr.dat"
 for lat in "7x5x4 --boundary ppo --disorder 1" "2x1x3" "1x2x2"; do
   for m in sell free; do
     check "long-range hr $lat, --matrix $m, runs" "run l_$m.h5 --model hr --model-file '$work/long_hr.dat' --lattice $lat --matrix $m --energy-range -14:14"
