@@ -309,7 +309,7 @@ AttributeList Distribution::imbalance(const Operator& op) const
         const double per = t.applies > 0 ? 1e3 / double(t.applies) : 0.0;
         const bool gpu = op.name().find("cuda") != std::string::npos;
         const std::vector<double> mine{t.pack * per, t.local * per, t.remote * per, t.wait * per,
-                                       double(op.num_rows()), gpu ? 1.0 : 0.0};
+                                       double(op.num_rows()), gpu ? 1.0 : 0.0, double(d->shared_peers())};
         const std::vector<double> all = mpi::gatherv(mine);
         const auto ms = [](double v) {
             char b[32];
@@ -319,8 +319,8 @@ AttributeList Distribution::imbalance(const Operator& op) const
         for (int r = 0; root() && r < size_; ++r) {
             const double* v = all.data() + mine.size() * r;
             log::info("rank ", r, (v[5] > 0 ? " (GPU)" : " (CPU)"), ": ", static_cast<global_index>(v[4]),
-                      " rows; per sweep pack ", ms(v[0]), ", local ", ms(v[1]), ", remote ", ms(v[2]), ", halo wait ",
-                      ms(v[3]));
+                      " rows, ", static_cast<int>(v[6]), " peer(s) through shared memory; per sweep pack ", ms(v[0]),
+                      ", local ", ms(v[1]), ", remote ", ms(v[2]), ", halo wait ", ms(v[3]));
         }
     }
     return {{"sweep_busy_seconds_slowest", slowest},

@@ -10,6 +10,7 @@
 //   halo_free_    default stream, after the remote kernel: the next upload waits for it.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -48,6 +49,7 @@ public:
     {
         (void)cudaSetDevice(device_);  // errors cannot be reported from a destructor
         (void)cudaStreamSynchronize(copy_);
+        for (void* memory : registered_) (void)cudaHostUnregister(memory);
         for (cudaEvent_t e : {x_ready_, halo_ready_, halo_free_}) (void)cudaEventDestroy(e);
         (void)cudaStreamDestroy(copy_);
     }
@@ -61,7 +63,28 @@ public:
     complex_type* send_staging(int r) override { return grow(r).send_host; }
     complex_type* halo_staging(int r) override { return grow(r).halo_host; }
 
-    void pack(const complex_type* x, int r) override
+    void register_host(void* memory, std::size_t bytes) override
+    {
+        if (memory == nullptr || bytes == 0) return;
+        device::set_device(device_);
+        // Page-locked, the bus copies to and from it run asynchronously at full speed; where
+        // the driver refuses (some shared-memory mappings), they still work, staged.
+        if (cudaHostRegister(memory, bytes, cudaHostRegisterPortable) == cudaSuccess)
+            registered_.push_back(memory);
+        else
+            (void)cudaGetLastError();  // clear the refused call's (non-sticky) error
+    }
+    void unregister_host(void* memory) override
+    {
+        device::set_device(device_);
+        TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // no copy reads or writes it any more
+        const auto it = std::find(registered_.begin(), registered_.end(), memory);
+        if (it == registered_.end()) return;
+        TOPOKPM_CUDA_CHECK(cudaHostUnregister(memory));
+        registered_.erase(it);
+    }
+
+    void pack(const complex_type* x, int r, complex_type* send) override
     {
         device::set_device(device_);
         const Buffers& b = grow(r);
@@ -69,27 +92,29 @@ public:
         TOPOKPM_CUDA_CHECK(cudaEventRecord(x_ready_, nullptr));  // x's writes queued so far
         TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, x_ready_, 0));
         gather_rows(static_cast<const local_index*>(send_index_.data()), count, r, x, b.send_device, copy_);
-        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.send_host, b.send_device, static_cast<std::size_t>(count) * r * sizeof(complex_type),
+        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(send, b.send_device, static_cast<std::size_t>(count) * r * sizeof(complex_type),
                                            cudaMemcpyDeviceToHost, copy_));
     }
 
     void wait_packed() override
     {
         device::set_device(device_);  // the communication thread of --comm-mode task too
-        TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // MPI sends from send_host next
+        TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // MPI or a peer reads the pack next
     }
 
-    void unpack(int r) override
+    void unpack(int r, const std::vector<Piece>& pieces) override
     {
         device::set_device(device_);
         const Buffers& b = grow(r);
         TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, halo_free_, 0));  // the last remote kernel read it
-        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.halo_device, b.halo_host,
-                                           static_cast<std::size_t>(pattern_.halo_rows) * r * sizeof(complex_type),
-                                           cudaMemcpyHostToDevice, copy_));
+        for (const Piece& piece : pieces)
+            TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.halo_device + piece.row_offset * r, piece.values,
+                                               static_cast<std::size_t>(piece.rows) * r * sizeof(complex_type),
+                                               cudaMemcpyHostToDevice, copy_));
         TOPOKPM_CUDA_CHECK(cudaEventRecord(halo_ready_, copy_));
-        // halo_host is written by MPI again only in the next exchange, after the next
-        // wait_packed(), which waits for this copy too.
+        // The pieces (halo_host, written by MPI; a peer's shared segment, rewritten two
+        // exchanges later) are written again only after the next wait_packed(), which waits
+        // for these copies too.
     }
 
     void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
@@ -147,6 +172,7 @@ private:
     device::DeviceBuffer send_, halo_, corr_, xg_;
     Buffers buffers_;
     int width_ = 0;
+    std::vector<void*> registered_;  ///< register_host's page-locked host memory
 };
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "numerics/distributed/distributed_operator.hpp"
 
 #include <omp.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <type_traits>
@@ -46,10 +48,51 @@ double now() { return MPI_Wtime(); }
 
 }  // namespace
 
-/// Requests of one exchange in flight.
+/// Requests of one exchange in flight, and where this sweep packed (the window's
+/// alternating buffers: which one).
 struct DistributedOperator::Exchange {
     std::vector<MPI_Request> requests;
+    void* send = nullptr;
+    int parity = 0;
 };
+
+/// The node's shared window of the halo (DistributedOptions::shared_memory_halo). Rank q's
+/// segment holds two buffers of its send_rows x width values (width: the widest r so far,
+/// the same on every rank of the node); exchange k packs into buffer k % 2 (r <= width
+/// values per row). A peer copies its rows out of buffer k % 2 after the zero-byte "packed" message of
+/// exchange k; the owner writes that buffer again in exchange k + 2, which it starts only
+/// after the peer's "packed" of exchange k + 1, sent once the peer is done with exchange k
+/// (its unpack ended, or, on a GPU, its wait_packed of k + 1 waited for the queued copies).
+/// Hence two buffers and no "consumed" message. Shared peers are peers both ways (H is
+/// Hermitian: whoever needs my rows has rows I need).
+struct DistributedOperator::SharedWindow {
+    MPI_Comm node = MPI_COMM_NULL;
+    std::vector<int> recv_node_rank;       ///< per recv peer: its rank in `node`, or -1: messages
+    std::vector<char> send_shared;         ///< per send peer: through the window
+    std::vector<global_index> peer_offset; ///< per shared recv peer: my rows' offset in its send rows
+    std::vector<global_index> peer_sends;  ///< per shared recv peer: its send rows
+    int peers = 0;                         ///< shared recv peers of this rank
+    MPI_Win win = MPI_WIN_NULL;
+    std::size_t value_bytes = 0;           ///< sizeof(T) of the window's values
+    int width = 0;                         ///< the r the window holds
+    char* mine = nullptr;                  ///< this rank's segment
+    std::vector<char*> peer_segment;       ///< per recv peer (null: messages)
+    long exchanges = 0;
+};
+
+namespace {
+
+constexpr int halo_tag = 3141, packed_tag = 3142, layout_tag = 3143;
+
+/// Bytes free on the file system MPI backs shared windows with (Open MPI: /dev/shm).
+double shared_memory_free_bytes()
+{
+    struct statvfs fs {};
+    if (statvfs("/dev/shm", &fs) != 0) return 0.0;
+    return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+}
+
+}  // namespace
 
 /// The communication thread of --comm-mode task: a one-PU TaskQueue.
 struct DistributedOperator::TaskMachinery {
@@ -145,6 +188,62 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     else
         halo_ = make_halo_device<complex_double>(opts_.device, std::move(pat));
 
+    // Shared-window peers: on this node, and peers both ways. Each tells each rank it sends
+    // to where that rank's rows start in its send rows, and how many it sends in all.
+    if (opts_.shared_memory_halo && num_ranks_ > 1) {
+        auto w = std::make_unique<SharedWindow>();
+        mpi::check(MPI_Comm_split_type(opts_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &w->node),
+                   "MPI_Comm_split_type(node)");
+        MPI_Group all = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
+        MPI_Comm_group(opts_.comm, &all);
+        MPI_Comm_group(w->node, &node);
+        w->recv_node_rank.assign(recv_peer_.size(), MPI_UNDEFINED);
+        MPI_Group_translate_ranks(all, static_cast<int>(recv_peer_.size()), recv_peer_.data(), node,
+                                  w->recv_node_rank.data());
+        std::vector<int> send_node_rank(send_peer_.size(), MPI_UNDEFINED);
+        MPI_Group_translate_ranks(all, static_cast<int>(send_peer_.size()), send_peer_.data(), node,
+                                  send_node_rank.data());
+        MPI_Group_free(&all);
+        MPI_Group_free(&node);
+        const auto both_ways = [](const std::vector<int>& peers, int q) {
+            return std::find(peers.begin(), peers.end(), q) != peers.end();
+        };
+        for (size_t p = 0; p < recv_peer_.size(); ++p)
+            if (w->recv_node_rank[p] == MPI_UNDEFINED || !both_ways(send_peer_, recv_peer_[p])) w->recv_node_rank[p] = -1;
+        w->send_shared.assign(send_peer_.size(), 0);
+        for (size_t p = 0; p < send_peer_.size(); ++p)
+            w->send_shared[p] = send_node_rank[p] != MPI_UNDEFINED && both_ways(recv_peer_, send_peer_[p]);
+        std::vector<std::int64_t> told(2 * send_peer_.size()), heard(2 * recv_peer_.size());
+        std::vector<MPI_Request> requests(send_peer_.size() + recv_peer_.size(), MPI_REQUEST_NULL);
+        for (size_t p = 0; p < recv_peer_.size(); ++p)
+            mpi::check(MPI_Irecv(&heard[2 * p], 2, MPI_INT64_T, recv_peer_[p], layout_tag, opts_.comm, &requests[p]),
+                       "MPI_Irecv(halo layout)");
+        for (size_t p = 0; p < send_peer_.size(); ++p) {
+            told[2 * p] = send_offset_[p];
+            told[2 * p + 1] = static_cast<std::int64_t>(pattern().send_index.size());
+            mpi::check(MPI_Isend(&told[2 * p], 2, MPI_INT64_T, send_peer_[p], layout_tag, opts_.comm,
+                                 &requests[recv_peer_.size() + p]),
+                       "MPI_Isend(halo layout)");
+        }
+        mpi::check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+                   "MPI_Waitall(halo layout)");
+        w->peer_offset.assign(recv_peer_.size(), 0);
+        w->peer_sends.assign(recv_peer_.size(), 0);
+        w->peer_segment.assign(recv_peer_.size(), nullptr);
+        for (size_t p = 0; p < recv_peer_.size(); ++p) {
+            if (w->recv_node_rank[p] < 0) continue;
+            w->peer_offset[p] = heard[2 * p];
+            w->peer_sends[p] = heard[2 * p + 1];
+            ++w->peers;
+        }
+        int any = w->peers > 0 ? 1 : 0;
+        mpi::check(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, w->node), "MPI_Allreduce(shared halo)");
+        if (any != 0)
+            shared_ = std::move(w);
+        else
+            MPI_Comm_free(&w->node);
+    }
+
     // Overlap on a device rank: its host threads idle while the device sweeps, so a
     // communication thread drives the exchange meanwhile (the H200 node: an 8 MB halo moved
     // only in the final wait, 2.2 ms after a 1.3 ms sweep); needs MPI_THREAD_SERIALIZED.
@@ -169,7 +268,88 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     }
 }
 
-DistributedOperator::~DistributedOperator() = default;
+DistributedOperator::~DistributedOperator()
+{
+    if (!shared_) return;
+    // Freeing a window is collective: while an exception unwinds (one rank failing, the job
+    // about to abort) the others may never come, so leave it to the abort.
+    if (std::uncaught_exceptions() > 0) return;
+    if (shared_->win != MPI_WIN_NULL) {
+        std::visit([&](const auto& h) {
+            h->unregister_host(shared_->mine);
+            for (char* segment : shared_->peer_segment)
+                if (segment != nullptr) h->unregister_host(segment);
+        }, halo_);
+        MPI_Barrier(shared_->node);  // no peer still copies out of this rank's segment
+        MPI_Win_unlock_all(shared_->win);
+        MPI_Win_free(&shared_->win);
+    }
+    MPI_Comm_free(&shared_->node);
+}
+
+int DistributedOperator::shared_peers() const { return shared_ ? shared_->peers : 0; }
+
+template <class T>
+T* DistributedOperator::send_buffer(int r, Exchange& ex) const
+{
+    BasicHaloDevice<T>& h = halo<T>();
+    SharedWindow* w = shared_.get();
+    if (w != nullptr && (r > w->width || w->value_bytes != sizeof(T))) {
+        // Grow: every rank of the node here at once (they sweep in step with width r).
+        const std::size_t bytes = w->peers > 0 ? 2 * pattern().send_index.size() * static_cast<std::size_t>(r) * sizeof(T) : 0;
+        double need = static_cast<double>(bytes);
+        mpi::check(MPI_Allreduce(MPI_IN_PLACE, &need, 1, MPI_DOUBLE, MPI_SUM, w->node), "MPI_Allreduce(window size)");
+        // Room on the shared-memory file system for twice the window (else the pages of a
+        // full tmpfs fault when touched); the node's ranks decide together.
+        int room = need <= 0.5 * shared_memory_free_bytes() ? 1 : 0;
+        mpi::check(MPI_Allreduce(MPI_IN_PLACE, &room, 1, MPI_INT, MPI_MIN, w->node), "MPI_Allreduce(window room)");
+        if (w->win != MPI_WIN_NULL) {
+            h.unregister_host(w->mine);
+            for (char* segment : w->peer_segment)
+                if (segment != nullptr) h.unregister_host(segment);
+            MPI_Barrier(w->node);
+            MPI_Win_unlock_all(w->win);
+            MPI_Win_free(&w->win);
+            w->mine = nullptr;
+            std::fill(w->peer_segment.begin(), w->peer_segment.end(), nullptr);
+        }
+        if (room == 0) {  // messages from now on, for every peer of every rank of the node
+            MPI_Comm_free(&w->node);
+            shared_.reset();
+            w = nullptr;
+        } else {
+            MPI_Info info = MPI_INFO_NULL;
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "alloc_shared_noncontig", "true");  // page-aligned segments: each registers alone
+            mpi::check(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, w->node, &w->mine, &w->win),
+                       "MPI_Win_allocate_shared(halo)");
+            MPI_Info_free(&info);
+            mpi::check(MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win), "MPI_Win_lock_all(halo)");
+            h.register_host(w->mine, bytes);
+            for (size_t p = 0; p < recv_peer_.size(); ++p) {
+                if (w->recv_node_rank[p] < 0) continue;
+                MPI_Aint size = 0;
+                int unit = 1;
+                void* base = nullptr;
+                mpi::check(MPI_Win_shared_query(w->win, w->recv_node_rank[p], &size, &unit, &base),
+                           "MPI_Win_shared_query(halo)");
+                w->peer_segment[p] = static_cast<char*>(base);
+                h.register_host(base, static_cast<std::size_t>(size));
+            }
+            w->width = r;
+            w->value_bytes = sizeof(T);
+        }
+    }
+    if (w == nullptr || w->peers == 0) {
+        ex.send = h.send_staging(r);
+        return static_cast<T*>(ex.send);
+    }
+    ex.parity = static_cast<int>(w->exchanges % 2);
+    // The buffers sit at the window's width, not r: a narrower sweep must not write into the
+    // buffer a peer may still read.
+    ex.send = reinterpret_cast<T*>(w->mine) + static_cast<std::size_t>(ex.parity) * pattern().send_index.size() * w->width;
+    return static_cast<T*>(ex.send);
+}
 
 global_index DistributedOperator::row_begin() const
 {
@@ -197,10 +377,10 @@ BasicHaloDevice<T>& DistributedOperator::halo() const
 }
 
 template <class T>
-void DistributedOperator::pack(const T* x, int r) const
+void DistributedOperator::pack(const T* x, int r, T* send) const
 {
     const double t0 = now();
-    halo<T>().pack(x, r);
+    halo<T>().pack(x, r, send);
     times_.pack += now() - t0;
 }
 
@@ -210,19 +390,27 @@ void DistributedOperator::post_exchange(int r, Exchange& ex) const
     const double t0 = now();
     BasicHaloDevice<T>& h = halo<T>();
     h.wait_packed();
-    T* send = h.send_staging(r);
+    const T* send = static_cast<const T*>(ex.send);
     T* received = h.halo_staging(r);
     const MPI_Datatype type = std::is_same_v<T, complex_double> ? MPI_C_DOUBLE_COMPLEX : MPI_C_FLOAT_COMPLEX;
+    const SharedWindow* w = shared_.get();
+    if (w != nullptr && w->win != MPI_WIN_NULL) MPI_Win_sync(w->win);  // the pack is visible before "packed"
     ex.requests.assign(recv_peer_.size() + send_peer_.size(), MPI_REQUEST_NULL);
-    constexpr int tag = 3141;
-    for (size_t p = 0; p < recv_peer_.size(); ++p)
-        mpi::check(MPI_Irecv(received + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r), type,
-                             recv_peer_[p], tag, opts_.comm, &ex.requests[p]),
+    for (size_t p = 0; p < recv_peer_.size(); ++p) {
+        const bool window = w != nullptr && w->recv_node_rank[p] >= 0;
+        mpi::check(window ? MPI_Irecv(nullptr, 0, MPI_BYTE, recv_peer_[p], packed_tag, opts_.comm, &ex.requests[p])
+                          : MPI_Irecv(received + recv_offset_[p] * r, static_cast<int>(recv_count_[p] * r), type,
+                                      recv_peer_[p], halo_tag, opts_.comm, &ex.requests[p]),
                    "MPI_Irecv(halo)");
-    for (size_t p = 0; p < send_peer_.size(); ++p)
-        mpi::check(MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r), type, send_peer_[p],
-                             tag, opts_.comm, &ex.requests[recv_peer_.size() + p]),
+    }
+    for (size_t p = 0; p < send_peer_.size(); ++p) {
+        MPI_Request* request = &ex.requests[recv_peer_.size() + p];
+        const bool window = w != nullptr && w->send_shared[p] != 0;
+        mpi::check(window ? MPI_Isend(nullptr, 0, MPI_BYTE, send_peer_[p], packed_tag, opts_.comm, request)
+                          : MPI_Isend(send + send_offset_[p] * r, static_cast<int>(send_count_[p] * r), type,
+                                      send_peer_[p], halo_tag, opts_.comm, request),
                    "MPI_Isend(halo)");
+    }
     times_.pack += now() - t0;
 }
 
@@ -234,7 +422,20 @@ void DistributedOperator::finish_exchange(Exchange& ex, int r) const
                "MPI_Waitall(halo)");
     const double t1 = now();
     times_.wait += t1 - t0;
-    halo<T>().unpack(r);
+    BasicHaloDevice<T>& h = halo<T>();
+    SharedWindow* w = shared_.get();
+    if (w != nullptr && w->win != MPI_WIN_NULL) MPI_Win_sync(w->win);  // the peers' packs, as "packed" said
+    std::vector<typename BasicHaloDevice<T>::Piece> pieces(recv_peer_.size());
+    const T* received = h.halo_staging(r);
+    for (size_t p = 0; p < recv_peer_.size(); ++p) {
+        const T* values = received + recv_offset_[p] * r;
+        if (w != nullptr && w->recv_node_rank[p] >= 0)
+            values = reinterpret_cast<const T*>(w->peer_segment[p]) +
+                     static_cast<global_index>(ex.parity) * w->peer_sends[p] * w->width + w->peer_offset[p] * r;
+        pieces[p] = {values, recv_offset_[p], recv_count_[p]};
+    }
+    h.unpack(r, pieces);
+    if (w != nullptr) ++w->exchanges;
     times_.pack += now() - t1;
 }
 
@@ -279,7 +480,7 @@ void DistributedOperator::sweep(const BasicBlockVector<T>& x, BasicBlockVector<T
         ~TeamSize() { omp_set_num_threads(team); }
     } team_size(mode == CommMode::Task);
 
-    pack(xp, r);  // a CPU rank's pack is a loop for the team; a GPU rank's is queued ahead of the local sweep
+    pack(xp, r, send_buffer<T>(r, ex));  // a CPU rank's pack is a loop for the team; a GPU rank's is queued ahead of the local sweep
     switch (mode) {
     case CommMode::Vector:
         post_exchange<T>(r, ex);

@@ -18,7 +18,9 @@
 /// bounds, not from communication.
 ///
 /// One apply(): pack the rows others need into the send buffer, exchange with non-blocking
-/// point-to-point messages, run the local part, then the remote correction
+/// point-to-point messages (or, with a peer on the same node, through the node's shared
+/// window: DistributedOptions::shared_memory_halo), run the local part, then the remote
+/// correction
 ///     y_i += scale * sum_h H_ih halo_h,     <y|x>_c += conj(dy_ic) x_ic
 /// which is exact because <y|x> is linear in y (and <x|x> does not involve y): the dots of
 /// the local sweep plus the remote correction are the dots of the full sweep. The three
@@ -80,6 +82,13 @@ struct DistributedOptions {
     /// index (the local operator is a CUDA one on it) or device::host_standin (the local
     /// operator is make_host_standin_operator's). See halo_device.hpp.
     int device = no_device;
+    /// Peers on this node (MPI_COMM_TYPE_SHARED) exchange through a shared window instead
+    /// of messages: each rank packs into its segment of the window (two alternating
+    /// buffers), a zero-byte message says "packed", the peer copies its rows straight out
+    /// of that segment (a GPU rank: one bus copy each way, no MPI copy). Off-node peers and
+    /// a node whose shared-memory file system has no room use messages. false: messages
+    /// everywhere (tests compare the two).
+    bool shared_memory_halo = true;
 };
 
 /// Seconds spent per phase since construction (accumulated over apply() calls).
@@ -139,6 +148,8 @@ public:
     /// How this rank sweeps: mode(), except overlap on a device rank (DistributedOptions::
     /// device set) where MPI provides MPI_THREAD_SERIALIZED, which sweeps as task.
     CommMode sweep_mode() const { return sweep_mode_; }
+    /// Peers this rank exchanges with through the node's shared window (the others: messages).
+    int shared_peers() const;
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override;
@@ -147,6 +158,11 @@ protected:
 
 private:
     struct Exchange;
+    struct SharedWindow;
+    /// The buffer this sweep packs into: send_staging(r), or this rank's segment of the
+    /// shared window (grown to width r first: collective over the node's ranks).
+    template <class T>
+    T* send_buffer(int r, Exchange& ex) const;
     /// One apply() in the local part's precision T (both do_apply overloads).
     template <class T>
     void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const;
@@ -159,7 +175,7 @@ private:
     }
     /// Pack x into the send staging (timed as pack).
     template <class T>
-    void pack(const T* x, int r) const;
+    void pack(const T* x, int r, T* send) const;
     /// Post the messages (timed as pack).
     template <class T>
     void post_exchange(int r, Exchange& ex) const;
@@ -184,6 +200,7 @@ private:
     CommMode sweep_mode_ = CommMode::Overlap;  ///< see sweep_mode()
     struct TaskMachinery;
     std::unique_ptr<TaskMachinery> tasks_;
+    mutable std::unique_ptr<SharedWindow> shared_;  ///< null: no rank of this node exchanges through it
 };
 
 }  // namespace topokpm::numerics

@@ -90,6 +90,25 @@ template void remote_correction_host(const HaloPattern&, const complex_single*, 
 
 namespace {
 
+/// Copies the pieces not already in place into halo (rows x r values).
+template <class T>
+void place_halo_pieces(const std::vector<typename BasicHaloDevice<T>::Piece>& pieces, int r, T* halo)
+{
+    // Rows of all pieces in one loop over blocks of 256 rows: the team shares every piece.
+    std::vector<std::pair<size_t, global_index>> blocks;  // (piece, first row in it)
+    for (size_t p = 0; p < pieces.size(); ++p)
+        if (pieces[p].values != halo + pieces[p].row_offset * r)
+            for (global_index i = 0; i < pieces[p].rows; i += 256) blocks.emplace_back(p, i);
+    const auto count = static_cast<std::int64_t>(blocks.size());
+#pragma omp parallel for schedule(static) if (count > 4)
+    for (std::int64_t b = 0; b < count; ++b) {
+        const auto& piece = pieces[blocks[b].first];
+        const global_index first = blocks[b].second, rows = std::min<global_index>(256, piece.rows - first);
+        std::memcpy(halo + (piece.row_offset + first) * r, piece.values + first * r,
+                    static_cast<size_t>(rows) * r * sizeof(T));
+    }
+}
+
 /// MPI staging in plain host vectors (the CPU rank and the host stand-in; a GPU rank's
 /// staging is page-locked, halo_device_cuda.cpp).
 template <class T>
@@ -121,8 +140,11 @@ public:
     int device() const override { return no_device; }
     const T* x_values(const Block& x) const override { return x.data(); }
     T* y_values(Block& y) const override { return y.data(); }
-    void pack(const T* x, int r) override { pack_rows_host(this->pattern_, x, r, this->send_staging(r)); }
-    void unpack(int) override {}  // MPI received into the buffer the remote part reads
+    void pack(const T* x, int r, T* send) override { pack_rows_host(this->pattern_, x, r, send); }
+    void unpack(int r, const std::vector<typename BasicHaloDevice<T>::Piece>& pieces) override
+    {
+        place_halo_pieces(pieces, r, this->halo_staging(r));  // what MPI received is in place
+    }
     void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) override
     {
         remote_correction_host(this->pattern_, this->halo_staging(r), x, y, r, scale, dots);
@@ -139,16 +161,16 @@ public:
     int device() const override { return device::host_standin; }
     const T* x_values(const Block& x) const override { return x.device_data_read(device::host_standin); }
     T* y_values(Block& y) const override { return y.device_data_read_write(device::host_standin); }
-    void pack(const T* x, int r) override
+    void pack(const T* x, int r, T* send) override
     {
         device_send_.resize(this->pattern_.send_index.size() * static_cast<size_t>(r));
         pack_rows_host(this->pattern_, x, r, device_send_.data());
-        std::memcpy(this->send_staging(r), device_send_.data(), device_send_.size() * sizeof(T));
+        std::memcpy(send, device_send_.data(), device_send_.size() * sizeof(T));
     }
-    void unpack(int r) override
+    void unpack(int r, const std::vector<typename BasicHaloDevice<T>::Piece>& pieces) override
     {
-        const T* staged = this->halo_staging(r);
-        device_halo_.assign(staged, staged + this->halo_.size());
+        device_halo_.resize(static_cast<size_t>(this->pattern_.halo_rows) * r);
+        place_halo_pieces(pieces, r, device_halo_.data());  // the "upload": no piece is in place there
     }
     void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) override
     {

@@ -6,8 +6,10 @@
 /// distributed_operator.cpp against this interface; plain C++, no MPI, no CUDA types.
 ///
 ///   pack          send[k][c] = x[send_index[k]][c] gathered where x lives, then copied into
-///                 the host staging buffer send_staging() that MPI sends from (wait_packed);
-///   unpack        the halo received into halo_staging() copied to where x and y live;
+///                 a host buffer: send_staging() that MPI sends from, or the rank's segment of
+///                 the node's shared window that peers on the node read (wait_packed);
+///   unpack        the halo, in pieces of host memory (halo_staging() where MPI received it,
+///                 or a peer's shared segment), copied to where x and y live;
 ///   apply_remote  the remote correction there, reading the unpacked halo:
 ///                     y_i += scale * sum_h H_ih halo_h,   yx_c += sum_i conj(d_ic) x_ic
 ///                 over the remote rows i (d = the correction just added).
@@ -78,18 +80,33 @@ public:
     /// GPU), valid until the next call with another r: what MPI sends from and receives into.
     virtual T* send_staging(int r) = 0;
     virtual T* halo_staging(int r) = 0;
+    /// Host memory the device copies to or from directly (the node's shared window, mapped
+    /// in this process): CUDA page-locks it (cudaHostRegister; where that is refused the
+    /// copies still work, through the driver's staging); unregister_host before it is freed
+    /// waits for the copies queued on it. Host and stand-in: nothing to do.
+    virtual void register_host(void* /*memory*/, std::size_t /*bytes*/) {}
+    virtual void unregister_host(void* /*memory*/) {}
 
-    /// Starts packing x (from x_values) into send_staging(r), on the thread that queued x's
-    /// latest writes. Host and stand-in: done on return, by the calling thread's OpenMP team.
-    /// CUDA: the gather and the download are queued on the copy stream after those writes,
-    /// ahead of the local sweep the caller launches next (a running sweep holds every SM
-    /// until it ends, so a gather queued after it would wait for it); returns at once.
-    virtual void pack(const T* x, int r) = 0;
-    /// Returns when send_staging(r) holds the pack; any thread (the communication thread).
+    /// Starts packing x (from x_values) into `send` (send_index.size() x r host values:
+    /// send_staging(r) or registered memory), on the thread that queued x's latest writes.
+    /// Host and stand-in: done on return, by the calling thread's OpenMP team. CUDA: the
+    /// gather and the download are queued on the copy stream after those writes, ahead of
+    /// the local sweep the caller launches next (a running sweep holds every SM until it
+    /// ends, so a gather queued after it would wait for it); returns at once.
+    virtual void pack(const T* x, int r, T* send) = 0;
+    /// Returns when `send` holds the pack (and every unpack queued before it is done: the
+    /// pieces it read may be overwritten); any thread (the communication thread).
     virtual void wait_packed() {}
-    /// Moves halo_staging(r), filled by MPI, to where apply_remote reads it (CUDA: queued on
-    /// the copy stream, the remote kernel waits for it; returns before it is done).
-    virtual void unpack(int r) = 0;
+    /// Halo rows [row_offset, row_offset + rows) are at `values` (host memory, rows x r).
+    struct Piece {
+        const T* values;
+        global_index row_offset, rows;
+    };
+    /// Moves the halo, whose rows the pieces cover once each, to where apply_remote reads it
+    /// (pieces inside halo_staging(r) at their own offset are already in place on the host).
+    /// CUDA: queued on the copy stream, the remote kernel waits for it; returns before it
+    /// is done, the pieces must stay until the next wait_packed().
+    virtual void unpack(int r, const std::vector<Piece>& pieces) = 0;
     /// Adds the remote correction from the unpacked halo to y (from y_values); adds this
     /// rank's remote share of yx to dots->yx when dots is not null (sized r).
     virtual void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) = 0;

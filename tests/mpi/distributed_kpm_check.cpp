@@ -22,7 +22,8 @@
 //     vectors orthonormal over the ranks to 1e-12;
 //   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial;
 //   - in single precision (check_single), the moments are within the float rounding bound
-//     of the serial single run.
+//     of the serial single run;
+//   - the halo through the node's shared window equals the message exchange bitwise.
 // Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
 // different order than serial (local part, then the remote correction), so y differs by
 // a few ulp of max|H| max|x| (~10 here): 1e-13 absolute. Dots are sums of N ~ 10^3 such
@@ -348,6 +349,33 @@ void check_single(const hamiltonians::Model& model, const std::vector<double>& w
     }
 }
 
+/// The halo through the node's shared window (the default; every rank of these tests is on
+/// one node) against messages only: the same values reach the same remote correction, so
+/// the moments (48 sweeps: both alternating buffers, widths 3 and 1) are bitwise equal.
+void check_transports(const hamiltonians::Model& model, const std::vector<global_index>& bounds,
+                      const std::shared_ptr<const Operator>& local, const std::string& tag)
+{
+    const numerics::KpmScaling scaling{8.0, 0.1};
+    for (const auto mode : {numerics::CommMode::Overlap, numerics::CommMode::Task}) {
+        numerics::DistributedOptions opts;
+        opts.mode = mode;
+        const numerics::DistributedOperator shared(model, bounds, opts, local);
+        opts.shared_memory_halo = false;
+        const numerics::DistributedOperator messages(model, bounds, opts, local);
+        const std::string t = tag + " " + numerics::comm_mode_name(mode) + " shared window";
+        expect(messages.shared_peers() == 0, t + ": messages-only operator has shared peers");
+        if (mpi::size() > 1)
+            expect(mpi::allreduce_sum(static_cast<std::int64_t>(shared.shared_peers())) > 0,
+                   t + ": no rank exchanges through the shared window on one node");
+        for (const int r : {3, 1}) {
+            const auto a = topokpm::testing::stochastic_trace(shared, 48, r, 7, scaling);
+            const auto b = topokpm::testing::stochastic_trace(messages, 48, r, 7, scaling);
+            expect(a.per_vector == b.per_vector, t + ": moments differ from the message exchange (width " +
+                                                     std::to_string(r) + ")");
+        }
+    }
+}
+
 int run()
 {
     my_rank = mpi::rank();
@@ -383,6 +411,7 @@ int run()
                                     static_cast<int>(bounds[my_rank + 1] / plane)));
             }
             check_single(*model, w, free, params.name + (free ? " free" : " sell") + (uneven ? " uneven" : " equal"));
+            check_transports(*model, bounds, local, params.name + (free ? " free" : " sell") + (uneven ? " uneven" : " equal"));
             for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
                 for (const bool every : {false, true}) {
                     numerics::DistributedOptions opts;

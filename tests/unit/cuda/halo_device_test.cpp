@@ -61,13 +61,18 @@ Outcome run_on(int device)
     const BlockVector x = block(1.0);
     BlockVector y = block(2.0);
     Outcome out;
-    halo->pack(halo->x_values(x), width);
+    halo->pack(halo->x_values(x), width, halo->send_staging(width));
     halo->wait_packed();
     const complex_type* sent = halo->send_staging(width);
     out.sent.assign(sent, sent + 4 * width);
+    // Halo rows 0-1 as MPI leaves them (in the staging buffer), rows 2-4 in a peer's memory
+    // (a shared segment): unpack must place both.
     complex_type* staged = halo->halo_staging(width);
-    for (int k = 0; k < 5 * width; ++k) staged[k] = complex_type(0.1 * k - 0.4, 1.0 / (k + 1));
-    halo->unpack(width);
+    std::vector<complex_type> peer(3 * width);
+    for (int k = 0; k < 5 * width; ++k)
+        (k < 2 * width ? staged[k] : peer[k - 2 * width]) = complex_type(0.1 * k - 0.4, 1.0 / (k + 1));
+    for (int k = 2 * width; k < 5 * width; ++k) staged[k] = complex_type(99.0, -99.0);  // stale: must not be read
+    halo->unpack(width, {{staged, 0, 2}, {peer.data(), 2, 3}});
     out.dots.reset(width);
     halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &out.dots);
     if (device != numerics::no_device) {
@@ -187,14 +192,14 @@ TEST(HaloDevice, SinglePrecisionHostHaloRoundsEachCorrectedEntryOnce)
     const auto x = convert_block<complex_single>(block(1.0));
     auto y = convert_block<complex_single>(block(2.0));
     const auto y_old = y;
-    halo->pack(halo->x_values(x), width);
+    halo->pack(halo->x_values(x), width, halo->send_staging(width));
     halo->wait_packed();
     const complex_single* sent = halo->send_staging(width);
     for (size_t k = 0; k < p.send_index.size(); ++k)
         for (int c = 0; c < width; ++c) EXPECT_EQ(sent[k * width + c], x(p.send_index[k], c));
     complex_single* staged = halo->halo_staging(width);
     for (int k = 0; k < 5 * width; ++k) staged[k] = complex_single(float(0.1 * k - 0.4), float(1.0 / (k + 1)));
-    halo->unpack(width);
+    halo->unpack(width, {{staged, 0, 5}});
     DotSums dots;
     dots.reset(width);
     halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &dots);
