@@ -134,6 +134,9 @@ echo "build config: TOPOKPM_CUDA option, CUDA targets present"
 if [ $DRY = 0 ]; then
   nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/logs/nvidia-smi.log" 2>&1
   cat "$OUT/logs/nvidia-smi.log"
+  # GPU + CPU ranks exchange through an MPI shared window backed by /dev/shm (a full or tiny
+  # one sends messages instead: the rank lines say "0 peer(s) through shared memory").
+  df -h /dev/shm 2>&1 | tail -1 | sed 's/^/shared memory: /'
 fi
 
 # ---- a boost_program_options package for configure (device image) ----
@@ -251,6 +254,12 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
       --device cuda --weights auto -o "$OUT/rate_mixed_$m.h5" &&
       record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: 8 cores each), --weights auto" &&
       record "rank_lines_$m" "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_$m.log" | tr '\n' ';')" "" "per sweep"
+    # the split of the rates alone (before the halo was charged: 3 of 200 planes free, 5 sell)
+    SPLIT=$([ $m = free ] && echo 197:3 || echo 195:5)
+    step "rate_gpu_cpu_ratesplit_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" ${RUN% -q} \
+      --matrix $m --device cuda --weights $SPLIT -o "$OUT/rate_mixed_ratesplit_$m.h5" &&
+      record "rate_gpu_plus_cpu_ratesplit_$m" "$(gflops "$OUT/rate_mixed_ratesplit_$m.h5")" Gflop/s "as above, --weights $SPLIT (the rates' split)" &&
+      record "rank_lines_ratesplit_$m" "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_ratesplit_$m.log" | tr '\n' ';')" "" "per sweep"
     # the same with a communication thread per rank (MPI progress while the local sweep runs)
     step "rate_gpu_cpu_task_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" ${RUN% -q} \
       --matrix $m --device cuda --weights auto --comm-mode task -o "$OUT/rate_mixed_task_$m.h5" &&

@@ -188,12 +188,27 @@ void Distribution::split_rows(const RunConfig& cfg, const hamiltonians::Model& m
                                            std::max(sample, block), cfg.kpm.sweep_width);
         });
         const std::vector<double> rates = mpi::allgather(rate);
-        agree([&] { weights_ = hetero::weights_from_rates(rates); });
+        // The halo each rank's x-slab receives whatever its share (its two faces): a rank
+        // weighted down keeps it (an H200 beside 8 cores: 3 of 200 planes gave the CPU rank a
+        // 1.9 ms sweep against the GPU's 1.3, issue 36), so auto charges it (weights_from_rates).
+        std::vector<double> halo;
+        if (const auto lat = lattice_halo(model); lat && lat->nx >= static_cast<std::uint64_t>(size_)) {
+            hetero::ProcessGrid slabs;
+            slabs.px = size_;
+            slabs.y_cuts = {0, lat->ny};
+            for (int i = 0; i <= size_; ++i) slabs.x_cuts.push_back(lat->nx * static_cast<std::uint64_t>(i) / size_);
+            for (int q = 0; q < size_; ++q) halo.push_back(static_cast<double>(hetero::tile_halo(*lat, slabs, q).rows));
+        }
+        agree([&] { weights_ = hetero::weights_from_rates(rates, halo, static_cast<double>(model.num_rows())); });
         if (root()) {
             std::string list;
             for (double w : weights_) list += (list.empty() ? "" : ":") + detail::concat(w);
             log::info("weights     : auto = ", list, " (each rank's ", to_string(cfg.storage.matrix), " SpMMV rate on the same ",
-                      std::max(sample, block), " rows)");
+                      std::max(sample, block), " rows",
+                      halo.empty() ? std::string()
+                                   : detail::concat("; its halo of ", static_cast<global_index>(halo.front()),
+                                                    " rows charged as ", hetero::halo_row_cost, " own rows each"),
+                      ")");
         }
     }
     // The same inputs on every rank, so every rank fails alike (a bad --weights, more ranks

@@ -37,6 +37,40 @@ std::vector<double> weights_from_rates(const std::vector<double>& rates)
     return weights;
 }
 
+std::vector<double> weights_from_rates(const std::vector<double>& rates, const std::vector<double>& halo_rows,
+                                       double total_rows)
+{
+    if (halo_rows.empty()) return weights_from_rates(rates);
+    weights_from_rates(rates);  // the rates' checks
+    TOPOKPM_REQUIRE(halo_rows.size() == rates.size(), halo_rows.size(), " halo sizes for ", rates.size(), " ranks");
+    TOPOKPM_REQUIRE(std::isfinite(total_rows) && total_rows > 0.0, "auto weights of ", total_rows, " rows");
+    double rate_sum = 0.0, halo_sum = 0.0;
+    for (std::size_t q = 0; q < rates.size(); ++q) {
+        TOPOKPM_REQUIRE(std::isfinite(halo_rows[q]) && halo_rows[q] >= 0.0, "halo of ", halo_rows[q], " rows on rank ", q);
+        rate_sum += rates[q];
+        halo_sum += halo_rows[q];
+    }
+    // Rows at time T: sum_q max(0, T r_q - c h_q), non-decreasing in T; at T_hi every term is
+    // at least T_hi r_q - c h_q, whose sum is total_rows. Bisection to a relative 1e-12.
+    const auto rows_at = [&](double t) {
+        double n = 0.0;
+        for (std::size_t q = 0; q < rates.size(); ++q) n += std::max(0.0, t * rates[q] - halo_row_cost * halo_rows[q]);
+        return n;
+    };
+    double lo = 0.0, hi = (total_rows + halo_row_cost * halo_sum) / rate_sum;
+    for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (rows_at(mid) < total_rows ? lo : hi) = mid;
+    }
+    const double mean = total_rows / static_cast<double>(rates.size());
+    std::vector<double> weights;
+    for (std::size_t q = 0; q < rates.size(); ++q) {
+        const double n = std::max(0.0, hi * rates[q] - halo_row_cost * halo_rows[q]);
+        weights.push_back(std::max(0.01, std::round(100.0 * n / mean) / 100.0));
+    }
+    return weights;
+}
+
 std::vector<double> parse_weights(const std::string& text, int num_ranks)
 {
     TOPOKPM_REQUIRE(num_ranks >= 1, "number of ranks must be at least 1, got ", num_ranks);

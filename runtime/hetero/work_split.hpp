@@ -39,6 +39,21 @@ std::vector<double> parse_weights(const std::string& text, int num_ranks);
 /// naming the rank when a rate is not positive and finite.
 std::vector<double> weights_from_rates(const std::vector<double>& rates);
 
+/// Exchange-aware `auto` weights: rank q receives halo_rows[q] rows per sweep whatever its
+/// share (the faces of its slab) and spends on each about as long as on
+/// halo_row_cost = 2 of its own rows (a CPU copies it in and runs the remote correction on
+/// it: ~96 bytes per row and column against the 48 of a matrix-free sweep; a stored matrix
+/// moves more per own row, so 2 overstates the halo there and errs towards fewer rows on
+/// slow ranks). The rows n_q = max(0, T rates[q] - 2 halo_rows[q]), T chosen so that they
+/// sum to total_rows, equalise every rank's time (n_q + 2 halo_rows[q]) / rates[q] that
+/// owns rows; weights n_q / mean, rounded to 0.01, at least 0.01 (split_rows gives such a
+/// rank one block: a rank cannot be empty). Empty halo_rows: weights_from_rates(rates).
+/// Same errors as weights_from_rates, and InputError for a negative or non-finite halo or
+/// halo_rows of another length.
+std::vector<double> weights_from_rates(const std::vector<double>& rates, const std::vector<double>& halo_rows,
+                                       double total_rows);
+inline constexpr double halo_row_cost = 2.0;
+
 /// Splits `num_rows` rows into weights.size() contiguous ranges proportional to the
 /// weights, boundaries at multiples of `block`. Every range is non-empty (at least one
 /// block). Throws InputError when num_rows is not a multiple of block or when there are

@@ -83,6 +83,26 @@ TEST(AutoWeights, FromMeasuredRates)
     EXPECT_EQ(split_rows(40, 4, weights_from_rates({1e-6, 100.0})).front().size(), 4u);
 }
 
+TEST(AutoWeights, ChargeEachRanksHaloAsTwoOwnRows)
+{
+    // Rates 1 and 3, 10 halo rows each, 100 rows: n_q = T r_q - 2 * 10 with 4 T - 40 = 100,
+    // T = 35: rows 15 and 85 (each rank's time (n_q + 20) / r_q = 35), weights n_q / 50.
+    EXPECT_EQ(weights_from_rates({1.0, 3.0}, {10.0, 10.0}, 100.0), (std::vector<double>{0.3, 1.7}));
+    // Equal rates and halos: equal weights, as without the halo.
+    EXPECT_EQ(weights_from_rates({5.0, 5.0, 5.0}, {8.0, 8.0, 8.0}, 300.0), (std::vector<double>{1.0, 1.0, 1.0}));
+    // The H200 node (issue 36): GPU 66x the 8-core CPU rank, each slab's halo 2 of 200
+    // planes of 32000 rows. Rate-proportional: 0.03 (3 planes, the CPU rank the slower);
+    // charged for its halo the CPU rank is worth no rows: the minimum, one plane.
+    const std::vector<double> h200 = weights_from_rates({66.0, 1.0}, {64000.0, 64000.0}, 6.4e6);
+    EXPECT_EQ(h200, (std::vector<double>{2.0, 0.01}));
+    EXPECT_EQ(split_rows(6400000, 32000, h200).back().size(), 32000u);
+    EXPECT_EQ(weights_from_rates({66.0, 1.0}), (std::vector<double>{1.97, 0.03}));
+    // No halo model (a matrix-market file): the rates alone.
+    EXPECT_EQ(weights_from_rates({16.4, 45.1}, {}, 1000.0), weights_from_rates({16.4, 45.1}));
+    EXPECT_THROW(weights_from_rates({1.0, 2.0}, {1.0}, 10.0), DimensionMismatch);
+    EXPECT_THROW(weights_from_rates({1.0, 0.0}, {1.0, 1.0}, 10.0), InputError);
+}
+
 TEST(AutoWeights, RejectsBadRates)
 {
     EXPECT_THROW(weights_from_rates({}), InputError);
