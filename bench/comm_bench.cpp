@@ -2,7 +2,11 @@
 // time of each phase and the planner's prediction beside it (issue 3, docs/scaling.md).
 //
 //   mpirun -np P comm-bench [--lattice NXxNYxNZ] [--width R] [--reps N] [--modes LIST]
-//                           [--bandwidth GBS] [--network GBS] [--decomposition 1d|2d|PXxPY]
+//                           [--halo shared,messages] [--bandwidth GBS] [--network GBS]
+//                           [--decomposition 1d|2d|PXxPY]
+//
+// --halo: each mode once with the halo through the node's shared window (the default of
+// kpm-dos) and once with messages only (DistributedOptions::shared_memory_halo).
 //
 // ti model, x and y periodic, rows split evenly (sites never split), or with --decomposition
 // 2d (or an explicit grid) into (x, y) tiles of whole z-columns as kpm-dos does (the grid of
@@ -56,6 +60,7 @@ struct Args {
     int width = 8;
     int reps = 9;
     std::vector<std::string> modes{"vector", "overlap", "task"};
+    std::vector<std::string> halos{"shared", "messages"};
     double bandwidth = 0, network = 10.0;
     std::string decomposition = "1d";
 };
@@ -86,6 +91,14 @@ Args parse(int argc, char** argv)
                 numerics::parse_comm_mode(m);
                 a.modes.push_back(m);
             }
+        } else if (s == "--halo") {
+            a.halos.clear();
+            std::stringstream in(next());
+            for (std::string h; std::getline(in, h, ',');) {
+                if (h != "shared" && h != "messages")
+                    throw InputError(detail::concat("--halo '", h, "': allowed are shared, messages"));
+                a.halos.push_back(h);
+            }
         } else if (s == "--bandwidth") {
             a.bandwidth = std::atof(next().c_str());
         } else if (s == "--decomposition") {
@@ -95,7 +108,7 @@ Args parse(int argc, char** argv)
         } else if (s == "--help" || s == "-h") {
             if (mpi::rank() == 0)
                 std::printf("usage: mpirun -np P comm-bench [--lattice NXxNYxNZ (32x32x40)] [--width R (8)] "
-                            "[--reps N (9)] [--modes vector,overlap,task] [--bandwidth GB/s (measured)] "
+                            "[--reps N (9)] [--modes vector,overlap,task] [--halo shared,messages] [--bandwidth GB/s (measured)] "
                             "[--network GB/s (10)] [--decomposition 1d|2d|PXxPY (1d)]\n");
             std::exit(0);
         } else {
@@ -173,7 +186,7 @@ void run(int argc, char** argv)
                     "(no overlap), %.3f ms (overlap)\n",
                     b, args.bandwidth > 0 ? "given" : "triad, all ranks at once", args.network,
                     2e3 * plan.seconds_per_moment, 2e3 * plan.seconds_per_moment_overlap);
-        std::printf("%-8s %11s %10s %10s %10s %11s %12s %11s\n", "mode", "sweep [ms]", "pack [ms]", "local [ms]",
+        std::printf("%-16s %11s %10s %10s %10s %11s %12s %11s\n", "mode/halo", "sweep [ms]", "pack [ms]", "local [ms]",
                     "wait [ms]", "remote [ms]", "halo [rows]", "reduce [us]");
     }
     const global_index nl = bounds[me + 1] - bounds[me];
@@ -189,9 +202,11 @@ void run(int argc, char** argv)
     if (mine.size() > 1) spec.rows.runs = mine;
     const std::shared_ptr<const Operator> local =
         numerics::make_operator(spec, hamiltonians::operator_source(*model)).op;
+    for (const std::string& halo_name : args.halos)
     for (const std::string& mode_name : args.modes) {
         numerics::DistributedOptions opts;
         opts.mode = numerics::parse_comm_mode(mode_name);
+        opts.shared_memory_halo = halo_name == "shared";
         if (mine.size() > 1) opts.canonical_runs = mine;
         const numerics::PermutedRows permuted(*model, order);
         const RowSource& source = grid.x_cuts.empty() || grid.py == 1 ? static_cast<const RowSource&>(*model) : permuted;
@@ -218,7 +233,7 @@ void run(int argc, char** argv)
         const double reduce = mpi::allreduce_max(MPI_Wtime() - r0) * 1e6;
         const auto halo = mpi::allreduce_max(static_cast<std::int64_t>(op.halo_rows()));
         if (me == 0)
-            std::printf("%-8s %11.3f %10.3f %10.3f %10.3f %11.3f %12lld %11.1f\n", mode_name.c_str(),
+            std::printf("%-16s %11.3f %10.3f %10.3f %10.3f %11.3f %12lld %11.1f\n", (mode_name + "/" + halo_name).c_str(),
                         median(t) * 1e3, pack, local, wait, remote, static_cast<long long>(halo), reduce);
     }
 }
