@@ -272,8 +272,11 @@ DistributedOperator::~DistributedOperator()
 {
     if (!shared_) return;
     // Freeing a window is collective: while an exception unwinds (one rank failing, the job
-    // about to abort) the others may never come, so leave it to the abort.
-    if (std::uncaught_exceptions() > 0) return;
+    // about to abort) the others may never come, so leave it to the abort; after
+    // MPI_Finalize there is nothing left to free.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (std::uncaught_exceptions() > 0 || finalized != 0) return;
     if (shared_->win != MPI_WIN_NULL) {
         std::visit([&](const auto& h) {
             h->unregister_host(shared_->mine);
