@@ -25,7 +25,8 @@
 # --part quick (about 5 minutes: a second run after fixes within the 15-minute device budget):
 # builds kpm-dos, cuda-spmmv-bench and the halo / device-rank tests only; runs those tests, the
 # bandwidth table, the rates (one GPU, the CPU, GPU + CPU ranks in the overlap and task comm
-# modes, each with its per-rank lines) and single vs double; skips the moment comparisons of
+# modes, each with its per-rank lines, and the rates' split beside auto) and single vs double
+# (with an Nsight Compute profile of one sweep of each where ncu runs); skips the moment comparisons of
 # step 3 (the CUDA tests check them too), the dense and the sparse benches.
 #
 # OUT (default ./device_out) and BUILD (default /tmp/topokpm-build-cuda) are taken from the
@@ -40,6 +41,8 @@
 # them: an empty program_options target and no kpm-dos; configure fails without METIS).
 # The call used on 2026-11-28 (about 6 minutes of device time, 3 of them the build):
 #   run(command="timeout 560 bash scripts/device_check.sh", carry=[".devcarry"], timeout_s=600)
+# and the quick part (about 6-7 minutes since the profile and the split runs were added):
+#   run(command="timeout 480 bash scripts/device_check.sh --part quick", carry=[".devcarry"], timeout_s=500)
 set -uo pipefail
 DRY=0
 LATTICE=200x200x40
@@ -288,6 +291,19 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
         relative "single-precision rounding, expected ~1e-7"
   elif [ $DRY = 0 ]; then
     record rate_gpu_single_r32 "not available" "" "$(grep -m1 -o 'precision single[^;]*' "$OUT/logs/rate_gpu_single_r32.log")"
+  fi
+  # What limits single at R = 32 (issue 36: 1.3-1.4x double, not 1.6x): one stencil sweep of
+  # each precision under Nsight Compute's speed-of-light and occupancy sections, where the
+  # image has ncu and lets it read the counters (logs/profile_*_r32.log; not recorded).
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
+  if [ -n "$NCU" ] || [ $DRY = 1 ]; then
+    for p in double single; do
+      step "profile_${p}_r32" "${NCU:-ncu}" --kernel-name regex:stencil_ --launch-skip 20 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+        "$KPM" ${RUN32/--moments 1024/--moments 64} --precision $p -o "$OUT/profile_$p.h5"
+    done
+  else
+    echo "no ncu in this image: GPU single not profiled"
   fi
 fi
 
