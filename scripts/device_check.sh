@@ -22,7 +22,7 @@
 #
 #   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ] [--part all|quick]
 #
-# --part quick (about 5 minutes: a second run after fixes within the 15-minute device budget):
+# --part quick (about 6-7 minutes: a second run after fixes within the 15-minute device budget):
 # builds kpm-dos, cuda-spmmv-bench and the halo / device-rank tests only; runs those tests, the
 # bandwidth table, the rates (one GPU, the CPU, GPU + CPU ranks in the overlap and task comm
 # modes, each with its per-rank lines, and the rates' split beside auto) and single vs double
