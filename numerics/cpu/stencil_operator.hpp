@@ -271,10 +271,12 @@ public:
     /// Two steps per pass (temporal blocking over lattice lines, see two_steps()) at R = 1
     /// where the sweep takes the shifted-load form and the lattice is 2-D after the
     /// relabelling (graphene); at R > 1 on such lattices the strip form of
-    /// stencil_two_step_wide.hpp where it is offered (kernels::cpu::two_steps_wide_offered).
-    /// StencilTuning::tblock_lines = 0 turns both off (A/B measurements).
+    /// stencil_two_step_wide.hpp where it is offered (kernels::cpu::two_steps_wide_offered);
+    /// on a 3-D lattice (ti) the wavefront over x-planes of two_steps_planes() where
+    /// planes_offered(r). StencilTuning::tblock_lines = 0 turns all off (A/B measurements).
     int fused_steps(int r) const override
     {
+        if (planes_offered(r)) return 2;
         if (r > 1)
             return wide_ok_ && tuning_.tblock_lines != 0 &&
                            kernels::cpu::two_steps_wide_offered(r)
@@ -342,6 +344,26 @@ private:
     friend struct SweepPlan;
     template <class T, int R, int B, bool Real>
     friend class SweepThread;
+
+    // ---- two steps per pass on a 3-D lattice (stencil_sweep.cpp) ----
+    /// True where two_steps_planes runs at width r: a 3-D lattice whose terms reach the
+    /// adjacent x-planes and y-columns only, double, B = 4 with the site form (ti), r = 1, 2, 4, 8.
+    bool planes_offered(int r) const;
+    /// y-columns per strip of two_steps_planes at width r (about 64 KiB of one vector per
+    /// x-plane; StencilTuning::tblock_strip_sites overrides).
+    int planes_strip(int r, int complex_bytes) const;
+    /// Steps A (y := scale (H - shift) x + beta y) and B (x := scale (H - shift) y + beta x) in
+    /// one pass: each thread owns a range of x-planes and sweeps it once per strip of
+    /// y-columns, A on plane p, then B on plane p - 1 over the strip's columns shifted back by
+    /// one (what B reads of A's y is complete, and no x that a later A reads is overwritten).
+    /// B on a thread's first and last planes (they need the neighbour thread's A) and on the
+    /// columns the y-wrap couples to the next strips (ny - 1, and 0 when y is periodic) waits
+    /// for one barrier. Every row is the one-step sweep's column() on the same inputs, so x and
+    /// y equal two apply() calls bit for bit; only the dots are summed in another order.
+    template <class T, int R, int B, bool Real>
+    void two_steps_planes(T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* first, DotSums* second) const;
+    template <class T>
+    void two_steps_planes_run(T* x, T* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second) const;
 
     // ---- two steps per pass (stencil_two_step_lines.cpp) ----
     /// Two steps on blocks of width r in T's precision: the strip form at r > 1, else the

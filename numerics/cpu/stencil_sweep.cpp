@@ -249,6 +249,11 @@ public:
 
     /// The z-columns of tile `tile` (x slowest, then y, then z).
     void tile(long index);
+    /// The whole z-columns (cx, cy), ya <= cy < yb (two_steps_planes).
+    void columns(int cx, int ya, int yb)
+    {
+        for (int cy = ya; cy < yb; ++cy) column(cx, cy, 0, p.nz);
+    }
     /// The thread's dots, in double, into its slot of `partial` (store_thread_dots).
     void store_dots(std::vector<double>& partial);
 
@@ -715,6 +720,89 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
         thread.store_dots(partial);
     }
     if (dots != nullptr) collect_dots(partial, team, plan.rr, dots);
+}
+
+bool CpuStencilOperator::planes_offered(int r) const
+{
+    if (extent_[0] == 1 || nb_ != 4 || precision_ != Precision::Double || tuning_.tblock_lines == 0) return false;
+    if (r != 1 && !((r == 2 || r == 4 || r == 8) && tuning_.wide_site_form)) return false;
+    if (!site_double_.ok) return false;
+    for (const auto& d : offsets_)
+        if (std::abs(d[0]) > 1 || std::abs(d[1]) > 1) return false;
+    return true;
+}
+
+int CpuStencilOperator::planes_strip(int r, int complex_bytes) const
+{
+    if (tuning_.tblock_strip_sites > 0) return tuning_.tblock_strip_sites;
+    const double column_bytes = static_cast<double>(complex_bytes) * nb_ * extent_[2] * r;
+    return std::max(1, static_cast<int>(64.0 * 1024.0 / column_bytes));
+}
+
+template <class T>
+void CpuStencilOperator::two_steps_planes_run(T* x, T* y, int r, const AugmentedOps& ops, DotSums* first,
+                                              DotSums* second) const
+{
+    if constexpr (std::is_same_v<T, double>) {
+        switch (r) {
+        case 1: return two_steps_planes<T, 1, 4, false>(x, y, r, ops, first, second);
+        case 2: return two_steps_planes<T, 2, 4, false>(x, y, r, ops, first, second);
+        case 4: return two_steps_planes<T, 4, 4, false>(x, y, r, ops, first, second);
+        case 8: return two_steps_planes<T, 8, 4, false>(x, y, r, ops, first, second);
+        default: break;
+        }
+    }
+    TOPOKPM_REQUIRE(false, name(), ": two steps over x-planes at R = ", r, " (planes_offered lied)");
+}
+
+template void CpuStencilOperator::two_steps_planes_run(double*, double*, int, const AugmentedOps&, DotSums*,
+                                                       DotSums*) const;
+template void CpuStencilOperator::two_steps_planes_run(float*, float*, int, const AugmentedOps&, DotSums*,
+                                                       DotSums*) const;
+
+template <class T, int R, int B, bool Real>
+void CpuStencilOperator::two_steps_planes(T* x, T* y, int runtime_r, const AugmentedOps& ops, DotSums* first,
+                                          DotSums* second) const
+{
+    const SweepPlan<T, R, B, Real> a(*this, x, y, runtime_r, ops, first != nullptr);   // A: y from x
+    const SweepPlan<T, R, B, Real> b(*this, y, x, runtime_r, ops, second != nullptr);  // B: x from y
+    const int nx = extent_[0], ny = extent_[1];
+    const int strip = planes_strip(a.rr, SweepPlan<T, R, B, Real>::kComplexBytes);
+    // B's columns in the strips: [y_lo, ny - 1); the others (the y-wrap's) after the barrier.
+    const int y_lo = periodic_[1] && ny > 1 ? 1 : 0;
+    std::vector<double> pa(static_cast<size_t>(a.max_threads) * 3 * a.rr, 0.0), pb(pa.size(), 0.0);
+    int team = 1;
+#pragma omp parallel num_threads(a.max_threads)
+    {
+#pragma omp single
+        team = omp_get_num_threads();  // (the barrier at its end: every thread sees team)
+        const int t = omp_get_thread_num();
+        const int p0 = static_cast<int>(static_cast<long>(nx) * t / team);
+        const int p1 = static_cast<int>(static_cast<long>(nx) * (t + 1) / team);
+        SweepThread<T, R, B, Real> ta(a), tb(b);
+        const auto in_stream = [&](int q) { return q > p0 && q < p1 - 1; };
+        for (int ya = 0; ya < ny; ya += strip) {
+            const int yb = std::min(ny, ya + strip);
+            const int ba = std::max(ya - 1, y_lo), be = std::min(yb - 1, ny - 1);
+            for (int p = p0; p < p1; ++p) {
+                ta.columns(p, ya, yb);
+                if (in_stream(p - 1)) tb.columns(p - 1, ba, be);
+            }
+        }
+#pragma omp barrier
+        for (int q = p0; q < p1; ++q) {
+            if (!in_stream(q)) {
+                tb.columns(q, 0, ny);
+                continue;
+            }
+            if (y_lo == 1) tb.columns(q, 0, 1);
+            tb.columns(q, ny - 1, ny);
+        }
+        ta.store_dots(pa);
+        tb.store_dots(pb);
+    }
+    if (first != nullptr) collect_dots(pa, team, a.rr, first);
+    if (second != nullptr) collect_dots(pb, team, b.rr, second);
 }
 
 }  // namespace topokpm::numerics::kernels::cpu::stencil

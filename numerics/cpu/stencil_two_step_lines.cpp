@@ -37,11 +37,12 @@ void CpuStencilOperator::do_apply_two_steps(BasicBlockVector<complex_single>& x,
                   second);
 }
 
-/// Two steps on blocks of width r in T's precision: the strip form at r > 1, else the
-/// R = 1 form for the site's orbital count.
+/// Two steps on blocks of width r in T's precision: the x-plane wavefront on a 3-D lattice,
+/// the strip form at r > 1, else the R = 1 form for the site's orbital count.
 template <class T>
 void CpuStencilOperator::two_steps_run(T* x, T* y, int r, const AugmentedOps& ops, DotSums* first, DotSums* second) const
 {
+    if (planes_offered(r)) return two_steps_planes_run(x, y, r, ops, first, second);
     if (r > 1)
         return kernels::cpu::two_steps_wide(
             wide_, x, y, r, ops, first, second,

@@ -539,8 +539,10 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
                                                   Precision::Single)
                   ->fused_steps(1),
               2);
-    // ti: dozens of row offsets (no shifted-load form) on a 3-D lattice.
-    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil())
+    // ti: dozens of row offsets (no shifted-load form) on a 3-D lattice: the x-plane
+    // wavefront instead in double (CpuStencilTwoStepsPlanes); in single one step per pass.
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(),
+                                                  Precision::Single)
                   ->fused_steps(1),
               1);
     numerics::StencilTuning off;
@@ -1044,4 +1046,93 @@ TEST(CpuStencil, NameCostAndArgumentChecks)
     BlockStencil broken = s;
     broken.potential.pop_back();
     EXPECT_THROW(numerics::make_cpu_stencil_operator(broken), InputError);
+}
+
+// Two steps per pass on a 3-D lattice (ti): the wavefront over x-planes of
+// CpuStencilOperator::two_steps_planes (numerics/cpu/stencil_sweep.cpp), strips of y-columns,
+// B one plane and one column behind A, the threads' first and last planes and the y-wrap's
+// columns after a barrier. Each row is the one-step sweep's column() on the same inputs, so
+// both blocks equal two apply() calls bit for bit; the dots are summed in another order.
+
+TEST(CpuStencilTwoStepsPlanes, OfferedForTiInDoubleAtTheSiteFormWidths)
+{
+    const auto ti = numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil());
+    for (const int r : {1, 2, 4, 8}) EXPECT_EQ(ti->fused_steps(r), 2) << "R=" << r;
+    for (const int r : {3, 16, 32}) EXPECT_EQ(ti->fused_steps(r), 1) << "R=" << r;
+    numerics::StencilTuning off;
+    off.tblock_lines = 0;
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(),
+                                                  Precision::Double, off)
+                  ->fused_steps(8),
+              1);
+    off = {};
+    off.wide_site_form = false;  // the row groups at R > 1: no planes there
+    const auto rows = numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(),
+                                                          Precision::Double, off);
+    EXPECT_EQ(rows->fused_steps(1), 2);
+    EXPECT_EQ(rows->fused_steps(8), 1);
+    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(),
+                                                  Precision::Single)
+                  ->fused_steps(8),
+              1);
+}
+
+TEST(CpuStencilTwoStepsPlanes, BothStepsEqualTwoSweepsBitwiseForEveryStripAndThreadCount)
+{
+    // ti with disorder and dots (a potential per site), every boundary; 5 planes (1-2 per
+    // thread at 3 threads: every plane deferred), 7 planes with 1, 2, 3 threads; strips of 1,
+    // 2 columns and the default; 2 columns (the y-wrap's columns coincide); R = 1, 2, 4, 8.
+    std::vector<hamiltonians::ModelParams> cases{ti_params(5, 3, 9, "ppo"), ti_params(7, 4, 6, "ppp"),
+                                                 ti_params(7, 5, 4, "ooo"), ti_params(6, 2, 5, "pop"),
+                                                 ti_params(3, 6, 8, "opo")};
+    unsigned seed = 2100;
+    for (const auto& params : cases) {
+        const BlockStencil s = hamiltonians::make_model(params)->block_stencil();
+        numerics::StencilTuning one_tuning;
+        one_tuning.tblock_lines = 0;
+        const auto one = numerics::make_cpu_stencil_operator(s, Precision::Double, one_tuning);
+        for (const int r : {1, 2, 4, 8})
+            for (const int strip : {1, 2, 0}) {
+                numerics::StencilTuning tuning;
+                tuning.tblock_strip_sites = strip;
+                const auto op = numerics::make_cpu_stencil_operator(s, Precision::Double, tuning);
+                ASSERT_EQ(op->fused_steps(r), 2) << describe(s);
+                for (const int threads : {1, 2, 3}) {
+                    SCOPED_TRACE(describe(s) + " boundary " + params.boundary + " R=" + std::to_string(r) +
+                                 " strip=" + std::to_string(strip) + " threads=" + std::to_string(threads));
+                    const global_index n = s.num_rows();
+                    const BlockVector x0 = random_block(n, r, seed), y0 = random_block(n, r, seed + 1);
+                    seed += 2;
+                    const AugmentedOps ops{0.37, -0.2, -1.0, true};
+                    BlockVector x = x0, y = y0, xs = x0, ys = y0;
+                    DotSums first, second, first_one, second_one;
+                    const int saved = omp_get_max_threads();
+                    omp_set_num_threads(threads);
+                    op->apply_two_steps(x, y, ops, &first, &second);
+                    one->apply(xs, ys, ops, &first_one);
+                    one->apply(ys, xs, ops, &second_one);
+                    omp_set_num_threads(saved);
+                    int bad = 0;
+                    for (size_t i = 0; i < y.size(); ++i)
+                        if ((y.data()[i] != ys.data()[i] || x.data()[i] != xs.data()[i]) && bad++ < 3)
+                            ADD_FAILURE() << "row " << i / r << " col " << i % r << ": y " << y.data()[i] << " vs "
+                                          << ys.data()[i] << ", x " << x.data()[i] << " vs " << xs.data()[i];
+                    EXPECT_EQ(bad, 0);
+                    // Dots: the same products in another order, sums of n terms of size <= max|.|^2.
+                    for (int c = 0; c < r; ++c) {
+                        double sx = 0, sy = 0;
+                        for (global_index i = 0; i < n; ++i) {
+                            sx += std::norm(x0(i, c)) + std::abs(ys(i, c)) * std::abs(x0(i, c));
+                            sy += std::norm(ys(i, c)) + std::abs(xs(i, c)) * std::abs(ys(i, c));
+                        }
+                        const double tol_a = 4.0 * (n + 2.0) * kEps * sx, tol_b = 4.0 * (n + 2.0) * kEps * sy;
+                        EXPECT_NEAR(first.xx[c], first_one.xx[c], tol_a) << "col " << c;
+                        EXPECT_LE(std::abs(first.yx[c] - first_one.yx[c]), tol_a) << "col " << c;
+                        EXPECT_NEAR(second.xx[c], second_one.xx[c], tol_b) << "col " << c;
+                        EXPECT_LE(std::abs(second.yx[c] - second_one.yx[c]), tol_b) << "col " << c;
+                    }
+                    if (::testing::Test::HasFailure()) return;
+                }
+            }
+    }
 }
