@@ -349,7 +349,7 @@ private:
     /// True where two_steps_planes runs at width r: a 3-D lattice whose terms reach the
     /// adjacent x-planes and y-columns only, double, B = 4 with the site form (ti), r = 1, 2, 4, 8.
     bool planes_offered(int r) const;
-    /// y-columns per strip of two_steps_planes at width r (about 64 KiB of one vector per
+    /// y-columns per strip of two_steps_planes at width r (about 160 KiB of one vector per
     /// x-plane; StencilTuning::tblock_strip_sites overrides).
     int planes_strip(int r, int complex_bytes) const;
     /// Steps A (y := scale (H - shift) x + beta y) and B (x := scale (H - shift) y + beta x) in

@@ -735,8 +735,11 @@ bool CpuStencilOperator::planes_offered(int r) const
 int CpuStencilOperator::planes_strip(int r, int complex_bytes) const
 {
     if (tuning_.tblock_strip_sites > 0) return tuning_.tblock_strip_sites;
+    // About 160 KiB of one vector per x-plane strip (ti 128x128x40 on 2 cores, 2 MiB L2 each,
+    // 2026-11-28: 8 columns at R = 8 1.10x the one-step sweep, 3 and 16 columns 1.07x and
+    // 1.00x; 16 at R = 4 1.09x; 25-64 at R = 1 1.07-1.09x, 128 0.96x; docs/performance.md).
     const double column_bytes = static_cast<double>(complex_bytes) * nb_ * extent_[2] * r;
-    return std::max(1, static_cast<int>(64.0 * 1024.0 / column_bytes));
+    return std::max(1, static_cast<int>(160.0 * 1024.0 / column_bytes));
 }
 
 template <class T>
