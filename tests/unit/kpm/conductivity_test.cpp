@@ -13,6 +13,8 @@
 #include <cmath>
 #include <complex>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/conductivity.hpp"
@@ -346,6 +348,92 @@ TEST(Conductivity, CleanGrapheneHallPlateau)
         ++checked;
     }
     EXPECT_GE(checked, 10);
+}
+
+// A trace stopped at any of its resumable points (each sweep of a block's right pass, each
+// batch of its left pass) and continued from the state it saved gives moments bit-identical
+// to an uninterrupted trace: the resumed right vectors are recomputed by the same
+// operations, the left recurrence continues from its saved vectors. M = 70 gives two left
+// batches of 32 per block; R = 5 in blocks of 2 a padded last block. Also a trace that saves
+// at every point without stopping (periodic checkpoints), and one stopped twice.
+TEST(TwoIndexMoments, StoppedAndResumedEqualsUninterrupted)
+{
+    const Sheet sheet;
+    const int m = 70, r = 5, width = 2;
+    const auto plan = numerics::random_phase_plan(sheet.n, r, 11);
+    numerics::TwoIndexTrace t;
+    t.h = sheet.h.op.get();
+    t.va = sheet.velocity[0].op.get();
+    t.vb = sheet.velocity[1].op.get();
+    t.plan = plan.get();
+    t.num_moments = m;
+    t.block_width = width;
+    t.scaling = sheet.scaling;
+    const numerics::TwoIndexMoments full = numerics::two_index_moments(t);
+    struct Stop {};
+    auto same = [&](const numerics::TwoIndexMoments& got, const std::string& what) {
+        ASSERT_EQ(got.gamma.size(), full.gamma.size()) << what;
+        ASSERT_EQ(got.per_slot.size(), full.per_slot.size()) << what;
+        int differ = 0;
+        for (size_t i = 0; i < full.gamma.size(); ++i) differ += got.gamma[i] != full.gamma[i];
+        for (size_t i = 0; i < full.per_slot.size(); ++i) differ += got.per_slot[i] != full.per_slot[i];
+        EXPECT_EQ(differ, 0) << what << ": values not bit-identical";
+    };
+    // Saving at every point (as periodic checkpoints do) leaves the trace as it was; the
+    // states tell which points are in a left pass.
+    std::vector<bool> in_left;
+    same(numerics::two_index_moments(
+             t, {}, {[] { return true; }, [&](const numerics::TwoIndexState& s) { in_left.push_back(bool(s.left)); }}),
+         "saving at every point");
+    const int points = static_cast<int>(in_left.size());
+    // Each of the 3 blocks offers its start, a point after each step of its right pass but
+    // the last, and one after each of its two left batches that end below M.
+    ASSERT_GE(points, 3 * (1 + 2) + (m - 2)) << "resumable points";
+    int left_stops = 0;
+    for (int stop_at = 1; stop_at <= points; ++stop_at) {
+        if (!in_left[stop_at - 1] && stop_at % 13 != 1) continue;
+        int call = 0;
+        std::optional<numerics::TwoIndexState> saved;
+        try {
+            numerics::two_index_moments(t, {},
+                                        {[&] { return ++call == stop_at; },
+                                         [&](const numerics::TwoIndexState& s) {
+                                             saved = s;
+                                             throw Stop{};
+                                         }});
+            FAIL() << "no stop at point " << stop_at;
+        } catch (const Stop&) {
+        }
+        ASSERT_TRUE(saved);
+        left_stops += saved->left.has_value();
+        same(numerics::two_index_moments(t, {}, {}, &*saved), "stopped at point " + std::to_string(stop_at));
+    }
+    EXPECT_EQ(left_stops, 6) << "two left batches in each of 3 blocks";
+    // Stopped twice: once in a left pass, the resumed trace again a little later.
+    {
+        std::optional<numerics::TwoIndexState> saved;
+        int call = 0;
+        auto stop_when = [&](int at) {
+            return numerics::TwoIndexCheckpoints{[&call, at] { return ++call == at; },
+                                                 [&](const numerics::TwoIndexState& s) {
+                                                     saved = s;
+                                                     throw Stop{};
+                                                 }};
+        };
+        try {
+            numerics::two_index_moments(t, {}, stop_when(m + 1));
+        } catch (const Stop&) {
+        }
+        ASSERT_TRUE(saved && saved->left) << "the first stop is in block 0's left pass";
+        numerics::TwoIndexState first = std::move(*saved);
+        call = 0;
+        try {
+            numerics::two_index_moments(t, {}, stop_when(5), &first);
+        } catch (const Stop&) {
+        }
+        ASSERT_TRUE(saved);
+        same(numerics::two_index_moments(t, {}, {}, &*saved), "stopped twice");
+    }
 }
 
 // The memory of a two-index trace: M kept blocks, a batch of left vectors and four more,
