@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <complex>
 #include <memory>
 #include <optional>
@@ -434,6 +435,55 @@ TEST(TwoIndexMoments, StoppedAndResumedEqualsUninterrupted)
         ASSERT_TRUE(saved);
         same(numerics::two_index_moments(t, {}, {}, &*saved), "stopped twice");
     }
+}
+
+// The kernel is the only approximation: in a Landau gap the reconstruction tends, as M
+// grows, to the Kubo formula of the eigenstates with no expansion at all,
+//     sigma_xy(mu) = (2 pi i / Omega) sum_{E_k < mu < E_l} [(v_x)_kl (v_y)_lk - (v_y)_kl (v_x)_lk] / (E_k - E_l)^2
+// (e^2/h, hbar = 1), an independent check of the kernel's formula and prefactor. The Jackson
+// kernel broadens each level by about pi a / M, and its Green's function derivative deviates
+// from 1 / (E_k - E_l)^2 by terms of order (pi a / (M gap))^2: the excess falls as 1 / M^2
+// (the 200x200 sheet's 1-2 plateau at M = 512, docs/physics.md "Conductivity"). Measured on
+// clean 6x6 at PHI = 1/12 in the 0-1 gap (Kubo: |sigma_xy| = 0.990 on this torus): excess 0.178 at
+// M = 64, 0.041 at M = 128, 0.0103 at M = 256 (4.3- and 4.0-fold); required: falling at least
+// 3-fold per doubling of M, and below 0.02 at M = 256.
+TEST(Conductivity, TendsToTheKuboFormulaAsTheKernelNarrows)
+{
+    const Sheet clean(1, 0.0);
+    const double area = hamiltonians::conductivity_measure(*clean.model).value;
+    const double pi = std::acos(-1.0);
+    auto kubo = [&](double mu) {
+        cplx sum = 0.0;
+        for (global_index k = 0; k < clean.n; ++k)
+            for (global_index l = 0; l < clean.n; ++l) {
+                if (!(clean.energies[k] < mu && clean.energies[l] > mu)) continue;
+                const cplx w = clean.v_eigen[0][k + l * clean.n] * clean.v_eigen[1][l + k * clean.n] -
+                               clean.v_eigen[1][k + l * clean.n] * clean.v_eigen[0][l + k * clean.n];
+                const double d = clean.energies[k] - clean.energies[l];
+                sum += w / (d * d);
+            }
+        return (cplx(0.0, 2.0 * pi / area) * sum).real();
+    };
+    const auto plan = numerics::exact_trace_plan(clean.n);
+    std::vector<double> excess;
+    double plateau = 0.0;
+    for (const int m : {64, 128, 256}) {
+        const analysis::Spectrum xy = clean.sigma(clean.moments(0, 1, *plan, m, 8), m, 2 * m, 0.0);
+        double worst = 0.0;
+        for (std::size_t j = 0; j < xy.energy.size(); ++j) {
+            const double e = xy.energy[j];
+            if (std::abs(e) < 0.25 || std::abs(e) > 0.5) continue;  // inside the 0-1 gap (E_1 = 0.67 t)
+            const double exact = kubo(e);
+            plateau = std::max(plateau, std::abs(exact));
+            worst = std::max(worst, std::abs(xy.rho[j] - exact));
+        }
+        excess.push_back(worst);
+        std::printf("M = %d: largest |sigma - Kubo| in the gap %.2e (Kubo |sigma| up to %.6f)\n", m, worst, plateau);
+    }
+    EXPECT_GT(plateau, 0.9) << "a test that can fail: the Kubo formula gives the plateau";
+    EXPECT_LT(excess[2], 2e-2);
+    EXPECT_LT(excess[1], excess[0] / 3.0);
+    EXPECT_LT(excess[2], excess[1] / 3.0);
 }
 
 // The memory of a two-index trace: M kept blocks, a batch of left vectors and four more,
