@@ -69,7 +69,7 @@ std::uint64_t crc64_of_text(const std::string& text) { return crc64(text.data(),
 /// The header values that decide the moments, as exact text in a fixed order: its CRC-64
 /// is the checksum `header` (not command_line and written_at, which are only reported).
 std::string header_text(const CheckpointData& d, std::int64_t blocks_done, std::int64_t sweeps_done, int ranks,
-                        const std::string& layout)
+                        const std::string& layout, const numerics::TwoIndexState* conductivity)
 {
     std::string text = detail::concat("version ", kFormatVersion, "\nrealization ", d.realization, " of ",
                                       d.num_realizations, "\nmoments ", d.num_moments, "\nslots ", d.num_slots,
@@ -78,6 +78,9 @@ std::string header_text(const CheckpointData& d, std::int64_t blocks_done, std::
                                       " ", exact(d.bounds.upper), "\nranks ", ranks, " ", layout, "\nthreads ", d.threads, "\n");
     for (const auto& [key, value] : std::map<std::string, std::string>(d.parameters.begin(), d.parameters.end()))
         text += key + " = " + value + "\n";
+    if (conductivity)
+        text += detail::concat("conductivity ", conductivity->blocks_done, " ", conductivity->left_done, " ",
+                               conductivity->left ? conductivity->left->sweeps_done : -1, "\n");
     return text;
 }
 
@@ -239,6 +242,7 @@ RunParameters run_parameters(const RunConfig& c, const std::vector<global_index>
         {"precision", to_string(c.storage.precision)},
     };
     if (!m.flux.zero()) p.push_back({"magnetic-flux", m.flux.text()});  // only field runs: older checkpoints stay valid
+    if (!c.kpm.conductivity.empty()) p.push_back({"conductivity", c.kpm.conductivity});  // likewise
     if (!c.kpm.ldos.empty()) p.push_back({"ldos", digest(std::vector<std::int64_t>(ldos_rows.begin(), ldos_rows.end()))});
     if (c.kpm.ldos_method == LdosMethod::Probing)
         p.insert(p.end(), {{"ldos-method", to_string(c.kpm.ldos_method)},
@@ -270,8 +274,10 @@ std::vector<std::string> parameter_differences(const RunParameters& saved, const
 }
 
 void write_checkpoint(const std::string& path, const CheckpointData& d, const numerics::BlockTrace* trace,
-                      const CheckpointRanks& ranks)
+                      const CheckpointRanks& ranks, const numerics::TwoIndexState* conductivity)
 {
+    if (!conductivity && d.conductivity) conductivity = &*d.conductivity;
+    TOPOKPM_REQUIRE(!conductivity || ranks.size == 1, "a checkpoint of the two-index moments on several ranks");
     const bool collective = ranks.size > 1;
     const numerics::ChebyshevState* block = trace ? trace->block_state() : (d.trace.block ? &*d.trace.block : nullptr);
     const std::vector<double>& sums = trace ? trace->sums() : d.trace.sums;
@@ -313,16 +319,45 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
                              {{"sweeps_done", std::int64_t(block->sweeps_done)}});
     }
 
+    AttributeList conductivity_crcs;  // one rank: each array whole
+    if (conductivity) {
+        const numerics::TwoIndexState& c = *conductivity;
+        const auto m = std::uint64_t(d.num_moments);
+        const auto write = [&](const std::string& name, const analysis::Meaning& meaning, const void* values,
+                               std::size_t count, const std::vector<std::uint64_t>& dims) {
+            out.write_doubles(name, meaning, static_cast<const double*>(values), count, dims);
+            conductivity_crcs.push_back({checksum_key(name), crc64(values, count * sizeof(double))});
+        };
+        out.write_attributes("/checkpoint/conductivity",
+                             {"none", "The two-index moments of --conductivity under way (TwoIndexState)."},
+                             {{"blocks_done", c.blocks_done}, {"left_done", std::int64_t(c.left_done)}});
+        // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+        write("/checkpoint/conductivity/sums", {"t^2 length^2", "The finished columns' two-index sums (re, im)."},
+              c.sums.data(), 2 * c.sums.size(), {std::uint64_t(d.num_slots), m, m, 2});
+        if (c.left) {
+            const numerics::ChebyshevState& l = *c.left;
+            const std::vector<std::uint64_t> dims{std::uint64_t(l.current.num_rows()), std::uint64_t(l.current.num_cols()), 2};
+            const analysis::Meaning vector{"1", "A vector of the left recurrence under way (re, im)."};
+            write("/checkpoint/conductivity/left/current", vector, l.current.data(), 2 * l.current.size(), dims);
+            write("/checkpoint/conductivity/left/previous", vector, l.previous.data(), 2 * l.previous.size(), dims);
+            write("/checkpoint/conductivity/left/raw", {"1", "The left recurrence's raw moments."}, l.raw.data(),
+                  l.raw.size(), {std::uint64_t(l.current.num_cols()), l.raw.size() / std::uint64_t(l.current.num_cols())});
+            out.write_attributes("/checkpoint/conductivity/left", {"none", "The left recurrence under way."},
+                                 {{"sweeps_done", std::int64_t(l.sweeps_done)}});
+        }
+    }
+
     // The CRC-64 of every dataset (the rows of several ranks put together, collective), once
     // the data is written: a write that fails (a full disk) costs no checksums.
     const std::vector<std::uint64_t> row_crcs = *crcs_of_rows(sets, true, ranks);
     AttributeList checksums = {
         {"header", crc64_of_text(header_text(d, blocks_done, block ? block->sweeps_done : -1, collective ? ranks.size : 1,
-                                             collective ? ranks.layout : std::string()))},
+                                             collective ? ranks.layout : std::string(), conductivity))},
         {checksum_key("/checkpoint/sums"), crc_of(summed_sums)}};
     if (!d.finished.empty()) checksums.push_back({checksum_key("/checkpoint/finished"), crc_of(finished)});
     if (block) checksums.push_back({checksum_key("/checkpoint/block/raw"), crc_of(summed_raw)});
     for (std::size_t i = 0; i < sets.size(); ++i) checksums.push_back({checksum_key(sets[i].name), row_crcs[i]});
+    checksums.insert(checksums.end(), conductivity_crcs.begin(), conductivity_crcs.end());
     out.write_attributes(kChecksums, {"none", "The CRC-64 of each dataset and of the header."}, checksums);
     out.commit();
 }
@@ -426,7 +461,8 @@ public:
     {
         const analysis::ResultReader in(path_);
         check_shapes(in, d);
-        if (crc64_of_text(header_text(d, d.trace.blocks_done, has_block_ ? sweeps_done_ : -1, d.ranks, d.layout)) !=
+        if (crc64_of_text(header_text(d, d.trace.blocks_done, has_block_ ? sweeps_done_ : -1, d.ranks, d.layout,
+                                      d.conductivity ? &*d.conductivity : nullptr)) !=
             in.read_uint64_attribute(kChecksums, "header"))
             throw fail("its header values do not match their CRC-64 (the file was changed or damaged after it was "
                        "written)");
@@ -442,6 +478,7 @@ public:
                          d.layout == ranks_.layout && in.exists("/checkpoint/rank_sums") &&
                          (!has_block_ || in.exists("/checkpoint/block/rank_raw"));
         if (!read_rank_rows(in, own, sums, block)) return;
+        if (d.conductivity) read_conductivity(in, d, *d.conductivity);
         if (ranks_.size > 1 && ranks_.partial_dots && !own && ranks_.rank != 0) {
             std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
             if (block) std::fill(block->raw.begin(), block->raw.end(), 0.0);
@@ -454,6 +491,57 @@ public:
 
 private:
     InputError fail(const std::string& why) const { return unusable(path_, why); }
+
+    /// The two-index state (checkpoint.hpp): its header values against the run, the shapes,
+    /// then the arrays, each finite and matching its CRC-64. The DOS moments must be finished.
+    void read_conductivity(const analysis::ResultReader& in, const CheckpointData& d, numerics::TwoIndexState& c) const
+    {
+        if (ranks_.size > 1) throw fail("it holds two-index moments of --conductivity, which run on one rank");
+        if (has_block_ || d.trace.blocks_done != num_blocks_ || d.realization != run_.num_realizations - 1)
+            throw fail("it holds two-index moments of --conductivity before its DOS moments are finished");
+        if (c.blocks_done >= num_blocks_)
+            throw fail(detail::concat("its value conductivity blocks_done = ", c.blocks_done, " is outside 0 .. ",
+                                      num_blocks_ - 1));
+        const int m = run_.num_moments, batch = std::min(m, numerics::kLeftBatch);
+        if (c.left ? !(c.left_done > 0 && c.left_done < m && c.left_done % batch == 0 &&
+                       (c.left->sweeps_done == c.left_done || c.left->sweeps_done == c.left_done - 1))
+                   : c.left_done != 0)
+            throw fail(detail::concat("its conductivity values left_done = ", c.left_done, ", sweeps_done = ",
+                                      c.left ? c.left->sweeps_done : -1, " are not a point the trace stops at"));
+        const std::optional<std::uint64_t> mm = times(m, m);
+        const std::optional<std::uint64_t> values = mm ? times(run_.num_slots, std::int64_t(*mm)) : std::nullopt;
+        if (!values || *values > std::uint64_t(PTRDIFF_MAX) / sizeof(complex_type))
+            throw fail("this run's two-index sums would be too large");
+        const std::vector<std::uint64_t> sums_dims{std::uint64_t(run_.num_slots), std::uint64_t(m), std::uint64_t(m), 2};
+        require_shape(in, "/checkpoint/conductivity/sums", sums_dims, "[slots, M, M, 2]");
+        const std::vector<std::uint64_t> raw_dims{std::uint64_t(width_),
+                                                  std::uint64_t(numerics::probing_trace_moments(m))};
+        if (c.left) {
+            const std::string n_text = detail::concat("[N, W, 2] with N = ", run_.num_rows, " rows");
+            require_shape(in, "/checkpoint/conductivity/left/current", block_dims_, n_text);
+            require_shape(in, "/checkpoint/conductivity/left/previous", block_dims_, n_text);
+            require_shape(in, "/checkpoint/conductivity/left/raw", raw_dims, "[W, 2 M - 2]");
+        }
+        // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+        const auto read = [&](const std::string& name, const std::vector<std::uint64_t>& dims, void* to,
+                              std::size_t count) {
+            double* v = static_cast<double*>(to);
+            in.read_doubles(name, dims, v, count);
+            if (!finite(v, count)) throw fail(name + " holds non-finite values");
+            verify(in, name, crc64(v, count * sizeof(double)));
+        };
+        c.sums.resize(*values);
+        read("/checkpoint/conductivity/sums", sums_dims, c.sums.data(), 2 * c.sums.size());
+        if (c.left) {
+            numerics::ChebyshevState& l = *c.left;
+            l.current = BlockVector(run_.num_rows, static_cast<int>(width_));
+            l.previous = BlockVector(run_.num_rows, static_cast<int>(width_));
+            l.raw.resize(raw_dims[0] * raw_dims[1]);
+            read("/checkpoint/conductivity/left/current", block_dims_, l.current.data(), 2 * l.current.size());
+            read("/checkpoint/conductivity/left/previous", block_dims_, l.previous.data(), 2 * l.previous.size());
+            read("/checkpoint/conductivity/left/raw", raw_dims, l.raw.data(), l.raw.size());
+        }
+    }
 
     void require_shape(const analysis::ResultReader& in, const std::string& name,
                        const std::vector<std::uint64_t>& want, const std::string& meaning) const
@@ -624,17 +712,18 @@ CheckpointData read_checkpoint_header(const std::string& path)
                               "disorder", "disorder-seed", "boundary", "moments", "vectors", "block-width", "vector-seed", "trace",
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
                               "matrix", "sell-C", "sell-sigma", "device", "precision", "ldos", "k-points",
-                              "model-file-sha256", "magnetic-flux", "ldos-method", "probing-distance", "probing-draws"};
+                              "model-file-sha256", "magnetic-flux", "ldos-method", "probing-distance", "probing-draws",
+                              "conductivity"};
         for (const char* key : keys) {
             std::string value;
             const std::string k = key;
             if (k == "ldos" || k == "k-points" || k == "model-file-sha256" || k == "magnetic-flux" || k == "ldos-method" ||
-                k == "probing-distance" || k == "probing-draws") {
+                k == "probing-distance" || k == "probing-draws" || k == "conductivity") {
                 try {
                     value = in.read_string_attribute("/checkpoint/parameters", key);
                 } catch (const IoError&) {
                     continue;  // only LDOS / spectral runs record their selection, file models their file, field runs
-                               // the flux, probing LDOS runs their method
+                               // the flux, probing LDOS runs their method, conductivity runs the component
                 }
             } else if (key == std::string("precision")) {
                 try {
@@ -649,6 +738,19 @@ CheckpointData read_checkpoint_header(const std::string& path)
             if (!printable(value, 256))
                 throw fail(detail::concat("its parameter '", key, "' is not printable text of at most 256 bytes"));
             d.parameters.push_back({key, value});
+        }
+        if (in.exists("/checkpoint/conductivity")) {
+            const auto at = [&](const char* group, const char* name) {
+                const std::int64_t v = in.read_int64_attribute(group, name);
+                if (v < 0 || v > int_max)
+                    throw fail(detail::concat("its value ", group, " ", name, " = ", v, " is outside 0 .. ", int_max));
+                return v;
+            };
+            numerics::TwoIndexState& c = d.conductivity.emplace();
+            c.blocks_done = at("/checkpoint/conductivity", "blocks_done");
+            c.left_done = static_cast<int>(at("/checkpoint/conductivity", "left_done"));
+            if (in.exists("/checkpoint/conductivity/left"))
+                c.left.emplace().sweeps_done = static_cast<int>(at("/checkpoint/conductivity/left", "sweeps_done"));
         }
         return d;
     });

@@ -21,6 +21,17 @@
 ///   /checkpoint/block/previous  float64 [N, W, 2]: v_{s-1}
 ///   /checkpoint/block/raw       float64 [W, M], attribute sweeps_done
 ///
+/// A run with --conductivity stopped in its two-index phase (one rank) holds its DOS moments
+/// finished (blocks_done = all blocks, no block) and the two-index trace's state
+/// (numerics::TwoIndexState), restored bit for bit:
+///   /checkpoint/conductivity               attributes blocks_done, left_done
+///   /checkpoint/conductivity/sums          float64 [slots, M, M, 2]: the finished columns' sums (re, im)
+///   /checkpoint/conductivity/left/current  float64 [N, W, 2], when a left pass is under way,
+///   /checkpoint/conductivity/left/previous float64 [N, W, 2]  with attribute sweeps_done
+///   /checkpoint/conductivity/left/raw      float64 [W, 2 M - 2]
+/// (CRC-64s named conductivity_sums, conductivity_left_current, ...; the header checksum
+/// covers the attributes).
+///
 /// Under mpirun (docs/cluster.md) the file is the same, written collectively (parallel
 /// HDF5): the vectors are global, in canonical row order, each rank writing its own rows
 /// (CheckpointRanks::rows); sums, raw and finished hold the moments summed over the ranks.
@@ -35,6 +46,7 @@
 /// is the one-process value whatever the rank count.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +54,7 @@
 #include "analysis/result_file.hpp"
 #include "app/cli/run_config.hpp"
 #include "numerics/kpm/block_trace.hpp"
+#include "numerics/kpm/two_index.hpp"
 
 namespace topokpm::app {
 
@@ -75,6 +88,10 @@ struct CheckpointData {
     int ranks = 1;                                ///< ranks that wrote it (header `ranks`)
     std::string layout;                           ///< their decomposition (header `layout`)
     bool own_partials = false;                    ///< read_checkpoint_state restored this rank's partial sums
+    /// --conductivity's two-index moments under way (the DOS moments then finished). From
+    /// read_checkpoint_header: blocks_done, left_done and left->sweeps_done; the arrays from
+    /// read_checkpoint_state.
+    std::optional<numerics::TwoIndexState> conductivity;
 };
 
 /// How this process takes part in a checkpoint; the defaults are one process, all rows.
@@ -96,11 +113,12 @@ struct CheckpointRanks {
     std::function<std::vector<std::uint64_t>(const std::vector<std::uint64_t>&)> gather;
 };
 
-/// Writes `data` (trace state taken from `trace` without copying its blocks) atomically.
+/// Writes `data` (trace state taken from `trace` without copying its blocks; the two-index
+/// state from `conductivity`, else data.conductivity, one rank) atomically.
 /// Collective when ranks.size > 1 (every rank calls it at the same sweep). Throws IoError
 /// naming the file (on every rank when collective).
 void write_checkpoint(const std::string& path, const CheckpointData& data, const numerics::BlockTrace* trace,
-                      const CheckpointRanks& ranks = {});
+                      const CheckpointRanks& ranks = {}, const numerics::TwoIndexState* conductivity = nullptr);
 
 /// The sizes of the run a checkpoint must fit (all known before anything is built).
 struct CheckpointRun {

@@ -1,5 +1,6 @@
 #include "app/run/conductivity_phase.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "analysis/conductivity.hpp"
@@ -45,14 +46,19 @@ double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model
     const double k = energy_points(cfg), m = cfg.kpm.num_moments;
     const std::int64_t slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
     // The trace (its moments included), the velocities, one slot's moments copied for its
-    // sigma, the grids and every slot's sigma for the error bars.
+    // sigma, the grids and every slot's sigma for the error bars, and the state a checkpoint
+    // copies: the sums, the left recurrence's two blocks and raw moments.
+    const double w = std::min<double>(width, cfg.kpm.trace == TraceKind::Exact ? n : cfg.kpm.num_vectors);
     return numerics::two_index_bytes(model.num_rows(), cfg.kpm.num_moments, width, slots) +
            2.0 * sell.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m +
-           8.0 * k * (4.0 + 2.0 * static_cast<double>(slots));
+           8.0 * k * (4.0 + 2.0 * static_cast<double>(slots)) +
+           16.0 * (static_cast<double>(slots) * m * m + 2.0 * n * w) +
+           8.0 * w * numerics::probing_trace_moments(cfg.kpm.num_moments);
 }
 
 ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
-                                         const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width)
+                                         const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width,
+                                         ConductivityCheckpoints ck)
 {
     ConductivityOutcome c;
     c.axes = hamiltonians::parse_conductivity_component(cfg.kpm.conductivity, model);
@@ -84,18 +90,77 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     t.scaling = scaling;
     const double t0 = wall_seconds();
     double last = t0;
-    numerics::TwoIndexMoments moments = numerics::two_index_moments(t, [&](std::int64_t done, std::int64_t total) {
-        if (SignalCatcher::pending() != 0)
-            throw RunInterrupted(detail::concat("stopped by ", signal_name(SignalCatcher::pending()),
-                                                " during the --conductivity phase after ", done, " of ", total,
-                                                " sweeps; that phase has no checkpoint and no result was written: "
-                                                "rerun the command (the DOS moments are computed again too)"));
+    std::int64_t first_done = -1, position = 0, total_sweeps = 0;  // progress: where this run started and stands
+    const auto progress = [&](std::int64_t done, std::int64_t total) {
+        if (first_done < 0) first_done = done - 1;
+        position = done;
+        total_sweeps = total;
         const double now = wall_seconds();
         if (now - last < cfg.outputs.progress_interval_s || done == total) return;
         last = now;
         log::info("  conductivity sweeps ", done, "/", total, ", elapsed ", fmt("%.1f", now - t0), " s, remaining ~",
-                  fmt("%.1f", (now - t0) / done * (total - done)), " s");
-    });
+                  fmt("%.1f", (now - t0) / double(done - first_done) * double(total - done)), " s");
+    };
+    if (ck.resume)
+        log::info("restart     : the two-index moments from block ", ck.resume->blocks_done + 1, ", ",
+                  ck.resume->left ? detail::concat(ck.resume->left_done, " left vectors into it")
+                                  : std::string("its start"));
+    // Checkpoints, decided at every resumable point of the trace: a signal or the deadline
+    // stops the phase, a period writes and goes on. The deadline test is the DOS moments'
+    // (moments_job.cpp, time_is_short): the next point may come after the longest gap
+    // between points seen so far, then the write; both with a factor 2, the first write
+    // guessed from its bytes at 100 MB/s plus 0.2 s.
+    double last_point = t0, last_checkpoint = t0, longest_gap = 0.0, write_seconds = -1.0;
+    std::int64_t stop_signal = 0;
+    bool time_short = false;
+    std::string last_failure;
+    const double state_bytes = 16.0 * (double(plan->num_slots()) * t.num_moments * t.num_moments + 2.0 * double(n) * width);
+    numerics::TwoIndexCheckpoints hooks;
+    hooks.due = [&] {
+        const double now = wall_seconds();
+        longest_gap = std::max(longest_gap, now - last_point);
+        last_point = now;
+        stop_signal = SignalCatcher::pending();
+        const double write = write_seconds >= 0.0 ? write_seconds : state_bytes / 100e6 + 0.2;
+        time_short = ck.deadline > 0.0 && now + 2.0 * (longest_gap + write) >= ck.deadline;
+        return stop_signal != 0 || time_short || (ck.every_s > 0.0 && now - last_checkpoint >= ck.every_s);
+    };
+    hooks.save = [&](const numerics::TwoIndexState& state) {
+        const bool stop = stop_signal != 0 || time_short;
+        const std::string why = stop_signal != 0 ? detail::concat("stopped by ", signal_name(int(stop_signal)))
+                                                 : std::string("stopped before the --time-limit");
+        const double t_write = wall_seconds();
+        try {
+            write_checkpoint(ck.path, ck.header, nullptr, {}, &state);
+        } catch (const IoError& e) {
+            last_checkpoint = wall_seconds();
+            if (stop)
+                throw IoError(detail::concat(
+                    why, " during the --conductivity phase, but the checkpoint could not be written: ", e.what(),
+                    c.checkpoint_id || ck.previous_intact
+                        ? detail::concat("; the previous checkpoint of this run is intact (resume with: ",
+                                         ck.resume_command, ")")
+                        : std::string("; no checkpoint exists, the progress is lost")));
+            if (e.what() != last_failure)
+                log::warning("checkpoint not written, the run goes on: ", e.what(),
+                             "; further failures for this reason are only counted");
+            last_failure = e.what();
+            return;
+        }
+        write_seconds = std::max(write_seconds, wall_seconds() - t_write);
+        last_checkpoint = wall_seconds();
+        ++c.checkpoints_written;
+        files::FileId id;
+        if (files::identify(ck.path, id)) c.checkpoint_id = id;
+        if (stop)
+            throw RunInterrupted(detail::concat(why, " during the --conductivity phase after ", position, " of ",
+                                                total_sweeps, " sweeps; checkpoint written to ", ck.path,
+                                                "\nresume with: ", ck.resume_command));
+        log::info("  checkpoint written to ", ck.path);
+    };
+    numerics::TwoIndexMoments moments =
+        numerics::two_index_moments(t, progress, hooks, ck.resume ? &*ck.resume : nullptr);
+    ck.resume.reset();
     c.seconds = wall_seconds() - t0;
     c.gamma = std::move(moments.gamma);
     // Sweeps of H: 2 (M - 1) per block; flops: the H sweeps, the M + 1 velocity products and
@@ -107,7 +172,9 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     c.sweeps = blocks * 2 * (cfg.kpm.num_moments - 1);
     const double flops = static_cast<double>(blocks) * w *
                          (2.0 * (m - 1.0) * (8.0 * nnz + 34.0 * n) + (m + 1.0) * 8.0 * nnz + 8.0 * m * m * n);
-    c.gflops = c.seconds > 0.0 ? flops / c.seconds * 1e-9 : 0.0;
+    // A resumed run made the sweeps from where it started (its recomputed right pass aside).
+    const double share = total_sweeps > 0 && first_done > 0 ? double(total_sweeps - first_done) / double(total_sweeps) : 1.0;
+    c.gflops = c.seconds > 0.0 ? share * flops / c.seconds * 1e-9 : 0.0;
 
     analysis::ConductivityGridInput in;
     in.gamma = &c.gamma;

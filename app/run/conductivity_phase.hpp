@@ -5,26 +5,35 @@
 /// vectors of --vector-seed, or all N with --trace exact; numerics/kpm/two_index.hpp) at
 /// block width W, sigma_ab(mu, --temperature) on the run's Chebyshev grid
 /// (analysis/conductivity.hpp) and the /conductivity group of the result (docs/format.md).
-/// One rank, one realization (the capability table and the options refuse the rest). Not
-/// checkpointed: a signal (SignalCatcher) stops it after the current sweep with
-/// RunInterrupted (exit 75), no result written; the run is then repeated from the start.
+/// One rank, one realization (the capability table and the options refuse the rest).
+/// Checkpointed like the DOS moments (ConductivityCheckpoints): a signal stops it at the next
+/// resumable point of the two-index trace (within one sweep of a right pass or one batch of
+/// kLeftBatch left vectors) with a checkpoint and RunInterrupted (exit 75); --restart then
+/// takes the DOS moments and the two-index state from the file and ends bit-identical to an
+/// uninterrupted run (same --threads).
 
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/reconstruct.hpp"
 #include "analysis/result_file.hpp"
+#include "app/checkpoint/checkpoint.hpp"
 #include "app/cli/run_config.hpp"
 #include "hamiltonians/velocity.hpp"
 #include "numerics/kpm/kpm.hpp"
+#include "numerics/kpm/two_index.hpp"
+#include "runtime/base/files.hpp"
 
 namespace topokpm::app {
 
-/// Bytes the phase holds at block width `width`: numerics::two_index_bytes and the two
-/// velocity matrices (SELL-8-1, priced by the cost model with H's nonzeros). Validates the
-/// component for the model first (InputError naming --conductivity).
+/// Bytes the phase holds at block width `width`: numerics::two_index_bytes, the two
+/// velocity matrices (SELL-8-1, priced by the cost model with H's nonzeros) and the copy of
+/// the two-index state a checkpoint writes. Validates the component for the model first
+/// (InputError naming --conductivity).
 double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, int width);
 
 struct ConductivityOutcome {
@@ -37,11 +46,28 @@ struct ConductivityOutcome {
     std::int64_t sweeps = 0;  ///< sweeps of H (block columns of width W)
     double seconds = 0.0;     ///< the moments
     double gflops = 0.0;      ///< of the H sweeps and velocity products in that time
+    int checkpoints_written = 0;
+    std::optional<files::FileId> checkpoint_id;  ///< the last checkpoint the phase wrote (removed once the result is)
+};
+
+/// When and where the phase checkpoints, as the DOS moments do: on SIGTERM/SIGINT/SIGUSR1 and
+/// before the deadline (checkpoint, then RunInterrupted), every `every_s` seconds (a failed
+/// periodic write is warned once and the run goes on). The file is `header` (the run's, its
+/// DOS moments finished: trace.blocks_done = all blocks) with the two-index state.
+struct ConductivityCheckpoints {
+    CheckpointData header;
+    std::string path;
+    std::string resume_command;            ///< printed after a stop
+    bool previous_intact = false;          ///< a checkpoint of this run exists (written before, or resumed)
+    double every_s = 0.0;                  ///< 0 = only on a signal or before the deadline
+    double deadline = 0.0;                 ///< wall_seconds() by which the run must have stopped; 0 = none
+    std::optional<numerics::TwoIndexState> resume;  ///< from --restart (moved into the trace)
 };
 
 /// Runs the phase on `h` (the run's operator, one rank) with the run's scaling and bounds.
 ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
-                                         const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width);
+                                         const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width,
+                                         ConductivityCheckpoints checkpoints);
 
 /// /conductivity/energy [K], /conductivity/sigma [K] (and sigma_stderr [K] with R >= 2
 /// random vectors), /conductivity/moments [M, M] and the

@@ -70,6 +70,7 @@ private:
             sweep(k, trace);
         }
         result_.slot_moments.push_back(trace.slot_moments());
+        result_.last_sums = trace.sums();
     }
 
     /// Whether the job must stop now to have its checkpoint in place before the deadline: the

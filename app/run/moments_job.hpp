@@ -77,6 +77,7 @@ struct MomentsJob {
 
 struct JobResult {
     std::vector<std::vector<double>> slot_moments;  ///< per realization, [slots, M]
+    std::vector<double> last_sums;                  ///< the last realization's finished trace sums (a later phase's checkpoint)
     std::int64_t num_sweeps = 0;                    ///< sweeps of the whole job
     std::int64_t sweeps_this_run = 0;
     std::int64_t num_blocks = 0;                    ///< per realization

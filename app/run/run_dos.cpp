@@ -311,8 +311,23 @@ struct DosRun::State {
     void compute_conductivity()
     {
         if (cfg.kpm.conductivity.empty()) return;
-        timers.time("conductivity",
-                    [&] { conductivity = app::compute_conductivity(cfg, *model, *op, scaling, bounds, width); });
+        // Its checkpoints hold the DOS moments finished (the one realization's trace done).
+        ConductivityCheckpoints ck;
+        ck.header = checkpoint_header();
+        ck.header.realization = num_real - 1;
+        ck.header.finished.assign(jr.slot_moments.begin(), jr.slot_moments.end() - 1);
+        ck.header.trace.blocks_done = jr.num_blocks;
+        ck.header.trace.sums = jr.last_sums;
+        ck.path = ckpt_path;
+        ck.resume_command = resume_command();
+        ck.previous_intact = jr.checkpoint_id.has_value() || resumed_id.has_value();
+        ck.every_s = cfg.outputs.checkpoint_every_s;
+        if (cfg.outputs.time_limit_s > 0.0) ck.deadline = t_start + cfg.outputs.time_limit_s;
+        if (resume && resume->conductivity) ck.resume = std::move(resume->conductivity);
+        timers.time("conductivity", [&] {
+            conductivity = app::compute_conductivity(cfg, *model, *op, scaling, bounds, width, std::move(ck));
+        });
+        if (conductivity->checkpoint_id) jr.checkpoint_id = conductivity->checkpoint_id;  // the one to remove at the end
     }
 
     /// --green: rho_j(E) = -Im G_jj(E + i eta) / pi of the --ldos rows on the KPM grid,
@@ -652,12 +667,13 @@ struct DosRun::State {
         if (cfg.kpm.trace == TraceKind::Exact) return numerics::exact_trace_plan(n);
         return numerics::random_phase_plan(n, cfg.kpm.num_vectors, realization_seed(cfg.kpm.vector_seed, k));
     };
-    job.resume = resume;
-    job.checkpoint_header.parameters = parameters;
-    job.checkpoint_header.command_line = cfg.provenance.command_line;
-    job.checkpoint_header.scaling = scaling;
-    job.checkpoint_header.bounds = bounds;
-    job.checkpoint_header.threads = threads;
+    if (resume) {  // the DOS part; a two-index state stays here for the conductivity phase (not copied)
+        std::optional<numerics::TwoIndexState> two_index = std::move(resume->conductivity);
+        resume->conductivity.reset();
+        job.resume = resume;
+        resume->conductivity = std::move(two_index);
+    }
+    job.checkpoint_header = checkpoint_header();
     job.checkpoint_path = ckpt_path;
     job.checkpoint_every_s = cfg.outputs.checkpoint_every_s;
     job.resume_command = resume_command();
@@ -671,6 +687,21 @@ struct DosRun::State {
     if (cfg.outputs.time_limit_s > 0.0) job.deadline = t_start + cfg.outputs.time_limit_s;
     job.checkpoint_bytes = 2.0 * 16.0 * width * double(numerics::part_rows(dist.operator_spec(cfg), n));
     return job;
+    }
+
+    /// What every checkpoint of this run records about it (the phases add their state).
+    CheckpointData checkpoint_header() const
+    {
+        CheckpointData h;
+        h.parameters = parameters;
+        h.command_line = cfg.provenance.command_line;
+        h.scaling = scaling;
+        h.bounds = bounds;
+        h.threads = threads;
+        h.num_moments = trace_moments;
+        h.num_slots = num_slots;
+        h.num_realizations = num_real;
+        return h;
     }
 
     /// The progress line of the moments, at most every --progress-interval seconds.
@@ -698,9 +729,12 @@ struct DosRun::State {
     /// Where a resumed run continues, and how its moments compare with an uninterrupted run's.
     void report_restart() const
     {
-    log::info("restart     : from ", cfg.outputs.restart, " at realization ", resume->realization + 1, "/", num_real,
-              ", block ", resume->trace.blocks_done + 1, ", ",
-              resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it",
+    log::info("restart     : from ", cfg.outputs.restart,
+              resume->conductivity
+                  ? std::string(": the DOS moments finished")
+                  : detail::concat(" at realization ", resume->realization + 1, "/", num_real, ", block ",
+                                   resume->trace.blocks_done + 1, ", ",
+                                   resume->trace.block ? resume->trace.block->sweeps_done : 0, " sweeps into it"),
               resume->ranks > 1 || dist.distributed()
                   ? detail::concat(" (written by ", resume->ranks, " rank(s), ",
                                    resume->own_partials ? "same layout: each rank's own partial sums"

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "runtime/base/error.hpp"
 
@@ -15,29 +16,9 @@ double two_index_bytes(global_index rows, int num_moments, int block_width, std:
     return (num_moments + std::min(num_moments, kLeftBatch) + 4) * block + (slots >= 2 ? slots + 1 : 1) * gamma;
 }
 
-namespace {
-
-/// Runs the recurrence from `start` until v_{M-1} and hands every v_n to visit(n, v_n) in order.
-template <class Visit, class Step>
-void each_chebyshev_vector(const Operator& h, BlockVector start, int num_moments, const KpmScaling& scaling,
-                           Visit&& visit, Step&& after_step)
-{
-    // probing_trace_moments(M) moments reach v_{M-1} (block_trace.hpp).
-    ChebyshevRecurrence recurrence(h, std::move(start), probing_trace_moments(num_moments), scaling);
-    int next = 0;
-    while (next < num_moments) {
-        const int before = recurrence.sweeps_done();
-        recurrence.step();
-        after_step(recurrence.sweeps_done() - before);
-        for (; next <= std::min(recurrence.sweeps_done(), num_moments - 1); ++next)
-            visit(next, recurrence.vector(next));
-    }
-}
-
-}  // namespace
-
 TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
-                                  const std::function<void(std::int64_t, std::int64_t)>& progress)
+                                  const std::function<void(std::int64_t, std::int64_t)>& progress,
+                                  const TwoIndexCheckpoints& checkpoints, TwoIndexState* resume)
 {
     TOPOKPM_USER_REQUIRE(t.num_moments >= 2, "{moments} ", t.num_moments, ": must be >= 2");
     TOPOKPM_USER_REQUIRE(t.block_width >= 1, "{block_width} ", t.block_width, ": must be >= 1");
@@ -53,6 +34,8 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
     const std::int64_t blocks = (columns + w - 1) / w;
     const auto k = static_cast<std::size_t>(n) * static_cast<std::size_t>(w);  // values per block
     const int batch = std::min(m, kLeftBatch);
+    // probing_trace_moments(M) moments reach v_{M-1} (block_trace.hpp).
+    const int recurrence_moments = probing_trace_moments(m);
 
     // Kept per moment column by column, [M][W][N]: column c of R_m at (m W + c) N, so that the
     // N x M matrix of one column's R_m has the leading dimension W N (likewise the L_n).
@@ -61,7 +44,27 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
     std::vector<complex_type> product(static_cast<std::size_t>(batch) * m);
     const auto mm = static_cast<std::size_t>(m) * static_cast<std::size_t>(m);
     const std::int64_t slots = t.plan->num_slots();
-    std::vector<complex_type> sums(static_cast<std::size_t>(slots) * mm, complex_type(0.0, 0.0));
+    TwoIndexState state;
+    std::optional<ChebyshevState> resumed_left;  // the left recurrence to continue, until it is
+    if (resume) {
+        TOPOKPM_REQUIRE(resume->blocks_done >= 0 && resume->blocks_done < blocks &&
+                            resume->sums.size() == static_cast<std::size_t>(slots) * mm &&
+                            (!resume->left ||
+                             (resume->left->current.num_rows() == n && resume->left->current.num_cols() == w &&
+                              resume->left_done > 0 && resume->left_done < m && resume->left_done % batch == 0 &&
+                              (resume->left->sweeps_done == resume->left_done ||
+                               resume->left->sweeps_done == resume->left_done - 1))),
+                        "saved two-index state (", resume->blocks_done, " blocks, ", resume->sums.size(),
+                        " sums, left vectors ", resume->left_done, ") does not fit this trace (", blocks,
+                        " blocks of width ", w, ", ", slots, " slots, M = ", m, ")");
+        state.blocks_done = resume->blocks_done;
+        state.sums = std::move(resume->sums);
+        resumed_left = std::move(resume->left);
+        state.left_done = resumed_left ? resume->left_done : 0;
+    } else {
+        state.sums.assign(static_cast<std::size_t>(slots) * mm, complex_type(0.0, 0.0));
+    }
+    std::vector<complex_type>& sums = state.sums;
     const auto nn = static_cast<std::size_t>(n);
     auto transpose_into = [&](complex_type* to, const BlockVector& v) {
         const complex_type* from = v.data();
@@ -70,27 +73,52 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
     };
     BlockVector scratch(n, w);
     const AugmentedOps plain{1.0, 0.0, 0.0, false};
-    const std::int64_t total_sweeps = blocks * 2 * (m - 1);
-    std::int64_t sweeps = 0;
-    auto count = [&](int done) {
+    const std::int64_t sweeps_per_block = 2 * (m - 1);
+    const std::int64_t total_sweeps = blocks * sweeps_per_block;
+    std::int64_t sweeps = 0;  // of the block under way
+    auto count = [&](std::int64_t b, int done) {
         sweeps += done;
-        if (progress) progress(sweeps, total_sweeps);
+        if (progress) progress(b * sweeps_per_block + sweeps, total_sweeps);
+    };
+    // A resumable point: `left` is the recurrence of the left pass under way (its state is
+    // saved with the sums), or null (the state saved is the block's start, or the resumed one).
+    auto pause = [&](const ChebyshevRecurrence* left) {
+        if (!checkpoints.due || !checkpoints.due()) return;
+        TwoIndexState saved;
+        saved.blocks_done = state.blocks_done;
+        saved.sums = sums;
+        if (left) saved.left = left->state();
+        else if (resumed_left) saved.left = resumed_left;
+        saved.left_done = saved.left ? state.left_done : 0;
+        checkpoints.save(saved);
     };
     const complex_type one(1.0, 0.0), zero(0.0, 0.0);
 
-    for (std::int64_t b = 0; b < blocks; ++b) {
+    for (std::int64_t b = state.blocks_done; b < blocks; ++b) {
+        state.blocks_done = b;
+        sweeps = 0;
         BlockVector start(n, w);
         t.plan->fill_runs(start, b * w, t.h->row_runs());
         BlockVector left_start(n, w);
-        t.va->apply(start, left_start, plain, nullptr);
-        each_chebyshev_vector(
-            *t.h, std::move(start), m, t.scaling,
-            [&](int i, const BlockVector& v) {
-                t.vb->apply(v, scratch, plain, nullptr);
-                transpose_into(right.data() + k * static_cast<std::size_t>(i), scratch);
-            },
-            count);
-        int filled = 0, first = 0;
+        if (!resumed_left) t.va->apply(start, left_start, plain, nullptr);
+        // The right pass: R_i = v_b T_i(Ht) |r>, i < M, kept.
+        {
+            pause(nullptr);
+            ChebyshevRecurrence recurrence(*t.h, std::move(start), recurrence_moments, t.scaling);
+            for (int next = 0; next < m;) {
+                const int before = recurrence.sweeps_done();
+                recurrence.step();
+                count(b, recurrence.sweeps_done() - before);
+                for (; next <= std::min(recurrence.sweeps_done(), m - 1); ++next) {
+                    t.vb->apply(recurrence.vector(next), scratch, plain, nullptr);
+                    transpose_into(right.data() + k * static_cast<std::size_t>(next), scratch);
+                }
+                if (next < m) pause(nullptr);
+            }
+        }
+        // The left pass: L_i = T_i(Ht) v_a |r>, a batch at a time against all R_j.
+        int filled = 0;
+        int& first = state.left_done;  // L_first .. are the batch under way
         auto flush = [&] {
             // Per column c: product (batch x M, column-major) = L_c^H R_c over the N rows.
             for (int c = 0; c < w; ++c) {
@@ -109,13 +137,29 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
             first += filled;
             filled = 0;
         };
-        each_chebyshev_vector(
-            *t.h, std::move(left_start), m, t.scaling,
-            [&](int, const BlockVector& v) {
-                transpose_into(left.data() + k * static_cast<std::size_t>(filled), v);
-                if (++filled == batch) flush();
-            },
-            count);
+        std::optional<ChebyshevRecurrence> recurrence;
+        if (resumed_left) {
+            sweeps = (m - 1) + resumed_left->sweeps_done;  // where the resumed block stands
+            recurrence.emplace(*t.h, std::move(*resumed_left), recurrence_moments, t.scaling);
+            resumed_left.reset();
+        } else {
+            first = 0;
+            recurrence.emplace(*t.h, std::move(left_start), recurrence_moments, t.scaling);
+        }
+        for (int next = first; next < m;) {
+            if (next > recurrence->sweeps_done()) {
+                const int before = recurrence->sweeps_done();
+                recurrence->step();
+                count(b, recurrence->sweeps_done() - before);
+            }
+            for (; next <= std::min(recurrence->sweeps_done(), m - 1); ++next) {
+                transpose_into(left.data() + k * static_cast<std::size_t>(filled), recurrence->vector(next));
+                if (++filled == batch) {
+                    flush();
+                    if (first < m) pause(&*recurrence);
+                }
+            }
+        }
         if (filled > 0) flush();
     }
     TwoIndexMoments out;

@@ -17,8 +17,16 @@
 /// start vector (so each vector's moments are kept apart: the error bars of sigma).
 /// Memory: two_index_bytes(); sweeps of H: 2 (M - 1) per block, plus M + 1 applications of
 /// a velocity. One rank (the operators' num_ranks() must be 1).
+///
+/// Checkpoints (TwoIndexCheckpoints): the trace can stop and later continue bit for bit from a
+/// TwoIndexState at every sweep of a block's first (right) recurrence, where the state is the
+/// block's start (the right vectors are recomputed: same operations, same values), and after
+/// each batch of kLeftBatch left vectors of its second one, where the state also holds that
+/// recurrence's two vectors. Identical results need the same operators and thread count.
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "numerics/base/operator.hpp"
@@ -54,11 +62,30 @@ struct TwoIndexMoments {
     std::int64_t num_slots = 1;
 };
 
+/// Where a two-index trace stands at one of its resumable points (a checkpoint's content).
+struct TwoIndexState {
+    std::int64_t blocks_done = 0;          ///< blocks whose columns are summed in `sums`
+    std::vector<complex_type> sums;        ///< [slots, M x M]: per slot the sum of its finished columns' terms
+    std::optional<ChebyshevState> left;    ///< block blocks_done's second recurrence, when under way
+    int left_done = 0;                     ///< with `left`: L_0 .. L_{left_done-1} are in `sums` (a multiple of
+                                           ///< kLeftBatch, below M; left->sweeps_done is left_done or left_done - 1)
+};
+
+/// Checkpoints of a two-index trace: at every resumable point due() is asked; when it says so,
+/// save() gets the state there (a copy). save() may throw to stop the trace.
+struct TwoIndexCheckpoints {
+    std::function<bool()> due;
+    std::function<void(const TwoIndexState&)> save;
+};
+
 /// gamma = (1 / slots) sum over the plan's columns of <c| v_a T_n v_b T_m |c> / divisor
 /// (= Tr[...]/N for both plans), and per slot the sum of its columns / divisor. `progress(done, total)`
 /// after every sweep of H, in sweeps (2 (M - 1) per block); it may throw to stop the trace.
-/// DimensionMismatch when the operators differ in rows or are distributed over ranks.
+/// DimensionMismatch when the operators differ in rows or are distributed over ranks, or
+/// when `resume` (a state saved by a trace of the same operators, plan, M and W; moved from)
+/// does not fit this trace. Progress counts from the resumed point.
 TwoIndexMoments two_index_moments(const TwoIndexTrace& trace,
-                                  const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+                                  const std::function<void(std::int64_t, std::int64_t)>& progress = {},
+                                  const TwoIndexCheckpoints& checkpoints = {}, TwoIndexState* resume = nullptr);
 
 }  // namespace topokpm::numerics

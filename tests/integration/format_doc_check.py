@@ -17,6 +17,12 @@ EXEMPT = {  # listed in docs/format.md, not produced by the serial runs of forma
     "/checkpoint/finished": "written once a realization has finished",
     "/checkpoint/rank_sums": "under mpirun with partial dot sums only",
     "/checkpoint/block/rank_raw": "under mpirun with partial dot sums only",
+    "/checkpoint/conductivity": "a run stopped in its --conductivity phase (kpm_conductivity_checkpoint)",
+    "/checkpoint/conductivity/left": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
+    "/checkpoint/conductivity/sums": "a run stopped in its --conductivity phase (kpm_conductivity_checkpoint)",
+    "/checkpoint/conductivity/left/current": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
+    "/checkpoint/conductivity/left/previous": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
+    "/checkpoint/conductivity/left/raw": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
 }
 
 TYPES = {"float64", "int64", "uint64", "complex128"}

@@ -11,8 +11,11 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <complex>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/conductivity.hpp"
@@ -346,6 +349,141 @@ TEST(Conductivity, CleanGrapheneHallPlateau)
         ++checked;
     }
     EXPECT_GE(checked, 10);
+}
+
+// A trace stopped at any of its resumable points (each sweep of a block's right pass, each
+// batch of its left pass) and continued from the state it saved gives moments bit-identical
+// to an uninterrupted trace: the resumed right vectors are recomputed by the same
+// operations, the left recurrence continues from its saved vectors. M = 70 gives two left
+// batches of 32 per block; R = 5 in blocks of 2 a padded last block. Also a trace that saves
+// at every point without stopping (periodic checkpoints), and one stopped twice.
+TEST(TwoIndexMoments, StoppedAndResumedEqualsUninterrupted)
+{
+    const Sheet sheet;
+    const int m = 70, r = 5, width = 2;
+    const auto plan = numerics::random_phase_plan(sheet.n, r, 11);
+    numerics::TwoIndexTrace t;
+    t.h = sheet.h.op.get();
+    t.va = sheet.velocity[0].op.get();
+    t.vb = sheet.velocity[1].op.get();
+    t.plan = plan.get();
+    t.num_moments = m;
+    t.block_width = width;
+    t.scaling = sheet.scaling;
+    const numerics::TwoIndexMoments full = numerics::two_index_moments(t);
+    struct Stop {};
+    auto same = [&](const numerics::TwoIndexMoments& got, const std::string& what) {
+        ASSERT_EQ(got.gamma.size(), full.gamma.size()) << what;
+        ASSERT_EQ(got.per_slot.size(), full.per_slot.size()) << what;
+        int differ = 0;
+        for (size_t i = 0; i < full.gamma.size(); ++i) differ += got.gamma[i] != full.gamma[i];
+        for (size_t i = 0; i < full.per_slot.size(); ++i) differ += got.per_slot[i] != full.per_slot[i];
+        EXPECT_EQ(differ, 0) << what << ": values not bit-identical";
+    };
+    // Saving at every point (as periodic checkpoints do) leaves the trace as it was; the
+    // states tell which points are in a left pass.
+    std::vector<bool> in_left;
+    same(numerics::two_index_moments(
+             t, {}, {[] { return true; }, [&](const numerics::TwoIndexState& s) { in_left.push_back(bool(s.left)); }}),
+         "saving at every point");
+    const int points = static_cast<int>(in_left.size());
+    // Each of the 3 blocks offers its start, a point after each step of its right pass but
+    // the last, and one after each of its two left batches that end below M.
+    ASSERT_GE(points, 3 * (1 + 2) + (m - 2)) << "resumable points";
+    int left_stops = 0;
+    for (int stop_at = 1; stop_at <= points; ++stop_at) {
+        if (!in_left[stop_at - 1] && stop_at % 13 != 1) continue;
+        int call = 0;
+        std::optional<numerics::TwoIndexState> saved;
+        try {
+            numerics::two_index_moments(t, {},
+                                        {[&] { return ++call == stop_at; },
+                                         [&](const numerics::TwoIndexState& s) {
+                                             saved = s;
+                                             throw Stop{};
+                                         }});
+            FAIL() << "no stop at point " << stop_at;
+        } catch (const Stop&) {
+        }
+        ASSERT_TRUE(saved);
+        left_stops += saved->left.has_value();
+        same(numerics::two_index_moments(t, {}, {}, &*saved), "stopped at point " + std::to_string(stop_at));
+    }
+    EXPECT_EQ(left_stops, 6) << "two left batches in each of 3 blocks";
+    // Stopped twice: once in a left pass, the resumed trace again a little later.
+    {
+        std::optional<numerics::TwoIndexState> saved;
+        int call = 0;
+        auto stop_when = [&](int at) {
+            return numerics::TwoIndexCheckpoints{[&call, at] { return ++call == at; },
+                                                 [&](const numerics::TwoIndexState& s) {
+                                                     saved = s;
+                                                     throw Stop{};
+                                                 }};
+        };
+        try {
+            numerics::two_index_moments(t, {}, stop_when(m + 1));
+        } catch (const Stop&) {
+        }
+        ASSERT_TRUE(saved && saved->left) << "the first stop is in block 0's left pass";
+        numerics::TwoIndexState first = std::move(*saved);
+        call = 0;
+        try {
+            numerics::two_index_moments(t, {}, stop_when(5), &first);
+        } catch (const Stop&) {
+        }
+        ASSERT_TRUE(saved);
+        same(numerics::two_index_moments(t, {}, {}, &*saved), "stopped twice");
+    }
+}
+
+// The kernel is the only approximation: in a Landau gap the reconstruction tends, as M
+// grows, to the Kubo formula of the eigenstates with no expansion at all,
+//     sigma_xy(mu) = (2 pi i / Omega) sum_{E_k < mu < E_l} [(v_x)_kl (v_y)_lk - (v_y)_kl (v_x)_lk] / (E_k - E_l)^2
+// (e^2/h, hbar = 1), an independent check of the kernel's formula and prefactor. The Jackson
+// kernel broadens each level by about pi a / M, and its Green's function derivative deviates
+// from 1 / (E_k - E_l)^2 by terms of order (pi a / (M gap))^2: the excess falls as 1 / M^2
+// (the 200x200 sheet's 1-2 plateau at M = 512, docs/physics.md "Conductivity"). Measured on
+// clean 6x6 at PHI = 1/12 in the 0-1 gap (Kubo: |sigma_xy| = 0.990 on this torus): excess 0.178 at
+// M = 64, 0.041 at M = 128, 0.0103 at M = 256 (4.3- and 4.0-fold); required: falling at least
+// 3-fold per doubling of M, and below 0.02 at M = 256.
+TEST(Conductivity, TendsToTheKuboFormulaAsTheKernelNarrows)
+{
+    const Sheet clean(1, 0.0);
+    const double area = hamiltonians::conductivity_measure(*clean.model).value;
+    const double pi = std::acos(-1.0);
+    auto kubo = [&](double mu) {
+        cplx sum = 0.0;
+        for (global_index k = 0; k < clean.n; ++k)
+            for (global_index l = 0; l < clean.n; ++l) {
+                if (!(clean.energies[k] < mu && clean.energies[l] > mu)) continue;
+                const cplx w = clean.v_eigen[0][k + l * clean.n] * clean.v_eigen[1][l + k * clean.n] -
+                               clean.v_eigen[1][k + l * clean.n] * clean.v_eigen[0][l + k * clean.n];
+                const double d = clean.energies[k] - clean.energies[l];
+                sum += w / (d * d);
+            }
+        return (cplx(0.0, 2.0 * pi / area) * sum).real();
+    };
+    const auto plan = numerics::exact_trace_plan(clean.n);
+    std::vector<double> excess;
+    double plateau = 0.0;
+    for (const int m : {64, 128, 256}) {
+        const analysis::Spectrum xy = clean.sigma(clean.moments(0, 1, *plan, m, 8), m, 2 * m, 0.0);
+        double worst = 0.0;
+        for (std::size_t j = 0; j < xy.energy.size(); ++j) {
+            const double e = xy.energy[j];
+            if (std::abs(e) < 0.25 || std::abs(e) > 0.5) continue;  // inside the 0-1 gap (E_1 = 0.67 t)
+            const double exact = kubo(e);
+            plateau = std::max(plateau, std::abs(exact));
+            worst = std::max(worst, std::abs(xy.rho[j] - exact));
+        }
+        excess.push_back(worst);
+        std::printf("M = %d: largest |sigma - Kubo| in the gap %.2e (Kubo |sigma| up to %.6f)\n", m, worst, plateau);
+    }
+    EXPECT_GT(plateau, 0.9) << "a test that can fail: the Kubo formula gives the plateau";
+    EXPECT_LT(excess[2], 2e-2);
+    EXPECT_LT(excess[1], excess[0] / 3.0);
+    EXPECT_LT(excess[2], excess[1] / 3.0);
 }
 
 // The memory of a two-index trace: M kept blocks, a batch of left vectors and four more,
