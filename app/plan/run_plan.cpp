@@ -102,6 +102,9 @@ RunPlan plan_run(const RunConfig& given)
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;
+    // Temporal blocking of a serial CPU run: the traffic of a pass of two sweeps.
+    if (cfg.runtime.plan.ranks == 1 && cfg.runtime.plan.gpus == 0)
+        in.sweeps_per_pass = sweeps_per_pass(operator_spec(cfg), *model, cfg.kpm.sweep_width);
     // The moments the sweeps run: M, or for probing the 2M - 2 that reach v_{M-1} (one
     // sweep per moment where an exact row's doubling gives two).
     in.moments = traced.trace_moments + traced.trace_moments % 2;
@@ -162,6 +165,7 @@ std::string plan_json(const RunPlan& r)
     number("block_width", width);
     number("sweep_moments", in.moments);
     number("sweeps", plan.sweeps);
+    number("sweeps_per_pass", in.sweeps_per_pass);
     number("memory_bandwidth_gbs", in.memory_gbs.empty() ? 0.0 : in.memory_gbs.front());
     key("memory_bandwidth_measured");
     s += r.bandwidth_measured ? "true" : "false";
@@ -210,10 +214,11 @@ void run_plan(const RunConfig& cfg)
                         static_cast<unsigned long long>(tiles), in.grid.px, in.grid.py,
                         static_cast<unsigned long long>(slabs));
     }
-    std::printf("run: %s%s%s, %lld start vectors in blocks of %d, %.0f sweeps, predicted %.3g s in all; "
+    std::printf("run: %s%s%s, %lld start vectors in blocks of %d, %.0f sweeps%s, predicted %.3g s in all; "
                 "largest checkpoint %s\n",
                 r.quantity.c_str(), r.ldos_method.empty() ? "" : " ", r.ldos_method.c_str(),
                 static_cast<long long>(r.columns), in.block_width > 0 ? in.block_width : in.vectors, plan.sweeps,
+                in.sweeps_per_pass == 2 && in.ranks == 1 && in.gpus == 0 ? " (two per pass over memory)" : "",
                 plan.total_seconds, format_bytes(r.checkpoint_bytes).c_str());
     if (cfg.runtime.memory_limit_gib <= 0)
         log::info("memory per rank: ", format_bytes(r.limit.bytes), " (this machine; give --memory-limit for the target)");
