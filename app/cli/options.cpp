@@ -391,7 +391,7 @@ po::options_description make_options(Program program)
 
     po::options_description planning("Planning (prints the per-rank plan of a distributed run; allocates nothing)");
     planning.add_options()
-        ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank")
+        ("plan", po::bool_switch(), "print rows, nonzeros, memory and halo per rank and the predicted time per moment for --ranks P, then exit; refuses plans that do not fit --memory-limit per rank; with --green also the sparse LU phase, from the run's analysis and five timed energies (docs/cluster.md)")
         ("plan-json", po::value<std::string>()->implicit_value("-"), "as --plan, the same plan as one JSON object (predicted_seconds, memory_per_rank_bytes, checkpoint_bytes, ranks, sweeps, ...; docs/cluster.md) on stdout, or with --plan-json=FILE in FILE")
         ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
         ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")

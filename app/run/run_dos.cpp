@@ -12,6 +12,7 @@
 #include "app/mpi/distribution.hpp"
 #include "app/cli/build_revision.hpp"
 #include "app/run/conductivity_phase.hpp"
+#include "app/run/green_cost.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
@@ -299,7 +300,7 @@ struct DosRun::State {
         green_lu = analyse_sparse_lu(*model);
     });
     const double factors = green_lu->factor_memory_bytes();
-    const double work = sparse_direct::green_workspace_bytes(n, 16) + 32.0 * double(model->estimated_nonzeros());
+    const double work = green_solve_bytes(*model);
     const double kpm = mem.total();
     mem.green_bytes = factors + work;
     require_memory(mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),

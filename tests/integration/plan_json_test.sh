@@ -9,6 +9,8 @@
 #    tolerance). Both sides run with --threads 1 and the plan measures this machine's
 #    triad bandwidth just before the run, so a loaded machine slows both alike; a DOS
 #    at M = 512 and the LDOS runs spend > 90 % of their time in the sweeps the plan prices;
+#  - an A(k, E) run along --k-path and an LDOS run with --green (its sparse LU phase priced
+#    by the run's own code) are within the same factor 3;
 #  - --realizations K plans K times the sweeps and the time of one;
 #  - checkpoint_bytes is the size of the checkpoint a DOS run of one block writes when
 #    --time-limit stops it mid-block (its datasets; HDF5's headers and attributes add less
@@ -67,6 +69,36 @@ compare ldos ldos 4
 plan_and_run probe --moments 64 --ldos layer:0 --ldos-method probing
 compare probe ldos 63
 check "probing: ldos_method in the plan" "grep -q '\"ldos_method\":\"probing\"' '$work/probe.json'"
+# A(k, E) along a path (17 momenta from G to X, 32 plane waves each: 34 blocks of M / 2).
+plan_and_run spectral --moments 64 --k-path G-X
+compare spectral spectral 32
+
+# --green: the sparse LU phase after the moments, priced by the run's own analysis and two
+# timed calls (green_seconds_per_energy, green_energies, green_memory_bytes), within a factor
+# 3 of the run (8x8x4: 128 energies of ~10 ms, the moments negligible); the plan's memory
+# holds the factors (the run prints their size after its analysis).
+g=(--model ti --lattice 8x8x4 --threads 1 --moments 64 --ldos 0,1 --green 0.05)
+"$dos" "${g[@]}" --plan-json > "$work/green.json" 2> "$work/green.err"
+check "green: --plan-json exit 0" "[ $? -eq 0 ] || { cat '$work/green.err'; false; }"
+t0=$(date +%s.%N)
+"$dos" "${g[@]}" -o "$work/green.h5" > "$work/green.txt" 2>&1
+rc=$?
+t1=$(date +%s.%N)
+check "green: run exit 0" "[ $rc -eq 0 ] || { cat '$work/green.txt'; false; }"
+$py -c "print($t1 - $t0)" > "$work/green.s"
+check "green: the plan prices the LU phase within a factor 3, its factors in the memory" "$py - '$work/green.json' '$work/green.txt' \$(cat '$work/green.s') <<'PY'
+import json, re, sys
+plan, text, measured = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), float(sys.argv[3])
+for k in ('green_energies', 'green_seconds_per_energy', 'green_seconds', 'green_memory_bytes'):
+    assert k in plan, k
+energies = int(re.search(r'green       : \d+ rows x (\d+) energies', text).group(1))
+assert plan['green_energies'] == energies, (plan['green_energies'], energies)
+factors = float(re.search(r'entries in L \+ U \(([0-9.]+) MiB\)', text).group(1)) * 2**20
+assert plan['green_memory_bytes'] >= factors and plan['memory_per_rank_bytes'] >= plan['green_memory_bytes'], plan
+ratio = plan['predicted_seconds'] / measured
+print(f\"predicted {plan['predicted_seconds']:.2f} s (green {plan['green_seconds']:.2f}), measured {measured:.2f} s wall, ratio {ratio:.2f}\")
+assert 1 / 3 <= ratio <= 3, ratio
+PY"
 
 # The same plan in a file, and --plan's table gives the same memory per rank.
 "$dos" "${slab[@]}" --moments 512 --plan-bandwidth 10 --plan-json="$work/file.json" > "$work/file.out" 2>&1
