@@ -9,6 +9,8 @@
 #    tolerance). Both sides run with --threads 1 and the plan measures this machine's
 #    triad bandwidth just before the run, so a loaded machine slows both alike; a DOS
 #    at M = 512 and the LDOS runs spend > 90 % of their time in the sweeps the plan prices;
+#  - graphene's DOS, whose stencil sweeps twice per pass over memory, is priced at a pass's
+#    traffic (sweeps_per_pass 2; ti: 1), within the same factor 3;
 #  - an A(k, E) run along --k-path and an LDOS run with --green (its sparse LU phase priced
 #    by the run's own code) are within the same factor 3;
 #  - --realizations K plans K times the sweeps and the time of one;
@@ -24,15 +26,16 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 py=/usr/bin/python3
 if ! $py -c 'import json' 2>/dev/null; then echo "FAIL: /usr/bin/python3 missing"; exit 1; fi
 slab=(--model ti --lattice 32x32x8 --threads 1)
+base=("${slab[@]}")  # what plan_and_run runs
 
 # plan_and_run NAME ARGS...: the plan as JSON, then the run, timed; writes NAME.json, NAME.txt, NAME.s
 plan_and_run() {
   local name="$1"; shift
-  "$dos" "${slab[@]}" "$@" --plan-json > "$work/$name.json" 2> "$work/$name.err"
+  "$dos" "${base[@]}" "$@" --plan-json > "$work/$name.json" 2> "$work/$name.err"
   check "$name: --plan-json exit 0" "[ $? -eq 0 ] || { cat '$work/$name.err'; false; }"
   local t0 t1
   t0=$(date +%s.%N)
-  "$dos" "${slab[@]}" "$@" -o "$work/$name.h5" > "$work/$name.txt" 2>&1
+  "$dos" "${base[@]}" "$@" -o "$work/$name.h5" > "$work/$name.txt" 2>&1
   local rc=$?
   t1=$(date +%s.%N)
   check "$name: run exit 0" "[ $rc -eq 0 ] || { cat '$work/$name.txt'; false; }"
@@ -72,6 +75,19 @@ check "probing: ldos_method in the plan" "grep -q '\"ldos_method\":\"probing\"' 
 # A(k, E) along a path (17 momenta from G to X, 32 plane waves each: 34 blocks of M / 2).
 plan_and_run spectral --moments 64 --k-path G-X
 compare spectral spectral 32
+
+# Two sweeps per pass over memory (graphene's stencil, temporal blocking at R = 1 and 8; the
+# run says 'two sweeps per pass'): priced at a pass's traffic (sweeps_per_pass 2), within
+# the same factor 3; ti's 3-D stencil sweeps one step per pass (1).
+base=(--model graphene --lattice 256x256 --threads 1)
+for r in 1 8; do
+  plan_and_run graphene$r --moments 512 --vectors $r
+  compare graphene$r dos 256
+  check "graphene R = $r: two sweeps per pass, in the run and in the plan" \
+    "grep -q 'two sweeps per pass' '$work/graphene$r.txt' && grep -q '\"sweeps_per_pass\":2' '$work/graphene$r.json'"
+done
+base=("${slab[@]}")
+check "ti: one sweep per pass in the plan" "grep -q '\"sweeps_per_pass\":1' '$work/dos.json'"
 
 # --green: the sparse LU phase after the moments, priced by the run's own analysis and two
 # timed calls (green_seconds_per_energy, green_energies, green_memory_bytes), within a factor
