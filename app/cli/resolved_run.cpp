@@ -53,8 +53,8 @@ TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& mo
                 // moments alone (no map) keep the survey distance.
                 distance = kSurveyProbingDistance;
                 if (t.map_filter) {
-                    const auto colours =
-                        static_cast<global_index>(std::ceil(2.0 * t.map_rank_estimate / cfg.kpm.probing_draws));
+                    const double rank = std::max(t.map_rank_estimate, kMinMapRank);
+                    const auto colours = static_cast<global_index>(std::ceil(2.0 * rank / cfg.kpm.probing_draws));
                     distance = numerics::smallest_probing_distance(lattice_of_rows, distinct, colours);
                 }
             }

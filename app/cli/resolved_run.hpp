@@ -43,9 +43,16 @@ struct TracedColumns {
 /// error is the cross terms beyond it; docs/physics.md).
 inline constexpr int kSurveyProbingDistance = 6;
 
+/// --probing-distance auto with a map energy: the rank it sizes the vectors for is at least
+/// this many states. The estimate is an average; where it is a few states, a finite layer's
+/// discrete spectrum and its degeneracies (Kramers pairs, +-k) put more than that near E (ti
+/// 12x12x4 at 0.6 t, M = 2048: estimate 3.8, rank above 8: no gap with 8 vectors).
+inline constexpr double kMinMapRank = 32;
+
 /// The traced columns of `cfg` on `model` (--probing-distance auto: with a map filter the
-/// smallest distance whose colours x draws reach twice numerics::probing_filter_rank_estimate
-/// of the distinct selected rows, else kSurveyProbingDistance); InputError for a selection or path the model
+/// smallest distance whose colours x draws reach twice the larger of kMinMapRank and
+/// numerics::probing_filter_rank_estimate of the distinct selected rows, else
+/// kSurveyProbingDistance); InputError for a selection or path the model
 /// does not have, and for --trace exact beyond 2 000 000 rows.
 TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& model);
 

@@ -601,13 +601,16 @@ struct DosRun::State {
     {
     std::vector<double> sum(selection->rows.size(), 0.0);
     bool spans = true;
-    for (int k = 0; k < num_real && spans; ++k) {
+    int done = 0;
+    double defect = 0.0;
+    for (int k = 0; k < num_real && spans; ++k, ++done) {
         const numerics::ProbingNystrom ny = numerics::probing_nystrom(*job.plan_for(k), jr.slot_moments[k]);
         spans = ny.spans;
         nystrom_rank = std::max(nystrom_rank, ny.rank);
-        nystrom_trace_defect += ny.trace_defect / num_real;
+        defect += ny.trace_defect;
         for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += ny.diagonal[i] / num_real;
     }
+    nystrom_trace_defect = defect / done;  // over the realizations looked at (to the first without a gap)
     if (spans) nystrom_map = std::move(sum);
     log::info("ldos map    : ", spans ? "Nystrom of the probing vectors filtered at the map energy"
                                       : "the probed moments' (the filtered probing block has no gap)",

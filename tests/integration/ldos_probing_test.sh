@@ -119,9 +119,9 @@ PY"
 
 # ---- --probing-distance auto (the default) with a map energy ----
 # The smallest distance whose colours x draws reach twice the filter's rank at an average
-# LDOS: 16x16x4 layer (1024 rows), Jackson M = 512: the filter's window is 0.026 of the
-# spectrum, rank estimate 26.7, so 54 colours: distance 3 (4 x 4 x 4 orbitals = 64; distance
-# 2 gives 16). The surface band at 0.6 t holds fewer states than the average (measured rank
+# LDOS, at least twice 32: 16x16x4 layer (1024 rows), Jackson M = 512: the filter's window
+# is 0.026 of the spectrum, rank estimate 26.7, so 64 colours: distance 3 (4 x 4 x 4
+# orbitals = 64; distance 2 gives 16). The surface band at 0.6 t holds fewer states than the average (measured rank
 # below the estimate): the Nystrom map, within 1 % rms of the exact one (as above) with 8x
 # fewer sweeps (64 vectors x 511 sweeps against 1024 rows x 256), and the estimated error
 # (the trace defect) within 1 % of the mean as well.
