@@ -245,7 +245,7 @@ void run_plan(const RunConfig& cfg, const GreenPricer& price_green)
                 in.sweeps_per_pass == 2 && in.ranks == 1 && in.gpus == 0 ? " (two per pass over memory)" : "",
                 r.predicted_seconds, format_bytes(r.checkpoint_bytes).c_str());
     if (r.green_energies > 0)
-        std::printf("green: %d energies per rank x %.3g s (one timed here: the sparse LU factorization and the "
+        std::printf("green: %d energies per rank x %.3g s (timed here: one sparse LU factorization and the "
                     "rows' solves) = %.3g s after the moments; factors and solves %s per rank\n",
                     r.green_energies, r.green_seconds_per_energy, r.green_seconds,
                     format_bytes(r.green_memory_bytes).c_str());
