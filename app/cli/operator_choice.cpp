@@ -1,5 +1,6 @@
 #include "app/cli/operator_choice.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "numerics/spmmv/stencil_kernels.hpp"
@@ -26,6 +27,25 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg)
 numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model)
 {
     return numerics::operator_cost_model(spec, model.potential_entries_per_row(), model.real_valued());
+}
+
+int sweeps_per_pass(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width)
+{
+    if (spec.kind != numerics::OperatorKind::Free || spec.device != numerics::Backend::Cpu) return 1;
+    if (model.kind().max_extents == 0 || !model.offers_block_stencil()) return 1;
+    hamiltonians::ModelParams probe = model.params();
+    probe.nx = std::min(probe.nx, 8);
+    probe.ny = std::min(probe.ny, 8);
+    probe.dot_potential = probe.dot_radius = 0.0;
+    probe.dot_period = 0;
+    probe.dot_depth = 1;
+    probe.disorder = 0.0;
+    probe.flux = {};
+    const std::unique_ptr<hamiltonians::Model> copy = hamiltonians::make_model(probe);
+    numerics::OperatorSpec whole = spec;
+    whole.rows = {};
+    const numerics::BuiltOperator built = numerics::make_operator(whole, hamiltonians::operator_source(*copy));
+    return built.op->fused_steps(width) >= 2 ? 2 : 1;
 }
 
 MatrixChoice fastest_matrix(const hamiltonians::Model& mdl, int width, Precision precision, DeviceKind device,

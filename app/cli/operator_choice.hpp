@@ -24,6 +24,14 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg);
 /// --plan.
 numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model);
 
+/// Sweeps per pass over memory (Operator::fused_steps) of the operator `spec` builds from
+/// `model` at block width `width` on one rank: 2 where the CPU stencil fuses two steps (2-D
+/// lattices: graphene at R = 1 and at the strip widths; numerics/cpu/stencil_operator.hpp),
+/// else 1 (sell, crs, cuda, a 3-D stencil). Learnt from that operator built on an 8x8
+/// in-plane copy of the model without dots, disorder or field (which change no kernel
+/// choice), as lattice_halo() learns the couplings: nothing proportional to N is allocated.
+int sweeps_per_pass(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width);
+
 /// The kind `--matrix auto` (the default) builds and why.
 struct MatrixChoice {
     MatrixKind kind = MatrixKind::Sell;

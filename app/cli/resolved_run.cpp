@@ -1,9 +1,11 @@
 #include "app/cli/resolved_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
+#include "analysis/reconstruct.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "runtime/base/error.hpp"
 
@@ -36,10 +38,29 @@ TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& mo
             TOPOKPM_USER_REQUIRE(without_field.offers_block_stencil(), "--ldos-method probing: model ",
                                  model.params().name, " has no lattice to colour; use --ldos-method exact");
             const BlockStencil lattice_of_rows = without_field.block_stencil();
-            t.probing = numerics::colour_rows(lattice_of_rows, t.selection->rows, cfg.kpm.probing_distance);
+            t.map_filter = cfg.kpm.ldos_map_energy.has_value() && cfg.kpm.kernel != analysis::DampingKernel::None;
+            std::vector<global_index> distinct = t.selection->rows;
+            std::sort(distinct.begin(), distinct.end());
+            distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+            if (t.map_filter)
+                t.map_rank_estimate = numerics::probing_filter_rank_estimate(
+                    analysis::damping_factors(cfg.kpm.kernel, cfg.kpm.num_moments, cfg.kpm.lorentz_lambda),
+                    static_cast<global_index>(distinct.size()));
+            int distance = cfg.kpm.probing_distance;
+            if (cfg.kpm.probing_distance_auto) {
+                // The Nystrom map is exact once the vectors outnumber twice the filter's rank
+                // on the rows; its estimate at an average LDOS sets the colours. The probed
+                // moments alone (no map) keep the survey distance.
+                distance = kSurveyProbingDistance;
+                if (t.map_filter) {
+                    const double rank = std::max(t.map_rank_estimate, kMinMapRank);
+                    const auto colours = static_cast<global_index>(std::ceil(2.0 * rank / cfg.kpm.probing_draws));
+                    distance = numerics::smallest_probing_distance(lattice_of_rows, distinct, colours);
+                }
+            }
+            t.probing = numerics::colour_rows(lattice_of_rows, t.selection->rows, distance);
             t.num_columns = static_cast<global_index>(t.probing->num_colours) * cfg.kpm.probing_draws;
             t.trace_moments = numerics::probing_trace_moments(cfg.kpm.num_moments);
-            t.map_filter = cfg.kpm.ldos_map_energy.has_value() && cfg.kpm.kernel != analysis::DampingKernel::None;
             if (t.map_filter)
                 t.num_slots += numerics::probing_filter_slots(t.num_slots, t.num_columns, cfg.kpm.num_moments);
         }
@@ -92,6 +113,7 @@ RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, i
 TracedColumns resolve_run(RunConfig& cfg, const hamiltonians::Model& model)
 {
     TracedColumns t = traced_columns(cfg, model);
+    if (t.probing) cfg.kpm.probing_distance = t.probing->distance;  // --probing-distance auto, resolved
     const int width = effective_block_width(cfg, t.num_columns);
     cfg.kpm.sweep_width = width;
     OperatorConfig& s = cfg.storage;

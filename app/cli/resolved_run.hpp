@@ -35,9 +35,24 @@ struct TracedColumns {
     /// also filters its vectors at the map energy (numerics::probing_plan's filter, in
     /// num_slots past the rows'), for the Nystrom map (numerics::probing_nystrom).
     bool map_filter = false;
+    /// With map_filter: numerics::probing_filter_rank_estimate of the distinct selected rows.
+    double map_rank_estimate = 0.0;
 };
 
-/// The traced columns of `cfg` on `model`; InputError for a selection or path the model
+/// --probing-distance auto without --ldos-map-energy: the probed moments' distance (their
+/// error is the cross terms beyond it; docs/physics.md).
+inline constexpr int kSurveyProbingDistance = 6;
+
+/// --probing-distance auto with a map energy: the rank it sizes the vectors for is at least
+/// this many states. The estimate is an average; where it is a few states, a finite layer's
+/// discrete spectrum and its degeneracies (Kramers pairs, +-k) put more than that near E (ti
+/// 12x12x4 at 0.6 t, M = 2048: estimate 3.8, rank above 8: no gap with 8 vectors).
+inline constexpr double kMinMapRank = 32;
+
+/// The traced columns of `cfg` on `model` (--probing-distance auto: with a map filter the
+/// smallest distance whose colours x draws reach twice the larger of kMinMapRank and
+/// numerics::probing_filter_rank_estimate of the distinct selected rows, else
+/// kSurveyProbingDistance); InputError for a selection or path the model
 /// does not have, and for --trace exact beyond 2 000 000 rows.
 TracedColumns traced_columns(const RunConfig& cfg, const hamiltonians::Model& model);
 
@@ -62,7 +77,8 @@ struct RankLayout {
 };
 RankLayout rank_layout(const RunConfig& cfg, const hamiltonians::Model& model, int ranks);
 
-/// Resolves `cfg` for `model`: cfg.kpm.sweep_width = effective_block_width(), and where
+/// Resolves `cfg` for `model`: cfg.kpm.sweep_width = effective_block_width(),
+/// cfg.kpm.probing_distance = the distance the probing colours were made for, and where
 /// --matrix or --sell-C is `auto`, the kind and chunk height for that width
 /// (fastest_matrix, default_sell_chunk_height). Returns the traced columns.
 TracedColumns resolve_run(RunConfig& cfg, const hamiltonians::Model& model);

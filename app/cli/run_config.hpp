@@ -62,7 +62,8 @@ struct KpmConfig {
     std::string ldos;                  ///< --ldos selection text; empty = no LDOS
     std::optional<double> ldos_map_energy;  ///< energy of the per-site map of a layer:Z selection
     LdosMethod ldos_method = LdosMethod::Exact;
-    int probing_distance = 6;          ///< --probing-distance: hops between rows of one colour
+    int probing_distance = 6;          ///< --probing-distance: hops between rows of one colour (auto: resolve_run())
+    bool probing_distance_auto = false;  ///< --probing-distance auto: `probing_distance` is chosen by resolve_run()
     int probing_draws = 1;             ///< --probing-draws: random phase draws per colour
     std::optional<double> green_eta;   ///< --green ETA: exact LDOS of the --ldos rows (models.md §7)
     std::string k_points;              ///< --k-points "mx,my;mx,my"

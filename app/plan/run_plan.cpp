@@ -76,7 +76,7 @@ std::string json_string(const std::string& s)
 
 }  // namespace
 
-RunPlan plan_run(const RunConfig& given)
+RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
 {
     // The model validates every parameter; it allocates nothing proportional to N.
     const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(given.model);
@@ -102,6 +102,9 @@ RunPlan plan_run(const RunConfig& given)
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;
+    // Temporal blocking of a serial CPU run: the traffic of a pass of two sweeps.
+    if (cfg.runtime.plan.ranks == 1 && cfg.runtime.plan.gpus == 0)
+        in.sweeps_per_pass = sweeps_per_pass(operator_spec(cfg), *model, cfg.kpm.sweep_width);
     // The moments the sweeps run: M, or for probing the 2M - 2 that reach v_{M-1} (one
     // sweep per moment where an exact row's doubling gives two).
     in.moments = traced.trace_moments + traced.trace_moments % 2;
@@ -137,6 +140,24 @@ RunPlan plan_run(const RunConfig& given)
                                                  in.ranks);
     // The target's limit when given (--memory-limit), else this machine's (memory_limit()).
     out.limit = memory_limit(cfg.runtime.memory_limit_gib, 1);
+    out.predicted_seconds = out.plan.total_seconds;
+    if (cfg.kpm.green_eta) {
+        // The energies are dealt over the ranks; each rank holds one set of factors.
+        TOPOKPM_REQUIRE(static_cast<bool>(price_green), "--plan with --green without the green phase's pricing");
+        const GreenCost g = price_green(cfg, *model, traced.selection->rows);
+        const int ranks = cfg.runtime.plan.ranks;
+        out.green_energies = (g.energies + ranks - 1) / ranks;
+        out.green_seconds_per_energy = g.seconds_per_energy;
+        out.green_seconds = g.seconds_fixed + out.green_energies * g.seconds_per_energy;
+        out.green_memory_bytes = g.memory_bytes;
+        out.predicted_seconds += out.green_seconds;
+        out.plan.max_memory_bytes = 0;
+        for (hetero::RankPlan& rp : out.plan.ranks) {
+            if (rp.gpu) continue;
+            rp.memory_bytes += g.memory_bytes;
+            out.plan.max_memory_bytes = std::max(out.plan.max_memory_bytes, rp.memory_bytes);
+        }
+    }
     return out;
 }
 
@@ -162,13 +183,20 @@ std::string plan_json(const RunPlan& r)
     number("block_width", width);
     number("sweep_moments", in.moments);
     number("sweeps", plan.sweeps);
+    number("sweeps_per_pass", in.sweeps_per_pass);
     number("memory_bandwidth_gbs", in.memory_gbs.empty() ? 0.0 : in.memory_gbs.front());
     key("memory_bandwidth_measured");
     s += r.bandwidth_measured ? "true" : "false";
     number("network_gbs", in.network_gbs);
     number("seconds_per_moment", plan.seconds_per_moment);
     number("seconds_per_moment_overlap", plan.seconds_per_moment_overlap);
-    number("predicted_seconds", plan.total_seconds);
+    if (r.green_energies > 0) {
+        number("green_energies", r.green_energies);
+        number("green_seconds_per_energy", r.green_seconds_per_energy);
+        number("green_seconds", r.green_seconds);
+        number("green_memory_bytes", r.green_memory_bytes);
+    }
+    number("predicted_seconds", r.predicted_seconds);
     number("memory_per_rank_bytes", plan.max_memory_bytes);
     number("gpu_memory_per_rank_bytes", plan.max_gpu_memory_bytes);
     number("memory_limit_bytes", r.limit.bytes);
@@ -176,9 +204,9 @@ std::string plan_json(const RunPlan& r)
     return s + "}";
 }
 
-void run_plan(const RunConfig& cfg)
+void run_plan(const RunConfig& cfg, const GreenPricer& price_green)
 {
-    const RunPlan r = plan_run(cfg);
+    const RunPlan r = plan_run(cfg, price_green);
     const hetero::Plan& plan = r.plan;
     const hetero::PlanInput& in = plan.input;
     const std::string& json_path = cfg.runtime.plan.json;
@@ -210,11 +238,17 @@ void run_plan(const RunConfig& cfg)
                         static_cast<unsigned long long>(tiles), in.grid.px, in.grid.py,
                         static_cast<unsigned long long>(slabs));
     }
-    std::printf("run: %s%s%s, %lld start vectors in blocks of %d, %.0f sweeps, predicted %.3g s in all; "
+    std::printf("run: %s%s%s, %lld start vectors in blocks of %d, %.0f sweeps%s, predicted %.3g s in all; "
                 "largest checkpoint %s\n",
                 r.quantity.c_str(), r.ldos_method.empty() ? "" : " ", r.ldos_method.c_str(),
                 static_cast<long long>(r.columns), in.block_width > 0 ? in.block_width : in.vectors, plan.sweeps,
-                plan.total_seconds, format_bytes(r.checkpoint_bytes).c_str());
+                in.sweeps_per_pass == 2 && in.ranks == 1 && in.gpus == 0 ? " (two per pass over memory)" : "",
+                r.predicted_seconds, format_bytes(r.checkpoint_bytes).c_str());
+    if (r.green_energies > 0)
+        std::printf("green: %d energies per rank x %.3g s (timed here: one sparse LU factorization and the "
+                    "rows' solves) = %.3g s after the moments; factors and solves %s per rank\n",
+                    r.green_energies, r.green_seconds_per_energy, r.green_seconds,
+                    format_bytes(r.green_memory_bytes).c_str());
     if (cfg.runtime.memory_limit_gib <= 0)
         log::info("memory per rank: ", format_bytes(r.limit.bytes), " (this machine; give --memory-limit for the target)");
     hetero::require_fits(plan, r.limit);

@@ -2,13 +2,17 @@
 /// @file run_plan.hpp
 /// `kpm-dos --plan` and `--plan-json`: the per-rank plan of a run (rows, nonzeros, memory,
 /// halo, predicted time from the KPM performance model of runtime/hetero/plan.hpp), for
-/// the run the options ask for (DOS, LDOS exact or probing, A(k, E)), without allocating.
+/// the run the options ask for (DOS, LDOS exact or probing, A(k, E)), without allocating;
+/// with --green also the sparse LU phase, priced by the run's own code (GreenPricer).
 /// The plan is computed once (plan_run) and printed as a table or as one JSON object.
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "app/cli/run_config.hpp"
+#include "hamiltonians/model.hpp"
 #include "runtime/base/system.hpp"
 #include "runtime/hetero/plan.hpp"
 
@@ -28,10 +32,30 @@ struct RunPlan {
     bool bandwidth_measured = false; ///< --plan-bandwidth 0: this machine's STREAM triad
     bool lattice_halo = false;       ///< the model has a halo model (plan.input.halo): 2-D layouts priced
     MemoryLimit limit;               ///< per rank: --memory-limit, else this machine's
+    /// --green: the sparse LU phase after the moments (GreenCost; every rank factors its share
+    /// of the energies and holds one set of factors, added to every rank's memory).
+    int green_energies = 0;          ///< on the busiest rank
+    double green_seconds_per_energy = 0;
+    double green_seconds = 0;        ///< fixed + energies x per energy
+    double green_memory_bytes = 0;
+    double predicted_seconds = 0;    ///< the moments' (plan.total_seconds) + green_seconds
 };
 
+/// The --green phase on one rank, as the run's own code prices it (app/run/green_cost.hpp:
+/// its sparse LU analysis, calls of one and of four energies timed, its energy grid).
+struct GreenCost {
+    int energies = 0;                 ///< of the run's grid, all ranks together
+    double seconds_fixed = 0;         ///< a call's setup
+    double seconds_per_energy = 0;    ///< one factorization and the rows' solves
+    double memory_bytes = 0;          ///< factors, solves and the matrix copy
+};
+using GreenPricer =
+    std::function<GreenCost(const RunConfig&, const hamiltonians::Model&, const std::vector<global_index>& rows)>;
+
 /// The plan of `cfg` on cfg.runtime.plan.ranks ranks; InputError as the run would give.
-RunPlan plan_run(const RunConfig& cfg);
+/// With --green the phase is priced by `price_green` (which runs one analysis and five
+/// energies: the only part of a plan that computes), its energies dealt over the ranks.
+RunPlan plan_run(const RunConfig& cfg, const GreenPricer& price_green = {});
 
 /// The plan as one JSON object on one line (its keys: docs/cluster.md, section 1).
 std::string plan_json(const RunPlan& plan);
@@ -39,6 +63,6 @@ std::string plan_json(const RunPlan& plan);
 /// --plan: prints the table (--plan-json: the JSON object, to stdout for `-`, else to that
 /// file, IoError naming it when it cannot be written); throws ResourceError ("needs X GiB
 /// per rank, ...") when a rank would not fit --memory-limit (or this machine's memory).
-void run_plan(const RunConfig& cfg);
+void run_plan(const RunConfig& cfg, const GreenPricer& price_green = {});
 
 }  // namespace topokpm::app

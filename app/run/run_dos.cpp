@@ -12,6 +12,7 @@
 #include "app/mpi/distribution.hpp"
 #include "app/cli/build_revision.hpp"
 #include "app/run/conductivity_phase.hpp"
+#include "app/run/green_cost.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/cli/operator_choice.hpp"
@@ -133,6 +134,8 @@ struct DosRun::State {
     bool map_filter = false;                          // probing filters at the map energy (TracedColumns)
     std::vector<double> nystrom_map;  // per selected row, mean over realizations; empty: the map from the moments
     int nystrom_rank = 0;             // the largest rank of V^H F over the realizations
+    double nystrom_rank_estimate = 0;  // TracedColumns::map_rank_estimate
+    double nystrom_trace_defect = 0;   // mean over realizations of ProbingNystrom::trace_defect
     std::vector<double> map_weights;  // probing's filter at the map energy (empty: none)
     int trace_moments = cfg.kpm.num_moments;  // moments the trace runs (probing: to reach v_{M-1})
     std::optional<MomentumList> momenta;
@@ -203,6 +206,7 @@ struct DosRun::State {
     num_slots = traced.num_slots;
     probing = std::move(traced.probing);
     map_filter = traced.map_filter;
+    nystrom_rank_estimate = traced.map_rank_estimate;
     trace_moments = traced.trace_moments;
     width = cfg.kpm.sweep_width;
     }
@@ -296,7 +300,7 @@ struct DosRun::State {
         green_lu = analyse_sparse_lu(*model);
     });
     const double factors = green_lu->factor_memory_bytes();
-    const double work = sparse_direct::green_workspace_bytes(n, 16) + 32.0 * double(model->estimated_nonzeros());
+    const double work = green_solve_bytes(*model);
     const double kpm = mem.total();
     mem.green_bytes = factors + work;
     require_memory(mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),
@@ -456,7 +460,8 @@ struct DosRun::State {
         log::info("ldos        : probing, ", selection->rows.size(), " rows in ", probing->num_colours,
                   " colours at distance ", probing->distance, " x ", cfg.kpm.probing_draws, " draw(s) = ", num_columns,
                   " vectors of ", numerics::kpm_num_sweeps(trace_moments), " sweeps",
-                  probing->one_row_per_colour ? " (one row per colour: the exact LDOS)" : "");
+                  probing->one_row_per_colour ? " (one row per colour: the exact LDOS)" : "",
+                  cfg.kpm.probing_distance_auto ? " (distance: auto)" : "");
 
     }
 
@@ -611,16 +616,22 @@ struct DosRun::State {
     {
     std::vector<double> sum(selection->rows.size(), 0.0);
     bool spans = true;
-    for (int k = 0; k < num_real && spans; ++k) {
+    int done = 0;
+    double defect = 0.0;
+    for (int k = 0; k < num_real && spans; ++k, ++done) {
         const numerics::ProbingNystrom ny = numerics::probing_nystrom(*job.plan_for(k), jr.slot_moments[k]);
         spans = ny.spans;
         nystrom_rank = std::max(nystrom_rank, ny.rank);
+        defect += ny.trace_defect;
         for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += ny.diagonal[i] / num_real;
     }
+    nystrom_trace_defect = defect / done;  // over the realizations looked at (to the first without a gap)
     if (spans) nystrom_map = std::move(sum);
     log::info("ldos map    : ", spans ? "Nystrom of the probing vectors filtered at the map energy"
                                       : "the probed moments' (the filtered probing block has no gap)",
-              ", rank ", nystrom_rank, " of ", num_columns, " vectors");
+              ", rank ", nystrom_rank, " of ", num_columns, " vectors (", fmt("%.0f", nystrom_rank_estimate),
+              " at an average LDOS), estimated error ", fmt("%.2g", 100.0 * nystrom_trace_defect), " % of the mean",
+              spans ? "" : "; a larger --probing-distance or --ldos-method exact gives the map");
     }
 
     /// The moments job of this run: its operators and start-vector plans per realization
@@ -828,6 +839,7 @@ struct DosRun::State {
             if (probing)
                 out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
                                      {{"probing_distance", std::int64_t(probing->distance)},
+                                      {"probing_distance_source", std::string(cfg.kpm.probing_distance_auto ? "auto" : "given")},
                                       {"probing_draws", std::int64_t(cfg.kpm.probing_draws)},
                                       {"probing_colours", std::int64_t(probing->num_colours)},
                                       {"probing_exact_moments", std::int64_t(probing->one_row_per_colour
@@ -837,6 +849,8 @@ struct DosRun::State {
                 out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."},
                                      {{"method", std::string(nystrom_map.empty() ? "probing" : "nystrom")},
                                       {"nystrom_rank", std::int64_t(nystrom_rank)},
+                                      {"nystrom_rank_estimate", nystrom_rank_estimate},
+                                      {"nystrom_trace_defect", nystrom_trace_defect},
                                       {"nystrom_columns", std::int64_t(num_columns)}});
             if (cfg.kpm.green_eta) write_green(out);
             break;

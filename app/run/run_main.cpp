@@ -14,6 +14,7 @@
 #include "app/cli/parameter_flags.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/plan/run_plan.hpp"
+#include "app/run/green_cost.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/run/run_dos.hpp"
@@ -53,7 +54,9 @@ void dispatch(const RunConfig& config, Distribution& dist)
             run_eigs(config, dist);
         } else if (config.runtime.plan.enabled) {
             // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
-            dist.agree([&] { if (dist.root()) run_plan(config); });
+            // With the run's thread team (--threads): the plan's triad and its --green timing.
+            use_threads(config);
+            dist.agree([&] { if (dist.root()) run_plan(config, price_green_phase); });
         } else {
             run_dos(config, dist);
         }

@@ -118,6 +118,22 @@ struct ProbingColours {
 ProbingColours colour_rows(const BlockStencil& lattice, std::vector<global_index> rows, int distance);
 inline constexpr int kMaxProbingDistance = 1000;
 
+/// The rank the map's filter f_E = sum_n c_n g_n T_n(x_E) T_n(x) (c_0 = 1, else 2; `damping`
+/// g_0 .. g_{M-1} of a positive kernel) would have on `rows` selected rows if their local DOS
+/// at E were the spectrum's average (1/2 per unit x on [-1, 1]): rows x the share of [-1, 1]
+/// where f_E is above 1e-3 of its peak (probing_nystrom's gap threshold; Jackson's ripples
+/// included), taken at the centre x_E = 0, where the window is widest (Jackson: about
+/// 13 / M, rows x 53 / 4096 at M = 1024). The Nystrom map needs at least twice the filter's rank
+/// in probing vectors; a layer whose LDOS at E is above the average (a bulk band of a slab,
+/// a van Hove peak) has a larger rank, and the map's gap test then says so.
+double probing_filter_rank_estimate(const std::vector<double>& damping, global_index rows);
+
+/// A distance at which colour_rows(lattice, rows, d) uses at least `colours` colours: the
+/// smallest one, by bisection over 1 .. the distance that gives every row its own colour
+/// (the largest extent; returned when no smaller distance reaches `colours`), exact where the
+/// colours of the selection never drop as the distance grows (whole layers and lines).
+int smallest_probing_distance(const BlockStencil& lattice, const std::vector<global_index>& rows, global_index colours);
+
 /// Probing vectors of the coloured rows: column c = draw C + colour (C colours, `draws`
 /// independent draws), |v_c> = sum over rows i of that colour of s_i |i>, s_i = exp(2 pi i
 /// uniform(S_p, draw N + i)), S_p = splitmix64(vector_seed, 7); slot i reads Re(conj(s_i)
@@ -149,6 +165,13 @@ struct ProbingNystrom {
     int columns = 0;               ///< C
     int rank = 0;                  ///< eigenvalues of V^H F above 1e-3 of the largest
     bool spans = false;            ///< rank <= C / 2
+    /// The estimated truncation error: 1 - sum of `diagonal` / (Tr(V^H F) / divisor()), the
+    /// share of f's trace on the rows that the Nystrom map misses. Tr(V^H F) / divisor() is
+    /// the probing estimate of that trace (its cross terms of random phase average out over
+    /// the rows), and the map never exceeds the true diagonal, so this is the mean map error
+    /// relative to the mean map value (a lower bound on the rms error), up to the noise of
+    /// that estimate (it can come out slightly negative).
+    double trace_defect = 0.0;
 };
 ProbingNystrom probing_nystrom(const StartVectorPlan& plan, const std::vector<double>& slot_moments);
 

@@ -226,7 +226,52 @@ ProbingNystrom probing_nystrom(const StartVectorPlan& plan, const std::vector<do
         }
         out.diagonal[i] = d;
     }
+    double trace = 0.0, kept_sum = 0.0;
+    for (const double lambda : e.values) trace += lambda;
+    for (const double d : out.diagonal) kept_sum += d;
+    if (trace > 0.0) out.trace_defect = 1.0 - kept_sum / (trace / scale);
     return out;
+}
+
+double probing_filter_rank_estimate(const std::vector<double>& damping, global_index rows)
+{
+    TOPOKPM_REQUIRE(!damping.empty() && rows >= 0, "probing_filter_rank_estimate of ", damping.size(), " moments");
+    const int m = static_cast<int>(damping.size());
+    // f at x = cos(pi / 2 + phi) = -sin(phi): only the even n count (T_n(0) = 0 for odd n),
+    // and there T_n(0) T_n(x) = cos(n phi); f is even in phi. Cells of pi / (16 M) in phi,
+    // well inside the kernel's resolution (~pi / M), from the peak outwards; each cell whose
+    // centre is above the threshold adds its width in x. Jackson's tail has ripples about
+    // the threshold, so the scan ends only after 256 cells (16 pi / M) below it in a row.
+    auto f = [&](double phi) {
+        double s = damping[0];
+        for (int n = 2; n < m; n += 2) s += 2.0 * damping[static_cast<size_t>(n)] * std::cos(n * phi);
+        return s;
+    };
+    const double peak = f(0.0), step = M_PI / (16.0 * m);
+    double share = 0.0;  // of [-1, 1]: one side's width in x
+    for (int k = 0, below = 0; (k + 1) * step <= M_PI / 2 && below < 256; ++k) {
+        const double phi = (k + 0.5) * step;
+        if (f(phi) > 1e-3 * peak) {
+            share += std::sin(phi + step / 2) - std::sin(phi - step / 2);
+            below = 0;
+        } else {
+            ++below;
+        }
+    }
+    return static_cast<double>(rows) * share;
+}
+
+int smallest_probing_distance(const BlockStencil& lattice, const std::vector<global_index>& rows, global_index colours)
+{
+    int hi = std::min(kMaxProbingDistance, std::max({lattice.nx, lattice.ny, lattice.nz, 1}));
+    auto enough = [&](int d) { return colour_rows(lattice, rows, d).num_colours >= colours; };
+    if (!enough(hi)) return hi;
+    int lo = 0;  // invariant: enough(hi), and lo == 0 or !enough(lo)
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        (enough(mid) ? hi : lo) = mid;
+    }
+    return hi;
 }
 
 int probing_trace_moments(int num_moments) { return std::max(2, 2 * num_moments - 2); }

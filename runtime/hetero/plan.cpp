@@ -273,6 +273,9 @@ Plan make_plan(const PlanInput& in)
     TOPOKPM_USER_REQUIRE(in.matrix_bytes_per_nonzero >= 0 && in.matrix_bytes_per_row >= 0 && in.value_bytes > 0,
                          "operator cost coefficients ", in.matrix_bytes_per_nonzero, " B/nnz, ",
                          in.matrix_bytes_per_row, " B/row, ", in.value_bytes, " B/value");
+    TOPOKPM_USER_REQUIRE(in.sweeps_per_pass == 1 || in.sweeps_per_pass == 2, "sweeps per pass ", in.sweeps_per_pass,
+                         ": 1 or 2");
+    const bool fused = in.sweeps_per_pass == 2 && P == 1 && G == 0;
     const std::uint64_t plane = in.ny * in.nz * in.block;
     const int width = in.block_width > 0 ? in.block_width : in.vectors;
     const double W = width;
@@ -297,7 +300,7 @@ Plan make_plan(const PlanInput& in)
         rp.halo_bytes_per_sweep = v * halo * W;
         const double operator_bytes = in.matrix_bytes_per_nonzero * rp.nnz + in.matrix_bytes_per_row * rows;
         rp.memory_bytes = operator_bytes + 2 * v * rows * W + 2 * rp.halo_bytes_per_sweep;
-        rp.sweep_bytes = operator_bytes + 3 * v * rows * W;
+        rp.sweep_bytes = fused ? (operator_bytes + 4 * v * rows * W) / 2 : operator_bytes + 3 * v * rows * W;
         const double sweep_seconds = rp.sweep_bytes / (bandwidth_gbs(p) * 1e9);
         double comm_seconds = rp.halo_bytes_per_sweep / (in.network_gbs * 1e9);
         if (rp.gpu) comm_seconds += 2 * rp.halo_bytes_per_sweep / (in.host_device_gbs * 1e9);

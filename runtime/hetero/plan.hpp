@@ -22,7 +22,10 @@
 /// - memory: operator bytes, two v*rows*W vector blocks, a receive and a send buffer of
 ///   v*halo_rows*W each (a slab sends what it receives);
 /// - time: one sweep gives two moments of W columns and streams operator bytes + 3*v*rows*W
-///   (read x, read and write y) at the rank's memory bandwidth b, and receives
+///   (read x, read and write y) at the rank's memory bandwidth b; an operator that fuses
+///   two sweeps per pass over memory (`sweeps_per_pass` 2: the CPU stencil's temporal
+///   blocking on 2-D lattices, one rank) streams operator bytes + 4*v*rows*W (read x and y,
+///   write both) per pass, half of that per sweep; a rank receives
 ///   v*halo_rows*W bytes at the network bandwidth; a GPU rank also moves its send and
 ///   receive rows over PCIe. Without overlap:
 ///   seconds per moment = blocks * (sweep_bytes / b + comm_seconds) / 2; with perfect
@@ -120,6 +123,9 @@ struct PlanInput {
     double matrix_bytes_per_nonzero = 20;
     double matrix_bytes_per_row = 0;
     double value_bytes = 16;
+    /// Sweeps per pass over memory of the operator (Operator::fused_steps at W: 1 or 2); 2
+    /// is priced only on one CPU rank (the distributed operator sweeps one step at a time).
+    int sweeps_per_pass = 1;
     int moments = 2;              ///< M, even: the moments each block's sweeps run
     int realizations = 1;         ///< K disorder realizations, each the whole trace again
     int ranks = 1;                ///< P, all ranks (CPU and GPU)
@@ -147,7 +153,7 @@ struct RankPlan {
     std::uint64_t halo_rows = 0;
     double memory_bytes = 0;          ///< operator + two vector blocks + send/receive buffers
     double halo_bytes_per_sweep = 0;  ///< received per sweep (the same amount is sent)
-    double sweep_bytes = 0;           ///< memory traffic per sweep of W columns
+    double sweep_bytes = 0;           ///< memory traffic per sweep of W columns (a pass's / sweeps_per_pass)
     double seconds_per_moment = 0;    ///< halo exchange not overlapped
     double seconds_per_moment_overlap = 0;  ///< halo exchange hidden behind the sweep
     double sweep_seconds = 0;         ///< memory part of one sweep of W columns

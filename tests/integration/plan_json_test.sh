@@ -9,6 +9,10 @@
 #    tolerance). Both sides run with --threads 1 and the plan measures this machine's
 #    triad bandwidth just before the run, so a loaded machine slows both alike; a DOS
 #    at M = 512 and the LDOS runs spend > 90 % of their time in the sweeps the plan prices;
+#  - graphene's DOS, whose stencil sweeps twice per pass over memory, is priced at a pass's
+#    traffic (sweeps_per_pass 2; ti: 1), within the same factor 3;
+#  - an A(k, E) run along --k-path and an LDOS run with --green (its sparse LU phase priced
+#    by the run's own code) are within the same factor 3;
 #  - --realizations K plans K times the sweeps and the time of one;
 #  - checkpoint_bytes is the size of the checkpoint a DOS run of one block writes when
 #    --time-limit stops it mid-block (its datasets; HDF5's headers and attributes add less
@@ -22,15 +26,16 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 py=/usr/bin/python3
 if ! $py -c 'import json' 2>/dev/null; then echo "FAIL: /usr/bin/python3 missing"; exit 1; fi
 slab=(--model ti --lattice 32x32x8 --threads 1)
+base=("${slab[@]}")  # what plan_and_run runs
 
 # plan_and_run NAME ARGS...: the plan as JSON, then the run, timed; writes NAME.json, NAME.txt, NAME.s
 plan_and_run() {
   local name="$1"; shift
-  "$dos" "${slab[@]}" "$@" --plan-json > "$work/$name.json" 2> "$work/$name.err"
+  "$dos" "${base[@]}" "$@" --plan-json > "$work/$name.json" 2> "$work/$name.err"
   check "$name: --plan-json exit 0" "[ $? -eq 0 ] || { cat '$work/$name.err'; false; }"
   local t0 t1
   t0=$(date +%s.%N)
-  "$dos" "${slab[@]}" "$@" -o "$work/$name.h5" > "$work/$name.txt" 2>&1
+  "$dos" "${base[@]}" "$@" -o "$work/$name.h5" > "$work/$name.txt" 2>&1
   local rc=$?
   t1=$(date +%s.%N)
   check "$name: run exit 0" "[ $rc -eq 0 ] || { cat '$work/$name.txt'; false; }"
@@ -67,6 +72,49 @@ compare ldos ldos 4
 plan_and_run probe --moments 64 --ldos layer:0 --ldos-method probing
 compare probe ldos 63
 check "probing: ldos_method in the plan" "grep -q '\"ldos_method\":\"probing\"' '$work/probe.json'"
+# A(k, E) along a path (17 momenta from G to X, 32 plane waves each: 34 blocks of M / 2).
+plan_and_run spectral --moments 64 --k-path G-X
+compare spectral spectral 32
+
+# Two sweeps per pass over memory (graphene's stencil, temporal blocking at R = 1 and 8; the
+# run says 'two sweeps per pass'): priced at a pass's traffic (sweeps_per_pass 2), within
+# the same factor 3; ti's 3-D stencil sweeps one step per pass (1).
+base=(--model graphene --lattice 256x256 --threads 1)
+for r in 1 8; do
+  plan_and_run graphene$r --moments 512 --vectors $r
+  compare graphene$r dos 256
+  check "graphene R = $r: two sweeps per pass, in the run and in the plan" \
+    "grep -q 'two sweeps per pass' '$work/graphene$r.txt' && grep -q '\"sweeps_per_pass\":2' '$work/graphene$r.json'"
+done
+base=("${slab[@]}")
+check "ti: one sweep per pass in the plan" "grep -q '\"sweeps_per_pass\":1' '$work/dos.json'"
+
+# --green: the sparse LU phase after the moments, priced by the run's own analysis and two
+# timed calls (green_seconds_per_energy, green_energies, green_memory_bytes), within a factor
+# 3 of the run (8x8x4: 128 energies of ~10 ms, the moments negligible); the plan's memory
+# holds the factors (the run prints their size after its analysis).
+g=(--model ti --lattice 8x8x4 --threads 1 --moments 64 --ldos 0,1 --green 0.05)
+"$dos" "${g[@]}" --plan-json > "$work/green.json" 2> "$work/green.err"
+check "green: --plan-json exit 0" "[ $? -eq 0 ] || { cat '$work/green.err'; false; }"
+t0=$(date +%s.%N)
+"$dos" "${g[@]}" -o "$work/green.h5" > "$work/green.txt" 2>&1
+rc=$?
+t1=$(date +%s.%N)
+check "green: run exit 0" "[ $rc -eq 0 ] || { cat '$work/green.txt'; false; }"
+$py -c "print($t1 - $t0)" > "$work/green.s"
+check "green: the plan prices the LU phase within a factor 3, its factors in the memory" "$py - '$work/green.json' '$work/green.txt' \$(cat '$work/green.s') <<'PY'
+import json, re, sys
+plan, text, measured = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), float(sys.argv[3])
+for k in ('green_energies', 'green_seconds_per_energy', 'green_seconds', 'green_memory_bytes'):
+    assert k in plan, k
+energies = int(re.search(r'green       : \d+ rows x (\d+) energies', text).group(1))
+assert plan['green_energies'] == energies, (plan['green_energies'], energies)
+factors = float(re.search(r'entries in L \+ U \(([0-9.]+) MiB\)', text).group(1)) * 2**20
+assert plan['green_memory_bytes'] >= factors and plan['memory_per_rank_bytes'] >= plan['green_memory_bytes'], plan
+ratio = plan['predicted_seconds'] / measured
+print(f\"predicted {plan['predicted_seconds']:.2f} s (green {plan['green_seconds']:.2f}), measured {measured:.2f} s wall, ratio {ratio:.2f}\")
+assert 1 / 3 <= ratio <= 3, ratio
+PY"
 
 # The same plan in a file, and --plan's table gives the same memory per rank.
 "$dos" "${slab[@]}" --moments 512 --plan-bandwidth 10 --plan-json="$work/file.json" > "$work/file.out" 2>&1

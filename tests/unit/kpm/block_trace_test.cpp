@@ -486,12 +486,91 @@ TEST(ProbingPlan, FilteredBlockAndItsNystromDiagonal)
         const ProbingNystrom ny = probing_nystrom(*plan, filtered);
         ASSERT_EQ(ny.diagonal.size(), rows.size());
         EXPECT_EQ(ny.columns, c.num_colours);
+        double sum_ny = 0.0, sum_exact = 0.0;
         for (size_t i = 0; i < rows.size(); ++i) {
             if (d == 4)
                 EXPECT_NEAR(ny.diagonal[i], exact_f[i], 1e-8 * largest) << "row " << i;
             else
                 EXPECT_LE(ny.diagonal[i], exact_f[i] + 1e-10 * largest) << "row " << i;
+            sum_ny += ny.diagonal[i];
+            sum_exact += exact_f[i];
+        }
+        // The trace defect: 1 - sum of the Nystrom diagonal / the probing trace Tr(V^H F) (one
+        // draw). One row per colour: Tr(V^H F) is the exact trace, the defect 0 (1e-8, as the
+        // diagonal); else the probing trace is the probed diagonal's sum (1e-12, one sum in
+        // two orders).
+        double probing_trace = 0.0;
+        for (global_index col = 0; col < plan->num_columns(); ++col)
+            for (const StartVectorPlan::Read& r : plan->reads(col))
+                for (int k = 0; k < m; ++k) probing_trace += h[size_t(k)] * plain[size_t(r.slot) * probe_m + k];
+        EXPECT_NEAR(ny.trace_defect, 1.0 - sum_ny / probing_trace, 1e-12) << "d " << d;
+        if (d == 4) {
+            EXPECT_NEAR(ny.trace_defect, 1.0 - sum_ny / sum_exact, 1e-12);
+            EXPECT_NEAR(ny.trace_defect, 0.0, 1e-8);
         }
     }
     EXPECT_THROW(probing_plan(colour_rows(sys.stencil, rows, 2), n, 1, m, 5, std::vector<double>(m - 1, 1.0)), InputError);
+}
+
+// --probing-distance auto's two parts.
+// probing_filter_rank_estimate: rows x the share of [-1, 1] where the filter at the centre,
+// f(x) = sum_n c_n g_n T_n(0) T_n(x), is above 1e-3 of its peak. Checked against f summed
+// directly (T_n(x) = cos(n acos x)) on a grid of x 1/(64 M) apart over the whole of
+// [-1, 1] (Jackson's tail has ripples about the threshold: the set is not one interval):
+// the function takes cells of pi / (16 M) in angle, so the two agree to a cell at each of
+// the set's ~6 edges over a window of ~13 / M: 3 %. The window narrows as 1 / M (x 4 moments: a quarter, to the same 3 %),
+// and Lorentz's (lambda = 4) is wider than Jackson's (its tails fall as 1 / phi^2).
+TEST(ProbingAuto, RankEstimateIsTheFiltersWindowAtAnAverageDos)
+{
+    auto jackson = [](int m) {
+        std::vector<double> g(static_cast<size_t>(m));
+        const double q = M_PI / (m + 1);
+        for (int k = 0; k < m; ++k) g[size_t(k)] = ((m - k + 1) * std::cos(q * k) + std::sin(q * k) / std::tan(q)) / (m + 1);
+        return g;
+    };
+    auto lorentz = [](int m) {
+        std::vector<double> g(static_cast<size_t>(m));
+        for (int k = 0; k < m; ++k) g[size_t(k)] = std::sinh(4.0 * (1.0 - double(k) / m)) / std::sinh(4.0);
+        return g;
+    };
+    auto direct_share = [](const std::vector<double>& g) {
+        const int m = static_cast<int>(g.size());
+        auto f = [&](double x) {
+            double s = 0.0;
+            for (int n = 0; n < m; ++n) s += (n ? 2.0 : 1.0) * g[size_t(n)] * std::cos(n * M_PI / 2) * std::cos(n * std::acos(x));
+            return s;
+        };
+        const double peak = f(0.0), dx = 1.0 / (64.0 * m);
+        int inside = 0, points = 0;
+        for (double x = -1.0 + dx / 2; x < 1.0; x += dx, ++points) inside += f(x) > 1e-3 * peak;
+        return double(inside) / points;
+    };
+    const global_index rows = 4096;
+    for (const int m : {64, 256}) {
+        const double est = probing_filter_rank_estimate(jackson(m), rows);
+        EXPECT_NEAR(est, rows * direct_share(jackson(m)), 0.03 * est) << "M " << m;
+        EXPECT_NEAR(probing_filter_rank_estimate(jackson(4 * m), rows), est / 4, 0.03 * est / 4) << "M " << m;
+        const double wide = probing_filter_rank_estimate(lorentz(m), rows);
+        EXPECT_NEAR(wide, rows * direct_share(lorentz(m)), 0.03 * wide) << "M " << m;
+        EXPECT_GT(wide, 2 * est) << "M " << m;
+    }
+    EXPECT_EQ(probing_filter_rank_estimate(jackson(64), 0), 0.0);
+}
+
+// smallest_probing_distance: the distance it returns colours the rows with at least the
+// colours asked for, and one less does not (checked against colour_rows at every distance);
+// past what the rows allow it returns the distance that gives every row its own colour.
+TEST(ProbingAuto, SmallestDistanceReachesTheColours)
+{
+    const BlockStencil s = hermitian_lattice(12, 10, 5, {true, true, false}, 6);
+    const std::vector<global_index> rows = layer_rows(s, 0);
+    for (const global_index want : {global_index(1), global_index(2), global_index(9), global_index(40), global_index(100), global_index(240)}) {
+        const int d = smallest_probing_distance(s, rows, want);
+        EXPECT_GE(colour_rows(s, rows, d).num_colours, want) << want;
+        if (d > 1) {
+            EXPECT_LT(colour_rows(s, rows, d - 1).num_colours, want) << want;
+        }
+    }
+    const int all = smallest_probing_distance(s, rows, global_index(rows.size()) + 1);
+    EXPECT_TRUE(colour_rows(s, rows, all).one_row_per_colour);
 }

@@ -83,6 +83,28 @@ TEST(Plan, SweepsCountBlocksMomentsAndRealizations)
     EXPECT_THROW(make_plan(in), InputError);
 }
 
+// Two sweeps per pass over memory (the CPU stencil's temporal blocking, one CPU rank): a
+// pass streams the operator once and the two vector blocks in and out (4 v rows W), so a
+// sweep costs half of that: 8 rows, 10 nonzeros of 20 B, W = 1, v = 16: (200 + 512) / 2
+// against 200 + 384 for one sweep per pass. Several ranks sweep one step at a time (the
+// distributed operator): priced as 1. Anything but 1 or 2 is refused.
+TEST(Plan, TwoSweepsPerPassHalveAPassOfFourVectorStreams)
+{
+    PlanInput in = small_input();
+    in.ranks = 1;
+    const Plan one = make_plan(in);
+    EXPECT_DOUBLE_EQ(one.ranks[0].sweep_bytes, 20.0 * 20 + 48.0 * 8);
+    in.sweeps_per_pass = 2;
+    const Plan two = make_plan(in);
+    EXPECT_DOUBLE_EQ(two.ranks[0].sweep_bytes, (20.0 * 20 + 64.0 * 8) / 2);
+    EXPECT_NEAR(two.seconds_per_moment / one.seconds_per_moment, (400.0 + 512) / 2 / (400 + 384), 1e-12);
+    EXPECT_DOUBLE_EQ(two.sweeps, one.sweeps);  // the same sweeps, fewer passes
+    in.ranks = 2;
+    EXPECT_DOUBLE_EQ(make_plan(in).ranks[0].sweep_bytes, 20.0 * 10 + 48.0 * 4);
+    in.sweeps_per_pass = 3;
+    EXPECT_THROW(make_plan(in), InputError);
+}
+
 TEST(Plan, SmallCaseOpenEndsAndOneRank)
 {
     PlanInput in = small_input();
