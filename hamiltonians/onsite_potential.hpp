@@ -18,7 +18,8 @@ public:
     /// @param params  validated parameters (make_model()): dots, disorder and its seed.
     explicit OnsitePotential(const ModelParams& params)
         : params_(params), disorder_stream_(disorder_stream_seed(params.disorder_seed))
-    {}
+    {
+    }
 
     /// The dot parameters (dot_period, dot_radius, dot_depth) the model's dot test reads.
     const ModelParams& params() const { return params_; }

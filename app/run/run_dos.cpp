@@ -785,8 +785,7 @@ struct DosRun::State : RunRecord {
         case Quantity::Ldos:
             summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist,
                                  nystrom_map.empty() ? nullptr : &nystrom_map);
-            out.write_attributes("/ldos",
-                                 {{"method", to_string(cfg.kpm.ldos_method)}});
+            out.write_attributes("/ldos", {{"method", to_string(cfg.kpm.ldos_method)}});
             if (probing)
                 out.write_attributes("/ldos",
                                      {{"probing_distance", std::int64_t(probing->distance)},
@@ -845,7 +844,7 @@ struct DosRun::State : RunRecord {
     out.write_int64("/green/rows", {"1", "The selected Hamiltonian rows (0-based, canonical order)."}, std::vector<std::int64_t>(selection->rows.begin(), selection->rows.end()), {nr});
     out.write_doubles("/green/energy", {"t", "Energies of the Green-function density of states."}, green_energy, {kp});
     out.write_doubles("/green/rho", {"1/t", "-Im G_jj(E + i eta) / pi of each selected row."}, green.rho, {nr, kp});
-    out.write_attributes("/green",{{"eta", *cfg.kpm.green_eta},
+    out.write_attributes("/green", {{"eta", *cfg.kpm.green_eta},
                                     {"method", std::string("sparse LU of (E + i eta) - H per energy, unit-vector solves")},
                                     {"tiny_pivots", std::int64_t(green.tiny_pivots)},
                                     {"worst_backward_error", green.worst_backward_error},

@@ -51,12 +51,13 @@ public:
     /// The datasets, each with its unit and description: analysis::ResultWriter's calls.
     void write_doubles(const std::string& dataset, const analysis::Meaning& meaning, const std::vector<double>& data,
                        const std::vector<std::uint64_t>& dims);
-    void write_rows(const std::string& dataset, const analysis::Meaning& meaning, const double* local, std::size_t count,
-                    const std::vector<analysis::RowRun>& runs, const std::vector<std::uint64_t>& dims);
+    void write_rows(const std::string& dataset, const analysis::Meaning& meaning, const double* local,
+                    std::size_t count, const std::vector<analysis::RowRun>& runs,
+                    const std::vector<std::uint64_t>& dims);
     void write_complex(const std::string& dataset, const analysis::Meaning& meaning, const std::complex<double>* data,
                        std::size_t count, const std::vector<std::uint64_t>& dims);
-    void write_int64(const std::string& dataset, const analysis::Meaning& meaning, const std::vector<std::int64_t>& data,
-                     const std::vector<std::uint64_t>& dims);
+    void write_int64(const std::string& dataset, const analysis::Meaning& meaning,
+                     const std::vector<std::int64_t>& data, const std::vector<std::uint64_t>& dims);
     void write_uint64(const std::string& dataset, const analysis::Meaning& meaning,
                       const std::vector<std::uint64_t>& data, const std::vector<std::uint64_t>& dims);
 
