@@ -19,3 +19,18 @@ function(topokpm_add_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 endfunction()
+
+# topokpm_cuda_or_stub(target CUDA a.cpp ... [LINK PUBLIC|PRIVATE lib ...] STUB b.cpp ...):
+# with TOPOKPM_HAVE_CUDA the CUDA sources (and the LINK libraries, e.g. CUDA::cudart),
+# otherwise the stub sources that stand in for them (issue 6).
+function(topokpm_cuda_or_stub target)
+  cmake_parse_arguments(ARG "" "" "CUDA;LINK;STUB" ${ARGN})
+  if(TOPOKPM_HAVE_CUDA)
+    target_sources(${target} PRIVATE ${ARG_CUDA})
+    if(ARG_LINK)
+      target_link_libraries(${target} ${ARG_LINK})
+    endif()
+  else()
+    target_sources(${target} PRIVATE ${ARG_STUB})
+  endif()
+endfunction()

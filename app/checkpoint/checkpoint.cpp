@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <ctime>
 #include <limits>
 #include <map>
 #include <new>
@@ -14,6 +13,7 @@
 #include "analysis/result_file.hpp"
 #include "app/checkpoint/checksum.hpp"
 #include "runtime/base/error.hpp"
+#include "runtime/base/timer.hpp"
 
 namespace topokpm::app {
 namespace {
@@ -40,14 +40,6 @@ std::string digest(const std::vector<std::int64_t>& values)
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%zu values, crc64 %016llx", values.size(), static_cast<unsigned long long>(crc));
-    return buf;
-}
-
-std::string utc_now()
-{
-    char buf[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     return buf;
 }
 

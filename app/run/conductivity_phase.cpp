@@ -212,7 +212,7 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     return c;
 }
 
-void write_conductivity(analysis::ResultWriter& out, const RunConfig& cfg, const ConductivityOutcome& c)
+void write_conductivity(RunResult& out, const RunConfig& cfg, const ConductivityOutcome& c)
 {
     const auto k = static_cast<std::uint64_t>(c.sigma.energy.size());
     const auto m = static_cast<std::uint64_t>(cfg.kpm.num_moments);
@@ -231,7 +231,7 @@ void write_conductivity(analysis::ResultWriter& out, const RunConfig& cfg, const
         "/conductivity/moments",
         {"t^2 length^2", "Gamma_nm = Tr[v_a T_n(Ht) v_b T_m(Ht)] / N, row n, column m (velocities in t x length)."},
         c.gamma.data(), c.gamma.size(), {m, m});
-    out.write_attributes("/conductivity", {"e^2/h", "The Kubo-Bastin conductivity tensor element (models.md §9)."},
+    out.write_attributes("/conductivity",
                          {{"component", component},
                           {"temperature", cfg.kpm.temperature},
                           {"kernel", analysis::to_string(cfg.kpm.kernel)},

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "analysis/reconstruct.hpp"
-#include "analysis/result_file.hpp"
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/cli/run_config.hpp"
+#include "app/run/run_result.hpp"
 #include "hamiltonians/velocity.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/kpm/two_index.hpp"
@@ -72,6 +72,6 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
 /// /conductivity/energy [K], /conductivity/sigma [K] (and sigma_stderr [K] with R >= 2
 /// random vectors), /conductivity/moments [M, M] and the
 /// group's attributes (component, temperature, kernel, unit, area or volume, ...).
-void write_conductivity(analysis::ResultWriter& out, const RunConfig& cfg, const ConductivityOutcome& c);
+void write_conductivity(RunResult& out, const RunConfig& cfg, const ConductivityOutcome& c);
 
 }  // namespace topokpm::app

@@ -88,8 +88,9 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpe
 
 }  // namespace
 
-/// The shared state of the phases; each phase is one member function.
-struct DosRun::State {
+/// The shared state of the phases; each phase is one member function. Its RunRecord (start,
+/// threads, phase times) goes to /provenance.
+struct DosRun::State : RunRecord {
     State(const RunConfig& config, Distribution& distribution)
         : cfg(config), dist(distribution), what(quantity(config)), num_real(config.kpm.realizations)
     {
@@ -121,10 +122,6 @@ struct DosRun::State {
     std::optional<SignalCatcher> signals;
     const Quantity what;
     const int num_real;
-    const double t_start = wall_seconds();
-    const std::string start_time = utc_now();
-    int threads = 1;
-    PhaseTimers timers;
 
     // Set by the validation.
     std::unique_ptr<hamiltonians::Model> model;
@@ -822,10 +819,9 @@ struct DosRun::State {
         }
         const Reconstructor rec(cfg, scaling);
         const double t_write = wall_seconds();
-        analysis::ResultWriter out(cfg.outputs.result_file, collective);
-        out.write_attributes("/model", meaning::model, model->attributes());
+        RunResult out(cfg, model->attributes(), collective);
         // /model describes realization 0 (the given seed); the ensemble's seeds are in /realizations.
-        out.write_attributes("/model", meaning::model, {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
+        out.write_attributes("/model", {{"disorder_seed", std::uint64_t(cfg.model.disorder_seed)}});
         switch (what) {
         case Quantity::Dos:
             summary = write_dos(out, cfg, rec, outcome);
@@ -834,10 +830,9 @@ struct DosRun::State {
         case Quantity::Ldos:
             summary = write_ldos(out, cfg, rec, outcome, *selection, ldos_share(selection->rows, dist.row_runs(n)), dist,
                                  nystrom_map.empty() ? nullptr : &nystrom_map);
-            out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
-                                 {{"method", to_string(cfg.kpm.ldos_method)}});
+            out.write_attributes("/ldos", {{"method", to_string(cfg.kpm.ldos_method)}});
             if (probing)
-                out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."},
+                out.write_attributes("/ldos",
                                      {{"probing_distance", std::int64_t(probing->distance)},
                                       {"probing_distance_source", std::string(cfg.kpm.probing_distance_auto ? "auto" : "given")},
                                       {"probing_draws", std::int64_t(cfg.kpm.probing_draws)},
@@ -846,7 +841,7 @@ struct DosRun::State {
                                                                                  ? cfg.kpm.num_moments
                                                                                  : std::min(probing->distance, cfg.kpm.num_moments))}});
             if (map_filter)
-                out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."},
+                out.write_attributes("/ldos_map",
                                      {{"method", std::string(nystrom_map.empty() ? "probing" : "nystrom")},
                                       {"nystrom_rank", std::int64_t(nystrom_rank)},
                                       {"nystrom_rank_estimate", nystrom_rank_estimate},
@@ -859,7 +854,7 @@ struct DosRun::State {
             break;
         }
         const std::string trace_name = what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what);
-        out.write_attributes("/kpm", meaning::kpm, {{"scale_a", scaling.a},
+        out.write_attributes("/kpm", {{"scale_a", scaling.a},
                                       {"scale_b", scaling.b},
                                       {"num_moments", std::int64_t(cfg.kpm.num_moments)},
                                       {"num_vectors", std::int64_t(what == Quantity::Dos && cfg.kpm.trace == TraceKind::Exact
@@ -874,33 +869,30 @@ struct DosRun::State {
                                       {"bounds_method", resume ? std::string("checkpoint") : to_string(cfg.kpm.bounds_method)},
                                       {"bounds_lower", bounds.lower},
                                       {"bounds_upper", bounds.upper}});
-        if (!bounds_attrs.empty()) out.write_attributes("/kpm", meaning::kpm, bounds_attrs);
-        out.write_attributes("/dos", meaning::dos, {{"kernel", analysis::to_string(cfg.kpm.kernel)},
+        if (!bounds_attrs.empty()) out.write_attributes("/kpm", bounds_attrs);
+        out.write_attributes("/dos", {{"kernel", analysis::to_string(cfg.kpm.kernel)},
                                       {"lorentz_lambda", cfg.kpm.lorentz_lambda},
                                       {"grid", std::string(cfg.kpm.energy_grid ? "user" : "chebyshev")},
                                       {"integral", summary.integral}});
         timers.add("write", wall_seconds() - t_write);
-        AttributeList prov = provenance_attributes(cfg, threads, devices, start_time);
-        prov.insert(prov.end(), {{"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
-                                 {"restarted_from", cfg.outputs.restart},
-                                 {"gflops", gflops},
-                                 {"gbytes_per_second", gbytes}});
+        AttributeList prov = {{"operator", op ? op->name() : std::string(cost.nonzeros > 0 ? "rebuilt per realization" : "")},
+                              {"restarted_from", cfg.outputs.restart},
+                              {"gflops", gflops},
+                              {"gbytes_per_second", gbytes}};
         prov.insert(prov.end(), layout.begin(), layout.end());
         prov.insert(prov.end(), balance.begin(), balance.end());
-        add_phase_seconds(prov, timers, wall_seconds() - t_start);
-        out.write_attributes("/provenance", meaning::provenance, prov);
-        out.commit(&checked_files.output);
+        out.commit(*this, devices, prov, &checked_files.output);
     });
     }
 
     /// models.md §7: /green/rows, /green/energy, /green/rho [rows, K], eta (and how it was solved).
-    void write_green(analysis::ResultWriter& out) const
+    void write_green(RunResult& out) const
     {
     const std::uint64_t nr = selection->rows.size(), kp = green_energy.size();
     out.write_int64("/green/rows", {"1", "The selected Hamiltonian rows (0-based, canonical order)."}, std::vector<std::int64_t>(selection->rows.begin(), selection->rows.end()), {nr});
     out.write_doubles("/green/energy", {"t", "Energies of the Green-function density of states."}, green_energy, {kp});
     out.write_doubles("/green/rho", {"1/t", "-Im G_jj(E + i eta) / pi of each selected row."}, green.rho, {nr, kp});
-    out.write_attributes("/green", {"1/t", "The local density of states from the Green function by sparse LU."}, {{"eta", *cfg.kpm.green_eta},
+    out.write_attributes("/green", {{"eta", *cfg.kpm.green_eta},
                                     {"method", std::string("sparse LU of (E + i eta) - H per energy, unit-vector solves")},
                                     {"tiny_pivots", std::int64_t(green.tiny_pivots)},
                                     {"worst_backward_error", green.worst_backward_error},

@@ -95,7 +95,8 @@ std::vector<double> part_weights(const numerics::EigenPairs& pairs, const hamilt
     return w;
 }
 
-class EigsRun {
+/// The kpm-eigs pipeline; its RunRecord (start, threads, phase times) goes to /provenance.
+class EigsRun : RunRecord {
 public:
     EigsRun(const RunConfig& config, Distribution& distribution) : cfg(config), dist(distribution) {}
 
@@ -121,10 +122,6 @@ public:
 private:
     RunConfig cfg;  ///< as given, then resolved for the model (resolve_run: the operator)
     Distribution& dist;
-    const double t_start = wall_seconds();
-    const std::string start_time = utc_now();
-    int threads = 1;
-    PhaseTimers timers;
     std::unique_ptr<hamiltonians::Model> model;
     global_index n = 0;
     EigsMethod method = EigsMethod::Auto;
@@ -441,9 +438,8 @@ private:
             if (!dist.root()) return;
             const auto& r = cfg.eigs.request;
             const std::uint64_t k = pairs.values.size();
-            analysis::ResultWriter out(cfg.outputs.result_file);
-            out.write_attributes("/model", meaning::model, model->attributes());
-            out.write_attributes("/eigs", {"t", "Eigenpairs of the Hamiltonian and how they were found."}, {{"method", to_string(method)},
+            RunResult out(cfg, model->attributes());
+            out.write_attributes("/eigs", {{"method", to_string(method)},
                                            {"request", to_string(r.kind)},
                                            {"window_min", r.window_min},
                                            {"window_max", r.window_max},
@@ -458,7 +454,7 @@ private:
                                            {"filter_degree", std::int64_t(chebfd.filter_degree)},
                                            {"num_rows", std::int64_t(n)}});
             if (method == EigsMethod::ShiftInvert)
-                out.write_attributes("/eigs", {"t", "Eigenpairs of the Hamiltonian and how they were found."}, {{"tiny_pivots", std::int64_t(si.tiny_pivots)},
+                out.write_attributes("/eigs", {{"tiny_pivots", std::int64_t(si.tiny_pivots)},
                                                {"factored_shift", si.factored_shift},
                                                {"num_solves", std::int64_t(si.solves)}});
             out.write_doubles("/eigs/values", {"t", "Eigenvalues, ascending."}, pairs.values, {k});
@@ -470,14 +466,11 @@ private:
                                   {k, static_cast<std::uint64_t>(parts)});
             if (cfg.eigs.save_vectors)
                 out.write_complex("/eigs/vectors", {"1", "Normalised eigenvectors in canonical row order."}, all_vectors.data(), all_vectors.size(), {k, static_cast<std::uint64_t>(n)});
-            AttributeList prov = provenance_attributes(cfg, threads, "cpu", start_time);
-            prov.push_back({"operator", op->name()});
+            AttributeList prov = {{"operator", op->name()}};
             prov.insert(prov.end(), layout.begin(), layout.end());
-            add_phase_seconds(prov, timers, wall_seconds() - t_start);
             for (const auto& [phase, seconds] : chebfd.phases.phases())  // inside seconds_eigs
                 prov.push_back({"seconds_chebfd_" + phase, seconds});
-            out.write_attributes("/provenance", meaning::provenance, prov);
-            out.commit(&output_guard);
+            out.commit(*this, "cpu", prov, &output_guard);
         });
     }
 

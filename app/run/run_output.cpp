@@ -3,19 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 #include "analysis/statistics.hpp"
 #include "app/mpi/distribution.hpp"
-#include "app/cli/build_revision.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
-#include "topokpm/config.hpp"
 
 namespace topokpm::app {
 namespace {
 
 using Rows = std::vector<std::vector<double>>;
+
+/// /kpm/moments, /dos/energy and /dos/rho: written by write_dos and by write_projected_dos.
+namespace meaning {
+const analysis::Meaning moments{"1", "Chebyshev moments of the normalised trace, averaged over vectors and realizations."};
+const analysis::Meaning energy{"t", "Energies of the density of states, ascending."};
+const analysis::Meaning rho{"1/t", "Density of states per state and unit energy."};
+}  // namespace meaning
 
 /// Row i of a row-major [rows, len] array.
 std::vector<double> row_of(const std::vector<double>& a, std::size_t i, std::size_t len)
@@ -98,7 +102,7 @@ std::vector<std::size_t> all_slots(std::size_t n)
 /// /kpm/moments and /dos/* of the mean over all `num_slots` slots (the DOS projected on the
 /// selection) from the moments of this rank's slots `local` [local slots, M]; with `dist`
 /// the other ranks hold the other slots (summed over the ranks), else `local` is all of them.
-DosSummary write_projected_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+DosSummary write_projected_dos(RunResult& out, const RunConfig& cfg, const Reconstructor& rec,
                                const std::vector<double>& local, std::size_t num_slots, const Distribution* dist)
 {
     DosSummary s;
@@ -116,26 +120,16 @@ DosSummary write_projected_dos(analysis::ResultWriter& out, const RunConfig& cfg
     return s;
 }
 
-void write_seeds(analysis::ResultWriter& out, const MomentsOutcome& m)
+void write_seeds(RunResult& out, const MomentsOutcome& m)
 {
     if (m.disorder_seeds.size() < 2) return;
     out.write_uint64("/realizations/disorder_seeds", {"1", "The disorder seed of each realization."}, m.disorder_seeds, {m.disorder_seeds.size()});
     out.write_uint64("/realizations/vector_seeds", {"1", "The random-vector seed of each realization."}, m.vector_seeds, {m.vector_seeds.size()});
-    out.write_attributes("/realizations", {"1", "The disorder realizations averaged and their seeds."}, {{"num_realizations", std::int64_t(m.disorder_seeds.size())},
+    out.write_attributes("/realizations", {{"num_realizations", std::int64_t(m.disorder_seeds.size())},
                                            {"seed_rule", std::string("k = 0: the given seed; k >= 1: splitmix64(seed, 1000 + k)")}});
 }
 
 }  // namespace
-
-namespace meaning {
-const analysis::Meaning model{"t", "The model Hamiltonian; its energies are in units of the hopping t."};
-const analysis::Meaning provenance{"none", "How, when and by which program the file was made."};
-const analysis::Meaning kpm{"t", "The Chebyshev expansion: its scaling, spectral bounds and sizes."};
-const analysis::Meaning dos{"1/t", "The density of states and how it was reconstructed."};
-const analysis::Meaning moments{"1", "Chebyshev moments of the normalised trace, averaged over vectors and realizations."};
-const analysis::Meaning energy{"t", "Energies of the density of states, ascending."};
-const analysis::Meaning rho{"1/t", "Density of states per state and unit energy."};
-}  // namespace meaning
 
 Reconstructor::Reconstructor(const RunConfig& config, const numerics::KpmScaling& scaling)
     : config_(&config), scaling_(scaling),
@@ -174,7 +168,7 @@ double Reconstructor::integral(const analysis::Spectrum& spectrum) const
                                 : analysis::integral_chebyshev_grid(spectrum, scaling_.a, scaling_.b);
 }
 
-DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+DosSummary write_dos(RunResult& out, const RunConfig& cfg, const Reconstructor& rec,
                      const MomentsOutcome& mo)
 {
     const int m = cfg.kpm.num_moments;
@@ -210,7 +204,7 @@ DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& cfg, const Re
         const auto rs = analysis::sample_statistics(flatten(rhos), ns, static_cast<int>(s.dos.rho.size()));
         out.write_doubles("/kpm/moments_stderr", {"1", "Standard error of the averaged moments."}, ms.stderr_, {std::uint64_t(m)});
         out.write_doubles("/dos/rho_stderr", {"1/t", "Standard error of the density of states."}, rs.stderr_, {rs.stderr_.size()});
-        out.write_attributes("/dos", meaning::dos, {{"stderr_samples", std::string(k_real >= 2 ? "realizations" : "vectors")},
+        out.write_attributes("/dos", {{"stderr_samples", std::string(k_real >= 2 ? "realizations" : "vectors")},
                                       {"stderr_num_samples", std::int64_t(ns)}});
         s.has_stderr = true;
         if (k_real >= 2) {
@@ -239,7 +233,7 @@ LdosShare ldos_share(const std::vector<global_index>& rows,
     return share;
 }
 
-DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+DosSummary write_ldos(RunResult& out, const RunConfig& cfg, const Reconstructor& rec,
                       const MomentsOutcome& mo, const LdosSelection& sel, const LdosShare& share,
                       const Distribution& dist, const std::vector<double>* map_rows)
 {
@@ -256,7 +250,7 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
         out.write_rows("/ldos/rho_stderr", {"1/t", "Standard error of each row's local density of states."}, r.rho_stderr.data(), r.rho_stderr.size(), share.runs, {nr, kp});
         out.write_rows("/ldos/moments_stderr", {"1", "Standard error of each row's moments."}, r.moments_stderr.data(), r.moments_stderr.size(), share.runs, {nr, m});
     }
-    out.write_attributes("/ldos", {"1/t", "The local density of states of the selected rows."}, {{"selection", cfg.kpm.ldos},
+    out.write_attributes("/ldos", {{"selection", cfg.kpm.ldos},
                                    {"kernel", analysis::to_string(cfg.kpm.kernel)},
                                    {"normalisation", std::string("per row: the integral of rho over E is 1")}});
     if (sel.layer && cfg.kpm.ldos_map_energy) {
@@ -268,7 +262,7 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
             map[share.slots[j] / sel.orbitals] += map_rows ? (*map_rows)[share.slots[j]] : rec.at(row_of(r.moments, j, m), e);
         dist.sum(map);
         out.write_doubles("/ldos_map/rho", {"1/t", "Local density of states per site of the layer at one energy, summed over its orbitals."}, map, {std::uint64_t(sel.nx), std::uint64_t(sel.ny)});
-        out.write_attributes("/ldos_map", {"1/t", "A map of the layer's local density of states at one energy."}, {{"energy", e},
+        out.write_attributes("/ldos_map", {{"energy", e},
                                            {"layer", std::int64_t(*sel.layer)},
                                            {"orbitals_summed", std::int64_t(sel.orbitals)},
                                            {"Nx", std::int64_t(sel.nx)},
@@ -280,7 +274,7 @@ DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& cfg, const R
     return write_projected_dos(out, cfg, rec, r.moments, nr, &dist);
 }
 
-DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, const Reconstructor& rec,
+DosSummary write_spectral(RunResult& out, const RunConfig& cfg, const Reconstructor& rec,
                           const MomentsOutcome& mo, const MomentumList& ml, int states_per_k,
                           const std::vector<double>& bands)
 {
@@ -305,7 +299,7 @@ DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& cfg, con
     }
     if (!ml.ticks.empty()) out.write_int64("/spectral/ticks", {"1", "Indices of the path's high-symmetry points among the momenta."}, ml.ticks, {ml.ticks.size()});
     if (!bands.empty()) out.write_doubles("/spectral/bands", {"t", "Eigenvalues of the clean Bloch Hamiltonian at each momentum."}, bands, {nk, std::uint64_t(states_per_k)});
-    out.write_attributes("/spectral", {"1/t", "The momentum-resolved spectral function A(k, E)."}, {{"path", cfg.kpm.k_path.empty() ? std::string("points") : cfg.kpm.k_path},
+    out.write_attributes("/spectral", {{"path", cfg.kpm.k_path.empty() ? std::string("points") : cfg.kpm.k_path},
                                        {"tick_labels", ml.tick_labels},
                                        {"states_per_k", std::int64_t(states_per_k)},
                                        {"kernel", analysis::to_string(cfg.kpm.kernel)},
@@ -322,29 +316,6 @@ std::unique_ptr<sparse_direct::SparseLU> analyse_sparse_lu(const hamiltonians::M
     return std::make_unique<sparse_direct::SparseLU>(sparse_direct::csr_from_rows(model), a);
 }
 
-std::string utc_now()
-{
-    char buf[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    return buf;
-}
-
-AttributeList provenance_attributes(const RunConfig& config, int threads, const std::string& devices,
-                                    const std::string& start_time)
-{
-    return {{"program", "topokpm " + program_name(config.program)},
-            {"program_version", std::string(TOPOKPM_VERSION)},
-            {"git_revision", std::string(git_revision())},
-            {"command_line", config.provenance.command_line},
-            {"input_file", config.provenance.config_path},
-            {"input_file_text", config.provenance.config_text},
-            {"threads_per_rank", std::int64_t(threads)},
-            {"devices", devices},
-            {"start_time", start_time},
-            {"end_time", utc_now()}};
-}
-
 std::string fmt(const char* format, double v)
 {
     // In full, however long ("%.6f" of 1e100 has 108 characters).
@@ -359,12 +330,6 @@ std::string phase_times(const PhaseTimers& timers, double total_seconds)
     std::string out;
     for (const auto& [phase, seconds] : timers.phases()) out += " " + phase + " " + fmt("%.3f", seconds) + " s,";
     return out + " total " + fmt("%.3f", total_seconds) + " s";
-}
-
-void add_phase_seconds(AttributeList& provenance, const PhaseTimers& timers, double total_seconds)
-{
-    for (const auto& [phase, seconds] : timers.phases()) provenance.push_back({"seconds_" + phase, seconds});
-    provenance.push_back({"seconds_total", total_seconds});
 }
 
 }  // namespace topokpm::app

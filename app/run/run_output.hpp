@@ -13,6 +13,7 @@
 #include "analysis/result_file.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
+#include "app/run/run_result.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/sparse_direct/sparse_lu.hpp"
@@ -21,13 +22,6 @@
 namespace topokpm::app {
 
 class Distribution;
-
-/// The unit and description (analysis::Meaning, docs/format.md) of the result groups and
-/// datasets that more than one writer creates: kpm-dos and kpm-eigs (/model, /provenance),
-/// or every kind of kpm-dos run (/kpm, /dos and its projected DOS).
-namespace meaning {
-extern const analysis::Meaning model, provenance, kpm, dos, moments, energy, rho;
-}
 
 /// Reconstructs rho(E) of moment vectors on the run's energy grid.
 class Reconstructor {
@@ -62,7 +56,7 @@ struct DosSummary {
 };
 
 /// Writes /kpm/moments (+ per_vector, stderr), /dos/*, /realizations/* for a DOS run.
-DosSummary write_dos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
+DosSummary write_dos(RunResult& out, const RunConfig& config, const Reconstructor& rec,
                      const MomentsOutcome& m);
 
 /// The LDOS rows a process reconstructs and writes: the indices i of the selection whose row
@@ -80,12 +74,12 @@ LdosShare ldos_share(const std::vector<global_index>& rows,
 /// `share` and writes them (ResultWriter::write_rows; collective under mpirun); the map and
 /// the mean moments are summed over `dist`'s ranks. Every rank calls it. `map_rows`: the
 /// map's value of every selected row (probing's Nystrom map); nullptr: from the moments.
-DosSummary write_ldos(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
+DosSummary write_ldos(RunResult& out, const RunConfig& config, const Reconstructor& rec,
                       const MomentsOutcome& m, const LdosSelection& selection, const LdosShare& share,
                       const Distribution& dist, const std::vector<double>* map_rows = nullptr);
 
 /// Writes /spectral/* (bands if given), then /kpm/moments and /dos/* for the mean over k.
-DosSummary write_spectral(analysis::ResultWriter& out, const RunConfig& config, const Reconstructor& rec,
+DosSummary write_spectral(RunResult& out, const RunConfig& config, const Reconstructor& rec,
                           const MomentsOutcome& m, const MomentumList& momenta, int states_per_k,
                           const std::vector<double>& bands);
 
@@ -94,9 +88,6 @@ std::string fmt(const char* format, double v);
 
 /// The summary's phase times: " build 0.123 s, bounds 0.456 s, ... total 1.234 s".
 std::string phase_times(const PhaseTimers& timers, double total_seconds);
-
-/// /provenance attributes seconds_<phase> for every phase and seconds_total.
-void add_phase_seconds(AttributeList& provenance, const PhaseTimers& timers, double total_seconds);
 
 /// The sparse LU analysis (ordering, supernodes, factor size) of the model's matrix, for
 /// kpm-dos --green and kpm-eigs --method shift-invert. A ti site's 4 orbitals are kept
@@ -111,14 +102,5 @@ inline double sparse_lu_analysis_bytes(const hamiltonians::Model& model)
 {
     return 96.0 * static_cast<double>(model.estimated_nonzeros());
 }
-
-/// The current time as ISO 8601 UTC, "2026-11-24T12:00:00Z".
-std::string utc_now();
-
-/// The /provenance attributes every program writes (models.md §5): program, version, git
-/// revision, command line, input file and its text, threads per rank, devices, start and
-/// end (now) time. Programs add their layout, operator, rates and phase times.
-AttributeList provenance_attributes(const RunConfig& config, int threads, const std::string& devices,
-                                    const std::string& start_time);
 
 }  // namespace topokpm::app

@@ -4,7 +4,6 @@
 #include <limits>
 #include <vector>
 
-#include "numerics/base/counter_rng.hpp"
 
 namespace topokpm::hamiltonians::graphene {
 
@@ -29,11 +28,7 @@ GrapheneStencil::GrapheneStencil(const ModelParams& p)
       periodic_{p.boundary[0] == 'p', p.boundary[1] == 'p'},
       num_cells_(global_index(p.nx) * p.ny),
       hopping_(-p.t),
-      dot_potential_(p.dot_potential),
-      dot_radius_(p.dot_radius),
-      dot_period_(p.dot_period),
-      disorder_(p.disorder),
-      disorder_stream_(disorder_stream_seed(p.disorder_seed)),
+      onsite_(p),
       flux_(p.flux),
       gauge_(p.flux, p.ny, 6)
 {}
@@ -79,13 +74,14 @@ int GrapheneStencil::row_entries(global_index row, double potential, global_inde
 
 bool GrapheneStencil::inside_dot(int m, int n, int s) const
 {
-    if (dot_period_ == 0) return false;
+    const ModelParams& dots = onsite_.params();
+    if (dots.dot_period == 0) return false;
     // Work in lattice coordinates (along a1, a2) scaled by 3, where every site and dot
     // centre is an integer point: A sits at (m, n), B at (m - 1/3, n + 2/3) since
     // (0, 1) = -a1/3 + 2 a2/3, and the centre of supercell (i, j) at
     // (i P + h + 1/3, j P + h + 1/3), h = floor(P/2). With |a1| = |a2| = sqrt(3) and a
     // 60 degree angle, |(u a1 + v a2)/3|^2 = (u^2 + u v + v^2) / 3 exactly.
-    const std::int64_t p = dot_period_, h = p / 2, period = 3 * p;
+    const std::int64_t p = dots.dot_period, h = p / 2, period = 3 * p;
     std::int64_t u = s == 0 ? 3 * (m - h) - 1 : 3 * (m - h) - 2;
     std::int64_t v = s == 0 ? 3 * (n - h) - 1 : 3 * (n - h) + 1;
     // Minimum image over the superlattice of centres (Nx, Ny are multiples of P, so the
@@ -101,7 +97,7 @@ bool GrapheneStencil::inside_dot(int m, int n, int s) const
             const std::int64_t a = u + k * period, b = v + l * period;
             q_min = std::min(q_min, a * a + a * b + b * b);
         }
-    return static_cast<double>(q_min) / 3.0 < dot_radius_ * dot_radius_ + 1e-9;
+    return static_cast<double>(q_min) / 3.0 < dots.dot_radius * dots.dot_radius + 1e-9;
 }
 
 double GrapheneStencil::potential(global_index row) const
@@ -110,8 +106,7 @@ double GrapheneStencil::potential(global_index row) const
     const int s = static_cast<int>(row % atoms_per_cell);
     const int m = static_cast<int>(cell / extent_[1]);
     const int n = static_cast<int>(cell % extent_[1]);
-    const double dot = dot_potential_ * (inside_dot(m, n, s) ? 1.0 : 0.0);
-    return dot + disorder_ * (uniform(disorder_stream_, static_cast<std::uint64_t>(row)) - 0.5);
+    return onsite_(inside_dot(m, n, s), static_cast<std::uint64_t>(row));
 }
 
 global_index GrapheneStencil::num_nonzeros() const

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "hamiltonians/model.hpp"
+#include "hamiltonians/onsite_potential.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/types.hpp"
 
@@ -60,11 +61,7 @@ private:
     std::array<bool, 2> periodic_{};  // along a1, a2
     global_index num_cells_ = 0;
     double hopping_ = 0.0;            // -t
-    double dot_potential_ = 0.0;
-    double dot_radius_ = 0.0;
-    int dot_period_ = 0;
-    double disorder_ = 0.0;
-    std::uint64_t disorder_stream_ = 0;
+    OnsitePotential onsite_;          // dots and disorder
     MagneticFlux flux_;
     PeierlsGauge gauge_;
 };

@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "numerics/base/counter_rng.hpp"
-
 namespace topokpm::hamiltonians::ti {
 
 namespace {
@@ -44,12 +42,7 @@ TiStencil::TiStencil(const ModelParams& p)
       stride_{global_index(p.ny) * p.nz, global_index(p.nz), 1},
       num_sites_(global_index(p.nx) * p.ny * p.nz),
       m_(p.m),
-      dot_potential_(p.dot_potential),
-      dot_radius_(p.dot_radius),
-      dot_period_(p.dot_period),
-      dot_depth_(p.dot_depth),
-      disorder_(p.disorder),
-      disorder_stream_(disorder_stream_seed(p.disorder_seed)),
+      onsite_(p),
       flux_(p.flux),
       gauge_(p.flux, p.ny, 1)
 {
@@ -156,11 +149,12 @@ int TiStencil::row_entries(const Block* blocks, int num_blocks, int orbital, dou
 
 bool TiStencil::inside_dot(int x, int y) const
 {
-    if (dot_period_ == 0) return false;
-    const double centre = (dot_period_ - 1) / 2.0;
-    const double dx = (x % dot_period_) - centre;
-    const double dy = (y % dot_period_) - centre;
-    return dx * dx + dy * dy < dot_radius_ * dot_radius_ + 1e-9;
+    const ModelParams& dots = onsite_.params();
+    if (dots.dot_period == 0) return false;
+    const double centre = (dots.dot_period - 1) / 2.0;
+    const double dx = (x % dots.dot_period) - centre;
+    const double dy = (y % dots.dot_period) - centre;
+    return dx * dx + dy * dy < dots.dot_radius * dots.dot_radius + 1e-9;
 }
 
 double TiStencil::potential(global_index site) const
@@ -169,8 +163,8 @@ double TiStencil::potential(global_index site) const
     const global_index rest = site / extent_[2];
     const int x = static_cast<int>(rest / extent_[1]);
     const int y = static_cast<int>(rest % extent_[1]);
-    const double dot = dot_potential_ * (inside_dot(x, y) ? 1.0 : 0.0) * (z < dot_depth_ ? 1.0 : 0.0);
-    return dot + disorder_ * (uniform(disorder_stream_, static_cast<std::uint64_t>(site)) - 0.5);
+    // V_d (1 inside) (1 if z < dot_depth) = V_d (1 if both): the same double, zeros' signs included.
+    return onsite_(inside_dot(x, y) && z < onsite_.params().dot_depth, static_cast<std::uint64_t>(site));
 }
 
 global_index TiStencil::num_nonzeros() const

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
+#include "hamiltonians/onsite_potential.hpp"
 #include "numerics/base/operator.hpp"
 #include "numerics/base/types.hpp"
 
@@ -87,12 +88,7 @@ private:
     std::array<global_index, 3> stride_{};  // site stride of a unit step in x, y, z
     global_index num_sites_ = 0;
     double m_ = 0.0;
-    double dot_potential_ = 0.0;
-    double dot_radius_ = 0.0;
-    int dot_period_ = 0;
-    int dot_depth_ = 0;
-    double disorder_ = 0.0;
-    std::uint64_t disorder_stream_ = 0;
+    OnsitePotential onsite_;  // dots (on layers z < dot_depth) and disorder
     MagneticFlux flux_;
     PeierlsGauge gauge_;
     std::array<double, 4> g1_diag_{};                    // G1[o, o]

@@ -39,46 +39,68 @@ void check(lapack_int info, const char* routine)
     TOPOKPM_REQUIRE(info == 0, routine, " rejected argument ", -info);
 }
 
+// The BLAS/LAPACK routines of either precision (z for complex double, c for complex float),
+// column-major: the kernels below name each operation once.
+
+/// xPOTRF of the `uplo` ('L' or 'U') triangle; returns info (> 0: not positive definite).
+template <class T>
+int potrf_triangle(char uplo, int n, T* a, int lda)
+{
+    lapack_int info;
+    if constexpr (is_double<T>) info = LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, lda);
+    else info = LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, lda);
+    TOPOKPM_REQUIRE(info >= 0, "potrf rejected argument ", -info);
+    return static_cast<int>(info);
+}
+
+template <class T>
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, int m, int n, T alpha,
+          const T* a, int lda, T* b, int ldb)
+{
+    if constexpr (is_double<T>) cblas_ztrsm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
+    else cblas_ctrsm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
+}
+
+template <class T>
+void trmm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, int m, int n, T alpha,
+          const T* a, int lda, T* b, int ldb)
+{
+    if constexpr (is_double<T>) cblas_ztrmm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
+    else cblas_ctrmm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
+}
+
+template <class T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
+          int ldb, T beta, T* c, int ldc)
+{
+    if constexpr (is_double<T>) cblas_zgemm(CblasColMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+    else cblas_cgemm(CblasColMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+
 }  // namespace
 
 template <class T>
 int potrf(int n, T* a, int lda)
 {
-    lapack_int info;
-    if constexpr (is_double<T>) info = LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda);
-    else info = LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, lda);
-    TOPOKPM_REQUIRE(info >= 0, "potrf rejected argument ", -info);
-    return static_cast<int>(info);
+    return potrf_triangle('L', n, a, lda);
 }
 
 template <class T>
 int potrf_upper(int n, T* a, int lda)
 {
-    lapack_int info;
-    if constexpr (is_double<T>) info = LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
-    else info = LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
-    TOPOKPM_REQUIRE(info >= 0, "potrf rejected argument ", -info);
-    return static_cast<int>(info);
+    return potrf_triangle('U', n, a, lda);
 }
 
 template <class T>
 void trsm_right_lower_conj(int m, int n, const T* l, int ldl, T* b, int ldb)
 {
-    const T one(1);
-    if constexpr (is_double<T>)
-        cblas_ztrsm(CblasColMajor, CblasRight, CblasLower, CblasConjTrans, CblasNonUnit, m, n, &one, l, ldl, b, ldb);
-    else
-        cblas_ctrsm(CblasColMajor, CblasRight, CblasLower, CblasConjTrans, CblasNonUnit, m, n, &one, l, ldl, b, ldb);
+    trsm(CblasRight, CblasLower, CblasConjTrans, CblasNonUnit, m, n, T(1), l, ldl, b, ldb);
 }
 
 template <class T>
 void trsm_right_upper(int m, int n, const T* r, int ldr, T* b, int ldb)
 {
-    const T one(1);
-    if constexpr (is_double<T>)
-        cblas_ztrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, &one, r, ldr, b, ldb);
-    else
-        cblas_ctrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, &one, r, ldr, b, ldb);
+    trsm(CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, T(1), r, ldr, b, ldb);
 }
 
 template <class T>
@@ -91,20 +113,13 @@ void herk_minus(int n, int k, const T* a, int lda, T* c, int ldc)
 template <class T>
 void gemm_minus_conj(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc)
 {
-    const T minus_one(-1), one(1);
-    if constexpr (is_double<T>)
-        cblas_zgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
-    else
-        cblas_cgemm(CblasColMajor, CblasNoTrans, CblasConjTrans, m, n, k, &minus_one, a, lda, b, ldb, &one, c, ldc);
+    gemm(CblasNoTrans, CblasConjTrans, m, n, k, T(-1), a, lda, b, ldb, T(1), c, ldc);
 }
 
 template <class T>
 void gemm_conj_plain(int n, int k, int m, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc)
 {
-    if constexpr (is_double<T>)
-        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, n, k, m, &alpha, a, lda, b, ldb, &beta, c, ldc);
-    else
-        cblas_cgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, n, k, m, &alpha, a, lda, b, ldb, &beta, c, ldc);
+    gemm(CblasConjTrans, CblasNoTrans, n, k, m, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <class T>
@@ -117,23 +132,6 @@ void geqrt(int m, int n, int ib, T* a, int lda, T* t, int ldt)
 }
 
 namespace {
-
-template <class T>
-void trmm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, int m, int n, T alpha,
-          const T* a, int lda, T* b, int ldb)
-{
-    if constexpr (is_double<T>) cblas_ztrmm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
-    else cblas_ctrmm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, ldb);
-}
-
-template <class T>
-void gemm(CBLAS_TRANSPOSE ta, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c,
-          int ldc)
-{
-    if constexpr (is_double<T>)
-        cblas_zgemm(CblasColMajor, ta, CblasNoTrans, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
-    else cblas_cgemm(CblasColMajor, ta, CblasNoTrans, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
-}
 
 // The panel kernel of geqrt_recursive: xGEQR2 + xLARFT of an m x n block (n <= kPanelMaxColumns)
 // in n + 1 passes over its rows, where xGEQR2 makes three per column (norm, GEMV, GERC) and
@@ -562,10 +560,10 @@ void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt)
         for (int j = 0; j < n2; ++j)
             std::copy_n(a12 + std::size_t(j) * lda, n1, t12 + std::size_t(j) * ldt);
         trmm(CblasLeft, CblasLower, CblasConjTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
-        gemm(CblasConjTrans, n1, n2, m - n1, one, a + n1, lda, a22, lda, one, t12, ldt);
+        gemm(CblasConjTrans, CblasNoTrans, n1, n2, m - n1, one, a + n1, lda, a22, lda, one, t12, ldt);
     }
     trmm(CblasLeft, CblasUpper, CblasConjTrans, CblasNonUnit, n1, n2, one, t, ldt, t12, ldt);
-    gemm(CblasNoTrans, m - n1, n2, n1, minus_one, a + n1, lda, t12, ldt, one, a22, lda);
+    gemm(CblasNoTrans, CblasNoTrans, m - n1, n2, n1, minus_one, a + n1, lda, t12, ldt, one, a22, lda);
     trmm(CblasLeft, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a, lda, t12, ldt);
     for (int j = 0; j < n2; ++j)
         for (int i = 0; i < n1; ++i) a12[i + std::size_t(j) * lda] -= t12[i + std::size_t(j) * ldt];
@@ -583,7 +581,7 @@ void geqrt_recursive(int m, int n, T* a, int lda, T* t, int ldt)
         for (int j = 0; j < n2; ++j)
             for (int i = 0; i < n1; ++i) t12[i + std::size_t(j) * ldt] = std::conj(a[n1 + j + std::size_t(i) * lda]);
         trmm(CblasRight, CblasLower, CblasNoTrans, CblasUnit, n1, n2, one, a22, lda, t12, ldt);
-        if (m > n) gemm(CblasConjTrans, n1, n2, m - n, one, a + n, lda, a22 + n2, lda, one, t12, ldt);
+        if (m > n) gemm(CblasConjTrans, CblasNoTrans, n1, n2, m - n, one, a + n, lda, a22 + n2, lda, one, t12, ldt);
     }
     trmm(CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, n1, n2, minus_one, t, ldt, t12, ldt);
     trmm(CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, n1, n2, one, t12 + n1, ldt, t12, ldt);
@@ -640,31 +638,18 @@ void q_times_top(int m, int k, T* a, int lda, const T* t, int ldt, const T* c, i
     T* stage = top + kk;
     const T one(1), zero(0), minus_one(-1);
     for (int j = 0; j < k; ++j) std::copy_n(c + std::size_t(j) * ldc, k, w + std::size_t(j) * k);
-    if constexpr (is_double<T>) {
-        cblas_ztrmm(CblasColMajor, CblasLeft, CblasLower, CblasConjTrans, CblasUnit, k, k, &one, a, lda, w, k);
-        cblas_ztrmm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, k, k, &one, t, ldt, w, k);
-    } else {
-        cblas_ctrmm(CblasColMajor, CblasLeft, CblasLower, CblasConjTrans, CblasUnit, k, k, &one, a, lda, w, k);
-        cblas_ctrmm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, k, k, &one, t, ldt, w, k);
-    }
+    trmm(CblasLeft, CblasLower, CblasConjTrans, CblasUnit, k, k, one, a, lda, w, k);
+    trmm(CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, k, k, one, t, ldt, w, k);
     // A_2 := -V_2 W, chunk by chunk: each chunk's V rows are read before the GEMM overwrites them.
     for (int r0 = k; r0 < m; r0 += chunk) {
         const int rows = std::min(chunk, m - r0);
         for (int j = 0; j < k; ++j)
             std::copy_n(a + r0 + std::size_t(j) * lda, rows, stage + std::size_t(j) * rows);
-        if constexpr (is_double<T>)
-            cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &minus_one, stage, rows, w, k, &zero,
-                        a + r0, lda);
-        else
-            cblas_cgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, k, k, &minus_one, stage, rows, w, k, &zero,
-                        a + r0, lda);
+        gemm(CblasNoTrans, CblasNoTrans, rows, k, k, minus_one, stage, rows, w, k, zero, a + r0, lda);
     }
     // A_1 := C - V_1 W (V_1 still in place: the GEMMs wrote rows >= k only).
     std::copy_n(w, kk, top);
-    if constexpr (is_double<T>)
-        cblas_ztrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, k, k, &one, a, lda, top, k);
-    else
-        cblas_ctrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, k, k, &one, a, lda, top, k);
+    trmm(CblasLeft, CblasLower, CblasNoTrans, CblasUnit, k, k, one, a, lda, top, k);
     for (int j = 0; j < k; ++j)
         for (int i = 0; i < k; ++i)
             a[i + std::size_t(j) * lda] = c[i + std::size_t(j) * ldc] - top[i + std::size_t(j) * k];

@@ -38,16 +38,16 @@ __attribute__((always_inline)) inline void site_sums(const SiteForm<double>::Cla
     auto xs = [&](int i, int s) __attribute__((always_inline)) {
         return __builtin_shuffle(simd::load<v8d>(x0 + 8 * s + off[i]), ip[i]);
     };
-    for (int i = 0; i < e_re; ++i) {
-        const v8d v = rp[i];
+    // The items [begin, end) of one part only (values real: rp into a; imaginary: jp into b).
+    auto one_part = [&](int begin, int end, const v8d* vp, v8d (&sum)[S]) __attribute__((always_inline)) {
+        for (int i = begin; i < end; ++i) {
+            const v8d v = vp[i];
 #pragma GCC unroll 8
-        for (int s = 0; s < S; ++s) a[s] += v * xs(i, s);
-    }
-    for (int i = e_re; i < e_im; ++i) {
-        const v8d v = jp[i];
-#pragma GCC unroll 8
-        for (int s = 0; s < S; ++s) b[s] += v * xs(i, s);
-    }
+            for (int s = 0; s < S; ++s) sum[s] += v * xs(i, s);
+        }
+    };
+    one_part(0, e_re, rp, a);
+    one_part(e_re, e_im, jp, b);
     for (int i = e_im; i < e_all; ++i) {
         const v8d vr = rp[i], vi = jp[i];
 #pragma GCC unroll 8
@@ -85,14 +85,15 @@ __attribute__((always_inline)) inline void site_sums_r2(const SiteForm<double>::
         const v8d v = simd::load<v8d>(x0 + 2 * off[i] + 16 * s + 8 * (h ^ (dg[i] >> 1)));
         return (dg[i] & 1) != 0 ? __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3) : v;
     };
-    for (int i = 0; i < e_re; ++i)
+    // The items [begin, end) of one part only (values real: rp into a; imaginary: jp into b).
+    auto one_part = [&](int begin, int end, const v8d* vp, v8d (&sum)[S][2]) __attribute__((always_inline)) {
+        for (int i = begin; i < end; ++i)
 #pragma GCC unroll 8
-        for (int s = 0; s < S; ++s)
-            for (int h = 0; h < 2; ++h) a[s][h] += rp[2 * i + h] * xs(i, s, h);
-    for (int i = e_re; i < e_im; ++i)
-#pragma GCC unroll 8
-        for (int s = 0; s < S; ++s)
-            for (int h = 0; h < 2; ++h) b[s][h] += jp[2 * i + h] * xs(i, s, h);
+            for (int s = 0; s < S; ++s)
+                for (int h = 0; h < 2; ++h) sum[s][h] += vp[2 * i + h] * xs(i, s, h);
+    };
+    one_part(0, e_re, rp, a);
+    one_part(e_re, e_im, jp, b);
     for (int i = e_im; i < e_all; ++i)
 #pragma GCC unroll 8
         for (int s = 0; s < S; ++s)
@@ -134,22 +135,19 @@ __attribute__((always_inline)) inline void site_sums_wide(const SiteForm<double>
     auto xs = [&](int i, int s, int o, int j) __attribute__((always_inline)) {
         return simd::load<v8d>(x0 + R * off[i] + 8 * R * s + 2 * R * (o ^ dg[i]) + 8 * j);
     };
-    for (int i = 0; i < e_re; ++i)
+    // The items [begin, end) of one part only (values real: rp into a; imaginary: jp into b).
+    auto one_part = [&](int begin, int end, const v8d* vp, v8d (&sum)[S][4][V]) __attribute__((always_inline)) {
+        for (int i = begin; i < end; ++i)
 #pragma GCC unroll 4
-        for (int o = 0; o < 4; ++o) {
-            const v8d v = v8d{} + rp[i][2 * o];
+            for (int o = 0; o < 4; ++o) {
+                const v8d v = v8d{} + vp[i][2 * o];
 #pragma GCC unroll 8
-            for (int s = 0; s < S; ++s)
-                for (int j = 0; j < V; ++j) a[s][o][j] += v * xs(i, s, o, j);
-        }
-    for (int i = e_re; i < e_im; ++i)
-#pragma GCC unroll 4
-        for (int o = 0; o < 4; ++o) {
-            const v8d v = v8d{} + jp[i][2 * o];
-#pragma GCC unroll 8
-            for (int s = 0; s < S; ++s)
-                for (int j = 0; j < V; ++j) b[s][o][j] += v * xs(i, s, o, j);
-        }
+                for (int s = 0; s < S; ++s)
+                    for (int j = 0; j < V; ++j) sum[s][o][j] += v * xs(i, s, o, j);
+            }
+    };
+    one_part(0, e_re, rp, a);
+    one_part(e_re, e_im, jp, b);
     for (int i = e_im; i < e_all; ++i)
 #pragma GCC unroll 4
         for (int o = 0; o < 4; ++o) {

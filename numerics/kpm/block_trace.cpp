@@ -60,15 +60,8 @@ public:
     double divisor() const override { return 1.0; }
     void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
-        complex_type* data = block.data();
-        const int w = block.num_cols();
-        std::fill(data, data + block.size(), complex_type(0.0, 0.0));
-        for (int c = 0; c < w; ++c) {
-            const global_index col = first_column + c;
-            if (col >= num_columns()) continue;
-            const global_index row = rows_[col] - row_begin;  // another rank's row: stays zero here
-            if (row >= 0 && row < block.num_rows()) data[static_cast<size_t>(row) * w + c] = 1.0;
-        }
+        fill_columns(block, first_column,
+                     [&](int c, global_index col) { set_entry(block, row_begin, rows_[col], c, 1.0); });
     }
 
 private:
@@ -92,15 +85,11 @@ public:
         const global_index total = static_cast<global_index>(lattice_.nx) * lattice_.ny * lattice_.states_per_cell;
         TOPOKPM_REQUIRE(row_begin >= 0 && row_begin + block.num_rows() <= total, "plane-wave rows ", row_begin, " + ",
                         block.num_rows(), " outside the ", total, " rows of the lattice");
-        const int w = block.num_cols();
-        complex_type* data = block.data();
-        std::fill(data, data + block.size(), complex_type(0.0, 0.0));
-        for (int c = 0; c < w; ++c) {
-            const global_index col = first_column + c;
-            if (col >= num_columns()) break;
-            set_plane_wave_column(data, w, c, lattice_, k_[static_cast<size_t>(col / lattice_.states_per_cell)],
+        fill_columns(block, first_column, [&](int c, global_index col) {
+            set_plane_wave_column(block.data(), block.num_cols(), c, lattice_,
+                                  k_[static_cast<size_t>(col / lattice_.states_per_cell)],
                                   static_cast<int>(col % lattice_.states_per_cell), row_begin, block.num_rows());
-        }
+        });
     }
     /// Column c of the rows [row_begin, row_begin + rows) (a rank's share): the entries of
     /// |k, s> there, from each row's canonical cell (x, y); the other rows untouched.

@@ -17,6 +17,8 @@
 /// columns, one sweep at a time, so the driver can report progress and checkpoint between
 /// sweeps (TraceState) and resume bit for bit.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -77,6 +79,29 @@ public:
     };
     /// nullptr (every plan but a filtered probing_plan): no filter.
     virtual const Filter* filter() const { return nullptr; }
+
+protected:
+    /// The frame of a fill() that sets its columns entry by entry: zeroes `block`, then calls
+    /// column(c, first_column + c) for each column c of the block whose start vector
+    /// first_column + c < num_columns() (the others stay zero).
+    template <class Column>
+    void fill_columns(BlockVector& block, global_index first_column, Column&& column) const
+    {
+        std::fill(block.data(), block.data() + block.size(), complex_type(0.0, 0.0));
+        for (int c = 0; c < block.num_cols(); ++c) {
+            const global_index col = first_column + c;
+            if (col >= num_columns()) break;
+            column(c, col);
+        }
+    }
+    /// Entry (row, c) := value of a block holding the global rows [row_begin, row_begin +
+    /// block.num_rows()); nothing when `row` is another rank's.
+    static void set_entry(BlockVector& block, global_index row_begin, global_index row, int c, complex_type value)
+    {
+        const global_index local = row - row_begin;
+        if (local >= 0 && local < block.num_rows())
+            block.data()[static_cast<std::size_t>(local) * block.num_cols() + c] = value;
+    }
 };
 
 /// R random-phase vectors of models.md §4 (stream S_v = splitmix64(vector_seed, 2)),

@@ -76,18 +76,10 @@ public:
     int read_moments() const override { return moments_; }
     void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
-        complex_type* data = block.data();
-        const int w = block.num_cols();
-        std::fill(data, data + block.size(), complex_type(0.0, 0.0));
-        for (int c = 0; c < w; ++c) {
-            const global_index col = first_column + c;
-            if (col >= num_columns()) break;
+        fill_columns(block, first_column, [&](int c, global_index col) {
             // A row repeated in the selection is set (not added) once per colour.
-            for (const Read& r : reads(col)) {
-                const global_index local = r.row - row_begin;  // another rank's row: stays zero here
-                if (local >= 0 && local < block.num_rows()) data[static_cast<size_t>(local) * w + c] = r.phase;
-            }
-        }
+            for (const Read& r : reads(col)) set_entry(block, row_begin, r.row, c, r.phase);
+        });
     }
     std::vector<Read> reads(global_index column) const override
     {

@@ -331,69 +331,63 @@ void DistributedLU::redistribute_for_solve()
                               root, comm),
                    what);
     };
-    if (pr_ == 1)  // the column is this rank alone: its L panels are whole
-        for (global_index s = mycol_; s < ns; s += pc_) {
+    // One side: the panels of the supernodes s = root (mod p) whose diagonal block lies in
+    // this rank's process column (s = mine (mod q)) for L, or row for U, summed onto rank
+    // `root` of `comm` (the diagonal block's owner): L panels ((nc + m) x nc, at panel(s)) or
+    // U panels (nc x m, after the L panel). pack(s, root, grid panel, out) sets this rank's
+    // entries of panel s in `out` (zeros elsewhere).
+    auto gather = [&](bool lower, int p, int me, int q, int mine, MPI_Comm comm, const char* what, auto pack) {
+        const std::vector<global_index>& offset = lower ? l_offset_ : u_offset_;
+        auto size = [&](global_index s) {
             const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const global_index ld = nc + static_cast<global_index>(lu_.sn_rows_[s].size());
-            std::copy_n(grid_panels_.data() + l_offset_[s], ld * nc, panel(s));
+            const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
+            return static_cast<std::size_t>(lower ? (nc + m) * nc : nc * m);
+        };
+        auto dest = [&](global_index s) {
+            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+            return lower ? panel(s) : panel(s) + (nc + static_cast<global_index>(lu_.sn_rows_[s].size())) * nc;
+        };
+        if (p == 1) {  // the column (row) is this rank alone: its panels are whole
+            for (global_index s = mine; s < ns; s += q) std::copy_n(grid_panels_.data() + offset[s], size(s), dest(s));
+            return;
         }
-    for (int r = 0; r < pr_ && pr_ > 1; ++r) {  // L panels of the supernodes whose diagonal block is (r, mycol)
-        part.clear();
-        for (global_index s = r; s < ns; s += pr_) {
-            if (s % pc_ != mycol_) continue;
-            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const auto& rows = lu_.sn_rows_[s];
-            const global_index m = static_cast<global_index>(rows.size()), ld = nc + m;
-            const complex_double* lp = grid_panels_.data() + l_offset_[s];
-            const std::size_t base = part.size();
-            part.resize(base + static_cast<std::size_t>(ld * nc), kZero);
-            for (global_index c = 0; c < nc; ++c) {
-                if (r == myrow_) std::copy_n(lp + c * ld, nc, part.data() + base + c * ld);
-                for (global_index i = 0; i < m; ++i)
-                    if (lu_.sn_of_[rows[i]] % pr_ == myrow_) part[base + nc + i + c * ld] = lp[nc + i + c * ld];
+        for (int root = 0; root < p; ++root) {
+            part.clear();
+            for (global_index s = root; s < ns; s += p) {
+                if (s % q != mine) continue;
+                const std::size_t base = part.size();
+                part.resize(base + size(s), kZero);
+                pack(s, root, grid_panels_.data() + offset[s], part.data() + base);
+            }
+            reduce(root, me, comm, what);
+            if (root != me) continue;
+            std::size_t at = 0;
+            for (global_index s = root; s < ns; s += p) {
+                if (s % q != mine) continue;
+                std::copy_n(sum.data() + at, size(s), dest(s));
+                at += size(s);
             }
         }
-        reduce(r, myrow_, col_comm_, "MPI_Reduce(L panels)");
-        if (r != myrow_) continue;
-        std::size_t at = 0;
-        for (global_index s = r; s < ns; s += pr_) {
-            if (s % pc_ != mycol_) continue;
-            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const std::size_t size = static_cast<std::size_t>((nc + static_cast<global_index>(lu_.sn_rows_[s].size())) * nc);
-            std::copy_n(sum.data() + at, size, panel(s));
-            at += size;
-        }
-    }
-    if (pc_ == 1)  // the row is this rank alone: its U panels are whole
-        for (global_index s = myrow_; s < ns; s += pr_) {
-            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
-            std::copy_n(grid_panels_.data() + u_offset_[s], nc * m, panel(s) + (nc + m) * nc);
-        }
-    for (int c = 0; c < pc_ && pc_ > 1; ++c) {  // U panels of the supernodes whose diagonal block is (myrow, c)
-        part.clear();
-        for (global_index s = c; s < ns; s += pc_) {
-            if (s % pr_ != myrow_) continue;
-            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const auto& rows = lu_.sn_rows_[s];
-            const global_index m = static_cast<global_index>(rows.size());
-            const complex_double* up = grid_panels_.data() + u_offset_[s];
-            const std::size_t base = part.size();
-            part.resize(base + static_cast<std::size_t>(nc * m), kZero);
-            for (global_index j = 0; j < m; ++j)
-                if (lu_.sn_of_[rows[j]] % pc_ == mycol_) std::copy_n(up + j * nc, nc, part.data() + base + j * nc);
-        }
-        reduce(c, mycol_, row_comm_, "MPI_Reduce(U panels)");
-        if (c != mycol_) continue;
-        std::size_t at = 0;
-        for (global_index s = c; s < ns; s += pc_) {
-            if (s % pr_ != myrow_) continue;
-            const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
-            const global_index m = static_cast<global_index>(lu_.sn_rows_[s].size());
-            std::copy_n(sum.data() + at, nc * m, panel(s) + (nc + m) * nc);
-            at += static_cast<std::size_t>(nc * m);
-        }
-    }
+    };
+    gather(true, pr_, myrow_, pc_, mycol_, col_comm_, "MPI_Reduce(L panels)",
+           [&](global_index s, int root, const complex_double* lp, complex_double* out) {
+               const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+               const auto& rows = lu_.sn_rows_[s];
+               const global_index m = static_cast<global_index>(rows.size()), ld = nc + m;
+               for (global_index c = 0; c < nc; ++c) {
+                   if (root == myrow_) std::copy_n(lp + c * ld, nc, out + c * ld);
+                   for (global_index i = 0; i < m; ++i)
+                       if (lu_.sn_of_[rows[i]] % pr_ == myrow_) out[nc + i + c * ld] = lp[nc + i + c * ld];
+               }
+           });
+    gather(false, pc_, mycol_, pr_, myrow_, row_comm_, "MPI_Reduce(U panels)",
+           [&](global_index s, int, const complex_double* up, complex_double* out) {
+               const global_index nc = lu_.sn_begin_[s + 1] - lu_.sn_begin_[s];
+               const auto& rows = lu_.sn_rows_[s];
+               const global_index m = static_cast<global_index>(rows.size());
+               for (global_index j = 0; j < m; ++j)
+                   if (lu_.sn_of_[rows[j]] % pc_ == mycol_) std::copy_n(up + j * nc, nc, out + j * nc);
+           });
 }
 
 // v <- (A - zI)^-1 v in place (original order), n x nrhs, the same on every rank.

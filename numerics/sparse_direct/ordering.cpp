@@ -32,26 +32,26 @@ Graph symmetric_graph(const CsrMatrix& a)
     // Both directions of every entry, then sort and deduplicate each list.
     Graph g;
     g.n = n;
-    g.xadj.assign(n + 1, 0);
-    for (global_index i = 0; i < n; ++i) g.xadj[i + 1] = g.xadj[i] + degree[i];
-    g.adj.resize(g.xadj[n]);
-    std::vector<global_index> fill(g.xadj.begin(), g.xadj.end() - 1);
+    g.row_ptr.assign(n + 1, 0);
+    for (global_index i = 0; i < n; ++i) g.row_ptr[i + 1] = g.row_ptr[i] + degree[i];
+    g.cols.resize(g.row_ptr[n]);
+    std::vector<global_index> fill(g.row_ptr.begin(), g.row_ptr.end() - 1);
     for (global_index i = 0; i < n; ++i)
         for (global_index p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
             const global_index j = a.cols[p];
-            if (j != i) { g.adj[fill[i]++] = j; g.adj[fill[j]++] = i; }
+            if (j != i) { g.cols[fill[i]++] = j; g.cols[fill[j]++] = i; }
         }
     global_index out = 0;
-    std::vector<global_index> xadj(n + 1, 0);
+    std::vector<global_index> row_ptr(n + 1, 0);
     for (global_index v = 0; v < n; ++v) {
-        auto b = g.adj.begin() + g.xadj[v], e = g.adj.begin() + g.xadj[v + 1];
+        auto b = g.cols.begin() + g.row_ptr[v], e = g.cols.begin() + g.row_ptr[v + 1];
         std::sort(b, e);
         e = std::unique(b, e);
-        for (auto it = b; it != e; ++it) g.adj[out++] = *it;
-        xadj[v + 1] = out;
+        for (auto it = b; it != e; ++it) g.cols[out++] = *it;
+        row_ptr[v + 1] = out;
     }
-    g.adj.resize(out);
-    g.xadj = std::move(xadj);
+    g.cols.resize(out);
+    g.row_ptr = std::move(row_ptr);
     return g;
 }
 
@@ -60,17 +60,17 @@ Graph site_graph(const Graph& g, int b)
     TOPOKPM_REQUIRE(b >= 1 && g.n % b == 0, "site size ", b, " does not divide ", g.n);
     Graph q;
     q.n = g.n / b;
-    q.xadj.assign(q.n + 1, 0);
+    q.row_ptr.assign(q.n + 1, 0);
     std::vector<global_index> mark(q.n, -1);
     for (global_index s = 0; s < q.n; ++s) {
         mark[s] = s;
         for (global_index v = s * b; v < (s + 1) * b; ++v)
-            for (global_index p = g.xadj[v]; p < g.xadj[v + 1]; ++p) {
-                const global_index t = g.adj[p] / b;
-                if (mark[t] != s) { mark[t] = s; q.adj.push_back(t); }
+            for (global_index p = g.row_ptr[v]; p < g.row_ptr[v + 1]; ++p) {
+                const global_index t = g.cols[p] / b;
+                if (mark[t] != s) { mark[t] = s; q.cols.push_back(t); }
             }
-        std::sort(q.adj.begin() + q.xadj[s], q.adj.end());
-        q.xadj[s + 1] = static_cast<global_index>(q.adj.size());
+        std::sort(q.cols.begin() + q.row_ptr[s], q.cols.end());
+        q.row_ptr[s + 1] = static_cast<global_index>(q.cols.size());
     }
     return q;
 }
@@ -87,9 +87,9 @@ std::vector<global_index> metis_ordering(const Graph& g, int site_size)
     const global_index ns = sites.n;
     if (ns == 0) return {};
     TOPOKPM_USER_REQUIRE(ns < std::numeric_limits<idx_t>::max() / 64 &&
-                             sites.xadj[ns] < std::numeric_limits<idx_t>::max(),
+                             sites.row_ptr[ns] < std::numeric_limits<idx_t>::max(),
                          "matrix size ", g.n, " exceeds METIS's 32-bit index range");
-    std::vector<idx_t> xadj(sites.xadj.begin(), sites.xadj.end()), adj(sites.adj.begin(), sites.adj.end());
+    std::vector<idx_t> xadj(sites.row_ptr.begin(), sites.row_ptr.end()), adj(sites.cols.begin(), sites.cols.end());
     std::vector<idx_t> order(ns), inverse(ns);
     idx_t nv = static_cast<idx_t>(ns);
     idx_t options[METIS_NOPTIONS];

@@ -8,13 +8,10 @@
 
 namespace topokpm::sparse_direct {
 
-/// Adjacency of an undirected graph without self loops: neighbours of v are
-/// adj[xadj[v] .. xadj[v+1]).
-struct Graph {
-    global_index n = 0;
-    std::vector<global_index> xadj{0};
-    std::vector<global_index> adj;
-};
+/// Adjacency of an undirected graph without self loops: the neighbours of v are
+/// cols[row_ptr[v] .. row_ptr[v+1]), ascending (the pattern of a symmetric matrix without
+/// its diagonal).
+using Graph = CsrPattern;
 
 /// The graph of |A| + |A|^T (diagonal dropped). Throws DimensionMismatch for a malformed CSR.
 Graph symmetric_graph(const CsrMatrix& a);

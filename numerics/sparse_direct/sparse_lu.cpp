@@ -65,7 +65,7 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
     // Elimination tree of the permuted pattern (Liu's algorithm with path compression).
     auto neighbours = [&](global_index p, auto&& visit) {  // in permuted numbering
         const global_index v = order[p];
-        for (global_index q = g0.xadj[v]; q < g0.xadj[v + 1]; ++q) visit(inv[g0.adj[q]]);
+        for (global_index q = g0.row_ptr[v]; q < g0.row_ptr[v + 1]; ++q) visit(inv[g0.cols[q]]);
     };
     std::vector<global_index> parent(N, -1), ancestor(N, -1);
     for (global_index j = 0; j < N; ++j)
@@ -114,7 +114,7 @@ SparseLU::SparseLU(const CsrMatrix& a, const AnalyseOptions& options) : n_(a.n),
     }
     auto pneighbours = [&](global_index p, auto&& visit) {  // final permuted numbering
         const global_index v = perm_[p];
-        for (global_index q = g0.xadj[v]; q < g0.xadj[v + 1]; ++q) visit(iperm_[g0.adj[q]]);
+        for (global_index q = g0.row_ptr[v]; q < g0.row_ptr[v + 1]; ++q) visit(iperm_[g0.cols[q]]);
     };
 
     // Column counts of L (diagonal included) from the row subtrees: row i of L is the union of

@@ -61,15 +61,21 @@
 
 namespace topokpm::sparse_direct {
 
-/// Square sparse matrix in compressed rows: the entries of row i are
-/// cols[row_ptr[i] .. row_ptr[i+1]), strictly ascending, 0 <= col < n. The diagonal need not
-/// be stored (a missing diagonal entry is zero).
-struct CsrMatrix {
+/// The pattern of a square sparse matrix in compressed rows: the columns of row i are
+/// cols[row_ptr[i] .. row_ptr[i+1]), 0 <= col < n (also the adjacency lists of a graph,
+/// ordering.hpp).
+struct CsrPattern {
     global_index n = 0;
     std::vector<global_index> row_ptr{0};
     std::vector<global_index> cols;
-    std::vector<complex_double> values;
     global_index nnz() const { return static_cast<global_index>(cols.size()); }
+};
+
+/// Square sparse matrix in compressed rows: its pattern, each row's columns strictly
+/// ascending, and values[p] the entry at cols[p]. The diagonal need not be stored (a missing
+/// diagonal entry is zero).
+struct CsrMatrix : CsrPattern {
+    std::vector<complex_double> values;
 };
 
 /// Every stored entry of `source` (e.g. a hamiltonians::Model) as a CsrMatrix.

@@ -4,6 +4,7 @@
 /// /provenance list them in first-use order.
 
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,15 @@ inline double wall_seconds()
 {
     using clock = std::chrono::steady_clock;
     return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+/// The current time as ISO 8601 UTC, "2026-11-24T12:00:00Z" (result and checkpoint files).
+inline std::string utc_now()
+{
+    char buf[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buf;
 }
 
 class PhaseTimers {
