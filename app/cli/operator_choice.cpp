@@ -1,6 +1,8 @@
 #include "app/cli/operator_choice.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "numerics/spmmv/stencil_kernels.hpp"
@@ -29,23 +31,61 @@ numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, co
     return numerics::operator_cost_model(spec, model.potential_entries_per_row(), model.real_valued());
 }
 
-int sweeps_per_pass(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width)
+KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width)
 {
-    if (spec.kind != numerics::OperatorKind::Free || spec.device != numerics::Backend::Cpu) return 1;
-    if (model.kind().max_extents == 0 || !model.offers_block_stencil()) return 1;
-    hamiltonians::ModelParams probe = model.params();
-    probe.nx = std::min(probe.nx, 8);
-    probe.ny = std::min(probe.ny, 8);
-    probe.dot_potential = probe.dot_radius = 0.0;
-    probe.dot_period = 0;
-    probe.dot_depth = 1;
-    probe.disorder = 0.0;
-    probe.flux = {};
-    const std::unique_ptr<hamiltonians::Model> copy = hamiltonians::make_model(probe);
+    KernelProbe probe;
+    if (spec.device != numerics::Backend::Cpu || model.kind().max_extents == 0) return probe;
+    // A sample of whole x-planes with 64 MiB per vector block (past the caches), or the whole
+    // lattice: the kernel's rate as the run meets it. Dots and field off (their extents'
+    // constraints), a non-uniform potential kept as disorder (the kernel reads it per row).
+    hamiltonians::ModelParams small = model.params();
+    const double plane_rows = static_cast<double>(model.num_rows()) / std::max(small.nx, 1);
+    const double value_bytes = spec.precision == Precision::Single ? 8.0 : 16.0;
+    const double sample_rows = 64.0 * 1024 * 1024 / (value_bytes * width);
+    small.nx = std::clamp(static_cast<int>(std::ceil(sample_rows / plane_rows)), 1, std::max(small.nx, 1));
+    const bool varying = small.disorder != 0.0 || (small.dot_potential != 0.0 && small.dot_period > 0);
+    small.dot_potential = small.dot_radius = 0.0;
+    small.dot_period = 0;
+    small.dot_depth = 1;
+    small.disorder = varying ? 1.0 : 0.0;
+    small.flux = {};
+    const std::unique_ptr<hamiltonians::Model> copy = hamiltonians::make_model(small);
     numerics::OperatorSpec whole = spec;
     whole.rows = {};
     const numerics::BuiltOperator built = numerics::make_operator(whole, hamiltonians::operator_source(*copy));
-    return built.op->fused_steps(width) >= 2 ? 2 : 1;
+    const Operator& op = *built.op;
+    if (spec.kind == numerics::OperatorKind::Free && model.offers_block_stencil())
+        probe.sweeps_per_pass = op.fused_steps(width) >= 2 ? 2 : 1;
+    // Pairs of sweeps as the run makes them (apply_two_steps fuses them where the kernel
+    // does), the best of four rounds of at least 5 ms.
+    const global_index n = op.num_rows();
+    const auto sweep_pair = [&](auto& x, auto& y) {
+        const AugmentedOps ops{0.1, 0.0, -1.0, true};
+        DotSums first, second;
+        op.apply_two_steps(x, y, ops, &first, &second);
+    };
+    const auto rate = [&](auto x) {
+        auto y = x;
+        for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = y.data()[i] = {0.5, 0.25};
+        sweep_pair(x, y);  // warm-up: pages, caches
+        double best = 0.0;
+        for (int round = 0; round < 4; ++round) {
+            int pairs = 0;
+            const auto t0 = std::chrono::steady_clock::now();
+            double seconds = 0.0;
+            while (seconds < 5e-3) {
+                sweep_pair(x, y);
+                ++pairs;
+                seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            }
+            best = std::max(best, 2.0 * pairs * static_cast<double>(n) / seconds);
+        }
+        return best;
+    };
+    probe.rows_per_second = op.precision() == Precision::Single
+                                        ? rate(BasicBlockVector<complex_single>(n, width))
+                                        : rate(BlockVector(n, width));
+    return probe;
 }
 
 MatrixChoice fastest_matrix(const hamiltonians::Model& mdl, int width, Precision precision, DeviceKind device,

@@ -24,13 +24,22 @@ numerics::OperatorSpec operator_spec(const RunConfig& cfg);
 /// --plan.
 numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, const hamiltonians::Model& model);
 
-/// Sweeps per pass over memory (Operator::fused_steps) of the operator `spec` builds from
-/// `model` at block width `width` on one rank: 2 where the CPU stencil fuses two steps (2-D
-/// lattices: graphene at R = 1 and at the strip widths; numerics/cpu/stencil_operator.hpp),
-/// else 1 (sell, crs, cuda, a 3-D stencil). Learnt from that operator built on an 8x8
-/// in-plane copy of the model without dots, disorder or field (which change no kernel
-/// choice), as lattice_halo() learns the couplings: nothing proportional to N is allocated.
-int sweeps_per_pass(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width);
+/// What the plan learns from the kernel itself (hetero::PlanInput): its sweeps per pass over
+/// memory (Operator::fused_steps at the width: 2 where the CPU stencil fuses two steps:
+/// graphene at R = 1 and at the strip widths, ti at R = 1, 2, 4, 8;
+/// numerics/cpu/stencil_operator.hpp; else 1) and its measured rate, rows per second: the
+/// operator swept in pairs (apply_two_steps, as the run does) with the calling thread's
+/// OpenMP team on a copy of the model cut to whole x-planes holding 64 MiB per vector block
+/// (past the caches; the whole lattice when smaller), without dots or field (whose extents
+/// constrain the cut) but with a potential read per row where the model has one. The ti
+/// two-step pass moves half the bytes of two sweeps but runs only 1.1x faster (in-core
+/// bound), which the traffic model alone cannot see. Rate 0 (not measured) for an operator
+/// that is not a CPU one or a model without a lattice.
+struct KernelProbe {
+    int sweeps_per_pass = 1;
+    double rows_per_second = 0.0;
+};
+KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width);
 
 /// The kind `--matrix auto` (the default) builds and why.
 struct MatrixChoice {

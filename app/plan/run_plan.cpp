@@ -102,9 +102,13 @@ RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;
-    // Temporal blocking of a serial CPU run: the traffic of a pass of two sweeps.
-    if (cfg.runtime.plan.ranks == 1 && cfg.runtime.plan.gpus == 0)
-        in.sweeps_per_pass = sweeps_per_pass(operator_spec(cfg), *model, cfg.kpm.sweep_width);
+    // A serial CPU run: the traffic of a pass of two sweeps where the kernel fuses them, and
+    // the kernel's rate measured on a sample (probe_kernel), which sets the time.
+    if (cfg.runtime.plan.ranks == 1 && cfg.runtime.plan.gpus == 0) {
+        const KernelProbe probe = probe_kernel(operator_spec(cfg), *model, cfg.kpm.sweep_width);
+        in.sweeps_per_pass = probe.sweeps_per_pass;
+        in.measured_rows_per_second = probe.rows_per_second;
+    }
     // The moments the sweeps run: M, or for probing the 2M - 2 that reach v_{M-1} (one
     // sweep per moment where an exact row's doubling gives two).
     in.moments = traced.trace_moments + traced.trace_moments % 2;
@@ -184,6 +188,7 @@ std::string plan_json(const RunPlan& r)
     number("sweep_moments", in.moments);
     number("sweeps", plan.sweeps);
     number("sweeps_per_pass", in.sweeps_per_pass);
+    number("measured_rows_per_second", in.measured_rows_per_second);
     number("memory_bandwidth_gbs", in.memory_gbs.empty() ? 0.0 : in.memory_gbs.front());
     key("memory_bandwidth_measured");
     s += r.bandwidth_measured ? "true" : "false";

@@ -273,6 +273,8 @@ Plan make_plan(const PlanInput& in)
     TOPOKPM_USER_REQUIRE(in.matrix_bytes_per_nonzero >= 0 && in.matrix_bytes_per_row >= 0 && in.value_bytes > 0,
                          "operator cost coefficients ", in.matrix_bytes_per_nonzero, " B/nnz, ",
                          in.matrix_bytes_per_row, " B/row, ", in.value_bytes, " B/value");
+    TOPOKPM_USER_REQUIRE(std::isfinite(in.measured_rows_per_second) && in.measured_rows_per_second >= 0,
+                         "measured rate of ", in.measured_rows_per_second, " rows/s: must be >= 0 (0: none)");
     TOPOKPM_USER_REQUIRE(in.sweeps_per_pass == 1 || in.sweeps_per_pass == 2, "sweeps per pass ", in.sweeps_per_pass,
                          ": 1 or 2");
     const bool fused = in.sweeps_per_pass == 2 && P == 1 && G == 0;
@@ -301,7 +303,8 @@ Plan make_plan(const PlanInput& in)
         const double operator_bytes = in.matrix_bytes_per_nonzero * rp.nnz + in.matrix_bytes_per_row * rows;
         rp.memory_bytes = operator_bytes + 2 * v * rows * W + 2 * rp.halo_bytes_per_sweep;
         rp.sweep_bytes = fused ? (operator_bytes + 4 * v * rows * W) / 2 : operator_bytes + 3 * v * rows * W;
-        const double sweep_seconds = rp.sweep_bytes / (bandwidth_gbs(p) * 1e9);
+        double sweep_seconds = rp.sweep_bytes / (bandwidth_gbs(p) * 1e9);
+        if (P == 1 && G == 0 && in.measured_rows_per_second > 0) sweep_seconds = rows / in.measured_rows_per_second;
         double comm_seconds = rp.halo_bytes_per_sweep / (in.network_gbs * 1e9);
         if (rp.gpu) comm_seconds += 2 * rp.halo_bytes_per_sweep / (in.host_device_gbs * 1e9);
         rp.sweep_seconds = sweep_seconds;

@@ -30,7 +30,8 @@
 ///   receive rows over PCIe. Without overlap:
 ///   seconds per moment = blocks * (sweep_bytes / b + comm_seconds) / 2; with perfect
 ///   overlap the sum becomes a max. The slowest rank sets the pace: total = K M * max over ranks
-///   (K realizations).
+///   (K realizations). On one CPU rank with a measured rate (measured_rows_per_second: the
+///   kernel swept on a sample past the caches) a sweep takes rows / that rate instead.
 
 #include <cstdint>
 #include <string>
@@ -126,6 +127,11 @@ struct PlanInput {
     /// Sweeps per pass over memory of the operator (Operator::fused_steps at W: 1 or 2); 2
     /// is priced only on one CPU rank (the distributed operator sweeps one step at a time).
     int sweeps_per_pass = 1;
+    /// Rows per second of the operator's sweeps measured on a sample past the caches
+    /// (app::probe_kernel): on one CPU rank the sweep takes rows / this instead of the
+    /// traffic model's time (which the temporal blocking's in-core bound can beat); 0: not
+    /// measured, the traffic model. Priced only on one CPU rank, as sweeps_per_pass.
+    double measured_rows_per_second = 0;
     int moments = 2;              ///< M, even: the moments each block's sweeps run
     int realizations = 1;         ///< K disorder realizations, each the whole trace again
     int ranks = 1;                ///< P, all ranks (CPU and GPU)

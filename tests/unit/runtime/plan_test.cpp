@@ -105,6 +105,27 @@ TEST(Plan, TwoSweepsPerPassHalveAPassOfFourVectorStreams)
     EXPECT_THROW(make_plan(in), InputError);
 }
 
+// A rate measured on a sample (app::probe_kernel) sets one CPU rank's sweep time: rows / rate,
+// whatever the traffic model says (the ti two-step pass is in-core bound); several ranks keep
+// the traffic model. A negative or non-finite rate is refused.
+TEST(Plan, MeasuredRateSetsTheSerialSweepTime)
+{
+    PlanInput in = small_input();
+    in.ranks = 1;
+    in.measured_rows_per_second = 4e6;  // 8 rows: 2 us per sweep
+    const Plan one = make_plan(in);
+    EXPECT_DOUBLE_EQ(one.ranks[0].sweep_seconds, static_cast<double>(one.ranks[0].range.size()) / 4e6);
+    EXPECT_DOUBLE_EQ(one.seconds_per_moment, one.ranks[0].sweep_seconds / 2);
+    in.measured_rows_per_second = 0;  // not measured: the traffic model
+    EXPECT_DOUBLE_EQ(make_plan(in).ranks[0].sweep_seconds, make_plan(in).ranks[0].sweep_bytes / (1.0e9));
+    in.ranks = 2;
+    in.measured_rows_per_second = 4e6;
+    const Plan two = make_plan(in);
+    EXPECT_DOUBLE_EQ(two.ranks[0].sweep_seconds, two.ranks[0].sweep_bytes / (1.0e9));
+    in.measured_rows_per_second = -1;
+    EXPECT_THROW(make_plan(in), InputError);
+}
+
 TEST(Plan, SmallCaseOpenEndsAndOneRank)
 {
     PlanInput in = small_input();
