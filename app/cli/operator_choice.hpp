@@ -34,7 +34,8 @@ numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, co
 /// constrain the cut) but with a potential read per row where the model has one. The ti
 /// two-step pass moves half the bytes of two sweeps but runs only 1.1x faster (in-core
 /// bound), which the traffic model alone cannot see. Rate 0 (not measured) for an operator
-/// that is not a CPU one or a model without a lattice.
+/// that is not a CPU one or a model without a lattice. (The rate is this machine's: the plan
+/// uses it only when it plans for this machine, its bandwidth measured here.)
 struct KernelProbe {
     int sweeps_per_pass = 1;
     double rows_per_second = 0.0;

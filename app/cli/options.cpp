@@ -396,7 +396,7 @@ po::options_description make_options(Program program)
         ("ranks", po::value<std::string>()->default_value("1"), "P, MPI ranks of the planned run (1 .. 10^7)")
         ("gpus", po::value<std::string>()->default_value("0"), "G of the P ranks drive one GPU each (0 .. P)")
         ("weights", po::value<std::string>()->default_value(""), "row share per rank, `w0:w1:...` (P positive numbers), for --plan and for runs under mpirun; empty = equal (--plan: proportional to bandwidth); `auto` (mpirun) = each rank's measured SpMMV rate")
-        ("plan-bandwidth", po::value<std::string>()->default_value("0"), "memory bandwidth of one CPU rank in GB/s (0 = measure this machine with a STREAM triad)")
+        ("plan-bandwidth", po::value<std::string>()->default_value("0"), "memory bandwidth of one CPU rank in GB/s (0 = measure this machine with a STREAM triad; a serial CPU plan then also times the kernel on a sample of the lattice, about 0.3 s, and takes its rate)")
         ("plan-network", po::value<std::string>()->default_value("10"), "network bandwidth per rank in GB/s for the halo exchange")
         ("plan-gpu-bandwidth", po::value<std::string>()->default_value("2990"), "device memory bandwidth of a GPU rank in GB/s (default: measured H100 copy, docs/cuda_backend.md)");
 

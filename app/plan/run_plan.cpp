@@ -102,12 +102,14 @@ RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
     in.matrix_bytes_per_nonzero = cost.matrix_bytes_per_nonzero;
     in.matrix_bytes_per_row = cost.matrix_bytes_per_row;
     in.value_bytes = cost.value_bytes;
-    // A serial CPU run: the traffic of a pass of two sweeps where the kernel fuses them, and
-    // the kernel's rate measured on a sample (probe_kernel), which sets the time.
+    // A serial CPU run: the traffic of a pass of two sweeps where the kernel fuses them, and,
+    // planned for this machine (the bandwidth measured here, --plan-bandwidth 0), the kernel's
+    // rate measured on a sample (probe_kernel), which sets the time. A given bandwidth plans
+    // another machine: the traffic model alone (a roofline bound).
     if (cfg.runtime.plan.ranks == 1 && cfg.runtime.plan.gpus == 0) {
         const KernelProbe probe = probe_kernel(operator_spec(cfg), *model, cfg.kpm.sweep_width);
         in.sweeps_per_pass = probe.sweeps_per_pass;
-        in.measured_rows_per_second = probe.rows_per_second;
+        if (cfg.runtime.plan.bandwidth_gbs <= 0.0) in.measured_rows_per_second = probe.rows_per_second;
     }
     // The moments the sweeps run: M, or for probing the 2M - 2 that reach v_{M-1} (one
     // sweep per moment where an exact row's doubling gives two).

@@ -237,4 +237,33 @@ private:
     void apply_then_accumulate(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const;
 };
 
+/// An operator whose kernel sweeps blocks of one value type T (complex_double or
+/// complex_single, precision() = precision_of<T>): the two do_apply overloads routed by
+/// precision once, for every such operator (the CPU SELL/CRS and the CUDA ones):
+/// blocks of T go to apply_blocks(); double blocks on a single operator through
+/// apply_in_single (rounded, one single sweep, widened back); single blocks on a double
+/// operator are refused (Operator::do_apply's InputError).
+template <class T>
+class TypedOperator : public Operator {
+public:
+    Precision precision() const override { return precision_of<T>; }
+
+protected:
+    /// The kernel on blocks of T, operands checked by Operator::apply.
+    virtual void apply_blocks(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops,
+                              DotSums* dots) const = 0;
+
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if constexpr (std::is_same_v<T, complex_double>) apply_blocks(x, y, ops, dots);
+        else apply_in_single(x, y, ops, dots);
+    }
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if constexpr (std::is_same_v<T, complex_single>) apply_blocks(x, y, ops, dots);
+        else Operator::do_apply(x, y, ops, dots);  // throws: no single kernel in a double operator
+    }
+};
+
 }  // namespace topokpm

@@ -41,6 +41,8 @@ template <>
 struct DeviceComplex<std::complex<float>> {
     using type = float2;
 };
+static_assert(sizeof(double2) == sizeof(std::complex<double>) && sizeof(float2) == sizeof(std::complex<float>),
+              "device and host complex values differ in size: blocks are reinterpreted between them");
 
 /// Per device complex type: the real type of a row's sum, and the one rounding of the
 /// double epilogue's result into storage (round to nearest; the identity in double).

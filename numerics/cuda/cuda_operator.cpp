@@ -28,35 +28,21 @@ device::DeviceBuffer upload(const std::vector<T, Alloc>& host, int device, const
 
 /// Shared by both operators, T = complex_double or complex_single (the matrix values and
 /// the blocks the kernels sweep): device pointers from the mirrors (x read, y written; y
-/// uploaded only when beta != 0), the perf warning for strip-mined widths, and the routing
-/// of Operator's two block types (the other precision's blocks: Operator's rules).
+/// uploaded only when beta != 0) and the perf warning for strip-mined widths; the routing of
+/// Operator's two block types is TypedOperator's.
 template <class T>
-class CudaOperatorBase : public Operator {
-public:
-    Precision precision() const override { return precision_of<T>; }
-
+class CudaOperatorBase : public TypedOperator<T> {
 protected:
     explicit CudaOperatorBase(int device) : device_(device), workspace_(device) {}
 
     /// The kernel on device blocks of type T.
     virtual kc::SweepInfo sweep(const T* x, T* y, int num_cols, const AugmentedOps& ops, DotSums* dots) const = 0;
 
-    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        if constexpr (std::is_same_v<T, complex_double>) apply_with(x, y, ops, dots);
-        else apply_in_single(x, y, ops, dots);
-    }
-    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
-                  const AugmentedOps& ops, DotSums* dots) const override
-    {
-        if constexpr (std::is_same_v<T, complex_single>) apply_with(x, y, ops, dots);
-        else Operator::do_apply(x, y, ops, dots);  // throws: no single kernel in a double operator
-    }
-
     /// The "-single" suffix of the names in single precision.
     static std::string precision_suffix() { return precision_of<T> == Precision::Single ? "-single" : ""; }
 
-    void apply_with(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
+    void apply_blocks(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops,
+                      DotSums* dots) const override
     {
         // Operands checked by Operator::apply (by object, never by data(), which would
         // download the device copy).
@@ -67,7 +53,7 @@ protected:
         if (!info.specialised && warned_widths_.insert(x.num_cols()).second) {
             std::string strips;
             for (const int w : info.strip_widths) strips += (strips.empty() ? "" : " + ") + std::to_string(w);
-            log::perf_warning("no specialised CUDA kernel for block width R = ", x.num_cols(), " (", name(),
+            log::perf_warning("no specialised CUDA kernel for block width R = ", x.num_cols(), " (", this->name(),
                               "); running it as ", strips, ", one sweep over H each. Widths 1, 2, 4, 8, 16, 32 "
                               "run in one sweep");
         }

@@ -118,12 +118,8 @@ std::vector<complex_type> column_dots(std::int64_t num_rows, int num_cols, const
     AugmentedOps ops;
     ops.want_dots = true;
     DotSums sums;
-    detail::run_strips(num_cols, ops, workspace, &sums, [&](int w, const detail::SweepScalars& s, auto) {
-        const int rows = static_cast<int>(num_rows);
-        return with_width(w, [&](auto width) {  // w is a registered strip width
-            constexpr int W = decltype(width)::value;
-            return launch_column_dots<(W > 0 ? W : 1)>(rows, a, b, s.ld, s.c0, workspace);
-        });
+    detail::run_strips(num_cols, ops, workspace, &sums, [&](auto width, const detail::SweepScalars& s, auto) {
+        return launch_column_dots<decltype(width)::value>(static_cast<int>(num_rows), a, b, s.ld, s.c0, workspace);
     });
     return sums.yx;
 }

@@ -79,27 +79,16 @@ int launch(const BasicSellView<V2>& a, const V2* x, V2* y, const SweepScalars& s
     return grid;
 }
 
-template <bool Dots, class V2>
-int launch_width(int w, const BasicSellView<V2>& a, const V2* x, V2* y, const SweepScalars& s,
-                 DotWorkspace& workspace)
-{
-    return with_width(w, [&](auto width) {
-        constexpr int W = decltype(width)::value;
-        // run_strips() passes registered widths only (strip_widths()).
-        TOPOKPM_REQUIRE(W > 0, "no SELL kernel for strip width ", w);
-        return launch<(W > 0 ? W : 1), Dots>(a, x, y, s, workspace);
-    });
-}
+}  // namespace
 
 /// Both precisions: T the host complex type, the view and blocks reinterpreted as its
 /// device type (same size and layout).
 template <class T>
-SweepInfo sweep(const BasicSellView<T>& host_view, const T* x, T* y, int num_cols, const AugmentedOps& ops,
-                DotWorkspace& workspace, DotSums* dots)
+SweepInfo sell_spmmv(const BasicSellView<T>& host_view, const T* x, T* y, int num_cols, const AugmentedOps& ops,
+                     DotWorkspace& workspace, DotSums* dots)
 {
+    TOPOKPM_REQUIRE(x != y, "sell_spmmv: x and y are the same block (", x, ")");
     using V2 = typename detail::DeviceComplex<T>::type;
-    static_assert(sizeof(V2) == sizeof(T), "device and host complex values differ in size");
-    TOPOKPM_REQUIRE(num_cols >= 1 && x != y, "sell_spmmv: ", num_cols, " columns, x ", x, ", y ", y);
     TOPOKPM_REQUIRE(host_view.chunk_height >= 1, "sell_spmmv: chunk height ", host_view.chunk_height);
     BasicSellView<V2> a;
     a.num_rows = host_view.num_rows;
@@ -110,26 +99,17 @@ SweepInfo sweep(const BasicSellView<T>& host_view, const T* x, T* y, int num_col
     a.columns = host_view.columns;
     a.values = reinterpret_cast<const V2*>(host_view.values);
     a.row_of_slot = host_view.row_of_slot;
-    const V2* xd = reinterpret_cast<const V2*>(x);
-    V2* yd = reinterpret_cast<V2*>(y);
-    return detail::run_strips<std::is_same_v<T, complex_single>>(
-        num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, auto dots_tag) {
-            return launch_width<decltype(dots_tag)::value>(w, a, xd, yd, s, workspace);
-        });
+    const auto* xd = reinterpret_cast<const V2*>(x);
+    auto* yd = reinterpret_cast<V2*>(y);
+    constexpr bool single = std::is_same_v<T, complex_single>;
+    return detail::run_strips<single>(num_cols, ops, workspace, dots, [&](auto w, const SweepScalars& s, auto d) {
+        return launch<decltype(w)::value, decltype(d)::value>(a, xd, yd, s, workspace);
+    });
 }
 
-}  // namespace
-
-SweepInfo sell_spmmv(const SellView& a, const complex_double* x, complex_double* y, int num_cols,
-                     const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
-{
-    return sweep(a, x, y, num_cols, ops, workspace, dots);
-}
-
-SweepInfo sell_spmmv(const BasicSellView<complex_single>& a, const complex_single* x, complex_single* y,
-                     int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
-{
-    return sweep(a, x, y, num_cols, ops, workspace, dots);
-}
+template SweepInfo sell_spmmv(const BasicSellView<complex_double>&, const complex_double*, complex_double*, int,
+                              const AugmentedOps&, DotWorkspace&, DotSums*);
+template SweepInfo sell_spmmv(const BasicSellView<complex_single>&, const complex_single*, complex_single*, int,
+                              const AugmentedOps&, DotWorkspace&, DotSums*);
 
 }  // namespace topokpm::numerics::kernels::cuda

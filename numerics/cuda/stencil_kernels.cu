@@ -242,27 +242,16 @@ int launch(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalar
     return grid;
 }
 
-template <bool Dots, class V2>
-int launch_width(int w, const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s,
-                 DotWorkspace& workspace)
-{
-    return with_width(w, [&](auto width) {
-        constexpr int W = decltype(width)::value;
-        // run_strips() passes registered widths only (strip_widths()).
-        TOPOKPM_REQUIRE(W > 0, "no stencil kernel for strip width ", w);
-        return launch<(W > 0 ? W : 1), Dots>(st, x, y, s, workspace);
-    });
-}
+}  // namespace
 
 /// Both precisions: T the host complex type, the view and blocks reinterpreted as its
 /// device type (same size and layout).
 template <class T>
-SweepInfo sweep(const BasicStencilView<T>& host_view, const T* x, T* y, int num_cols, const AugmentedOps& ops,
-                DotWorkspace& workspace, DotSums* dots)
+SweepInfo stencil_spmmv(const BasicStencilView<T>& host_view, const T* x, T* y, int num_cols, const AugmentedOps& ops,
+                        DotWorkspace& workspace, DotSums* dots)
 {
+    TOPOKPM_REQUIRE(x != y, "stencil_spmmv: x and y are the same block (", x, ")");
     using V2 = typename detail::DeviceComplex<T>::type;
-    static_assert(sizeof(V2) == sizeof(T), "device and host complex values differ in size");
-    TOPOKPM_REQUIRE(num_cols >= 1 && x != y, "stencil_spmmv: ", num_cols, " columns, x ", x, ", y ", y);
     BasicStencilView<V2> st;
     st.nx = host_view.nx;
     st.ny = host_view.ny;
@@ -282,26 +271,17 @@ SweepInfo sweep(const BasicStencilView<T>& host_view, const T* x, T* y, int num_
     // The tables must fit the default 48 KiB of shared memory (checked by the operator too).
     TOPOKPM_REQUIRE(table_bytes(st) <= 48 * 1024 && site_table_bytes(st) <= 48 * 1024, "stencil tables of ",
                     table_bytes(st), " / ", site_table_bytes(st), " bytes");
-    const V2* xd = reinterpret_cast<const V2*>(x);
-    V2* yd = reinterpret_cast<V2*>(y);
-    return detail::run_strips<std::is_same_v<T, complex_single>>(
-        num_cols, ops, workspace, dots, [&](int w, const SweepScalars& s, auto dots_tag) {
-            return launch_width<decltype(dots_tag)::value>(w, st, xd, yd, s, workspace);
-        });
+    const auto* xd = reinterpret_cast<const V2*>(x);
+    auto* yd = reinterpret_cast<V2*>(y);
+    constexpr bool single = std::is_same_v<T, complex_single>;
+    return detail::run_strips<single>(num_cols, ops, workspace, dots, [&](auto w, const SweepScalars& s, auto d) {
+        return launch<decltype(w)::value, decltype(d)::value>(st, xd, yd, s, workspace);
+    });
 }
 
-}  // namespace
-
-SweepInfo stencil_spmmv(const StencilView& st, const complex_double* x, complex_double* y, int num_cols,
-                        const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
-{
-    return sweep(st, x, y, num_cols, ops, workspace, dots);
-}
-
-SweepInfo stencil_spmmv(const BasicStencilView<complex_single>& st, const complex_single* x, complex_single* y,
-                        int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots)
-{
-    return sweep(st, x, y, num_cols, ops, workspace, dots);
-}
+template SweepInfo stencil_spmmv(const BasicStencilView<complex_double>&, const complex_double*, complex_double*, int,
+                                 const AugmentedOps&, DotWorkspace&, DotSums*);
+template SweepInfo stencil_spmmv(const BasicStencilView<complex_single>&, const complex_single*, complex_single*, int,
+                                 const AugmentedOps&, DotWorkspace&, DotSums*);
 
 }  // namespace topokpm::numerics::kernels::cuda

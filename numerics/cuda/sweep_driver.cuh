@@ -12,6 +12,7 @@
 
 #include "numerics/cuda/augmented_common.cuh"
 #include "numerics/spmmv/reduce_kernels.hpp"
+#include "numerics/spmmv/width_registry.hpp"
 #include "runtime/device/cuda_check.hpp"
 
 namespace topokpm::numerics::kernels::cuda::detail {
@@ -55,8 +56,9 @@ inline int tile_group(int w)
     return 1;
 }
 
-/// Runs one sweep as strips. `launch(w, scalars, dots_tag) -> grid` launches the width-w
-/// kernel for columns [c0, c0 + w) and returns its grid size; dots_tag is std::true_type
+/// Runs one sweep as strips. `launch(width, scalars, dots_tag) -> grid` launches the kernel
+/// of compile-time width W = decltype(width)::value (a registered width: strip_widths gives
+/// no other) for columns [c0, c0 + W) and returns its grid size; dots_tag is std::true_type
 /// when the kernel must write its dot partials, std::false_type otherwise. With
 /// DotsKernelsOnly (single precision: only the dots kernels are instantiated, as every sweep
 /// of KPM, Lanczos and the rate probe wants dots) it is always std::true_type and a sweep
@@ -65,6 +67,7 @@ template <bool DotsKernelsOnly = false, class LaunchStrip>
 SweepInfo run_strips(int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots,
                      LaunchStrip&& launch)
 {
+    TOPOKPM_REQUIRE(num_cols >= 1, "a CUDA sweep of ", num_cols, " columns");
     SweepInfo info;
     info.strip_widths = strip_widths(num_cols);
     info.specialised = info.strip_widths.size() == 1;
@@ -73,9 +76,16 @@ SweepInfo run_strips(int num_cols, const AugmentedOps& ops, DotWorkspace& worksp
     int c0 = 0;
     for (const int w : info.strip_widths) {
         const SweepScalars s{ops.scale, ops.shift, ops.beta, num_cols, c0, tile_group(w)};
+        const auto at_width = [&](auto dots_tag) {
+            return with_width(w, [&](auto width) {
+                constexpr int W = decltype(width)::value;
+                TOPOKPM_REQUIRE(W > 0, "no CUDA kernel for strip width ", w);  // 0: the generic width
+                return launch(std::integral_constant<int, (W > 0 ? W : 1)>{}, s, dots_tag);
+            });
+        };
         int grid = 0;
-        if constexpr (DotsKernelsOnly) grid = launch(w, s, std::true_type{});
-        else grid = want_dots ? launch(w, s, std::true_type{}) : launch(w, s, std::false_type{});
+        if constexpr (DotsKernelsOnly) grid = at_width(std::true_type{});
+        else grid = want_dots ? at_width(std::true_type{}) : at_width(std::false_type{});
         TOPOKPM_CUDA_CHECK(cudaGetLastError());
         if (want_dots) launch_reduce_partials(workspace.partials(0), grid, w, results, num_cols, c0);
         c0 += w;

@@ -94,11 +94,10 @@ struct BasicSellView {
 };
 using SellView = BasicSellView<complex_double>;
 
-/// The augmented SpMMV over a SELL-C-σ matrix. x and y are device pointers to N x R blocks
+/// The augmented SpMMV over a SELL-C-σ matrix, T = complex_double or complex_single (both
+/// instantiated in sell_kernels.cu). x and y are device pointers to N x R blocks
 /// (N = a.num_rows) that must not alias.
-SweepInfo sell_spmmv(const SellView& a, const complex_double* x, complex_double* y, int num_cols,
-                     const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
-
+///
 /// Single precision (`--precision single` on the GPU): the same sweep on complex-float
 /// values and blocks. A row's sum over its entries is float (fused multiply-adds, the double
 /// kernel's order); the epilogue y = scale (sum - shift x) + beta y is double (scale, shift,
@@ -107,8 +106,9 @@ SweepInfo sell_spmmv(const SellView& a, const complex_double* x, complex_double*
 /// bitwise reproducible). Only the kernels with dots are compiled in single (every caller
 /// wants them): without dots the same kernel runs and its sums are dropped (y is the same).
 /// Minimum traffic 12 bytes per stored entry + 24 per row and column.
-SweepInfo sell_spmmv(const BasicSellView<complex_single>& a, const complex_single* x, complex_single* y,
-                     int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
+template <class T>
+SweepInfo sell_spmmv(const BasicSellView<T>& a, const T* x, T* y, int num_cols, const AugmentedOps& ops,
+                     DotWorkspace& workspace, DotSums* dots);
 }  // namespace cuda
 
 }  // namespace topokpm::numerics::kernels

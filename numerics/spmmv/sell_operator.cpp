@@ -20,7 +20,7 @@ enum class Path { Fused, Naive };
 /// V = complex_double, complex_single, double or float: the matrix's value type; the
 /// sweep's vectors are T = ValueTraits<V>::vector (complex double or complex float).
 template <class V>
-class SellOperator final : public Operator {
+class SellOperator final : public TypedOperator<typename ValueTraits<V>::vector> {
 public:
     using Matrix = BasicSellMatrix<V>;
     using T = typename ValueTraits<V>::vector;
@@ -54,7 +54,6 @@ public:
     }
 
     global_index num_rows() const override { return m_->num_rows(); }
-    Precision precision() const override { return precision_of<T>; }
     bool real_values() const { return !ValueTraits<V>::is_complex; }
 
     std::string name() const override
@@ -102,20 +101,8 @@ public:
     }
 
 protected:
-    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
-    {
-        if constexpr (std::is_same_v<T, complex_double>) sweep(x, y, ops, dots);
-        else apply_in_single(x, y, ops, dots);
-    }
-    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
-                  const AugmentedOps& ops, DotSums* dots) const override
-    {
-        if constexpr (std::is_same_v<T, complex_single>) sweep(x, y, ops, dots);
-        else Operator::do_apply(x, y, ops, dots);  // throws: no single kernel here
-    }
-
-private:
-    void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
+    void apply_blocks(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops,
+                      DotSums* dots) const override
     {
         if constexpr (std::is_same_v<V, complex_double>) {
             if (path_ == Path::Naive) return kernels::reference::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, dots);
@@ -123,6 +110,7 @@ private:
         kernels::cpu::sell_spmmv(*m_, x.data(), y.data(), x.num_cols(), ops, dots, schedule_for(x.num_cols()));
     }
 
+private:
     std::shared_ptr<const Matrix> m_;
     Path path_;
     std::optional<LatticeRowOrder> lattice_;

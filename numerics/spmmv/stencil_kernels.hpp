@@ -153,15 +153,15 @@ struct BasicStencilView {
 using StencilView = BasicStencilView<complex_double>;
 
 /// The augmented SpMMV (reduce_kernels.hpp) with the matrix generated from a stencil (no
-/// stored matrix). x and y are device pointers to N x R blocks that must not alias.
-SweepInfo stencil_spmmv(const StencilView& s, const complex_double* x, complex_double* y, int num_cols,
-                        const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
-
+/// stored matrix), T = complex_double or complex_single (both instantiated in
+/// stencil_kernels.cu). x and y are device pointers to N x R blocks that must not alias.
+///
 /// Single precision: the same sweep on complex-float blocks and block values, with the
 /// rules of the single SELL sweep (sell_kernels.hpp): a row's sum over its block entries is
 /// float; the potential stays double and joins the shift in the double epilogue,
 /// y = scale (sum + (V - shift) x) + beta y, rounded once to float; the dots are double.
-SweepInfo stencil_spmmv(const BasicStencilView<complex_single>& s, const complex_single* x, complex_single* y,
-                        int num_cols, const AugmentedOps& ops, DotWorkspace& workspace, DotSums* dots);
+template <class T>
+SweepInfo stencil_spmmv(const BasicStencilView<T>& s, const T* x, T* y, int num_cols, const AugmentedOps& ops,
+                        DotWorkspace& workspace, DotSums* dots);
 
 }  // namespace topokpm::numerics::kernels::cuda
