@@ -42,14 +42,22 @@ KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians:
     const double plane_rows = static_cast<double>(model.num_rows()) / std::max(small.nx, 1);
     const double value_bytes = spec.precision == Precision::Single ? 8.0 : 16.0;
     const double sample_rows = 64.0 * 1024 * 1024 / (value_bytes * width);
-    small.nx = std::clamp(static_cast<int>(std::ceil(sample_rows / plane_rows)), 1, std::max(small.nx, 1));
+    // At least 3 planes (a 3-D wavefront needs them) while they hold at most 256 MiB per block.
+    const int floor_planes = plane_rows * 3 * value_bytes * width <= 256.0 * 1024 * 1024 ? 3 : 1;
+    small.nx = std::clamp(static_cast<int>(std::ceil(sample_rows / plane_rows)), std::min(floor_planes, small.nx),
+                          std::max(small.nx, 1));
     const bool varying = small.disorder != 0.0 || (small.dot_potential != 0.0 && small.dot_period > 0);
     small.dot_potential = small.dot_radius = 0.0;
     small.dot_period = 0;
     small.dot_depth = 1;
     small.disorder = varying ? 1.0 : 0.0;
     small.flux = {};
-    const std::unique_ptr<hamiltonians::Model> copy = hamiltonians::make_model(small);
+    std::unique_ptr<hamiltonians::Model> copy;
+    try {
+        copy = hamiltonians::make_model(small);
+    } catch (const InputError&) {  // a model the cut does not fit (its own extents' rules): no rate, the traffic model
+        return probe;
+    }
     numerics::OperatorSpec whole = spec;
     whole.rows = {};
     const numerics::BuiltOperator built = numerics::make_operator(whole, hamiltonians::operator_source(*copy));
