@@ -90,9 +90,8 @@ KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians:
         }
         return best;
     };
-    probe.rows_per_second = op.precision() == Precision::Single
-                                        ? rate(BasicBlockVector<complex_single>(n, width))
-                                        : rate(BlockVector(n, width));
+    probe.rows_per_second = op.precision() == Precision::Single ? rate(BasicBlockVector<complex_single>(n, width))
+                                                                : rate(BlockVector(n, width));
     return probe;
 }
 
