@@ -1,7 +1,6 @@
 #include "app/cli/operator_choice.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -64,34 +63,8 @@ KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians:
     const Operator& op = *built.op;
     if (spec.kind == numerics::OperatorKind::Free && model.offers_block_stencil())
         probe.sweeps_per_pass = op.fused_steps(width) >= 2 ? 2 : 1;
-    // Pairs of sweeps as the run makes them (apply_two_steps fuses them where the kernel
-    // does), the best of four rounds of at least 5 ms.
-    const global_index n = op.num_rows();
-    const auto sweep_pair = [&](auto& x, auto& y) {
-        const AugmentedOps ops{0.1, 0.0, -1.0, true};
-        DotSums first, second;
-        op.apply_two_steps(x, y, ops, &first, &second);
-    };
-    const auto rate = [&](auto x) {
-        auto y = x;
-        for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = y.data()[i] = {0.5, 0.25};
-        sweep_pair(x, y);  // warm-up: pages, caches
-        double best = 0.0;
-        for (int round = 0; round < 4; ++round) {
-            int pairs = 0;
-            const auto t0 = std::chrono::steady_clock::now();
-            double seconds = 0.0;
-            while (seconds < 5e-3) {
-                sweep_pair(x, y);
-                ++pairs;
-                seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            }
-            best = std::max(best, 2.0 * pairs * static_cast<double>(n) / seconds);
-        }
-        return best;
-    };
-    probe.rows_per_second = op.precision() == Precision::Single ? rate(BasicBlockVector<complex_single>(n, width))
-                                                                : rate(BlockVector(n, width));
+    // Pairs of sweeps as the run makes them (apply_two_steps fuses them where the kernel does).
+    probe.rows_per_second = numerics::sweep_rate(op, width, true);
     return probe;
 }
 

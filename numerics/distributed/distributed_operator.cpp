@@ -73,7 +73,6 @@ struct DistributedOperator::SharedWindow {
     std::vector<global_index> peer_sends;  ///< per shared recv peer: its send rows
     int peers = 0;                         ///< shared recv peers of this rank
     MPI_Win win = MPI_WIN_NULL;
-    std::size_t value_bytes = 0;           ///< sizeof(T) of the window's values
     int width = 0;                         ///< the r the window holds
     char* mine = nullptr;                  ///< this rank's segment
     std::vector<char*> peer_segment;       ///< per recv peer (null: messages)
@@ -277,17 +276,24 @@ DistributedOperator::~DistributedOperator()
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (std::uncaught_exceptions() > 0 || finalized != 0) return;
-    if (shared_->win != MPI_WIN_NULL) {
-        std::visit([&](const auto& h) {
-            h->unregister_host(shared_->mine);
-            for (char* segment : shared_->peer_segment)
-                if (segment != nullptr) h->unregister_host(segment);
-        }, halo_);
-        MPI_Barrier(shared_->node);  // no peer still copies out of this rank's segment
-        MPI_Win_unlock_all(shared_->win);
-        MPI_Win_free(&shared_->win);
-    }
+    release_window();
     MPI_Comm_free(&shared_->node);
+}
+
+void DistributedOperator::release_window() const
+{
+    SharedWindow& w = *shared_;
+    if (w.win == MPI_WIN_NULL) return;
+    std::visit([&](const auto& h) {  // waits for the device copies that read or write them
+        h->unregister_host(w.mine);
+        for (char* segment : w.peer_segment)
+            if (segment != nullptr) h->unregister_host(segment);
+    }, halo_);
+    MPI_Barrier(w.node);  // no peer still copies out of this rank's segment
+    MPI_Win_unlock_all(w.win);
+    MPI_Win_free(&w.win);
+    w.mine = nullptr;
+    std::fill(w.peer_segment.begin(), w.peer_segment.end(), nullptr);
 }
 
 int DistributedOperator::shared_peers() const { return shared_ ? shared_->peers : 0; }
@@ -297,7 +303,7 @@ T* DistributedOperator::send_buffer(int r, Exchange& ex) const
 {
     BasicHaloDevice<T>& h = halo<T>();
     SharedWindow* w = shared_.get();
-    if (w != nullptr && (r > w->width || w->value_bytes != sizeof(T))) {
+    if (w != nullptr && r > w->width) {  // (the halo's precision, hence T, is fixed)
         // Grow: every rank of the node here at once (they sweep in step with width r).
         const std::size_t bytes = w->peers > 0 ? 2 * pattern().send_index.size() * static_cast<std::size_t>(r) * sizeof(T) : 0;
         double need = static_cast<double>(bytes);
@@ -306,16 +312,7 @@ T* DistributedOperator::send_buffer(int r, Exchange& ex) const
         // full tmpfs fault when touched); the node's ranks decide together.
         int room = need <= 0.5 * shared_memory_free_bytes() ? 1 : 0;
         mpi::check(MPI_Allreduce(MPI_IN_PLACE, &room, 1, MPI_INT, MPI_MIN, w->node), "MPI_Allreduce(window room)");
-        if (w->win != MPI_WIN_NULL) {
-            h.unregister_host(w->mine);
-            for (char* segment : w->peer_segment)
-                if (segment != nullptr) h.unregister_host(segment);
-            MPI_Barrier(w->node);
-            MPI_Win_unlock_all(w->win);
-            MPI_Win_free(&w->win);
-            w->mine = nullptr;
-            std::fill(w->peer_segment.begin(), w->peer_segment.end(), nullptr);
-        }
+        release_window();
         if (room == 0) {  // messages from now on, for every peer of every rank of the node
             MPI_Comm_free(&w->node);
             shared_.reset();
@@ -340,7 +337,6 @@ T* DistributedOperator::send_buffer(int r, Exchange& ex) const
                 h.register_host(base, static_cast<std::size_t>(size));
             }
             w->width = r;
-            w->value_bytes = sizeof(T);
         }
     }
     if (w == nullptr || w->peers == 0) {

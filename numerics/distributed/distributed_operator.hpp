@@ -163,6 +163,9 @@ private:
     /// shared window (grown to width r first: collective over the node's ranks).
     template <class T>
     T* send_buffer(int r, Exchange& ex) const;
+    /// Frees the shared window (collective over the node's ranks), after the device let go
+    /// of its memory; nothing when none is allocated.
+    void release_window() const;
     /// One apply() in the local part's precision T (both do_apply overloads).
     template <class T>
     void sweep(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const;

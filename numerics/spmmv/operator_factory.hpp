@@ -147,10 +147,17 @@ bool stores_real_values(const OperatorSpec& spec, bool real_valued_model);
 OperatorCostModel operator_cost_model(const OperatorSpec& spec, double potential_per_row,
                                       bool real_valued_model = false);
 
-/// Rows per second of `width`-column sweeps of the operator `spec` on the first `rows` rows
-/// of `source` (the part RowRange{0, rows}; for free `rows` is rounded down to a multiple of
-/// one x-plane, at least one):
-/// the `auto` rank weights of a distributed run. Runs 1 warm-up and 5 timed sweeps.
+/// Rows per second of `width`-column sweeps of `op` on blocks of its precision (filled with
+/// one constant, beta = -1: the KPM step's traffic): `pairs` false, one apply() per sweep (a
+/// distributed run's sweeps); true, two sweeps per apply_two_steps() call (a serial KPM run:
+/// fused where the kernel fuses them). One warm-up call, then the best of 3 rounds of at
+/// least 2 calls and 5 ms each. Shared by operator_rate and the plan's kernel probe.
+double sweep_rate(const Operator& op, int width, bool pairs);
+
+/// Rows per second of `width`-column sweeps (sweep_rate, one apply per sweep) of the operator
+/// `spec` on the first `rows` rows of `source` (the part RowRange{0, rows}; for free `rows`
+/// is rounded down to a multiple of one x-plane, at least one): the `auto` rank weights of
+/// a distributed run.
 double operator_rate(const OperatorSpec& spec, const OperatorSource& source, global_index rows, int width);
 
 }  // namespace topokpm::numerics

@@ -18,20 +18,26 @@ namespace {
                                     " (allowed: \"w0:w1:...\" with one positive finite weight per rank, or \"auto\")"));
 }
 
+/// The measured rates' sum; InputError for none or one that is not positive and finite.
+double checked_rate_sum(const std::vector<double>& rates)
+{
+    TOPOKPM_USER_REQUIRE(!rates.empty(), "auto weights need one measured rate per rank, got none");
+    double sum = 0.0;
+    for (std::size_t r = 0; r < rates.size(); ++r) {
+        TOPOKPM_USER_REQUIRE(std::isfinite(rates[r]) && rates[r] > 0.0, "{weights} auto: the measured rate of rank ",
+                             r, " is ", rates[r], "; every rank needs a positive finite rate");
+        sum += rates[r];
+    }
+    return sum;
+}
+
 }  // namespace
 
 bool is_auto_weights(const std::string& text) { return text == "auto"; }
 
 std::vector<double> weights_from_rates(const std::vector<double>& rates)
 {
-    TOPOKPM_USER_REQUIRE(!rates.empty(), "auto weights need one measured rate per rank, got none");
-    double mean = 0.0;
-    for (std::size_t r = 0; r < rates.size(); ++r) {
-        TOPOKPM_USER_REQUIRE(std::isfinite(rates[r]) && rates[r] > 0.0, "{weights} auto: the measured rate of rank ",
-                             r, " is ", rates[r], "; every rank needs a positive finite rate");
-        mean += rates[r];
-    }
-    mean /= static_cast<double>(rates.size());
+    const double mean = checked_rate_sum(rates) / static_cast<double>(rates.size());
     std::vector<double> weights;
     for (double rate : rates) weights.push_back(std::max(0.01, std::round(100.0 * rate / mean) / 100.0));
     return weights;
@@ -41,13 +47,12 @@ std::vector<double> weights_from_rates(const std::vector<double>& rates, const s
                                        double total_rows)
 {
     if (halo_rows.empty()) return weights_from_rates(rates);
-    weights_from_rates(rates);  // the rates' checks
+    const double rate_sum = checked_rate_sum(rates);
     TOPOKPM_REQUIRE(halo_rows.size() == rates.size(), halo_rows.size(), " halo sizes for ", rates.size(), " ranks");
     TOPOKPM_REQUIRE(std::isfinite(total_rows) && total_rows > 0.0, "auto weights of ", total_rows, " rows");
-    double rate_sum = 0.0, halo_sum = 0.0;
+    double halo_sum = 0.0;
     for (std::size_t q = 0; q < rates.size(); ++q) {
         TOPOKPM_REQUIRE(std::isfinite(halo_rows[q]) && halo_rows[q] >= 0.0, "halo of ", halo_rows[q], " rows on rank ", q);
-        rate_sum += rates[q];
         halo_sum += halo_rows[q];
     }
     // Rows at time T: sum_q max(0, T r_q - c h_q), non-decreasing in T; at T_hi every term is

@@ -312,12 +312,7 @@ void check_single(const hamiltonians::Model& model, const std::vector<double>& w
         const std::string t = tag + " single " + numerics::comm_mode_name(mode);
         expect(dist.precision() == Precision::Single, t + ": not single");
         const global_index b = bounds[my_rank], nl = dist.num_rows();
-        BasicBlockVector<complex_single> xl(nl, width), yl(nl, width);
-        for (global_index i = 0; i < nl; ++i)
-            for (int c = 0; c < width; ++c) {
-                xl(i, c) = xs(b + i, c);
-                yl(i, c) = y0(b + i, c);
-            }
+        BasicBlockVector<complex_single> xl = rows_of(xs, b, nl), yl = rows_of(y0, b, nl);
         DotSums dots;
         dist.apply(xl, yl, ops, &dots);
         double worst_sweep = 0.0;

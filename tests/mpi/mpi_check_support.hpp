@@ -68,6 +68,16 @@ inline std::vector<global_index> bounds_for(const hamiltonians::Model& model, co
     return b;
 }
 
+/// Rows [first, first + count) of a whole block: a rank's part of it.
+template <class T>
+BasicBlockVector<T> rows_of(const BasicBlockVector<T>& whole, global_index first, global_index count)
+{
+    BasicBlockVector<T> part(count, whole.num_cols());
+    for (global_index i = 0; i < count; ++i)
+        for (int c = 0; c < whole.num_cols(); ++c) part(i, c) = whole(first + i, c);
+    return part;
+}
+
 /// One sweep of `dist` (this rank's rows of the whole matrix) against `serial` on the same
 /// random 3-column blocks. `after_apply(x_local, y_local)`, when given, checks the blocks
 /// right after the distributed sweep (e.g. where they live).
@@ -86,12 +96,7 @@ inline void check_sweep(const hamiltonians::Model& model, const Operator& serial
     serial.apply(xs, ys, ops, &ref);
 
     const global_index b = dist.row_begin(), nl = dist.num_rows();
-    BlockVector xl(nl, r), yl(nl, r);
-    for (global_index i = 0; i < nl; ++i)
-        for (int c = 0; c < r; ++c) {
-            xl(i, c) = x(b + i, c);
-            yl(i, c) = y(b + i, c);
-        }
+    BlockVector xl = rows_of(x, b, nl), yl = rows_of(y, b, nl);
     DotSums dots;
     dist.apply(xl, yl, ops, &dots);
     if (after_apply) after_apply(xl, yl);
