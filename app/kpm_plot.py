@@ -286,6 +286,8 @@ def title_of(r):
                      f"r = {r.number('/model', 'dot_radius', 0):g}")
     if r.number("/model", "disorder", 0):
         extra.append(f"W = {r.number('/model', 'disorder'):g}")
+    if r.number("/model", "exchange_mass", 0):
+        extra.append(f"exchange mass {r.number('/model', 'exchange_mass'):g} t on the z faces")
     if r.number("/model", "magnetic_flux", 0):
         extra.append(f"flux Φ = {r.text('/model', 'magnetic_flux_fraction', '') or format(r.number('/model', 'magnetic_flux'), 'g')}"
                      " h/e per cell")
@@ -424,10 +426,26 @@ def plot_conductivity(r, fig, args):
     ax.set_xlabel("chemical potential μ (units of t)")
     ax.set_ylabel(f"σ_{ab} (e²/h)")
     ax.set_xlim(mu[0], mu[-1])
-    ax.legend(loc="upper right")
+    facts = {"points": len(mu), "component": ab, "temperature": temperature}
+    if r.has("/dos/rho"):  # the run's DOS behind sigma (its own axis on the right): where the gaps are
+        e = energies(r, "/dos/energy")
+        rho = r.array("/dos/rho", 1, shape=(len(e),))
+        dos_ax = ax.twinx()
+        dos_ax.fill_between(e, 0.0, rho, color="0.85", lw=0, label="DOS ρ(E)")
+        dos_ax.set_ylim(0.0, 1.05 * max(rho.max(), 1e-300))
+        dos_ax.set_ylabel("DOS ρ(E) (states per state per t)", color="0.45")
+        dos_ax.tick_params(axis="y", colors="0.45")
+        ax.set_zorder(dos_ax.get_zorder() + 1)  # sigma over the DOS
+        ax.patch.set_visible(False)
+        handles, labels = ax.get_legend_handles_labels()
+        more, more_labels = dos_ax.get_legend_handles_labels()
+        ax.legend(handles + more, labels + more_labels, loc="upper right")
+        facts["dos"] = "ρ(E) on the right axis"
+    else:
+        ax.legend(loc="upper right")
     return {"ax": ax, "x": extent(mu[0], mu[-1], "chemical potentials", " t"),
             "y": extent(min(low.min(), 0.0), max(top.max(), 0.0), "conductivities", " e^2/h"),
-            "facts": {"points": len(mu), "component": ab, "temperature": temperature}}
+            "facts": facts}
 
 
 def lorentz_ldos(r, moments, e, eta):

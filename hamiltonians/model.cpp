@@ -69,6 +69,8 @@ ModelParams validate_file_model(ModelParams p)
                          !lattice ? " need a lattice, which a Matrix Market file does not have"
                                   : " need orbital positions (--cell-vectors and --orbital-positions), "
                                     "which this version does not read (allowed: ti, graphene)");
+    TOPOKPM_USER_REQUIRE(p.exchange_mass == 0.0, "{exchange_mass} ", p.exchange_mass, ": model ", p.name,
+                         " takes its on-site terms from {model_file} (allowed: 0; model ti with z open)");
     TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
                          " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
     if (!lattice) {
@@ -155,6 +157,11 @@ ModelParams validate(ModelParams p)
     if (ti)
         TOPOKPM_USER_REQUIRE(p.dot_depth >= 0 && p.dot_depth <= p.nz, "{dot_depth} ", p.dot_depth,
                              ": out of range (allowed: 0 .. Nz = ", p.nz, ")");
+    require_energy("{exchange_mass}", p.exchange_mass, "finite, -1e+100 .. 1e+100");
+    TOPOKPM_USER_REQUIRE(p.exchange_mass == 0.0 || (ti && p.boundary[2] == 'o'), "{exchange_mass} ", p.exchange_mass,
+                         ": the exchange mass sits on the surfaces of a slab open in z, ",
+                         ti ? "and {boundary} " + p.boundary + " has none (allowed: 0, or z open: e.g. {boundary} ppo)"
+                            : "and model " + p.name + " has none (allowed: 0; model ti with z open)");
     require_admissible_flux(p, ti);
     return p;
 }

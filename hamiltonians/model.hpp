@@ -47,6 +47,8 @@ struct ModelParams {
                                       ///< hr pads 1 or 2 letters with 'p'); matrix-market: none
     MagneticFlux flux;                ///< --magnetic-flux PHI per unit cell (models.md §9; ti and
                                       ///< graphene; zero = no field): Peierls phases in row()
+    double exchange_mass = 0.0;       ///< ti with z open: M_ex s0 (x) sz on the layers z = 0 and
+                                      ///< z = Nz - 1 (units of t; 0 = none; docs/physics.md)
 };
 
 /// What kpm-eigs weighs each eigenvector over (models.md §6).

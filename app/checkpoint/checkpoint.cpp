@@ -234,6 +234,7 @@ RunParameters run_parameters(const RunConfig& c, const std::vector<global_index>
         {"precision", to_string(c.storage.precision)},
     };
     if (!m.flux.zero()) p.push_back({"magnetic-flux", m.flux.text()});  // only field runs: older checkpoints stay valid
+    if (m.exchange_mass != 0.0) p.push_back({"exchange-mass", exact(m.exchange_mass)});  // likewise
     if (!c.kpm.conductivity.empty()) p.push_back({"conductivity", c.kpm.conductivity});  // likewise
     if (!c.kpm.ldos.empty()) p.push_back({"ldos", digest(std::vector<std::int64_t>(ldos_rows.begin(), ldos_rows.end()))});
     if (c.kpm.ldos_method == LdosMethod::Probing)

@@ -315,6 +315,7 @@ po::options_description model_group()
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
         ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell, so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
+        ("exchange-mass", po::value<std::string>()->default_value("0"), "ti slab (z open): an exchange (Zeeman-like) mass M_ex s0 (x) sz in units of t on the surface layers z = 0 and z = Nz - 1, the same sign on both faces; it gaps the surface Dirac cones and makes the slab a quantum anomalous Hall insulator, sigma_xy = sign(M_ex) e^2/h for mu inside the gap (docs/physics.md); 0 = none")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
     return model;
 }
@@ -471,6 +472,7 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
     m.disorder_seed = parse_seed("disorder-seed", vm["disorder-seed"].as<std::string>());
     m.boundary = vm["boundary"].as<std::string>();
     m.flux = hamiltonians::parse_magnetic_flux(vm["magnetic-flux"].as<std::string>());
+    m.exchange_mass = parse_real("exchange-mass", vm["exchange-mass"].as<std::string>());
 }
 
 /// What the models read from a file (models.md §8) do not offer in this version, refused

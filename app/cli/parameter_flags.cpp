@@ -30,6 +30,7 @@ const std::map<std::string, std::string>& flag_table()
     {"energy_points", "--energy-points"},
     {"energy_range", "--energy-range"},
     {"epsilon", "--epsilon"},
+    {"exchange_mass", "--exchange-mass"},
     {"export_matrix", "--export-matrix"},
     {"gpus", "--gpus"},
     {"green_eta", "--green"},

@@ -51,6 +51,8 @@ AttributeList TiModel::attributes() const
         {"disorder_seed", std::uint64_t(p.disorder_seed)},
         {"boundary", p.boundary},
     };
+    if (p.exchange_mass != 0.0)  // only when set: the /model of other runs unchanged
+        attributes.push_back({"exchange_mass", p.exchange_mass});
     append_field_attributes(attributes, p.flux, "site (0, 0, z)");
     return attributes;
 }

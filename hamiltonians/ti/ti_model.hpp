@@ -26,7 +26,11 @@ public:
     int orbitals_per_site() const override { return TiStencil::num_orbitals; }
     /// V_n of the site of `row` (the same for its 4 orbitals).
     double potential(global_index row) const override;
-    double potential_entries_per_row() const override { return 1.0 / TiStencil::num_orbitals; }
+    /// One per site; one per row with an exchange mass (block_stencil()'s potential).
+    double potential_entries_per_row() const override
+    {
+        return stencil_.has_exchange() ? 1.0 : 1.0 / TiStencil::num_orbitals;
+    }
     /// The cubic lattice of spacing 1, the 4 orbitals of a site at the site (models.md §9).
     std::optional<LatticeGeometry> geometry() const override;
     AttributeList attributes() const override;

@@ -42,6 +42,7 @@ TiStencil::TiStencil(const ModelParams& p)
       stride_{global_index(p.ny) * p.nz, global_index(p.nz), 1},
       num_sites_(global_index(p.nx) * p.ny * p.nz),
       m_(p.m),
+      exchange_mass_(p.exchange_mass),
       onsite_(p),
       flux_(p.flux),
       gauge_(p.flux, p.ny, 1)
@@ -127,9 +128,11 @@ int TiStencil::row_entries(const Block* blocks, int num_blocks, int orbital, dou
     for (int b = 0; b < num_blocks; ++b) {
         const global_index first_col = num_orbitals * blocks[b].site;
         if (blocks[b].kind == BlockKind::onsite) {
-            // V_n G0 + m G1: V_n first, then the mass term (models.md §2 evaluation order).
+            // V_n G0 + m G1: V_n first, then the mass term (models.md §2 evaluation order);
+            // on a z face with an exchange mass V_n + M_ex sz first (block_stencil()'s potential).
+            const double v = has_exchange() ? potential + exchange(blocks[b].site, orbital) : potential;
             cols[len] = first_col + orbital;
-            vals[len++] = complex_type(potential + m_ * g1_diag_[orbital], 0.0);
+            vals[len++] = complex_type(v + m_ * g1_diag_[orbital], 0.0);
             continue;
         }
         const BlockRow& r = block_rows_[static_cast<int>(blocks[b].kind)][orbital];
@@ -165,6 +168,13 @@ double TiStencil::potential(global_index site) const
     const int y = static_cast<int>(rest % extent_[1]);
     // V_d (1 inside) (1 if z < dot_depth) = V_d (1 if both): the same double, zeros' signs included.
     return onsite_(inside_dot(x, y) && z < onsite_.params().dot_depth, static_cast<std::uint64_t>(site));
+}
+
+double TiStencil::exchange(global_index site, int orbital) const
+{
+    const global_index z = site % extent_[2];
+    if (exchange_mass_ == 0.0 || (z != 0 && z != extent_[2] - 1)) return 0.0;
+    return orbital % 2 == 0 ? exchange_mass_ : -exchange_mass_;  // s0 (x) sz, o = 2 tau + s
 }
 
 global_index TiStencil::num_nonzeros() const
@@ -212,8 +222,17 @@ BlockStencil TiStencil::block_stencil() const
             }
             s.terms.push_back(std::move(t));
         }
-    s.potential.resize(static_cast<size_t>(num_sites_));
     const global_index n = num_sites_;
+    if (has_exchange()) {  // one value per row: V_n + M_ex sz[o] on the z faces, as row_entries() adds them
+        s.potential.resize(static_cast<size_t>(nb * n));
+#pragma omp parallel for schedule(static)
+        for (global_index site = 0; site < n; ++site) {
+            const double v = potential(site);
+            for (int o = 0; o < nb; ++o) s.potential[static_cast<size_t>(nb * site + o)] = v + exchange(site, o);
+        }
+        return s;
+    }
+    s.potential.resize(static_cast<size_t>(num_sites_));
 #pragma omp parallel for schedule(static)
     for (global_index site = 0; site < n; ++site) s.potential[static_cast<size_t>(site)] = potential(site);
     return s;

@@ -12,6 +12,10 @@
 /// bulk row stores 1 + 6 x 2 = 13 entries. In a magnetic field along z (ModelParams::flux,
 /// models.md §9) the x and y blocks carry the Peierls phase of their bond
 /// (hamiltonians/field/magnetic_field.hpp with a1 = x, a2 = y): a scalar factor per block.
+/// With an exchange mass M_ex (ModelParams::exchange_mass, z open) the diagonal block of the
+/// sites on the layers z = 0 and z = Nz - 1 is V_n G0 + M_ex s0 (x) sz + m G1: a Zeeman-like
+/// term, diagonal (+M_ex on the orbitals s = 0, -M_ex on s = 1), that gaps the surface Dirac
+/// cones with the same sign on both faces (docs/physics.md, "Quantum anomalous Hall slab").
 
 #include <array>
 #include <cstdint>
@@ -61,6 +65,14 @@ public:
     /// V_n of models.md §2: dot term, then plus the disorder term, in that order.
     double potential(global_index site) const;
 
+    /// The exchange term of row `orbital` of block row `site`: M_ex sz[s] (s = orbital % 2) on
+    /// the layers z = 0 and z = Nz - 1, else 0 (and 0 everywhere without an exchange mass).
+    double exchange(global_index site, int orbital) const;
+
+    /// Whether an exchange mass is set (the diagonal then differs between the orbitals of a
+    /// surface site, so block_stencil() keeps one potential value per row).
+    bool has_exchange() const { return exchange_mass_ != 0.0; }
+
     /// inside_dot(x, y) of models.md §2 (false when dot_period == 0).
     bool inside_dot(int x, int y) const;
 
@@ -68,8 +80,9 @@ public:
     global_index num_nonzeros() const;
 
     /// The backend-neutral description (B = 4): on-site m G1, the six T_j / T_j^dag blocks
-    /// with the same values as row_entries(), and V_n per site. Throws InputError in a
-    /// magnetic field (require_no_field_in_stencil()).
+    /// with the same values as row_entries(), and V_n per site (with an exchange mass
+    /// V_n + exchange() per row). Throws InputError in a magnetic field
+    /// (require_no_field_in_stencil()).
     BlockStencil block_stencil() const;
 
     /// Whether a magnetic field puts Peierls phases on the x and y blocks.
@@ -88,6 +101,7 @@ private:
     std::array<global_index, 3> stride_{};  // site stride of a unit step in x, y, z
     global_index num_sites_ = 0;
     double m_ = 0.0;
+    double exchange_mass_ = 0.0;  // M_ex on the z faces
     OnsitePotential onsite_;  // dots (on layers z < dot_depth) and disorder
     MagneticFlux flux_;
     PeierlsGauge gauge_;

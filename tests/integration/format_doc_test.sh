@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/format.md describes the files the programs write today: small runs of every kind
-# (DOS with an ensemble, a field with its conductivity, LDOS with its map and --green, A(k,E) clean and with error bars,
+# (DOS with an ensemble, a field with its conductivity, a slab with an exchange mass, LDOS with its map and --green, A(k,E) clean and with error bars,
 # kpm-eigs dense and shift-invert, a checkpoint left by SIGTERM) are read with h5py and
 # compared with the document by format_doc_check.py, both ways.
 set -u
@@ -16,6 +16,7 @@ run() { local name="$1"; shift; if ! "$@" --quiet > "$work/$name.txt" 2>&1; then
 run dos  "$dos" --config "$src/inputs/test/ti_tiny.ini" --output "$work/dos.h5"
 run real "$dos" --model graphene --lattice 16x16 --moments 64 --vectors 2 --realizations 3 --disorder 0.5 --output "$work/real.h5"
 run field "$dos" --model graphene --lattice 16x16 --magnetic-flux 1/16 --moments 64 --vectors 2 --conductivity xy --output "$work/field.h5"
+run qah  "$dos" --model ti --lattice 6x6x3 --exchange-mass 0.5 --moments 32 --vectors 2 --conductivity xy --matrix free --output "$work/qah.h5"
 run ldos "$dos" --model ti --lattice 8x8x4 --ldos site:4,4,0 --moments 64 --green 0.05 --energy-grid -1:1:11 --output "$work/ldos.h5"
 run map  "$dos" --model ti --lattice 8x8x4 --ldos layer:0 --ldos-map-energy 0.1 --moments 64 --realizations 2 --disorder 0.5 --output "$work/map.h5"
 run probe "$dos" --model ti --lattice 8x8x4 --ldos layer:0 --ldos-map-energy 0.1 --moments 64 --ldos-method probing --probing-distance 2 --output "$work/probe.h5"

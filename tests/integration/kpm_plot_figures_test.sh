@@ -10,7 +10,7 @@
 #  - the kpm-eigs picture accounts for every eigenvalue (a tick each; levels x degeneracy),
 #    with the top and bottom layers (sublattices A, B) as two marker series;
 #  - a --green result has a difference panel |KPM - exact| below the LDOS curves;
-#  - a --conductivity result draws sigma_ab(mu) in e^2/h with its error band.
+#  - a --conductivity result draws sigma_ab(mu) in e^2/h with its error band and the run's DOS.
 # kpm_plot_figures_test.sh KPM_DOS KPM_PLOT KPM_EIGS SOURCE_DIR
 set -u
 dos="$1"; plot="$2"; eigs="$3"; src="$4"
@@ -211,7 +211,7 @@ fact "eigs --xlim/--ylim: those limits" eigs_zoom "a['main']['xlim'] == [-0.5, 0
 "$dos" --model graphene --lattice 12x12 --magnetic-flux 1/12 --moments 64 --vectors 3 --conductivity xy --quiet \
   --output "$work/cond.h5" > /dev/null 2>&1
 draw cond cond.h5
-fact "conductivity: the richest content by default, sigma_xy(mu) in e^2/h over mu in t, the error band, the flux in the title" cond \
-  "d['kind'] == 'conductivity' and a['main']['xlabel'] == 'chemical potential μ (units of t)' and a['main']['ylabel'] == 'σ_xy (e²/h)' and a['main']['legend'] == ['σ_xy(μ), T = 0', '± 1 standard error (random vectors)'] and 'flux Φ = 1/12 h/e per cell' in d['title'] and d['facts']['points'] == len(h5('cond.h5')['/conductivity/sigma'])"
+fact "conductivity: the richest content by default, sigma_xy(mu) in e^2/h over mu in t, the error band, the run's DOS on its own axis, the flux in the title" cond \
+  "d['kind'] == 'conductivity' and a['main']['xlabel'] == 'chemical potential μ (units of t)' and a['main']['ylabel'] == 'σ_xy (e²/h)' and a['main']['legend'] == ['σ_xy(μ), T = 0', '± 1 standard error (random vectors)', 'DOS ρ(E)'] and d['facts']['dos'] == 'ρ(E) on the right axis' and 'flux Φ = 1/12 h/e per cell' in d['title'] and d['facts']['points'] == len(h5('cond.h5')['/conductivity/sigma'])"
 refused cond_log "--log: a conductivity changes sign" cond.h5 --log
 exit $fail

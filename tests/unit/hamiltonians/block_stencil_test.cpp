@@ -51,6 +51,17 @@ std::vector<hamiltonians::ModelParams> all_cases()
         out.push_back(p);
     }
     out.push_back(params("ti", 1, 1, 1, "ooo"));
+    for (const char* b : {"ppo", "ooo"}) {  // an exchange mass: one potential value per row
+        hamiltonians::ModelParams p = params("ti", 3, 4, 3, b);
+        p.exchange_mass = 0.35;
+        p.disorder = 0.6;
+        out.push_back(p);
+    }
+    out.push_back([] {  // Nz = 1: both faces are the one layer, the term added once
+        hamiltonians::ModelParams p = params("ti", 3, 3, 1, "ppo");
+        p.exchange_mass = -0.5;
+        return p;
+    }());
     for (const char* b : {"pp", "oo", "po", "op"}) {
         hamiltonians::ModelParams p = params("graphene", 6, 4, 1, b);
         p.dot_potential = -0.3;

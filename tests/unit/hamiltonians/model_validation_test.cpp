@@ -94,6 +94,11 @@ TEST(ModelValidation, EveryBadValueIsAnInputErrorNamingTheOption)
         {"m beyond 1e100", ti_with([](ModelParams& p) { p.m = -2e100; }), {"{m}", "1e+100"}},
         {"dot potential beyond 1e100", graphene_with([](ModelParams& p) { p.dot_potential = 1e300; }), {"{dot_potential}", "1e+100"}},
         {"disorder beyond 1e100", ti_with([](ModelParams& p) { p.disorder = 1e200; }), {"{disorder}", "1e+100"}},
+        {"exchange mass nan", ti_with([](ModelParams& p) { p.exchange_mass = nan; }), {"{exchange_mass}", "finite"}},
+        {"exchange mass without a z face", ti_with([](ModelParams& p) { p.boundary = "ppp"; p.exchange_mass = 0.3; }),
+         {"{exchange_mass}", "0.3", "{boundary} ppp", "z open"}},
+        {"exchange mass on graphene", graphene_with([](ModelParams& p) { p.exchange_mass = 0.3; }),
+         {"{exchange_mass}", "graphene", "model ti"}},
         {"rows overflow", ti_with([](ModelParams& p) { p.nx = p.ny = p.nz = 2'000'000'000; }), {"{lattice}", "64-bit"}},
     };
     for (const BadCase& c : cases) {

@@ -84,7 +84,13 @@ inline std::vector<cplx> ti_dense(const hamiltonians::ModelParams& p)
         for (int y = 0; y < p.ny; ++y)
             for (int z = 0; z < p.nz; ++z) {
                 const double v = ti_potential(p, x, y, z);
-                for (int o = 0; o < 4; ++o) a[size_t(row(x, y, z, o) * (dim + 1))] += v + p.m * g[1][o][o].real();
+                // The exchange mass (docs/physics.md, not in models.md): M_ex s0 (x) sz on the
+                // layers z = 0 and Nz - 1 of a slab open in z, added to V before the mass term.
+                const bool face = p.exchange_mass != 0.0 && (z == 0 || z == p.nz - 1);
+                for (int o = 0; o < 4; ++o) {
+                    const double ex = face ? (o % 2 == 0 ? p.exchange_mass : -p.exchange_mass) : 0.0;  // s = o % 2
+                    a[size_t(row(x, y, z, o) * (dim + 1))] += (face ? v + ex : v) + p.m * g[1][o][o].real();
+                }
                 for (int j = 1; j <= 3; ++j) {
                     int c[3] = {x, y, z};
                     c[j - 1] += 1;

@@ -57,6 +57,39 @@ TEST(TiModel, DenseMatrixEqualsIndependentSpecConstructionExactly)
     }
 }
 
+// The exchange mass M_ex s0 (x) sz on both z faces of a slab (docs/physics.md): the dense
+// matrix of the rows equals the test's own construction entry for entry, with dots and
+// disorder, also on a one-layer slab (Nz = 1: the term once); the diagonal of a surface site
+// differs by exactly +-M_ex from the same model without it, interior sites not at all.
+TEST(TiModel, ExchangeMassOnBothSurfaceLayersEqualsTheConstruction)
+{
+    for (const std::string bc : {"ppo", "ooo"})
+        for (const int nz : {1, 2, 4}) {
+            ModelParams p = ti_dirty(bc);
+            p.nz = nz;
+            p.dot_depth = std::min(p.dot_depth, nz);
+            p.exchange_mass = 0.45;
+            const auto model = hamiltonians::make_model(p);
+            const std::vector<cplx> got = testing::dense_matrix(*model);
+            const std::vector<cplx> want = testing::spec::ti_dense(p);
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k], want[k]) << bc << " Nz " << nz << ", entry " << k;
+            ModelParams none = p;
+            none.exchange_mass = 0.0;
+            const std::vector<cplx> plain = testing::dense_matrix(*hamiltonians::make_model(none));
+            const long dim = long(model->num_rows());
+            for (int z = 0; z < nz; ++z)
+                for (int o = 0; o < 4; ++o) {
+                    const long r = ti_row(p, 1, 2, z, o);
+                    const double expected = (z == 0 || z == nz - 1) ? (o % 2 == 0 ? 0.45 : -0.45) : 0.0;
+                    EXPECT_NEAR((got[size_t(r * (dim + 1))] - plain[size_t(r * (dim + 1))]).real(), expected, 1e-15)
+                        << bc << " Nz " << nz << " z " << z << " o " << o;
+                }
+            const AttributeList a = model->attributes();
+            EXPECT_TRUE(std::any_of(a.begin(), a.end(), [](const Attribute& x) { return x.name == "exchange_mass"; }));
+        }
+}
+
 TEST(TiModel, IsExactlyHermitianWithDotsAndDisorder)
 {
     const auto model = hamiltonians::make_model(ti_dirty());
