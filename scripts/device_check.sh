@@ -292,6 +292,18 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
   elif [ $DRY = 0 ]; then
     record rate_gpu_single_r32 "not available" "" "$(grep -m1 -o 'precision single[^;]*' "$OUT/logs/rate_gpu_single_r32.log")"
   fi
+  # ---- GPU ranks in single precision: the float halo (halo_kernels.cu), not yet run on a GPU ----
+  step rate_gpu_cpu_single_free "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=8 "$KPM" ${RUN% -q} \
+    --matrix free --device cuda --weights auto --precision single -o "$OUT/rate_mixed_single_free.h5" &&
+    record rate_gpu_plus_cpu_single_free "$(gflops "$OUT/rate_mixed_single_free.h5")" Gflop/s \
+      "mpirun -np 2: GPU rank + CPU rank in single precision, --weights auto" &&
+    record rank_lines_single_free "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_single_free.log" | tr '\n' ';')" "" "per sweep"
+  step rate_cpu_single_free env OMP_NUM_THREADS=16 "$KPM" $RUN --matrix free --device cpu --precision single \
+    -o "$OUT/rate_cpu_single_free.h5" &&
+    record rate_cpu_single_free "$(gflops "$OUT/rate_cpu_single_free.h5")" Gflop/s "16 cores, single precision"
+  [ $DRY = 0 ] && [ -f "$OUT/rate_mixed_single_free.h5" ] && [ -f "$OUT/rate_cpu_single_free.h5" ] &&
+    record moments_gpu_cpu_ranks_single_vs_cpu_single "$(compare_moments x "$OUT/rate_mixed_single_free.h5" \
+      "$OUT/rate_cpu_single_free.h5" 2>&1)" relative "float rounding of both runs, expected ~1e-6"
   # What limits single at R = 32 (issue 36: 1.3-1.4x double, not 1.6x): one stencil sweep of
   # each precision under Nsight Compute's speed-of-light and occupancy sections, where the
   # image has ncu and lets it read the counters (logs/profile_*_r32.log; not recorded).

@@ -23,12 +23,9 @@ constexpr Capability kTable[] = {
      "the unfused reference runs on one CPU rank only (not with --device cuda, under mpirun, or with --plan "
      "--ranks P > 1 or --gpus G > 0); use --matrix auto, sell, crs or free"},
     {"--precision single", [](const RunShape& s) { return s.precision == Precision::Single; },
-     [](const RunShape& s) {
-         return s.program == Program::Dos && s.matrix != MatrixKind::Naive && (s.ranks == 1 || !s.gpu);
-     },
-     "implemented for --matrix sell, crs or free (or auto) in kpm-dos, on CPU ranks (also under mpirun) and on one "
-     "GPU (not in kpm-eigs, whose residuals are below float's rounding, nor for GPU ranks under mpirun or --plan "
-     "--ranks P > 1 --gpus G > 0); use --precision double"},
+     [](const RunShape& s) { return s.program == Program::Dos && s.matrix != MatrixKind::Naive; },
+     "implemented for --matrix sell, crs or free (or auto) in kpm-dos, on CPU and GPU ranks (not in kpm-eigs, whose "
+     "residuals are below float's rounding); use --precision double"},
     {"--conductivity", [](const RunShape& s) { return s.conductivity; }, one_cpu_rank,
      "the two-index moments run on one CPU rank so far (not under mpirun with more than one rank, with --device "
      "cuda, or with --plan --ranks P > 1 or --gpus G > 0); run it with one rank on the CPU"},

@@ -31,19 +31,26 @@ device::DeviceBuffer upload(const std::vector<T>& host, int device, const std::s
     return buffer;
 }
 
-class CudaHalo final : public HaloDevice {
+/// T = complex_double, or complex_single for --precision single: the blocks, the halo and
+/// the staging in float; the remote correction and its dot share in double (halo_kernels.hpp).
+template <class T>
+class CudaHalo final : public BasicHaloDevice<T> {
 public:
-    CudaHalo(HaloPattern pattern, int device) : HaloDevice(std::move(pattern)), device_(device), workspace_(device)
+    using Block = BasicBlockVector<T>;
+    using Piece = typename BasicHaloDevice<T>::Piece;
+    CudaHalo(HaloPattern pattern, int device)
+        : BasicHaloDevice<T>(std::move(pattern)), device_(device), workspace_(device)
     {
         device::set_device(device_);
         TOPOKPM_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
         for (cudaEvent_t* e : {&x_ready_, &halo_ready_, &halo_free_})
             TOPOKPM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-        send_index_ = upload(pattern_.send_index, device_, "halo send rows");
-        remote_row_ = upload(pattern_.remote_row, device_, "halo remote rows");
-        remote_ptr_ = upload(pattern_.remote_ptr, device_, "halo remote row pointers");
-        remote_col_ = upload(pattern_.remote_col, device_, "halo remote columns");
-        remote_vals_ = upload(pattern_.remote_vals, device_, "halo remote values");
+        const HaloPattern& p = this->pattern_;
+        send_index_ = upload(p.send_index, device_, "halo send rows");
+        remote_row_ = upload(p.remote_row, device_, "halo remote rows");
+        remote_ptr_ = upload(p.remote_ptr, device_, "halo remote row pointers");
+        remote_col_ = upload(p.remote_col, device_, "halo remote columns");
+        remote_vals_ = upload(p.remote_vals, device_, "halo remote values");
     }
     ~CudaHalo() override
     {
@@ -58,10 +65,10 @@ public:
 
     std::string name() const override { return "cuda:" + std::to_string(device_); }
     int device() const override { return device_; }
-    const complex_type* x_values(const BlockVector& x) const override { return x.device_data_read(device_); }
-    complex_type* y_values(BlockVector& y) const override { return y.device_data_read_write(device_); }
-    complex_type* send_staging(int r) override { return grow(r).send_host; }
-    complex_type* halo_staging(int r) override { return grow(r).halo_host; }
+    const T* x_values(const Block& x) const override { return x.device_data_read(device_); }
+    T* y_values(Block& y) const override { return y.device_data_read_write(device_); }
+    T* send_staging(int r) override { return grow(r).send_host; }
+    T* halo_staging(int r) override { return grow(r).halo_host; }
 
     void register_host(void* memory, std::size_t bytes) override
     {
@@ -84,15 +91,15 @@ public:
         registered_.erase(it);
     }
 
-    void pack(const complex_type* x, int r, complex_type* send) override
+    void pack(const T* x, int r, T* send) override
     {
         device::set_device(device_);
         const Buffers& b = grow(r);
-        const auto count = static_cast<std::int64_t>(pattern_.send_index.size());
+        const auto count = static_cast<std::int64_t>(this->pattern_.send_index.size());
         TOPOKPM_CUDA_CHECK(cudaEventRecord(x_ready_, nullptr));  // x's writes queued so far
         TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, x_ready_, 0));
         gather_rows(static_cast<const local_index*>(send_index_.data()), count, r, x, b.send_device, copy_);
-        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(send, b.send_device, static_cast<std::size_t>(count) * r * sizeof(complex_type),
+        TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(send, b.send_device, static_cast<std::size_t>(count) * r * sizeof(T),
                                            cudaMemcpyDeviceToHost, copy_));
     }
 
@@ -109,7 +116,7 @@ public:
         TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(copy_, halo_free_, 0));  // the last remote kernel read it
         for (const Piece& piece : pieces)
             TOPOKPM_CUDA_CHECK(cudaMemcpyAsync(b.halo_device + piece.row_offset * r, piece.values,
-                                               static_cast<std::size_t>(piece.rows) * r * sizeof(complex_type),
+                                               static_cast<std::size_t>(piece.rows) * r * sizeof(T),
                                                cudaMemcpyHostToDevice, copy_));
         TOPOKPM_CUDA_CHECK(cudaEventRecord(halo_ready_, copy_));
         // The pieces (halo_host, written by MPI; a peer's shared segment, rewritten two
@@ -117,12 +124,12 @@ public:
         // for these copies too.
     }
 
-    void apply_remote(const complex_type* x, complex_type* y, int r, double scale, DotSums* dots) override
+    void apply_remote(const T* x, T* y, int r, double scale, DotSums* dots) override
     {
         device::set_device(device_);
         const Buffers& b = grow(r);
         TOPOKPM_CUDA_CHECK(cudaStreamWaitEvent(nullptr, halo_ready_, 0));
-        const auto rows = static_cast<std::int64_t>(pattern_.remote_row.size());
+        const auto rows = static_cast<std::int64_t>(this->pattern_.remote_row.size());
         remote_correction(rows, r, static_cast<const local_index*>(remote_row_.data()),
                           static_cast<const std::int64_t*>(remote_ptr_.data()),
                           static_cast<const local_index*>(remote_col_.data()),
@@ -136,8 +143,8 @@ public:
 
 private:
     struct Buffers {
-        complex_type *send_host = nullptr, *halo_host = nullptr;
-        complex_type *send_device = nullptr, *halo_device = nullptr, *corr = nullptr, *xg = nullptr;
+        T *send_host = nullptr, *halo_host = nullptr, *send_device = nullptr, *halo_device = nullptr;
+        complex_type *corr = nullptr, *xg = nullptr;  ///< the remote share of the dots, double in both precisions
     };
 
     /// The buffers for width r (reallocated when r grows).
@@ -146,18 +153,19 @@ private:
         if (r > width_) {
             TOPOKPM_CUDA_CHECK(cudaStreamSynchronize(copy_));  // nothing queued on the old buffers
             TOPOKPM_CUDA_CHECK(cudaDeviceSynchronize());
-            const std::size_t v = sizeof(complex_type) * static_cast<std::size_t>(r);
-            const std::size_t sends = pattern_.send_index.size() * v, halo = static_cast<std::size_t>(pattern_.halo_rows) * v;
-            const std::size_t remote = pattern_.remote_row.size() * v;
+            const HaloPattern& p = this->pattern_;
+            const std::size_t v = sizeof(T) * static_cast<std::size_t>(r);
+            const std::size_t sends = p.send_index.size() * v, halo = static_cast<std::size_t>(p.halo_rows) * v;
+            const std::size_t remote = p.remote_row.size() * sizeof(complex_type) * static_cast<std::size_t>(r);
             send_pinned_ = device::PinnedBuffer(sends);
             halo_pinned_ = device::PinnedBuffer(halo);
             send_ = device::DeviceBuffer(sends, device_, "halo send buffer");
             halo_ = device::DeviceBuffer(halo, device_, "halo buffer");
             corr_ = device::DeviceBuffer(remote, device_, "halo correction");
             xg_ = device::DeviceBuffer(remote, device_, "halo x rows");
-            buffers_ = {static_cast<complex_type*>(send_pinned_.data()), static_cast<complex_type*>(halo_pinned_.data()),
-                        static_cast<complex_type*>(send_.data()),        static_cast<complex_type*>(halo_.data()),
-                        static_cast<complex_type*>(corr_.data()),        static_cast<complex_type*>(xg_.data())};
+            buffers_ = {static_cast<T*>(send_pinned_.data()),       static_cast<T*>(halo_pinned_.data()),
+                        static_cast<T*>(send_.data()),              static_cast<T*>(halo_.data()),
+                        static_cast<complex_type*>(corr_.data()), static_cast<complex_type*>(xg_.data())};
             width_ = r;
         }
         return buffers_;
@@ -177,9 +185,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<HaloDevice> make_cuda_halo_device(HaloPattern pattern, int device)
+template <class T>
+std::unique_ptr<BasicHaloDevice<T>> make_cuda_halo_device(HaloPattern pattern, int device)
 {
-    return std::make_unique<CudaHalo>(std::move(pattern), device);
+    return std::make_unique<CudaHalo<T>>(std::move(pattern), device);
 }
+
+template std::unique_ptr<BasicHaloDevice<complex_double>> make_cuda_halo_device(HaloPattern, int);
+template std::unique_ptr<BasicHaloDevice<complex_single>> make_cuda_halo_device(HaloPattern, int);
 
 }  // namespace topokpm::numerics::kernels::cuda

@@ -183,39 +183,57 @@ private:
     std::vector<T> device_send_, device_halo_;  ///< the stand-in's "device" buffers
 };
 
-/// A CPU operator applied to the blocks' host-standin mirrors.
+/// A CPU operator applied to the blocks' host-standin mirrors, in the CPU operator's
+/// precision (a double operator takes double blocks, a single one complex-float blocks).
 class HostStandinOperator final : public Operator {
 public:
     explicit HostStandinOperator(std::shared_ptr<const Operator> cpu) : cpu_(std::move(cpu))
     {
-        TOPOKPM_REQUIRE(cpu_ != nullptr && cpu_->precision() == Precision::Double,
-                        "host stand-in operator: needs a double CPU operator");
+        TOPOKPM_REQUIRE(cpu_ != nullptr, "host stand-in operator: needs a CPU operator");
     }
     global_index num_rows() const override { return cpu_->num_rows(); }
     std::string name() const override { return "standin-" + cpu_->name(); }
     OperatorCost cost() const override { return cpu_->cost(); }
+    Precision precision() const override { return cpu_->precision(); }
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
-        const global_index n = x.num_rows();
-        const int r = x.num_cols();
-        if (xs_.num_rows() != n || xs_.num_cols() != r) {
-            xs_ = BlockVector(n, r);
-            ys_ = BlockVector(n, r);
-        }
-        const complex_type* xd = x.device_data_read(device::host_standin);
-        std::memcpy(xs_.data(), xd, x.bytes());
-        complex_type* yd = ops.beta != 0.0 ? y.device_data_read_write(device::host_standin)
-                                           : y.device_data_overwrite(device::host_standin);
-        if (ops.beta != 0.0) std::memcpy(ys_.data(), yd, y.bytes());
-        cpu_->apply(xs_, ys_, ops, dots);
-        std::memcpy(yd, ys_.data(), y.bytes());
+        TOPOKPM_REQUIRE(cpu_->precision() == Precision::Double, name(), ": double blocks on a single-precision stand-in");
+        on_mirrors(x, y, ops, dots, xs_, ys_);
+    }
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
+    {
+        if (cpu_->precision() != Precision::Single) return Operator::do_apply(x, y, ops, dots);  // refuses
+        on_mirrors(x, y, ops, dots, xs_single_, ys_single_);
     }
 
 private:
+    /// Copies x's mirror (and y's with beta != 0) into host scratch, runs the CPU operator,
+    /// writes y's mirror: the blocks' host arrays are never read or written.
+    template <class T>
+    void on_mirrors(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots,
+                    BasicBlockVector<T>& xs, BasicBlockVector<T>& ys) const
+    {
+        const global_index n = x.num_rows();
+        const int r = x.num_cols();
+        if (xs.num_rows() != n || xs.num_cols() != r) {
+            xs = BasicBlockVector<T>(n, r);
+            ys = BasicBlockVector<T>(n, r);
+        }
+        const T* xd = x.device_data_read(device::host_standin);
+        std::memcpy(xs.data(), xd, x.bytes());
+        T* yd = ops.beta != 0.0 ? y.device_data_read_write(device::host_standin)
+                                : y.device_data_overwrite(device::host_standin);
+        if (ops.beta != 0.0) std::memcpy(ys.data(), yd, y.bytes());
+        cpu_->apply(xs, ys, ops, dots);
+        std::memcpy(yd, ys.data(), y.bytes());
+    }
+
     std::shared_ptr<const Operator> cpu_;
     mutable BlockVector xs_, ys_;  ///< host scratch: the stand-in's "kernel" runs the CPU one
+    mutable BasicBlockVector<complex_single> xs_single_, ys_single_;
 };
 
 }  // namespace
@@ -227,12 +245,7 @@ std::unique_ptr<BasicHaloDevice<T>> make_halo_device(int device, HaloPattern pat
     if (device == device::host_standin) return std::make_unique<StandinHalo<T>>(std::move(pattern));
     TOPOKPM_USER_REQUIRE(device >= 0, "halo device ", device, ": allowed are ", no_device, " (host), ",
                          device::host_standin, " (host stand-in) or a CUDA device index >= 0");
-    if constexpr (std::is_same_v<T, complex_double>) {
-        return kernels::cuda::make_cuda_halo_device(std::move(pattern), device);
-    } else {
-        throw InputError(detail::concat("GPU ranks under mpirun run in double precision so far (cuda:", device,
-                                        "); use --precision double"));
-    }
+    return kernels::cuda::make_cuda_halo_device<T>(std::move(pattern), device);
 }
 
 template std::unique_ptr<BasicHaloDevice<complex_double>> make_halo_device(int, HaloPattern);

@@ -57,9 +57,9 @@ struct HaloPattern {
 /// The device index of a rank without a device (its blocks are the host arrays).
 inline constexpr int no_device = -1;
 
-/// T = complex_double (every device) or complex_single (--precision single: the host and the
-/// stand-in; the halo and the blocks in float, the remote correction's arithmetic and the
-/// dots in double, y rounded once per entry).
+/// T = complex_double or complex_single (--precision single, every device: the halo and the
+/// blocks in float, the remote correction's arithmetic and the dots in double, y rounded once
+/// per entry).
 template <class T>
 class BasicHaloDevice {
 public:
@@ -119,8 +119,7 @@ protected:
 using HaloDevice = BasicHaloDevice<complex_double>;
 
 /// The implementation for `device` (see the file comment). Throws NotCompiled for a CUDA
-/// device in a CPU-only build, InputError for an index that is none of the three and for a
-/// CUDA device in single precision (GPU ranks under mpirun are double so far).
+/// device in a CPU-only build, InputError for an index that is none of the three.
 template <class T>
 std::unique_ptr<BasicHaloDevice<T>> make_halo_device(int device, HaloPattern pattern);
 
@@ -135,7 +134,8 @@ void remote_correction_host(const HaloPattern& pattern, const T* halo, const T* 
                             DotSums* dots);
 
 /// A local operator "on the device" for the host stand-in: applies `cpu` (any CPU operator,
-/// double) to the host-standin mirrors of x and y. Each apply() copies x's mirror into a
+/// in its precision: double blocks for a double one, complex-float blocks for a single one)
+/// to the host-standin mirrors of x and y. Each apply() copies x's mirror into a
 /// host scratch block (and y's when beta != 0), runs `cpu`, and writes y's mirror: never
 /// reads or writes x's or y's host arrays, so a block the distributed operator works on
 /// stays on the stand-in "device" between sweeps, as with a CUDA operator. Tests only (no

@@ -72,7 +72,11 @@ bad "unknown precision" "--precision .half.: allowed values are double, single" 
 bad "single precision on the naive path" "--precision single: implemented for --matrix sell, crs or free" --lattice 4x4x4 --precision single --matrix naive
 # Single precision halves the vectors and stores the matrix in 12 instead of 20 bytes per
 # entry, but converts from the double matrix: the check counts the peak (both).
-out=/dev/null bad "plan in single precision with GPU ranks refused" "--precision single: .* nor for GPU ranks under mpirun" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --gpus 2 --precision single
+# GPU ranks in single precision: the plan moves half the halo bytes of double per sweep
+# (8 instead of 16 bytes per value: 512000 halo rows x 32 columns = 125 and 250 MiB).
+gpu_plan() { "$exe" --config "$src/inputs/ti-dots-1600x1600x40.ini" --plan --ranks 4 --gpus 2 --plan-bandwidth 10 --memory-limit 1000 "$@" 2>&1 | grep '^2 gpu'; }
+check "--plan GPU ranks double: 250 MiB of halo per sweep" "gpu_plan --precision double | grep -q ' 250.0 '"
+check "--plan GPU ranks single: 125 MiB of halo per sweep" "gpu_plan --precision single | grep -q ' 125.0 '"
 bad "too big in single precision" "needs" --config "$src/inputs/ti-dots-1600x1600x40.ini" --memory-limit 32 --precision single
 # --config must name a regular, readable file of at most 16 MiB (issue 11): refused at once
 # with exit 2, one line naming --config and the reason; what Boost quotes from a bad file

@@ -22,7 +22,8 @@
 //     vectors orthonormal over the ranks to 1e-12;
 //   - exact-trace and local-DOS moments (unit vectors owned by one rank) equal serial;
 //   - in single precision (check_single), the moments are within the float rounding bound
-//     of the serial single run;
+//     of the serial single run, on CPU ranks and (equal weights) on GPU ranks (the host
+//     stand-in: rank 0 alone, every rank) with their float halo;
 //   - the halo through the node's shared window equals the message exchange bitwise.
 // Tolerances: every entry of y is a sum of at most 13 products of O(1) numbers in a
 // different order than serial (local part, then the remote correction), so y differs by
@@ -48,6 +49,7 @@
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/distributed/distributed_operator.hpp"
+#include "numerics/distributed/halo_device.hpp"
 #include "numerics/eigs/chebfd.hpp"
 #include "numerics/eigs/chebyshev_extremal.hpp"
 #include "numerics/eigs/subspace.hpp"
@@ -58,6 +60,7 @@
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/sell_operator.hpp"
+#include "runtime/device/device.hpp"
 #include "runtime/hetero/work_split.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
@@ -267,7 +270,7 @@ void check_kpm(const hamiltonians::Model& model, const Operator& serial, const O
 /// they must differ from each other by less than from double by much (a float halo sent as
 /// double, or a stale halo, misses by orders of magnitude: checked against the double run).
 void check_single(const hamiltonians::Model& model, const std::vector<double>& weights, bool free,
-                  const std::string& tag)
+                  bool device_ranks, const std::string& tag)
 {
     const double epsilon = 0.01;
     const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(model), epsilon);
@@ -305,12 +308,22 @@ void check_single(const hamiltonians::Model& model, const std::vector<double>& w
     const double u = std::numeric_limits<float>::epsilon() / 2;
     std::vector<global_index> cols(max_row);
     std::vector<complex_type> vals(max_row);
+    // CPU ranks, then (device_ranks) GPU ranks in single on the host stand-in (rank 0
+    // alone, every rank): the device path of the distributed operator with a float halo.
+    std::vector<int> layouts{0};
+    if (device_ranks) layouts.insert(layouts.end(), {1, mpi::size()});
+    for (const int devices : layouts)
     for (const auto mode : {numerics::CommMode::Overlap, numerics::CommMode::Task}) {
+        const bool on_device = my_rank < devices;
         numerics::DistributedOptions opts;
         opts.mode = mode;
-        const numerics::DistributedOperator dist(model, bounds, opts, local);
-        const std::string t = tag + " single " + numerics::comm_mode_name(mode);
+        opts.device = on_device ? device::host_standin : numerics::no_device;
+        const numerics::DistributedOperator dist(model, bounds, opts,
+                                                 on_device ? numerics::make_host_standin_operator(local) : local);
+        const std::string t = tag + " single " + numerics::comm_mode_name(mode) +
+                              (devices == 0 ? "" : devices == 1 ? " rank 0 on the stand-in" : " every rank on the stand-in");
         expect(dist.precision() == Precision::Single, t + ": not single");
+        expect(dist.halo_device() == (on_device ? "host-standin" : "host"), t + ": halo on " + dist.halo_device());
         const global_index b = bounds[my_rank], nl = dist.num_rows();
         BasicBlockVector<complex_single> xl = rows_of(xs, b, nl), yl = rows_of(y0, b, nl);
         DotSums dots;
@@ -405,7 +418,7 @@ int run()
                            : x_slab(whole, static_cast<int>(bounds[my_rank] / plane),
                                     static_cast<int>(bounds[my_rank + 1] / plane)));
             }
-            check_single(*model, w, free, params.name + (free ? " free" : " sell") + (uneven ? " uneven" : " equal"));
+            check_single(*model, w, free, !uneven, params.name + (free ? " free" : " sell") + (uneven ? " uneven" : " equal"));
             check_transports(*model, bounds, local, params.name + (free ? " free" : " sell") + (uneven ? " uneven" : " equal"));
             for (const auto mode : {numerics::CommMode::Vector, numerics::CommMode::Overlap, numerics::CommMode::Task})
                 for (const bool every : {false, true}) {

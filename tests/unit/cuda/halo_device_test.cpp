@@ -48,30 +48,32 @@ BlockVector block(double seed)
     return v;
 }
 
+template <class T>
 struct Outcome {
-    std::vector<complex_type> sent, y;
+    std::vector<T> sent, y;
     DotSums dots;
 };
 
-/// pack, unpack and apply_remote on `device`, with x and y where that device keeps them, in the
-/// order DistributedOperator calls them.
-Outcome run_on(int device)
+/// pack, unpack and apply_remote on `device` in T's precision, with x and y where that
+/// device keeps them, in the order DistributedOperator calls them.
+template <class T = complex_type>
+Outcome<T> run_on(int device)
 {
-    auto halo = numerics::make_halo_device<complex_type>(device, pattern());
-    const BlockVector x = block(1.0);
-    BlockVector y = block(2.0);
-    Outcome out;
+    auto halo = numerics::make_halo_device<T>(device, pattern());
+    const BasicBlockVector<T> x = convert_block<T>(block(1.0));
+    BasicBlockVector<T> y = convert_block<T>(block(2.0));
+    Outcome<T> out;
     halo->pack(halo->x_values(x), width, halo->send_staging(width));
     halo->wait_packed();
-    const complex_type* sent = halo->send_staging(width);
+    const T* sent = halo->send_staging(width);
     out.sent.assign(sent, sent + 4 * width);
     // Halo rows 0-1 as MPI leaves them (in the staging buffer), rows 2-4 in a peer's memory
     // (a shared segment): unpack must place both.
-    complex_type* staged = halo->halo_staging(width);
-    std::vector<complex_type> peer(3 * width);
+    T* staged = halo->halo_staging(width);
+    std::vector<T> peer(3 * width);
     for (int k = 0; k < 5 * width; ++k)
-        (k < 2 * width ? staged[k] : peer[k - 2 * width]) = complex_type(0.1 * k - 0.4, 1.0 / (k + 1));
-    for (int k = 2 * width; k < 5 * width; ++k) staged[k] = complex_type(99.0, -99.0);  // stale: must not be read
+        (k < 2 * width ? staged[k] : peer[k - 2 * width]) = T(complex_type(0.1 * k - 0.4, 1.0 / (k + 1)));
+    for (int k = 2 * width; k < 5 * width; ++k) staged[k] = T(99.0, -99.0);  // stale: must not be read
     halo->unpack(width, {{staged, 0, 2}, {peer.data(), 2, 3}});
     out.dots.reset(width);
     halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &out.dots);
@@ -83,10 +85,11 @@ Outcome run_on(int device)
     return out;
 }
 
-double max_abs(const std::vector<complex_type>& v)
+template <class T>
+double max_abs(const std::vector<T>& v)
 {
     double m = 0.0;
-    for (const auto& z : v) m = std::max(m, std::abs(z));
+    for (const auto& z : v) m = std::max(m, double(std::abs(z)));
     return m;
 }
 
@@ -111,7 +114,7 @@ TEST(HaloDevice, CpuHaloPacksTheSendRowsAndAddsTheRemoteCorrection)
 
 TEST(HaloDevice, HostStandinEqualsTheCpuHaloBitwise)
 {
-    const Outcome cpu = run_on(numerics::no_device), standin = run_on(device::host_standin);
+    const Outcome<complex_type> cpu = run_on(numerics::no_device), standin = run_on(device::host_standin);
     EXPECT_EQ(standin.sent, cpu.sent);
     EXPECT_EQ(standin.y, cpu.y);
     EXPECT_EQ(standin.dots.yx, cpu.dots.yx);
@@ -121,13 +124,31 @@ TEST(HaloDevice, HostStandinEqualsTheCpuHaloBitwise)
 TEST(HaloDevice, CudaEqualsTheCpuHalo)
 {
     TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
-    const Outcome cpu = run_on(numerics::no_device), gpu = run_on(0);
+    const Outcome<complex_type> cpu = run_on(numerics::no_device), gpu = run_on(0);
     EXPECT_EQ(gpu.sent, cpu.sent) << "the gather is a copy";
     double dy = 0.0, dd = 0.0;
     for (size_t k = 0; k < cpu.y.size(); ++k) dy = std::max(dy, std::abs(gpu.y[k] - cpu.y[k]));
     for (int c = 0; c < width; ++c) dd = std::max(dd, std::abs(gpu.dots.yx[c] - cpu.dots.yx[c]));
     EXPECT_LE(dy, 1e-14 * max_abs(cpu.y));
     EXPECT_LE(dd, 1e-14 * std::max(1.0, max_abs(cpu.dots.yx)));
+}
+
+// GPU ranks in single precision: the float halo on the device against the CPU's float halo.
+// The gather is a copy; the correction d is summed in double on both (the GPU may contract
+// into FMAs: a few double ulp), so y + d rounds to the same float except where d lands
+// within those ulp of a rounding boundary: one float ulp (6e-8) relative at most, and the
+// dot share, conj(y_new - y_old) x from the stored floats, moves by as much.
+TEST(HaloDevice, CudaEqualsTheCpuHaloInSinglePrecision)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    const Outcome<complex_single> cpu = run_on<complex_single>(numerics::no_device), gpu = run_on<complex_single>(0);
+    EXPECT_EQ(gpu.sent, cpu.sent) << "the gather is a copy";
+    double dy = 0.0, dd = 0.0;
+    for (size_t k = 0; k < cpu.y.size(); ++k) dy = std::max(dy, double(std::abs(gpu.y[k] - cpu.y[k])));
+    for (int c = 0; c < width; ++c) dd = std::max(dd, std::abs(gpu.dots.yx[c] - cpu.dots.yx[c]));
+    const double ulp = std::numeric_limits<float>::epsilon();
+    EXPECT_LE(dy, ulp * max_abs(cpu.y));
+    EXPECT_LE(dd, 2.0 * ulp * max_abs(cpu.y) * max_abs(cpu.y) * double(cpu.y.size()));
 }
 
 TEST(HaloDevice, UnknownDeviceIndexIsAnInputError)
@@ -138,10 +159,13 @@ TEST(HaloDevice, UnknownDeviceIndexIsAnInputError)
 TEST(HaloDevice, CudaHaloWithoutAGpuIsRefused)
 {
     if (!topokpm::testing::cuda_unavailable_reason()) GTEST_SKIP() << "a GPU is visible (CudaEqualsTheCpuHalo runs)";
-    if (topokpm::testing::cuda_compiled)
+    if (topokpm::testing::cuda_compiled) {
         EXPECT_THROW(numerics::make_halo_device<complex_type>(0, pattern()), InputError) << "device 0 is not visible";
-    else
+        EXPECT_THROW(numerics::make_halo_device<complex_single>(0, pattern()), InputError) << "device 0 is not visible";
+    } else {
         EXPECT_THROW(numerics::make_halo_device<complex_type>(0, pattern()), NotCompiled);
+        EXPECT_THROW(numerics::make_halo_device<complex_single>(0, pattern()), NotCompiled);
+    }
 }
 
 TEST(HaloDevice, OneRankPerGpuTheRestOnTheCpu)
@@ -233,6 +257,10 @@ TEST(HaloDevice, SinglePrecisionHostHaloRoundsEachCorrectedEntryOnce)
         EXPECT_NEAR(std::abs(std::complex<long double>(dots.yx[c]) - share[c]), 0.0, 1e-14) << "column " << c;
     EXPECT_EQ(dots.xx, std::vector<double>(width, 0.0));
 
-    // GPU ranks are double so far: a single-precision CUDA halo is refused as input.
-    EXPECT_THROW(numerics::make_halo_device<complex_single>(0, p), InputError);
+    // The host stand-in runs the same loops on its own buffers: bitwise the CPU halo's.
+    const Outcome<complex_single> cpu = run_on<complex_single>(numerics::no_device);
+    const Outcome<complex_single> standin = run_on<complex_single>(device::host_standin);
+    EXPECT_EQ(standin.sent, cpu.sent);
+    EXPECT_EQ(standin.y, cpu.y);
+    EXPECT_EQ(standin.dots.yx, cpu.dots.yx);
 }
