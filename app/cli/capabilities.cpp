@@ -29,9 +29,9 @@ constexpr Capability kTable[] = {
      "implemented for --matrix sell, crs or free (or auto) in kpm-dos, on CPU ranks (also under mpirun) and on one "
      "GPU (not in kpm-eigs, whose residuals are below float's rounding, nor for GPU ranks under mpirun or --plan "
      "--ranks P > 1 --gpus G > 0); use --precision double"},
-    {"--conductivity", [](const RunShape& s) { return s.conductivity; }, one_cpu_rank,
-     "the two-index moments run on one CPU rank so far (not under mpirun with more than one rank, with --device "
-     "cuda, or with --plan --ranks P > 1 or --gpus G > 0); run it with one rank on the CPU"},
+    {"--conductivity", [](const RunShape& s) { return s.conductivity; }, [](const RunShape& s) { return !s.gpu; },
+     "the two-index moments run on CPU ranks so far (one, or several under mpirun; not with --device cuda or --plan "
+     "--gpus G > 0); use --device cpu"},
     {"--device cuda", [](const RunShape& s) { return s.gpu; },
      [](const RunShape& s) { return s.program == Program::Dos; }, "kpm-eigs runs on the CPU so far; use --device cpu"},
 };

@@ -9,11 +9,11 @@
 #    --temperature smooths sigma;
 #  - refusals, exit 2 with one line naming the option and the allowed values: a model
 #    without positions, zz on a 2-D model and on a slab, a bad component, --temperature
-#    without --conductivity, --energy-grid, --ldos, --plan, mpirun with 2 ranks; exit 3 naming
-#    the bytes when the two-index vectors do not fit --memory-limit (a stop in the phase, its
-#    checkpoint and restart: conductivity_checkpoint_test.sh).
+#    without --conductivity, --energy-grid, --ldos, --plan; exit 3 naming the bytes when the
+#    two-index vectors do not fit --memory-limit (a stop in the phase, its checkpoint and
+#    restart: conductivity_checkpoint_test.sh; under mpirun: tests/mpi/kpm_dos_mpi_conductivity_test.sh).
 set -u
-dos="$1"; mpiexec="${2:-}"
+dos="$1"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -51,16 +51,6 @@ refused "--plan" 2 "--plan prices the DOS moments only, not the two-index moment
 # with the velocities, the moments and a checkpoint's copy of the two-index state 2.7 GiB.
 refused "memory" 3 "conductivity 2.7 GiB" \
   "$dos" --model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 512 --vectors 4 --conductivity xy --memory-limit 1
-if [ -n "$mpiexec" ]; then
-  mpi=("$mpiexec" --oversubscribe --bind-to none -np 2)
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" "$dos" "${g6[@]}" --conductivity xy \
-    --output "$work/mpi.h5" > "$work/mpi.txt" 2>&1; rc=$?
-  check "mpirun -np 2: exit 2" "[ $rc -eq 2 ] || { echo rc=$rc; cat '$work/mpi.txt'; false; }"
-  check "mpirun -np 2: names the one-rank restriction" "grep -qF -- '--conductivity: the two-index moments run on one CPU rank so far' '$work/mpi.txt' || { cat '$work/mpi.txt'; false; }"
-else
-  echo "SKIPPED (visible): mpirun refusal, no MPI launcher configured"
-fi
-
 # ---- clean graphene in a field: the Hall plateau ----
 for c in xy yx xx; do
   "$dos" "${g6[@]}" --magnetic-flux 1/12 --conductivity $c --output "$work/$c.h5" > "$work/$c.txt" 2>&1
