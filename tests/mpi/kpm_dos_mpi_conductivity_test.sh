@@ -3,7 +3,8 @@
 # (issue 34; docs/scaling.md), one CASE per ctest entry:
 #   np2        2 ranks, 1-D: graphene 24x24 in a field (sell), and without a field (crs), and
 #              sigma_yx: /conductivity/moments and sigma equal to the one-rank run of the same
-#              operator to rounding (below), sigma_xy = -sigma_yx to rounding.
+#              operator to rounding (below); Gamma^yx = (Gamma^xy)^T and sigma_xy = -sigma_yx
+#              on the Hall plateau; the phase's memory checked per rank (exit 3).
 #   np3        3 ranks, 1-D: sell in a field, and --matrix auto without one.
 #   np4        4 ranks, the 2-D grid 2x2: graphene in a field, and a ti slab 8x8x2 in a field.
 #   checkpoint 2 ranks: SIGUSR1 (mpirun forwards it at once) in a left pass and in a right pass
@@ -101,6 +102,17 @@ print(f"{'ok' if ok else 'FAIL'}: 2 ranks: max |Gamma^yx - (Gamma^xy)^T| {d:.2e}
       f"max |sigma_xy + sigma_yx| {h:.2e} (allowed 0.02), |sigma_xy| = 1 within {float(np.max(np.abs(np.abs(sxy[gap]) - 1))):.3f}")
 sys.exit(0 if ok else 1)
 PY
+  # Memory per rank: 200x200 graphene, M = 512, W = 4 needs 2.7 GiB for the phase on one rank
+  # (conductivity_test.sh); each of 2 ranks holds half the rows (1.35 GiB) plus its share of
+  # the velocities and their halo of 2 x 400 rows: 1.4 GiB, refused before the run (exit 3).
+  run_mpi 2 --model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 512 --vectors 4 --conductivity xy \
+    --memory-limit 1 -o "$work/big.h5" > "$work/out" 2> "$work/err"
+  rc=$?
+  if [ "$rc" -eq 3 ] && [ "$(grep -c 'conductivity 1.4 GiB' "$work/err")" -eq 1 ]; then
+    echo "ok: the phase's memory is checked per rank (conductivity 1.4 GiB on each of 2 ranks)"
+  else
+    fail "memory per rank: exit $rc, expected 3 with 'conductivity 1.4 GiB' once"; cat "$work/err"
+  fi
   ;;
 np3)
   compare 3 "graphene 1/24 sell xy" $vg "${graphene[@]}" --magnetic-flux 1/24 --matrix sell --conductivity xy --decomposition 1d
