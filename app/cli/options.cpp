@@ -613,7 +613,6 @@ void read_quantity_and_restart(const po::variables_map& vm, RunConfig& cfg)
                              "--conductivity comes with the DOS; not with --ldos or --k-points/--k-path");
         TOPOKPM_USER_REQUIRE(!vm.count("energy-grid"), "--conductivity is evaluated on the Chebyshev grid (--energy-points K); not with --energy-grid");
         TOPOKPM_USER_REQUIRE(cfg.kpm.realizations == 1, "--conductivity runs one disorder realization (allowed: --realizations 1)");
-        TOPOKPM_USER_REQUIRE(!vm["plan"].as<bool>(), "--plan prices the DOS moments only, not the two-index moments of --conductivity (their memory is checked when the run starts)");
     }
     if (vm.count("temperature")) {
         const std::string text = vm["temperature"].as<std::string>();
