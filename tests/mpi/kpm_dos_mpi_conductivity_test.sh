@@ -131,9 +131,11 @@ sys.exit(0 if (d.decode() if isinstance(d, bytes) else d) == '2d 2x2' else 1)" |
     --energy-range -4.7:4.7 --threads 1 --quiet --conductivity xy --decomposition 2x2
   ;;
 checkpoint)
-  # 64x64 graphene in a field, M = 256, R = 4 in blocks of 2: 2 blocks of 255 right-pass and
-  # 255 left-pass sweeps: past sweep 300 block 1's left pass, past 530 block 2's right pass.
-  args=(--model graphene --lattice 64x64 --magnetic-flux 1/64 --moments 256 --vectors 4 --block-width 2
+  # 200x200 graphene in a field, M = 128, R = 4 in blocks of 2: 2 blocks of 127 right-pass
+  # sweeps (cheap: ~0.3 s) and 127 left-pass sweeps (the ZGEMMs: ~1 s); past sweep 130 block
+  # 1's left pass, past 260 block 2's right pass (mpirun relays the progress lines late, so
+  # the right pass must last a while).
+  args=(--model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 128 --vectors 4 --block-width 2
         --conductivity xy --threads 1)
   run_mpi 2 "${args[@]}" --quiet -o "$work/full.h5" > "$work/log" 2>&1 || fail "uninterrupted 2-rank run"
   # stop NAME SWEEPS: SIGUSR1 to mpirun once the progress passed SWEEPS conductivity sweeps.
@@ -162,7 +164,7 @@ print(f"FAIL: stopped in a {sys.argv[3]} pass, restarted on 2 ranks, not bit-ide
 sys.exit(1 if bad else 0)
 PY
   }
-  for where in "right 530" "left 300"; do
+  for where in "right 260" "left 130"; do
     set -- $where
     stop "$1" "$2"
     [ "$rc" -eq 75 ] || { fail "$1: mpirun exit $rc, expected 75 (stopped mid-phase)"; continue; }
@@ -174,8 +176,11 @@ PY
     "$py" -c "
 import h5py, sys
 g = h5py.File('$work/$1.ck.h5', 'r')['checkpoint']
-sys.exit(0 if 'conductivity' in g and ('left' in g['conductivity']) == ('$1' == 'left') else 1)" ||
-      fail "$1: the checkpoint does not hold the two-index state of a $1 pass"
+c = g.get('conductivity')
+ok = c is not None and ('left' in c) == ('$1' == 'left') and c['rank_sums'].shape == (2, 4 * 128 * 128 * 2)
+ok = ok and ('$1' == 'right' or (c['left/current'].shape == (80000, 2, 2) and c['left/rank_raw'].shape[0] == 2))
+sys.exit(0 if ok else 1)" ||
+      { fail "$1: the checkpoint does not hold the 2 ranks' two-index state of a $1 pass (docs/format.md)"; grep -o 'after [0-9]* of [0-9]* sweeps' "$work/log"; }
     if [ "$1" = left ]; then  # other rank counts: refused, the checkpoint kept
       for np in 3 1; do
         if [ $np -eq 1 ]; then "$kpm" "${args[@]}" -o "$work/other.h5" --restart "$work/left.ck.h5" > "$work/out" 2> "$work/err"
