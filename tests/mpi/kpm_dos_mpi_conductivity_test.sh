@@ -5,7 +5,8 @@
 #              sigma_yx: /conductivity/moments and sigma equal to the one-rank run of the same
 #              operator to rounding (below); Gamma^yx = (Gamma^xy)^T and sigma_xy = -sigma_yx
 #              on the Hall plateau; the phase's memory checked per rank (exit 3).
-#   np3        3 ranks, 1-D: sell in a field, and --matrix auto without one.
+#   np3        3 ranks, 1-D: sell in a field, --matrix auto without one, crs with uneven
+#              --weights, --comm-mode vector and --reduce-every-sweep.
 #   np4        4 ranks, the 2-D grid 2x2: graphene in a field, and a ti slab 8x8x2 in a field.
 #   checkpoint 2 ranks: SIGUSR1 (mpirun forwards it at once) in a left pass and in a right pass
 #              of the two-index moments: exit 75 and a checkpoint; --restart on the same 2
@@ -117,6 +118,8 @@ PY
 np3)
   compare 3 "graphene 1/24 sell xy" $vg "${graphene[@]}" --magnetic-flux 1/24 --matrix sell --conductivity xy --decomposition 1d
   compare 3 "graphene auto xx, no field" 3.0 "${graphene[@]}" --matrix auto --conductivity xx --decomposition 1d
+  compare 3 "graphene 1/24 crs xy, weights 1:2:1, vector mode, dots reduced every sweep" $vg "${graphene[@]}" \
+    --magnetic-flux 1/24 --matrix crs --conductivity xy --weights 1:2:1 --comm-mode vector --reduce-every-sweep
   ;;
 np4)
   compare 4 "graphene 1/24 sell xy, grid 2x2" $vg "${graphene[@]}" --magnetic-flux 1/24 --matrix sell --conductivity xy \
