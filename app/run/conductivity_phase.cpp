@@ -50,7 +50,8 @@ double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model
     // The trace (its moments included), the velocities with their halo buffers (received and
     // sent, W columns each), one slot's moments copied for its sigma, the grids and every
     // slot's sigma for the error bars, and the state a checkpoint copies: the sums, the left
-    // recurrence's two blocks and raw moments (under mpirun also the sums summed over the ranks).
+    // recurrence's two blocks and raw moments (under mpirun also a buffer of the sums for
+    // MPI's one sum over the ranks).
     const double w = std::min<double>(width, cfg.kpm.trace == TraceKind::Exact ? double(model.num_rows())
                                                                                : cfg.kpm.num_vectors);
     return numerics::two_index_bytes(rows, cfg.kpm.num_moments, width, slots) +
