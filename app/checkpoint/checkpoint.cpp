@@ -8,6 +8,7 @@
 #include <new>
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <optional>
 
 #include "analysis/result_file.hpp"
@@ -136,6 +137,31 @@ std::optional<std::vector<std::uint64_t>> crcs_of_rows(const std::vector<RowsOf>
         crcs.push_back(*crc);
     }
     return crcs;
+}
+
+/// The two-index state of several ranks, row-wise (checkpoint.hpp): each rank's own sums and
+/// left raw moments (its row of rank_sums, left/rank_raw) and its rows of the left vectors.
+/// `c` null: the names and shapes only (a reader's; `local` is set when it has read them).
+std::vector<RowsOf> conductivity_sets(const numerics::TwoIndexState* c, bool left, const CheckpointRanks& ranks,
+                                      std::uint64_t slots, std::uint64_t m, std::uint64_t w)
+{
+    const std::uint64_t p = std::uint64_t(ranks.size);
+    const std::vector<analysis::RowRun> own{{std::uint64_t(ranks.rank), 1}};
+    // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+    const auto values = [](const auto* v) { return v ? reinterpret_cast<const double*>(v->data()) : nullptr; };
+    std::vector<RowsOf> sets{{"/checkpoint/conductivity/rank_sums", values(c ? &c->sums : nullptr), own,
+                              {p, slots * m * m * 2}, {"t^2 length^2", "Each rank's own two-index sums (re, im)."}}};
+    if (!left) return sets;
+    const numerics::ChebyshevState* l = c ? &*c->left : nullptr;
+    const analysis::Meaning vector{"1", "A vector of the left recurrence under way (re, im)."};
+    sets.push_back({"/checkpoint/conductivity/left/current", values(l ? &l->current : nullptr), ranks.rows,
+                    {ranks.num_rows_global, w, 2}, vector});
+    sets.push_back({"/checkpoint/conductivity/left/previous", values(l ? &l->previous : nullptr), ranks.rows,
+                    {ranks.num_rows_global, w, 2}, vector});
+    sets.push_back({"/checkpoint/conductivity/left/rank_raw", l ? l->raw.data() : nullptr, own,
+                    {p, w * std::uint64_t(numerics::probing_trace_moments(int(m)))},
+                    {"1", "Each rank's own raw moments of the left recurrence."}});
+    return sets;
 }
 
 /// The datasets a checkpoint writes row-wise: the vectors of the block under way (each rank
@@ -270,7 +296,6 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
                       const CheckpointRanks& ranks, const numerics::TwoIndexState* conductivity)
 {
     if (!conductivity && d.conductivity) conductivity = &*d.conductivity;
-    TOPOKPM_REQUIRE(!conductivity || ranks.size == 1, "a checkpoint of the two-index moments on several ranks");
     const bool collective = ranks.size > 1;
     const numerics::ChebyshevState* block = trace ? trace->block_state() : (d.trace.block ? &*d.trace.block : nullptr);
     const std::vector<double>& sums = trace ? trace->sums() : d.trace.sums;
@@ -290,7 +315,13 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
     for (const auto& f : d.finished) finished.insert(finished.end(), f.begin(), f.end());
 
     const std::uint64_t w = block ? std::uint64_t(block->current.num_cols()) : 0;
-    const std::vector<RowsOf> sets = row_sets(block, sums, d, ranks, partial);
+    std::vector<RowsOf> sets = row_sets(block, sums, d, ranks, partial);
+    if (conductivity && collective) {  // several ranks: the two-index state row-wise, with the others'
+        const std::vector<RowsOf> more = conductivity_sets(
+            conductivity, conductivity->left.has_value(), ranks, std::uint64_t(d.num_slots), std::uint64_t(d.num_moments),
+            conductivity->left ? std::uint64_t(conductivity->left->current.num_cols()) : 0);
+        sets.insert(sets.end(), more.begin(), more.end());
+    }
 
     analysis::ResultWriter out(path, collective);
     const AttributeList header = header_attributes(d, blocks_done, ranks);
@@ -314,6 +345,15 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
 
     AttributeList conductivity_crcs;  // one rank: each array whole
     if (conductivity) {
+        out.write_attributes("/checkpoint/conductivity",
+                             {"none", "The two-index moments of --conductivity under way (TwoIndexState)."},
+                             {{"blocks_done", conductivity->blocks_done},
+                              {"left_done", std::int64_t(conductivity->left_done)}});
+        if (conductivity->left)
+            out.write_attributes("/checkpoint/conductivity/left", {"none", "The left recurrence under way."},
+                                 {{"sweeps_done", std::int64_t(conductivity->left->sweeps_done)}});
+    }
+    if (conductivity && !collective) {
         const numerics::TwoIndexState& c = *conductivity;
         const auto m = std::uint64_t(d.num_moments);
         const auto write = [&](const std::string& name, const analysis::Meaning& meaning, const void* values,
@@ -321,9 +361,6 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
             out.write_doubles(name, meaning, static_cast<const double*>(values), count, dims);
             conductivity_crcs.push_back({checksum_key(name), crc64(values, count * sizeof(double))});
         };
-        out.write_attributes("/checkpoint/conductivity",
-                             {"none", "The two-index moments of --conductivity under way (TwoIndexState)."},
-                             {{"blocks_done", c.blocks_done}, {"left_done", std::int64_t(c.left_done)}});
         // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
         write("/checkpoint/conductivity/sums", {"t^2 length^2", "The finished columns' two-index sums (re, im)."},
               c.sums.data(), 2 * c.sums.size(), {std::uint64_t(d.num_slots), m, m, 2});
@@ -335,8 +372,6 @@ void write_checkpoint(const std::string& path, const CheckpointData& d, const nu
             write("/checkpoint/conductivity/left/previous", vector, l.previous.data(), 2 * l.previous.size(), dims);
             write("/checkpoint/conductivity/left/raw", {"1", "The left recurrence's raw moments."}, l.raw.data(),
                   l.raw.size(), {std::uint64_t(l.current.num_cols()), l.raw.size() / std::uint64_t(l.current.num_cols())});
-            out.write_attributes("/checkpoint/conductivity/left", {"none", "The left recurrence under way."},
-                                 {{"sweeps_done", std::int64_t(l.sweeps_done)}});
         }
     }
 
@@ -471,7 +506,7 @@ public:
                          d.layout == ranks_.layout && in.exists("/checkpoint/rank_sums") &&
                          (!has_block_ || in.exists("/checkpoint/block/rank_raw"));
         if (!read_rank_rows(in, own, sums, block)) return;
-        if (d.conductivity) read_conductivity(in, d, *d.conductivity);
+        if (d.conductivity && !read_conductivity(in, d, *d.conductivity)) return;
         if (ranks_.size > 1 && ranks_.partial_dots && !own && ranks_.rank != 0) {
             std::fill(sums.begin(), sums.end(), 0.0);  // rank 0 carries the summed moments
             if (block) std::fill(block->raw.begin(), block->raw.end(), 0.0);
@@ -485,11 +520,26 @@ public:
 private:
     InputError fail(const std::string& why) const { return unusable(path_, why); }
 
-    /// The two-index state (checkpoint.hpp): its header values against the run, the shapes,
-    /// then the arrays, each finite and matching its CRC-64. The DOS moments must be finished.
-    void read_conductivity(const analysis::ResultReader& in, const CheckpointData& d, numerics::TwoIndexState& c) const
+    /// The two-index state (checkpoint.hpp): its ranks and layout against this run's (each
+    /// rank continues its own partial sums: only the same ranks and layout can), its header
+    /// values against the run, the shapes, then the arrays (several ranks: this rank's rows),
+    /// each finite and matching its CRC-64. The DOS moments must be finished. False when
+    /// another rank could not read its rows.
+    bool read_conductivity(const analysis::ResultReader& in, const CheckpointData& d, numerics::TwoIndexState& c) const
     {
-        if (ranks_.size > 1) throw fail("it holds two-index moments of --conductivity, which run on one rank");
+        const std::string layout = ranks_.size > 1 ? ranks_.layout : std::string();
+        if (d.ranks != ranks_.size || d.layout != layout) {
+            const auto ranks_text = [](int ranks, const std::string& l) {
+                return detail::concat(ranks, ranks == 1 ? " rank" : " ranks", l.empty() ? "" : " (" + l + ")");
+            };
+            throw InputError(detail::concat(
+                "--restart '", path_, "': its --conductivity phase was written by ", ranks_text(d.ranks, d.layout),
+                ", this run has ", ranks_text(ranks_.size, layout),
+                "; the two-index moments continue only on the same ranks and decomposition (rerun with ",
+                d.ranks > 1 ? detail::concat("mpirun -np ", d.ranks, " and the same --decomposition and --weights")
+                            : std::string("one rank"),
+                ", or without --restart to start afresh)"));
+        }
         if (has_block_ || d.trace.blocks_done != num_blocks_ || d.realization != run_.num_realizations - 1)
             throw fail("it holds two-index moments of --conductivity before its DOS moments are finished");
         if (c.blocks_done >= num_blocks_)
@@ -505,6 +555,27 @@ private:
         const std::optional<std::uint64_t> values = mm ? times(run_.num_slots, std::int64_t(*mm)) : std::nullopt;
         if (!values || *values > std::uint64_t(PTRDIFF_MAX) / sizeof(complex_type))
             throw fail("this run's two-index sums would be too large");
+        if (ranks_.size > 1) {  // each rank's own sums and left raw moments, its rows of the left vectors
+            std::vector<RowsOf> sets = conductivity_sets(nullptr, c.left.has_value(), ranks_, std::uint64_t(run_.num_slots),
+                                                         std::uint64_t(m), std::uint64_t(width_));
+            for (const RowsOf& set : sets) require_shape(in, set.name, set.dims, "(ranks or rows, ...)");
+            std::uint64_t local_rows = 0;
+            for (const auto& r : ranks_.rows) local_rows += r.count;
+            return read_sets(in, sets, [&] {
+                c.sums.resize(*values);
+                // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
+                std::vector<double*> into{reinterpret_cast<double*>(c.sums.data())};
+                if (c.left) {
+                    numerics::ChebyshevState& l = *c.left;
+                    l.current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width_));
+                    l.previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width_));
+                    l.raw.resize(std::size_t(width_) * std::size_t(numerics::probing_trace_moments(m)));
+                    into.insert(into.end(), {reinterpret_cast<double*>(l.current.data()),
+                                             reinterpret_cast<double*>(l.previous.data()), l.raw.data()});
+                }
+                return into;
+            });
+        }
         const std::vector<std::uint64_t> sums_dims{std::uint64_t(run_.num_slots), std::uint64_t(m), std::uint64_t(m), 2};
         require_shape(in, "/checkpoint/conductivity/sums", sums_dims, "[slots, M, M, 2]");
         const std::vector<std::uint64_t> raw_dims{std::uint64_t(width_),
@@ -534,6 +605,7 @@ private:
             read("/checkpoint/conductivity/left/previous", block_dims_, l.previous.data(), 2 * l.previous.size());
             read("/checkpoint/conductivity/left/raw", raw_dims, l.raw.data(), l.raw.size());
         }
+        return true;
     }
 
     void require_shape(const analysis::ResultReader& in, const std::string& name,
@@ -616,24 +688,40 @@ private:
                 sets.push_back(
                     {"/checkpoint/block/rank_raw", nullptr, own_row, {p, std::uint64_t(width_ * run_.num_moments)}});
         }
-        std::exception_ptr failure;
-        try {
+        return read_sets(in, sets, [&] {
             if (has_block_) {
                 block->current = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width_));
                 block->previous = BlockVector(static_cast<global_index>(local_rows), static_cast<int>(width_));
             }
-            for (RowsOf& set : sets) {
+            std::vector<double*> into;
+            for (const RowsOf& set : sets) {
                 const std::string name = set.name;
                 // complex<double> is layout-compatible with double[2] ([complex.numbers.general]).
-                double* values = name == "/checkpoint/rank_sums"        ? sums.data()
-                                 : name == "/checkpoint/block/rank_raw" ? block->raw.data()
-                                 : name == "/checkpoint/block/current"
-                                     ? reinterpret_cast<double*>(block->current.data())
-                                     : reinterpret_cast<double*>(block->previous.data());
-                const std::uint64_t count = set.local_values();
-                in.read_rows(name, set.dims, set.runs, values, count);
-                if (!finite(values, count)) throw fail(name + " holds non-finite values");
-                set.local = values;
+                into.push_back(name == "/checkpoint/rank_sums"        ? sums.data()
+                               : name == "/checkpoint/block/rank_raw" ? block->raw.data()
+                               : name == "/checkpoint/block/current"
+                                   ? reinterpret_cast<double*>(block->current.data())
+                                   : reinterpret_cast<double*>(block->previous.data()));
+            }
+            return into;
+        });
+    }
+
+    /// Reads this rank's rows of each of `sets` into the array `prepare` returns for it (run
+    /// first: it allocates), each finite, then verifies the sets' CRC-64s put together from
+    /// every rank's pieces (crcs_of_rows: collective with several ranks, so a failed read is
+    /// kept until all ranks have read, then rethrown). False when another rank could not read.
+    bool read_sets(const analysis::ResultReader& in, std::vector<RowsOf>& sets,
+                   const std::function<std::vector<double*>()>& prepare) const
+    {
+        std::exception_ptr failure;
+        try {
+            const std::vector<double*> into = prepare();
+            for (std::size_t i = 0; i < sets.size(); ++i) {
+                const std::uint64_t count = sets[i].local_values();
+                in.read_rows(sets[i].name, sets[i].dims, sets[i].runs, into[i], count);
+                if (!finite(into[i], count)) throw fail(std::string(sets[i].name) + " holds non-finite values");
+                sets[i].local = into[i];
             }
         } catch (...) {
             failure = std::current_exception();

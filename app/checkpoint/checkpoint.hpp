@@ -21,16 +21,24 @@
 ///   /checkpoint/block/previous  float64 [N, W, 2]: v_{s-1}
 ///   /checkpoint/block/raw       float64 [W, M], attribute sweeps_done
 ///
-/// A run with --conductivity stopped in its two-index phase (one rank) holds its DOS moments
-/// finished (blocks_done = all blocks, no block) and the two-index trace's state
-/// (numerics::TwoIndexState), restored bit for bit:
+/// A run with --conductivity stopped in its two-index phase holds its DOS moments finished
+/// (blocks_done = all blocks, no block) and the two-index trace's state
+/// (numerics::TwoIndexState), restored bit for bit; written by one rank:
 ///   /checkpoint/conductivity               attributes blocks_done, left_done
 ///   /checkpoint/conductivity/sums          float64 [slots, M, M, 2]: the finished columns' sums (re, im)
 ///   /checkpoint/conductivity/left/current  float64 [N, W, 2], when a left pass is under way,
 ///   /checkpoint/conductivity/left/previous float64 [N, W, 2]  with attribute sweeps_done
 ///   /checkpoint/conductivity/left/raw      float64 [W, 2 M - 2]
 /// (CRC-64s named conductivity_sums, conductivity_left_current, ...; the header checksum
-/// covers the attributes).
+/// covers the attributes). Written by several ranks (ranks/layout below), each rank's own
+/// partial sums (summed over the ranks only when the trace ends) and its rows of the left
+/// vectors, the attributes as above:
+///   /checkpoint/conductivity/rank_sums         float64 [P, slots * M * M * 2]
+///   /checkpoint/conductivity/left/current      float64 [N, W, 2], canonical rows,
+///   /checkpoint/conductivity/left/previous     float64 [N, W, 2]  each rank its own
+///   /checkpoint/conductivity/left/rank_raw     float64 [P, W (2 M - 2)]
+/// which only the same ranks and layout continue: a restart with another rank count or
+/// decomposition (or one rank against several) is refused with an InputError naming both.
 ///
 /// Under mpirun (docs/cluster.md) the file is the same, written collectively (parallel
 /// HDF5): the vectors are global, in canonical row order, each rank writing its own rows
@@ -114,7 +122,7 @@ struct CheckpointRanks {
 };
 
 /// Writes `data` (trace state taken from `trace` without copying its blocks; the two-index
-/// state from `conductivity`, else data.conductivity, one rank) atomically.
+/// state from `conductivity`, else data.conductivity: this rank's) atomically.
 /// Collective when ranks.size > 1 (every rank calls it at the same sweep). Throws IoError
 /// naming the file (on every rank when collective).
 void write_checkpoint(const std::string& path, const CheckpointData& data, const numerics::BlockTrace* trace,

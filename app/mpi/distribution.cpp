@@ -231,6 +231,21 @@ numerics::RowRange Distribution::rows() const
     return {runs_[0].first, runs_[0].second};
 }
 
+global_index Distribution::halo_rows(const hamiltonians::Model& model) const
+{
+    if (!distributed() || bounds_.empty()) return 0;
+    const global_index own = bounds_[rank_ + 1] - bounds_[rank_];
+    const std::optional<hetero::LatticeHalo> lat = lattice_halo(model);
+    if (!lat) return model.num_rows() - own;
+    if (!grid_.x_cuts.empty()) return static_cast<global_index>(hetero::tile_halo(*lat, grid_, rank_).rows);
+    if (lat->nx < static_cast<std::uint64_t>(size_)) return model.num_rows() - own;
+    hetero::ProcessGrid slabs;
+    slabs.px = size_;
+    slabs.y_cuts = {0, lat->ny};
+    for (int i = 0; i <= size_; ++i) slabs.x_cuts.push_back(lat->nx * static_cast<std::uint64_t>(i) / size_);
+    return static_cast<global_index>(hetero::tile_halo(*lat, slabs, rank_).rows);
+}
+
 numerics::OperatorSpec Distribution::operator_spec(const RunConfig& cfg) const
 {
     numerics::OperatorSpec s = app::operator_spec(cfg);
@@ -243,8 +258,8 @@ numerics::OperatorSpec Distribution::operator_spec(const RunConfig& cfg) const
     return s;
 }
 
-std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const hamiltonians::Model& model,
-                                                   std::shared_ptr<const Operator> local) const
+std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const RowSource& matrix,
+                                                   std::shared_ptr<const Operator> local, bool judge_halo) const
 {
     if (!distributed()) return local;
     TOPOKPM_REQUIRE(bounds_.size() == static_cast<size_t>(size_) + 1, "wrap() before split_rows()");
@@ -255,15 +270,15 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const h
     opts.device = spec.device == numerics::Backend::Cuda ? spec.device_index : numerics::no_device;
     std::shared_ptr<const numerics::DistributedOperator> op;
     if (!order_) {
-        op = std::make_shared<numerics::DistributedOperator>(model, bounds_, opts, std::move(local));
+        op = std::make_shared<numerics::DistributedOperator>(matrix, bounds_, opts, std::move(local));
     } else {
         // A 2-D tile: the operator sees the matrix in the rank-major order (its rows
         // contiguous) and reports the canonical runs for the start vectors.
         opts.canonical_runs = runs_;
-        const numerics::PermutedRows permuted(model, *order_);
+        const numerics::PermutedRows permuted(matrix, *order_);
         op = std::make_shared<numerics::DistributedOperator>(permuted, bounds_, opts, std::move(local));
     }
-    warn_about_halo(*op, opts.device != numerics::no_device);
+    if (judge_halo) warn_about_halo(*op, opts.device != numerics::no_device);
     return op;
 }
 

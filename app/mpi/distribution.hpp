@@ -82,12 +82,25 @@ public:
 
     /// The operator of the run: `local` (this rank's part) itself when serial, else the
     /// DistributedOperator with `local` as its local part and the halo exchange of the
-    /// other columns (--comm-mode, --reduce-every-sweep). Collective. Rank 0 prints a
-    /// PERFWARNING for each rank weighted below half the mean share whose halo has more than
-    /// half as many rows as it owns (its exchange per sweep then rivals its share of the
-    /// sweep; with GPU and CPU ranks mixed, the advice is one rank per GPU).
-    std::shared_ptr<const Operator> wrap(const RunConfig& cfg, const hamiltonians::Model& model,
-                                         std::shared_ptr<const Operator> local) const;
+    /// other columns (--comm-mode, --reduce-every-sweep). `matrix` is the whole matrix whose
+    /// rows() `local` holds: the model itself, or another operator on the model's rows
+    /// (--conductivity's velocities, hamiltonians::VelocityRows), which gets the same split
+    /// (bounds, 2-D order), so a block of local rows means the same rows for both. `local`
+    /// lives where operator_spec(cfg) says (its halo is put there). Collective. With
+    /// `judge_halo`, rank 0 prints a PERFWARNING for each rank weighted below half the mean
+    /// share whose halo has more than half as many rows as it owns (its exchange per sweep
+    /// then rivals its share of the sweep; with GPU and CPU ranks mixed, the advice is one
+    /// rank per GPU).
+    std::shared_ptr<const Operator> wrap(const RunConfig& cfg, const RowSource& matrix,
+                                         std::shared_ptr<const Operator> local, bool judge_halo = true) const;
+
+    /// The rows this rank receives per sweep of a matrix with the model's couplings on its
+    /// rows() (the halo a DistributedOperator of the last split_rows() holds, priced before
+    /// it is built): the lattice's halo model (lattice_halo) on the rank's 2-D tile, or on
+    /// an x-slab of equal 1-D split (the faces a slab has whatever its thickness; a split
+    /// inside a plane adds a few rows); all other rows when the model has no halo model or
+    /// fewer x-planes than ranks (a bound); 0 when serial.
+    global_index halo_rows(const hamiltonians::Model& model) const;
 
     /// Sum over ranks of one value (serial: the value).
     double sum(double value) const;

@@ -10,6 +10,7 @@
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/resolved_run.hpp"
+#include "app/run/conductivity_phase.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
@@ -164,6 +165,20 @@ RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
             out.plan.max_memory_bytes = std::max(out.plan.max_memory_bytes, rp.memory_bytes);
         }
     }
+    if (!cfg.kpm.conductivity.empty()) {
+        // The two-index phase after the moments, priced per rank as the run's memory check
+        // does (conductivity_bytes: the vectors of the rank's rows, its velocities and their
+        // halo); its time is not predicted.
+        out.plan.max_memory_bytes = 0;
+        for (hetero::RankPlan& rp : out.plan.ranks) {
+            const double bytes = conductivity_bytes(cfg, *model, static_cast<global_index>(rp.range.size()),
+                                                    in.ranks > 1 ? static_cast<global_index>(rp.halo_rows) : 0,
+                                                    cfg.kpm.sweep_width);
+            out.conductivity_memory_bytes = std::max(out.conductivity_memory_bytes, bytes);
+            rp.memory_bytes += bytes;
+            out.plan.max_memory_bytes = std::max(out.plan.max_memory_bytes, rp.memory_bytes);
+        }
+    }
     return out;
 }
 
@@ -203,6 +218,7 @@ std::string plan_json(const RunPlan& r)
         number("green_seconds", r.green_seconds);
         number("green_memory_bytes", r.green_memory_bytes);
     }
+    if (r.conductivity_memory_bytes > 0) number("conductivity_memory_bytes", r.conductivity_memory_bytes);
     number("predicted_seconds", r.predicted_seconds);
     number("memory_per_rank_bytes", plan.max_memory_bytes);
     number("gpu_memory_per_rank_bytes", plan.max_gpu_memory_bytes);
@@ -256,6 +272,10 @@ void run_plan(const RunConfig& cfg, const GreenPricer& price_green)
                     "rows' solves) = %.3g s after the moments; factors and solves %s per rank\n",
                     r.green_energies, r.green_seconds_per_energy, r.green_seconds,
                     format_bytes(r.green_memory_bytes).c_str());
+    if (r.conductivity_memory_bytes > 0)
+        std::printf("conductivity: the two-index moments after the DOS need up to %s per rank (vectors of its "
+                    "rows, velocities and their halo; their time is not predicted)\n",
+                    format_bytes(r.conductivity_memory_bytes).c_str());
     if (cfg.runtime.memory_limit_gib <= 0)
         log::info("memory per rank: ", format_bytes(r.limit.bytes), " (this machine; give --memory-limit for the target)");
     hetero::require_fits(plan, r.limit);

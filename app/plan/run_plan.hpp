@@ -39,6 +39,9 @@ struct RunPlan {
     double green_seconds = 0;        ///< fixed + energies x per energy
     double green_memory_bytes = 0;
     double predicted_seconds = 0;    ///< the moments' (plan.total_seconds) + green_seconds
+    /// --conductivity: the largest rank's bytes of the two-index phase (app/run/conductivity_phase.hpp,
+    /// conductivity_bytes on its rows and halo), added to every rank's memory; its time is not predicted.
+    double conductivity_memory_bytes = 0;
 };
 
 /// The --green phase on one rank, as the run's own code prices it (app/run/green_cost.hpp:

@@ -38,25 +38,31 @@ const char* kAxisName = "xyz";
 
 }  // namespace
 
-double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, int width)
+double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, global_index rows,
+                          global_index halo_rows, int width)
 {
     hamiltonians::parse_conductivity_component(cfg.kpm.conductivity, model);
-    const double n = static_cast<double>(model.num_rows());
+    const double n = static_cast<double>(rows);
+    const double nonzeros = static_cast<double>(model.estimated_nonzeros()) * n / static_cast<double>(model.num_rows());
     const numerics::OperatorCostModel sell = numerics::operator_cost_model(velocity_spec(), 1.0, false);
     const double k = energy_points(cfg), m = cfg.kpm.num_moments;
     const std::int64_t slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
-    // The trace (its moments included), the velocities, one slot's moments copied for its
-    // sigma, the grids and every slot's sigma for the error bars, and the state a checkpoint
-    // copies: the sums, the left recurrence's two blocks and raw moments.
-    const double w = std::min<double>(width, cfg.kpm.trace == TraceKind::Exact ? n : cfg.kpm.num_vectors);
-    return numerics::two_index_bytes(model.num_rows(), cfg.kpm.num_moments, width, slots) +
-           2.0 * sell.matrix_bytes(n, static_cast<double>(model.estimated_nonzeros())) + 16.0 * m * m +
+    // The trace (its moments included), the velocities with their halo buffers (received and
+    // sent, W columns each), one slot's moments copied for its sigma, the grids and every
+    // slot's sigma for the error bars, and the state a checkpoint copies: the sums, the left
+    // recurrence's two blocks and raw moments (under mpirun also a buffer of the sums for
+    // MPI's one sum over the ranks).
+    const double w = std::min<double>(width, cfg.kpm.trace == TraceKind::Exact ? double(model.num_rows())
+                                                                               : cfg.kpm.num_vectors);
+    return numerics::two_index_bytes(rows, cfg.kpm.num_moments, width, slots) +
+           2.0 * (sell.matrix_bytes(n, nonzeros) + 2.0 * 16.0 * static_cast<double>(halo_rows) * w) + 16.0 * m * m +
            8.0 * k * (4.0 + 2.0 * static_cast<double>(slots)) +
-           16.0 * (static_cast<double>(slots) * m * m + 2.0 * n * w) +
+           16.0 * ((halo_rows > 0 ? 2.0 : 1.0) * static_cast<double>(slots) * m * m + 2.0 * n * w) +
            8.0 * w * numerics::probing_trace_moments(cfg.kpm.num_moments);
 }
 
-ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
+ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model,
+                                         const Distribution& dist, const Operator& h,
                                          const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width,
                                          ConductivityCheckpoints ck)
 {
@@ -65,18 +71,22 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     c.measure = hamiltonians::conductivity_measure(model);
     c.width = width;
     const global_index n = model.num_rows();
+    // The velocities on this rank's rows, distributed like H (Distribution::wrap of the same
+    // split): a block of local rows means the same rows for H, v_a and v_b.
     std::array<std::unique_ptr<hamiltonians::VelocityRows>, 2> rows;
-    std::array<numerics::BuiltOperator, 2> v;
+    std::array<std::shared_ptr<const Operator>, 2> v;
+    numerics::OperatorSpec spec = velocity_spec();
+    spec.rows = dist.rows();
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && c.axes[1] == c.axes[0]) break;  // v_a = v_b: one matrix
         rows[i] = std::make_unique<hamiltonians::VelocityRows>(model, c.axes[i]);
         numerics::OperatorSource source;
         source.rows = rows[i].get();
         source.estimated_nonzeros = static_cast<double>(model.estimated_nonzeros());
-        v[i] = numerics::make_operator(velocity_spec(), source);
+        v[i] = dist.wrap(cfg, *rows[i], numerics::make_operator(spec, source).op, false);
     }
-    const Operator& va = *v[0].op;
-    const Operator& vb = v[1].op ? *v[1].op : va;
+    const Operator& va = *v[0];
+    const Operator& vb = v[1] ? *v[1] : va;
     const std::unique_ptr<numerics::StartVectorPlan> plan =
         cfg.kpm.trace == TraceKind::Exact ? numerics::exact_trace_plan(n)
                                           : numerics::random_phase_plan(n, cfg.kpm.num_vectors, cfg.kpm.vector_seed);
@@ -114,7 +124,10 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     std::int64_t stop_signal = 0;
     bool time_short = false;
     std::string last_failure;
-    const double state_bytes = 16.0 * (double(plan->num_slots()) * t.num_moments * t.num_moments + 2.0 * double(n) * width);
+    const double state_bytes =
+        16.0 * (double(plan->num_slots()) * t.num_moments * t.num_moments + 2.0 * double(h.num_rows()) * width);
+    CheckpointRanks ranks = ck.ranks;
+    ranks.sum = [&h](double* values, std::size_t count) { h.sum_over_ranks(values, count); };
     numerics::TwoIndexCheckpoints hooks;
     hooks.due = [&] {
         const double now = wall_seconds();
@@ -123,7 +136,15 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
         stop_signal = SignalCatcher::pending();
         const double write = write_seconds >= 0.0 ? write_seconds : state_bytes / 100e6 + 0.2;
         time_short = ck.deadline > 0.0 && now + 2.0 * (longest_gap + write) >= ck.deadline;
-        return stop_signal != 0 || time_short || (ck.every_s > 0.0 && now - last_checkpoint >= ck.every_s);
+        std::int64_t periodic = ck.every_s > 0.0 && now - last_checkpoint >= ck.every_s;
+        if (dist.distributed()) {  // a signal reaches the ranks at different points: all take the first
+            std::vector<std::int64_t> flags{stop_signal, time_short, periodic};
+            dist.max(flags);
+            stop_signal = flags[0];
+            time_short = flags[1] != 0;
+            periodic = flags[2];
+        }
+        return stop_signal != 0 || time_short || periodic != 0;
     };
     hooks.save = [&](const numerics::TwoIndexState& state) {
         const bool stop = stop_signal != 0 || time_short;
@@ -131,16 +152,20 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
                                                  : std::string("stopped before the --time-limit");
         const double t_write = wall_seconds();
         try {
-            write_checkpoint(ck.path, ck.header, nullptr, {}, &state);
+            write_checkpoint(ck.path, ck.header, nullptr, ranks, &state);
         } catch (const IoError& e) {
+            // Under mpirun every rank is here (the collective writer agrees on failures).
             last_checkpoint = wall_seconds();
-            if (stop)
-                throw IoError(detail::concat(
+            if (stop) {
+                const std::string message = detail::concat(
                     why, " during the --conductivity phase, but the checkpoint could not be written: ", e.what(),
                     c.checkpoint_id || ck.previous_intact
                         ? detail::concat("; the previous checkpoint of this run is intact (resume with: ",
                                          ck.resume_command, ")")
-                        : std::string("; no checkpoint exists, the progress is lost")));
+                        : std::string("; no checkpoint exists, the progress is lost"));
+                if (dist.distributed()) throw StopFailed(message);  // main() prints it once
+                throw IoError(message);
+            }
             if (e.what() != last_failure)
                 log::warning("checkpoint not written, the run goes on: ", e.what(),
                              "; further failures for this reason are only counted");
@@ -207,8 +232,8 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     log::info("conductivity: sigma_", kAxisName[c.axes[0]], kAxisName[c.axes[1]], " at T = ", cfg.kpm.temperature,
               " t, M = ", cfg.kpm.num_moments, ", ", columns, " vectors in blocks of ", w, ": ", c.sweeps,
               " sweeps of H in ", fmt("%.3f", c.seconds), " s, ", fmt("%.2f", c.gflops), " Gflop/s; memory ",
-              format_bytes(numerics::two_index_bytes(n, cfg.kpm.num_moments, w, plan->num_slots())),
-              " of vectors and moments");
+              format_bytes(numerics::two_index_bytes(h.num_rows(), cfg.kpm.num_moments, w, plan->num_slots())),
+              " of vectors and moments", dist.distributed() ? " on rank 0" : "");
     return c;
 }
 

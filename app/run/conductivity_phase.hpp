@@ -5,12 +5,16 @@
 /// vectors of --vector-seed, or all N with --trace exact; numerics/kpm/two_index.hpp) at
 /// block width W, sigma_ab(mu, --temperature) on the run's Chebyshev grid
 /// (analysis/conductivity.hpp) and the /conductivity group of the result (docs/format.md).
-/// One rank, one realization (the capability table and the options refuse the rest).
+/// CPU ranks, one realization (the capability table and the options refuse the rest). Under
+/// mpirun (1-D or 2-D decomposition) the velocities are distributed like H (Distribution::
+/// wrap of the same split) and each rank's partial sums are summed once at the end: the
+/// result equals the one-rank run's to rounding.
 /// Checkpointed like the DOS moments (ConductivityCheckpoints): a signal stops it at the next
 /// resumable point of the two-index trace (within one sweep of a right pass or one batch of
-/// kLeftBatch left vectors) with a checkpoint and RunInterrupted (exit 75); --restart then
-/// takes the DOS moments and the two-index state from the file and ends bit-identical to an
-/// uninterrupted run (same --threads).
+/// kLeftBatch left vectors; under mpirun the ranks agree on it at every such point) with a
+/// checkpoint and RunInterrupted (exit 75); --restart then takes the DOS moments and the
+/// two-index state from the file and ends bit-identical to an uninterrupted run (same
+/// --threads, and under mpirun the same ranks and layout: app/checkpoint/checkpoint.hpp).
 
 #include <array>
 #include <complex>
@@ -22,6 +26,7 @@
 #include "analysis/reconstruct.hpp"
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/cli/run_config.hpp"
+#include "app/mpi/distribution.hpp"
 #include "app/run/run_result.hpp"
 #include "hamiltonians/velocity.hpp"
 #include "numerics/kpm/kpm.hpp"
@@ -30,11 +35,14 @@
 
 namespace topokpm::app {
 
-/// Bytes the phase holds at block width `width`: numerics::two_index_bytes, the two
-/// velocity matrices (SELL-8-1, priced by the cost model with H's nonzeros) and the copy of
-/// the two-index state a checkpoint writes. Validates the component for the model first
-/// (InputError naming --conductivity).
-double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, int width);
+/// Bytes one rank holds in the phase at block width `width`, its part being `rows` rows that
+/// receive `halo_rows` rows per sweep (serial: N and 0; Distribution::halo_rows):
+/// numerics::two_index_bytes on those rows, the two velocity matrices (SELL-8-1, priced by
+/// the cost model with the rank's share of H's nonzeros) with their halo buffers, and the
+/// copy of the two-index state a checkpoint writes. Validates the component for the model
+/// first (InputError naming --conductivity).
+double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, global_index rows,
+                          global_index halo_rows, int width);
 
 struct ConductivityOutcome {
     std::array<hamiltonians::Axis, 2> axes{};
@@ -62,10 +70,14 @@ struct ConductivityCheckpoints {
     double every_s = 0.0;                  ///< 0 = only on a signal or before the deadline
     double deadline = 0.0;                 ///< wall_seconds() by which the run must have stopped; 0 = none
     std::optional<numerics::TwoIndexState> resume;  ///< from --restart (moved into the trace)
+    CheckpointRanks ranks;                 ///< this rank's part of the file (its sum is set from H)
 };
 
-/// Runs the phase on `h` (the run's operator, one rank) with the run's scaling and bounds.
-ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model, const Operator& h,
+/// Runs the phase on `h` (the run's operator: Distribution::wrap's, on this rank's rows of
+/// `dist`'s last split) with the run's scaling and bounds. Collective under mpirun; every
+/// rank gets the whole outcome.
+ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonians::Model& model,
+                                         const Distribution& dist, const Operator& h,
                                          const numerics::KpmScaling& scaling, const SpectralBounds& bounds, int width,
                                          ConductivityCheckpoints checkpoints);
 

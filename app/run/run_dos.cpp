@@ -66,9 +66,10 @@ struct MemoryEstimate {
 /// each spectrum held at once while it is written (run_output.cpp): the energies, the DOS
 /// and a transform's two buffers (4), the mean, spread and error (3), and per kept spectrum
 /// (`spectra`: the LDOS rows or k-points of this rank, or the samples of the error bars)
-/// its row and, for error bars, its flattened copy.
+/// its row and, for error bars, its flattened copy. --conductivity: its phase on the rank's
+/// rows receiving `halo_rows` (conductivity_bytes).
 MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpec& spec,
-                               const hamiltonians::Model& model, int width, double spectra)
+                               const hamiltonians::Model& model, int width, double spectra, global_index halo_rows)
 {
     const numerics::OperatorCostModel cost = operator_cost(spec, model);
     const double n = static_cast<double>(numerics::part_rows(spec, model.num_rows()));
@@ -82,7 +83,8 @@ MemoryEstimate estimate_memory(const RunConfig& cfg, const numerics::OperatorSpe
     if (single) e.vector_bytes += 2.0 * 16.0 * n * width;  // double start block; checkpoint's widened pair
     const double k = cfg.kpm.energy_grid ? cfg.kpm.energy_grid->num_points : cfg.kpm.energy_points;
     e.result_bytes = 8.0 * k * (7.0 + 2.0 * spectra);
-    if (!cfg.kpm.conductivity.empty()) e.conductivity_bytes = conductivity_bytes(cfg, model, width);
+    if (!cfg.kpm.conductivity.empty())
+        e.conductivity_bytes = conductivity_bytes(cfg, model, numerics::part_rows(spec, model.num_rows()), halo_rows, width);
     return e;
 }
 
@@ -250,7 +252,7 @@ struct DosRun::State : RunRecord {
     /// The run fits in memory and, with --device cuda, on the GPU.
     void check_memory_and_device()
     {
-    mem = estimate_memory(cfg, dist.operator_spec(cfg), *model, width, kept_spectra());
+    mem = estimate_memory(cfg, dist.operator_spec(cfg), *model, width, kept_spectra(), dist.halo_rows(*model));
     require_memory(
         mem.total(), memory_limit(cfg.runtime.memory_limit_gib, threads),
         detail::concat(
@@ -308,7 +310,7 @@ struct DosRun::State : RunRecord {
               fmt("%.2f", green_lu->factor_flops() * 1e-9), " Gflop per energy");
     }
 
-    /// --conductivity: the two-index moments on the run's operator, sigma_ab(mu) (one rank).
+    /// --conductivity: the two-index moments on the run's operator, sigma_ab(mu).
     void compute_conductivity()
     {
         if (cfg.kpm.conductivity.empty()) return;
@@ -320,13 +322,14 @@ struct DosRun::State : RunRecord {
         ck.header.trace.blocks_done = jr.num_blocks;
         ck.header.trace.sums = jr.last_sums;
         ck.path = ckpt_path;
-        ck.resume_command = resume_command();
+        ck.resume_command = resume_command(true);
         ck.previous_intact = jr.checkpoint_id.has_value() || resumed_id.has_value();
         ck.every_s = cfg.outputs.checkpoint_every_s;
         if (cfg.outputs.time_limit_s > 0.0) ck.deadline = t_start + cfg.outputs.time_limit_s;
         if (resume && resume->conductivity) ck.resume = std::move(resume->conductivity);
+        ck.ranks = checkpoint_ranks();
         timers.time("conductivity", [&] {
-            conductivity = app::compute_conductivity(cfg, *model, *op, scaling, bounds, width, std::move(ck));
+            conductivity = app::compute_conductivity(cfg, *model, dist, *op, scaling, bounds, width, std::move(ck));
         });
         if (conductivity->checkpoint_id) jr.checkpoint_id = conductivity->checkpoint_id;  // the one to remove at the end
     }
@@ -407,13 +410,17 @@ struct DosRun::State : RunRecord {
                                                     : "");
     }
 
-    /// The command that resumes from the checkpoint at ckpt_path (printed after a stop).
-    std::string resume_command() const
+    /// The command that resumes from the checkpoint at ckpt_path (printed after a stop); one of
+    /// the --conductivity phase (`same_ranks`) continues on the same ranks and decomposition only.
+    std::string resume_command(bool same_ranks = false) const
     {
         const std::string command = cfg.provenance.command_line.find("--restart") == std::string::npos
                                         ? cfg.provenance.command_line + " --restart " + files::shell_word(ckpt_path)
                                         : cfg.provenance.command_line;
-        return dist.distributed() ? detail::concat("mpirun (or srun) with any number of ranks: ", command) : command;
+        if (!dist.distributed()) return command;
+        return same_ranks ? detail::concat("mpirun (or srun) with the same ", dist.size(), " ranks and decomposition: ",
+                                           command)
+                          : detail::concat("mpirun (or srun) with any number of ranks: ", command);
     }
 
     void load_checkpoint_state()

@@ -26,8 +26,9 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
     const global_index n = t.h->num_rows();
     TOPOKPM_REQUIRE(t.va->num_rows() == n && t.vb->num_rows() == n, "velocity operators of ", t.va->num_rows(), " and ",
                     t.vb->num_rows(), " rows for H of ", n);
-    TOPOKPM_REQUIRE(t.h->num_ranks() == 1 && t.va->num_ranks() == 1 && t.vb->num_ranks() == 1,
-                    "two-index moments run on one rank");
+    TOPOKPM_REQUIRE(t.va->num_ranks() == t.h->num_ranks() && t.vb->num_ranks() == t.h->num_ranks() &&
+                        t.va->row_runs() == t.h->row_runs() && t.vb->row_runs() == t.h->row_runs(),
+                    "velocity operators distributed otherwise than H (other ranks or rows)");
     const int m = t.num_moments;
     const global_index columns = t.plan->num_columns();
     const int w = static_cast<int>(std::min<global_index>(t.block_width, columns));
@@ -162,6 +163,9 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
         }
         if (filled > 0) flush();
     }
+    // Each rank summed its own rows' terms: one sum over the ranks, of every slot's sums
+    // (complex<double> is layout-compatible with double[2], [complex.numbers.general]).
+    if (t.h->num_ranks() > 1) t.h->sum_over_ranks(reinterpret_cast<double*>(sums.data()), 2 * sums.size());
     TwoIndexMoments out;
     out.num_slots = slots;
     out.gamma.assign(mm, complex_type(0.0, 0.0));

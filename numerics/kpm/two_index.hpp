@@ -16,7 +16,14 @@
 /// are collected kLeftBatch at a time and multiplied against all kept ones by one ZGEMM per
 /// start vector (so each vector's moments are kept apart: the error bars of sigma).
 /// Memory: two_index_bytes(); sweeps of H: 2 (M - 1) per block, plus M + 1 applications of
-/// a velocity. One rank (the operators' num_ranks() must be 1).
+/// a velocity.
+///
+/// Under MPI (Operator::num_ranks() > 1) H, v_a and v_b are distributed alike (the same
+/// row_runs() on every rank: app::Distribution::wrap of the same split): the vectors hold
+/// this rank's rows, the start vectors are the plan's on those rows (fill_runs: the same
+/// vectors whatever the ranks), each ZGEMM runs over the local rows, and the rank's partial
+/// sums are summed over the ranks once at the end (Operator::sum_over_ranks, as the DOS
+/// moments): the moments equal a one-rank trace's to rounding (the row sums in another order).
 ///
 /// Checkpoints (TwoIndexCheckpoints): the trace can stop and later continue bit for bit from a
 /// TwoIndexState at every sweep of a block's first (right) recurrence, where the state is the
@@ -66,6 +73,7 @@ struct TwoIndexMoments {
 struct TwoIndexState {
     std::int64_t blocks_done = 0;          ///< blocks whose columns are summed in `sums`
     std::vector<complex_type> sums;        ///< [slots, M x M]: per slot the sum of its finished columns' terms
+                                           ///< (under MPI this rank's rows' share: summed at the end)
     std::optional<ChebyshevState> left;    ///< block blocks_done's second recurrence, when under way
     int left_done = 0;                     ///< with `left`: L_0 .. L_{left_done-1} are in `sums` (a multiple of
                                            ///< kLeftBatch, below M; left->sweeps_done is left_done or left_done - 1)
@@ -81,9 +89,11 @@ struct TwoIndexCheckpoints {
 /// gamma = (1 / slots) sum over the plan's columns of <c| v_a T_n v_b T_m |c> / divisor
 /// (= Tr[...]/N for both plans), and per slot the sum of its columns / divisor. `progress(done, total)`
 /// after every sweep of H, in sweeps (2 (M - 1) per block); it may throw to stop the trace.
-/// DimensionMismatch when the operators differ in rows or are distributed over ranks, or
-/// when `resume` (a state saved by a trace of the same operators, plan, M and W; moved from)
-/// does not fit this trace. Progress counts from the resumed point.
+/// DimensionMismatch when the operators differ in rows or in their distribution over the
+/// ranks, or when `resume` (a state saved by a trace of the same operators, plan, M and W, on
+/// this rank; moved from) does not fit this trace. Progress counts from the resumed point.
+/// Collective under MPI: every rank calls it, and due() must answer alike on every rank
+/// (the caller agrees), so that all ranks save and stop at the same point.
 TwoIndexMoments two_index_moments(const TwoIndexTrace& trace,
                                   const std::function<void(std::int64_t, std::int64_t)>& progress = {},
                                   const TwoIndexCheckpoints& checkpoints = {}, TwoIndexState* resume = nullptr);

@@ -9,11 +9,12 @@
 #    --temperature smooths sigma;
 #  - refusals, exit 2 with one line naming the option and the allowed values: a model
 #    without positions, zz on a 2-D model and on a slab, a bad component, --temperature
-#    without --conductivity, --energy-grid, --ldos, --plan, mpirun with 2 ranks; exit 3 naming
-#    the bytes when the two-index vectors do not fit --memory-limit (a stop in the phase, its
-#    checkpoint and restart: conductivity_checkpoint_test.sh).
+#    without --conductivity, --energy-grid, --ldos; --plan --ranks P prices the phase per rank
+#    (exit 3 when a rank does not fit); exit 3 naming the bytes when the
+#    two-index vectors do not fit --memory-limit (a stop in the phase, its checkpoint and
+#    restart: conductivity_checkpoint_test.sh; under mpirun: tests/mpi/kpm_dos_mpi_conductivity_test.sh).
 set -u
-dos="$1"; mpiexec="${2:-}"
+dos="$1"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -45,22 +46,19 @@ refused "negative temperature" 2 "1': out of range (allowed: >= 0, units of t)" 
 refused "--energy-grid" 2 "--conductivity is evaluated on the Chebyshev grid" \
   "$dos" "${g6[@]}" --conductivity xx --energy-grid -1:1:11
 refused "--ldos" 2 "--conductivity comes with the DOS; not with --ldos" "$dos" "${g6[@]}" --conductivity xx --ldos 0
-refused "--plan" 2 "--plan prices the DOS moments only, not the two-index moments of --conductivity" \
-  "$dos" "${g6[@]}" --conductivity xx --plan
+# --plan prices the phase per rank (the run's own conductivity_bytes): the 200x200 run below
+# needs 2.7 GiB on one rank, 1.4 GiB on each of 2 (half the rows, plus the velocities' halo).
+big=(--model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 512 --vectors 4 --conductivity xy)
+"$dos" "${big[@]}" --plan --ranks 2 --memory-limit 2 --plan-bandwidth 20 > "$work/plan.txt" 2>&1
+check "--plan --ranks 2: fits, the phase priced per rank" "grep -q 'conductivity: the two-index moments after the DOS need up to 1.4 GiB per rank' '$work/plan.txt' && grep -q 'plan fits: largest rank needs 1.4 GiB' '$work/plan.txt' || { cat '$work/plan.txt'; false; }"
+"$dos" "${big[@]}" --plan --ranks 1 --memory-limit 4 --plan-bandwidth 20 > "$work/plan.txt" 2>&1
+check "--plan --ranks 1: 2.7 GiB" "grep -q 'need up to 2.7 GiB per rank' '$work/plan.txt' || { cat '$work/plan.txt'; false; }"
+refused "--plan --ranks 2 over the limit" 3 "needs 1.38 GiB per rank, the limit --memory-limit is 1.0 GiB" \
+  "$dos" "${big[@]}" --plan --ranks 2 --memory-limit 1 --plan-bandwidth 20
 # 200x200 graphene, M = 512, W = 4: 512+32+4 blocks of 80000 x 4 complex = 2.6 GiB of vectors,
 # with the velocities, the moments and a checkpoint's copy of the two-index state 2.7 GiB.
 refused "memory" 3 "conductivity 2.7 GiB" \
   "$dos" --model graphene --lattice 200x200 --magnetic-flux 1/200 --moments 512 --vectors 4 --conductivity xy --memory-limit 1
-if [ -n "$mpiexec" ]; then
-  mpi=("$mpiexec" --oversubscribe --bind-to none -np 2)
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${mpi[@]}" "$dos" "${g6[@]}" --conductivity xy \
-    --output "$work/mpi.h5" > "$work/mpi.txt" 2>&1; rc=$?
-  check "mpirun -np 2: exit 2" "[ $rc -eq 2 ] || { echo rc=$rc; cat '$work/mpi.txt'; false; }"
-  check "mpirun -np 2: names the one-rank restriction" "grep -qF -- '--conductivity: the two-index moments run on one CPU rank so far' '$work/mpi.txt' || { cat '$work/mpi.txt'; false; }"
-else
-  echo "SKIPPED (visible): mpirun refusal, no MPI launcher configured"
-fi
-
 # ---- clean graphene in a field: the Hall plateau ----
 for c in xy yx xx; do
   "$dos" "${g6[@]}" --magnetic-flux 1/12 --conductivity $c --output "$work/$c.h5" > "$work/$c.txt" 2>&1

@@ -23,6 +23,9 @@ EXEMPT = {  # listed in docs/format.md, not produced by the serial runs of forma
     "/checkpoint/conductivity/left/current": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
     "/checkpoint/conductivity/left/previous": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
     "/checkpoint/conductivity/left/raw": "a run stopped in a left pass of --conductivity (kpm_conductivity_checkpoint)",
+    "/checkpoint/conductivity/rank_sums": "--conductivity stopped under mpirun (kpm_dos_mpi_conductivity_checkpoint)",
+    "/checkpoint/conductivity/left/rank_raw": "--conductivity stopped in a left pass under mpirun "
+                                              "(kpm_dos_mpi_conductivity_checkpoint)",
 }
 
 TYPES = {"float64", "int64", "uint64", "complex128"}
