@@ -3,8 +3,8 @@
 # (app/cli/capabilities.hpp). Every refused combination of precision, operator kind,
 # device and ranks is refused by kpm-dos, kpm-eigs, kpm-dos --plan and (with MPIEXEC) a
 # run under mpirun with exit 2 and the same one-line message; --plan refuses exactly what
-# the run it plans refuses (--plan --gpus with --matrix naive, --precision single on GPU
-# ranks), and plans what a run does (--precision single on one rank and on CPU ranks).
+# the run it plans refuses (--plan --gpus with --matrix naive), and plans what a run does
+# (--precision single on one rank, on CPU ranks and on GPU ranks).
 set -u
 dos="$1"; eigs="$2"; mpiexec="${3:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -65,12 +65,10 @@ cases=("kpm-dos naive cuda" "\"\$dos\" \${lat[@]} --matrix naive --device cuda"
                              "mpirun kpm-eigs naive" "$mpirun2 \"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --matrix naive")
 same "--matrix naive: " "${cases[@]}"
 
-# --precision single: kpm-dos on CPU ranks (any number) or one GPU, not naive.
+# --precision single: kpm-dos on CPU and GPU ranks (any number), not naive.
 cases=("kpm-dos single naive" "\"\$dos\" \${lat[@]} --precision single --matrix naive"
        "kpm-eigs single" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --precision single"
        "kpm-eigs single cuda" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --precision single --device cuda"
-       "plan single --gpus 2 of 2" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 2 --gpus 2 --precision single"
-       "plan single --gpus 1 of 4" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 4 --gpus 1 --precision single"
        "plan single naive" "\"\$dos\" \${lat[@]} \${plan[@]} --ranks 1 --precision single --matrix naive")
 same "--precision single: " "${cases[@]}"
 
@@ -79,8 +77,9 @@ cases=("kpm-eigs cuda" "\"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --device cuda"
 [ -n "$mpiexec" ] && cases+=("mpirun kpm-eigs cuda" "$mpirun2 \"\$eigs\" \${lat[@]:0:2} \${eigs_req[@]} --device cuda")
 same "--device cuda: kpm-eigs runs on the CPU" "${cases[@]}"
 
-# What a run does, --plan plans: single precision on one rank (CPU or GPU) and on CPU ranks.
-for shape in "1 0" "1 1" "4 0"; do
+# What a run does, --plan plans: single precision on one rank (CPU or GPU), on CPU ranks and on
+# GPU ranks (all of them, or one of four).
+for shape in "1 0" "1 1" "4 0" "2 2" "4 1"; do
   set -- $shape
   if "$dos" "${lat[@]}" "${plan[@]}" --ranks "$1" --gpus "$2" --precision single > "$work/plan.txt" 2>&1 &&
      grep -q '^plan fits' "$work/plan.txt"; then

@@ -88,13 +88,15 @@ for stop in right left; do
   check "$stop: DOS and conductivity bit-identical to the uninterrupted run" "same '$work/full.h5' '$work/$stop.h5'"
 done
 
-# --time-limit: M = 2048 on 60x60 (tens of seconds of two-index moments) under a 3 s limit.
+# --time-limit: M = 2048 on 60x60 (tens of seconds of two-index moments) under a 6 s limit.
+# The limit leaves the DOS moments and the phase's set-up (a fraction of a second, a few
+# seconds on a loaded CI host) time to end first: the stop must come in the phase itself.
 t0=$(date +%s.%N)
 "$dos" --model graphene --lattice 60x60 --magnetic-flux 1/60 --moments 2048 --vectors 2 --block-width 1 \
-  --conductivity xy --threads 2 --time-limit 3 --output "$work/tl.h5" --checkpoint "$work/tl.ck.h5" > "$work/tl.txt" 2>&1
+  --conductivity xy --threads 2 --time-limit 6 --output "$work/tl.h5" --checkpoint "$work/tl.ck.h5" > "$work/tl.txt" 2>&1
 rc=$?
 t1=$(date +%s.%N)
 check "--time-limit: exit 75" "[ $rc -eq 75 ] || { echo rc=$rc; tail -3 '$work/tl.txt'; false; }"
-check "--time-limit: ended within the limit (+2 s)" "$py -c 'import sys; sys.exit(0 if $t1 - $t0 < 5 else 1)'"
+check "--time-limit: ended within the limit (+2 s)" "$py -c 'import sys; sys.exit(0 if $t1 - $t0 < 8 else 1)'"
 check "--time-limit: the message and a conductivity checkpoint" "grep -q 'stopped before the --time-limit during the --conductivity phase' '$work/tl.txt' && [ \"\$(two_index '$work/tl.ck.h5')\" != none ] || { tail -3 '$work/tl.txt'; false; }"
 exit $fail
