@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "hamiltonians/file_models/hr_model.hpp"
+#include "hamiltonians/file_models/hr_positions.hpp"
 #include "hamiltonians/file_models/matrix_market_model.hpp"
 #include "hamiltonians/graphene/graphene_model.hpp"
 #include "hamiltonians/ti/ti_model.hpp"
@@ -58,22 +59,25 @@ void require_admissible_flux(const ModelParams& p, bool three_d)
         "); the smallest admissible lattice is ", smallest));
 }
 
-/// The checks of models.md §8 for the models read from a file (the file itself is checked
-/// by its reader): hr gets a 3-letter boundary ("ppp" by default, 1 or 2 letters padded
-/// with 'p'); matrix-market has no lattice, boundary, disorder or dots.
+/// The checks of models.md §8 for the models read from a file (the files themselves are
+/// checked by their readers): hr gets a 3-letter boundary ("ppp" by default, 1 or 2 letters
+/// padded with 'p'), its positions (--cell-vectors, --orbital-positions) are what the field
+/// and the dots need; matrix-market has no lattice, boundary, positions, disorder, field or dots.
 ModelParams validate_file_model(ModelParams p)
 {
     TOPOKPM_USER_REQUIRE(!p.file.empty(), "{model} ", p.name, " reads its Hamiltonian from {model_file} FILE (none given)");
     const bool lattice = p.name != "matrix-market";  // the factory's own dispatch (make_model)
-    TOPOKPM_USER_REQUIRE(p.flux.zero(), "{magnetic_flux} ", p.flux.text(), ": the Peierls phases on model ", p.name,
-                         !lattice ? " need a lattice, which a Matrix Market file does not have"
-                                  : " need orbital positions (--cell-vectors and --orbital-positions), "
-                                    "which this version does not read (allowed: ti, graphene)");
     TOPOKPM_USER_REQUIRE(p.exchange_mass == 0.0, "{exchange_mass} ", p.exchange_mass, ": model ", p.name,
                          " takes its on-site terms from {model_file} (allowed: 0; model ti with z open)");
-    TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
-                         " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
     if (!lattice) {
+        TOPOKPM_USER_REQUIRE(p.flux.zero(), "{magnetic_flux} ", p.flux.text(),
+                             ": the Peierls phases on model matrix-market need a lattice, which a Matrix Market file "
+                             "does not have");
+        TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period,
+                             ": dots on model matrix-market need a lattice, which a Matrix Market file does not have");
+        TOPOKPM_USER_REQUIRE(p.cell_vectors.empty() && p.orbital_positions.empty(),
+                             "{cell_vectors}/{orbital_positions}: model matrix-market has no lattice (positions go "
+                             "with --model hr)");
         TOPOKPM_USER_REQUIRE(p.nx == 0 && p.boundary.empty(), "{lattice}/{boundary}: model matrix-market has no lattice "
                              "(its size is the file's N)");
         TOPOKPM_USER_REQUIRE(p.disorder == 0.0, "{disorder} ", p.disorder,
@@ -92,6 +96,32 @@ ModelParams validate_file_model(ModelParams p)
                          "': model hr needs 1 to 3 letters (c1, c2, c3), each 'p' (periodic) or 'o' (open), e.g. ppo");
     p.boundary.resize(3, 'p');
     require_disorder(p.disorder);
+
+    // Positions (models.md §8): the cell vectors alone, or with the orbitals' positions.
+    const bool vectors = !p.cell_vectors.empty(), positions = !p.orbital_positions.empty();
+    if (vectors) {
+        file_models::check_cell_vectors(p.cell_vectors);
+        TOPOKPM_USER_REQUIRE(p.cell_vectors.size() == 3 || p.nz == 1, "{cell_vectors} '",
+                             file_models::vectors_text(p.cell_vectors), "' on {lattice} ", lattice_text(p, true),
+                             ": two vectors describe a 2-D model (allowed: Nz = 1, or three vectors a1;a2;a3)");
+    }
+    TOPOKPM_USER_REQUIRE(vectors || !positions, "{orbital_positions} ", p.orbital_positions,
+                         ": the positions are offsets within the cell, which needs {cell_vectors} \"a1;a2;a3\" too");
+    TOPOKPM_USER_REQUIRE(p.flux.zero() || positions, "{magnetic_flux} ", p.flux.text(),
+                         ": the Peierls phases on model hr need orbital positions (give {cell_vectors} and "
+                         "{orbital_positions})");
+    if (!p.flux.zero()) {
+        // The field is along z, perpendicular to the plane of a1, a2; the gauge is single-
+        // valued across a periodic z only when a3 has no component in that plane.
+        const auto& a = p.cell_vectors;
+        TOPOKPM_USER_REQUIRE(a[0][2] == 0.0 && a[1][2] == 0.0 && (a.size() == 2 || (a[2][0] == 0.0 && a[2][1] == 0.0)),
+                             "{magnetic_flux} ", p.flux.text(), " with {cell_vectors} '", file_models::vectors_text(a),
+                             "': the field is along z, which needs a1, a2 in the x-y plane (z = 0) and a3 along z "
+                             "(x = y = 0)");
+        require_admissible_flux(p, true);
+    }
+    TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
+                         " are not offered (allowed: 0; dots go with ti and graphene)");
     return p;
 }
 
@@ -271,8 +301,9 @@ const std::vector<ModelKind>& model_kinds()
             return std::array<double, 2>{k1 / std::sqrt(3.0), -k1 / 3.0 + 2.0 * k2 / 3.0};
         };
         graphene.eigenvector_parts = EigenvectorParts::Sublattices;
-        return std::vector<ModelKind>{ti, graphene, kind("hr", true, 1, 3, "Nx[xNy[xNz]] cells (e.g. 32x32x4)", 3),
-                                      kind("matrix-market", true, 0, 0, "", 0)};
+        ModelKind hr = kind("hr", true, 1, 3, "Nx[xNy[xNz]] cells (e.g. 32x32x4)", 3);
+        hr.takes_positions = true;
+        return std::vector<ModelKind>{ti, graphene, hr, kind("matrix-market", true, 0, 0, "", 0)};
     }();
     return kinds;
 }

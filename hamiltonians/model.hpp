@@ -45,8 +45,13 @@ struct ModelParams {
     std::string boundary;             ///< "ppo"-style per direction ('p' periodic, 'o' open);
                                       ///< empty = model default ("ppo" ti, "pp" graphene, "ppp" hr;
                                       ///< hr pads 1 or 2 letters with 'p'); matrix-market: none
-    MagneticFlux flux;                ///< --magnetic-flux PHI per unit cell (models.md §9; ti and
-                                      ///< graphene; zero = no field): Peierls phases in row()
+    MagneticFlux flux;                ///< --magnetic-flux PHI per unit cell (models.md §9; ti,
+                                      ///< graphene, hr with positions; zero = no field): Peierls
+                                      ///< phases in row()
+    /// hr: --cell-vectors a1, a2[, a3] (Cartesian, the length unit of the positions); empty:
+    /// none; two: a 2-D model (z = 0, Nz = 1). hamiltonians/file_models/hr_positions.hpp.
+    std::vector<std::array<double, 3>> cell_vectors;
+    std::string orbital_positions;    ///< hr: --orbital-positions FILE (needs cell_vectors); empty: none
     double exchange_mass = 0.0;       ///< ti with z open: M_ex s0 (x) sz on the layers z = 0 and
                                       ///< z = Nz - 1 (units of t; 0 = none; docs/physics.md)
 };
@@ -72,6 +77,7 @@ struct ModelKind {
     /// Cartesian (kx, ky) of the lattice momentum (k1, k2), k_i = 2 pi m_i / N_i (the
     /// reciprocal basis), for --k-path lengths; null: (k1, k2) itself (a square lattice).
     std::array<double, 2> (*cartesian)(double k1, double k2) = nullptr;
+    bool takes_positions = false;     ///< reads --cell-vectors and --orbital-positions (hr, models.md §8)
     bool lu_site_blocks = false;      ///< the sparse LU orders whole sites (orbitals_per_site rows)
     EigenvectorParts eigenvector_parts = EigenvectorParts::None;
 };
@@ -135,7 +141,7 @@ public:
     virtual bool offers_block_stencil() const { return true; }
 
     /// The positions of the rows (LatticeGeometry), or nullopt when the model has none
-    /// (matrix-market; hr until it reads --cell-vectors and --orbital-positions): what the
+    /// (matrix-market; hr without --cell-vectors and --orbital-positions): what the
     /// velocity operators and the conductivity need (models.md §9).
     virtual std::optional<LatticeGeometry> geometry() const { return std::nullopt; }
 

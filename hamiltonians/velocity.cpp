@@ -12,7 +12,8 @@ namespace {
 const LatticeGeometry& require_geometry(const std::optional<LatticeGeometry>& g, const Model& model)
 {
     TOPOKPM_USER_REQUIRE(g.has_value(), "{conductivity}: model ", model.params().name,
-                         " has no positions for the velocity operators (allowed: ti, graphene)");
+                         " has no positions for the velocity operators (allowed: ti, graphene, hr with --cell-vectors and "
+                         "--orbital-positions)");
     return *g;
 }
 

@@ -27,6 +27,7 @@
 #include "app/cli/build_revision.hpp"
 #include "app/cli/run_config.hpp"
 #include "app/cli/selection.hpp"
+#include "hamiltonians/file_models/hr_positions.hpp"
 #include "numerics/base/counter_rng.hpp"
 #include "numerics/base/energy_limits.hpp"
 #include "runtime/base/error.hpp"
@@ -314,7 +315,9 @@ po::options_description model_group()
         ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
-        ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell, so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
+        ("cell-vectors", po::value<std::string>(), "hr: the lattice vectors `x,y,z;x,y,z;x,y,z` (a1;a2;a3, Cartesian, in the length unit of --orbital-positions), or `x,y,0;x,y,0` (a1;a2 in the x-y plane) for a 2-D model (Nz = 1); linearly independent. Cell (c1, c2, c3) sits at c1 a1 + c2 a2 + c3 a3; needed with --orbital-positions by --conductivity and --magnetic-flux (models.md §8); /model records them")
+        ("orbital-positions", po::value<std::string>(), "hr, with --cell-vectors: the Cartesian position of each orbital of cell 0 in the same length unit, from Wannier90's SEED_centres.xyz (the first num_wann `X` lines) or a file of num_wann lines `x y z`; taken as given (not wrapped into the cell): orbital o of cell c sits at c1 a1 + c2 a2 + c3 a3 + position[o]. /model records them and the file's SHA-256")
+        ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene, hr with --orbital-positions: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell (hr: a1, a2 in the x-y plane, a3 along z; gauge origin the Cartesian origin of the positions), so with x and y periodic Nx Ny PHI must be an integer; the rows carry the phases (sell, crs; not --matrix free) (models.md §9, docs/physics.md)")
         ("exchange-mass", po::value<std::string>()->default_value("0"), "ti slab (z open): an exchange (Zeeman-like) mass M_ex s0 (x) sz in units of t on the surface layers z = 0 and z = Nz - 1, the same sign on both faces; it gaps the surface Dirac cones and makes the slab a quantum anomalous Hall insulator, sigma_xy = sign(M_ex) e^2/h for mu inside the gap (docs/physics.md); 0 = none")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
     return model;
@@ -473,12 +476,21 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
     m.boundary = vm["boundary"].as<std::string>();
     m.flux = hamiltonians::parse_magnetic_flux(vm["magnetic-flux"].as<std::string>());
     m.exchange_mass = parse_real("exchange-mass", vm["exchange-mass"].as<std::string>());
+    // Positions are the file model's own input (models.md §8): the built-ins have theirs.
+    for (const char* key : {"cell-vectors", "orbital-positions"})
+        TOPOKPM_USER_REQUIRE(!vm.count(key) || kind->takes_positions, "--", key, ": model ", m.name,
+                             kind->max_extents == 0 ? " has no lattice" : " has its own positions",
+                             " (the option goes with --model hr)");
+    if (vm.count("cell-vectors")) m.cell_vectors = hamiltonians::file_models::parse_cell_vectors(vm["cell-vectors"].as<std::string>());
+    if (vm.count("orbital-positions")) {
+        m.orbital_positions = vm["orbital-positions"].as<std::string>();
+        TOPOKPM_USER_REQUIRE(!m.orbital_positions.empty(), "--orbital-positions: empty file name");
+    }
 }
 
-/// What the models read from a file (models.md §8) do not offer in this version, refused
-/// before the file is read, each with one message naming the missing piece: energies (--t,
-/// --m) and, without positions, dots and momenta; for matrix-market also everything that
-/// needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
+/// What the models read from a file (models.md §8) do not offer, refused before the file is
+/// read, each with one message naming the missing piece: energies (--t, --m), dots and
+/// momenta; for matrix-market also everything that needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
 /// take the built-ins (the decomposition refuses what has no halo model: rank_layout()).
 void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
 {
@@ -491,9 +503,9 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
     for (const char* key : {"dot-potential", "dot-radius", "dot-period", "dot-depth"})
         TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": dots on model ", name,
                              mm ? " need a lattice, which a Matrix Market file does not have"
-                                : " need orbital positions (--cell-vectors and --orbital-positions), which this version does not read");
+                                : " are not offered (dots go with ti and graphene)");
     TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
-                         mm ? " has no lattice" : " needs its cell vectors (--cell-vectors), which this version does not read");
+                         mm ? " has no lattice" : " has no momenta (--k-points and --k-path go with ti and graphene)");
     if (!mm) return;
     TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model ", name, " has no lattice");
     TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model ", name, " takes its diagonal "

@@ -13,6 +13,7 @@ const std::map<std::string, std::string>& flag_table()
     static const std::map<std::string, std::string> table = {
     {"boundary", "--boundary"},
     {"bounds", "--bounds"},
+    {"cell_vectors", "--cell-vectors"},
     {"comm_mode", "--comm-mode"},
     {"decomposition", "--decomposition"},
     {"device", "--device"},
@@ -47,6 +48,7 @@ const std::map<std::string, std::string>& flag_table()
     {"model", "--model"},
     {"model_file", "--model-file"},
     {"moments", "--moments"},
+    {"orbital_positions", "--orbital-positions"},
     {"output", "--output"},
     {"precision", "--precision"},
     {"probing_distance", "--probing-distance"},

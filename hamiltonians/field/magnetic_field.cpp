@@ -136,8 +136,8 @@ void append_field_attributes(AttributeList& attributes, const MagneticFlux& flux
 
 PeierlsGauge::PeierlsGauge(const MagneticFlux& flux, int ny, int scale) : flux_(flux), ny_(ny), scale_(scale) {}
 
-complex_type PeierlsGauge::hop(std::int64_t vi, std::int64_t du, std::int64_t dv, std::int64_t uj,
-                               std::int64_t ky) const
+complex_type PeierlsGauge::hop(std::int64_t vi, std::int64_t du, std::int64_t dv, std::int64_t uj, std::int64_t ky,
+                               const RealParts& real) const
 {
     if (flux_.zero()) return {1.0, 0.0};
     // theta / (2 pi) = -PHI [(v_i + v_j')/2 (u_i - u_j') + ky Ny u_j] with u = U / s:
@@ -151,6 +151,19 @@ complex_type PeierlsGauge::hop(std::int64_t vi, std::int64_t du, std::int64_t dv
     // Symmetric residue in (-den/2, den/2]: the reverse hop has -r (or den/2, when the
     // phase is -1), so cos and sin of -x give the exact conjugate.
     if (2 * r > den) r -= den;
+    if (!real.zero()) {
+        // With u = U/s + a, v = V/s + b the bracket gains
+        //   X = [(2 V_i + dV)/s (a_j - a_i) + (b_i + b_j) (dU/s + a_j - a_i)] / 2 - ky Ny a_j,
+        // the phase PHI X (in turns), reduced modulo 1 before it joins r / den.
+        const double s = static_cast<double>(scale_);
+        const double da = real.uj - real.ui;
+        const double x = (static_cast<double>(2 * vi + dv) / s * da + (real.vi + real.vj) * (static_cast<double>(du) / s + da)) / 2.0 -
+                         static_cast<double>(ky * ny_) * real.uj;
+        double turns = flux_.value() * x;
+        turns -= std::nearbyint(turns);
+        const double angle = 2.0 * M_PI * (static_cast<double>(r) / static_cast<double>(den) + turns);
+        return {std::cos(angle), std::sin(angle)};
+    }
     if (r == 0) return {1.0, 0.0};
     if (2 * r == den) return {-1.0, 0.0};
     if (4 * r == den) return {0.0, 1.0};

@@ -1,6 +1,7 @@
 #pragma once
 /// @file magnetic_field.hpp
-/// The magnetic field of models.md §9 for the lattice models (`ti`, `graphene`): the flux
+/// The magnetic field of models.md §9 for the lattice models (`ti`, `graphene`, and `hr` with
+/// positions): the flux
 /// per unit cell PHI (in flux quanta h/e) held exactly as a fraction, the check that the
 /// total flux through the periodic supercell is an integer, and the Peierls phase of every
 /// hop in one gauge that is single-valued on that supercell.
@@ -22,7 +23,9 @@
 /// The origin r0 fixes the phases around the torus' two cycles; it is a site for ti and the
 /// bond midpoint -(a1 + a2)/6 (between A(0,0) and B(0,-1)) for graphene: the points where
 /// they vanish for integer PHI, so that an integer PHI is a pure gauge transformation of no
-/// field on every torus and the spectrum is periodic in PHI with period 1.
+/// field on every torus and the spectrum is periodic in PHI with period 1. For hr it is the
+/// origin of the Cartesian frame of --orbital-positions (the model cannot know a better
+/// point; positions shifted by -r0 of a built-in model give that model's gauge exactly).
 
 #include <cstdint>
 #include <string>
@@ -77,9 +80,19 @@ void append_field_attributes(AttributeList& attributes, const MagneticFlux& flux
 
 /// The Peierls phases of one lattice, positions relative to the origin r0 given as integers
 /// U = s u, V = s v (s = 1 for ti's sites; 6 for graphene, whose atoms sit at thirds of a
-/// cell from A(0,0) and sixths from r0).
+/// cell from A(0,0) and sixths from r0), plus real parts where a model's positions are not
+/// on such a grid (hr: U, V the cell, the real parts the orbital's offset solved in a1, a2).
+/// Lattice coordinates beyond U / s and V / s: u = U / s + ui, v = V / s + vi of site i and
+/// the same of site j (uj, vj: equal for j and its image j'). All zero for ti and graphene.
+struct PeierlsRealParts {
+    double ui = 0.0, vi = 0.0, uj = 0.0, vj = 0.0;
+    bool zero() const { return ui == 0.0 && vi == 0.0 && uj == 0.0 && vj == 0.0; }
+};
+
 class PeierlsGauge {
 public:
+    using RealParts = PeierlsRealParts;
+
     /// @param flux   PHI (may be zero: every phase is then exactly 1)
     /// @param ny     cells along a2 (the period that ky counts)
     /// @param scale  s, 1 <= s <= 6
@@ -90,10 +103,13 @@ public:
     /// exp(i theta_ij) for the hop onto site i, whose V is vi (the gauge does not depend on
     /// U_i), from the image j' = i + (du, dv) of site j, whose position in the supercell has
     /// U = uj; ky: j' = j + kx Nx a1 + ky Ny a2.
-    /// Exact: the phase is reduced modulo 2 pi in integers before one cos/sin, multiples of
-    /// pi/2 are exact, and the reverse hop gives the exact complex conjugate.
-    complex_type hop(std::int64_t vi, std::int64_t du, std::int64_t dv, std::int64_t uj,
-                     std::int64_t ky) const;
+    /// Without real parts exact: the phase is reduced modulo 2 pi in integers before one
+    /// cos/sin, multiples of pi/2 are exact, and the reverse hop gives the exact complex
+    /// conjugate. With real parts the integer part is reduced as before and the rest, PHI
+    /// times the terms the real parts add, in double precision (relative rounding of order
+    /// 1e-16 times PHI Ny); the reverse hop is the conjugate to that rounding.
+    complex_type hop(std::int64_t vi, std::int64_t du, std::int64_t dv, std::int64_t uj, std::int64_t ky,
+                     const RealParts& real = {}) const;
 
 private:
     MagneticFlux flux_;

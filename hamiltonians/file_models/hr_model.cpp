@@ -1,6 +1,7 @@
 #include "hamiltonians/file_models/hr_model.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -58,9 +59,29 @@ int sort_and_merge(int len, global_index* cols, complex_type* vals)
 }  // namespace
 
 HrModel::HrModel(const ModelParams& params)
-    : params_(params), h_(read_hr_file(params.file)), disorder_stream_(disorder_stream_seed(params.disorder_seed))
+    : params_(params),
+      h_(read_hr_file(params.file)),
+      gauge_(params.flux, params.ny, 1),
+      disorder_stream_(disorder_stream_seed(params.disorder_seed))
 {
     const int w = h_.num_wann;
+    if (!params_.orbital_positions.empty()) {
+        positions_ = read_orbital_positions(params_.orbital_positions, w);
+        // Lattice coordinates in the x-y plane: position = alpha a1 + beta a2 (+ along z),
+        // what the gauge needs (make_model() let a field through only with a1, a2 in the
+        // plane and a3 along z, so the 2 x 2 system is regular).
+        const Vector3& a1 = params_.cell_vectors[0];
+        const Vector3& a2 = params_.cell_vectors[1];
+        const double det = a1[0] * a2[1] - a1[1] * a2[0];
+        for (const Vector3& r : positions_->position) {
+            PeierlsGauge::RealParts q;
+            if (gauge_.active()) {
+                q.ui = (r[0] * a2[1] - r[1] * a2[0]) / det;
+                q.vi = (a1[0] * r[1] - a1[1] * r[0]) / det;
+            }
+            lattice_.push_back(q);
+        }
+    }
     const global_index cells_xy = global_index(params_.nx) * params_.ny;
     TOPOKPM_USER_REQUIRE(cells_xy <= std::numeric_limits<global_index>::max() / params_.nz / w, "{lattice} ",
                          params_.nx, "x", params_.ny, "x", params_.nz, ": num_wann = ", w,
@@ -117,7 +138,21 @@ int HrModel::row(global_index row, global_index* cols, complex_type* values) con
             !shift(c[2], hop.dr[2], extent[2], periodic[2], q[2]))
             continue;
         cols[len] = hop.n + global_index(w) * (q[2] + global_index(nz) * (q[1] + global_index(ny) * q[0]));
-        values[len++] = hop.value;
+        if (gauge_.active()) {
+            // Onto (c, o) from the image (c + R, n) of (q, n), ky periods of Ny along a2 apart.
+            // Below the diagonal the conjugate of the reverse hop, onto (q, n) from the image
+            // (c - ky Ny a2 ...) of (c, o) by -R: the same numbers as the entry above it, so
+            // the phases are Hermitian exactly (the real parts round in double).
+            const PeierlsGauge::RealParts& li = lattice_[static_cast<size_t>(o)];
+            const PeierlsGauge::RealParts& lj = lattice_[static_cast<size_t>(hop.n)];
+            const int ky = (c[1] + hop.dr[1] - q[1]) / ny;
+            const complex_type f =
+                cols[len] < row ? std::conj(gauge_.hop(q[1], -hop.dr[0], -hop.dr[1], c[0], -ky, {lj.ui, lj.vi, li.ui, li.vi}))
+                                : gauge_.hop(c[1], hop.dr[0], hop.dr[1], q[0], ky, {li.ui, li.vi, lj.ui, lj.vi});
+            values[len++] = hop.value * f;
+        } else {
+            values[len++] = hop.value;
+        }
     }
     return sort_and_merge(len, cols, values);
 }
@@ -129,6 +164,7 @@ double HrModel::potential(global_index row) const
 
 BlockStencil HrModel::block_stencil() const
 {
+    require_no_field_in_stencil(params_.flux);
     const int w = h_.num_wann;
     TOPOKPM_USER_REQUIRE(w <= kMaxStencilOrbitals, "{matrix} free: model hr has num_wann = ", w,
                          " orbitals per cell; the matrix-free kernels take at most ", kMaxStencilOrbitals,
@@ -159,7 +195,7 @@ BlockStencil HrModel::block_stencil() const
 AttributeList HrModel::attributes() const
 {
     const ModelParams& p = params_;
-    return {
+    AttributeList attributes{
         {"name", std::string("hr")},
         {"file", h_.file.path},
         {"file_size", std::uint64_t(h_.file.size)},
@@ -172,6 +208,28 @@ AttributeList HrModel::attributes() const
         {"disorder", p.disorder},
         {"disorder_seed", std::uint64_t(p.disorder_seed)},
     };
+    if (!p.cell_vectors.empty()) attributes.push_back({"cell_vectors", vectors_text(p.cell_vectors)});
+    if (positions_) {
+        attributes.push_back({"orbital_positions", vectors_text(positions_->position)});
+        attributes.push_back({"orbital_positions_file", positions_->file.path});
+        attributes.push_back({"orbital_positions_size", std::uint64_t(positions_->file.size)});
+        attributes.push_back({"orbital_positions_sha256", positions_->file.sha256});
+    }
+    append_field_attributes(attributes, p.flux, "0, the origin of the Cartesian frame of --orbital-positions");
+    return attributes;
+}
+
+std::optional<LatticeGeometry> HrModel::geometry() const
+{
+    if (!positions_) return std::nullopt;
+    const ModelParams& p = params_;
+    LatticeGeometry g;
+    g.dimensions = static_cast<int>(p.cell_vectors.size());
+    for (std::size_t a = 0; a < p.cell_vectors.size(); ++a) g.cell[a] = p.cell_vectors[a];
+    g.offset = positions_->position;
+    g.extent = {p.nx, p.ny, p.nz};
+    g.periodic = {p.boundary[0] == 'p', p.boundary[1] == 'p', g.dimensions == 3 && p.boundary[2] == 'p'};
+    return g;
 }
 
 }  // namespace topokpm::hamiltonians::file_models

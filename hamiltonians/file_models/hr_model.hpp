@@ -9,11 +9,22 @@
 /// column add up (tiny periodic extents). Stored: the diagonal always (plus the potential),
 /// every other entry whose value is not exactly 0. Disorder adds
 /// disorder (uniform(S_d, row) - 1/2) to every diagonal entry (per orbital).
+///
+/// Positions (hr_positions.hpp): with --cell-vectors and --orbital-positions orbital o of
+/// cell c sits at c1 a1 + c2 a2 + c3 a3 + position[o] (geometry(): velocities, conductivity)
+/// and a magnetic field (models.md §9) puts the Peierls phase of PeierlsGauge on every
+/// entry but the diagonal: the hop of H(R)[o, n] from (c + R, n) onto (c, o) along the
+/// straight bond to the image c + R (not wrapped), in lattice coordinates u, v of the
+/// x-y plane solved from a1, a2 (u = c1 + the orbital's own part), gauge origin the
+/// Cartesian origin of the positions.
 
+#include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hamiltonians/file_models/hr_file.hpp"
+#include "hamiltonians/file_models/hr_positions.hpp"
 #include "hamiltonians/model.hpp"
 
 namespace topokpm::hamiltonians::file_models {
@@ -24,23 +35,30 @@ public:
     static constexpr int kMaxStencilOrbitals = 8;
 
     /// @param params  validated by make_model() (name "hr", file set, 3-letter boundary,
-    ///                extents >= 1, no dots). Reads params.file; InputError for a bad file or a
-    ///                supercell whose num_wann Nx Ny Nz rows overflow 64 bits.
+    ///                extents >= 1, no dots, checked cell vectors; a field only with positions).
+    ///                Reads params.file and params.orbital_positions; InputError for a bad
+    ///                file or a supercell whose num_wann Nx Ny Nz rows overflow 64 bits.
     explicit HrModel(const ModelParams& params);
 
     global_index num_rows() const override { return num_rows_; }
     int max_row_length() const override { return max_row_length_; }
     int row(global_index row, global_index* cols, complex_type* values) const override;
-    /// Every Im of the file is 0 (the potential is real).
-    bool real_valued() const override { return h_.real; }
+    /// Every Im of the file is 0 (the potential is real) and there is no field.
+    bool real_valued() const override { return h_.real && !gauge_.active(); }
 
     const ModelParams& params() const override { return params_; }
     int orbitals_per_site() const override { return h_.num_wann; }
     double potential(global_index row) const override;
     double potential_entries_per_row() const override { return 1.0; }
-    /// InputError naming --matrix free when num_wann exceeds the stencil kernels' 8 orbitals.
+    /// InputError naming --matrix free when num_wann exceeds the stencil kernels' 8 orbitals
+    /// or a field puts position-dependent phases on the hops.
     BlockStencil block_stencil() const override;
-    bool offers_block_stencil() const override { return h_.num_wann <= kMaxStencilOrbitals; }
+    bool offers_block_stencil() const override { return h_.num_wann <= kMaxStencilOrbitals && !gauge_.active(); }
+    /// With --cell-vectors and --orbital-positions: dimensions 2 (two vectors; periodic[2]
+    /// false) or 3, the positions as offsets; nullopt otherwise.
+    std::optional<LatticeGeometry> geometry() const override;
+    /// models.md §8: also the positions when given (cell_vectors, orbital_positions and
+    /// their file's path, size and SHA-256) and the field (magnetic_field.hpp).
     AttributeList attributes() const override;
     /// Every hopping counted once per cell it reaches (periodic images that coincide and
     /// merge are counted apart: an upper bound, exact when none coincide), saturating at 2^63 - 1.
@@ -57,6 +75,9 @@ private:
     HrHamiltonian h_;
     std::vector<std::vector<Hop>> hops_;     ///< per orbital o
     std::vector<complex_type> onsite_diag_;  ///< H(0)[o, o]
+    std::optional<OrbitalPositions> positions_;     ///< --orbital-positions, when given
+    std::vector<PeierlsGauge::RealParts> lattice_;  ///< per orbital: u, v of its position (in ui, vi)
+    PeierlsGauge gauge_;
     std::uint64_t disorder_stream_ = 0;
     global_index num_rows_ = 0;
     int max_row_length_ = 1;

@@ -9,12 +9,11 @@
 
 namespace topokpm::hamiltonians::file_models {
 
-ModelFileReader::ModelFileReader(std::string path) : path_(std::move(path)), file_(nullptr, &std::fclose)
+ModelFileReader::ModelFileReader(std::string path, std::string flag)
+    : path_(std::move(path)), flag_(std::move(flag)), file_(nullptr, &std::fclose)
 {
-    const auto refuse = [&](const std::string& why) {
-        return InputError(detail::concat("{model_file} ", path_, ": ", why));
-    };
-    TOPOKPM_USER_REQUIRE(!path_.empty(), "{model_file}: empty file name");
+    const auto refuse = [&](const std::string& why) { return InputError(detail::concat(flag_, " ", path_, ": ", why)); };
+    TOPOKPM_USER_REQUIRE(!path_.empty(), flag_, ": empty file name");
     errno = 0;
     file_.reset(std::fopen(path_.c_str(), "rb"));
     if (!file_) throw refuse(detail::concat("cannot open (", std::strerror(errno ? errno : EIO), ")"));
@@ -72,12 +71,12 @@ bool ModelFileReader::next_line()
 
 InputError ModelFileReader::error(const std::string& why) const
 {
-    return InputError(detail::concat("{model_file} ", path_, " line ", line_, ": ", why));
+    return InputError(detail::concat(flag_, " ", path_, " line ", line_, ": ", why));
 }
 
 InputError ModelFileReader::file_error(const std::string& why) const
 {
-    return InputError(detail::concat("{model_file} ", path_, ": ", why));
+    return InputError(detail::concat(flag_, " ", path_, ": ", why));
 }
 
 ModelFileInfo ModelFileReader::finish()

@@ -5,8 +5,9 @@
 /// tokens, with their 1-based numbers; every byte read also goes into the file's SHA-256,
 /// so size and digest for /model cost no second read. Nothing is buffered beyond one line.
 ///
-/// Errors are InputError "{model_file} PATH line N: WHY" (the flag name filled in by the
-/// application): the path and the line number, never the line's text, which may be anything.
+/// Errors are InputError "FLAG PATH line N: WHY", FLAG "{model_file}" unless another option
+/// names the file (the flag name filled in by the application): the path and the line
+/// number, never the line's text, which may be anything.
 
 #include <cstdint>
 #include <cstdio>
@@ -33,7 +34,8 @@ public:
     static constexpr std::size_t kMaxLine = 4096;
 
     /// Opens `path`; InputError when it is missing, unreadable, a directory, a FIFO or a device.
-    explicit ModelFileReader(std::string path);
+    /// `flag`: the option that names the file in every message.
+    explicit ModelFileReader(std::string path, std::string flag = "{model_file}");
 
     const std::string& path() const { return path_; }
     /// Size in bytes from fstat() before reading (what the header's counts are checked against).
@@ -49,9 +51,9 @@ public:
     /// The line last read was longer than kMaxLine bytes (its tokens are incomplete).
     bool overlong() const { return overlong_; }
 
-    /// "{model_file} PATH line N: why" for the line last read.
+    /// "FLAG PATH line N: why" for the line last read.
     InputError error(const std::string& why) const;
-    /// "{model_file} PATH: why" (for what belongs to no single line).
+    /// "FLAG PATH: why" (for what belongs to no single line).
     InputError file_error(const std::string& why) const;
 
     /// At the end of the file: path, size and SHA-256 of every byte read.
@@ -59,6 +61,7 @@ public:
 
 private:
     std::string path_;
+    std::string flag_;
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
     std::uint64_t size_ = 0;
     std::int64_t line_ = 0;

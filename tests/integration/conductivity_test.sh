@@ -32,7 +32,7 @@ refused() {  # name, expected exit code, expected text, command...
 # One scaling for both field directions (Lanczos' bounds of H and of its conjugate differ in
 # the last digits), so that Onsager's relation holds to rounding.
 g6=(--model graphene --lattice 6x6 --moments 128 --trace exact --energy-range -3:3 --quiet)
-refused "model without positions" 2 "--conductivity: model hr has no positions for the velocity operators (allowed: ti, graphene)" \
+refused "model without positions" 2 "--conductivity: model hr has no positions for the velocity operators (allowed: ti, graphene, hr with --cell-vectors and --orbital-positions)" \
   "$dos" --model hr --model-file "$(dirname "$0")/../../inputs/graphene_hr.dat" --lattice 4x4 --moments 16 --conductivity xx
 refused "zz on graphene" 2 "--conductivity zz: model graphene is two-dimensional, its sheet conductance has in-plane components only (allowed: xx, xy, yx, yy)" \
   "$dos" "${g6[@]}" --conductivity zz

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/format.md describes the files the programs write today: small runs of every kind
-# (DOS with an ensemble, a field with its conductivity, a slab with an exchange mass, LDOS with its map and --green, A(k,E) clean and with error bars,
+# (DOS with an ensemble, a field with its conductivity, a slab with an exchange mass, an hr model with positions in a field, LDOS with its map and --green, A(k,E) clean and with error bars,
 # kpm-eigs dense and shift-invert, a checkpoint left by SIGTERM) are read with h5py and
 # compared with the document by format_doc_check.py, both ways.
 set -u
@@ -17,6 +17,8 @@ run dos  "$dos" --config "$src/inputs/test/ti_tiny.ini" --output "$work/dos.h5"
 run real "$dos" --model graphene --lattice 16x16 --moments 64 --vectors 2 --realizations 3 --disorder 0.5 --output "$work/real.h5"
 run field "$dos" --model graphene --lattice 16x16 --magnetic-flux 1/16 --moments 64 --vectors 2 --conductivity xy --output "$work/field.h5"
 run qah  "$dos" --model ti --lattice 6x6x3 --exchange-mass 0.5 --moments 32 --vectors 2 --conductivity xy --matrix free --output "$work/qah.h5"
+printf '0 0 0\n0 1 0\n' > "$work/AB.txt"
+run hr "$dos" --model hr --model-file "$src/inputs/graphene_hr.dat" --lattice 8x8 --cell-vectors "1.7320508075688772,0,0;0.8660254037844386,1.5,0" --orbital-positions "$work/AB.txt" --magnetic-flux 1/8 --moments 64 --vectors 2 --output "$work/hr.h5"
 run ldos "$dos" --model ti --lattice 8x8x4 --ldos site:4,4,0 --moments 64 --green 0.05 --energy-grid -1:1:11 --output "$work/ldos.h5"
 run map  "$dos" --model ti --lattice 8x8x4 --ldos layer:0 --ldos-map-energy 0.1 --moments 64 --realizations 2 --disorder 0.5 --output "$work/map.h5"
 run probe "$dos" --model ti --lattice 8x8x4 --ldos layer:0 --ldos-map-energy 0.1 --moments 64 --ldos-method probing --probing-distance 2 --output "$work/probe.h5"

@@ -377,7 +377,7 @@ TEST(HrModel, ValidatesItsParameters)
     EXPECT_NE(input_error([&] { hamiltonians::make_model(hr_params(file, 0, 2, 1, "")); }).find("Nx = 0"), std::string::npos);
     ModelParams dots = hr_params(file, 4, 4, 1, "");
     dots.dot_period = 2;
-    EXPECT_NE(input_error([&] { hamiltonians::make_model(dots); }).find("--orbital-positions"), std::string::npos);
+    EXPECT_NE(input_error([&] { hamiltonians::make_model(dots); }).find("{dot_period} 2: dots on model hr"), std::string::npos);
     ModelParams big = hr_params(file, 1'000'000'000, 1'000'000'000, 1'000'000'000, "");
     EXPECT_NE(input_error([&] { hamiltonians::make_model(big); }).find("overflow"), std::string::npos);
     const auto m = hamiltonians::make_model(hr_params(file, 3, 2, 1, "o"));

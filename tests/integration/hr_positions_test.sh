@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# kpm-dos --model hr with positions as a user runs it (issue 34, models.md §8, §9):
+#  - graphene's own _hr.dat with graphene's cell vectors and positions (Wannier90
+#    _centres.xyz with atom lines after the centres) gives built-in graphene's
+#    /conductivity/moments (xx, xy; disorder and a field, positions shifted so that the hr
+#    gauge origin, the Cartesian origin, is graphene's) with --trace exact, to rounding;
+#  - the ti slab as hr (cubic, spacing 1) gives ti's /conductivity/moments in a field;
+#  - in a field on an open lattice any gauge origin (graphene's positions unshifted) is a
+#    gauge transformation: the exact DOS moments are built-in graphene's to rounding;
+#  - /model records cell_vectors, orbital_positions (and their file) and the gauge; the
+#    --config file form gives the same model;
+#  - refusals, exit 2 with one line naming the option: positions on a built-in, positions
+#    without vectors, dependent vectors, a positions file of the wrong count (path and
+#    counts, not its text), a field on a torus whose total flux is not an integer (the
+#    smallest admissible lattice), --matrix free in a field.
+set -u
+dos="$1"; src="$2"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+py=/usr/bin/python3
+export OMP_NUM_THREADS=1
+if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (the setup script installs them)"; exit 1; fi
+
+ghr=(--model hr --model-file "$src/inputs/graphene_hr.dat")
+vec="1.7320508075688772,0,0;0.8660254037844386,1.5,0"  # sqrt(3), sqrt(3)/2: 17 digits read back exactly
+# Graphene's A (origin) and B (0, 1) as Wannier90 writes them: count, comment, centres, atoms.
+printf '4\n Wannier centres\nX 0 0 0\nX 0 1 0\nC 0 0 0\nC 0 1 0\n' > "$work/g_centres.xyz"
+# The same shifted by (a1 + a2)/6: the hr gauge origin (0) on graphene's r0 = -(a1 + a2)/6 from A.
+$py -c "
+import math
+x = 1.5 * math.sqrt(3) / 6
+print('%.17g 0.25 0' % x); print('%.17g 1.25 0' % x)" > "$work/g_shifted.txt"
+printf '0 0 0\n0 0 0\n0 0 0\n0 0 0\n' > "$work/ti_sites.txt"
+
+run() {  # run NAME ARGS...: a run that must succeed
+  local name="$1"; shift
+  "$dos" --quiet --trace exact "$@" > "$work/$name.out" 2>&1
+  check "$name runs" "[ $? -eq 0 ] || { cat '$work/$name.out'; false; }"
+}
+common=(--moments 32 --lattice 6x6 --disorder 1 --disorder-seed 9 --magnetic-flux 1/6 --energy-range -4.5:4.5)
+for c in xx xy; do
+  run "g_$c" --model graphene "${common[@]}" --conductivity $c -o "$work/g_$c.h5"
+  run "hr_$c" "${ghr[@]}" --cell-vectors "$vec" --orbital-positions "$work/g_shifted.txt" "${common[@]}" \
+      --conductivity $c -o "$work/hr_$c.h5"
+done
+tcommon=(--lattice 4x4x3 --boundary ppo --magnetic-flux 1/4 --energy-range -6:6 --moments 16)
+run ti_xy --model ti "${tcommon[@]}" --conductivity xy -o "$work/ti_xy.h5"
+run hr_ti_xy --model hr --model-file "$src/inputs/ti_hr.dat" --cell-vectors "1,0,0;0,1,0;0,0,1" \
+    --orbital-positions "$work/ti_sites.txt" "${tcommon[@]}" --conductivity xy -o "$work/hr_ti_xy.h5"
+ocommon=(--moments 32 --lattice 5x4 --boundary oo --magnetic-flux 2/7 --energy-range -3.5:3.5)
+run g_open --model graphene "${ocommon[@]}" -o "$work/g_open.h5"
+run hr_open "${ghr[@]}" --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" "${ocommon[@]}" -o "$work/hr_open.h5"
+# The --config form of the same options.
+printf 'model = hr\nmodel-file = %s\nlattice = 6x6\ncell-vectors = %s\norbital-positions = %s\n' \
+  "$src/inputs/graphene_hr.dat" "$vec" "$work/g_centres.xyz" > "$work/hr.ini"
+run config --config "$work/hr.ini" --moments 32 --conductivity xx --energy-range -3.5:3.5 -o "$work/config.h5"
+run cli "${ghr[@]}" --moments 32 --lattice 6x6 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" \
+    --conductivity xx --energy-range -3.5:3.5 -o "$work/cli.h5"
+
+cat > "$work/compare.py" <<'EOF'
+import sys, h5py, numpy as np
+w = sys.argv[1]
+def get(name, path):
+    with h5py.File(f"{w}/{name}.h5", "r") as f:
+        return f[path][()]
+bad = []
+# Gamma_nm = Tr[v_a T_n v_b T_m]/N: |v| <= 3 (bonds of length 1 times |t| = 1 per neighbour),
+# n + m + 2 <= 64 factors; entries that differ by rounding (|dH| < 1e-15 measured, 1e-13
+# bounded in hr_positions_test) move each moment by at most 64 x 9 x 1e-13 / a < 1e-10.
+for a, b, path in [("hr_xx", "g_xx", "conductivity/moments"), ("hr_xy", "g_xy", "conductivity/moments"),
+                   ("hr_ti_xy", "ti_xy", "conductivity/moments"), ("hr_open", "g_open", "kpm/moments"),
+                   ("hr_xx", "g_xx", "kpm/moments"), ("config", "cli", "conductivity/moments")]:
+    x, y = get(a, path), get(b, path)
+    d = np.abs(x - y).max()
+    print(f"{a} vs {b} {path}: max |difference| {d:.3g}, max |moment| {np.abs(y).max():.3g}")
+    if x.shape != y.shape or not d <= 1e-10:
+        bad.append(f"{a} vs {b}")
+# The field matters: the hr run in a field is not the field-free one (a vacuous comparison
+# would pass with no phases at all).
+if np.abs(get("hr_xy", "conductivity/moments")).max() < 1e-3:
+    bad.append("sigma_xy moments vanish: no field?")
+with h5py.File(f"{w}/hr_xx.h5", "r") as f:
+    m = f["model"].attrs
+    want = {"cell_vectors": "1.7320508075688772,0,0;0.8660254037844386,1.5,0",
+            "orbital_positions": "0.43301270189221935,0.25,0;0.43301270189221935,1.25,0",
+            "magnetic_flux_fraction": "1/6"}
+    for k, v in want.items():
+        got = m.get(k)
+        got = got.decode() if isinstance(got, bytes) else got
+        if got != v:
+            bad.append(f"/model@{k} = {got!r}, want {v!r}")
+    for k in ("orbital_positions_file", "orbital_positions_sha256", "orbital_positions_size", "gauge"):
+        if k not in m:
+            bad.append(f"/model@{k} missing")
+    g = m["gauge"]
+    if "r0 = 0, the origin of the Cartesian frame" not in (g.decode() if isinstance(g, bytes) else g):
+        bad.append("gauge origin not recorded")
+print("\n".join(bad) if bad else "all equal")
+sys.exit(1 if bad else 0)
+EOF
+check "hr with positions equals the built-ins (conductivity, field, config form)" "$py '$work/compare.py' '$work'"
+
+refused() {  # refused NAME TEXT ARGS...: exit 2, one line naming TEXT, no result file
+  local name="$1" want="$2"; shift 2
+  "$dos" -q --moments 8 --vectors 1 --output "$work/refused.h5" "$@" > /dev/null 2> "$work/err.txt"; local rc=$?
+  check "$name: exit 2, one line naming it" "[ $rc -eq 2 ] && [ \$(wc -l < '$work/err.txt') -eq 1 ] && grep -qF -- \"$want\" '$work/err.txt' || { echo rc=$rc; cat '$work/err.txt'; false; }"
+  check "$name: no file" "[ ! -e '$work/refused.h5' ]"
+}
+printf '0 0 0\nSECRET 1 0\n' > "$work/bad.txt"
+refused "vectors on ti" "--cell-vectors: model ti has its own positions (the option goes with --model hr)" \
+  --model ti --lattice 3x3x3 --cell-vectors "1,0,0;0,1,0;0,0,1"
+refused "positions on matrix-market" "--orbital-positions: model matrix-market has no lattice" \
+  --model matrix-market --model-file "$src/inputs/graphene_hr.dat" --orbital-positions "$work/g_centres.xyz"
+refused "positions without vectors" "--orbital-positions $work/g_centres.xyz: the positions are offsets within the cell, which needs --cell-vectors" \
+  "${ghr[@]}" --lattice 4x4 --orbital-positions "$work/g_centres.xyz"
+refused "dependent vectors" "--cell-vectors '1,0,0;2,0,0': the vectors are not linearly independent" \
+  "${ghr[@]}" --lattice 4x4 --cell-vectors "1,0,0;2,0,0"
+refused "bad positions line" "--orbital-positions $work/bad.txt line 2: expected a position" \
+  "${ghr[@]}" --lattice 4x4 --cell-vectors "$vec" --orbital-positions "$work/bad.txt"
+check "bad positions line: the file's text is not quoted" "! grep -q SECRET '$work/err.txt'"
+printf '0 0 0\n' > "$work/one.txt"
+refused "positions count" "--orbital-positions $work/one.txt: 1 positions found, the model has num_wann = 2" \
+  "${ghr[@]}" --lattice 4x4 --cell-vectors "$vec" --orbital-positions "$work/one.txt"
+refused "field without positions" "--magnetic-flux 1/4: the Peierls phases on model hr need orbital positions" \
+  "${ghr[@]}" --lattice 4x4 --magnetic-flux 1/4
+refused "field: total flux" "the smallest admissible lattice is 3x4x1" \
+  "${ghr[@]}" --lattice 3x3 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" --magnetic-flux 1/4
+refused "field: matrix free" "--matrix free with --magnetic-flux 1/4" \
+  "${ghr[@]}" --lattice 4x4 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" --magnetic-flux 1/4 --matrix free
+check "--help explains both options" "'$dos' --help | grep -q -- '--cell-vectors' && '$dos' --help | grep -q -- '--orbital-positions'"
+
+exit $fail
