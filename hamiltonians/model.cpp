@@ -59,6 +59,22 @@ void require_admissible_flux(const ModelParams& p, bool three_d)
         "); the smallest admissible lattice is ", smallest));
 }
 
+/// The dot superlattice's radius and period (models.md §2/§3/§8; the potential is an energy,
+/// checked with the others): radius finite >= 0, period >= 0 dividing Nx and Ny.
+void require_dots(const ModelParams& p, bool three_d)
+{
+    require_finite("{dot_radius}", p.dot_radius, "finite, >= 0");
+    TOPOKPM_USER_REQUIRE(p.dot_radius >= 0.0, "{dot_radius} ", p.dot_radius, ": out of range (allowed: finite, >= 0)");
+    TOPOKPM_USER_REQUIRE(p.dot_period >= 0, "{dot_period} ", p.dot_period,
+                         ": out of range (allowed: >= 0; 0 = no dots; must divide Nx and Ny)");
+    if (p.dot_period == 0) return;
+    const char* axis[2] = {"Nx", "Ny"};
+    const int extent[2] = {p.nx, p.ny};
+    for (int d = 0; d < 2; ++d)
+        TOPOKPM_USER_REQUIRE(extent[d] % p.dot_period == 0, "{lattice} ", lattice_text(p, three_d), ": ", axis[d], " = ",
+                             extent[d], " is not a multiple of {dot_period} ", p.dot_period);
+}
+
 /// The checks of models.md §8 for the models read from a file (the files themselves are
 /// checked by their readers): hr gets a 3-letter boundary ("ppp" by default, 1 or 2 letters
 /// padded with 'p'), its positions (--cell-vectors, --orbital-positions) are what the field
@@ -120,8 +136,18 @@ ModelParams validate_file_model(ModelParams p)
                              "(x = y = 0)");
         require_admissible_flux(p, true);
     }
-    TOPOKPM_USER_REQUIRE(p.dot_period == 0, "{dot_period} ", p.dot_period, ": dots on model ", p.name,
-                         " are not offered (allowed: 0; dots go with ti and graphene)");
+    // Dots (models.md §8): on the orbitals whose position lies inside one, by the distance
+    // in the x-y plane, so a1, a2 span that plane.
+    require_energy("{dot_potential}", p.dot_potential, "finite, -1e+100 .. 1e+100");
+    require_dots(p, true);
+    if (p.dot_period > 0) {
+        TOPOKPM_USER_REQUIRE(positions, "{dot_period} ", p.dot_period,
+                             ": dots on model hr need orbital positions (give {cell_vectors} and {orbital_positions})");
+        const auto& a = p.cell_vectors;
+        TOPOKPM_USER_REQUIRE(a[0][2] == 0.0 && a[1][2] == 0.0, "{dot_period} ", p.dot_period, " with {cell_vectors} '",
+                             file_models::vectors_text(a),
+                             "': the dots are discs in the x-y plane, which needs a1, a2 in that plane (z = 0)");
+    }
     return p;
 }
 
@@ -174,16 +200,7 @@ ModelParams validate(ModelParams p)
     require_energy("{dot_potential}", p.dot_potential, "finite, -1e+100 .. 1e+100");
     require_disorder(p.disorder);
 
-    // Dots.
-    require_finite("{dot_radius}", p.dot_radius, "finite, >= 0");
-    TOPOKPM_USER_REQUIRE(p.dot_radius >= 0.0, "{dot_radius} ", p.dot_radius, ": out of range (allowed: finite, >= 0)");
-    TOPOKPM_USER_REQUIRE(p.dot_period >= 0, "{dot_period} ", p.dot_period,
-                         ": out of range (allowed: >= 0; 0 = no dots; must divide Nx and Ny)");
-    if (p.dot_period > 0) {
-        for (int d = 0; d < 2; ++d)
-            TOPOKPM_USER_REQUIRE(extent[d] % p.dot_period == 0, "{lattice} ", lattice_text(p, ti), ": ", axis[d],
-                                 " = ", extent[d], " is not a multiple of {dot_period} ", p.dot_period);
-    }
+    require_dots(p, ti);
     if (ti)
         TOPOKPM_USER_REQUIRE(p.dot_depth >= 0 && p.dot_depth <= p.nz, "{dot_depth} ", p.dot_depth,
                              ": out of range (allowed: 0 .. Nz = ", p.nz, ")");

@@ -310,8 +310,8 @@ po::options_description model_group()
         ("t", po::value<std::string>()->default_value("1"), "hopping t (energy unit); 1e-100 <= |t| <= 1e100")
         ("m", po::value<std::string>()->default_value("2"), "ti mass parameter m (units of t); 1 < m < 3 is the strong TI phase")
         ("dot-potential", po::value<std::string>()->default_value("0"), "on-site potential inside the quantum dots (units of t)")
-        ("dot-radius", po::value<std::string>()->default_value("0"), "dot radius (lattice constants for ti, C-C distances for graphene), >= 0")
-        ("dot-period", po::value<std::string>()->default_value("0"), "dot superlattice period in sites (ti) or cells (graphene); must divide Nx and Ny; 0 = no dots")
+        ("dot-radius", po::value<std::string>()->default_value("0"), "dot radius (lattice constants for ti, C-C distances for graphene, the length unit of --orbital-positions for hr), >= 0")
+        ("dot-period", po::value<std::string>()->default_value("0"), "dot superlattice period in sites (ti) or cells (graphene, hr); must divide Nx and Ny; 0 = no dots. hr (with --cell-vectors and --orbital-positions, a1, a2 in the x-y plane): the orbitals within --dot-radius in the plane of the nearest supercell centre (P-1)/2 (a1 + a2) + the mean position, every layer")
         ("dot-depth", po::value<std::string>()->default_value("1"), "ti: dots act on layers z < dot-depth (0 .. Nz)")
         ("disorder", po::value<std::string>()->default_value("0"), "Anderson disorder strength W >= 0 (units of t): V += W (u - 1/2), u uniform in [0,1)")
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
@@ -489,8 +489,9 @@ void read_model(const po::variables_map& vm, RunConfig& cfg)
 }
 
 /// What the models read from a file (models.md §8) do not offer, refused before the file is
-/// read, each with one message naming the missing piece: energies (--t, --m), dots and
-/// momenta; for matrix-market also everything that needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
+/// read, each with one message naming the missing piece: energies (--t, --m), --dot-depth
+/// (hr's dots act on every layer) and momenta; for matrix-market also dots and everything
+/// else that needs a lattice. kpm-eigs, --plan and the 2-D decomposition take file models as they
 /// take the built-ins (the decomposition refuses what has no halo model: rank_layout()).
 void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg)
 {
@@ -501,9 +502,9 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
     for (const char* key : {"t", "m"})
         TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": model ", name, " takes its energies from --model-file");
     for (const char* key : {"dot-potential", "dot-radius", "dot-period", "dot-depth"})
-        TOPOKPM_USER_REQUIRE(!given(key), "--", key, ": dots on model ", name,
-                             mm ? " need a lattice, which a Matrix Market file does not have"
-                                : " are not offered (dots go with ti and graphene)");
+        TOPOKPM_USER_REQUIRE(!given(key) || (!mm && std::string(key) != "dot-depth"), "--", key, ": dots on model ",
+                             name, mm ? " need a lattice, which a Matrix Market file does not have"
+                                      : " act on every layer (--dot-depth is ti's)");
     TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
                          mm ? " has no lattice" : " has no momenta (--k-points and --k-path go with ti and graphene)");
     if (!mm) return;

@@ -1,12 +1,12 @@
 #include "hamiltonians/file_models/hr_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <limits>
 #include <utility>
 #include <vector>
 
-#include "numerics/base/counter_rng.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::hamiltonians::file_models {
@@ -62,24 +62,55 @@ HrModel::HrModel(const ModelParams& params)
     : params_(params),
       h_(read_hr_file(params.file)),
       gauge_(params.flux, params.ny, 1),
-      disorder_stream_(disorder_stream_seed(params.disorder_seed))
+      onsite_(params)
 {
     const int w = h_.num_wann;
     if (!params_.orbital_positions.empty()) {
         positions_ = read_orbital_positions(params_.orbital_positions, w);
-        // Lattice coordinates in the x-y plane: position = alpha a1 + beta a2 (+ along z),
-        // what the gauge needs (make_model() let a field through only with a1, a2 in the
-        // plane and a3 along z, so the 2 x 2 system is regular).
+        // Lattice coordinates in the x-y plane, r = u a1 + v a2 (+ along z), for the gauge
+        // and the dots (make_model() lets either through only with a1, a2 in the plane, so
+        // the 2 x 2 system is regular).
         const Vector3& a1 = params_.cell_vectors[0];
         const Vector3& a2 = params_.cell_vectors[1];
         const double det = a1[0] * a2[1] - a1[1] * a2[0];
+        const auto uv = [&](double x, double y) {
+            return std::array<double, 2>{(x * a2[1] - y * a2[0]) / det, (a1[0] * y - a1[1] * x) / det};
+        };
+        const bool in_plane = gauge_.active() || params_.dot_period > 0;
         for (const Vector3& r : positions_->position) {
             PeierlsGauge::RealParts q;
-            if (gauge_.active()) {
-                q.ui = (r[0] * a2[1] - r[1] * a2[0]) / det;
-                q.vi = (a1[0] * r[1] - a1[1] * r[0]) / det;
+            if (in_plane) {
+                const std::array<double, 2> c = uv(r[0], r[1]);
+                q.ui = c[0];
+                q.vi = c[1];
             }
             lattice_.push_back(q);
+        }
+        if (params_.dot_period > 0) {
+            const double period = params_.dot_period;
+            Dots& d = dots_;
+            d.a1[0] = a1[0], d.a1[1] = a1[1], d.a2[0] = a2[0], d.a2[1] = a2[1];
+            if (params_.cell_vectors.size() == 3) {
+                const std::array<double, 2> c = uv(params_.cell_vectors[2][0], params_.cell_vectors[2][1]);
+                d.a3_uv[0] = c[0], d.a3_uv[1] = c[1];
+            }
+            double mean[2] = {0.0, 0.0};
+            for (const PeierlsGauge::RealParts& q : lattice_) mean[0] += q.ui, mean[1] += q.vi;
+            for (int k = 0; k < 2; ++k) d.centre[k] = (period - 1.0) / 2.0 + mean[k] / w;
+            // Lagrange-Gauss reduction of P a1, P a2 (the nearest superlattice point then lies
+            // among the few around the rounded coordinates; a square lattice stays as it is).
+            double b1[2] = {period * a1[0], period * a1[1]}, b2[2] = {period * a2[0], period * a2[1]};
+            const auto dot = [](const double* x, const double* y) { return x[0] * y[0] + x[1] * y[1]; };
+            for (int iteration = 0; iteration < 200; ++iteration) {
+                if (dot(b2, b2) < dot(b1, b1)) std::swap(b1, b2);
+                const double mu = std::nearbyint(dot(b1, b2) / dot(b1, b1));
+                if (mu == 0.0) break;
+                b2[0] -= mu * b1[0], b2[1] -= mu * b1[1];
+            }
+            const double bdet = b1[0] * b2[1] - b1[1] * b2[0];
+            d.b1[0] = b1[0], d.b1[1] = b1[1], d.b2[0] = b2[0], d.b2[1] = b2[1];
+            d.inverse[0][0] = b2[1] / bdet, d.inverse[0][1] = -b2[0] / bdet;
+            d.inverse[1][0] = -b1[1] / bdet, d.inverse[1][1] = b1[0] / bdet;
         }
     }
     const global_index cells_xy = global_index(params_.nx) * params_.ny;
@@ -159,7 +190,33 @@ int HrModel::row(global_index row, global_index* cols, complex_type* values) con
 
 double HrModel::potential(global_index row) const
 {
-    return params_.disorder * (uniform(disorder_stream_, static_cast<std::uint64_t>(row)) - 0.5);
+    return onsite_(inside_dot(row), static_cast<std::uint64_t>(row));
+}
+
+bool HrModel::inside_dot(global_index row) const
+{
+    if (params_.dot_period == 0) return false;
+    const Dots& d = dots_;
+    const int w = h_.num_wann;
+    const global_index cell = row / w;
+    const PeierlsGauge::RealParts& q = lattice_[static_cast<size_t>(row % w)];
+    const global_index c3 = cell % params_.nz, c2 = (cell / params_.nz) % params_.ny,
+                       c1 = cell / (global_index(params_.nz) * params_.ny);
+    // The offset from the centre of supercell (0, 0) in u, v, then in the plane.
+    const double u = static_cast<double>(c1) + q.ui + static_cast<double>(c3) * d.a3_uv[0] - d.centre[0];
+    const double v = static_cast<double>(c2) + q.vi + static_cast<double>(c3) * d.a3_uv[1] - d.centre[1];
+    const double x = u * d.a1[0] + v * d.a2[0], y = u * d.a1[1] + v * d.a2[1];
+    // The nearest superlattice point: around the coordinates rounded in the reduced basis.
+    const double k1 = std::nearbyint(x * d.inverse[0][0] + y * d.inverse[0][1]);
+    const double k2 = std::nearbyint(x * d.inverse[1][0] + y * d.inverse[1][1]);
+    double nearest = std::numeric_limits<double>::infinity();
+    for (int i = -2; i <= 2; ++i)
+        for (int j = -2; j <= 2; ++j) {
+            const double dx = x - (k1 + i) * d.b1[0] - (k2 + j) * d.b2[0];
+            const double dy = y - (k1 + i) * d.b1[1] - (k2 + j) * d.b2[1];
+            nearest = std::min(nearest, dx * dx + dy * dy);
+        }
+    return nearest < params_.dot_radius * params_.dot_radius + 1e-9;
 }
 
 BlockStencil HrModel::block_stencil() const
@@ -208,6 +265,11 @@ AttributeList HrModel::attributes() const
         {"disorder", p.disorder},
         {"disorder_seed", std::uint64_t(p.disorder_seed)},
     };
+    if (p.dot_period > 0) {
+        attributes.push_back({"dot_potential", p.dot_potential});
+        attributes.push_back({"dot_radius", p.dot_radius});
+        attributes.push_back({"dot_period", std::int64_t(p.dot_period)});
+    }
     if (!p.cell_vectors.empty()) attributes.push_back({"cell_vectors", vectors_text(p.cell_vectors)});
     if (positions_) {
         attributes.push_back({"orbital_positions", vectors_text(positions_->position)});

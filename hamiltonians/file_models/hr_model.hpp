@@ -16,7 +16,11 @@
 /// entry but the diagonal: the hop of H(R)[o, n] from (c + R, n) onto (c, o) along the
 /// straight bond to the image c + R (not wrapped), in lattice coordinates u, v of the
 /// x-y plane solved from a1, a2 (u = c1 + the orbital's own part), gauge origin the
-/// Cartesian origin of the positions.
+/// Cartesian origin of the positions. Dots (models.md §8) add dot_potential to the orbitals
+/// whose position lies within dot_radius (in the x-y plane) of the nearest centre of the
+/// superlattice P a1, P a2 (P = dot_period), the centre of the supercell of cells [0, P)^2
+/// being the centroid of its orbitals, (P - 1)/2 (a1 + a2) + the mean of the positions (ti's
+/// rule of §2 for sites at the cell corners); every layer. V = dot term, then plus disorder.
 
 #include <array>
 #include <memory>
@@ -26,6 +30,7 @@
 #include "hamiltonians/file_models/hr_file.hpp"
 #include "hamiltonians/file_models/hr_positions.hpp"
 #include "hamiltonians/model.hpp"
+#include "hamiltonians/onsite_potential.hpp"
 
 namespace topokpm::hamiltonians::file_models {
 
@@ -76,9 +81,19 @@ private:
     std::vector<std::vector<Hop>> hops_;     ///< per orbital o
     std::vector<complex_type> onsite_diag_;  ///< H(0)[o, o]
     std::optional<OrbitalPositions> positions_;     ///< --orbital-positions, when given
-    std::vector<PeierlsGauge::RealParts> lattice_;  ///< per orbital: u, v of its position (in ui, vi)
+    /// Per orbital: the lattice coordinates u, v (in ui, vi) of its position in the x-y
+    /// plane, solved from a1, a2 (zero unless a field or dots need them).
+    std::vector<PeierlsGauge::RealParts> lattice_;
     PeierlsGauge gauge_;
-    std::uint64_t disorder_stream_ = 0;
+    OnsitePotential onsite_;
+    /// The dot superlattice (dot_period > 0): the in-plane cell vectors, a3's u, v, the
+    /// centre of supercell (0, 0) in u, v, a reduced basis of the superlattice and its inverse.
+    struct Dots {
+        double a1[2] = {}, a2[2] = {}, a3_uv[2] = {}, centre[2] = {};
+        double b1[2] = {}, b2[2] = {}, inverse[2][2] = {};
+    };
+    Dots dots_;
+    bool inside_dot(global_index row) const;
     global_index num_rows_ = 0;
     int max_row_length_ = 1;
     global_index estimated_nonzeros_ = 0;

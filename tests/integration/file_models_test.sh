@@ -181,7 +181,7 @@ mm="--model matrix-market --model-file $work/ti.mtx"
 lacks "hr without a file" "--model hr needs --model-file" --model hr --lattice 4x4
 lacks "--model-file on a built-in" "--model-file: model ti is built in" --model ti --lattice 3x3x3 --model-file "$work/ti.mtx"
 lacks "hr missing file" "--model-file $work/none_hr.dat: cannot open" --model hr --model-file "$work/none_hr.dat" --lattice 2x2
-lacks "hr dots" "--dot-period: dots on model hr are not offered" $hr --dot-period 2
+lacks "hr dots without positions" "--dot-period 2: dots on model hr need orbital positions" $hr --dot-period 2
 lacks "hr k-path" "--k-points/--k-path: model hr has no momenta" $hr --k-path G-M
 lacks "hr --t" "--t: model hr takes its energies from --model-file" $hr --t 2
 lacks "mm --matrix free" "--matrix free: model matrix-market has no lattice" $mm --matrix free

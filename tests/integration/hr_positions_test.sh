@@ -9,12 +9,15 @@
 #    gauge transformation: the exact DOS moments are built-in graphene's to rounding;
 #  - /model records cell_vectors, orbital_positions (and their file) and the gauge; the
 #    --config file form gives the same model;
+#  - dots on every layer: ti's own file with ti's dots (--dot-depth Nz) has ti's moments;
+#  - under mpirun (given MPIEXEC) -np 2 (1-D) and 4 (2-D) the serial moments in a field;
 #  - refusals, exit 2 with one line naming the option: positions on a built-in, positions
 #    without vectors, dependent vectors, a positions file of the wrong count (path and
 #    counts, not its text), a field on a torus whose total flux is not an integer (the
-#    smallest admissible lattice), --matrix free in a field.
+#    smallest admissible lattice), --matrix free in a field, --dot-depth on hr, dots
+#    without positions.
 set -u
-dos="$1"; src="$2"
+dos="$1"; src="$2"; mpiexec="${3:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -48,6 +51,11 @@ tcommon=(--lattice 4x4x3 --boundary ppo --magnetic-flux 1/4 --energy-range -6:6 
 run ti_xy --model ti "${tcommon[@]}" --conductivity xy -o "$work/ti_xy.h5"
 run hr_ti_xy --model hr --model-file "$src/inputs/ti_hr.dat" --cell-vectors "1,0,0;0,1,0;0,0,1" \
     --orbital-positions "$work/ti_sites.txt" "${tcommon[@]}" --conductivity xy -o "$work/hr_ti_xy.h5"
+# Dots on every layer: ti's own file with ti's dots (--dot-depth Nz).
+dcommon=(--lattice 6x6x3 --boundary ppo --dot-period 3 --dot-radius 1 --dot-potential 0.7 --energy-range -6:6 --moments 32)
+run ti_dots --model ti "${dcommon[@]}" --dot-depth 3 -o "$work/ti_dots.h5"
+run hr_ti_dots --model hr --model-file "$src/inputs/ti_hr.dat" --cell-vectors "1,0,0;0,1,0;0,0,1" \
+    --orbital-positions "$work/ti_sites.txt" "${dcommon[@]}" -o "$work/hr_ti_dots.h5"
 ocommon=(--moments 32 --lattice 5x4 --boundary oo --magnetic-flux 2/7 --energy-range -3.5:3.5)
 run g_open --model graphene "${ocommon[@]}" -o "$work/g_open.h5"
 run hr_open "${ghr[@]}" --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" "${ocommon[@]}" -o "$work/hr_open.h5"
@@ -57,6 +65,19 @@ printf 'model = hr\nmodel-file = %s\nlattice = 6x6\ncell-vectors = %s\norbital-p
 run config --config "$work/hr.ini" --moments 32 --conductivity xx --energy-range -3.5:3.5 -o "$work/config.h5"
 run cli "${ghr[@]}" --moments 32 --lattice 6x6 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" \
     --conductivity xx --energy-range -3.5:3.5 -o "$work/cli.h5"
+
+# Under mpirun (1-D and 2-D decompositions) the rows in a field are the serial ones.
+if [ -n "$mpiexec" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for np in 2 4; do
+    "$mpiexec" --oversubscribe --bind-to none -np $np "$dos" --quiet --trace exact "${ghr[@]}" --cell-vectors "$vec" \
+      --orbital-positions "$work/g_shifted.txt" "${common[@]}" --decomposition $([ $np -eq 2 ] && echo 1d || echo 2d) \
+      -o "$work/mpi_$np.h5" > "$work/mpi_$np.out" 2>&1
+    check "mpirun -np $np runs" "[ $? -eq 0 ] || { cat '$work/mpi_$np.out'; false; }"
+  done
+else
+  echo "SKIPPED: mpirun checks (no MPIEXEC given)"
+fi
 
 cat > "$work/compare.py" <<'EOF'
 import sys, h5py, numpy as np
@@ -70,12 +91,20 @@ bad = []
 # bounded in hr_positions_test) move each moment by at most 64 x 9 x 1e-13 / a < 1e-10.
 for a, b, path in [("hr_xx", "g_xx", "conductivity/moments"), ("hr_xy", "g_xy", "conductivity/moments"),
                    ("hr_ti_xy", "ti_xy", "conductivity/moments"), ("hr_open", "g_open", "kpm/moments"),
-                   ("hr_xx", "g_xx", "kpm/moments"), ("config", "cli", "conductivity/moments")]:
+                   ("hr_xx", "g_xx", "kpm/moments"), ("config", "cli", "conductivity/moments"),
+                   ("hr_ti_dots", "ti_dots", "kpm/moments")]:
     x, y = get(a, path), get(b, path)
     d = np.abs(x - y).max()
     print(f"{a} vs {b} {path}: max |difference| {d:.3g}, max |moment| {np.abs(y).max():.3g}")
     if x.shape != y.shape or not d <= 1e-10:
         bad.append(f"{a} vs {b}")
+import os
+for np_ in (2, 4):
+    if os.path.exists(f"{w}/mpi_{np_}.h5"):
+        d = np.abs(get(f"mpi_{np_}", "kpm/moments") - get("hr_xx", "kpm/moments")).max()
+        print(f"mpirun -np {np_} vs serial kpm/moments: max |difference| {d:.3g}")
+        if not d <= 1e-12:  # sums over ranks in another order: rounding of M terms of size 1
+            bad.append(f"mpirun -np {np_}")
 # The field matters: the hr run in a field is not the field-free one (a vacuous comparison
 # would pass with no phases at all).
 if np.abs(get("hr_xy", "conductivity/moments")).max() < 1e-3:
@@ -128,6 +157,10 @@ refused "field: total flux" "the smallest admissible lattice is 3x4x1" \
   "${ghr[@]}" --lattice 3x3 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" --magnetic-flux 1/4
 refused "field: matrix free" "--matrix free with --magnetic-flux 1/4" \
   "${ghr[@]}" --lattice 4x4 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" --magnetic-flux 1/4 --matrix free
+refused "dot depth on hr" "--dot-depth: dots on model hr act on every layer (--dot-depth is ti's)" \
+  "${ghr[@]}" --lattice 6x6 --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" --dot-period 3 --dot-depth 1
+refused "dots without positions" "--dot-period 3: dots on model hr need orbital positions" \
+  "${ghr[@]}" --lattice 6x6 --dot-period 3 --dot-radius 1
 check "--help explains both options" "'$dos' --help | grep -q -- '--cell-vectors' && '$dos' --help | grep -q -- '--orbital-positions'"
 
 exit $fail

@@ -370,6 +370,94 @@ TEST(HrPositions, OpenLatticeSpectrumDoesNotDependOnTheOrigin)
     }
 }
 
+// Dots (models.md §8): ti's own file on its cubic lattice with ti's dots on every layer
+// (dot_depth = Nz) gives ti's rows entry for entry.
+TEST(HrDots, TiFileHasTisDots)
+{
+    for (const int period : {2, 3, 4})
+        for (const double radius : {0.0, 0.7, 1.0, 1.5, 2.3})
+            for (const char* b : {"ppo", "ppp"}) {
+                ModelParams t = ti(12, 12, 3, b, {});
+                t.dot_period = period;
+                t.dot_radius = radius;
+                t.dot_potential = 0.8;
+                t.dot_depth = 3;
+                ModelParams h = ti_hr(12, 12, 3, b, {});
+                h.dot_period = period;
+                h.dot_radius = radius;
+                h.dot_potential = 0.8;
+                const auto hr = hamiltonians::make_model(h);
+                EXPECT_EQ(entries(*hr), entries(*hamiltonians::make_model(t))) << period << " " << radius << " " << b;
+            }
+}
+
+// On any cell (graphene's, and a strongly skewed one) an orbital is inside when its distance
+// in the plane to the nearest superlattice centre (P - 1)/2 (a1 + a2) + mean position
+// + i P a1 + j P a2, over every i, j near the sample, is below the radius: brute force here.
+TEST(HrDots, NearestCentreOnAnyCell)
+{
+    struct Cell {
+        Vector3 a1, a2, shift;
+    };
+    for (const Cell& c : {Cell{kA1, kA2, {0.0, 0.0, 0.0}}, Cell{{1.0, 0.0, 0.0}, {3.2, 0.5, 0.0}, {0.4, -0.3, 0.7}}}) {
+        // Radii as fractions of the supercell's size sqrt(P^2 |a1 x a2|): few, some, most inside.
+        const double size = 3.0 * std::sqrt(std::abs(c.a1[0] * c.a2[1] - c.a1[1] * c.a2[0]));
+        for (const double radius : {0.2 * size, 0.35 * size, 0.5 * size}) {
+            ModelParams p = graphene_hr(6, 9, "pp", {}, c.shift);
+            p.disorder = 0.0;
+            p.cell_vectors = {c.a1, c.a2};
+            p.dot_period = 3;
+            p.dot_radius = radius;
+            p.dot_potential = 1.0;
+            const auto m = hamiltonians::make_model(p);
+            const Vector3 pos[2] = {c.shift, {c.shift[0], 1.0 + c.shift[1], 0.0}};
+            const double mean[2] = {pos[0][0] / 2 + pos[1][0] / 2, pos[0][1] / 2 + pos[1][1] / 2};
+            int inside = 0;
+            for (global_index row = 0; row < m->num_rows(); ++row) {
+                const int o = static_cast<int>(row % 2), c1 = static_cast<int>(row / 2 / 9), c2 = static_cast<int>(row / 2 % 9);
+                const double x = c1 * c.a1[0] + c2 * c.a2[0] + pos[o][0], y = c1 * c.a1[1] + c2 * c.a2[1] + pos[o][1];
+                double nearest = 1e300;
+                for (int i = -12; i <= 12; ++i)
+                    for (int j = -12; j <= 12; ++j) {
+                        const double u = 3 * i + 1.0, v = 3 * j + 1.0;  // (P - 1)/2 = 1
+                        const double cx = u * c.a1[0] + v * c.a2[0] + mean[0], cy = u * c.a1[1] + v * c.a2[1] + mean[1];
+                        nearest = std::min(nearest, (x - cx) * (x - cx) + (y - cy) * (y - cy));
+                    }
+                // Away from the edge by more than rounding (the model's own test is exact there).
+                if (std::abs(nearest - radius * radius) < 1e-6) continue;
+                const bool want = nearest < radius * radius;
+                EXPECT_EQ(m->potential(row), want ? 1.0 : 0.0) << "row " << row << " radius " << radius;
+                inside += want;
+            }
+            EXPECT_GT(inside, 0);
+            EXPECT_LT(inside, m->num_rows());
+        }
+    }
+}
+
+TEST(HrDots, MakeModelChecksThem)
+{
+    ModelParams p = graphene_hr(6, 6, "pp", {}, {0, 0, 0});
+    p.dot_period = 3;
+    p.dot_radius = 1.0;
+    ModelParams q = p;
+    q.orbital_positions.clear();
+    EXPECT_TRUE(contains(input_error([&] { hamiltonians::make_model(q); }), "{dot_period} 3: dots on model hr need orbital positions"));
+    q = p;
+    q.nx = 4;
+    EXPECT_TRUE(contains(input_error([&] { hamiltonians::make_model(q); }), "Nx = 4 is not a multiple of {dot_period} 3"));
+    q = p;
+    q.dot_radius = -1.0;
+    EXPECT_TRUE(contains(input_error([&] { hamiltonians::make_model(q); }), "{dot_radius} -1"));
+    q = ti_hr(6, 6, 2, "ppo", {});
+    q.dot_period = 3;
+    q.cell_vectors = {{1.0, 0.0, 0.5}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
+    EXPECT_TRUE(contains(input_error([&] { hamiltonians::make_model(q); }), "needs a1, a2 in that plane"));
+    const auto a = attributes(*hamiltonians::make_model(p));
+    EXPECT_EQ(std::get<std::int64_t>(a.at("dot_period")), 3);
+    EXPECT_EQ(std::get<double>(a.at("dot_radius")), 1.0);
+}
+
 TEST(HrPositions, ModelRecordsThem)
 {
     const ModelParams p = graphene_hr(4, 4, "pp", {1, 4}, {0, 0, 0});
