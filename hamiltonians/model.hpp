@@ -37,9 +37,10 @@ struct ModelParams {
     double t = 1.0;                   ///< hopping (energy unit)
     double m = 2.0;                   ///< ti mass
     double dot_potential = 0.0;       ///< energy units of t
-    double dot_radius = 0.0;          ///< lattice units (ti) / carbon-carbon distances (graphene)
+    double dot_radius = 0.0;          ///< lattice units (ti) / carbon-carbon distances (graphene) /
+                                      ///< the length unit of the positions (hr)
     int dot_period = 0;               ///< superlattice period in sites/cells; 0 = no dots
-    int dot_depth = 1;                ///< ti: dots act on layers z < dot_depth
+    int dot_depth = 1;                ///< ti: dots act on layers z < dot_depth (hr: every layer)
     double disorder = 0.0;            ///< Anderson disorder width W (energy units of t)
     std::uint64_t disorder_seed = 1;  ///< user seed; stream seed S_d = splitmix64(seed, 1)
     std::string boundary;             ///< "ppo"-style per direction ('p' periodic, 'o' open);
