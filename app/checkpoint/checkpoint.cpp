@@ -794,17 +794,19 @@ CheckpointData read_checkpoint_header(const std::string& path)
                               "quantity", "realizations", "bounds", "energy-range", "epsilon", "lanczos-steps",
                               "matrix", "sell-C", "sell-sigma", "device", "precision", "ldos", "k-points",
                               "model-file-sha256", "magnetic-flux", "ldos-method", "probing-distance", "probing-draws",
-                              "conductivity"};
+                              "conductivity", "exchange-mass", "cell-vectors", "orbital-positions-sha256"};
         for (const char* key : keys) {
             std::string value;
             const std::string k = key;
             if (k == "ldos" || k == "k-points" || k == "model-file-sha256" || k == "magnetic-flux" || k == "ldos-method" ||
-                k == "probing-distance" || k == "probing-draws" || k == "conductivity") {
+                k == "probing-distance" || k == "probing-draws" || k == "conductivity" || k == "exchange-mass" ||
+                k == "cell-vectors" || k == "orbital-positions-sha256") {
                 try {
                     value = in.read_string_attribute("/checkpoint/parameters", key);
                 } catch (const IoError&) {
                     continue;  // only LDOS / spectral runs record their selection, file models their file, field runs
-                               // the flux, probing LDOS runs their method, conductivity runs the component
+                               // the flux, probing LDOS runs their method, conductivity runs the component, slabs
+                               // with an exchange mass its value, hr models with positions their cell and file
                 }
             } else if (key == std::string("precision")) {
                 try {

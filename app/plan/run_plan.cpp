@@ -10,7 +10,6 @@
 #include "app/checkpoint/checkpoint.hpp"
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/resolved_run.hpp"
-#include "app/run/conductivity_phase.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
@@ -77,7 +76,7 @@ std::string json_string(const std::string& s)
 
 }  // namespace
 
-RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
+RunPlan plan_run(const RunConfig& given, const PhasePricing& pricing)
 {
     // The model validates every parameter; it allocates nothing proportional to N.
     const std::unique_ptr<hamiltonians::Model> model = hamiltonians::make_model(given.model);
@@ -150,8 +149,8 @@ RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
     out.predicted_seconds = out.plan.total_seconds;
     if (cfg.kpm.green_eta) {
         // The energies are dealt over the ranks; each rank holds one set of factors.
-        TOPOKPM_REQUIRE(static_cast<bool>(price_green), "--plan with --green without the green phase's pricing");
-        const GreenCost g = price_green(cfg, *model, traced.selection->rows);
+        TOPOKPM_REQUIRE(static_cast<bool>(pricing.green), "--plan with --green without the green phase's pricing");
+        const GreenCost g = pricing.green(cfg, *model, traced.selection->rows);
         const int ranks = cfg.runtime.plan.ranks;
         out.green_energies = (g.energies + ranks - 1) / ranks;
         out.green_seconds_per_energy = g.seconds_per_energy;
@@ -166,14 +165,17 @@ RunPlan plan_run(const RunConfig& given, const GreenPricer& price_green)
         }
     }
     if (!cfg.kpm.conductivity.empty()) {
+        TOPOKPM_REQUIRE(static_cast<bool>(pricing.conductivity_bytes),
+                        "--plan with --conductivity without the phase's pricing");
         // The two-index phase after the moments, priced per rank as the run's memory check
         // does (conductivity_bytes: the vectors of the rank's rows, its velocities and their
         // halo); its time is not predicted.
         out.plan.max_memory_bytes = 0;
         for (hetero::RankPlan& rp : out.plan.ranks) {
-            const double bytes = conductivity_bytes(cfg, *model, static_cast<global_index>(rp.range.size()),
-                                                    in.ranks > 1 ? static_cast<global_index>(rp.halo_rows) : 0,
-                                                    cfg.kpm.sweep_width);
+            const double bytes =
+                pricing.conductivity_bytes(cfg, *model, static_cast<global_index>(rp.range.size()),
+                                           in.ranks > 1 ? static_cast<global_index>(rp.halo_rows) : 0,
+                                           cfg.kpm.sweep_width);
             out.conductivity_memory_bytes = std::max(out.conductivity_memory_bytes, bytes);
             rp.memory_bytes += bytes;
             out.plan.max_memory_bytes = std::max(out.plan.max_memory_bytes, rp.memory_bytes);
@@ -227,9 +229,9 @@ std::string plan_json(const RunPlan& r)
     return s + "}";
 }
 
-void run_plan(const RunConfig& cfg, const GreenPricer& price_green)
+void run_plan(const RunConfig& cfg, const PhasePricing& pricing)
 {
-    const RunPlan r = plan_run(cfg, price_green);
+    const RunPlan r = plan_run(cfg, pricing);
     const hetero::Plan& plan = r.plan;
     const hetero::PlanInput& in = plan.input;
     const std::string& json_path = cfg.runtime.plan.json;

@@ -3,7 +3,8 @@
 /// `kpm-dos --plan` and `--plan-json`: the per-rank plan of a run (rows, nonzeros, memory,
 /// halo, predicted time from the KPM performance model of runtime/hetero/plan.hpp), for
 /// the run the options ask for (DOS, LDOS exact or probing, A(k, E)), without allocating;
-/// with --green also the sparse LU phase, priced by the run's own code (GreenPricer).
+/// with --green also the sparse LU phase and with --conductivity the two-index phase's memory,
+/// priced by the run's own code (PhasePricing).
 /// The plan is computed once (plan_run) and printed as a table or as one JSON object.
 
 #include <cstdint>
@@ -52,13 +53,23 @@ struct GreenCost {
     double seconds_per_energy = 0;    ///< one factorization and the rows' solves
     double memory_bytes = 0;          ///< factors, solves and the matrix copy
 };
-using GreenPricer =
-    std::function<GreenCost(const RunConfig&, const hamiltonians::Model&, const std::vector<global_index>& rows)>;
+/// The phases after the moments, priced by the run's own code (app/run), which the plan
+/// cannot include: the caller passes them in (app/run/run_main.cpp).
+struct PhasePricing {
+    /// --green: app/run/green_cost.hpp's price_green_phase (one analysis and five energies:
+    /// the only part of a plan that computes).
+    std::function<GreenCost(const RunConfig&, const hamiltonians::Model&, const std::vector<global_index>& rows)> green;
+    /// --conductivity: app/run/conductivity_phase.hpp's conductivity_bytes on a rank's rows
+    /// and halo rows at block width `width`.
+    std::function<double(const RunConfig&, const hamiltonians::Model&, global_index rows, global_index halo_rows,
+                         int width)>
+        conductivity_bytes;
+};
 
 /// The plan of `cfg` on cfg.runtime.plan.ranks ranks; InputError as the run would give.
-/// With --green the phase is priced by `price_green` (which runs one analysis and five
-/// energies: the only part of a plan that computes), its energies dealt over the ranks.
-RunPlan plan_run(const RunConfig& cfg, const GreenPricer& price_green = {});
+/// With --green the phase is priced by pricing.green, its energies dealt over the ranks;
+/// with --conductivity every rank's memory by pricing.conductivity_bytes.
+RunPlan plan_run(const RunConfig& cfg, const PhasePricing& pricing = {});
 
 /// The plan as one JSON object on one line (its keys: docs/cluster.md, section 1).
 std::string plan_json(const RunPlan& plan);
@@ -66,6 +77,6 @@ std::string plan_json(const RunPlan& plan);
 /// --plan: prints the table (--plan-json: the JSON object, to stdout for `-`, else to that
 /// file, IoError naming it when it cannot be written); throws ResourceError ("needs X GiB
 /// per rank, ...") when a rank would not fit --memory-limit (or this machine's memory).
-void run_plan(const RunConfig& cfg, const GreenPricer& price_green = {});
+void run_plan(const RunConfig& cfg, const PhasePricing& pricing = {});
 
 }  // namespace topokpm::app

@@ -1,7 +1,7 @@
 #pragma once
 /// @file green_cost.hpp
 /// The price of a run's --green phase for `kpm-dos --plan` (app/plan/run_plan.hpp's
-/// GreenPricer), made by the phase's own code: the same sparse LU analysis as the run
+/// PhasePricing::green), made by the phase's own code: the same sparse LU analysis as the run
 /// (analyse_sparse_lu), the same solves (sparse_direct::green_ldos) timed with the run's
 /// thread team, and the run's energy grid (Reconstructor::energies).
 

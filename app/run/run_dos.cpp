@@ -230,9 +230,14 @@ struct DosRun::State : RunRecord {
     parameters = run_parameters(
         cfg, selection ? selection->rows : std::vector<global_index>{},
         momenta ? momenta->momenta : std::vector<numerics::Momentum>{});
-    // A model read from a file (models.md §8) is that file's content: a restart needs the same.
-    for (const Attribute& a : model->attributes())
+    // A model read from a file (models.md §8) is that file's content: a restart needs the same,
+    // and the same positions (hr: the cell vectors and the positions file's content).
+    for (const Attribute& a : model->attributes()) {
         if (a.name == "file_sha256") parameters.push_back({"model-file-sha256", std::get<std::string>(a.value)});
+        if (a.name == "cell_vectors") parameters.push_back({"cell-vectors", std::get<std::string>(a.value)});
+        if (a.name == "orbital_positions_sha256")
+            parameters.push_back({"orbital-positions-sha256", std::get<std::string>(a.value)});
+    }
     if (!cfg.outputs.restart.empty()) {
         resume = read_checkpoint_header(cfg.outputs.restart);
         resumed_id = resumed_checkpoint(run_files);

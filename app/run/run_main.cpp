@@ -14,6 +14,7 @@
 #include "app/cli/parameter_flags.hpp"
 #include "app/mpi/distribution.hpp"
 #include "app/plan/run_plan.hpp"
+#include "app/run/conductivity_phase.hpp"
 #include "app/run/green_cost.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
@@ -56,7 +57,7 @@ void dispatch(const RunConfig& config, Distribution& dist)
             // Rank 0 plans (no collective inside); the others wait, so its refusal is one message.
             // With the run's thread team (--threads): the plan's triad and its --green timing.
             use_threads(config);
-            dist.agree([&] { if (dist.root()) run_plan(config, price_green_phase); });
+            dist.agree([&] { if (dist.root()) run_plan(config, {price_green_phase, conductivity_bytes}); });
         } else {
             run_dos(config, dist);
         }

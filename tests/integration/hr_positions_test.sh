@@ -16,7 +16,8 @@
 #    without vectors, dependent vectors, a positions file of the wrong count (path and
 #    counts, not its text), a field on a torus whose total flux is not an integer (the
 #    smallest admissible lattice), --matrix free in a field, --dot-depth on hr, dots
-#    without positions.
+#    without positions;
+#  - a --restart with other cell vectors or another positions file (or none) is refused.
 set -u
 dos="$1"; src="$2"; mpiexec="${3:-}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -164,5 +165,25 @@ refused "dot depth on hr" "--dot-depth: dots on model hr act on every layer (--d
 refused "dots without positions" "--dot-period 3: dots on model hr need orbital positions" \
   "${ghr[@]}" --lattice 6x6 --dot-period 3 --dot-radius 1
 check "--help explains both options" "'$dos' --help | grep -q -- '--cell-vectors' && '$dos' --help | grep -q -- '--orbital-positions'"
+
+# A restart needs the same positions: the checkpoint records the cell vectors and the SHA-256
+# of the positions file; other values are refused by name, the same ones continue (here to
+# the next --time-limit stop).
+ck=("${ghr[@]}" --lattice 300x300 --moments 20000 --vectors 4 --energy-range -3.5:3.5 --time-limit 1
+    --output "$work/ck_run.h5" --checkpoint "$work/ck.h5")
+"$dos" "${ck[@]}" --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz" > "$work/ck.txt" 2>&1; rc=$?
+check "positions: a stopped run leaves a checkpoint" "[ $rc -eq 75 ] && [ -e '$work/ck.h5' ] || { echo rc=$rc; tail -3 '$work/ck.txt'; false; }"
+restart() {  # restart NAME WANT_RC TEXT ARGS...
+  local name="$1" want="$2" text="$3"; shift 3
+  "$dos" "${ck[@]}" --restart "$work/ck.h5" "$@" > "$work/rs.txt" 2>&1; local rc=$?
+  check "$name: exit $want" "[ $rc -eq $want ] && grep -qF -- \"$text\" '$work/rs.txt' || { echo rc=$rc; tail -3 '$work/rs.txt'; false; }"
+}
+restart "restart with other positions refused" 2 "--orbital-positions-sha256: checkpoint" \
+  --cell-vectors "$vec" --orbital-positions "$work/g_shifted.txt"
+restart "restart with other cell vectors refused" 2 "--cell-vectors: checkpoint" \
+  --cell-vectors "1.8,0,0;0.9,1.5,0" --orbital-positions "$work/g_centres.xyz"
+restart "restart without positions refused" 2 "--cell-vectors: checkpoint" 
+restart "restart with the same positions continues" 75 "restart     : from" \
+  --cell-vectors "$vec" --orbital-positions "$work/g_centres.xyz"
 
 exit $fail
