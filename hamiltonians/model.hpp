@@ -136,9 +136,10 @@ public:
     virtual BlockStencil block_stencil() const = 0;
 
     /// False when block_stencil() would throw (matrix-market: no lattice; hr: more orbitals
-    /// than the matrix-free kernels take; ti and graphene in a magnetic field, whose Peierls
-    /// phases depend on the position); whoever only wants it as a shortcut (the serial
-    /// Lanczos enclosure) then works from the rows.
+    /// than the matrix-free kernels take, or a magnetic field, whose phases at hr's real
+    /// positions the stencil does not carry); whoever only wants it as a shortcut (the
+    /// serial Lanczos enclosure) then works from the rows. ti and graphene offer it in a
+    /// field too, with the phases (BlockStencil::field).
     virtual bool offers_block_stencil() const { return true; }
 
     /// The positions of the rows (LatticeGeometry), or nullopt when the model has none

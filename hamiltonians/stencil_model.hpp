@@ -1,21 +1,20 @@
 #pragma once
 /// @file stencil_model.hpp
 /// What a built-in lattice model (ti, graphene) answers from its parameters and its stencil
-/// alone, once for both: the parameters, the stencil's block form and nonzero count, and
-/// whether the block form is offered (not in a magnetic field, whose Peierls phases depend on
-/// the position). The model adds its rows, potential, sizes and attributes.
+/// alone, once for both: the parameters, the stencil's block form (in a magnetic field with
+/// its Peierls phases, BlockStencil::field) and nonzero count. The model adds its rows,
+/// potential, sizes and attributes.
 
 #include "hamiltonians/model.hpp"
 
 namespace topokpm::hamiltonians {
 
-/// Stencil: constructible from the ModelParams; block_stencil(), num_nonzeros(), in_field().
+/// Stencil: constructible from the ModelParams; block_stencil(), num_nonzeros().
 template <class Stencil>
 class StencilModel : public Model {
 public:
     const ModelParams& params() const override { return params_; }
     BlockStencil block_stencil() const override { return stencil_.block_stencil(); }
-    bool offers_block_stencil() const override { return !stencil_.in_field(); }
     global_index estimated_nonzeros() const override { return stencil_.num_nonzeros(); }
 
 protected:

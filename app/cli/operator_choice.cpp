@@ -75,7 +75,8 @@ MatrixChoice fastest_matrix(const hamiltonians::Model& mdl, int width, Precision
     const std::string& model = mdl.params().name;
     if (sell_asked) return {MatrixKind::Sell, "--sell-C/--sell-sigma given"};
     if (!mdl.params().flux.zero())
-        return {MatrixKind::Sell, "sell: the rows carry the Peierls phases of --magnetic-flux, the stencils do not;" + at};
+        return {MatrixKind::Sell, "sell: in a field the stencil sweeps the Peierls phases of --magnetic-flux on its "
+                                  "slower checked path only (--matrix free keeps no matrix in memory);" + at};
     if (device == DeviceKind::Cuda) return {MatrixKind::Sell, "SELL-32 on the GPU"};
     // A model from a file takes the built-ins' rules when it offers a block stencil (a
     // _hr.dat of at most 8 orbitals: the same kernels; graphene_hr.dat 1024x1024, R = 1,

@@ -50,7 +50,7 @@ struct MatrixChoice {
 
 /// The fastest operator measured with spmmv-bench (interleaved, same run; docs/performance.md,
 /// "Default operator") for `model` at block width `width` >= 1, by its properties:
-///   in a magnetic field:  sell (the stencils do not carry the Peierls phases);
+///   in a magnetic field:  sell (the stencil sweeps the Peierls phases on its slower checked path);
 ///   read from a file:     sell (any structure; the stencil kernels were measured on ti and
 ///                         graphene only);
 ///   complex entries (ti): free (the stencil reads 2 bytes per row of potential instead of 13

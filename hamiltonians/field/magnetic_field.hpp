@@ -68,10 +68,11 @@ struct LatticeSize {
 LatticeSize smallest_admissible_lattice(const MagneticFlux& flux, std::int64_t nx, std::int64_t ny,
                                         std::int64_t multiple_of);
 
-/// Throws the InputError of `--matrix free` in a field (a non-zero `flux`): the matrix-free
-/// stencils apply one coupling block per direction everywhere, the Peierls phases depend on
-/// the position; the rows (sell, crs) carry them.
-void require_no_field_in_stencil(const MagneticFlux& flux);
+/// Throws the InputError of `--matrix free` in a field (a non-zero `flux`) where the stencil
+/// does not carry the Peierls phases: model `hr` (`file_model`: phases at its real
+/// positions) and the GPU stencil kernels (`gpu`). ti and graphene on the CPU carry them
+/// (BlockStencil::field); the rows (sell, crs) carry them everywhere.
+void require_stencil_carries_field(const MagneticFlux& flux, bool file_model, bool gpu);
 
 /// Appends what /model records of a field (docs/format.md), nothing without one:
 /// `magnetic_flux` (float64, PHI), `magnetic_flux_fraction` (string, exact "p/q") and

@@ -121,7 +121,6 @@ global_index GrapheneStencil::num_nonzeros() const
 
 BlockStencil GrapheneStencil::block_stencil() const
 {
-    require_no_field_in_stencil(flux_);
     BlockStencil s;
     s.name = "graphene";
     s.nx = extent_[0];
@@ -135,6 +134,31 @@ BlockStencil GrapheneStencil::block_stencil() const
     const std::vector<complex_type> a_to_b{zero, t, zero, zero};  // row A, column B of the neighbour cell
     const std::vector<complex_type> b_to_a{zero, zero, t, zero};  // row B, column A of the neighbour cell
     s.terms = {{1, -1, 0, a_to_b}, {0, -1, 0, a_to_b}, {-1, 1, 0, b_to_a}, {0, 1, 0, b_to_a}};
+    if (gauge_.active()) {
+        // Each bond's Peierls factor as row_entries() computes it (sixths of a cell from the
+        // gauge origin): slot 0 the in-cell bond (row A column B, row B column A), slots 1-4
+        // the terms above; by the row's cell n, or across the n wrap by its cell m.
+        const int nm = extent_[0], nn_ext = extent_[1];
+        const std::size_t slots = (1 + s.terms.size()) * atoms_per_cell * atoms_per_cell;
+        s.field.along.assign(slots * nn_ext, complex_type(1.0, 0.0));
+        s.field.across.assign(slots * nm, complex_type(1.0, 0.0));
+        struct Bond {
+            int slot, row_atom, d0, d1;
+        };
+        static constexpr Bond bonds[] = {{0, 0, 0, 0}, {0, 1, 0, 0}, {1, 0, 1, -1}, {2, 0, 0, -1}, {3, 1, -1, 1}, {4, 1, 0, 1}};
+        for (const Bond& b : bonds) {
+            const int a = b.row_atom;
+            const std::size_t k = (static_cast<std::size_t>(b.slot) * atoms_per_cell + a) * atoms_per_cell + (1 - a);
+            const auto factor = [&](int m, int n) {  // the row's cell (m, n), its partner's wrapped cell
+                const int mm = ((m + b.d0) % nm + nm) % nm, nn = ((n + b.d1) % nn_ext + nn_ext) % nn_ext;
+                return gauge_.hop(6 * std::int64_t(n) + 1 + 4 * a, 6 * b.d0 + 4 * a - 2, 6 * b.d1 + 4 - 8 * a,
+                                  6 * std::int64_t(mm) + 1 - 2 * (1 - a), (n + b.d1 - nn) / nn_ext);
+            };
+            for (int n = 0; n < nn_ext; ++n) s.field.along[k * nn_ext + n] = factor(0, n);
+            if (b.d1 != 0)  // the n wrap: from n = Ny - 1 up, or from n = 0 down
+                for (int m = 0; m < nm; ++m) s.field.across[k * nm + m] = factor(m, b.d1 > 0 ? nn_ext - 1 : 0);
+        }
+    }
     s.potential.resize(static_cast<size_t>(num_rows()));
     const global_index n = num_rows();
 #pragma omp parallel for schedule(static)

@@ -49,8 +49,9 @@ public:
 
     /// The backend-neutral description: x = m, y = n, nz = 1, B = 2 (s = 0 A, 1 B); the
     /// A(m,n)-B(m,n) bond on site, the bonds to B(m+1, n-1) and B(m, n-1) and their
-    /// conjugates as four terms, and V_i per row (the dots distinguish A from B). Throws
-    /// InputError in a magnetic field (require_no_field_in_stencil()).
+    /// conjugates as four terms, and V_i per row (the dots distinguish A from B). In a
+    /// magnetic field each bond's Peierls factor as the stencil's field tables (StencilField:
+    /// by the row's n, across the n wrap by its m).
     BlockStencil block_stencil() const;
 
     /// Whether a magnetic field puts Peierls phases on the hops (then row values are complex).

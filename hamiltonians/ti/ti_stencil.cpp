@@ -193,7 +193,6 @@ global_index TiStencil::num_nonzeros() const
 
 BlockStencil TiStencil::block_stencil() const
 {
-    require_no_field_in_stencil(flux_);
     constexpr int nb = num_orbitals;
     BlockStencil s;
     s.name = "ti";
@@ -222,6 +221,27 @@ BlockStencil TiStencil::block_stencil() const
             }
             s.terms.push_back(std::move(t));
         }
+    if (gauge_.active()) {
+        // The Peierls factor of each block as blocks() gives it (one per block, the same for
+        // its entries): x bonds by the row's y; y bonds by y, or across the y wrap by x;
+        // z bonds and the on-site block none (their factor 1 applied as the rows apply it).
+        const int ny = extent_[1], nx = extent_[0];
+        const std::size_t slots = (1 + s.terms.size()) * nb * nb;
+        s.field.along.assign(slots * ny, complex_type(1.0, 0.0));
+        s.field.across.assign(slots * nx, complex_type(1.0, 0.0));
+        for (int d = 0; d < 2; ++d)
+            for (int dir = 0; dir < 2; ++dir) {
+                const int slot = 1 + 2 * d + dir, delta = dir == 0 ? -1 : 1;
+                for (int e = 0; e < nb * nb; ++e) {
+                    const std::size_t k = static_cast<std::size_t>(slot) * nb * nb + e;
+                    for (int y = 0; y < ny; ++y)
+                        s.field.along[k * ny + y] = gauge_.hop(y, d == 0 ? delta : 0, d == 1 ? delta : 0, 0, 0);
+                    if (d == 1)  // the y wrap: from y = Ny - 1 up, or from y = 0 down
+                        for (int x = 0; x < nx; ++x)
+                            s.field.across[k * nx + x] = gauge_.hop(delta > 0 ? ny - 1 : 0, 0, delta, x, delta);
+                }
+            }
+    }
     const global_index n = num_sites_;
     if (has_exchange()) {  // one value per row: V_n + M_ex sz[o] on the z faces, as row_entries() adds them
         s.potential.resize(static_cast<size_t>(nb * n));

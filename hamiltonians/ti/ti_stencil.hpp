@@ -81,12 +81,10 @@ public:
 
     /// The backend-neutral description (B = 4): on-site m G1, the six T_j / T_j^dag blocks
     /// with the same values as row_entries(), and V_n per site (with an exchange mass
-    /// V_n + exchange() per row). Throws InputError in a magnetic field
-    /// (require_no_field_in_stencil()).
+    /// V_n + exchange() per row). In a magnetic field the blocks' Peierls factors as the
+    /// stencil's field tables (StencilField: x and y bonds by y, the y wrap by x).
     BlockStencil block_stencil() const;
 
-    /// Whether a magnetic field puts Peierls phases on the x and y blocks.
-    bool in_field() const { return gauge_.active(); }
 
 private:
     /// Row `o` of one 4x4 block: its structurally non-zero entries, columns ascending.

@@ -26,6 +26,13 @@ void BlockStencil::validate() const
                              global_index(potential.size()) == num_rows(),
                          "block stencil '", name, "': potential has ", potential.size(), " values, expected ",
                          num_sites(), " (per site) or ", num_rows(), " (per row)");
+    if (field.active()) {
+        const std::size_t slots = (1 + terms.size()) * bb;
+        TOPOKPM_USER_REQUIRE(field.along.size() == slots * static_cast<std::size_t>(ny) &&
+                                 field.across.size() == slots * static_cast<std::size_t>(nx),
+                             "block stencil '", name, "': field tables of ", field.along.size(), " and ",
+                             field.across.size(), " phases, expected ", slots * ny, " and ", slots * nx);
+    }
 }
 
 SpectralBounds gershgorin_bounds(const BlockStencil& s)
@@ -92,7 +99,7 @@ std::optional<SpectralBounds> plane_wave_rayleigh_bounds(const BlockStencil& s)
     s.validate();
     const int nb = s.orbitals, nz = s.nz;
     const int dim = nb * nz;
-    if (dim > 512) return std::nullopt;
+    if (dim > 512 || s.field.active()) return std::nullopt;
     // The potential adds sum |psi|^2 V to a quotient: within [min V, max V] times |psi|^2.
     const global_index n = static_cast<global_index>(s.potential.size());
     const double* v = s.potential.data();
@@ -188,6 +195,17 @@ BlockStencil xy_tile(const BlockStencil& stencil, int x_begin, int x_end, int y_
     for (int x = x_begin; x < x_end; ++x) {
         const auto first = stencil.potential.begin() + (global_index(x) * stencil.ny + y_begin) * column;
         tile.potential.insert(tile.potential.end(), first, first + tile.ny * column);
+    }
+    if (stencil.field.active()) {  // each entry's phases over the tile's y and x
+        const std::size_t slots = stencil.field.along.size() / static_cast<std::size_t>(stencil.ny);
+        tile.field.along.clear();
+        tile.field.across.clear();
+        for (std::size_t k = 0; k < slots; ++k) {
+            const auto along = stencil.field.along.begin() + static_cast<std::ptrdiff_t>(k * stencil.ny);
+            tile.field.along.insert(tile.field.along.end(), along + y_begin, along + y_end);
+            const auto across = stencil.field.across.begin() + static_cast<std::ptrdiff_t>(k * stencil.nx);
+            tile.field.across.insert(tile.field.across.end(), across + x_begin, across + x_end);
+        }
     }
     return tile;
 }

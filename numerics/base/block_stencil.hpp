@@ -40,6 +40,27 @@ struct StencilTerm {
     std::vector<complex_type> block;
 };
 
+/// The Peierls phases of a uniform magnetic field along z (models.md §9) in a gauge whose
+/// vector potential varies along y only (hamiltonians/field/magnetic_field.hpp): entry (o, b)
+/// of slot k (0: the on-site block, k = t + 1: terms[t]) in the row of site (x, y, z) is
+///     value * along[((k B + o) B + b) ny + y],   or, when the term's y step wraps around
+///     value * across[((k B + o) B + b) nx + x]   the periodic y boundary,
+/// (x, y of the row's site), the complex product written out with +0 zero parts
+/// (peierls_entry): the rows' own arithmetic, so each entry equals its row's bit for bit.
+/// Empty: no field. Lattices only; a kernel that does not carry it refuses the stencil.
+struct StencilField {
+    std::vector<complex_type> along;   ///< [(1 + T) B B][ny]
+    std::vector<complex_type> across;  ///< [(1 + T) B B][nx]
+    bool active() const { return !along.empty(); }
+};
+
+/// v f written out, (a c - b d, a d + b c), each part's zero +0: a Peierls factor f on an
+/// entry v as the models' rows apply it (ti_stencil.cpp, graphene_stencil.cpp).
+inline complex_type peierls_entry(complex_type v, complex_type f)
+{
+    return {v.real() * f.real() - v.imag() * f.imag() + 0.0, v.real() * f.imag() + v.imag() * f.real() + 0.0};
+}
+
 struct BlockStencil {
     std::string name;                           ///< model name for operator names ("ti", "graphene")
     int nx = 1, ny = 1, nz = 1;                 ///< sites per direction (>= 1)
@@ -51,15 +72,26 @@ struct BlockStencil {
     /// leaves the values unset (the model writes them in a parallel loop, which places the
     /// pages; a zero fill on one thread was most of the graphene build).
     FirstTouchVector<double> potential;
+    StencilField field;                         ///< Peierls phases (empty: no field)
 
     global_index num_sites() const { return global_index(nx) * ny * nz; }
     global_index num_rows() const { return num_sites() * orbitals; }
     /// True when the potential has one value per row rather than one per site.
     bool potential_per_row() const { return orbitals > 1 && global_index(potential.size()) == num_rows(); }
 
-    /// Throws InputError unless extents >= 1, 1 <= B <= 8, every block has B x B entries
-    /// and the potential has num_sites() or num_rows() values.
+    /// Throws InputError unless extents >= 1, 1 <= B <= 8, every block has B x B entries,
+    /// the potential has num_sites() or num_rows() values and a field's tables their sizes.
     void validate() const;
+
+    /// The Peierls factor of entry (o, b) of `slot` (0: on-site, t + 1: terms[t]) in the row
+    /// of a site at (x, y), whose neighbour along the term wraps around the y boundary or
+    /// not (StencilField); 1 without a field.
+    complex_type phase(int slot, int o, int b, int x, int y, bool wraps_y) const
+    {
+        if (!field.active()) return {1.0, 0.0};
+        const std::size_t k = (static_cast<std::size_t>(slot) * orbitals + o) * orbitals + b;
+        return wraps_y ? field.across[k * nx + x] : field.along[k * ny + y];
+    }
 
     /// Structurally non-zero entries of the matrix (|value| != 0 in onsite or a term, plus
     /// the diagonal), counting dropped open-boundary neighbours correctly; the nonzeros
@@ -90,7 +122,8 @@ SpectralBounds gershgorin_bounds(const BlockStencil& stencil);
 /// sum |psi|^2 V, between min V and max V. lower = min_k lambda_min(M_k) + max V, upper =
 /// max_k lambda_max(M_k) + min V. Exact at the band edges of a clean periodic lattice whose
 /// extremal states lie at k = 0 or pi (graphene: [-3 t, 3 t], equal to gershgorin_bounds).
-/// std::nullopt when S > 512 or the interval is empty (a potential wider than the bands).
+/// std::nullopt when S > 512 or the interval is empty (a potential wider than the bands), and
+/// in a field (its phases break the translations the plane waves rest on).
 /// One parallel pass over the potential and four dense eigenproblems of size S.
 std::optional<SpectralBounds> plane_wave_rayleigh_bounds(const BlockStencil& stencil);
 
@@ -106,7 +139,7 @@ BlockStencil x_slab(const BlockStencil& stencil, int x_begin, int x_end);
 /// whole z-columns) are numbered in the tile's own canonical order. A direction the tile
 /// covers completely keeps its boundary (the periodic wrap stays inside the tile); one it
 /// cuts is open, its couplings across the faces left to the caller (the distributed
-/// operator's remote part).
+/// operator's remote part). A field's tables are sliced to the tile's x and y.
 BlockStencil xy_tile(const BlockStencil& stencil, int x_begin, int x_end, int y_begin, int y_end);
 
 /// The naive loop over sites, orbitals, terms and columns (the reference backend):

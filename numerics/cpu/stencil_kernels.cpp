@@ -43,19 +43,25 @@ CpuStencilOperator::CpuStencilOperator(std::shared_ptr<const BlockStencil> s, Pr
         for (int i = 0; i < rotations; ++i) d = {d[2], d[0], d[1]};
         return d;
     };
-    // Merge terms with equal offsets; offset (0, 0, 0) joins the on-site block.
+    // Merge terms with equal offsets; offset (0, 0, 0) joins the on-site block. In a field
+    // each term keeps its own phases: no two may merge (the models' terms are distinct).
     std::vector<complex_type> onsite = s_.onsite;
     std::vector<std::vector<complex_type>> blocks;
-    for (const StencilTerm& t : s_.terms) {
+    for (size_t ti = 0; ti < s_.terms.size(); ++ti) {
+        const StencilTerm& t = s_.terms[ti];
         const std::array<int, 3> d = rotate({t.dx, t.dy, t.dz});
+        const auto it = std::find(offsets_.begin(), offsets_.end(), d);
+        TOPOKPM_REQUIRE(!s_.field.active() || (d != std::array<int, 3>{0, 0, 0} && it == offsets_.end()),
+                        name(), ": a term of offset (", t.dx, ", ", t.dy, ", ", t.dz,
+                        ") would merge with another, which a field's phases do not allow");
         if (d == std::array<int, 3>{0, 0, 0}) {
             for (size_t i = 0; i < onsite.size(); ++i) onsite[i] += t.block[i];
             continue;
         }
-        const auto it = std::find(offsets_.begin(), offsets_.end(), d);
         if (it == offsets_.end()) {
             offsets_.push_back(d);
             blocks.push_back(t.block);
+            term_dy_.push_back(t.dy);
         } else {
             std::vector<complex_type>& blk = blocks[static_cast<size_t>(it - offsets_.begin())];
             for (size_t i = 0; i < blk.size(); ++i) blk[i] += t.block[i];
@@ -74,7 +80,7 @@ CpuStencilOperator::CpuStencilOperator(std::shared_ptr<const BlockStencil> s, Pr
     width_ = std::max(width_, 1);
     // Real couplings (graphene): the sweep multiplies real table values into the complex
     // vectors, half the multiplications of complex ones (B = 2 only: the one real model).
-    real_ = nb_ == 2;
+    real_ = nb_ == 2 && !s_.field.active();
     for (const auto& row : entries_)
         for (const RowEntry& e : row) real_ = real_ && e.v.imag() == 0.0;
     for (const auto& d : offsets_)
@@ -90,10 +96,18 @@ CpuStencilOperator::CpuStencilOperator(std::shared_ptr<const BlockStencil> s, Pr
         hi_[k] = extent_[k] - above;
     }
     storage_bytes_ = 8.0 * static_cast<double>(s_.potential.size()) +
-                     16.0 * static_cast<double>(s_.onsite.size() * (1 + s_.terms.size()));
+                     16.0 * static_cast<double>(s_.onsite.size() * (1 + s_.terms.size())) +
+                     16.0 * static_cast<double>(s_.field.along.size() + s_.field.across.size());
     // A constant potential (clean graphene: 0) is not read per row.
     uniform_potential_ = std::all_of(s_.potential.begin(), s_.potential.end(),
                                      [&](double v) { return v == s_.potential.front(); });
+    if (s_.field.active()) {
+        // In a field every group takes the checked path, which puts each entry's phase on
+        // it (checked_table): no interior box, no shifted-load, site or strip forms.
+        lo_ = {0, 0, 0};
+        hi_ = {0, 0, 0};
+        return;
+    }
     // The tables of this operator's precision only (the other one stays empty: nd = 0,
     // line = 0, the checked paths): a single operator sweeps double blocks in float.
     if (precision_ == Precision::Single) {

@@ -90,6 +90,11 @@
 // Not done: at R = 16, 32 (and for graphene) xy-boundary columns (periodic wrap, ~6 % of the
 // columns here) and z-faces take the checked path (about 10 % of the time at R = 32); the
 // site form's per-class tables would move them onto the fast path.
+//
+// A magnetic field (BlockStencil::field): every group takes the checked path, whose table
+// puts each entry's Peierls phase on it (peierls_entry, the rows' arithmetic: the entries
+// equal the model's rows bit for bit); the terms are not merged, one step per pass. Slower
+// than the forms above, but no matrix in memory: the memory floor in a field.
 
 #include <algorithm>
 #include <array>
@@ -420,6 +425,7 @@ private:
     std::array<int, 3> extent_{};               // nx, ny, nz after the relabelling
     std::array<bool, 3> periodic_{};
     std::vector<std::array<int, 3>> offsets_;   // distinct non-zero term offsets
+    std::vector<int> term_dy_;                  // their step along the stencil's own y (a field's wrap)
     std::vector<std::ptrdiff_t> dlin_;          // their site-index offsets
     std::vector<std::vector<RowEntry>> entries_;  // per orbital
     int width_ = 0;                               // entries per padded row

@@ -443,6 +443,9 @@ void SweepThread<T, R, B, Real>::checked_table(int cx, int cy, global_index col_
         }
         const auto& ent = p.op.entries_[o];
         const int len = static_cast<int>(ent.size());
+        const BlockStencil& st = p.op.s_;
+        // A field: the row's site in the stencil's own (x, y), for its entries' phases.
+        const int fy = static_cast<int>((site / st.nz) % st.ny), fx = static_cast<int>(site / (global_index(st.nz) * st.ny));
         for (int k = 0; k < w; ++k) {
             const size_t i = static_cast<size_t>(k) * G + g;
             std::ptrdiff_t col = g;  // padding / dropped: own row, value 0
@@ -452,8 +455,13 @@ void SweepThread<T, R, B, Real>::checked_table(int cx, int cy, global_index col_
                 const global_index ns = e.term < 0 ? site : nbr[e.term];
                 if (ns >= 0) {
                     col = static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - r0);
-                    vr = static_cast<T>(e.v.real());
-                    vi = static_cast<T>(e.v.imag());
+                    complex_type v = e.v;
+                    if (st.field.active()) {
+                        const int dy = e.term < 0 ? 0 : p.op.term_dy_[static_cast<size_t>(e.term)];
+                        v = peierls_entry(v, st.phase(e.term + 1, o, e.b, fx, fy, fy + dy < 0 || fy + dy >= st.ny));
+                    }
+                    vr = static_cast<T>(v.real());
+                    vi = static_cast<T>(v.imag());
                     (void)vi;
                 }
             }

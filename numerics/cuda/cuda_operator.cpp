@@ -243,6 +243,8 @@ std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const BasicSel
 
 std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device, Precision precision)
 {
+    TOPOKPM_USER_REQUIRE(!stencil.field.active(), "{matrix} free in a magnetic field on {device} cuda: the GPU stencil "
+                         "kernels do not carry the Peierls phases yet (use --matrix sell)");
     if (precision == Precision::Single) return std::make_unique<CudaStencilOperator<complex_single>>(stencil, device);
     return std::make_unique<CudaStencilOperator<complex_double>>(stencil, device);
 }

@@ -1,5 +1,6 @@
 // The reference (naive) matrix-free operator of a BlockStencil: plain loops in the order
-// the formula of block_stencil.hpp is written. The oracle for optimized stencil kernels.
+// the formula of block_stencil.hpp is written, a field's Peierls phases on each entry. The
+// oracle for optimized stencil kernels.
 #include <array>
 #include <cstdlib>
 
@@ -38,8 +39,10 @@ protected:
                 const double v = s_.potential_per_row() ? s_.potential[row] : s_.potential[site];
                 for (int c = 0; c < r; ++c) {
                     complex_type acc = v * xp[row * r + c];
-                    for (int b = 0; b < nb; ++b) acc += s_.onsite[o * nb + b] * xp[(b + nb * site) * r + c];
-                    for (const StencilTerm& t : s_.terms) {
+                    for (int b = 0; b < nb; ++b)
+                        acc += entry(s_.onsite[o * nb + b], 0, o, b, pos, false) * xp[(b + nb * site) * r + c];
+                    for (std::size_t ti = 0; ti < s_.terms.size(); ++ti) {
+                        const StencilTerm& t = s_.terms[ti];
                         const std::array<int, 3> d{t.dx, t.dy, t.dz};
                         std::array<int, 3> q{};
                         bool inside = true;
@@ -52,7 +55,10 @@ protected:
                         }
                         if (!inside) continue;
                         const global_index nsite = q[2] + global_index(s_.nz) * (q[1] + global_index(s_.ny) * q[0]);
-                        for (int b = 0; b < nb; ++b) acc += t.block[o * nb + b] * xp[(b + nb * nsite) * r + c];
+                        const bool wraps_y = pos[1] + t.dy < 0 || pos[1] + t.dy >= s_.ny;
+                        for (int b = 0; b < nb; ++b)
+                            acc += entry(t.block[o * nb + b], static_cast<int>(ti) + 1, o, b, pos, wraps_y) *
+                                   xp[(b + nb * nsite) * r + c];
                     }
                     const complex_type xi = xp[row * r + c];
                     complex_type yi = ops.scale * (acc - ops.shift * xi);
@@ -67,9 +73,14 @@ protected:
         }
     }
 
-public:
-
 private:
+    /// The entry with its Peierls phase (BlockStencil::phase) in a field, else itself.
+    complex_type entry(complex_type v, int slot, int o, int b, const std::array<int, 3>& pos, bool wraps_y) const
+    {
+        if (!s_.field.active()) return v;
+        return peierls_entry(v, s_.phase(slot, o, b, pos[0], pos[1], wraps_y));
+    }
+
     BlockStencil s_;
 };
 

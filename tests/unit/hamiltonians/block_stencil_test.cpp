@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hamiltonians/model.hpp"
@@ -72,6 +73,15 @@ std::vector<hamiltonians::ModelParams> all_cases()
         out.push_back(p);
     }
     out.push_back(params("graphene", 2, 2, 1, "pp"));  // neighbours that coincide
+    // A magnetic field: the entries' Peierls phases (StencilField), on tori (the y wrap's
+    // phases by x) and open lattices.
+    for (const auto& [name, nx, ny, nz, b, q] : {std::tuple{"ti", 4, 6, 3, "ppo", 24}, {"ti", 3, 4, 3, "ooo", 7},
+                                                 {"graphene", 6, 4, 1, "pp", 12}, {"graphene", 5, 3, 1, "op", 5}}) {
+        hamiltonians::ModelParams p = params(name, nx, ny, nz, b);
+        p.flux = {1, q};
+        p.disorder = 0.4;
+        out.push_back(p);
+    }
     return out;
 }
 

@@ -74,6 +74,7 @@ BlockStencil absolute(const BlockStencil& s)
     for (StencilTerm& t : a.terms)
         for (complex_type& v : t.block) v = std::abs(v);
     for (double& v : a.potential) v = std::abs(v);
+    a.field = {};  // |v f| = |v|: a field's phases change no modulus
     return a;
 }
 
@@ -242,6 +243,27 @@ TEST(CpuStencil, GrapheneModelMatchesReference)
         check_all_cases(model->block_stencil());
     }
     check_all_cases(hamiltonians::make_model(graphene_params(3, 40, "pp"))->block_stencil());
+}
+
+// A magnetic field (models.md §9, BlockStencil::field): every entry carries its Peierls
+// phase on the checked path. ti (x bonds by y, the y wrap's bonds by x) and graphene (the
+// in-cell bond and the wrapped ones, on the relabelled axes), on tori and open lattices,
+// against the reference with the same tables, whose entries are the rows'
+// (BlockStencil.DescribesTheModelMatrixExactly), at every width's kernel.
+TEST(CpuStencil, MagneticFieldPhasesMatchReference)
+{
+    hamiltonians::ModelParams ti = ti_params(4, 6, 5, "ppo"), ti_open = ti_params(3, 4, 3, "ooo");
+    hamiltonians::ModelParams gr = graphene_params(6, 4, "pp"), gr_open = graphene_params(5, 3, "po");
+    ti.flux = {1, 24};  // Nx Ny PHI = 1 flux quantum through the torus
+    ti_open.flux = {3, 10};
+    gr.flux = {1, 12};
+    gr_open.flux = {1, 7};  // y open: any PHI
+    for (const auto& p : {ti, ti_open, gr, gr_open}) {
+        const BlockStencil s = hamiltonians::make_model(p)->block_stencil();
+        ASSERT_TRUE(s.field.active()) << describe(s);
+        check_all_cases(s);
+        if (::testing::Test::HasFailure()) return;
+    }
 }
 
 TEST(CpuStencil, TinyAndOddExtentsEveryBoundary)
