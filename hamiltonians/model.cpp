@@ -312,14 +312,10 @@ const std::vector<ModelKind>& model_kinds()
         ti.eigenvector_parts = EigenvectorParts::Layers;
         ModelKind graphene = kind("graphene", false, 2, 2, "NxxNy (e.g. 120x120)", 2);
         graphene.zone_points = "G, K, M";
-        // k = (k1/2pi) b1 + (k2/2pi) b2 with b1 = 2 pi (1/sqrt3, -1/3), b2 = 2 pi (0, 2/3)
-        // (a_i . b_j = 2 pi delta_ij for the vectors of models.md §3).
-        graphene.cartesian = [](double k1, double k2) {
-            return std::array<double, 2>{k1 / std::sqrt(3.0), -k1 / 3.0 + 2.0 * k2 / 3.0};
-        };
         graphene.eigenvector_parts = EigenvectorParts::Sublattices;
         ModelKind hr = kind("hr", true, 1, 3, "Nx[xNy[xNz]] cells (e.g. 32x32x4)", 3);
         hr.takes_positions = true;
+        hr.zone_points = "G, X, Y, M";  // the zone's centre and edge midpoints, in b1, b2 (any cell)
         return std::vector<ModelKind>{ti, graphene, hr, kind("matrix-market", true, 0, 0, "", 0)};
     }();
     return kinds;

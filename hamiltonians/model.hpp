@@ -75,9 +75,6 @@ struct ModelKind {
     int site_coordinates = 0;         ///< coordinates of `--ldos site:`: 3 (x, y, z), 2 (cell m, n); 0: none;
                                       ///< fewer down to min_extents where the omitted extents are 1
     std::string zone_points;          ///< the --k-path points it knows, e.g. "G, X, Y, M"; empty: none
-    /// Cartesian (kx, ky) of the lattice momentum (k1, k2), k_i = 2 pi m_i / N_i (the
-    /// reciprocal basis), for --k-path lengths; null: (k1, k2) itself (a square lattice).
-    std::array<double, 2> (*cartesian)(double k1, double k2) = nullptr;
     bool takes_positions = false;     ///< reads --cell-vectors and --orbital-positions (hr, models.md §8)
     bool lu_site_blocks = false;      ///< the sparse LU orders whole sites (orbitals_per_site rows)
     EigenvectorParts eigenvector_parts = EigenvectorParts::None;

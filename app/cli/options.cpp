@@ -351,7 +351,7 @@ po::options_description local_group()
         ("probing-draws", po::value<std::string>()->default_value("1"), "--ldos-method probing: random phase draws per colour, 1 .. 1000 (cost x draws, cross-term error / sqrt(draws))")
         ("green", po::value<std::string>(), "kpm-dos with --ldos: also the exact broadened LDOS -Im G_jj(E + i ETA)/pi of the same rows on the same energy grid, from one sparse LU of (E + i ETA) - H per energy (1e-100 <= ETA <= 1e100, units of t; under mpirun the energies are dealt over the ranks; memory of the factors checked before the run); writes /green/rows, /green/energy, /green/rho [rows, K] (models.md §7)")
         ("k-points", po::value<std::string>(), "spectral function A(k, E) at in-plane momenta `mx,my;mx,my` (integers, k = 2 pi m / N; graphene: phases per a1, a2 step), traced exactly over the plane waves |k, z, o> (ti: 4 Nz states; graphene: 2), normalised per state; writes /spectral/k, /spectral/energy, /spectral/A [nk, K], /spectral/moments [nk, M] (and /spectral/bands for clean lattices)")
-        ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3)")
+        ("k-path", po::value<std::string>(), "instead of --k-points: every lattice momentum along a path of high-symmetry points joined by `-`, e.g. M-G-X (ti: G, X, Y, M) or G-K-M-G (graphene: G, K, M; K needs Nx, Ny multiples of 3); hr with --cell-vectors: G, X, Y, M (k = 0, b1/2, b2/2, (b1 + b2)/2)")
         ("conductivity", po::value<std::string>(), "with the DOS, the Kubo-Bastin conductivity sigma_ab(mu) in e^2/h on the Chebyshev energy grid (models.md §9, docs/physics.md): `xx`, `xy`, `yx` or `yy` (sheet conductance of graphene and of ti slabs open in z), any two of x, y, z for a ti bulk (--boundary ppp, per unit length); from the two-index moments Tr[v_a T_n v_b T_m]/N over the same start vectors (--vectors, --trace exact), v_a = i[H, r_a]. Keeps M + 36 vectors of N x W (W = --block-width, else --vectors) in memory (under mpirun: of each rank's rows), checked before the run; CPU ranks (also under mpirun, 1-D and 2-D; not --device cuda), one realization, not with --energy-grid. Writes /conductivity/energy, /conductivity/sigma, /conductivity/moments [M, M]")
         ("temperature", po::value<std::string>(), "with --conductivity: the temperature T of the Fermi function (units of t, >= 0; default 0)");
     return local;
@@ -505,8 +505,10 @@ void refuse_beyond_file_models(const po::variables_map& vm, const RunConfig& cfg
         TOPOKPM_USER_REQUIRE(!given(key) || (!mm && std::string(key) != "dot-depth"), "--", key, ": dots on model ",
                              name, mm ? " need a lattice, which a Matrix Market file does not have"
                                       : " act on every layer (--dot-depth is ti's)");
-    TOPOKPM_USER_REQUIRE(cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty(), "--k-points/--k-path: model ", name,
-                         mm ? " has no lattice" : " has no momenta (--k-points and --k-path go with ti and graphene)");
+    TOPOKPM_USER_REQUIRE(!mm || (cfg.kpm.k_points.empty() && cfg.kpm.k_path.empty()), "--k-points/--k-path: model ",
+                         name, " has no lattice");
+    TOPOKPM_USER_REQUIRE(cfg.kpm.k_path.empty() || !cfg.model.cell_vectors.empty(), "--k-path: model ", name,
+                         " needs its cell vectors (--cell-vectors) for the lengths along the path (or give --k-points)");
     if (!mm) return;
     TOPOKPM_USER_REQUIRE(!given("boundary"), "--boundary: model ", name, " has no lattice");
     TOPOKPM_USER_REQUIRE(!given("disorder"), "--disorder: model ", name, " takes its diagonal "

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "runtime/base/error.hpp"
@@ -187,15 +188,26 @@ MomentumList resolve_momenta(const std::string& k_points, const std::string& k_p
         }
         for (size_t i = 0; i < labels.size(); ++i) out.tick_labels += (i ? "," : "") + labels[i];
     }
-    // (k1, k2) = 2 pi m / N; Cartesian by the model's reciprocal basis (ModelKind::cartesian:
-    // ti k = (k1, k2); graphene k = (m1/Nx) b1 + (m2/Ny) b2).
+    // (k1, k2) = 2 pi m / N; Cartesian k = (k1 b1 + k2 b2) / (2 pi) by the reciprocal basis
+    // of the model's cell (b_i . a_j = 2 pi delta_ij in the x-y plane; ti k = (k1, k2),
+    // graphene (m1/Nx) b1 + (m2/Ny) b2): geometry()'s, or hr's --cell-vectors without
+    // positions; without either (hr: --k-points only) (k1, k2) itself.
+    const std::optional<hamiltonians::LatticeGeometry> geometry = model.geometry();
+    std::optional<std::array<std::array<double, 3>, 2>> cell;
+    if (geometry) cell = std::array<std::array<double, 3>, 2>{geometry->cell[0], geometry->cell[1]};
+    else if (p.cell_vectors.size() >= 2) cell = std::array<std::array<double, 3>, 2>{p.cell_vectors[0], p.cell_vectors[1]};
+    std::array<double, 4> b{1.0, 0.0, 0.0, 1.0};  // b1 = (b[0], b[1]), b2 = (b[2], b[3]), over 2 pi
+    if (cell) {
+        const auto& a = *cell;
+        const double det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+        b = {a[1][1] / det, -a[1][0] / det, -a[0][1] / det, a[0][0] / det};  // the rows of A^-1, A = (a1 a2)
+    }
     double dist = 0.0, px = 0.0, py = 0.0;
     for (size_t i = 0; i < out.momenta.size(); ++i) {
         const double k1 = 2.0 * M_PI * out.momenta[i].mx / p.nx, k2 = 2.0 * M_PI * out.momenta[i].my / p.ny;
         out.k.push_back(k1);
         out.k.push_back(k2);
-        const std::array<double, 2> c = kind.cartesian ? kind.cartesian(k1, k2) : std::array<double, 2>{k1, k2};
-        const double cx = c[0], cy = c[1];
+        const double cx = k1 * b[0] + k2 * b[2], cy = k1 * b[1] + k2 * b[3];
         if (i > 0) dist += std::hypot(cx - px, cy - py);
         out.path_distance.push_back(dist);
         px = cx;

@@ -38,10 +38,11 @@ struct MomentumList {
     std::string tick_labels;            ///< comma-separated labels of the ticks, e.g. "M,G,X"
 };
 
-/// Parses --k-points `mx,my;mx,my` (integers) or --k-path `M-G-X` (ti: G = (0,0),
+/// Parses --k-points `mx,my;mx,my` (integers) or --k-path `M-G-X` (ti and hr: G = (0,0),
 /// X = (Nx/2, 0), Y = (0, Ny/2), M = (Nx/2, Ny/2); graphene: G, K = (2Nx/3, Ny/3),
 /// M = (Nx/2, Ny/2); every lattice momentum along each straight segment). Exactly one of
-/// the two texts is non-empty. Throws InputError naming the option.
+/// the two texts is non-empty. path_distance is Cartesian by the reciprocal basis of the
+/// model's geometry() (its (k1, k2) without one). Throws InputError naming the option.
 MomentumList resolve_momenta(const std::string& k_points, const std::string& k_path, const hamiltonians::Model& model);
 
 /// The plane-wave layout of the model (S = 4 Nz for ti, 2 for graphene). Throws

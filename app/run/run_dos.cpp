@@ -799,7 +799,9 @@ struct DosRun::State : RunRecord {
     /// which writes them.
     void compute_bands()
     {
-    if (what != Quantity::Spectral || !translation_invariant(*model) || !dist.root()) return;
+    // (a model whose stencil the kernels do not take, hr of more than 8 orbitals: no bands)
+    if (what != Quantity::Spectral || !translation_invariant(*model) || !model->offers_block_stencil() || !dist.root())
+        return;
     timers.time("bands", [&] {
         const BlockStencil stencil = model->block_stencil();
         for (const auto& k : momenta->momenta) {

@@ -182,7 +182,7 @@ lacks "hr without a file" "--model hr needs --model-file" --model hr --lattice 4
 lacks "--model-file on a built-in" "--model-file: model ti is built in" --model ti --lattice 3x3x3 --model-file "$work/ti.mtx"
 lacks "hr missing file" "--model-file $work/none_hr.dat: cannot open" --model hr --model-file "$work/none_hr.dat" --lattice 2x2
 lacks "hr dots without positions" "--dot-period 2: dots on model hr need orbital positions" $hr --dot-period 2
-lacks "hr k-path" "--k-points/--k-path: model hr has no momenta" $hr --k-path G-M
+lacks "hr k-path without cell vectors" "--k-path: model hr needs its cell vectors (--cell-vectors)" $hr --k-path G-M
 lacks "hr --t" "--t: model hr takes its energies from --model-file" $hr --t 2
 lacks "mm --matrix free" "--matrix free: model matrix-market has no lattice" $mm --matrix free
 lacks "mm --lattice" "--lattice: model matrix-market has no lattice" $mm --lattice 4x4x3

@@ -17,6 +17,8 @@
 #    counts, not its text), a field on a torus whose total flux is not an integer (the
 #    smallest admissible lattice), --matrix free in a field, --dot-depth on hr, dots
 #    without positions;
+#  - momenta: ti's and graphene's files with their cells give the built-ins' A(k, E), path
+#    lengths and bands (--k-path needs --cell-vectors);
 #  - a --restart with other cell vectors or another positions file (or none) is refused.
 set -u
 dos="$1"; src="$2"; mpiexec="${3:-}"
@@ -165,6 +167,25 @@ refused "dot depth on hr" "--dot-depth: dots on model hr act on every layer (--d
 refused "dots without positions" "--dot-period 3: dots on model hr need orbital positions" \
   "${ghr[@]}" --lattice 6x6 --dot-period 3 --dot-radius 1
 check "--help explains both options" "'$dos' --help | grep -q -- '--cell-vectors' && '$dos' --help | grep -q -- '--orbital-positions'"
+
+# Momenta (models.md §8: a file model takes what the built-ins do where it has what it
+# needs): the plane waves of hr's cells are the built-ins', so ti's file with ti's cubic cell
+# along --k-path M-G-X, and graphene's file with graphene's cell at --k-points, give the
+# built-ins' /spectral/A, momenta, path lengths (the reciprocal basis of --cell-vectors) and
+# clean bands, to rounding.
+"$dos" --model ti --lattice 8x8x3 --k-path M-G-X --moments 64 -q --output "$work/k_ti.h5" > /dev/null 2>&1
+"$dos" --model hr --model-file "$src/inputs/ti_hr.dat" --lattice 8x8x3 --boundary ppo --cell-vectors "1,0,0;0,1,0;0,0,1" \
+  --k-path M-G-X --moments 64 -q --output "$work/k_ti_hr.h5" > "$work/k.txt" 2>&1
+"$dos" --model graphene --lattice 6x6 --k-points "0,0;2,1;3,3;4,2" --moments 64 -q --output "$work/k_gr.h5" > /dev/null 2>&1
+"$dos" "${ghr[@]}" --lattice 6x6 --cell-vectors "$vec" --k-points "0,0;2,1;3,3;4,2" --moments 64 -q \
+  --output "$work/k_gr_hr.h5" >> "$work/k.txt" 2>&1
+check "hr momenta: the built-ins' A(k, E), path lengths and bands" "$py -c \"
+import h5py, numpy as np, sys
+for a, b in (('k_ti', 'k_ti_hr'), ('k_gr', 'k_gr_hr')):
+    x, y = h5py.File('$work/%s.h5' % a, 'r'), h5py.File('$work/%s.h5' % b, 'r')
+    for d in ('/spectral/A', '/spectral/k', '/spectral/path_distance', '/spectral/bands'):
+        if np.abs(x[d][()] - y[d][()]).max() > 1e-12: sys.exit('%s %s %s' % (a, b, d))
+\" || { cat '$work/k.txt'; false; }"
 
 # A restart needs the same positions: the checkpoint records the cell vectors and the SHA-256
 # of the positions file; other values are refused by name, the same ones continue (here to
