@@ -1,5 +1,7 @@
 #include "app/plan/run_plan.hpp"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,8 +13,10 @@
 #include "app/cli/operator_choice.hpp"
 #include "app/cli/resolved_run.hpp"
 #include "hamiltonians/model.hpp"
+#include "numerics/kpm/two_index.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
+#include "runtime/base/timer.hpp"
 
 namespace topokpm::app {
 namespace {
@@ -72,6 +76,28 @@ std::string json_string(const std::string& s)
         }
     }
     return out + "\"";
+}
+
+}  // namespace
+
+namespace {
+
+/// Gflop/s of one ZGEMM of the two-index trace's shape (batch x m = L^H R over k rows,
+/// numerics/kpm/two_index.cpp), the best of 3 on this machine's threads.
+double measure_zgemm_gflops(int m, int k)
+{
+    const int batch = std::min(m, numerics::kLeftBatch);
+    std::vector<complex_type> left(static_cast<std::size_t>(k) * batch, complex_type(0.5, 0.25)),
+        right(static_cast<std::size_t>(k) * m, complex_type(0.25, -0.5)), product(static_cast<std::size_t>(batch) * m);
+    const complex_type one(1.0, 0.0), zero(0.0, 0.0);
+    double best = 1e300;
+    for (int rep = 0; rep < 3; ++rep) {
+        const double t0 = wall_seconds();
+        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, batch, m, k, &one, left.data(), k, right.data(), k,
+                    &zero, product.data(), batch);
+        best = std::min(best, wall_seconds() - t0);
+    }
+    return 8.0 * batch * m * static_cast<double>(k) / std::max(best, 1e-9) * 1e-9;
 }
 
 }  // namespace
@@ -169,7 +195,20 @@ RunPlan plan_run(const RunConfig& given, const PhasePricing& pricing)
                         "--plan with --conductivity without the phase's pricing");
         // The two-index phase after the moments, priced per rank as the run's memory check
         // does (conductivity_bytes: the vectors of the rank's rows, its velocities and their
-        // halo); its time is not predicted.
+        // halo), and timed as numerics/kpm/two_index.hpp runs it: per block of W columns
+        // 2 (M - 1) sweeps of H and M + 1 velocity products (each about a sweep: the plan's
+        // seconds per moment are half a sweep of every block), and one ZGEMM per column of
+        // batches of 32 left vectors against the M kept ones over the rank's rows.
+        const double m = cfg.kpm.num_moments;
+        std::uint64_t busiest = 0;
+        for (const hetero::RankPlan& rp : out.plan.ranks) busiest = std::max<std::uint64_t>(busiest, rp.range.size());
+        out.zgemm_gflops = measure_zgemm_gflops(std::min(cfg.kpm.num_moments, 512),
+                                                static_cast<int>(std::min<std::uint64_t>(busiest, 1 << 16)));
+        const double sweeps = 2.0 * (2.0 * (m - 1.0) + (m + 1.0)) * out.plan.seconds_per_moment;
+        const double gemm = 8.0 * m * m * static_cast<double>(busiest) * static_cast<double>(traced.num_columns) /
+                            (out.zgemm_gflops * 1e9);
+        out.conductivity_seconds = sweeps + gemm;
+        out.predicted_seconds += out.conductivity_seconds;
         out.plan.max_memory_bytes = 0;
         for (hetero::RankPlan& rp : out.plan.ranks) {
             const double bytes =
@@ -220,7 +259,10 @@ std::string plan_json(const RunPlan& r)
         number("green_seconds", r.green_seconds);
         number("green_memory_bytes", r.green_memory_bytes);
     }
-    if (r.conductivity_memory_bytes > 0) number("conductivity_memory_bytes", r.conductivity_memory_bytes);
+    if (r.conductivity_memory_bytes > 0) {
+        number("conductivity_memory_bytes", r.conductivity_memory_bytes);
+        number("conductivity_seconds", r.conductivity_seconds);
+    }
     number("predicted_seconds", r.predicted_seconds);
     number("memory_per_rank_bytes", plan.max_memory_bytes);
     number("gpu_memory_per_rank_bytes", plan.max_gpu_memory_bytes);
@@ -276,8 +318,9 @@ void run_plan(const RunConfig& cfg, const PhasePricing& pricing)
                     format_bytes(r.green_memory_bytes).c_str());
     if (r.conductivity_memory_bytes > 0)
         std::printf("conductivity: the two-index moments after the DOS need up to %s per rank (vectors of its "
-                    "rows, velocities and their halo; their time is not predicted)\n",
-                    format_bytes(r.conductivity_memory_bytes).c_str());
+                    "rows, velocities and their halo) and about %.3g s (sweeps at the plan's rate, ZGEMM at "
+                    "%.3g Gflop/s timed here)\n",
+                    format_bytes(r.conductivity_memory_bytes).c_str(), r.conductivity_seconds, r.zgemm_gflops);
     if (cfg.runtime.memory_limit_gib <= 0)
         log::info("memory per rank: ", format_bytes(r.limit.bytes), " (this machine; give --memory-limit for the target)");
     hetero::require_fits(plan, r.limit);

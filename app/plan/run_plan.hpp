@@ -41,8 +41,13 @@ struct RunPlan {
     double green_memory_bytes = 0;
     double predicted_seconds = 0;    ///< the moments' (plan.total_seconds) + green_seconds
     /// --conductivity: the largest rank's bytes of the two-index phase (app/run/conductivity_phase.hpp,
-    /// conductivity_bytes on its rows and halo), added to every rank's memory; its time is not predicted.
+    /// conductivity_bytes on its rows and halo), added to every rank's memory, and its time:
+    /// per block 2 (M - 1) sweeps of H and M + 1 velocity products at the plan's time per
+    /// sweep, plus 8 M^2 N W flops of ZGEMM (the busiest rank's rows) at the rate of one
+    /// ZGEMM of the trace's shape timed on this machine.
     double conductivity_memory_bytes = 0;
+    double conductivity_seconds = 0;
+    double zgemm_gflops = 0;            ///< measured here for the estimate
 };
 
 /// The --green phase on one rank, as the run's own code prices it (app/run/green_cost.hpp:
