@@ -444,8 +444,11 @@ void SweepThread<T, R, B, Real>::checked_table(int cx, int cy, global_index col_
         const auto& ent = p.op.entries_[o];
         const int len = static_cast<int>(ent.size());
         const BlockStencil& st = p.op.s_;
-        // A field: the row's site in the stencil's own (x, y), for its entries' phases.
-        const int fy = static_cast<int>((site / st.nz) % st.ny), fx = static_cast<int>(site / (global_index(st.nz) * st.ny));
+        // A field: the row's site in the stencil's own (x, y), for its entries' phases (the
+        // divisions only then: without a field this path runs every boundary group).
+        const bool field = st.field.active();
+        const int fy = field ? static_cast<int>((site / st.nz) % st.ny) : 0;
+        const int fx = field ? static_cast<int>(site / (global_index(st.nz) * st.ny)) : 0;
         for (int k = 0; k < w; ++k) {
             const size_t i = static_cast<size_t>(k) * G + g;
             std::ptrdiff_t col = g;  // padding / dropped: own row, value 0
@@ -456,7 +459,7 @@ void SweepThread<T, R, B, Real>::checked_table(int cx, int cy, global_index col_
                 if (ns >= 0) {
                     col = static_cast<std::ptrdiff_t>(global_index(nb) * ns + e.b - r0);
                     complex_type v = e.v;
-                    if (st.field.active()) {
+                    if (field) {
                         const int dy = e.term < 0 ? 0 : p.op.term_dy_[static_cast<size_t>(e.term)];
                         v = peierls_entry(v, st.phase(e.term + 1, o, e.b, fx, fy, fy + dy < 0 || fy + dy >= st.ny));
                     }

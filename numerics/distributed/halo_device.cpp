@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <variant>
 
 #include "numerics/distributed/halo_kernels.hpp"
 #include "runtime/base/error.hpp"
@@ -200,22 +201,30 @@ protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
     {
         TOPOKPM_REQUIRE(cpu_->precision() == Precision::Double, name(), ": double blocks on a single-precision stand-in");
-        on_mirrors(x, y, ops, dots, xs_, ys_);
+        on_mirrors(x, y, ops, dots);
     }
     void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
                   const AugmentedOps& ops, DotSums* dots) const override
     {
         if (cpu_->precision() != Precision::Single) return Operator::do_apply(x, y, ops, dots);  // refuses
-        on_mirrors(x, y, ops, dots, xs_single_, ys_single_);
+        on_mirrors(x, y, ops, dots);
     }
 
 private:
+    /// Host scratch in the CPU operator's precision: the stand-in's "kernel" runs the CPU one.
+    template <class T>
+    struct Scratch {
+        BasicBlockVector<T> x, y;
+    };
+
     /// Copies x's mirror (and y's with beta != 0) into host scratch, runs the CPU operator,
     /// writes y's mirror: the blocks' host arrays are never read or written.
     template <class T>
-    void on_mirrors(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots,
-                    BasicBlockVector<T>& xs, BasicBlockVector<T>& ys) const
+    void on_mirrors(const BasicBlockVector<T>& x, BasicBlockVector<T>& y, const AugmentedOps& ops, DotSums* dots) const
     {
+        if (!std::holds_alternative<Scratch<T>>(scratch_)) scratch_ = Scratch<T>{};
+        BasicBlockVector<T>& xs = std::get<Scratch<T>>(scratch_).x;
+        BasicBlockVector<T>& ys = std::get<Scratch<T>>(scratch_).y;
         const global_index n = x.num_rows();
         const int r = x.num_cols();
         if (xs.num_rows() != n || xs.num_cols() != r) {
@@ -232,8 +241,7 @@ private:
     }
 
     std::shared_ptr<const Operator> cpu_;
-    mutable BlockVector xs_, ys_;  ///< host scratch: the stand-in's "kernel" runs the CPU one
-    mutable BasicBlockVector<complex_single> xs_single_, ys_single_;
+    mutable std::variant<Scratch<complex_double>, Scratch<complex_single>> scratch_;
 };
 
 }  // namespace
