@@ -189,13 +189,16 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                 struct Item {
                     std::ptrdiff_t off;
                     int c;
+                    int block;  // the add_block call that made it
                     std::array<double, 8> vr, vi;
                     bool re, im;
                 };
                 std::vector<Item> items;
+                int blocks_added = 0;
                 auto add_block = [&](const std::vector<complex_type>& blk, std::ptrdiff_t dsite) {
+                    const int block = blocks_added++;
                     for (int c = 0; c < 4; ++c) {
-                        Item it{8 * dsite, c, {}, {}, false, false};
+                        Item it{8 * dsite, c, block, {}, {}, false, false};
                         for (int o = 0; o < 4; ++o) {
                             complex_type v = blk[static_cast<size_t>(o * 4 + (o ^ c))];
                             v = complex_type(static_cast<T>(v.real()), static_cast<T>(v.imag()));
@@ -219,6 +222,23 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                     if (dropped) continue;
                     add_block(blocks[t], delta[2] + std::ptrdiff_t(extent_[2]) * (delta[1] + std::ptrdiff_t(extent_[1]) * delta[0]));
                 }
+                typename SiteForm<T>::Class& cl =
+                    f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
+                // Double, the grouped items (R = 4, 8), from the items in block order, where no
+                // item is "both": each kind's items then come in the order of the sort below.
+                if constexpr (std::is_same_v<T, double>)
+                    if (std::none_of(items.begin(), items.end(), [](const Item& it) { return it.re && it.im; })) {
+                        for (size_t i = 0; i < items.size(); ++i) {
+                            const Item& it = items[i];
+                            if (i == 0 || it.block != items[i - 1].block) {
+                                cl.group_off.push_back(it.off);
+                                cl.group_first.push_back(static_cast<int>(i));
+                            }
+                            cl.item_code.push_back(it.re ? it.c : 4 + it.c);
+                            for (int o = 0; o < 4; ++o) cl.item_val.push_back(it.re ? it.vr[2 * o] : it.vi[2 * o]);
+                        }
+                        cl.group_first.push_back(static_cast<int>(items.size()));
+                    }
                 // Double: by kind (Re only, Im only, both), in block order within a kind.
                 // Float: by kind, then by the diagonal c (each run of one c: a fixed permute).
                 auto kind = [](const Item& it) { return it.re && it.im ? 2 : (it.re ? 0 : 1); };
@@ -226,8 +246,6 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                     if constexpr (std::is_same_v<T, double>) return kind(a) < kind(b);
                     else return 4 * kind(a) + a.c < 4 * kind(b) + b.c;
                 });
-                typename SiteForm<T>::Class& cl =
-                    f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
                 for (const Item& it : items) {
                     (it.re && it.im ? cl.n_both : (it.re ? cl.n_re : cl.n_im))++;
                     if constexpr (!std::is_same_v<T, double>) ++cl.first[static_cast<size_t>(4 * kind(it) + it.c) + 1];

@@ -75,7 +75,11 @@
 // row is R / 4 whole vectors, so row o of an item reads the neighbour's row o ^ c as it is
 // (no permute, no index vector) and multiplies it by that row's value, broadcast; R = 2: a
 // vector holds rows 2h and 2h + 1, row o ^ c is vector h ^ (c >> 1) with its halves swapped
-// for odd c. 16 / R sites of one class per step (the item loop's table loads shared). Each
+// for odd c. At R = 4, 8 the items are walked by neighbour block (site_sums_grouped, where no
+// item has both a real and an imaginary part: every built-in model): the neighbour's rows are
+// loaded once for the block's diagonals (ti: two per block, so half the loads of one load per
+// item) and the values are broadcast loads (in cache at R = 8 1.17x, ti 16x16x10, 2026-11-29).
+// 16 / R sites of one class per step (the item loop's table loads shared). Each
 // lane sums the same products in the same order as the R = 1 form and the epilogue is the
 // same arithmetic (R = 2: finish_vector_sums; R >= 4: finish_row's, with the dots in
 // registers), so column c of a sweep equals the R = 1 sweep of column c bit for bit. It
@@ -223,6 +227,18 @@ struct SiteForm {
         /// double, R = 2 (a vector: 2 rows of 2 columns): per item two vectors each, half h
         /// (rows 2h, 2h + 1) at [2 item + h], each row's value over its 4 lanes
         std::vector<Lanes> vr2, vi2;
+        /// double, R = 4, 8 (site_sums_grouped): the items again, grouped by neighbour block
+        /// (the on-site block, then the terms in order; in a group its diagonals c in order),
+        /// so that a neighbour's rows are loaded once for all its items. Built only where no
+        /// item is "both" (then each kind's items keep their order above: the same sums).
+        /// Group g: neighbour offset group_off[g] (as off), items [group_first[g],
+        /// group_first[g + 1]); item i: item_code[i] = 4 (Im only) + c, or c (Re only), and
+        /// the value of row o, item_val[4 i + o] (the Re or the Im part).
+        std::vector<std::ptrdiff_t> group_off;
+        std::vector<int> group_first;
+        std::vector<int> item_code;
+        std::vector<double> item_val;
+        bool grouped() const { return !group_off.empty(); }
     };
     bool ok = false;
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index

@@ -109,6 +109,67 @@ __attribute__((always_inline)) inline void site_sums_r2(const SiteForm<double>::
             a[s][h] += sign * __builtin_shufflevector(b[s][h], b[s][h], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
+/// site_sums_wide's sums from the class's grouped items (SiteForm::Class::grouped()): the
+/// neighbour's R / 4 vectors of each of its 4 rows are loaded once per group and serve every
+/// item (diagonal) of that block, where site_sums_wide loads them again per item (the ti
+/// blocks have two diagonals each: about half the loads). Each kind's products are added in
+/// the order of site_sums_wide, so the sums are equal bit for bit.
+template <int R, int S>
+__attribute__((always_inline)) inline void site_sums_grouped(const SiteForm<double>::Class& c,
+                                                             const double* __restrict x0,
+                                                             simd::v8d (&a)[S][4][R / 4])
+{
+    using simd::v8d;
+    constexpr int V = R / 4;  // vectors per row
+    v8d b[S][4][V];
+#pragma GCC unroll 8
+    for (int s = 0; s < S; ++s)
+        for (int o = 0; o < 4; ++o)
+            for (int j = 0; j < V; ++j) a[s][o][j] = b[s][o][j] = v8d{};
+    const int groups = static_cast<int>(c.group_off.size());
+    const std::ptrdiff_t* off = c.group_off.data();
+    const int* first = c.group_first.data();
+    const int* code = c.item_code.data();
+    const double* val = c.item_val.data();
+    for (int g = 0; g < groups; ++g) {
+        v8d xn[S][4][V];  // the neighbour's rows
+#pragma GCC unroll 8
+        for (int s = 0; s < S; ++s)
+            for (int o = 0; o < 4; ++o)
+                for (int j = 0; j < V; ++j) xn[s][o][j] = simd::load<v8d>(x0 + R * off[g] + 8 * R * s + 2 * R * o + 8 * j);
+        // Row o += value of row o * the neighbour's row o ^ C, into a (Re) or b (Im).
+        const auto item = [&](auto diagonal, v8d (&sum)[S][4][V], const double* v) __attribute__((always_inline)) {
+            constexpr int C = decltype(diagonal)::value;
+#pragma GCC unroll 4
+            for (int o = 0; o < 4; ++o) {
+                const v8d vo = (v8d)_mm512_set1_pd(v[o]);  // a broadcast load (v8d{} + v[o] adds and shuffles)
+#pragma GCC unroll 8
+                for (int s = 0; s < S; ++s)
+                    for (int j = 0; j < V; ++j) sum[s][o][j] += vo * xn[s][o ^ C][j];
+            }
+        };
+        for (int i = first[g]; i < first[g + 1]; ++i) {
+            const double* v = val + 4 * i;
+            switch (code[i]) {
+            case 0: item(std::integral_constant<int, 0>{}, a, v); break;
+            case 1: item(std::integral_constant<int, 1>{}, a, v); break;
+            case 2: item(std::integral_constant<int, 2>{}, a, v); break;
+            case 3: item(std::integral_constant<int, 3>{}, a, v); break;
+            case 4: item(std::integral_constant<int, 0>{}, b, v); break;
+            case 5: item(std::integral_constant<int, 1>{}, b, v); break;
+            case 6: item(std::integral_constant<int, 2>{}, b, v); break;
+            default: item(std::integral_constant<int, 3>{}, b, v); break;
+            }
+        }
+    }
+    const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+#pragma GCC unroll 8
+    for (int s = 0; s < S; ++s)
+        for (int o = 0; o < 4; ++o)
+            for (int j = 0; j < V; ++j)
+                a[s][o][j] += sign * __builtin_shufflevector(b[s][o][j], b[s][o][j], 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
 /// The sums of S consecutive sites of one SiteForm<double> class at width R = 4 or 8 (a row
 /// is R / 4 whole vectors): a[s][o][j], vector j of row o of site s. Row o of item i reads
 /// the neighbour's row o ^ c whole (no permute) and multiplies it by that row's value,

@@ -630,7 +630,8 @@ void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index c
                         }
                 } else {
                     v8d a[N][4][R / 4];
-                    site_sums_wide<R, N>(c, x0, a);
+                    if (c.grouped()) site_sums_grouped<R, N>(c, x0, a);
+                    else site_sums_wide<R, N>(c, x0, a);
                     // finish_row's arithmetic (the same y, bit for bit), the dots in registers.
 #pragma GCC unroll 8
                     for (int k = 0; k < N; ++k)
