@@ -782,7 +782,7 @@ struct DosRun::State : RunRecord {
               " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
               " GB/s (one sweep's minimum traffic per sweep), ",
               op && op->fused_steps(width) >= 2
-                  ? "two sweeps per pass over memory (temporal blocking: the memory moves about half those bytes)"
+                  ? "two sweeps per pass over memory (temporal blocking: x and y are read and written once per two sweeps, about 2/3 of those bytes)"
                   : "one sweep per pass over memory",
               jr.checkpoints_written ? detail::concat(", ", jr.checkpoints_written, " checkpoint(s) (longest write ",
                                                                         fmt("%.3f", jr.checkpoint_seconds), " s)")
