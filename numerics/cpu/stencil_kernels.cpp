@@ -224,10 +224,10 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                 }
                 typename SiteForm<T>::Class& cl =
                     f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
-                // Double, the grouped items (R = 4, 8), from the items in block order, where no
-                // item is "both": each kind's items then come in the order of the sort below.
-                if constexpr (std::is_same_v<T, double>)
-                    if (std::none_of(items.begin(), items.end(), [](const Item& it) { return it.re && it.im; })) {
+                // The grouped items (double R = 4, 8; float R = 8), from the items in block order,
+                // where no item is "both": each kind's items then come in the order of the
+                // double sort below.
+                if (std::none_of(items.begin(), items.end(), [](const Item& it) { return it.re && it.im; })) {
                         for (size_t i = 0; i < items.size(); ++i) {
                             const Item& it = items[i];
                             if (i == 0 || it.block != items[i - 1].block) {
@@ -235,7 +235,8 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                                 cl.group_first.push_back(static_cast<int>(i));
                             }
                             cl.item_code.push_back(it.re ? it.c : 4 + it.c);
-                            for (int o = 0; o < 4; ++o) cl.item_val.push_back(it.re ? it.vr[2 * o] : it.vi[2 * o]);
+                            for (int o = 0; o < 4; ++o)
+                                cl.item_val.push_back(static_cast<T>(it.re ? it.vr[2 * o] : it.vi[2 * o]));
                         }
                         cl.group_first.push_back(static_cast<int>(items.size()));
                     }
@@ -279,6 +280,8 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                 }
                 for (size_t k = 1; k < cl.first.size(); ++k) cl.first[k] += cl.first[k - 1];
             }
+    f.all_grouped = std::all_of(f.classes.begin(), f.classes.end(),
+                                [](const typename SiteForm<T>::Class& c) { return c.grouped(); });
     f.ok = true;
 }
 

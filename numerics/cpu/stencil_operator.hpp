@@ -227,7 +227,7 @@ struct SiteForm {
         /// double, R = 2 (a vector: 2 rows of 2 columns): per item two vectors each, half h
         /// (rows 2h, 2h + 1) at [2 item + h], each row's value over its 4 lanes
         std::vector<Lanes> vr2, vi2;
-        /// double, R = 4, 8 (site_sums_grouped): the items again, grouped by neighbour block
+        /// R = 4, 8 in double, R = 8 in float (site_sums_grouped): the items again, grouped by neighbour block
         /// (the on-site block, then the terms in order; in a group its diagonals c in order),
         /// so that a neighbour's rows are loaded once for all its items. Built only where no
         /// item is "both" (then each kind's items keep their order above: the same sums).
@@ -237,10 +237,11 @@ struct SiteForm {
         std::vector<std::ptrdiff_t> group_off;
         std::vector<int> group_first;
         std::vector<int> item_code;
-        std::vector<double> item_val;
+        std::vector<T> item_val;
         bool grouped() const { return !group_off.empty(); }
     };
     bool ok = false;
+    bool all_grouped = false;                ///< every class has its grouped items
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index
     std::array<int, 3> ncls{};
     std::vector<Class> classes;              ///< index (cx ncls[1] + cy) ncls[2] + cz
@@ -372,7 +373,8 @@ private:
 
     // ---- two steps per pass on a 3-D lattice (stencil_sweep.cpp) ----
     /// True where two_steps_planes runs at width r: a 3-D lattice whose terms reach the
-    /// adjacent x-planes and y-columns only, double, B = 4 with the site form (ti), r = 1, 2, 4, 8.
+    /// adjacent x-planes and y-columns only, B = 4 with the site form (ti): double at r = 1, 2,
+    /// 4, 8, single at r = 1 and at r = 8 (where every class has its grouped items).
     bool planes_offered(int r) const;
     /// y-columns per strip of two_steps_planes at width r (about 160 KiB of one vector per
     /// x-plane; StencilTuning::tblock_strip_sites overrides).

@@ -110,46 +110,57 @@ __attribute__((always_inline)) inline void site_sums_r2(const SiteForm<double>::
 }
 
 /// site_sums_wide's sums from the class's grouped items (SiteForm::Class::grouped()): the
-/// neighbour's R / 4 vectors of each of its 4 rows are loaded once per group and serve every
-/// item (diagonal) of that block, where site_sums_wide loads them again per item (the ti
-/// blocks have two diagonals each: about half the loads). Each kind's products are added in
-/// the order of site_sums_wide, so the sums are equal bit for bit.
-template <int R, int S>
-__attribute__((always_inline)) inline void site_sums_grouped(const SiteForm<double>::Class& c,
-                                                             const double* __restrict x0,
-                                                             simd::v8d (&a)[S][4][R / 4])
+/// neighbour's vectors of each of its 4 rows are loaded once per group and serve every item
+/// (diagonal) of that block, where site_sums_wide loads them again per item (the ti blocks
+/// have two diagonals each: about half the loads); the values are broadcast loads. T =
+/// double: R = 4, 8 (a row is R / 4 vectors of 8 doubles); each kind's products are added
+/// in the order of site_sums_wide, so the sums are equal bit for bit. T = float: R = 8 (a row
+/// is one vector of 16 floats), the same products and sums in float.
+template <class T, int R, int S>
+__attribute__((always_inline)) inline void site_sums_grouped(
+    const typename SiteForm<T>::Class& c, const T* __restrict x0,
+    std::conditional_t<std::is_same_v<T, double>, simd::v8d, simd::v16f> (&a)[S][4][2 * R * sizeof(T) / 64])
 {
-    using simd::v8d;
-    constexpr int V = R / 4;  // vectors per row
-    v8d b[S][4][V];
+    using Vec = std::conditional_t<std::is_same_v<T, double>, simd::v8d, simd::v16f>;
+    constexpr int L = 64 / sizeof(T);  // values per vector
+    constexpr int V = 2 * R / L;       // vectors per row
+    static_assert(V >= 1 && 2 * R % L == 0, "whole vectors per row");
+    Vec b[S][4][V];
 #pragma GCC unroll 8
     for (int s = 0; s < S; ++s)
         for (int o = 0; o < 4; ++o)
-            for (int j = 0; j < V; ++j) a[s][o][j] = b[s][o][j] = v8d{};
+            for (int j = 0; j < V; ++j) a[s][o][j] = b[s][o][j] = Vec{};
     const int groups = static_cast<int>(c.group_off.size());
     const std::ptrdiff_t* off = c.group_off.data();
     const int* first = c.group_first.data();
     const int* code = c.item_code.data();
-    const double* val = c.item_val.data();
+    const T* val = c.item_val.data();
+    const auto load = [](const T* p) __attribute__((always_inline)) {  // one unaligned vector
+        if constexpr (std::is_same_v<T, double>) return (Vec)_mm512_loadu_pd(p);
+        else return (Vec)_mm512_loadu_ps(p);
+    };
     for (int g = 0; g < groups; ++g) {
-        v8d xn[S][4][V];  // the neighbour's rows
+        Vec xn[S][4][V];  // the neighbour's rows
 #pragma GCC unroll 8
         for (int s = 0; s < S; ++s)
             for (int o = 0; o < 4; ++o)
-                for (int j = 0; j < V; ++j) xn[s][o][j] = simd::load<v8d>(x0 + R * off[g] + 8 * R * s + 2 * R * o + 8 * j);
+                for (int j = 0; j < V; ++j)
+                    xn[s][o][j] = load(x0 + R * off[g] + 8 * R * s + 2 * R * o + L * j);
         // Row o += value of row o * the neighbour's row o ^ C, into a (Re) or b (Im).
-        const auto item = [&](auto diagonal, v8d (&sum)[S][4][V], const double* v) __attribute__((always_inline)) {
+        const auto item = [&](auto diagonal, Vec (&sum)[S][4][V], const T* v) __attribute__((always_inline)) {
             constexpr int C = decltype(diagonal)::value;
 #pragma GCC unroll 4
             for (int o = 0; o < 4; ++o) {
-                const v8d vo = (v8d)_mm512_set1_pd(v[o]);  // a broadcast load (v8d{} + v[o] adds and shuffles)
+                Vec vo;  // a broadcast load (Vec{} + v[o] adds and shuffles)
+                if constexpr (std::is_same_v<T, double>) vo = (Vec)_mm512_set1_pd(v[o]);
+                else vo = (Vec)_mm512_set1_ps(v[o]);
 #pragma GCC unroll 8
                 for (int s = 0; s < S; ++s)
                     for (int j = 0; j < V; ++j) sum[s][o][j] += vo * xn[s][o ^ C][j];
             }
         };
         for (int i = first[g]; i < first[g + 1]; ++i) {
-            const double* v = val + 4 * i;
+            const T* v = val + 4 * i;
             switch (code[i]) {
             case 0: item(std::integral_constant<int, 0>{}, a, v); break;
             case 1: item(std::integral_constant<int, 1>{}, a, v); break;
@@ -162,12 +173,19 @@ __attribute__((always_inline)) inline void site_sums_grouped(const SiteForm<doub
             }
         }
     }
-    const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
 #pragma GCC unroll 8
     for (int s = 0; s < S; ++s)
         for (int o = 0; o < 4; ++o)
-            for (int j = 0; j < V; ++j)
-                a[s][o][j] += sign * __builtin_shufflevector(b[s][o][j], b[s][o][j], 1, 0, 3, 2, 5, 4, 7, 6);
+            for (int j = 0; j < V; ++j) {
+                if constexpr (std::is_same_v<T, double>) {
+                    const Vec sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
+                    a[s][o][j] += sign * __builtin_shufflevector(b[s][o][j], b[s][o][j], 1, 0, 3, 2, 5, 4, 7, 6);
+                } else {
+                    const Vec sign = {-1.f, 1.f, -1.f, 1.f, -1.f, 1.f, -1.f, 1.f, -1.f, 1.f, -1.f, 1.f, -1.f, 1.f, -1.f, 1.f};
+                    a[s][o][j] += sign * __builtin_shufflevector(b[s][o][j], b[s][o][j], 1, 0, 3, 2, 5, 4, 7, 6, 9, 8,
+                                                                 11, 10, 13, 12, 15, 14);
+                }
+            }
 }
 
 /// The sums of S consecutive sites of one SiteForm<double> class at width R = 4 or 8 (a row

@@ -125,7 +125,8 @@ struct SweepPlan {
     // float epilogue with the constants below).
     // Double, R = 2, 4, 8, B = 4: the same site tables, a site's rows as R vectors
     // (site_sums_r2, site_sums_wide), each column summed as in the R = 1 form.
-    static constexpr bool kSiteForm = kWindowForm && B == 4 && (R == 1 || (!kSingle && (R == 2 || R == 4 || R == 8)));
+    // Single, R = 8: the grouped site tables, where every class has them (SiteForm::all_grouped).
+    static constexpr bool kSiteForm = kWindowForm && B == 4 && (R == 1 || R == 8 || (!kSingle && (R == 2 || R == 4)));
     static constexpr int kWinLanes = WindowTable<T>::kLanes;
     static constexpr bool kWindow = kWindowForm && R == 1 && G % kWinLanes == 0 && G / kWinLanes <= 2;
     // Single, R >= 2: the float epilogue (FloatRowEpilogue), scale and a uniform V - shift
@@ -162,8 +163,9 @@ struct SweepPlan {
     int pf_lines = 0, num_streams = 0;
     const kernels::cpu::DitheredFloat s_dither, d_dither;
     const float beta_f;
-    // Double, the site form: software prefetch of x one x-plane ahead (the plane the sweep
-    // reads first) and of y, site_pf doubles ahead (0: none; StencilTuning::site_prefetch_bytes).
+    // The site form in double and at R = 8 in float: software prefetch of x one x-plane ahead
+    // (the plane the sweep reads first) and of y, site_pf values of T ahead (0: none;
+    // StencilTuning::site_prefetch_bytes).
     std::ptrdiff_t site_pf = 0, site_pf_plane = 0;
     // Single, R = 1, the site form: the same dithers as complex lanes.
     std::optional<DitheredLanes> site_scale, site_d;
@@ -187,7 +189,7 @@ SweepPlan<T, R, B, Real>::SweepPlan(const CpuStencilOperator& o, const T* x_in, 
                                                                : nullptr),
       acc_co(ops.acc_old), acc_cx(ops.acc_x), acc_cn(ops.acc_new), per_row(o.s_.potential_per_row()),
       pot(o.s_.potential.data()), periodic{o.periodic_[0], o.periodic_[1], o.periodic_[2]},
-      uniform(o.uniform_potential_), sites(o.site_tables<T>()), site_form(kSiteForm && sites.ok && (R == 1 || o.tuning_.wide_site_form)),
+      uniform(o.uniform_potential_), sites(o.site_tables<T>()), site_form(kSiteForm && sites.ok && (R == 1 || o.tuning_.wide_site_form) && (!kSingle || R == 1 || sites.all_grouped)),
       num_rows_total(o.s_.num_rows()), s_dither(kernels::cpu::dithered_float(scale)),
       d_dither(kernels::cpu::dithered_float(pot[0] - shift)), beta_f(static_cast<float>(beta)),
       max_threads(omp_get_max_threads()), tiling(o.choose_tiling(rr, max_threads, kComplexBytes))
@@ -198,7 +200,7 @@ SweepPlan<T, R, B, Real>::SweepPlan(const CpuStencilOperator& o, const T* x_in, 
     if constexpr (kWindow)
         if (shift_t == nullptr && !site_form) win = window_table<T>(nb, w, G, kPer, fast_cols, fast_vals);
     prefetch_streams();
-    if (!kSingle && site_form) {
+    if ((!kSingle || R > 1) && site_form) {
         const int bytes = o.tuning_.site_prefetch_bytes < 0 ? kSitePrefetchBytes : o.tuning_.site_prefetch_bytes;
         site_pf = bytes / static_cast<int>(sizeof(T));
         site_pf_plane = std::ptrdiff_t(8 * rr) * ny * nz;
@@ -630,7 +632,7 @@ void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index c
                         }
                 } else {
                     v8d a[N][4][R / 4];
-                    if (c.grouped()) site_sums_grouped<R, N>(c, x0, a);
+                    if (c.grouped()) site_sums_grouped<double, R, N>(c, x0, a);
                     else site_sums_wide<R, N>(c, x0, a);
                     // finish_row's arithmetic (the same y, bit for bit), the dots in registers.
 #pragma GCC unroll 8
@@ -683,6 +685,35 @@ void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index c
                     simd::store(syx + 8 * j, simd::load<v8d>(syx + 8 * j) + (dyx[0][j] + dyx[1][j]));
                     simd::store(syxs + 8 * j, simd::load<v8d>(syxs + 8 * j) + (dyxs[0][j] + dyxs[1][j]));
                 }
+    } else if constexpr (std::is_same_v<T, float> && R == 8) {
+        // Single, R = 8 (SiteForm::all_grouped): a site's row is one vector of 16 floats; the
+        // grouped sums in float, then the float epilogue of the row-group path (finish_row).
+        using simd::v16f;
+        const SiteForm<float>& f = p.sites;
+        const int ccx = f.cls[0][static_cast<size_t>(cx)], ccy = f.cls[1][static_cast<size_t>(cy)];
+        const int* zcls = f.cls[2].data();
+        for (int z = za; z < zb; ++z) {
+            const SiteForm<float>::Class& c = f.at(ccx, ccy, zcls[z]);
+            const global_index site = col_site0 + z;
+            const float* x0 = p.x + 8 * R * site;
+            if (p.site_pf > 0)  // as in double: the x plane ahead and y, site_pf floats ahead
+                for (int l = 0; l < R / 2; ++l) {
+                    __builtin_prefetch(x0 + p.site_pf_plane + p.site_pf + 16 * l, 0, 3);
+                    __builtin_prefetch(p.y + 8 * R * site + p.site_pf + 16 * l, 1, 3);
+                }
+            v16f a[1][4][1];
+            site_sums_grouped<float, R, 1>(c, x0, a);
+#pragma GCC unroll 4
+            for (int o = 0; o < 4; ++o) {
+                const global_index row = 4 * site + o;
+                alignas(64) float sums[2 * R];
+                std::memcpy(sums, &a[0][o][0], sizeof sums);
+                const float d = p.uniform ? p.d_dither.at(row)
+                                          : static_cast<float>((p.per_row ? p.pot[row] : p.pot[site]) - p.shift);
+                float_rows.row(sums, p.x + 2 * R * row, p.y + 2 * R * row, p.s_dither.at(row), d, p.beta_f,
+                               p.beta != 0.0, p.want_dots);
+            }
+        }
     } else {
         (void)cx, (void)cy, (void)col_site0, (void)za, (void)zb;
     }
@@ -736,9 +767,14 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
 
 bool CpuStencilOperator::planes_offered(int r) const
 {
-    if (extent_[0] == 1 || nb_ != 4 || precision_ != Precision::Double || tuning_.tblock_lines == 0) return false;
-    if (r != 1 && !((r == 2 || r == 4 || r == 8) && tuning_.wide_site_form)) return false;
-    if (!site_double_.ok) return false;
+    if (extent_[0] == 1 || nb_ != 4 || tuning_.tblock_lines == 0) return false;
+    if (precision_ == Precision::Single) {  // R = 8 on the grouped float site form
+        if (!site_single_.ok) return false;
+        if (r != 1 && (r != 8 || !tuning_.wide_site_form || !site_single_.all_grouped)) return false;
+    } else {
+        if (r != 1 && !((r == 2 || r == 4 || r == 8) && tuning_.wide_site_form)) return false;
+        if (!site_double_.ok) return false;
+    }
     for (const auto& d : offsets_)
         if (std::abs(d[0]) > 1 || std::abs(d[1]) > 1) return false;
     return true;
@@ -766,6 +802,9 @@ void CpuStencilOperator::two_steps_planes_run(T* x, T* y, int r, const Augmented
         case 8: return two_steps_planes<T, 8, 4, false>(x, y, r, ops, first, second);
         default: break;
         }
+    } else {
+        if (r == 1) return two_steps_planes<T, 1, 4, false>(x, y, r, ops, first, second);
+        if (r == 8) return two_steps_planes<T, 8, 4, false>(x, y, r, ops, first, second);
     }
     TOPOKPM_REQUIRE(false, name(), ": two steps over x-planes at R = ", r, " (planes_offered lied)");
 }

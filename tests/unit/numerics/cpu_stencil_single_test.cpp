@@ -381,6 +381,39 @@ TEST(CpuStencilSingle, TwoFusedStepsEachWithinTheFloatBound)
     }
 }
 
+// The same for ti at R = 1 and 8, where single runs the x-plane wavefront on the float site
+// forms (stencil_sweep.cpp, two_steps_planes; R = 8: the grouped items): every boundary,
+// disorder (a potential per site) and a uniform potential, strips of 1 and 2 columns and the
+// default, 1 to 3 threads (1-3 planes per thread: every plane deferred somewhere).
+TEST(CpuStencilSingle, TiTwoFusedStepsAtWidthsOneAndEightEachWithinTheFloatBound)
+{
+    std::vector<std::unique_ptr<hamiltonians::Model>> models;
+    models.push_back(model("ti", 5, 3, 9, "ppo"));
+    models.push_back(model("ti", 4, 4, 6, "ppp"));
+    models.push_back(model("ti", 3, 5, 4, "ooo", 0.0));  // uniform: the dithered V - shift
+    models.push_back(model("ti", 6, 2, 5, "pop"));
+    for (const auto& mdl : models) {
+        const BlockStencil st = mdl->block_stencil();
+        const RoundedRows rows = rounded_rows(*mdl);
+        for (const int strip : {1, 2, 0}) {
+            StencilTuning tuning;
+            tuning.tblock_strip_sites = strip;
+            const auto op = make_cpu_stencil_operator(st, Precision::Single, tuning);
+            for (const int r : {1, 8}) {
+                ASSERT_EQ(op->fused_steps(r), 2) << describe(*mdl) << " R=" << r;
+                for (const int threads : {1, 2, 3})
+                    for (const double beta : {0.0, -1.0}) {
+                        check_two_steps_against_rows(*op, st, rows, r, threads, beta,
+                                                     describe(*mdl) + " R=" + std::to_string(r) + " strip=" +
+                                                         std::to_string(strip) + " threads=" + std::to_string(threads) +
+                                                         " beta=" + std::to_string(beta));
+                        if (::testing::Test::HasFailure()) return;
+                    }
+            }
+        }
+    }
+}
+
 // Name, cost and the precision seam: the one-argument function (and Precision::Double)
 // stays double and refuses complex-float blocks; the single operator's apply() is the single sweep
 // on the rounded inputs, widened exactly.

@@ -562,11 +562,8 @@ TEST(CpuStencilTwoSteps, OfferedForTwoDimensionalShiftedFormsAtWidthOne)
                   ->fused_steps(1),
               2);
     // ti: dozens of row offsets (no shifted-load form) on a 3-D lattice: the x-plane
-    // wavefront instead in double (CpuStencilTwoStepsPlanes); in single one step per pass.
-    EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(),
-                                                  Precision::Single)
-                  ->fused_steps(1),
-              1);
+    // wavefront instead, in both precisions (CpuStencilTwoStepsPlanes; single:
+    // CpuStencilSingle.TiTwoFusedStepsAtWidthsOneAndEightEachWithinTheFloatBound).
     numerics::StencilTuning off;
     off.tblock_lines = 0;  // one step per pass
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(graphene_params(7, 40, "pp"))->block_stencil(),
@@ -1076,7 +1073,7 @@ TEST(CpuStencil, NameCostAndArgumentChecks)
 // columns after a barrier. Each row is the one-step sweep's column() on the same inputs, so
 // both blocks equal two apply() calls bit for bit; the dots are summed in another order.
 
-TEST(CpuStencilTwoStepsPlanes, OfferedForTiInDoubleAtTheSiteFormWidths)
+TEST(CpuStencilTwoStepsPlanes, OfferedForTiAtTheSiteFormWidths)
 {
     const auto ti = numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil());
     for (const int r : {1, 2, 4, 8}) EXPECT_EQ(ti->fused_steps(r), 2) << "R=" << r;
@@ -1093,8 +1090,13 @@ TEST(CpuStencilTwoStepsPlanes, OfferedForTiInDoubleAtTheSiteFormWidths)
                                                           Precision::Double, off);
     EXPECT_EQ(rows->fused_steps(1), 2);
     EXPECT_EQ(rows->fused_steps(8), 1);
+    // Single: R = 1 and R = 8 (the grouped float site form), not R = 8 with the row groups.
+    const auto single = numerics::make_cpu_stencil_operator(
+        hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(), Precision::Single);
+    for (const int r : {1, 8}) EXPECT_EQ(single->fused_steps(r), 2) << "single R=" << r;
+    for (const int r : {2, 4, 16}) EXPECT_EQ(single->fused_steps(r), 1) << "single R=" << r;
     EXPECT_EQ(numerics::make_cpu_stencil_operator(hamiltonians::make_model(ti_params(4, 3, 5, "ppo"))->block_stencil(),
-                                                  Precision::Single)
+                                                  Precision::Single, off)
                   ->fused_steps(8),
               1);
 }
