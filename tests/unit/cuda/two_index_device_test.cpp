@@ -194,6 +194,21 @@ TEST(TwoIndexDeviceCuda, GrapheneInAFieldEqualsTheCpuMoments)
     }
 }
 
+// The cuda store checks the device's free memory before allocating: M = 4096 kept blocks of
+// 2^30 values (64 TiB) is a ResourceError naming the kept vectors, and nothing is allocated.
+TEST(TwoIndexDeviceCuda, TooLargeForTheDeviceIsAResourceErrorBeforeAllocating)
+{
+    TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
+    try {
+        numerics::make_two_index_store(0, global_index(1) << 29, 2, 4096, 32);
+        ADD_FAILURE() << "64 TiB of kept vectors were accepted";
+    } catch (const ResourceError& e) {
+        EXPECT_NE(std::string(e.what()).find("two-index moments' kept vectors"), std::string::npos) << e.what();
+    }
+    const auto store = numerics::make_two_index_store(0, 100, 2, 4, 4);  // the device still works
+    EXPECT_EQ(store->name(), "cuda:0");
+}
+
 // Without a GPU the cuda store is refused by name: NotCompiled in a CPU-only build, an
 // InputError (device 0 is not visible) in a CUDA build.
 TEST(TwoIndexDeviceCuda, WithoutAGpuTheCudaStoreIsRefused)
