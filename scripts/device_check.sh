@@ -216,6 +216,29 @@ if ! step ctest ctest --test-dir "$BUILD" -R "$CUDA_TESTS" --output-on-failure -
 fi
 [ $DRY = 0 ] && record ctest_cuda "$(grep -Eo '[0-9]+% tests passed.*' "$OUT/logs/ctest.log" | head -1)" "" "ctest -R (the CUDA tests)"
 
+# ---- issue 34: the two-index moments (--conductivity) on one GPU, both parts ----
+# The gtest binary (H, v_x, v_y CUDA SELL, the kept vectors and the ZGEMMs on the device vs
+# the CPU trace), then kpm-dos --conductivity xy on graphene 24x24 in a field, --device cuda
+# against --device cpu: /conductivity/moments within (4 M^2 + N) eps ||v_x|| ||v_y||
+# (tests/unit/cuda/two_index_device_test.cpp derives it; M = 128, N = 1152: 2.6e-11).
+step build_two_index cmake --build "$BUILD" -j16 --target cuda_two_index_test &&
+  step test_two_index "$BUILD/tests/unit/cuda/cuda_two_index_test"
+[ $DRY = 0 ] && record two_index_gtest "$(grep -Eo '\[  (PASSED|FAILED) +\].*' "$OUT/logs/test_two_index.log" 2>/dev/null | tr '\n' ' ')" "" \
+  "cuda_two_index_test (TwoIndexDeviceCuda: GPU vs CPU moments)"
+if [ $DRY = 1 ] || [ -x "$KPM" ]; then
+  COND="--model graphene --lattice 24x24 --magnetic-flux 1/24 --moments 128 --vectors 4 --block-width 2 --energy-range -3.1:3.1 --conductivity xy -q"
+  step conductivity_cuda "$KPM" $COND --device cuda -o "$OUT/cond_cuda.h5"
+  step conductivity_cpu "$KPM" $COND --device cpu -o "$OUT/cond_cpu.h5"
+  [ $DRY = 0 ] && record conductivity_cuda_vs_cpu "$("$PY" - "$OUT/cond_cuda.h5" "$OUT/cond_cpu.h5" 2>&1 <<'PY'
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r")["conductivity/moments"][()] for p in sys.argv[1:3])
+tol = (4 * a.shape[0] ** 2 + 1152) * np.finfo(float).eps * 3.4641
+d = float(np.max(np.abs(a - b)))
+print(f"{d:.3e} ({'ok' if d <= tol else 'FAIL'}, allowed {tol:.1e})")
+PY
+)" "" "max|Gamma_gpu - Gamma_cpu|, kpm-dos --conductivity xy, graphene 24x24 PHI 1/24, M 128, R 4"
+fi
+
 # ---- SELL R = 1 vs the device copy bandwidth ----
 if step bench env OMP_NUM_THREADS=16 "$BENCH" --lattice "$LATTICE" --reps 20 --only-spmmv && [ $DRY = 0 ]; then
   cp "$OUT/logs/bench.log" "$OUT/bench_$LATTICE.md"

@@ -26,9 +26,11 @@ constexpr Capability kTable[] = {
      [](const RunShape& s) { return s.program == Program::Dos && s.matrix != MatrixKind::Naive; },
      "implemented for --matrix sell, crs or free (or auto) in kpm-dos, on CPU and GPU ranks (not in kpm-eigs, whose "
      "residuals are below float's rounding); use --precision double"},
-    {"--conductivity", [](const RunShape& s) { return s.conductivity; }, [](const RunShape& s) { return !s.gpu; },
-     "the two-index moments run on CPU ranks so far (one, or several under mpirun; not with --device cuda or --plan "
-     "--gpus G > 0); use --device cpu"},
+    {"--conductivity", [](const RunShape& s) { return s.conductivity; },
+     [](const RunShape& s) { return !s.gpu || s.ranks == 1; },
+     "the two-index moments run on CPU ranks (one, or several under mpirun) or on one GPU (--device cuda without "
+     "mpirun, --plan --ranks 1 --gpus 1); not on GPU ranks under mpirun or with --plan --ranks P > 1 --gpus G > 0; "
+     "use --device cpu"},
     {"--device cuda", [](const RunShape& s) { return s.gpu; },
      [](const RunShape& s) { return s.program == Program::Dos; }, "kpm-eigs runs on the CPU so far; use --device cpu"},
 };

@@ -198,18 +198,36 @@ RunPlan plan_run(const RunConfig& given, const PhasePricing& pricing)
         // halo), and timed as numerics/kpm/two_index.hpp runs it: per block of W columns
         // 2 (M - 1) sweeps of H and M + 1 velocity products (each about a sweep: the plan's
         // seconds per moment are half a sweep of every block), and one ZGEMM per column of
-        // batches of 32 left vectors against the M kept ones over the rank's rows.
+        // batches of 32 left vectors against the M kept ones over the rank's rows. A GPU rank
+        // (one GPU, the capability table refuses GPU ranks under mpirun) keeps its vectors in
+        // device memory (numerics/kpm/two_index_store.hpp): its bytes count against the
+        // device's, and its ZGEMMs are priced by their device traffic (each batch reads the
+        // M kept and 32 left columns once: ceil(M / 32) (M + 32) N 16 bytes per column) at
+        // --plan-gpu-bandwidth, a bound from below like the plan's GPU sweeps.
         const double m = cfg.kpm.num_moments;
         std::uint64_t busiest = 0;
-        for (const hetero::RankPlan& rp : out.plan.ranks) busiest = std::max<std::uint64_t>(busiest, rp.range.size());
-        out.zgemm_gflops = measure_zgemm_gflops(std::min(cfg.kpm.num_moments, 512),
-                                                static_cast<int>(std::min<std::uint64_t>(busiest, 1 << 16)));
+        bool gpu = false;
+        for (const hetero::RankPlan& rp : out.plan.ranks) {
+            busiest = std::max<std::uint64_t>(busiest, rp.range.size());
+            gpu = gpu || rp.gpu;
+        }
         const double sweeps = 2.0 * (2.0 * (m - 1.0) + (m + 1.0)) * out.plan.seconds_per_moment;
-        const double gemm = 8.0 * m * m * static_cast<double>(busiest) * static_cast<double>(traced.num_columns) /
-                            (out.zgemm_gflops * 1e9);
+        const double rows_columns = static_cast<double>(busiest) * static_cast<double>(traced.num_columns);
+        double gemm = 0.0;
+        if (gpu) {
+            const double batches = std::ceil(m / numerics::kLeftBatch);
+            gemm = batches * (m + numerics::kLeftBatch) * 16.0 * rows_columns / (in.gpu_memory_gbs * 1e9);
+            out.zgemm_gflops = gemm > 0.0 ? 8.0 * m * m * rows_columns / gemm * 1e-9 : 0.0;
+            out.zgemm_on_gpu = true;
+        } else {
+            out.zgemm_gflops = measure_zgemm_gflops(std::min(cfg.kpm.num_moments, 512),
+                                                    static_cast<int>(std::min<std::uint64_t>(busiest, 1 << 16)));
+            gemm = 8.0 * m * m * rows_columns / (out.zgemm_gflops * 1e9);
+        }
         out.conductivity_seconds = sweeps + gemm;
         out.predicted_seconds += out.conductivity_seconds;
         out.plan.max_memory_bytes = 0;
+        out.plan.max_gpu_memory_bytes = 0;
         for (hetero::RankPlan& rp : out.plan.ranks) {
             const double bytes =
                 pricing.conductivity_bytes(cfg, *model, static_cast<global_index>(rp.range.size()),
@@ -217,7 +235,8 @@ RunPlan plan_run(const RunConfig& given, const PhasePricing& pricing)
                                            cfg.kpm.sweep_width);
             out.conductivity_memory_bytes = std::max(out.conductivity_memory_bytes, bytes);
             rp.memory_bytes += bytes;
-            out.plan.max_memory_bytes = std::max(out.plan.max_memory_bytes, rp.memory_bytes);
+            double& peak = rp.gpu ? out.plan.max_gpu_memory_bytes : out.plan.max_memory_bytes;
+            peak = std::max(peak, rp.memory_bytes);
         }
     }
     return out;
@@ -318,9 +337,11 @@ void run_plan(const RunConfig& cfg, const PhasePricing& pricing)
                     format_bytes(r.green_memory_bytes).c_str());
     if (r.conductivity_memory_bytes > 0)
         std::printf("conductivity: the two-index moments after the DOS need up to %s per rank (vectors of its "
-                    "rows, velocities and their halo) and about %.3g s (sweeps at the plan's rate, ZGEMM at "
-                    "%.3g Gflop/s timed here)\n",
-                    format_bytes(r.conductivity_memory_bytes).c_str(), r.conductivity_seconds, r.zgemm_gflops);
+                    "rows, velocities and their halo%s) and about %.3g s (sweeps at the plan's rate, ZGEMM at "
+                    "%.3g Gflop/s %s)\n",
+                    format_bytes(r.conductivity_memory_bytes).c_str(), r.zgemm_on_gpu ? "; in device memory" : "",
+                    r.conductivity_seconds, r.zgemm_gflops,
+                    r.zgemm_on_gpu ? "bounded by its device traffic at --plan-gpu-bandwidth" : "timed here");
     if (cfg.runtime.memory_limit_gib <= 0)
         log::info("memory per rank: ", format_bytes(r.limit.bytes), " (this machine; give --memory-limit for the target)");
     hetero::require_fits(plan, r.limit);

@@ -41,13 +41,16 @@ struct RunPlan {
     double green_memory_bytes = 0;
     double predicted_seconds = 0;    ///< the moments' (plan.total_seconds) + green_seconds
     /// --conductivity: the largest rank's bytes of the two-index phase (app/run/conductivity_phase.hpp,
-    /// conductivity_bytes on its rows and halo), added to every rank's memory, and its time:
-    /// per block 2 (M - 1) sweeps of H and M + 1 velocity products at the plan's time per
-    /// sweep, plus 8 M^2 N W flops of ZGEMM (the busiest rank's rows) at the rate of one
-    /// ZGEMM of the trace's shape timed on this machine.
+    /// conductivity_bytes on its rows and halo), added to every rank's memory (a GPU rank's:
+    /// device memory, where its vectors are kept), and its time: per block 2 (M - 1) sweeps of
+    /// H and M + 1 velocity products at the plan's time per sweep, plus 8 M^2 N W flops of
+    /// ZGEMM (the busiest rank's rows) at the rate of one ZGEMM of the trace's shape timed on
+    /// this machine, or on a GPU (--ranks 1 --gpus 1) at the rate its device traffic allows at
+    /// --plan-gpu-bandwidth (each batch of 32 reads the M kept and the 32 left columns once).
     double conductivity_memory_bytes = 0;
     double conductivity_seconds = 0;
-    double zgemm_gflops = 0;            ///< measured here for the estimate
+    double zgemm_gflops = 0;            ///< measured here, or the GPU's bound, for the estimate
+    bool zgemm_on_gpu = false;          ///< zgemm_gflops is the GPU's bound
 };
 
 /// The --green phase on one rank, as the run's own code prices it (app/run/green_cost.hpp:

@@ -5,6 +5,7 @@
 
 #include "analysis/conductivity.hpp"
 #include "analysis/statistics.hpp"
+#include "app/cli/operator_choice.hpp"
 #include "app/run/interrupt.hpp"
 #include "app/run/moments_job.hpp"
 #include "app/run/run_output.hpp"
@@ -19,14 +20,27 @@ namespace topokpm::app {
 
 namespace {
 
-/// The velocities as SELL-8-1 (unsorted: no permutation to undo, and C = 8 has specialised
-/// kernels at every registered width, where CRS's C = 1 takes the generic one at W >= 2).
-numerics::OperatorSpec velocity_spec()
+/// The velocities as SELL on the device H runs on (`run`: the run's operator spec,
+/// Distribution::operator_spec): SELL-8-1 on the CPU (unsorted: no permutation to undo, and
+/// C = 8 has specialised kernels at every registered width, where CRS's C = 1 takes the
+/// generic one at W >= 2), SELL-32-1 on its CUDA device (a chunk is a warp), so that the
+/// velocities leave their blocks where H does.
+numerics::OperatorSpec velocity_spec(const numerics::OperatorSpec& run)
 {
     numerics::OperatorSpec spec;
     spec.kind = numerics::OperatorKind::Sell;
     spec.sell = {8, 1};
+    spec.device = run.device;
+    spec.device_index = run.device_index;
+    spec.rows = run.rows;
     return spec;
+}
+
+/// Where the two-index trace keeps its vectors: the CUDA device of the run's operator, or
+/// the host (-1; numerics/kpm/two_index_store.hpp).
+int trace_device(const numerics::OperatorSpec& run)
+{
+    return run.device == numerics::Backend::Cuda ? run.device_index : -1;
 }
 
 int energy_points(const RunConfig& cfg)
@@ -44,7 +58,8 @@ double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model
     hamiltonians::parse_conductivity_component(cfg.kpm.conductivity, model);
     const double n = static_cast<double>(rows);
     const double nonzeros = static_cast<double>(model.estimated_nonzeros()) * n / static_cast<double>(model.num_rows());
-    const numerics::OperatorCostModel sell = numerics::operator_cost_model(velocity_spec(), 1.0, false);
+    const numerics::OperatorCostModel sell =
+        numerics::operator_cost_model(velocity_spec(operator_spec(cfg)), 1.0, false);
     const double k = energy_points(cfg), m = cfg.kpm.num_moments;
     const std::int64_t slots = cfg.kpm.trace == TraceKind::Exact ? 1 : cfg.kpm.num_vectors;
     // The trace (its moments included), the velocities with their halo buffers (received and
@@ -75,8 +90,8 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     // split): a block of local rows means the same rows for H, v_a and v_b.
     std::array<std::unique_ptr<hamiltonians::VelocityRows>, 2> rows;
     std::array<std::shared_ptr<const Operator>, 2> v;
-    numerics::OperatorSpec spec = velocity_spec();
-    spec.rows = dist.rows();
+    const numerics::OperatorSpec run = dist.operator_spec(cfg);
+    const numerics::OperatorSpec spec = velocity_spec(run);
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && c.axes[1] == c.axes[0]) break;  // v_a = v_b: one matrix
         rows[i] = std::make_unique<hamiltonians::VelocityRows>(model, c.axes[i]);
@@ -98,6 +113,7 @@ ConductivityOutcome compute_conductivity(const RunConfig& cfg, const hamiltonian
     t.num_moments = cfg.kpm.num_moments;
     t.block_width = width;
     t.scaling = scaling;
+    t.device = trace_device(run);
     const double t0 = wall_seconds();
     double last = t0;
     std::int64_t first_done = -1, position = 0, total_sweeps = 0;  // progress: where this run started and stands

@@ -5,7 +5,9 @@
 /// vectors of --vector-seed, or all N with --trace exact; numerics/kpm/two_index.hpp) at
 /// block width W, sigma_ab(mu, --temperature) on the run's Chebyshev grid
 /// (analysis/conductivity.hpp) and the /conductivity group of the result (docs/format.md).
-/// CPU ranks, one realization (the capability table and the options refuse the rest). Under
+/// CPU ranks, or one GPU (--device cuda without mpirun: H and the velocities CUDA operators on
+/// it, the two-index trace's vectors kept there, numerics/kpm/two_index_store.hpp), one
+/// realization (the capability table and the options refuse the rest). Under
 /// mpirun (1-D or 2-D decomposition) the velocities are distributed like H (Distribution::
 /// wrap of the same split) and each rank's partial sums are summed once at the end: the
 /// result equals the one-rank run's to rounding.
@@ -37,10 +39,11 @@ namespace topokpm::app {
 
 /// Bytes one rank holds in the phase at block width `width`, its part being `rows` rows that
 /// receive `halo_rows` rows per sweep (serial: N and 0; Distribution::halo_rows):
-/// numerics::two_index_bytes on those rows, the two velocity matrices (SELL-8-1, priced by
-/// the cost model with the rank's share of H's nonzeros) with their halo buffers, and the
-/// copy of the two-index state a checkpoint writes. Validates the component for the model
-/// first (InputError naming --conductivity).
+/// numerics::two_index_bytes on those rows, the two velocity matrices (SELL on the run's
+/// device, priced by the cost model with the rank's share of H's nonzeros) with their halo
+/// buffers, and the copy of the two-index state a checkpoint writes. With --device cuda the
+/// run checks its total (this included) against the device's free memory and the host's.
+/// Validates the component for the model first (InputError naming --conductivity).
 double conductivity_bytes(const RunConfig& cfg, const hamiltonians::Model& model, global_index rows,
                           global_index halo_rows, int width);
 

@@ -284,7 +284,11 @@ struct DosRun::State : RunRecord {
             device::require_device_memory(mem.total(), spec.device_index,
                                           detail::concat("this run (", model->params().name, ", N = ", n,
                                                          " rows, matrix ", format_bytes(mem.matrix_bytes),
-                                                         ", vectors ", format_bytes(mem.vector_bytes), ")"));
+                                                         ", vectors ", format_bytes(mem.vector_bytes),
+                                                         mem.conductivity_bytes > 0
+                                                             ? ", conductivity " + format_bytes(mem.conductivity_bytes)
+                                                             : std::string(),
+                                                         ")"));
             devices = device::describe(spec.device_index);
         }
     }

@@ -1,10 +1,9 @@
 #include "numerics/kpm/two_index.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <optional>
 
+#include "numerics/kpm/two_index_store.hpp"
 #include "runtime/base/error.hpp"
 
 namespace topokpm::numerics {
@@ -13,7 +12,8 @@ double two_index_bytes(global_index rows, int num_moments, int block_width, std:
 {
     const double block = static_cast<double>(rows) * block_width * sizeof(complex_type);
     const double gamma = static_cast<double>(num_moments) * num_moments * sizeof(complex_type);
-    return (num_moments + std::min(num_moments, kLeftBatch) + 4) * block + (slots >= 2 ? slots + 1 : 1) * gamma;
+    return two_index_store_device_bytes(rows, block_width, num_moments, std::min(num_moments, kLeftBatch)) +
+           4 * block + (slots >= 2 ? slots + 1 : 1) * gamma;
 }
 
 TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
@@ -33,16 +33,14 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
     const global_index columns = t.plan->num_columns();
     const int w = static_cast<int>(std::min<global_index>(t.block_width, columns));
     const std::int64_t blocks = (columns + w - 1) / w;
-    const auto k = static_cast<std::size_t>(n) * static_cast<std::size_t>(w);  // values per block
     const int batch = std::min(m, kLeftBatch);
     // probing_trace_moments(M) moments reach v_{M-1} (block_trace.hpp).
     const int recurrence_moments = probing_trace_moments(m);
 
-    // Kept per moment column by column, [M][W][N]: column c of R_m at (m W + c) N, so that the
-    // N x M matrix of one column's R_m has the leading dimension W N (likewise the L_n).
-    std::vector<complex_type> right(k * static_cast<std::size_t>(m));
-    std::vector<complex_type> left(k * static_cast<std::size_t>(batch));
-    std::vector<complex_type> product(static_cast<std::size_t>(batch) * m);
+    // The kept vectors, where H leaves its blocks (two_index_store.hpp), and one batch's
+    // products per column, copied to the host.
+    const std::unique_ptr<TwoIndexStore> store = make_two_index_store(t.device, n, w, m, batch);
+    std::vector<complex_type> product(static_cast<std::size_t>(w) * batch * m);
     const auto mm = static_cast<std::size_t>(m) * static_cast<std::size_t>(m);
     const std::int64_t slots = t.plan->num_slots();
     TwoIndexState state;
@@ -66,12 +64,6 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
         state.sums.assign(static_cast<std::size_t>(slots) * mm, complex_type(0.0, 0.0));
     }
     std::vector<complex_type>& sums = state.sums;
-    const auto nn = static_cast<std::size_t>(n);
-    auto transpose_into = [&](complex_type* to, const BlockVector& v) {
-        const complex_type* from = v.data();
-        for (std::size_t j = 0; j < nn; ++j)
-            for (std::size_t c = 0; c < static_cast<std::size_t>(w); ++c) to[c * nn + j] = from[j * w + c];
-    };
     BlockVector scratch(n, w);
     const AugmentedOps plain{1.0, 0.0, 0.0, false};
     const std::int64_t sweeps_per_block = 2 * (m - 1);
@@ -93,7 +85,6 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
         saved.left_done = saved.left ? state.left_done : 0;
         checkpoints.save(saved);
     };
-    const complex_type one(1.0, 0.0), zero(0.0, 0.0);
 
     for (std::int64_t b = state.blocks_done; b < blocks; ++b) {
         state.blocks_done = b;
@@ -112,7 +103,7 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
                 count(b, recurrence.sweeps_done() - before);
                 for (; next <= std::min(recurrence.sweeps_done(), m - 1); ++next) {
                     t.vb->apply(recurrence.vector(next), scratch, plain, nullptr);
-                    transpose_into(right.data() + k * static_cast<std::size_t>(next), scratch);
+                    store->keep_right(next, scratch);
                 }
                 if (next < m) pause(nullptr);
             }
@@ -121,19 +112,16 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
         int filled = 0;
         int& first = state.left_done;  // L_first .. are the batch under way
         auto flush = [&] {
-            // Per column c: product (batch x M, column-major) = L_c^H R_c over the N rows.
-            for (int c = 0; c < w; ++c) {
-                const global_index column = b * w + c;
-                if (column >= columns) break;  // the zero columns padding the last block
-                const std::size_t offset = static_cast<std::size_t>(c) * nn;
-                cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, filled, m, static_cast<int>(n), &one,
-                            left.data() + offset, static_cast<int>(k), right.data() + offset, static_cast<int>(k),
-                            &zero, product.data(), batch);
-                complex_type* sum = sums.data() + static_cast<std::size_t>(t.plan->slot(column)) * mm;
+            // Per column c: product (batch x M, column-major) = L_c^H R_c over the N rows,
+            // added in column, row, moment order (the same for every store).
+            const int used = static_cast<int>(std::min<global_index>(w, columns - b * w));  // not the zero padding
+            store->products(filled, used, product.data());
+            for (int c = 0; c < used; ++c) {
+                const complex_type* p = product.data() + static_cast<std::size_t>(c) * batch * m;
+                complex_type* sum = sums.data() + static_cast<std::size_t>(t.plan->slot(b * w + c)) * mm;
                 for (int l = 0; l < filled; ++l)
                     for (int j = 0; j < m; ++j)
-                        sum[static_cast<std::size_t>(first + l) * m + j] +=
-                            product[static_cast<std::size_t>(j) * batch + l];
+                        sum[static_cast<std::size_t>(first + l) * m + j] += p[static_cast<std::size_t>(j) * batch + l];
             }
             first += filled;
             filled = 0;
@@ -154,7 +142,7 @@ TwoIndexMoments two_index_moments(const TwoIndexTrace& t,
                 count(b, recurrence->sweeps_done() - before);
             }
             for (; next <= std::min(recurrence->sweeps_done(), m - 1); ++next) {
-                transpose_into(left.data() + k * static_cast<std::size_t>(filled), recurrence->vector(next));
+                store->keep_left(filled, recurrence->vector(next));
                 if (++filled == batch) {
                     flush();
                     if (first < m) pause(&*recurrence);

@@ -18,6 +18,12 @@
 /// Memory: two_index_bytes(); sweeps of H: 2 (M - 1) per block, plus M + 1 applications of
 /// a velocity.
 ///
+/// Where the kept vectors live and how the products are formed is the store's
+/// (two_index_store.hpp), chosen by TwoIndexTrace::device, the device H runs on: host arrays
+/// and cblas_zgemm, or (one CUDA device, H and the velocities CUDA operators there) device
+/// buffers and cublasZgemm, only each batch's products copied to the host. The sums are
+/// formed on the host in the same order either way.
+///
 /// Under MPI (Operator::num_ranks() > 1) H, v_a and v_b are distributed alike (the same
 /// row_runs() on every rank: app::Distribution::wrap of the same split): the vectors hold
 /// this rank's rows, the start vectors are the plan's on those rows (fill_runs: the same
@@ -45,10 +51,13 @@ namespace topokpm::numerics {
 /// Left vectors L_n multiplied against the kept R_m per ZGEMM.
 inline constexpr int kLeftBatch = 32;
 
-/// Bytes a two-index trace holds at block width W on `rows` rows: the M kept R_m, a batch of
-/// min(M, kLeftBatch) L_n, the two blocks of the recurrence, its start and a scratch block,
-/// and the M x M moments (of each of `slots` slots when there are two or more), 16 bytes per
-/// complex double value.
+/// Bytes a two-index trace holds at block width W on `rows` rows: its store (the M kept R_m,
+/// a batch of B = min(M, kLeftBatch) L_n and a batch's products, W B M values:
+/// two_index_store_device_bytes), the two blocks of the recurrence, its start and a scratch
+/// block, and the M x M moments (of each of `slots` slots when there are two or more), 16
+/// bytes per complex double value. On a CUDA device the store and the blocks' mirrors are
+/// in device memory and the blocks' host arrays, the products and the moments in host
+/// memory; the run checks this total against both (an upper bound of each).
 double two_index_bytes(global_index rows, int num_moments, int block_width, std::int64_t slots = 1);
 
 /// Everything of one two-index trace.
@@ -60,6 +69,9 @@ struct TwoIndexTrace {
     int num_moments = 0;                    ///< M >= 2 (InputError naming {moments})
     int block_width = 1;                    ///< W >= 1, capped at the plan's columns
     KpmScaling scaling;
+    /// Where H, v_a and v_b leave their blocks, and so where the kept vectors live
+    /// (make_two_index_store): -1 the host, device::host_standin, or a CUDA device index.
+    int device = -1;
 };
 
 /// The moments of a two-index trace.

@@ -487,11 +487,13 @@ TEST(Conductivity, TendsToTheKuboFormulaAsTheKernelNarrows)
 }
 
 // The memory of a two-index trace: M kept blocks, a batch of left vectors and four more,
-// the moments (and each slot's when there are several).
+// a batch's products per column (W x 32 x M), the moments (and each slot's when there are
+// several).
 TEST(TwoIndexMoments, MemoryModel)
 {
-    EXPECT_EQ(numerics::two_index_bytes(1000, 512, 4), (512 + 32 + 4) * 1000.0 * 4 * 16 + 512.0 * 512 * 16);
-    EXPECT_EQ(numerics::two_index_bytes(10, 8, 1, 4), (8 + 8 + 4) * 10.0 * 16 + 5 * 64.0 * 16);
+    EXPECT_EQ(numerics::two_index_bytes(1000, 512, 4),
+              (512 + 32 + 4) * 1000.0 * 4 * 16 + 4 * 32 * 512.0 * 16 + 512.0 * 512 * 16);
+    EXPECT_EQ(numerics::two_index_bytes(10, 8, 1, 4), (8 + 8 + 4) * 10.0 * 16 + 8 * 8 * 16 + 5 * 64.0 * 16);
 }
 
 }  // namespace topokpm
