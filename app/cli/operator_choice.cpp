@@ -30,17 +30,28 @@ numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, co
     return numerics::operator_cost_model(spec, model.potential_entries_per_row(), model.real_valued());
 }
 
+namespace {
+// One sweep of the probe's sample moves this much (matrix + x read + y read and written):
+// graphene 2048x2048 R = 8 planned 0.57x its measured moments time with 64 MiB per vector
+// block (192 MiB a sweep), 0.73-0.80x from 384 MiB a sweep up (2026-11-29). Costs --plan
+// 0.4-0.7 s more on large lattices.
+constexpr double kProbeSweepBytes = 768.0 * 1024 * 1024;
+}  // namespace
+
 KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians::Model& model, int width)
 {
     KernelProbe probe;
     if (spec.device != numerics::Backend::Cpu || model.kind().max_extents == 0) return probe;
-    // A sample of whole x-planes with 64 MiB per vector block (past the caches), or the whole
-    // lattice: the kernel's rate as the run meets it. Dots and field off (their extents'
-    // constraints), a non-uniform potential kept as disorder (the kernel reads it per row).
+    // A sample of whole x-planes whose sweep moves kProbeSweepBytes (past the caches: this
+    // guest reports a 504 MiB L3), or the whole lattice: the kernel's rate as the run meets
+    // it. Dots and field off (their extents' constraints), a non-uniform potential kept as
+    // disorder (the kernel reads it per row).
     hamiltonians::ModelParams small = model.params();
     const double plane_rows = static_cast<double>(model.num_rows()) / std::max(small.nx, 1);
     const double value_bytes = spec.precision == Precision::Single ? 8.0 : 16.0;
-    const double sample_rows = 64.0 * 1024 * 1024 / (value_bytes * width);
+    const double nonzeros_per_row = static_cast<double>(model.estimated_nonzeros()) / std::max<double>(model.num_rows(), 1);
+    const double sweep_bytes_per_row = operator_cost(spec, model).sweep_bytes(1.0, nonzeros_per_row, width);
+    const double sample_rows = kProbeSweepBytes / sweep_bytes_per_row;
     // At least 3 planes (a 3-D wavefront needs them) while they hold at most 256 MiB per block.
     const int floor_planes = plane_rows * 3 * value_bytes * width <= 256.0 * 1024 * 1024 ? 3 : 1;
     small.nx = std::clamp(static_cast<int>(std::ceil(sample_rows / plane_rows)), std::min(floor_planes, small.nx),

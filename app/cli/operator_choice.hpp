@@ -29,11 +29,11 @@ numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, co
 /// graphene at R = 1 and at the strip widths, ti at R = 1, 2, 4, 8;
 /// numerics/cpu/stencil_operator.hpp; else 1) and its measured rate, rows per second: the
 /// operator swept in pairs (apply_two_steps, as the run does) with the calling thread's
-/// OpenMP team on a copy of the model cut to whole x-planes holding 64 MiB per vector block
+/// OpenMP team on a copy of the model cut to whole x-planes whose sweep moves 768 MiB
 /// (past the caches; the whole lattice when smaller), without dots or field (whose extents
 /// constrain the cut) but with a potential read per row where the model has one. The ti
-/// two-step pass moves half the bytes of two sweeps but runs only 1.1x faster (in-core
-/// bound), which the traffic model alone cannot see. Rate 0 (not measured) for an operator
+/// two-step pass moves 2/3 of the bytes of two sweeps but runs only about 1.1x faster,
+/// which the traffic model alone cannot see. Rate 0 (not measured) for an operator
 /// that is not a CPU one or a model without a lattice. (The rate is this machine's: the plan
 /// uses it only when it plans for this machine, its bandwidth measured here.)
 struct KernelProbe {
