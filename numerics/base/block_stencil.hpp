@@ -54,10 +54,10 @@ struct StencilField {
     bool active() const { return !along.empty(); }
 };
 
-// The field's arithmetic below is shared by the host (the CPU stencil's checked path, the
-// reference operator, peierls_entry) and the CUDA stencil kernel (numerics/cuda/stencil_kernels.cu),
-// which includes this header through nvcc: one definition, so the CPU tests exercise the
-// lookup and the product the GPU runs.
+// The field's arithmetic below is shared by the host (the CPU stencil's checked path and the
+// reference operator, through BlockStencil::phased) and the CUDA stencil kernel
+// (numerics/cuda/stencil_kernels.cu, which includes this header through nvcc): one
+// definition, so the CPU tests exercise the lookup and the product the GPU runs.
 #ifndef TOPOKPM_HOST_DEVICE
 #if defined(__CUDACC__)
 #define TOPOKPM_HOST_DEVICE __host__ __device__
@@ -82,14 +82,6 @@ TOPOKPM_HOST_DEVICE inline void peierls_product(double a, double b, double c, do
     re = a * c - b * d + 0.0;
     im = a * d + b * c + 0.0;
 #endif
-}
-
-/// peierls_product on complex values.
-inline complex_type peierls_entry(complex_type v, complex_type f)
-{
-    double re = 0.0, im = 0.0;
-    peierls_product(v.real(), v.imag(), f.real(), f.imag(), re, im);
-    return {re, im};
 }
 
 /// A StencilField's tables as plain (re, im) pairs, where a kernel reads them (host memory:
