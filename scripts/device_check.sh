@@ -23,7 +23,8 @@
 #   scripts/device_check.sh [--dry-run] [--lattice NXxNYxNZ] [--part all|quick]
 #
 # --part quick (about 6-7 minutes: a second run after fixes within the 15-minute device budget):
-# builds kpm-dos, cuda-spmmv-bench and the halo / device-rank tests only; runs those tests, the
+# builds kpm-dos, cuda-spmmv-bench and the halo / device-rank / spmmv tests only; runs those
+# tests (of cuda_spmmv_test only CudaSpmmvField, the magnetic field), cuda_field_cli, the
 # bandwidth table, the rates (one GPU, the CPU, GPU + CPU ranks in the overlap and task comm
 # modes, each with its per-rank lines, and the rates' split beside auto) and single vs double
 # (with an Nsight Compute profile of one sweep of each where ncu runs); skips the moment comparisons of
@@ -189,6 +190,10 @@ if [ $PART = quick ]; then
   TARGETS="cuda_halo_device_test device_ranks_check cuda-spmmv-bench"
   GTESTS="cuda_halo_device_test"
 fi
+# Issue 34, both parts: the stencil kernels in a magnetic field (written without a GPU; this is
+# their first run on one): CudaSpmmvField (cuda_spmmv_test), cuda_field_cli (kpm-dos, free in a field).
+FIELD_TESTS='^CudaSpmmvField\.|^cuda_field_cli$'
+[ $PART = quick ] && TARGETS="$TARGETS cuda_spmmv_test" && GTESTS="$GTESTS cuda_spmmv_test"
 [ "$HAVE_PO" != none ] && TARGETS="$TARGETS kpm-dos"
 step configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTOPOKPM_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTOPOKPM_NATIVE_ARCH=ON $PO_ARG $CARRY_ARGS || { tail -30 "$OUT/logs/configure.log"; exit 1; }
@@ -204,6 +209,7 @@ SPARSE=$BUILD/bench/sparse-lu-bench
 # ---- tests ----
 CUDA_TESTS='^(BlockVectorMirror|BlockVectorMirrorCuda|CudaKpm|CudaSpmmv|Device|DeviceCuda|HaloDevice)\.|^mpi_device_ranks$|^device_check_dry_run$|^cuda_single_cli$'
 [ $PART = quick ] && CUDA_TESTS='^HaloDevice\.|^mpi_device_ranks$'
+CUDA_TESTS="$CUDA_TESTS|$FIELD_TESTS"
 if ! step ctest ctest --test-dir "$BUILD" -R "$CUDA_TESTS" --output-on-failure --timeout 300; then
   if [ $DRY = 0 ] && grep -qE "Parse error|CMake Error" "$OUT/logs/ctest.log"; then
     echo "ctest could not read the discovered tests; running the gtest binaries directly"
@@ -212,6 +218,7 @@ if ! step ctest ctest --test-dir "$BUILD" -R "$CUDA_TESTS" --output-on-failure -
     done
     step test_mpi_device_ranks bash "$SRC/tests/mpi/device_ranks_test.sh" "$MPIEXEC" "$BUILD/tests/mpi/device_ranks_check" "$KPM" "$SRC"
     [ $PART = all ] && step test_cuda_single_cli bash "$SRC/tests/integration/cuda_single_test.sh" "$KPM"
+    step test_cuda_field_cli bash "$SRC/tests/integration/cuda_field_test.sh" "$KPM"
   fi
 fi
 [ $DRY = 0 ] && record ctest_cuda "$(grep -Eo '[0-9]+% tests passed.*' "$OUT/logs/ctest.log" | head -1)" "" "ctest -R (the CUDA tests)"

@@ -317,7 +317,7 @@ po::options_description model_group()
         ("disorder-seed", po::value<std::string>()->default_value("1"), "seed of the disorder stream (unsigned 64-bit)")
         ("cell-vectors", po::value<std::string>(), "hr: the lattice vectors `x,y,z;x,y,z;x,y,z` (a1;a2;a3, Cartesian, in the length unit of --orbital-positions), or `x,y,0;x,y,0` (a1;a2 in the x-y plane) for a 2-D model (Nz = 1); linearly independent. Cell (c1, c2, c3) sits at c1 a1 + c2 a2 + c3 a3; needed with --orbital-positions by --conductivity and --magnetic-flux (models.md §8); /model records them")
         ("orbital-positions", po::value<std::string>(), "hr, with --cell-vectors: the Cartesian position of each orbital of cell 0 in the same length unit, from Wannier90's SEED_centres.xyz (the first num_wann `X` lines) or a file of num_wann lines `x y z`; taken as given (not wrapped into the cell): orbital o of cell c sits at c1 a1 + c2 a2 + c3 a3 + position[o]. /model records them and the file's SHA-256")
-        ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene, hr with --orbital-positions: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell (hr: a1, a2 in the x-y plane, a3 along z; gauge origin the Cartesian origin of the positions), so with x and y periodic Nx Ny PHI must be an integer; sell and crs carry the phases in the rows, --matrix free (ti, graphene, on the CPU) in the stencil's field tables, slower but with no matrix in memory (models.md §9, docs/physics.md)")
+        ("magnetic-flux", po::value<std::string>()->default_value("0"), "ti, graphene, hr with --orbital-positions: magnetic field along z as the flux PHI through one unit cell in flux quanta h/e, `p/q` or a decimal (0 = no field); Peierls phases on every hop in a Landau gauge single-valued on the periodic supercell (hr: a1, a2 in the x-y plane, a3 along z; gauge origin the Cartesian origin of the positions), so with x and y periodic Nx Ny PHI must be an integer; sell and crs carry the phases in the rows, --matrix free (ti, graphene; CPU and GPU, the GPU's not yet run on one) in the stencil's field tables, slower but with no matrix in memory (models.md §9, docs/physics.md)")
         ("exchange-mass", po::value<std::string>()->default_value("0"), "ti slab (z open): an exchange (Zeeman-like) mass M_ex s0 (x) sz in units of t on the surface layers z = 0 and z = Nz - 1, the same sign on both faces; it gaps the surface Dirac cones and makes the slab a quantum anomalous Hall insulator, sigma_xy = sign(M_ex) e^2/h for mu inside the gap (docs/physics.md); 0 = none")
         ("boundary", po::value<std::string>()->default_value(""), "boundary conditions per direction, p = periodic, o = open: default `ppo` for ti (slab), `pp` for graphene, `ppp` for hr (open drops the terms leaving the supercell, periodic wraps them)");
     return model;
@@ -689,8 +689,7 @@ void read_storage(const po::variables_map& vm, RunConfig& cfg)
     // The stencils' own refusal, asked before any rank builds (one message, not one per rank);
     // `auto` never picks free in a field (fastest_matrix).
     if (cfg.storage.matrix == MatrixKind::Free)
-        hamiltonians::require_stencil_carries_field(cfg.model.flux, hamiltonians::reads_model_file(cfg.model.name),
-                                                    cfg.storage.device == DeviceKind::Cuda);
+        hamiltonians::require_stencil_carries_field(cfg.model.flux, hamiltonians::reads_model_file(cfg.model.name));
     // Which combinations run is the capability table's (app/cli/capabilities.hpp), checked
     // when the ranks are known.
 }

@@ -116,14 +116,11 @@ LatticeSize smallest_admissible_lattice(const MagneticFlux& flux, std::int64_t n
     return best;
 }
 
-void require_stencil_carries_field(const MagneticFlux& flux, bool file_model, bool gpu)
+void require_stencil_carries_field(const MagneticFlux& flux, bool file_model)
 {
     TOPOKPM_USER_REQUIRE(flux.zero() || !file_model, "{matrix} free with {magnetic_flux} ", flux.text(),
                          ": the Peierls phases at model hr's positions, which the matrix-free stencil does not carry "
                          "(use --matrix sell or crs)");
-    TOPOKPM_USER_REQUIRE(flux.zero() || !gpu, "{matrix} free with {magnetic_flux} ", flux.text(),
-                         " on {device} cuda: the GPU stencil kernels do not carry the Peierls phases yet (use --matrix "
-                         "sell, or the CPU stencil with --device cpu)");
 }
 
 void append_field_attributes(AttributeList& attributes, const MagneticFlux& flux, const std::string& origin)

@@ -70,9 +70,9 @@ LatticeSize smallest_admissible_lattice(const MagneticFlux& flux, std::int64_t n
 
 /// Throws the InputError of `--matrix free` in a field (a non-zero `flux`) where the stencil
 /// does not carry the Peierls phases: model `hr` (`file_model`: phases at its real
-/// positions) and the GPU stencil kernels (`gpu`). ti and graphene on the CPU carry them
-/// (BlockStencil::field); the rows (sell, crs) carry them everywhere.
-void require_stencil_carries_field(const MagneticFlux& flux, bool file_model, bool gpu);
+/// positions). ti and graphene carry them (BlockStencil::field) on the CPU and the GPU
+/// stencil kernels; the rows (sell, crs) carry them everywhere.
+void require_stencil_carries_field(const MagneticFlux& flux, bool file_model);
 
 /// Appends what /model records of a field (docs/format.md), nothing without one:
 /// `magnetic_flux` (float64, PHI), `magnetic_flux_fraction` (string, exact "p/q") and

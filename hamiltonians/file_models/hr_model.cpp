@@ -221,7 +221,7 @@ bool HrModel::inside_dot(global_index row) const
 
 BlockStencil HrModel::block_stencil() const
 {
-    require_stencil_carries_field(params_.flux, true, false);
+    require_stencil_carries_field(params_.flux, true);
     const int w = h_.num_wann;
     TOPOKPM_USER_REQUIRE(w <= kMaxStencilOrbitals, "{matrix} free: model hr has num_wann = ", w,
                          " orbitals per cell; the matrix-free kernels take at most ", kMaxStencilOrbitals,

@@ -46,7 +46,7 @@ struct StencilTerm {
 ///     value * along[((k B + o) B + b) ny + y],   or, when the term's y step wraps around
 ///     value * across[((k B + o) B + b) nx + x]   the periodic y boundary,
 /// (x, y of the row's site), the complex product written out with +0 zero parts
-/// (peierls_entry): the rows' own arithmetic, so each entry equals its row's bit for bit.
+/// (peierls_product): the rows' own arithmetic, so each entry equals its row's bit for bit.
 /// Empty: no field. Lattices only; a kernel that does not carry it refuses the stencil.
 struct StencilField {
     std::vector<complex_type> along;   ///< [(1 + T) B B][ny]
@@ -54,11 +54,55 @@ struct StencilField {
     bool active() const { return !along.empty(); }
 };
 
-/// v f written out, (a c - b d, a d + b c), each part's zero +0: a Peierls factor f on an
-/// entry v as the models' rows apply it (ti_stencil.cpp, graphene_stencil.cpp).
-inline complex_type peierls_entry(complex_type v, complex_type f)
+// The field's arithmetic below is shared by the host (the CPU stencil's checked path and the
+// reference operator, through BlockStencil::phased) and the CUDA stencil kernel
+// (numerics/cuda/stencil_kernels.cu, which includes this header through nvcc): one
+// definition, so the CPU tests exercise the lookup and the product the GPU runs.
+#ifndef TOPOKPM_HOST_DEVICE
+#if defined(__CUDACC__)
+#define TOPOKPM_HOST_DEVICE __host__ __device__
+#else
+#define TOPOKPM_HOST_DEVICE
+#endif
+#endif
+
+/// (re, im) = v f written out, (a c - b d, a d + b c), each part's zero +0: a Peierls
+/// factor f on an entry v as the models' rows apply it (ti_stencil.cpp, graphene_stencil.cpp).
+/// The device spells each operation with its _rn intrinsic (rounded once, never fused); the
+/// host compiler may fuse one product of a part into the other (g++ contracts in C++ with
+/// -march=native). Where one product of each part is an exact zero, as for every ti and
+/// graphene entry (real or imaginary, times any factor), both give the rounded non-zero
+/// product, the same bits; otherwise they may differ in the last place.
+TOPOKPM_HOST_DEVICE inline void peierls_product(double a, double b, double c, double d, double& re, double& im)
 {
-    return {v.real() * f.real() - v.imag() * f.imag() + 0.0, v.real() * f.imag() + v.imag() * f.real() + 0.0};
+#if defined(__CUDA_ARCH__)
+    re = __dadd_rn(__dsub_rn(__dmul_rn(a, c), __dmul_rn(b, d)), 0.0);
+    im = __dadd_rn(__dadd_rn(__dmul_rn(a, d), __dmul_rn(b, c)), 0.0);
+#else
+    re = a * c - b * d + 0.0;
+    im = a * d + b * c + 0.0;
+#endif
+}
+
+/// A StencilField's tables as plain (re, im) pairs, where a kernel reads them (host memory:
+/// BlockStencil::field_tables; device memory: the CUDA stencil operator's copies).
+struct StencilFieldTables {
+    const double* along = nullptr;   ///< StencilField::along, 2 doubles per factor
+    const double* across = nullptr;  ///< StencilField::across
+    int nx = 0, ny = 0, orbitals = 0;
+};
+
+/// Entry (o, b) of `slot` (0: on-site, t + 1: terms[t], whose y step is dy; 0 on-site) in the
+/// row of site (x, y), given in (re, im), times its Peierls factor (StencilField): the factor
+/// from `across` by x when y + dy leaves [0, ny) (the step wraps around the periodic y
+/// boundary; an open one drops that neighbour before this is asked), else from `along` by y.
+TOPOKPM_HOST_DEVICE inline void peierls_phase_entry(const StencilFieldTables& f, int slot, int o, int b, int x, int y,
+                                                    int dy, double& re, double& im)
+{
+    const long long k = (static_cast<long long>(slot) * f.orbitals + o) * f.orbitals + b;
+    const bool wraps_y = y + dy < 0 || y + dy >= f.ny;
+    const double* factor = wraps_y ? f.across + 2 * (k * f.nx + x) : f.along + 2 * (k * f.ny + y);
+    peierls_product(re, im, factor[0], factor[1], re, im);
 }
 
 struct BlockStencil {
@@ -83,14 +127,21 @@ struct BlockStencil {
     /// the potential has num_sites() or num_rows() values and a field's tables their sizes.
     void validate() const;
 
-    /// The Peierls factor of entry (o, b) of `slot` (0: on-site, t + 1: terms[t]) in the row
-    /// of a site at (x, y), whose neighbour along the term wraps around the y boundary or
-    /// not (StencilField); 1 without a field.
-    complex_type phase(int slot, int o, int b, int x, int y, bool wraps_y) const
+    /// The field's tables as peierls_phase_entry reads them (pointers into `field`).
+    StencilFieldTables field_tables() const
     {
-        if (!field.active()) return {1.0, 0.0};
-        const std::size_t k = (static_cast<std::size_t>(slot) * orbitals + o) * orbitals + b;
-        return wraps_y ? field.across[k * nx + x] : field.along[k * ny + y];
+        return {reinterpret_cast<const double*>(field.along.data()), reinterpret_cast<const double*>(field.across.data()),
+                nx, ny, orbitals};
+    }
+
+    /// Entry v of (o, b) of `slot` (0: on-site, t + 1: terms[t], whose y step is dy) in the
+    /// row of a site at (x, y) with its Peierls factor (peierls_phase_entry); v without a field.
+    complex_type phased(complex_type v, int slot, int o, int b, int x, int y, int dy) const
+    {
+        if (!field.active()) return v;
+        double re = v.real(), im = v.imag();
+        peierls_phase_entry(field_tables(), slot, o, b, x, y, dy, re, im);
+        return {re, im};
     }
 
     /// Structurally non-zero entries of the matrix (|value| != 0 in onsite or a term, plus

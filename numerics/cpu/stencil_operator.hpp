@@ -96,7 +96,7 @@
 // site form's per-class tables would move them onto the fast path.
 //
 // A magnetic field (BlockStencil::field): every group takes the checked path, whose table
-// puts each entry's Peierls phase on it (peierls_entry, the rows' arithmetic: the entries
+// puts each entry's Peierls phase on it (peierls_phase_entry, the rows' arithmetic: the entries
 // equal the model's rows bit for bit); the terms are not merged, one step per pass. Slower
 // than the forms above, but no matrix in memory: the memory floor in a field.
 

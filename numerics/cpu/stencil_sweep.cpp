@@ -463,7 +463,7 @@ void SweepThread<T, R, B, Real>::checked_table(int cx, int cy, global_index col_
                     complex_type v = e.v;
                     if (field) {
                         const int dy = e.term < 0 ? 0 : p.op.term_dy_[static_cast<size_t>(e.term)];
-                        v = peierls_entry(v, st.phase(e.term + 1, o, e.b, fx, fy, fy + dy < 0 || fy + dy >= st.ny));
+                        v = st.phased(v, e.term + 1, o, e.b, fx, fy, dy);
                     }
                     vr = static_cast<T>(v.real());
                     vi = static_cast<T>(v.imag());

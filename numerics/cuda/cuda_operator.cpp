@@ -176,8 +176,15 @@ public:
         TOPOKPM_USER_REQUIRE(table_bytes <= 48.0 * 1024, "CUDA stencil operator: ", num_terms, " terms of ", nb,
                              "x", nb, " blocks need ", table_bytes,
                              " bytes of coupling tables; the kernel stages at most 48 KiB in shared memory");
+        // A field: its factor tables and the blocks in double (the kernel multiplies them in
+        // double in both precisions, stencil_kernels.hpp).
+        std::vector<complex_double> field_blocks;
+        if (stencil.field.active())
+            for (const auto* blk : blocks) field_blocks.insert(field_blocks.end(), blk->begin(), blk->end());
+        const double field_bytes = 16.0 * static_cast<double>(stencil.field.along.size() +
+                                                              stencil.field.across.size() + field_blocks.size());
         device::set_device(device);
-        device::require_device_memory(8.0 * stencil.potential.size() + table_bytes, device,
+        device::require_device_memory(8.0 * stencil.potential.size() + table_bytes + field_bytes, device,
                                       ::topokpm::detail::concat("the ", stencil.name, " stencil potential (",
                                                      stencil.potential.size(), " values)"));
         potential_ = upload(stencil.potential, device, "stencil potential");
@@ -187,6 +194,15 @@ public:
         value_ = upload(value, device, "stencil entry values");
         dense_ = upload(dense, device, "stencil blocks");
         potential_bytes_ = 8.0 * static_cast<double>(stencil.potential.size());
+        field_bytes_ = field_bytes;
+        if (stencil.field.active()) {
+            along_ = upload(stencil.field.along, device, "stencil field factors along y");
+            across_ = upload(stencil.field.across, device, "stencil field factors across the y wrap");
+            field_blocks_ = upload(field_blocks, device, "stencil blocks for the field");
+            view_.field = {static_cast<const double*>(along_.data()), static_cast<const double*>(across_.data()),
+                           stencil.nx, stencil.ny, nb};
+            view_.field_blocks = static_cast<const double*>(field_blocks_.data());
+        }
         view_.nx = stencil.nx;
         view_.ny = stencil.ny;
         view_.nz = stencil.nz;
@@ -210,7 +226,7 @@ public:
 
     OperatorCost cost() const override
     {
-        return {static_cast<double>(num_nonzeros_), potential_bytes_, potential_bytes_};
+        return {static_cast<double>(num_nonzeros_), potential_bytes_, potential_bytes_ + field_bytes_};
     }
 
 protected:
@@ -223,8 +239,8 @@ private:
     std::string name_;
     global_index num_rows_;
     global_index num_nonzeros_;
-    double potential_bytes_ = 0;
-    device::DeviceBuffer potential_, offsets_, begin_, column_, value_, dense_;
+    double potential_bytes_ = 0, field_bytes_ = 0;
+    device::DeviceBuffer potential_, offsets_, begin_, column_, value_, dense_, along_, across_, field_blocks_;
     kc::BasicStencilView<T> view_;
 };
 
@@ -243,8 +259,6 @@ std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const BasicSel
 
 std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device, Precision precision)
 {
-    TOPOKPM_USER_REQUIRE(!stencil.field.active(), "{matrix} free in a magnetic field on {device} cuda: the GPU stencil "
-                         "kernels do not carry the Peierls phases yet (use --matrix sell)");
     if (precision == Precision::Single) return std::make_unique<CudaStencilOperator<complex_single>>(stencil, device);
     return std::make_unique<CudaStencilOperator<complex_double>>(stencil, device);
 }

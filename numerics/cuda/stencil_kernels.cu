@@ -19,6 +19,10 @@
 // kernel). Single precision (V2 = float2): the block values and vectors are float, the
 // potential double; a row's sum over the block entries is float and the potential joins the
 // shift in the double epilogue (start_row), so V is never rounded.
+//
+// A magnetic field runs the row kernel for every B: each entry is the double block value
+// times its Peierls factor (peierls_phase_entry, block_stencil.hpp), rounded to V2
+// (stencil_kernels.hpp says what it costs).
 
 #include <type_traits>
 
@@ -66,6 +70,18 @@ __device__ __forceinline__ void start_row(double v, V2 xs, typename Lanes<V2>::r
         acc_im = 0;
         shift = sweep_shift - v;
     }
+}
+
+/// A field's entry (o, b) of term t in the row of site (px, py): the double block value times
+/// its Peierls factor (peierls_phase_entry, the CPU stencil's own function), rounded once to V2.
+template <class V2>
+__device__ __forceinline__ V2 field_entry(const BasicStencilView<V2>& st, int t, int o, int b, int px, int py, int dy)
+{
+    const double* v = st.field_blocks + 2 * ((t * st.orbitals + o) * st.orbitals + b);
+    double re = __ldg(v), im = __ldg(v + 1);
+    peierls_phase_entry(st.field, t, o, b, px, py, dy, re, im);
+    if constexpr (std::is_same_v<V2, double2>) return make_double2(re, im);
+    else return make_float2(__double2float_rn(re), __double2float_rn(im));
 }
 
 /// Neighbour coordinate along one direction, or -1 when it leaves an open boundary.
@@ -128,9 +144,15 @@ __global__ void __launch_bounds__(block_threads)
             if ((qx | qy | qz) < 0) continue;  // across an open boundary
             const std::int64_t first = (static_cast<std::int64_t>(qz + st.nz * (qy + st.ny * qx)) * nb) * s.ld + s.c0 + c;
             const int end = begin[o * st.num_terms + t + 1];
-            for (int e = begin[o * st.num_terms + t]; e < end; ++e)
-                detail::complex_fma(value[e], __ldg(&x[first + static_cast<std::int64_t>(column[e]) * s.ld]), acc_re,
-                                    acc_im);
+            if (st.field.along == nullptr) {
+                for (int e = begin[o * st.num_terms + t]; e < end; ++e)
+                    detail::complex_fma(value[e], __ldg(&x[first + static_cast<std::int64_t>(column[e]) * s.ld]),
+                                        acc_re, acc_im);
+            } else {  // a field (the same branch for the whole grid)
+                for (int e = begin[o * st.num_terms + t]; e < end; ++e)
+                    detail::complex_fma(field_entry(st, t, o, column[e], px, py, offsets[3 * t + 1]),
+                                        __ldg(&x[first + static_cast<std::int64_t>(column[e]) * s.ld]), acc_re, acc_im);
+            }
         }
         detail::finish_element<Dots>(acc_re, acc_im, xs, shift, self, y, s, dots);
     });
@@ -233,8 +255,9 @@ int launch_site(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepS
 template <int W, bool Dots, class V2>
 int launch(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
 {
-    if (st.orbitals == 4) return launch_site<W, 4, Dots>(st, x, y, s, workspace);
-    if (st.orbitals == 2) return launch_site<W, 2, Dots>(st, x, y, s, workspace);
+    const bool field = st.field.along != nullptr;  // a field: the row kernel (stencil_kernels.hpp)
+    if (st.orbitals == 4 && !field) return launch_site<W, 4, Dots>(st, x, y, s, workspace);
+    if (st.orbitals == 2 && !field) return launch_site<W, 2, Dots>(st, x, y, s, workspace);
     auto kernel = stencil_augmented_kernel<W, Dots, V2>;
     const int grid = detail::grid_for(st.num_rows, W, detail::resident_grid(kernel));
     double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
@@ -268,6 +291,8 @@ SweepInfo stencil_spmmv(const BasicStencilView<T>& host_view, const T* x, T* y, 
     st.potential = host_view.potential;
     st.potential_per_row = host_view.potential_per_row;
     st.num_rows = host_view.num_rows;
+    st.field = host_view.field;
+    st.field_blocks = host_view.field_blocks;
     // The tables must fit the default 48 KiB of shared memory (checked by the operator too).
     TOPOKPM_REQUIRE(table_bytes(st) <= 48 * 1024 && site_table_bytes(st) <= 48 * 1024, "stencil tables of ",
                     table_bytes(st), " / ", site_table_bytes(st), " bytes");

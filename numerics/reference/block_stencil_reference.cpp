@@ -40,7 +40,7 @@ protected:
                 for (int c = 0; c < r; ++c) {
                     complex_type acc = v * xp[row * r + c];
                     for (int b = 0; b < nb; ++b)
-                        acc += entry(s_.onsite[o * nb + b], 0, o, b, pos, false) * xp[(b + nb * site) * r + c];
+                        acc += entry(s_.onsite[o * nb + b], 0, o, b, pos, 0) * xp[(b + nb * site) * r + c];
                     for (std::size_t ti = 0; ti < s_.terms.size(); ++ti) {
                         const StencilTerm& t = s_.terms[ti];
                         const std::array<int, 3> d{t.dx, t.dy, t.dz};
@@ -55,9 +55,8 @@ protected:
                         }
                         if (!inside) continue;
                         const global_index nsite = q[2] + global_index(s_.nz) * (q[1] + global_index(s_.ny) * q[0]);
-                        const bool wraps_y = pos[1] + t.dy < 0 || pos[1] + t.dy >= s_.ny;
                         for (int b = 0; b < nb; ++b)
-                            acc += entry(t.block[o * nb + b], static_cast<int>(ti) + 1, o, b, pos, wraps_y) *
+                            acc += entry(t.block[o * nb + b], static_cast<int>(ti) + 1, o, b, pos, t.dy) *
                                    xp[(b + nb * nsite) * r + c];
                     }
                     const complex_type xi = xp[row * r + c];
@@ -74,11 +73,11 @@ protected:
     }
 
 private:
-    /// The entry with its Peierls phase (BlockStencil::phase) in a field, else itself.
-    complex_type entry(complex_type v, int slot, int o, int b, const std::array<int, 3>& pos, bool wraps_y) const
+    /// The entry of a term with y step dy with its Peierls phase in a field (BlockStencil::phased),
+    /// else itself.
+    complex_type entry(complex_type v, int slot, int o, int b, const std::array<int, 3>& pos, int dy) const
     {
-        if (!s_.field.active()) return v;
-        return peierls_entry(v, s_.phase(slot, o, b, pos[0], pos[1], wraps_y));
+        return s_.phased(v, slot, o, b, pos[0], pos[1], dy);
     }
 
     BlockStencil s_;

@@ -56,8 +56,10 @@ std::unique_ptr<Operator> make_cuda_sell_operator(std::shared_ptr<const BasicSel
 /// precisions) and the compressed coupling blocks (rounded to complex float in single),
 /// generates the rows on the fly. The stencil must validate() and its non-zero block entries
 /// must fit 48 KiB of shared memory (always true for B <= 8 and <= 26 neighbour terms).
-/// @throws as make_cuda_sell_operator; InputError for an invalid stencil and for one with
-/// a magnetic field's phases (BlockStencil::field: these kernels do not carry them yet).
+/// A magnetic field's phases (BlockStencil::field) are uploaded too, with the blocks in
+/// double, and every entry carries its phase (stencil_kernels.hpp: the row kernel, the
+/// CPU stencil's peierls_phase_entry; not yet run on a GPU).
+/// @throws as make_cuda_sell_operator; InputError for an invalid stencil.
 std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil& stencil, int device = 0,
                                                      Precision precision = Precision::Double);
 

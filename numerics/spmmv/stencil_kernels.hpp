@@ -149,6 +149,11 @@ struct BasicStencilView {
     const double* potential = nullptr;   ///< per site, or per row when potential_per_row
     int potential_per_row = 0;
     local_index num_rows = 0;            ///< nx ny nz B
+    /// A magnetic field (BlockStencil::field, its tables copied to the device; along ==
+    /// nullptr: none) and the blocks its factors multiply: T B B (re, im) pairs in double,
+    /// block t row-major in the order of the terms above (slot t of StencilField).
+    StencilFieldTables field;
+    const double* field_blocks = nullptr;
 };
 using StencilView = BasicStencilView<complex_double>;
 
@@ -160,6 +165,17 @@ using StencilView = BasicStencilView<complex_double>;
 /// rules of the single SELL sweep (sell_kernels.hpp): a row's sum over its block entries is
 /// float; the potential stays double and joins the shift in the double epilogue,
 /// y = scale (sum + (V - shift) x) + beta y, rounded once to float; the dots are double.
+///
+/// In a field (s.field.along != nullptr) every entry is the double block value times its
+/// Peierls factor, peierls_phase_entry of block_stencil.hpp (the function the CPU stencil's
+/// checked path calls), in double in both precisions and then rounded to T: the entries
+/// of the model's rows, rounded as the single SELL matrix rounds them. It runs the row
+/// kernel for every B (the site kernel's shared x loads are not used): per entry one more
+/// 16-byte load of the double block value and one of the factor (tables of 16 (1 + T) B^2
+/// (nx + ny) bytes, read through the caches) and a double complex product, and without the
+/// site kernel each neighbour's x is loaded once per entry instead of once per site (ti: 52
+/// instead of 28 loads). Not yet run on a GPU (CudaSpmmvField in tests/unit/cuda checks it
+/// where one is visible; scripts/device_check.sh runs it).
 template <class T>
 SweepInfo stencil_spmmv(const BasicStencilView<T>& s, const T* x, T* y, int num_cols, const AugmentedOps& ops,
                         DotWorkspace& workspace, DotSums* dots);

@@ -40,8 +40,7 @@ refused "malformed flux" "not a flux (allowed: p/q with integers" \
   "$dos" --model graphene --lattice 20x20 --magnetic-flux 1e-3 --moments 16
 refused "model hr has no positions" "--magnetic-flux 1/4: the Peierls phases on model hr need orbital positions" \
   "$dos" --model hr --model-file "$src/inputs/graphene_hr.dat" --lattice 4x4 --magnetic-flux 1/4 --moments 16
-refused "--matrix free on the GPU" "--matrix free with --magnetic-flux 1/16 on --device cuda: the GPU stencil kernels do not carry the Peierls phases yet" \
-  "$dos" --model ti --lattice 4x4x2 --magnetic-flux 1/16 --matrix free --device cuda --moments 16
+# (--matrix free on --device cuda carries the phases: cuda_field_test.sh.)
 refused "kpm-eigs: non-integer total flux" "smallest admissible lattice is 6x10" \
   "$eigs" --model graphene --lattice 6x6 --magnetic-flux 0.1 --shift 0 --count 4
 # An open direction has no torus: any PHI.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "hamiltonians/field/magnetic_field.hpp"
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
@@ -154,6 +155,20 @@ TEST(MagneticField, TorusWithNonIntegerTotalFluxIsRefusedNamingTheSmallestLattic
     hr.name = "matrix-market";
     hr.nx = hr.ny = 0;
     EXPECT_NE(input_error([&] { hamiltonians::make_model(hr); }).find("need a lattice"), std::string::npos);
+}
+
+// --matrix free in a field: only hr's stencil refuses (its real positions); ti's and graphene's
+// carry the phases on every device (the CPU and the GPU stencil kernels), so the refusal no
+// longer asks for the device.
+TEST(MagneticField, OnlyHrsStencilRefusesAField)
+{
+    const hamiltonians::MagneticFlux phi{1, 16};
+    const std::string m = input_error([&] { hamiltonians::require_stencil_carries_field(phi, true); });
+    EXPECT_NE(m.find("{matrix} free with {magnetic_flux} 1/16: the Peierls phases at model hr's positions"),
+              std::string::npos)
+        << m;
+    EXPECT_NO_THROW(hamiltonians::require_stencil_carries_field(phi, false));
+    EXPECT_NO_THROW(hamiltonians::require_stencil_carries_field({}, true));  // no field
 }
 
 // ---------------------------------------------------------------------------------------
