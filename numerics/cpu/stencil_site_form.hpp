@@ -2,9 +2,9 @@
 /// @file stencil_site_form.hpp
 /// The site form of the CPU stencil sweep (stencil_sweep.cpp; the design:
 /// stencil_operator.hpp, SiteForm): a site's 4 rows summed at once from the XOR diagonals of
-/// its classes, in double (site_sums, site_sums_r2, site_sums_wide) and in float lanes
-/// (site_sums_f, site_finish_f), and site_column, which runs one column of sites with its
-/// epilogue and dots. Inline templates for the one translation unit that sweeps.
+/// its classes, in double (site_sums, site_sums_r2, site_sums_wide), in float lanes
+/// (site_sums_f, site_finish_f), by neighbour block at R = 4, 8 (site_sums_grouped, double
+/// and float), and site_column, which runs one column of sites with its epilogue and dots. Inline templates for the one translation unit that sweeps.
 
 #include <algorithm>
 #include <array>
