@@ -26,7 +26,7 @@ numerics::OperatorCostModel operator_cost(const numerics::OperatorSpec& spec, co
 
 /// What the plan learns from the kernel itself (hetero::PlanInput): its sweeps per pass over
 /// memory (Operator::fused_steps at the width: 2 where the CPU stencil fuses two steps:
-/// graphene at R = 1 and at the strip widths, ti at R = 1, 2, 4, 8;
+/// graphene at R = 1 and at the strip widths, ti at R = 1, 2, 4, 8 (single: 1 and 8);
 /// numerics/cpu/stencil_operator.hpp; else 1) and its measured rate, rows per second: the
 /// operator swept in pairs (apply_two_steps, as the run does) with the calling thread's
 /// OpenMP team on a copy of the model cut to whole x-planes whose sweep moves 768 MiB

@@ -54,9 +54,9 @@
 // products): with the epilogue in double it converted 11 times per vector and ran slower
 // in core than the double kernel (docs/performance.md, "Single precision at R = 1 in float").
 // At R > 1 the two-step pass is stencil_two_step_wide.cpp's (strips of lines; build_wide_form()).
-// On a 3-D lattice (ti, double, R = 1, 2, 4, 8) two_steps_planes() (stencil_sweep.cpp) runs two
+// On a 3-D lattice (ti; double R = 1, 2, 4, 8, single R = 1, 8) two_steps_planes() (stencil_sweep.cpp) runs two
 // steps per pass with the one-step column() below: a wavefront over x-planes per strip of
-// y-columns (1.07-1.12x the one-step sweep in memory; docs/performance.md, "Two steps per pass
+// y-columns (1.1-1.2x the one-step sweep in memory; docs/performance.md, "Two steps per pass
 // on ti").
 //
 // R = 1, B = 4 (ti): the site form (SiteForm): a site's 4 rows are one vector, the
