@@ -164,8 +164,8 @@ struct SweepPlan {
     const kernels::cpu::DitheredFloat s_dither, d_dither;
     const float beta_f;
     // The site form in double and at R = 8 in float: software prefetch of x one x-plane ahead
-    // (the plane the sweep reads first) and of y, site_pf values of T ahead (0: none;
-    // StencilTuning::site_prefetch_bytes).
+    // (the plane the sweep reads first; at R > 1 also the plane behind and the next y-column)
+    // and of y, site_pf values of T ahead (0: none; StencilTuning::site_prefetch_bytes).
     std::ptrdiff_t site_pf = 0, site_pf_plane = 0;
     // Single, R = 1, the site form: the same dithers as complex lanes.
     std::optional<DitheredLanes> site_scale, site_d;
@@ -774,7 +774,7 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
 bool CpuStencilOperator::planes_offered(int r) const
 {
     if (extent_[0] == 1 || nb_ != 4 || tuning_.tblock_lines == 0) return false;
-    if (precision_ == Precision::Single) {  // R = 8 on the grouped float site form
+    if (precision_ == Precision::Single) {  // R = 1, and R = 8 on the grouped float site form
         if (!site_single_.ok) return false;
         if (r != 1 && (r != 8 || !tuning_.wide_site_form || !site_single_.all_grouped)) return false;
     } else {
