@@ -224,22 +224,33 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                 }
                 typename SiteForm<T>::Class& cl =
                     f.classes[(static_cast<size_t>(ax) * f.ncls[1] + ay) * f.ncls[2] + az];
-                // The grouped items (double R = 4, 8; float R = 8), from the items in block order,
-                // where no item is "both": each kind's items then come in the order of the
-                // double sort below.
-                if (std::none_of(items.begin(), items.end(), [](const Item& it) { return it.re && it.im; })) {
-                        for (size_t i = 0; i < items.size(); ++i) {
-                            const Item& it = items[i];
-                            if (i == 0 || it.block != items[i - 1].block) {
-                                cl.group_off.push_back(it.off);
-                                cl.group_first.push_back(static_cast<int>(i));
-                            }
-                            cl.item_code.push_back(it.re ? it.c : 4 + it.c);
-                            for (int o = 0; o < 4; ++o)
-                                cl.item_val.push_back(static_cast<T>(it.re ? it.vr[2 * o] : it.vi[2 * o]));
-                        }
-                        cl.group_first.push_back(static_cast<int>(items.size()));
+                // The grouped items (double R = 4, 8; float R = 8), from the items in block order:
+                // the Re-only and Im-only items by block, then each "both" item as a group of its
+                // own (its Re part, then its Im part). Each kind's items then come in the order
+                // of the double sort below, "both" items last.
+                const auto both = [](const Item& it) { return it.re && it.im; };
+                int last_block = -1;
+                for (const Item& it : items) {
+                    if (both(it)) continue;
+                    if (it.block != last_block) {
+                        cl.group_off.push_back(it.off);
+                        cl.group_first.push_back(static_cast<int>(cl.item_code.size()));
+                        last_block = it.block;
                     }
+                    cl.item_code.push_back(it.re ? it.c : 4 + it.c);
+                    for (int o = 0; o < 4; ++o) cl.item_val.push_back(static_cast<T>(it.re ? it.vr[2 * o] : it.vi[2 * o]));
+                }
+                for (const Item& it : items) {
+                    if (!both(it)) continue;
+                    cl.group_off.push_back(it.off);
+                    cl.group_first.push_back(static_cast<int>(cl.item_code.size()));
+                    for (const int part : {0, 1}) {
+                        cl.item_code.push_back(4 * part + it.c);
+                        for (int o = 0; o < 4; ++o)
+                            cl.item_val.push_back(static_cast<T>(part == 0 ? it.vr[2 * o] : it.vi[2 * o]));
+                    }
+                }
+                cl.group_first.push_back(static_cast<int>(cl.item_code.size()));
                 // Double: by kind (Re only, Im only, both), in block order within a kind.
                 // Float: by kind, then by the diagonal c (each run of one c: a fixed permute).
                 auto kind = [](const Item& it) { return it.re && it.im ? 2 : (it.re ? 0 : 1); };
@@ -280,8 +291,6 @@ void CpuStencilOperator::build_site_form(SiteForm<T>& f, const std::vector<compl
                 }
                 for (size_t k = 1; k < cl.first.size(); ++k) cl.first[k] += cl.first[k - 1];
             }
-    f.all_grouped = std::all_of(f.classes.begin(), f.classes.end(),
-                                [](const typename SiteForm<T>::Class& c) { return c.grouped(); });
     f.ok = true;
 }
 

@@ -75,8 +75,7 @@
 // row is R / 4 whole vectors, so row o of an item reads the neighbour's row o ^ c as it is
 // (no permute, no index vector) and multiplies it by that row's value, broadcast; R = 2: a
 // vector holds rows 2h and 2h + 1, row o ^ c is vector h ^ (c >> 1) with its halves swapped
-// for odd c. At R = 4, 8 the items are walked by neighbour block (site_sums_grouped, where no
-// item has both a real and an imaginary part: every built-in model): the neighbour's rows are
+// for odd c. At R = 4, 8 the items are walked by neighbour block (site_sums_grouped): the neighbour's rows are
 // loaded once for the block's diagonals (ti: two per block, so half the loads of one load per
 // item) and the values are broadcast loads (in cache at R = 8 1.17x, ti 16x16x10, 2026-11-29).
 // 16 / R sites of one class per step (the item loop's table loads shared). Each
@@ -227,21 +226,20 @@ struct SiteForm {
         /// double, R = 2 (a vector: 2 rows of 2 columns): per item two vectors each, half h
         /// (rows 2h, 2h + 1) at [2 item + h], each row's value over its 4 lanes
         std::vector<Lanes> vr2, vi2;
-        /// R = 4, 8 in double, R = 8 in float (site_sums_grouped): the items again, grouped by neighbour block
-        /// (the on-site block, then the terms in order; in a group its diagonals c in order),
-        /// so that a neighbour's rows are loaded once for all its items. Built only where no
-        /// item is "both" (then each kind's items keep their order above: the same sums).
-        /// Group g: neighbour offset group_off[g] (as off), items [group_first[g],
-        /// group_first[g + 1]); item i: item_code[i] = 4 (Im only) + c, or c (Re only), and
-        /// the value of row o, item_val[4 i + o] (the Re or the Im part).
+        /// R = 4, 8 in double, R = 8 in float (site_sums_grouped): the items again, grouped by
+        /// neighbour block (the on-site block, then the terms in order; in a group its
+        /// diagonals c in order), so that a neighbour's rows are loaded once for all its
+        /// items; an item with both a real and an imaginary part comes after all of them, as a
+        /// group of its own holding its two parts (so each kind's products keep the order of
+        /// the items above: the same sums). Group g: neighbour offset group_off[g] (as off),
+        /// entries [group_first[g], group_first[g + 1]); entry i: item_code[i] = c (into the
+        /// Re sums) or 4 + c (into the Im sums), and the value of row o, item_val[4 i + o].
         std::vector<std::ptrdiff_t> group_off;
         std::vector<int> group_first;
         std::vector<int> item_code;
         std::vector<T> item_val;
-        bool grouped() const { return !group_off.empty(); }
     };
     bool ok = false;
-    bool all_grouped = false;                ///< every class has its grouped items
     std::array<std::vector<int>, 3> cls;     ///< per direction: coordinate -> class index
     std::array<int, 3> ncls{};
     std::vector<Class> classes;              ///< index (cx ncls[1] + cy) ncls[2] + cz
@@ -374,7 +372,7 @@ private:
     // ---- two steps per pass on a 3-D lattice (stencil_sweep.cpp) ----
     /// True where two_steps_planes runs at width r: a 3-D lattice whose terms reach the
     /// adjacent x-planes and y-columns only, B = 4 with the site form (ti): double at r = 1, 2,
-    /// 4, 8, single at r = 1 and at r = 8 (where every class has its grouped items).
+    /// 4, 8, single at r = 1 and 8.
     bool planes_offered(int r) const;
     /// y-columns per strip of two_steps_planes at width r (about 160 KiB of one vector per
     /// x-plane; StencilTuning::tblock_strip_sites overrides).

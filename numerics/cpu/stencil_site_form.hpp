@@ -2,9 +2,9 @@
 /// @file stencil_site_form.hpp
 /// The site form of the CPU stencil sweep (stencil_sweep.cpp; the design:
 /// stencil_operator.hpp, SiteForm): a site's 4 rows summed at once from the XOR diagonals of
-/// its classes, in double (site_sums, site_sums_r2, site_sums_wide), in float lanes
-/// (site_sums_f, site_finish_f), by neighbour block at R = 4, 8 (site_sums_grouped, double
-/// and float), and site_column, which runs one column of sites with its epilogue and dots. Inline templates for the one translation unit that sweeps.
+/// its classes, in double (site_sums, site_sums_r2), in float lanes (site_sums_f,
+/// site_finish_f), by neighbour block at R = 4, 8 (site_sums_grouped, double and float), and
+/// site_column, which runs one column of sites with its epilogue and dots. Inline templates for the one translation unit that sweeps.
 
 #include <algorithm>
 #include <array>
@@ -109,13 +109,15 @@ __attribute__((always_inline)) inline void site_sums_r2(const SiteForm<double>::
             a[s][h] += sign * __builtin_shufflevector(b[s][h], b[s][h], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
-/// site_sums_wide's sums from the class's grouped items (SiteForm::Class::grouped()): the
-/// neighbour's vectors of each of its 4 rows are loaded once per group and serve every item
-/// (diagonal) of that block, where site_sums_wide loads them again per item (the ti blocks
-/// have two diagonals each: about half the loads); the values are broadcast loads. T =
-/// double: R = 4, 8 (a row is R / 4 vectors of 8 doubles); each kind's products are added
-/// in the order of site_sums_wide, so the sums are equal bit for bit. T = float: R = 8 (a row
-/// is one vector of 16 floats), the same products and sums in float.
+/// The sums of S consecutive sites of one SiteForm class at width R from its grouped items
+/// (SiteForm::Class::group_off ...): a neighbour's vectors of each of its 4 rows are loaded
+/// once per group and serve every item (diagonal) of that block (the ti blocks have two
+/// diagonals each: half the loads of one load per item); row o of an item reads the
+/// neighbour's row o ^ c whole and multiplies it by that row's value, broadcast by a load,
+/// real parts into a and imaginary parts into b, b joined to a (times i) at the end. T =
+/// double: R = 4, 8 (a row is R / 4 vectors of 8 doubles; a[s][o][j]); per lane the products
+/// and sums of site_sums in the same order, so each column's sums are those of the R = 1 form,
+/// bit for bit. T = float: R = 8 (a row is one vector of 16 floats), the same in float.
 template <class T, int R, int S>
 __attribute__((always_inline)) inline void site_sums_grouped(
     const typename SiteForm<T>::Class& c, const T* __restrict x0,
@@ -186,65 +188,6 @@ __attribute__((always_inline)) inline void site_sums_grouped(
                                                                  11, 10, 13, 12, 15, 14);
                 }
             }
-}
-
-/// The sums of S consecutive sites of one SiteForm<double> class at width R = 4 or 8 (a row
-/// is R / 4 whole vectors): a[s][o][j], vector j of row o of site s. Row o of item i reads
-/// the neighbour's row o ^ c whole (no permute) and multiplies it by that row's value,
-/// broadcast; per lane the products and sums of site_sums in the same order, so each
-/// column's sums are those of the R = 1 form, bit for bit.
-template <int R, int S>
-__attribute__((always_inline)) inline void site_sums_wide(const SiteForm<double>::Class& c,
-                                                          const double* __restrict x0,
-                                                          simd::v8d (&a)[S][4][R / 4])
-{
-    using simd::v8d;
-    constexpr int V = R / 4;  // vectors per row
-    v8d b[S][4][V];
-#pragma GCC unroll 8
-    for (int s = 0; s < S; ++s)
-        for (int o = 0; o < 4; ++o)
-            for (int j = 0; j < V; ++j) a[s][o][j] = b[s][o][j] = v8d{};
-    const std::ptrdiff_t* off = c.off.data();
-    const int* dg = c.diag.data();
-    const v8d* rp = c.vr.data();
-    const v8d* jp = c.vi.data();
-    const int e_re = c.n_re, e_im = e_re + c.n_im, e_all = e_im + c.n_both;
-    // Vector j of the neighbour row that row o of site s reads in item i.
-    auto xs = [&](int i, int s, int o, int j) __attribute__((always_inline)) {
-        return simd::load<v8d>(x0 + R * off[i] + 8 * R * s + 2 * R * (o ^ dg[i]) + 8 * j);
-    };
-    // The items [begin, end) of one part only (values real: rp into a; imaginary: jp into b).
-    auto one_part = [&](int begin, int end, const v8d* vp, v8d (&sum)[S][4][V]) __attribute__((always_inline)) {
-        for (int i = begin; i < end; ++i)
-#pragma GCC unroll 4
-            for (int o = 0; o < 4; ++o) {
-                const v8d v = v8d{} + vp[i][2 * o];
-#pragma GCC unroll 8
-                for (int s = 0; s < S; ++s)
-                    for (int j = 0; j < V; ++j) sum[s][o][j] += v * xs(i, s, o, j);
-            }
-    };
-    one_part(0, e_re, rp, a);
-    one_part(e_re, e_im, jp, b);
-    for (int i = e_im; i < e_all; ++i)
-#pragma GCC unroll 4
-        for (int o = 0; o < 4; ++o) {
-            const v8d vr = v8d{} + rp[i][2 * o], vi = v8d{} + jp[i][2 * o];
-#pragma GCC unroll 8
-            for (int s = 0; s < S; ++s)
-                for (int j = 0; j < V; ++j) {
-                    const v8d xv = xs(i, s, o, j);
-                    a[s][o][j] += vr * xv;
-                    b[s][o][j] += vi * xv;
-                }
-        }
-    const v8d sign = {-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0};
-#pragma GCC unroll 8
-    for (int s = 0; s < S; ++s)
-        for (int o = 0; o < 4; ++o)
-            for (int j = 0; j < V; ++j)
-                a[s][o][j] += sign * __builtin_shufflevector(b[s][o][j], b[s][o][j], 1, 0, 3, 2, 5, 4, 7, 6);
 }
 
 /// The 4 complex floats of one site at p in the low half of a vector, zeros above (one

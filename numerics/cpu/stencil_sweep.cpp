@@ -124,8 +124,8 @@ struct SweepPlan {
     // R = 1, B = 4: the site form for every site (ti; single: two sites per vector, the
     // float epilogue with the constants below).
     // Double, R = 2, 4, 8, B = 4: the same site tables, a site's rows as R vectors
-    // (site_sums_r2, site_sums_wide), each column summed as in the R = 1 form.
-    // Single, R = 8: the grouped site tables, where every class has them (SiteForm::all_grouped).
+    // (site_sums_r2, site_sums_grouped), each column summed as in the R = 1 form.
+    // Single, R = 8: the same tables (site_sums_grouped in float).
     static constexpr bool kSiteForm = kWindowForm && B == 4 && (R == 1 || R == 8 || (!kSingle && (R == 2 || R == 4)));
     static constexpr int kWinLanes = WindowTable<T>::kLanes;
     static constexpr bool kWindow = kWindowForm && R == 1 && G % kWinLanes == 0 && G / kWinLanes <= 2;
@@ -189,7 +189,7 @@ SweepPlan<T, R, B, Real>::SweepPlan(const CpuStencilOperator& o, const T* x_in, 
                                                                : nullptr),
       acc_co(ops.acc_old), acc_cx(ops.acc_x), acc_cn(ops.acc_new), per_row(o.s_.potential_per_row()),
       pot(o.s_.potential.data()), periodic{o.periodic_[0], o.periodic_[1], o.periodic_[2]},
-      uniform(o.uniform_potential_), sites(o.site_tables<T>()), site_form(kSiteForm && sites.ok && (R == 1 || o.tuning_.wide_site_form) && (!kSingle || R == 1 || sites.all_grouped)),
+      uniform(o.uniform_potential_), sites(o.site_tables<T>()), site_form(kSiteForm && sites.ok && (R == 1 || o.tuning_.wide_site_form)),
       num_rows_total(o.s_.num_rows()), s_dither(kernels::cpu::dithered_float(scale)),
       d_dither(kernels::cpu::dithered_float(pot[0] - shift)), beta_f(static_cast<float>(beta)),
       max_threads(omp_get_max_threads()), tiling(o.choose_tiling(rr, max_threads, kComplexBytes))
@@ -636,8 +636,7 @@ void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index c
                         }
                 } else {
                     v8d a[N][4][R / 4];
-                    if (c.grouped()) site_sums_grouped<double, R, N>(c, x0, a);
-                    else site_sums_wide<R, N>(c, x0, a);
+                    site_sums_grouped<double, R, N>(c, x0, a);
                     // finish_row's arithmetic (the same y, bit for bit), the dots in registers.
 #pragma GCC unroll 8
                     for (int k = 0; k < N; ++k)
@@ -690,7 +689,7 @@ void SweepThread<T, R, B, Real>::site_column_wide(int cx, int cy, global_index c
                     simd::store(syxs + 8 * j, simd::load<v8d>(syxs + 8 * j) + (dyxs[0][j] + dyxs[1][j]));
                 }
     } else if constexpr (std::is_same_v<T, float> && R == 8) {
-        // Single, R = 8 (SiteForm::all_grouped): a site's row is one vector of 16 floats; the
+        // Single, R = 8: a site's row is one vector of 16 floats; the
         // grouped sums in float, then the float epilogue of the row-group path (finish_row).
         using simd::v16f;
         const SiteForm<float>& f = p.sites;
@@ -774,13 +773,9 @@ void CpuStencilOperator::sweep(const T* x, T* y, int runtime_r, const AugmentedO
 bool CpuStencilOperator::planes_offered(int r) const
 {
     if (extent_[0] == 1 || nb_ != 4 || tuning_.tblock_lines == 0) return false;
-    if (precision_ == Precision::Single) {  // R = 1, and R = 8 on the grouped float site form
-        if (!site_single_.ok) return false;
-        if (r != 1 && (r != 8 || !tuning_.wide_site_form || !site_single_.all_grouped)) return false;
-    } else {
-        if (r != 1 && !((r == 2 || r == 4 || r == 8) && tuning_.wide_site_form)) return false;
-        if (!site_double_.ok) return false;
-    }
+    const bool single = precision_ == Precision::Single;  // single: R = 1, 8; double: R = 1, 2, 4, 8
+    if (r != 1 && !((r == 8 || (!single && (r == 2 || r == 4))) && tuning_.wide_site_form)) return false;
+    if (!(single ? site_single_.ok : site_double_.ok)) return false;
     for (const auto& d : offsets_)
         if (std::abs(d[0]) > 1 || std::abs(d[1]) > 1) return false;
     return true;

@@ -323,7 +323,7 @@ TEST(CpuStencilSingle, EqualsLongDoubleLoopOverTheModelRowsWithFloatHoppings)
     }
 }
 
-// The R = 1 site form (B = 4) in float on random dense complex blocks (every XOR diagonal,
+// The site form (B = 4) in float at R = 1 and 8 on random dense complex blocks (every XOR diagonal,
 // items with both a real and an imaginary part; a diagonal and a range-2 term: boundary
 // classes, so lone sites at the z faces and pairs in the interior), every boundary, the
 // potential per site, per row and uniform (the dithered V - shift): every y entry within
@@ -342,10 +342,11 @@ TEST(CpuStencilSingle, SiteFormRandomStencilsEveryBoundaryWithinTheFloatBound)
         for (const BlockStencil& st : stencils) {
             const RoundedRows rows = rounded_rows(st);
             const auto op = make_cpu_stencil_operator(st, Precision::Single);
-            for (const double beta : {0.0, -1.0, 0.5})
-                check_against_rows(st, rows, *op, 1, AugmentedOps{0.7, -0.3, beta, true},
-                                   describe(st) + (st.potential_per_row() ? " V/row" : " V/site") +
-                                       " beta=" + std::to_string(beta));
+            for (const int r : {1, 8})
+                for (const double beta : {0.0, -1.0, 0.5})
+                    check_against_rows(st, rows, *op, r, AugmentedOps{0.7, -0.3, beta, true},
+                                       describe(st) + (st.potential_per_row() ? " V/row" : " V/site") + " R=" +
+                                           std::to_string(r) + " beta=" + std::to_string(beta));
             if (::testing::Test::HasFailure()) return;
         }
     }

@@ -387,7 +387,7 @@ TEST(CpuStencil, ForcedTilingsIncludingPartialTiles)
 TEST(CpuStencil, SiteFormAtWidthsTwoFourEightSumsEachColumnAsWidthOne)
 {
     // B = 4 in double at R = 2, 4, 8: the site form of R = 1 with a site's rows as R vectors
-    // (stencil_sweep.cpp, site_sums_r2 / site_sums_wide): per column the same products and
+    // (stencil_sweep.cpp, site_sums_r2 / site_sums_grouped): per column the same products and
     // sums in the same order, and the same epilogue, so column c of an R-wide sweep equals
     // the R = 1 sweep of that column bit for bit (== on the complex values: +0 and -0 alike).
     // The row-group kernels these widths ran before sum each row's entries in table order
