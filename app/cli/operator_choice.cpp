@@ -48,9 +48,10 @@ KernelProbe probe_kernel(const numerics::OperatorSpec& spec, const hamiltonians:
     // disorder (the kernel reads it per row).
     hamiltonians::ModelParams small = model.params();
     const double plane_rows = static_cast<double>(model.num_rows()) / std::max(small.nx, 1);
-    const double value_bytes = spec.precision == Precision::Single ? 8.0 : 16.0;
+    const numerics::OperatorCostModel cost = operator_cost(spec, model);
+    const double value_bytes = cost.value_bytes;
     const double nonzeros_per_row = static_cast<double>(model.estimated_nonzeros()) / std::max<double>(model.num_rows(), 1);
-    const double sweep_bytes_per_row = operator_cost(spec, model).sweep_bytes(1.0, nonzeros_per_row, width);
+    const double sweep_bytes_per_row = cost.sweep_bytes(1.0, nonzeros_per_row, width);
     const double sample_rows = kProbeSweepBytes / sweep_bytes_per_row;
     // At least 3 planes (a 3-D wavefront needs them) while they hold at most 256 MiB per block.
     const int floor_planes = plane_rows * 3 * value_bytes * width <= 256.0 * 1024 * 1024 ? 3 : 1;

@@ -1,7 +1,5 @@
 #include "app/plan/run_plan.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +12,7 @@
 #include "app/cli/resolved_run.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/kpm/two_index.hpp"
+#include "numerics/kpm/two_index_store.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/log.hpp"
 #include "runtime/base/timer.hpp"
@@ -78,23 +77,18 @@ std::string json_string(const std::string& s)
     return out + "\"";
 }
 
-}  // namespace
-
-namespace {
-
-/// Gflop/s of one ZGEMM of the two-index trace's shape (batch x m = L^H R over k rows,
-/// numerics/kpm/two_index.cpp), the best of 3 on this machine's threads.
+/// Gflop/s of the two-index trace's product on this machine's threads: one batch of
+/// min(m, kLeftBatch) left vectors against m kept ones over k rows, formed by the host store
+/// the run uses (numerics/kpm/two_index_store.hpp), the best of 3.
 double measure_zgemm_gflops(int m, int k)
 {
     const int batch = std::min(m, numerics::kLeftBatch);
-    std::vector<complex_type> left(static_cast<std::size_t>(k) * batch, complex_type(0.5, 0.25)),
-        right(static_cast<std::size_t>(k) * m, complex_type(0.25, -0.5)), product(static_cast<std::size_t>(batch) * m);
-    const complex_type one(1.0, 0.0), zero(0.0, 0.0);
+    const auto store = numerics::make_two_index_store(-1 /* the host */, k, 1, m, batch);
+    std::vector<complex_type> product(static_cast<std::size_t>(batch) * m);
     double best = 1e300;
     for (int rep = 0; rep < 3; ++rep) {
         const double t0 = wall_seconds();
-        cblas_zgemm(CblasColMajor, CblasConjTrans, CblasNoTrans, batch, m, k, &one, left.data(), k, right.data(), k,
-                    &zero, product.data(), batch);
+        store->products(batch, 1, product.data());
         best = std::min(best, wall_seconds() - t0);
     }
     return 8.0 * batch * m * static_cast<double>(k) / std::max(best, 1e-9) * 1e-9;

@@ -31,7 +31,7 @@ public:
     {
         device::set_device(device);
         device::require_device_memory(
-            two_index_store_device_bytes(rows, width, num_moments, batch), device,
+            two_index_store_bytes(rows, width, num_moments, batch), device,
             detail::concat("the two-index moments' kept vectors (M = ", num_moments, " blocks of N = ", rows,
                            " x W = ", width, ", a batch of ", batch, " more and their products)"));
         const std::size_t value = sizeof(complex_type);

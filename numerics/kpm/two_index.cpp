@@ -12,7 +12,7 @@ double two_index_bytes(global_index rows, int num_moments, int block_width, std:
 {
     const double block = static_cast<double>(rows) * block_width * sizeof(complex_type);
     const double gamma = static_cast<double>(num_moments) * num_moments * sizeof(complex_type);
-    return two_index_store_device_bytes(rows, block_width, num_moments, std::min(num_moments, kLeftBatch)) +
+    return two_index_store_bytes(rows, block_width, num_moments, std::min(num_moments, kLeftBatch)) +
            4 * block + (slots >= 2 ? slots + 1 : 1) * gamma;
 }
 

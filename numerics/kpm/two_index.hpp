@@ -53,7 +53,7 @@ inline constexpr int kLeftBatch = 32;
 
 /// Bytes a two-index trace holds at block width W on `rows` rows: its store (the M kept R_m,
 /// a batch of B = min(M, kLeftBatch) L_n and a batch's products, W B M values:
-/// two_index_store_device_bytes), the two blocks of the recurrence, its start and a scratch
+/// two_index_store_bytes), the two blocks of the recurrence, its start and a scratch
 /// block, and the M x M moments (of each of `slots` slots when there are two or more), 16
 /// bytes per complex double value. On a CUDA device the store and the blocks' mirrors are
 /// in device memory and the blocks' host arrays, the products and the moments in host

@@ -60,7 +60,7 @@ private:
 
 }  // namespace
 
-double two_index_store_device_bytes(global_index rows, int width, int num_moments, int batch)
+double two_index_store_bytes(global_index rows, int width, int num_moments, int batch)
 {
     const double block = static_cast<double>(rows) * width;
     return 16.0 * ((num_moments + batch) * block + static_cast<double>(width) * batch * num_moments);

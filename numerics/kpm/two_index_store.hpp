@@ -25,7 +25,7 @@
 /// Pick the store from where H runs (the run's numerics::OperatorSpec: the device of its
 /// operator); H, v_a and v_b then leave their blocks there, so no block crosses the bus
 /// during the recurrences. The cuda store needs (M + B) N W + W B M complex doubles of free
-/// memory on d (two_index_store_device_bytes; ResourceError before allocating otherwise),
+/// memory on d (two_index_store_bytes; ResourceError before allocating otherwise),
 /// is NotCompiled in CPU-only builds, and its ZGEMM sums each column's products in cuBLAS's
 /// order: the moments equal the host store's to rounding, not bit for bit. The host and
 /// stand-in stores give identical bits. A store is used by one host thread.
@@ -59,8 +59,9 @@ public:
 std::unique_ptr<TwoIndexStore> make_two_index_store(int device, global_index rows, int width, int num_moments,
                                                     int batch);
 
-/// Device bytes of the cuda store: (M + B) N W + W B M values of 16 bytes.
-double two_index_store_device_bytes(global_index rows, int width, int num_moments, int batch);
+/// Bytes of a store (on the host or its device) and of one batch's products: (M + B) N W +
+/// W B M values of 16 bytes.
+double two_index_store_bytes(global_index rows, int width, int num_moments, int batch);
 
 /// The cuda store (numerics/cuda/two_index_cuda.cpp; NotCompiled in CPU-only builds,
 /// numerics/cuda/two_index_stubs.cpp). Called by make_two_index_store only.
