@@ -21,7 +21,7 @@
 #include "numerics/spmmv/operator_factory.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/hetero/plan.hpp"
-#include "tests/support/temp_path.hpp"
+#include "tests/support/scratch_path.hpp"
 
 using namespace topokpm;
 
@@ -136,7 +136,7 @@ TEST(Decomposition2d, PlannerHaloEqualsBruteForceScan)
 // an upper bound, checked as one). A file of 9 orbitals has no halo model (no block stencil).
 TEST(Decomposition2d, HrPlannerHaloEqualsBruteForceScan)
 {
-    const std::string far = topokpm::testing::temp_path("decomposition_2d_far_hr.dat");
+    const std::string far = topokpm::testing::scratch_path("decomposition_2d", "far_hr.dat").string();
     {
         // H(R) = H(-R)^dag for R in +-{(2,0,0), (1,-1,1), (0,2,-1), (0,0,1)}; a real on-site block.
         std::ofstream f(far);
@@ -178,7 +178,7 @@ TEST(Decomposition2d, HrPlannerHaloEqualsBruteForceScan)
     }
     EXPECT_GT(checked, 150);
 
-    const std::string wide = topokpm::testing::temp_path("decomposition_2d_wide_hr.dat");
+    const std::string wide = topokpm::testing::scratch_path("decomposition_2d", "wide_hr.dat").string();
     {
         std::ofstream f(wide);
         f << "nine orbitals\n9\n1\n1\n";
@@ -191,7 +191,7 @@ TEST(Decomposition2d, HrPlannerHaloEqualsBruteForceScan)
     p.nx = p.ny = 4;
     EXPECT_FALSE(app::lattice_halo(*hamiltonians::make_model(p)).has_value());
     p.name = "matrix-market";
-    p.file = topokpm::testing::temp_path("decomposition_2d_one.mtx");
+    p.file = topokpm::testing::scratch_path("decomposition_2d", "one.mtx").string();
     std::ofstream(p.file) << "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n";
     p.nx = p.ny = 0;
     p.boundary.clear();

@@ -1,26 +1,16 @@
 #pragma once
 /// @file app_runner.hpp
 /// Helpers for integration tests that drive the kpm-dos pipeline in-process: a per-process
-/// scratch directory and argv-style parsing into a RunConfig (with --quiet).
+/// scratch directory (scratch_path.hpp) and argv-style parsing into a RunConfig (with --quiet).
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "app/cli/run_config.hpp"
+#include "tests/support/scratch_path.hpp"
 
 namespace topokpm::testing {
-
-/// <tmp>/topokpm_<tag>_<pid>/<name>; the directory is created.
-inline std::filesystem::path scratch_path(const std::string& tag, const std::string& name)
-{
-    const auto dir = std::filesystem::temp_directory_path() / ("topokpm_" + tag + "_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    return dir / name;
-}
 
 /// Parses kpm-dos arguments (without the program name) as the executable would.
 inline app::RunConfig parse_kpm_dos(std::vector<std::string> args)

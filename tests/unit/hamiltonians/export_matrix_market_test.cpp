@@ -10,7 +10,7 @@
 #include "hamiltonians/model.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/base/files.hpp"
-#include "tests/support/temp_path.hpp"
+#include "tests/support/scratch_path.hpp"
 
 namespace topokpm {
 namespace {
@@ -26,7 +26,7 @@ struct Entry {
 void expect_round_trip(const ModelParams& p, const std::string& file)
 {
     const auto model = hamiltonians::make_model(p);
-    const std::string path = topokpm::testing::temp_path(file);
+    const std::string path = topokpm::testing::scratch_path("export_mm", file).string();
     hamiltonians::export_matrix_market(*model, path);
 
     std::ifstream in(path);

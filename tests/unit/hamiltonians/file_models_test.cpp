@@ -24,7 +24,7 @@
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
-#include "tests/support/temp_path.hpp"
+#include "tests/support/scratch_path.hpp"
 
 namespace topokpm {
 namespace {
@@ -42,7 +42,7 @@ std::string sha256(const std::string& text, std::size_t piece)
 
 std::string write_file(const std::string& name, const std::string& text)
 {
-    const std::string path = testing::temp_path("file_models_test_" + name);
+    const std::string path = testing::scratch_path("file_models", name).string();
     std::ofstream(path, std::ios::binary) << text;
     return path;
 }
@@ -403,7 +403,7 @@ TEST(MatrixMarketModel, ReadsTheExportBack)
     t.disorder = 2.0;
     t.disorder_seed = 11;
     const auto ti = hamiltonians::make_model(t);
-    const std::string path = testing::temp_path("file_models_test_export.mtx");
+    const std::string path = testing::scratch_path("file_models", "export.mtx").string();
     std::remove(path.c_str());
     hamiltonians::export_matrix_market(*ti, path);
     ModelParams p;

@@ -23,7 +23,7 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
-#include "tests/support/temp_path.hpp"
+#include "tests/support/scratch_path.hpp"
 
 namespace topokpm {
 namespace {
@@ -42,7 +42,7 @@ const std::string kInputs = std::string(TOPOKPM_SOURCE_DIR) + "/inputs/";
 
 std::string write_file(const std::string& name, const std::string& text)
 {
-    const std::string path = testing::temp_path("hr_positions_test_" + name);
+    const std::string path = testing::scratch_path("hr_positions", name).string();
     std::ofstream(path, std::ios::binary) << text;
     return path;
 }
