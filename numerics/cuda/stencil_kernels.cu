@@ -159,10 +159,11 @@ __global__ void __launch_bounds__(block_threads)
     if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
 }
 
-/// Shared memory of the site kernel: [term offsets 3T ints, padded to 16 bytes][dense
-/// blocks T B B V2].
+/// Shared memory of the site kernel: [per term one int4 (dx, dy, dz, mask)][dense blocks
+/// T B B V2]. Bit o B + b of the mask is set where entry (o, b) of the term's block is not
+/// zero, so one 16-byte load per term says where the neighbour is and which entries to load.
 template <class V>
-__host__ __device__ inline int site_table_ints(const BasicStencilView<V>& s) { return (3 * s.num_terms + 3) / 4 * 4; }
+__host__ __device__ inline int site_table_ints(const BasicStencilView<V>& s) { return 4 * s.num_terms; }
 
 template <class V>
 inline std::size_t site_table_bytes(const BasicStencilView<V>& s)
@@ -177,10 +178,19 @@ __global__ void __launch_bounds__(block_threads)
                         double* __restrict__ partials)
 {
     using Acc = typename Lanes<V2>::real;
+    static_assert(B * B <= 32, "the mask of a block's non-zero entries is one int");
     extern __shared__ __align__(16) unsigned char table[];
-    int* offsets = reinterpret_cast<int*>(table);
+    int4* terms = reinterpret_cast<int4*>(table);
     V2* blocks = reinterpret_cast<V2*>(reinterpret_cast<int*>(table) + site_table_ints(st));
-    for (int k = threadIdx.x; k < 3 * st.num_terms; k += block_threads) offsets[k] = st.term_offset[k];
+    for (int k = threadIdx.x; k < st.num_terms; k += block_threads) {
+        unsigned mask = 0;
+        for (int e = 0; e < B * B; ++e) {
+            const V2 v = st.dense_blocks[k * B * B + e];
+            if (v.x != 0 || v.y != 0) mask |= 1u << e;
+        }
+        terms[k] = make_int4(st.term_offset[3 * k], st.term_offset[3 * k + 1], st.term_offset[3 * k + 2],
+                             static_cast<int>(mask));
+    }
     for (int k = threadIdx.x; k < st.num_terms * B * B; k += block_threads) blocks[k] = st.dense_blocks[k];
     __syncthreads();
 
@@ -210,29 +220,29 @@ __global__ void __launch_bounds__(block_threads)
         }
         for (int t = 0; t < st.num_terms; ++t) {
             const V2* blk = blocks + t * B * B;
+            const int4 term = terms[t];
             V2 xn[B];
             if (t == 0) {  // on-site block: the site's own values, already loaded
 #pragma unroll
                 for (int b = 0; b < B; ++b) xn[b] = xs[b];
             } else {
-                const int qx = neighbour(px, offsets[3 * t], st.nx, st.periodic[0]);
-                const int qy = neighbour(py, offsets[3 * t + 1], st.ny, st.periodic[1]);
-                const int qz = neighbour(pz, offsets[3 * t + 2], st.nz, st.periodic[2]);
+                const int qx = neighbour(px, term.x, st.nx, st.periodic[0]);
+                const int qy = neighbour(py, term.y, st.ny, st.periodic[1]);
+                const int qz = neighbour(pz, term.z, st.nz, st.periodic[2]);
                 if ((qx | qy | qz) < 0) continue;  // across an open boundary
                 const std::int64_t first =
                     static_cast<std::int64_t>(qz + st.nz * (qy + st.ny * qx)) * B * s.ld + s.c0 + c;
 #pragma unroll
                 for (int b = 0; b < B; ++b) xn[b] = __ldg(&x[first + static_cast<std::int64_t>(b) * s.ld]);
             }
+            // Structural zeros (half of every ti block) are skipped by the mask, before their
+            // value is loaded; the branch is the same for the whole warp. A row's products are
+            // added in the order (o, b) as before, so the sums are unchanged bit for bit.
 #pragma unroll
             for (int o = 0; o < B; ++o)
 #pragma unroll
-                for (int b = 0; b < B; ++b) {
-                    const V2 v = blk[o * B + b];
-                    // Structural zeros (half of every ti block) are skipped; the branch is the
-                    // same for the whole warp.
-                    if (v.x != 0 || v.y != 0) detail::complex_fma(v, xn[b], acc_re[o], acc_im[o]);
-                }
+                for (int b = 0; b < B; ++b)
+                    if ((term.w >> (o * B + b)) & 1) detail::complex_fma(blk[o * B + b], xn[b], acc_re[o], acc_im[o]);
         }
 #pragma unroll
         for (int o = 0; o < B; ++o)
