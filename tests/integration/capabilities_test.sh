@@ -7,9 +7,8 @@
 # (--precision single on one rank, on CPU ranks and on GPU ranks).
 set -u
 dos="$1"; eigs="$2"; mpiexec="${3:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 cd "$work" || exit 1
-fail=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
 export OMP_NUM_THREADS=1

@@ -16,10 +16,8 @@
 #   link stays a link), and --restart LINK --checkpoint LINK resumes and writes through it.
 set -u
 exe="$1"
-work="$(mktemp -d)"; trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 if ! $py -c 'import h5py' 2>/dev/null; then echo "FAIL: /usr/bin/python3 has no h5py (every check here edits or reads HDF5) (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1; fi
 # As in checkpoint_test.sh: several seconds of moments on 2 cores.
 args=(--model ti --lattice 24x24x12 --disorder 0.5 --moments 4000 --vectors 8 --energy-range -6:6)

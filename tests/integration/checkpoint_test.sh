@@ -6,10 +6,7 @@
 # --quiet silences the progress lines.
 set -u
 exe="$1"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 # Several seconds of moments on 2 cores: a 24x24x12 slab (N = 27648), M = 4000, R = 8.
 args=(--model ti --lattice 24x24x12 --disorder 0.5 --moments 4000 --vectors 8 --energy-range -6:6 --threads 2)
 

@@ -4,9 +4,7 @@
 # message naming the option and leaves no file.
 set -u
 exe="$1"; src="$2"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+source "$(dirname "$0")/../support/script_lib.sh"
 
 help="$("$exe" --help)"
 for opt in model lattice t m dot-potential dot-radius dot-period dot-depth disorder disorder-seed boundary \

@@ -11,10 +11,7 @@
 #  - --time-limit in a phase of tens of seconds: exit 75 within the limit, with a checkpoint.
 set -u
 dos="$1"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (the setup script installs them)"; exit 1; fi
 # 100x100 graphene in a field, M = 384, R = 4 in blocks of 2: 2 blocks of 383 right-pass and
 # 383 left-pass sweeps (1532 in all), seconds of two-index moments on 2 cores.

@@ -12,10 +12,7 @@
 #    naming --conductivity (mpirun itself: tests/mpi/kpm_dos_mpi_conductivity_test.sh, case cuda).
 set -u
 dos="$1"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy"; exit 1; fi
 

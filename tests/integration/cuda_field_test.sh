@@ -12,10 +12,7 @@
 #     docs/performance.md; the double GPU and CPU sweeps each round within the double model).
 set -u
 kpm=$1
-py=
-for c in /usr/bin/python3 python3; do "$c" -c 'import h5py, numpy' 2>/dev/null && { py=$c; break; }; done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 common=(--moments 256 --vectors 4 --bounds gershgorin --epsilon 0.01 -q --matrix free)
 
@@ -33,7 +30,7 @@ run_case() {  # run_case NAME PRECISION MODEL-ARGS...
     echo "ok: $name: no GPU here, refused for the device only: $(head -c 120 "$work/log")"
     return
   fi
-  [ -n "$py" ] || fail "no python3 with h5py and numpy to compare the moments"
+  "$py" -c 'import h5py, numpy' 2>/dev/null || fail "no python3 with h5py and numpy to compare the moments"
   "$kpm" "$@" "${common[@]}" --device cpu -o "$work/cpu_$name.h5" > "$work/log" 2>&1 || { cat "$work/log"; fail "$name: CPU double run"; }
   "$py" - "$work/gpu_$name.h5" "$work/cpu_$name.h5" "$name" "$precision" <<'PY' || fail "$name: GPU moments outside the rounding bound of the CPU's"
 import sys, h5py, numpy as np

@@ -10,10 +10,7 @@
 #     m = 14 entries per row (tests/support/single_precision.hpp, docs/performance.md).
 set -u
 kpm=$1
-py=
-for c in /usr/bin/python3 python3; do "$c" -c 'import h5py, numpy' 2>/dev/null && { py=$c; break; }; done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 args=(--model ti --lattice 6x6x4 --moments 256 --vectors 4 --bounds gershgorin --epsilon 0.01 -q)
 
@@ -29,7 +26,7 @@ for matrix in sell free; do
     echo "ok: $matrix: no GPU here, refused for the device only: $(head -c 120 "$work/log")"
     continue
   fi
-  [ -n "$py" ] || fail "no python3 with h5py and numpy to compare the moments"
+  "$py" -c 'import h5py, numpy' 2>/dev/null || fail "no python3 with h5py and numpy to compare the moments"
   "$kpm" "${args[@]}" --matrix "$matrix" --device cpu -o "$work/cpu_$matrix.h5" > "$work/log" 2>&1 || { cat "$work/log"; fail "$matrix: CPU double run"; }
   "$py" - "$work/gpu_$matrix.h5" "$work/cpu_$matrix.h5" "$matrix" <<'PY' || fail "$matrix: single GPU moments outside the rounding bound"
 import sys, h5py, numpy as np

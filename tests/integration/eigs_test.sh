@@ -6,10 +6,7 @@
 # impossible request refused with a message naming the option and no file left.
 set -u
 eigs="$1"; dos="$2"; plot="$3"; mpiexec="${4:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 checker="$(dirname "$0")/check_eigs.py"
 export OMP_NUM_THREADS=1
 

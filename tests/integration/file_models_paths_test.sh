@@ -20,10 +20,7 @@
 # M = 64 moments: rounding, ~1e-15 (the 2-D runs' 1e-12 leaves a factor 1000).
 set -u
 dos="$1"; eigs="$2"; src="$3"; mpiexec="${4:-}"; plot="${5:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 if ! "$py" -c 'import h5py, numpy' 2>/dev/null; then
   echo "FAIL: every check here reads result files with h5py (/usr/bin/python3 has no h5py; the setup script installs it)"
   exit 1

@@ -16,10 +16,7 @@
 # another operator over M = 64 moments of a scaled H (|mu_n| <= 1): rounding, ~1e-14.
 set -u
 exe="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; src="$2"; mpiexec="${3:-}"; plot="${4:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 if ! "$py" -c 'import h5py, numpy' 2>/dev/null; then
   echo "SKIPPED: every check here reads result files with h5py (/usr/bin/python3 has no h5py)"
   exit 0

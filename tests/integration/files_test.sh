@@ -8,11 +8,9 @@
 # appears there during the export is kept; a killed export's temporary is removed.
 set -u
 dos="$1"; eigs="$2"
-work="$(mktemp -d)"
+source "$(dirname "$0")/../support/script_lib.sh"
 cleanup() { mountpoint -q "$work/tiny" 2>/dev/null && umount "$work/tiny"; rm -rf "$work"; }
 trap cleanup EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
 quick=(--lattice 6x6x4 --moments 64 --vectors 2 --threads 1 --quiet)
 # Several seconds of moments: the window in which a user's file appears.
 slow=(--lattice 24x24x12 --disorder 0.5 --moments 8000 --vectors 8 --energy-range -6:6 --threads 2)

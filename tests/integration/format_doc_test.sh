@@ -5,12 +5,11 @@
 # compared with the document by format_doc_check.py, both ways.
 set -u
 dos="$1"; eigs="$2"; src="$3"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
   echo "SKIPPED: /usr/bin/python3 has no h5py, docs/format.md not checked"; exit 77
 fi
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
-fail=0
 run() { local name="$1"; shift; if ! "$@" --quiet > "$work/$name.txt" 2>&1; then echo "FAIL: $name: $*"; cat "$work/$name.txt"; fail=1; fi; }
 
 run dos  "$dos" --config "$src/inputs/test/ti_tiny.ini" --output "$work/dos.h5"

@@ -11,10 +11,7 @@
 #  - refusals with exit 2 naming the option, and no file left.
 set -u
 dos="$1"; eigs="$2"; plot="$3"; mpiexec="${4:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 here="$(dirname "$0")"
 export OMP_NUM_THREADS=1
 if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1; fi

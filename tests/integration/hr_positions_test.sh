@@ -22,10 +22,7 @@
 #  - a --restart with other cell vectors or another positions file (or none) is refused.
 set -u
 dos="$1"; src="$2"; mpiexec="${3:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (the setup script installs them)"; exit 1; fi
 

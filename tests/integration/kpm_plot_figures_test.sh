@@ -14,8 +14,7 @@
 # kpm_plot_figures_test.sh KPM_DOS KPM_PLOT KPM_EIGS SOURCE_DIR
 set -u
 dos="$1"; plot="$2"; eigs="$3"; src="$4"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
+source "$(dirname "$0")/../support/script_lib.sh"
 if ! /usr/bin/python3 -c 'import h5py, matplotlib' 2>/dev/null; then
   echo "FAIL: /usr/bin/python3 lacks h5py or matplotlib (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1
 fi

@@ -23,10 +23,7 @@
 #    ones to 1e-12 (the distributed operator sums in another order: ~M x 1e-16).
 set -u
 dos="$1"; mpiexec="${2:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "SKIPPED: /usr/bin/python3 lacks h5py or numpy"; exit 77; fi
 

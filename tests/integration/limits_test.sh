@@ -15,10 +15,7 @@
 #    degenerate level at the edge of a request is returned whole by every method.
 set -u
 dos="$1"; eigs="$2"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 here="$(cd "$(dirname "$0")" && pwd)"
 export OMP_NUM_THREADS=1
 

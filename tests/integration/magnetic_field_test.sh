@@ -15,10 +15,7 @@
 #  - mpirun, 1-D and 2-D: the moments equal the serial run's, sell and free.
 set -u
 dos="$1"; eigs="$2"; mpiexec="${3:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 here="$(dirname "$0")"
 src="$here/../.."
 export OMP_NUM_THREADS=1

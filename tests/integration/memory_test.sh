@@ -11,9 +11,7 @@
 #  - the printed estimate is within 2x of the measured peak for every kind of run.
 set -u
 dos="$1"; eigs="$2"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=2
 # run LOG PROGRAM ARGS...: exit code in rc; killed after 120 s (a hang is rc 124).
 run() { local log="$1"; shift; timeout 120 "$@" > "$log" 2>&1; rc=$?; }

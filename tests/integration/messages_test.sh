@@ -18,8 +18,7 @@
 #     piece of the value by its position (item 2, point 2), not by its text.
 set -u
 dos=$1 eigs=$2 src=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 failed=0
 secret="hunter2-S3CRET"

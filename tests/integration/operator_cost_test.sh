@@ -5,9 +5,7 @@
 # estimate and --plan both price it so.
 set -u
 dos="$1"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 # graphene 64x64: N = 8192 rows, 4 stored entries per row (3 hoppings + the diagonal) =
 # 32768 entries; 12 bytes each = 393216 B = 384.0 KiB.

@@ -20,10 +20,7 @@
 #  - an unwritable --plan-json file is refused with exit 3 naming it.
 set -u
 dos="$1"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 if ! $py -c 'import json' 2>/dev/null; then echo "FAIL: /usr/bin/python3 missing"; exit 1; fi
 slab=(--model ti --lattice 32x32x8 --threads 1)
 base=("${slab[@]}")  # what plan_and_run runs

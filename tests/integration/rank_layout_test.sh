@@ -4,9 +4,7 @@
 # does: whole x-planes for --matrix free, whole sites otherwise, the same 2-D grid.
 set -u
 dos="$1"; mpiexec="${2:-}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 # plan_rows ARGS: the plan's rows per rank, "r0:r1:..."
 plan_rows() {

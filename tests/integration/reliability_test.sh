@@ -7,11 +7,9 @@
 # and under mpirun reports a write failure of rank 0 once, without an abort.
 set -u
 exe="$1"; mpiexec="${2:-}"
-work="$(mktemp -d)"
+source "$(dirname "$0")/../support/script_lib.sh"
 cleanup() { mountpoint -q "$work/tiny" 2>/dev/null && umount "$work/tiny"; rm -rf "$work"; }
 trap cleanup EXIT
-fail=0
-check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
 # run LOG ARGS...: kpm-dos with ARGS, output to LOG, exit code in rc (killed after 60 s).
 run() { local log="$1"; shift; timeout 60 "$exe" "$@" > "$log" 2>&1; rc=$?; }
 quick=(--lattice 6x6x4 --moments 64 --vectors 2 --threads 1 --quiet)

@@ -5,9 +5,7 @@
 # width, not for --vectors, and /kpm/block_width records it.
 set -u
 dos="$1"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+source "$(dirname "$0")/../support/script_lib.sh"
 export OMP_NUM_THREADS=1
 
 # --ldos of one row at the default R = 16 sweeps W = 1: SELL's chunk height for W = 1 is 16.

@@ -17,9 +17,7 @@ kpm=$1 src=$2 real_mpirun=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The stop costs mpirun 2 x this grace (docs/cluster.md section 4); 1 s keeps the test short.
 export OMPI_MCA_odls_base_sigkill_timeout=1
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; [ -f "$log" ] && cat "$log"; exit 1; }
 log=$work/none
 

@@ -13,12 +13,8 @@
 set -u
 mpiexec=$1 check=$2 kpm=$3 src=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-# The first Python that has h5py: Debian's /usr/bin/python3 here, the image's python3 on the GPU machine.
-py=
-for c in /usr/bin/python3 python3; do "$c" -c 'import h5py, numpy' 2>/dev/null && { py=$c; break; }; done
-[ -n "$py" ] || { echo "FAIL: no python3 with h5py and numpy (apt-get install python3-h5py)"; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
+"$py" -c 'import h5py, numpy' 2>/dev/null || { echo "FAIL: no python3 with h5py and numpy (apt-get install python3-h5py)"; exit 1; }
 fail() { echo "FAIL: $*"; exit 1; }
 run_mpi() { local np=$1; shift; timeout "${TOPOKPM_MPI_TIMEOUT:-120}" "$mpiexec" --oversubscribe --bind-to none -np "$np" "$@"; }
 

@@ -21,9 +21,7 @@
 set -u
 mpiexec=$1 kpm=$2 src=$3 case=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; [ -f "$work/log" ] && cat "$work/log"; exit 1; }
 run_mpi() { local np=$1; shift; timeout 300 "$mpiexec" --oversubscribe --bind-to none -np "$np" "$kpm" "$@"; }
 

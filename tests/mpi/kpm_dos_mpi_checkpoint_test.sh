@@ -27,9 +27,7 @@
 set -u
 mpiexec=$1 kpm=$2 src=$3 case=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; [ -f "$work/log" ] && cat "$work/log"; exit 1; }
 # A 16384-row slab, 8 vectors, M = 4096: 2048 sweeps, about 2 s on 2 ranks of an idle core
 # pair: long enough to be interrupted mid-run, short enough for CI (few sweeps: on a loaded

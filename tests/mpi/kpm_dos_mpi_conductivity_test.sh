@@ -36,10 +36,8 @@
 set -u
 mpiexec=$1 kpm=$2 case=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-py=/usr/bin/python3
+source "$(dirname "$0")/../support/script_lib.sh"
 "$py" -c 'import h5py, numpy' 2>/dev/null || { echo "FAIL: /usr/bin/python3 lacks h5py or numpy"; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 failed=0
 fail() { echo "FAIL: $*"; [ -f "$work/log" ] && tail -20 "$work/log"; failed=1; }
 run_mpi() { local np=$1; shift; timeout 300 "$mpiexec" --oversubscribe --bind-to none -np "$np" "$kpm" "$@"; }

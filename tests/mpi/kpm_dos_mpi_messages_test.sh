@@ -17,8 +17,7 @@ set -u
 mpiexec=$1 kpm=$2 eigs=$3 src=$4 np=$5
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset OMP_NUM_THREADS  # the default team is one thread per core: what --threads 1 must override
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 run_mpi() { timeout 60 "$mpiexec" --oversubscribe --bind-to none -np "$np" "$@"; }

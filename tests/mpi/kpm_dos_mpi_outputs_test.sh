@@ -28,9 +28,7 @@ mpiexec=$1 kpm=$2 src=$3
 shift 3
 ranks="$*"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 run_mpi() { timeout 60 "$mpiexec" --oversubscribe --bind-to none -np "$np" "$kpm" "$@"; }
 

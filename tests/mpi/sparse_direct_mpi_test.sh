@@ -16,9 +16,7 @@ mpiexec=$1 dos=$2 eigs=$3
 shift 3
 ranks="$*"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/../support/script_lib.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 if ! $py -c 'import h5py, numpy' 2>/dev/null; then echo "FAIL: /usr/bin/python3 lacks h5py or numpy (scripts/setup_debian.sh installs python3-h5py, python3-numpy, python3-matplotlib)"; exit 1; fi
 ti=(--model ti --lattice 4x4x4 --disorder 1.0 --dot-period 2 --dot-radius 1 --dot-potential 0.4)
