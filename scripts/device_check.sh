@@ -335,13 +335,14 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
     record moments_gpu_cpu_ranks_single_vs_cpu_single "$(compare_moments x "$OUT/rate_mixed_single_free.h5" \
       "$OUT/rate_cpu_single_free.h5" 2>&1)" relative "float rounding of both runs, expected ~1e-6"
   # What limits single at R = 32 (issue 36: 1.3-1.4x double, not 1.6x): one stencil sweep of
-  # each precision under Nsight Compute's speed-of-light and occupancy sections, where the
+  # each precision under Nsight Compute's speed-of-light, occupancy and warp-stall sections (the
+  # site kernel's shared loads would show as MIO throttle: docs/cuda_backend.md, Kernels), where the
   # image has ncu and lets it read the counters (logs/profile_*_r32.log; not recorded).
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
   if [ -n "$NCU" ] || [ $DRY = 1 ]; then
     for p in double single; do
       step "profile_${p}_r32" "${NCU:-ncu}" --kernel-name regex:stencil_ --launch-skip 20 --launch-count 1 \
-        --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+        --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
         "$KPM" ${RUN32/--moments 1024/--moments 64} --precision $p -o "$OUT/profile_$p.h5"
     done
   else
