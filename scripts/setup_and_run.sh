@@ -13,4 +13,3 @@ build_dir="${TOPOKPM_BUILD_DIR:-build}"
 mkdir -p results
 "$build_dir/app/kpm-dos" --config "$input" --output "results/$(basename "${input%.ini}").h5" "$@"
 "$build_dir/app/kpm-plot" "results/$(basename "${input%.ini}").h5" -o "results/$(basename "${input%.ini}").png"
-echo "picture written to results/$(basename "${input%.ini}").png"
