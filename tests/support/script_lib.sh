@@ -6,7 +6,10 @@
 #          (scripts/setup_debian.sh installs them), the image's python3 on the GPU machine;
 #          /usr/bin/python3 when none has them, and the script's own check says so;
 #   fail   0 until a check fails; the script ends with `exit $fail`;
-#   check LABEL EXPR   evaluates EXPR and prints "ok: LABEL" or "FAIL: LABEL" (setting fail=1).
+#   check LABEL EXPR   evaluates EXPR and prints "ok: LABEL" or "FAIL: LABEL" (setting fail=1);
+# and OpenMP threads that sleep at a barrier instead of spinning: ctest -j N runs N tests on N
+# cores (cmake/TopokpmHelpers.cmake says what spinning cost).
+export OMP_WAIT_POLICY=passive
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 py=/usr/bin/python3
