@@ -35,13 +35,25 @@ int use_threads(const RunConfig& cfg)
     return omp_get_max_threads();
 }
 
+int use_threads_alone(const RunConfig& cfg)
+{
+    const int threads = use_threads(cfg);
+    const std::string w = topology::threads_warning(threads, omp_get_num_procs(), "this process's");
+    if (!w.empty()) log::perf_warning(w);
+    return threads;
+}
+
 Distribution Distribution::from_mpi(const RunConfig& cfg)
 {
     Distribution d;
     d.rank_ = mpi::rank();
     d.size_ = mpi::size();
     d.provenance_ = cfg.provenance;
-    if (d.size_ == 1 || !cfg.runtime.pin_threads) return d;
+    if (d.size_ == 1) {
+        use_threads_alone(cfg);
+        return d;
+    }
+    if (!cfg.runtime.pin_threads) return d;
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
     const int local_rank = mpi::node_rank(), local_ranks = mpi::node_size();  // collective: on every rank

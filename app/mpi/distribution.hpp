@@ -36,6 +36,11 @@ bool launched_by_mpi();
 /// take their thread count from it.
 int use_threads(const RunConfig& cfg);
 
+/// A process alone (no mpirun, or mpirun -np 1, where nothing is pinned): use_threads(cfg),
+/// and the PERFWARNING of topology::threads_warning when that team is larger than the PUs
+/// the process may use (omp_get_num_procs: its affinity mask). Returns the team's size.
+int use_threads_alone(const RunConfig& cfg);
+
 class Distribution {
 public:
     /// One process, no MPI.

@@ -125,6 +125,7 @@ int run_main(int argc, char** argv, Program program)
         with_flag_names([&] {
             const std::optional<RunConfig> config = parse_command_line(argc, argv, program);
             if (!config) return;  // --help / --version
+            use_threads_alone(*config);
             Distribution serial;
             dispatch(*config, serial);
         });

@@ -128,6 +128,14 @@ std::vector<std::vector<unsigned>> read_openmp_affinity(const Topology& topology
     return bound;
 }
 
+std::string threads_warning(int threads, int pus, const std::string& whose)
+{
+    if (threads <= pus) return "";
+    return detail::concat(threads, " OpenMP threads on the ", plural(pus, "PU"), " of ", whose,
+                          " CPU set: threads share PUs; set OMP_NUM_THREADS (--threads) to at most ", pus,
+                          ", or OMP_WAIT_POLICY=passive if they must share");
+}
+
 std::vector<std::string> layout_warnings(const MachineInfo& m, const LayoutFacts& f)
 {
     std::vector<std::string> w;
@@ -140,10 +148,7 @@ std::vector<std::string> layout_warnings(const MachineInfo& m, const LayoutFacts
     if (f.ranks_per_node > m.cores)
         w.push_back(detail::concat(f.ranks_per_node, " ranks per node on ", plural(m.cores, "core"),
                                    ": ranks share cores (oversubscribed)"));
-    if (f.threads > f.cpuset_pus)
-        w.push_back(detail::concat(f.threads, " OpenMP threads on the ", plural(f.cpuset_pus, "PU"),
-                                   " of this rank's CPU set: threads share PUs; set OMP_NUM_THREADS to at most ",
-                                   f.cpuset_pus));
+    if (std::string t = threads_warning(f.threads, f.cpuset_pus, "this rank's"); !t.empty()) w.push_back(std::move(t));
     if (f.ranks_per_node < rec.ranks_per_node() && f.cpuset_numa_nodes <= 1)
         w.push_back(detail::concat("the number of ranks on this node (", f.ranks_per_node,
                                    ") is below the suggested ", rec.describe()));

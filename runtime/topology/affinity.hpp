@@ -74,6 +74,12 @@ struct LayoutFacts {
     int cpuset_numa_nodes = 1; ///< NUMA domains this rank's CPU set touches
 };
 
+/// The message for log::perf_warning when `threads` OpenMP threads run on the `pus` PUs of
+/// `whose` CPU set ("this rank's", "this process's"), "" when threads <= pus. Threads that
+/// share PUs wait at every barrier for one that is descheduled, and a spinning waiter holds
+/// the PU the other needs (docs/cluster.md: 20-200x slower sweeps measured).
+std::string threads_warning(int threads, int pus, const std::string& whose);
+
 /// Messages for log::perf_warning, empty for a sound layout: a CPU set spanning NUMA
 /// domains, more ranks than cores, more threads than the PUs of the rank's set, fewer
 /// ranks per node than the recommended layout (an idle GPU or a rank spanning domains).

@@ -15,7 +15,8 @@
 #     the value; the same value typed on the command line is quoted;
 #   - so are bad values checked after the options are read (--boundary by the model,
 #     --ldos, --k-points, --k-path, --weights with --plan), whose messages name the bad
-#     piece of the value by its position (item 2, point 2), not by its text.
+#     piece of the value by its position (item 2, point 2), not by its text;
+#   - more --threads than the PUs of the process: one PERFWARNING, and the run goes on.
 set -u
 dos=$1 eigs=$2 src=$3
 source "$(dirname "$0")/../support/script_lib.sh"
@@ -167,6 +168,24 @@ done
   --method chebfd -o "$work/both.h5" > "$work/log" 2>&1 ||
   { cat "$work/log"; echo "FAIL: kpm-eigs with options both programs use"; failed=1; }
 echo "ok: kpm-eigs runs with --vector-seed, --lanczos-steps, --kernel, --epsilon, --weights"
+
+# More threads than the PUs this process may use (nproc: its affinity mask): one PERFWARNING
+# naming both counts, and the run still ends with its result; as many threads as PUs: none.
+pus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc alone honours OMP_NUM_THREADS
+for program in dos eigs; do
+  if [ $program = dos ]; then run=("$dos" --model ti --lattice 4x4x3 --moments 16 -q); else run=("$eigs" "${eigs_args[@]}"); fi
+  "${run[@]}" --threads $((pus + 1)) -o "$work/crowded_$program.h5" > "$work/stdout" 2> "$work/stderr"
+  rc=$?
+  if [ $rc -eq 0 ] && [ -s "$work/crowded_$program.h5" ] && [ "$(wc -l < "$work/stderr")" -eq 1 ] &&
+     grep -q "PERFWARNING: $((pus + 1)) OpenMP threads on the $pus PU.* of this process's CPU set" "$work/stderr"; then
+    echo "ok: kpm-$program --threads $((pus + 1)) on $pus PUs: $(cat "$work/stderr")"
+  else
+    echo "FAIL: kpm-$program --threads $((pus + 1)) on $pus PUs: exit $rc, stderr:"; cat "$work/stderr"; failed=1
+  fi
+  "${run[@]}" --threads "$pus" -o "$work/fits_$program.h5" > "$work/stdout" 2> "$work/stderr"
+  if [ $? -eq 0 ] && [ ! -s "$work/stderr" ]; then echo "ok: kpm-$program --threads $pus: no warning"
+  else echo "FAIL: kpm-$program --threads $pus on $pus PUs: stderr not empty:"; cat "$work/stderr"; failed=1; fi
+done
 
 [ "$failed" -eq 0 ] && echo PASS
 exit "$failed"

@@ -184,6 +184,18 @@ TEST(LayoutWarnings, FlagsEachBadLayout)
     EXPECT_EQ(warn_about_layout(m, {2, 8, 8, 1}), 1);
 }
 
+// The team-size warning of one process and of a rank: none while the threads fit the PUs.
+TEST(LayoutWarnings, ThreadsBeyondThePusOfTheSet)
+{
+    EXPECT_EQ(threads_warning(8, 8, "this process's"), "");
+    EXPECT_EQ(threads_warning(1, 64, "this rank's"), "");
+    const std::string w = threads_warning(3, 2, "this process's");
+    EXPECT_NE(w.find("3 OpenMP threads on the 2 PUs of this process's CPU set"), std::string::npos) << w;
+    EXPECT_NE(w.find("at most 2"), std::string::npos) << w;
+    EXPECT_NE(w.find("OMP_WAIT_POLICY=passive"), std::string::npos) << w;
+    EXPECT_NE(threads_warning(2, 1, "this rank's").find("2 OpenMP threads on the 1 PU of this rank's"), std::string::npos);
+}
+
 TEST(LayoutWarnings, ThisMachine)
 {
     const Topology topo;
