@@ -18,35 +18,15 @@ once() {  # the error line of rank 1 exactly once, no other rank's error line
   [ "$n" -eq 1 ] || { echo "FAIL: error message printed $n times, expected once"; exit 1; }
   if grep -q "error (rank [02])" <<<"$out"; then echo "FAIL: another rank reported an error"; exit 1; fi
 }
+success() {  # exit 0 and the check's success line
+  [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+  grep -q "$1" <<<"$out" || { echo "FAIL: no success line ($1)"; exit 1; }
+}
 case $mode in
-  collectives)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "collectives check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
-  files)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "files check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
-  distributed)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "distributed check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
-  dense)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "dense check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
-  dense_qr)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "dense qr check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
-  sparse_lu)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "sparse lu check on $np ranks: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
-  multiple)
-    [ "$rc" -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
-    grep -q "thread level check: ok" <<<"$out" || { echo "FAIL: no success line"; exit 1; }
-    ;;
+  collectives | files | distributed | dense) success "$mode check on $np ranks: ok" ;;
+  dense_qr) success "dense qr check on $np ranks: ok" ;;
+  sparse_lu) success "sparse lu check on $np ranks: ok" ;;
+  multiple) success "thread level check: ok" ;;
   validate)
     [ "$rc" -eq 2 ] || { echo "FAIL: exit status $rc, expected 2 (input error)"; exit 1; }
     once
