@@ -1,6 +1,7 @@
 // The CUDA operators behind the Operator seam (numerics/spmmv/cuda_operator.hpp): own the
 // device copy of the matrix or stencil, route block vectors through their device mirrors,
 // and call the CUDA launchers of numerics/spmmv/sell_kernels.hpp and stencil_kernels.hpp.
+#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -148,14 +149,16 @@ public:
         // kept, grouped by (row orbital, term), so a row loops over its real couplings. In
         // single precision the values are rounded to complex float (the zero test is on the
         // double value, so the structure is the same in both precisions).
+        // Per term: dx, dy, dz and the mask of the same non-zero entries (bit o B + b), which
+        // the site kernel (B = 2, 4) reads instead of testing each block value.
         std::vector<const std::vector<complex_type>*> blocks{&stencil.onsite};
-        std::vector<int> offsets{0, 0, 0};
+        std::vector<std::array<int, 3>> shifts{{0, 0, 0}};
         for (const StencilTerm& t : stencil.terms) {
             blocks.push_back(&t.block);
-            offsets.insert(offsets.end(), {t.dx, t.dy, t.dz});
+            shifts.push_back({t.dx, t.dy, t.dz});
         }
         const int num_terms = static_cast<int>(blocks.size());
-        std::vector<int> begin{0}, column;
+        std::vector<int> begin{0}, column, mask(static_cast<std::size_t>(num_terms), 0);
         std::vector<T> value;
         for (int o = 0; o < nb; ++o)
             for (int t = 0; t < num_terms; ++t) {
@@ -164,10 +167,16 @@ public:
                     if (v != complex_type(0.0, 0.0)) {
                         column.push_back(b);
                         value.push_back(T(v));
+                        if (nb * nb <= 32) mask[static_cast<std::size_t>(t)] |= 1 << (o * nb + b);
                     }
                 }
                 begin.push_back(static_cast<int>(column.size()));
             }
+        std::vector<int> offsets;
+        for (int t = 0; t < num_terms; ++t) {
+            const auto& d = shifts[static_cast<std::size_t>(t)];
+            offsets.insert(offsets.end(), {d[0], d[1], d[2], mask[static_cast<std::size_t>(t)]});
+        }
         std::vector<T> dense;  // all blocks as they are (rounded in single), for the site kernel (B = 2, 4)
         for (const auto* blk : blocks)
             for (const complex_double& v : *blk) dense.push_back(T(v));
@@ -210,7 +219,7 @@ public:
         for (int k = 0; k < 3; ++k) view_.periodic[k] = stencil.periodic[k] ? 1 : 0;
         view_.num_terms = num_terms;
         view_.num_entries = static_cast<int>(column.size());
-        view_.term_offset = static_cast<const int*>(offsets_.data());
+        view_.terms = static_cast<const int*>(offsets_.data());
         view_.entry_begin = static_cast<const int*>(begin_.data());
         view_.entry_column = static_cast<const int*>(column_.data());
         view_.entry_value = static_cast<const T*>(value_.data());

@@ -39,12 +39,12 @@ using detail::DotAccumulator;
 using detail::Lanes;
 using detail::SweepScalars;
 
-/// Shared-memory layout of the stencil tables: [term offsets 3T][entry_begin BT+1]
+/// Shared-memory layout of the stencil tables: [terms 4T (dx, dy, dz, mask)][entry_begin BT+1]
 /// [entry_column E] (ints, padded to 16 bytes) then [entry_value E] (V2).
 template <class V>
 __host__ __device__ inline int table_ints(const BasicStencilView<V>& s)
 {
-    const int ints = 3 * s.num_terms + s.orbitals * s.num_terms + 1 + s.num_entries;
+    const int ints = 4 * s.num_terms + s.orbitals * s.num_terms + 1 + s.num_entries;
     return (ints + 3) / 4 * 4;
 }
 
@@ -104,10 +104,10 @@ __global__ void __launch_bounds__(block_threads)
     using Acc = typename Lanes<V2>::real;
     extern __shared__ __align__(16) unsigned char table[];
     int* offsets = reinterpret_cast<int*>(table);
-    int* begin = offsets + 3 * st.num_terms;
+    int* begin = offsets + 4 * st.num_terms;
     int* column = begin + st.orbitals * st.num_terms + 1;
     V2* value = reinterpret_cast<V2*>(reinterpret_cast<int*>(table) + table_ints(st));
-    for (int k = threadIdx.x; k < 3 * st.num_terms; k += block_threads) offsets[k] = st.term_offset[k];
+    for (int k = threadIdx.x; k < 4 * st.num_terms; k += block_threads) offsets[k] = st.terms[k];
     for (int k = threadIdx.x; k <= st.orbitals * st.num_terms; k += block_threads) begin[k] = st.entry_begin[k];
     for (int k = threadIdx.x; k < st.num_entries; k += block_threads) {
         column[k] = st.entry_column[k];
@@ -138,9 +138,9 @@ __global__ void __launch_bounds__(block_threads)
         double shift;
         start_row(v, xs, acc_re, acc_im, shift, s.shift);
         for (int t = 0; t < st.num_terms; ++t) {
-            const int qx = neighbour(px, offsets[3 * t], st.nx, st.periodic[0]);
-            const int qy = neighbour(py, offsets[3 * t + 1], st.ny, st.periodic[1]);
-            const int qz = neighbour(pz, offsets[3 * t + 2], st.nz, st.periodic[2]);
+            const int qx = neighbour(px, offsets[4 * t], st.nx, st.periodic[0]);
+            const int qy = neighbour(py, offsets[4 * t + 1], st.ny, st.periodic[1]);
+            const int qz = neighbour(pz, offsets[4 * t + 2], st.nz, st.periodic[2]);
             if ((qx | qy | qz) < 0) continue;  // across an open boundary
             const std::int64_t first = (static_cast<std::int64_t>(qz + st.nz * (qy + st.ny * qx)) * nb) * s.ld + s.c0 + c;
             const int end = begin[o * st.num_terms + t + 1];
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(block_threads)
                                         acc_re, acc_im);
             } else {  // a field (the same branch for the whole grid)
                 for (int e = begin[o * st.num_terms + t]; e < end; ++e)
-                    detail::complex_fma(field_entry(st, t, o, column[e], px, py, offsets[3 * t + 1]),
+                    detail::complex_fma(field_entry(st, t, o, column[e], px, py, offsets[4 * t + 1]),
                                         __ldg(&x[first + static_cast<std::int64_t>(column[e]) * s.ld]), acc_re, acc_im);
             }
         }
@@ -159,9 +159,9 @@ __global__ void __launch_bounds__(block_threads)
     if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
 }
 
-/// Shared memory of the site kernel: [per term one int4 (dx, dy, dz, mask)][dense blocks
-/// T B B V2]. Bit o B + b of the mask is set where entry (o, b) of the term's block is not
-/// zero, so one 16-byte load per term says where the neighbour is and which entries to load.
+/// Shared memory of the site kernel: [per term one int4 (dx, dy, dz, mask): st.terms][dense
+/// blocks T B B V2]. One 16-byte load per term says where the neighbour is and which entries
+/// to load.
 template <class V>
 __host__ __device__ inline int site_table_ints(const BasicStencilView<V>& s) { return 4 * s.num_terms; }
 
@@ -180,17 +180,9 @@ __global__ void __launch_bounds__(block_threads)
     using Acc = typename Lanes<V2>::real;
     static_assert(B * B <= 32, "the mask of a block's non-zero entries is one int");
     extern __shared__ __align__(16) unsigned char table[];
-    int4* terms = reinterpret_cast<int4*>(table);
+    const int4* terms = reinterpret_cast<const int4*>(table);
     V2* blocks = reinterpret_cast<V2*>(reinterpret_cast<int*>(table) + site_table_ints(st));
-    for (int k = threadIdx.x; k < st.num_terms; k += block_threads) {
-        unsigned mask = 0;
-        for (int e = 0; e < B * B; ++e) {
-            const V2 v = st.dense_blocks[k * B * B + e];
-            if (v.x != 0 || v.y != 0) mask |= 1u << e;
-        }
-        terms[k] = make_int4(st.term_offset[3 * k], st.term_offset[3 * k + 1], st.term_offset[3 * k + 2],
-                             static_cast<int>(mask));
-    }
+    for (int k = threadIdx.x; k < 4 * st.num_terms; k += block_threads) reinterpret_cast<int*>(table)[k] = st.terms[k];
     for (int k = threadIdx.x; k < st.num_terms * B * B; k += block_threads) blocks[k] = st.dense_blocks[k];
     __syncthreads();
 
@@ -293,7 +285,7 @@ SweepInfo stencil_spmmv(const BasicStencilView<T>& host_view, const T* x, T* y, 
     for (int k = 0; k < 3; ++k) st.periodic[k] = host_view.periodic[k];
     st.num_terms = host_view.num_terms;
     st.num_entries = host_view.num_entries;
-    st.term_offset = host_view.term_offset;
+    st.terms = host_view.terms;
     st.entry_begin = host_view.entry_begin;
     st.entry_column = host_view.entry_column;
     st.entry_value = reinterpret_cast<const V2*>(host_view.entry_value);

@@ -140,7 +140,9 @@ struct BasicStencilView {
     int periodic[3] = {0, 0, 0};
     int num_terms = 0;                   ///< T, term 0 is the on-site block (offset 0, 0, 0)
     int num_entries = 0;                 ///< length of entry_column / entry_value
-    const int* term_offset = nullptr;    ///< 3 T ints: dx, dy, dz of each term
+    const int* terms = nullptr;          ///< 4 T ints: dx, dy, dz of each term and the mask of
+                                         ///< its block's non-zero entries (bit o B + b, where
+                                         ///< B B <= 32; 0 otherwise): the entries listed below
     const int* entry_begin = nullptr;    ///< B T + 1 ints: entries of (orbital o, term t) are
                                          ///< [entry_begin[o T + t], entry_begin[o T + t + 1])
     const int* entry_column = nullptr;   ///< column orbital b of each entry
