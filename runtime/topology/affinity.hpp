@@ -77,7 +77,7 @@ struct LayoutFacts {
 /// The message for log::perf_warning when `threads` OpenMP threads run on the `pus` PUs of
 /// `whose` CPU set ("this rank's", "this process's"), "" when threads <= pus. Threads that
 /// share PUs wait at every barrier for one that is descheduled, and a spinning waiter holds
-/// the PU the other needs (docs/cluster.md: 20-200x slower sweeps measured).
+/// the PU the other needs (docs/cluster.md: small barrier-heavy runs 20-200x slower).
 std::string threads_warning(int threads, int pus, const std::string& whose);
 
 /// Messages for log::perf_warning, empty for a sound layout: a CPU set spanning NUMA
