@@ -174,13 +174,15 @@ private:
         }
     }
 
-    /// One step of the trace (one sweep, or two fused: Operator::fused_steps), timed, then
-    /// the progress line.
+    /// One step of the trace (one sweep, or two fused: Operator::fused_steps), timed (a new
+    /// block's start vectors apart as well), then the progress line.
     void sweep(int k, numerics::BlockTrace& trace)
     {
         const double t_sweep = wall_seconds();
         const std::int64_t before = trace.sweeps_done();
+        if (trace.prepare()) result_.start_vector_seconds += wall_seconds() - t_sweep;
         trace.step();
+        // With the start vectors: the time limit's estimate of the next steps includes them.
         sweep_seconds_ += wall_seconds() - t_sweep;
         result_.sweeps_this_run += trace.sweeps_done() - before;
         ++steps_this_run_;

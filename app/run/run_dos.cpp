@@ -606,6 +606,7 @@ struct DosRun::State : RunRecord {
     job.progress = progress_printer(t_moments);
     if (resume) report_restart();
     timers.time("moments", [&] { jr = run_moments_job(job); });
+    timers.split("moments", "start_vectors", jr.start_vector_seconds);
     if (map_filter) nystrom_of(job);
     if (probing)  // the trace ran to v_{M-1}: its moments past M are not read (nor the map's filter)
         for (auto& sm : jr.slot_moments) {
@@ -772,7 +773,8 @@ struct DosRun::State : RunRecord {
                   : std::string());
     }
 
-    /// The moments' rates (Gflop/s, GB/s) and the ranks' balance, logged.
+    /// The moments' rates (Gflop/s, GB/s: over the sweeps, the start vectors' time apart, as
+    /// the build's and the bounds') and the ranks' balance, logged.
     void report_moments()
     {
     const double t_kernel = timers.get("moments");
@@ -783,7 +785,8 @@ struct DosRun::State : RunRecord {
     num_vectors_total = static_cast<std::int64_t>(num_columns) * num_real;
     log::info("moments     : M = ", cfg.kpm.num_moments, ", ", what == Quantity::Dos ? to_string(cfg.kpm.trace) : to_string(what),
               " trace, ", num_vectors_total, " vectors, ", jr.sweeps_this_run, " augmented sweeps of width ", width,
-              " in ", fmt("%.3f", t_kernel), " s: ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
+              " in ", fmt("%.3f", t_kernel), " s (and ", fmt("%.3f", timers.get("start_vectors")),
+              " s to make the start vectors): ", fmt("%.2f", gflops), " Gflop/s, ", fmt("%.2f", gbytes),
               " GB/s (one sweep's minimum traffic per sweep), ",
               op && op->fused_steps(width) >= 2
                   ? "two sweeps per pass over memory (temporal blocking: x and y are read and written once per two sweeps, about 2/3 of those bytes)"

@@ -251,15 +251,20 @@ void StartVectorPlan::fill_runs(BlockVector& block, global_index first_column, c
     TOPOKPM_REQUIRE(local == block.num_rows(), "row runs of ", local, " rows for a block of ", block.num_rows());
 }
 
+bool BlockTrace::prepare()
+{
+    if (recurrence_ || done()) return false;
+    BlockVector start(op_->num_rows(), width_);
+    plan_->fill_runs(start, state_.blocks_done * width_, op_->row_runs());
+    recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
+    collect_reads();
+    return true;
+}
+
 void BlockTrace::step()
 {
     TOPOKPM_REQUIRE(!done(), "step() after the last block");
-    if (!recurrence_) {
-        BlockVector start(op_->num_rows(), width_);
-        plan_->fill_runs(start, state_.blocks_done * width_, op_->row_runs());
-        recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
-        collect_reads();
-    }
+    prepare();
     const int before = recurrence_->sweeps_done();
     recurrence_->step();
     const bool reading = plan_->read_moments() > 0;

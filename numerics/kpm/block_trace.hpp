@@ -247,6 +247,11 @@ public:
     /// does not fit this trace.
     void restore(TraceState state);
 
+    /// Makes the next block's start vectors (StartVectorPlan::fill) and its recurrence when
+    /// no block is under way; returns whether it did. step() calls it first, so a caller
+    /// needs it only to time the start vectors apart from the sweeps (kpm-dos reports both).
+    bool prepare();
+    /// One step of the block under way (prepare() first if there is none).
     void step();
     bool done() const { return state_.blocks_done >= num_blocks_; }
 

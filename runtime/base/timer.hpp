@@ -39,6 +39,22 @@ public:
             }
         phases_.emplace_back(name, seconds);
     }
+    /// Moves `seconds` measured inside phase `from` to phase `part`, created right before
+    /// `from` if new (a part timed within a phase; the phases stay disjoint).
+    void split(const std::string& from, const std::string& part, double seconds)
+    {
+        add(from, -seconds);
+        for (auto& p : phases_)
+            if (p.first == part) {
+                p.second += seconds;
+                return;
+            }
+        for (auto it = phases_.begin(); it != phases_.end(); ++it)
+            if (it->first == from) {
+                phases_.emplace(it, part, seconds);
+                return;
+            }
+    }
     double get(const std::string& name) const
     {
         for (const auto& p : phases_)

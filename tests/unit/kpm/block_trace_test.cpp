@@ -98,6 +98,31 @@ TEST(BlockTrace, ResumedTraceIsBitIdentical)
     EXPECT_THROW(other.restore(probe.state()), DimensionMismatch);
 }
 
+// prepare() makes a block's start vectors exactly when none is under way (kpm-dos times it
+// apart from the sweeps); stepping after it gives the same moments as stepping alone.
+TEST(BlockTrace, PrepareStartsEachBlockOnceBetweenBlocks)
+{
+    const global_index n = 14;
+    System sys(n, 3);
+    const int m = 9;  // 5 sweeps per block
+    const auto plan = unit_vector_plan(n, {1, 5, 8, 13, 2});
+    const auto reference = run_block_trace(sys.op, *plan, m, 2, sys.scaling);
+    BlockTrace trace(sys.op, *plan, m, 2, sys.scaling);
+    ASSERT_EQ(trace.num_blocks(), 3);
+    std::int64_t started = 0;
+    while (!trace.done()) {
+        const bool between = trace.block_moments_done() == 0 && trace.sweeps_done() % kpm_num_sweeps(m) == 0;
+        const bool did = trace.prepare();
+        EXPECT_EQ(did, between) << "after " << trace.sweeps_done() << " sweeps";
+        EXPECT_FALSE(trace.prepare()) << "a second prepare() before the step";
+        started += did;
+        trace.step();
+    }
+    EXPECT_EQ(started, 3);
+    EXPECT_FALSE(trace.prepare());
+    EXPECT_EQ(trace.slot_moments(), reference);
+}
+
 // The stochastic trace through the engine equals the definition mu_n^(r) = <r|T_n|r>/N of
 // models.md §4 evaluated on the dense matrix with the same random vectors.
 TEST(RandomPhasePlan, PerVectorMomentsAreTheSpecDefinition)

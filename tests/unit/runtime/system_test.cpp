@@ -60,6 +60,23 @@ TEST(PhaseTimers, AccumulatePerPhaseInFirstUseOrder)
     EXPECT_GE(t.get("c"), 0.0);
 }
 
+// A part timed inside a phase moves out of it, listed right before it; the sum is unchanged.
+TEST(PhaseTimers, SplitMovesAPartOutOfItsPhase)
+{
+    PhaseTimers t;
+    t.add("build", 1.0);
+    t.add("moments", 10.0);
+    t.split("moments", "start", 2.5);
+    ASSERT_EQ(t.phases().size(), 3u);
+    EXPECT_EQ(t.phases()[1].first, "start");
+    EXPECT_EQ(t.get("start"), 2.5);
+    EXPECT_EQ(t.get("moments"), 7.5);
+    t.split("moments", "start", 0.5);  // an existing part grows
+    EXPECT_EQ(t.phases().size(), 3u);
+    EXPECT_EQ(t.get("start"), 3.0);
+    EXPECT_EQ(t.get("moments"), 7.0);
+}
+
 // Large arrays: the last two released of a size come back for a request of that size (so a
 // block's first touch is paid once per run); another size gets fresh storage. Small arrays
 // are plain allocations. The addresses are the observable: reuse returns the same pointer.
