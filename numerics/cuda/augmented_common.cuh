@@ -7,10 +7,12 @@
 // warp size, one warp covers 32 / W whole rows: at W = 32 a warp is one row and its loads
 // of x are 32 consecutive 16-byte values (512 B, perfectly coalesced) while the matrix entry
 // is one broadcast; at W = 1 a warp is 32 rows = one SELL-32 chunk and the matrix loads are
-// coalesced instead. Blocks loop over the tiles grid-stride (the grid is sized to fill the
-// GPU once), so the per-block dot partials stay few and their count does not grow with N.
+// coalesced instead. A kernel may give a thread P adjacent columns instead (Columns; the
+// single-precision site kernel: P = 2, W / 2 threads per row). Blocks loop over the tiles
+// grid-stride (the grid is sized to fill the GPU once), so the per-block dot partials stay
+// few and their count does not grow with N.
 //
-// Dots: threads of one column sit at lane distance W, so xor-shuffles with offsets
+// Dots: threads of one column sit at lane distance W (W / P), so xor-shuffles with offsets
 // 16, 8, ..., W reduce a warp per column; warps are combined in shared memory in fixed
 // order; the block writes one partial per column and quantity. A second kernel
 // (reduce_partials, CUB BlockReduce) sums the partials in fixed order: no atomics, the same
@@ -99,31 +101,102 @@ struct DotAccumulator {
     double xx = 0.0, yx_re = 0.0, yx_im = 0.0;
 };
 
-/// Finishes one (row, column) element in double: y = scale (acc - shift x) + beta y, rounded
-/// once to V2, and adds the element's share of <x|x> and <y|x> (from the stored y). `xi` is x
-/// at the element, `index` its offset; `shift` is the sweep's (s.shift), or s.shift - V where
-/// the single stencil kernels leave the potential V to the epilogue.
+/// P adjacent columns of one row moved as one word: P = 1 the value itself; P = 2 two
+/// float2 as one 16-byte float4 (single precision: a warp's load of x then moves 512 bytes per
+/// instruction, as the double kernel's does). The address must be 16-byte aligned for P = 2
+/// (paired_columns()).
+template <class V2, int P>
+struct Columns;
+template <class V2>
+struct Columns<V2, 1> {
+    __device__ __forceinline__ static void load_read_only(const V2* p, V2 (&v)[1]) { v[0] = __ldg(p); }
+    __device__ __forceinline__ static void load(const V2* p, V2 (&v)[1]) { v[0] = *p; }
+    __device__ __forceinline__ static void store(V2* p, const V2 (&v)[1]) { *p = v[0]; }
+};
+template <>
+struct Columns<float2, 2> {
+    __device__ __forceinline__ static void split(float4 w, float2 (&v)[2])
+    {
+        v[0] = make_float2(w.x, w.y);
+        v[1] = make_float2(w.z, w.w);
+    }
+    __device__ __forceinline__ static void load_read_only(const float2* p, float2 (&v)[2])
+    {
+        split(__ldg(reinterpret_cast<const float4*>(p)), v);
+    }
+    __device__ __forceinline__ static void load(const float2* p, float2 (&v)[2])
+    {
+        split(*reinterpret_cast<const float4*>(p), v);
+    }
+    __device__ __forceinline__ static void store(float2* p, const float2 (&v)[2])
+    {
+        *reinterpret_cast<float4*>(p) = make_float4(v[0].x, v[0].y, v[1].x, v[1].y);
+    }
+};
+
+/// Whether a launch may pair columns (Columns<V2, 2>): every (row, c0 + 2k) element of x and y
+/// starts a 16-byte word, i.e. the row stride and the strip's first column are even and both
+/// blocks are 16-byte aligned (device allocations are 256-byte aligned).
+template <class V2>
+inline bool paired_columns(const SweepScalars& s, const V2* x, const V2* y)
+{
+    return s.ld % 2 == 0 && s.c0 % 2 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
+           reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+}
+
+/// Finishes P adjacent (row, column) elements in double: y = scale (acc - shift x) + beta y,
+/// rounded once to V2, and adds each element's share of <x|x> and <y|x> (from the stored y) to
+/// its column's sums. `xi` is x at the elements, `index` the first one's offset; `shift` is the
+/// sweep's (s.shift), or s.shift - V where the single stencil kernels leave the potential V to
+/// the epilogue. Each element's arithmetic is the same for every P.
+template <bool Dots, int P, class V2, class Acc>
+__device__ __forceinline__ void finish_columns(const Acc (&acc_re)[P], const Acc (&acc_im)[P], const V2 (&xi)[P],
+                                               double shift, std::int64_t index, V2* __restrict__ y,
+                                               const SweepScalars& s, DotAccumulator (&dots)[P])
+{
+    double yr[P], yi[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+        const double xr = xi[j].x, xim = xi[j].y;
+        yr[j] = s.scale * (static_cast<double>(acc_re[j]) - shift * xr);
+        yi[j] = s.scale * (static_cast<double>(acc_im[j]) - shift * xim);
+    }
+    // beta == 0: y may hold anything (even NaN); never read it. The branch is uniform.
+    if (s.beta != 0.0) {
+        V2 old[P];
+        Columns<V2, P>::load(y + index, old);
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+            yr[j] += s.beta * static_cast<double>(old[j].x);
+            yi[j] += s.beta * static_cast<double>(old[j].y);
+        }
+    }
+    V2 out[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) out[j] = Lanes<V2>::make(yr[j], yi[j]);
+    Columns<V2, P>::store(y + index, out);
+    if (Dots) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+            const double xr = xi[j].x, xim = xi[j].y;
+            const double or_ = out[j].x, oi = out[j].y;  // = yr, yi in double
+            dots[j].xx += xr * xr + xim * xim;
+            dots[j].yx_re += or_ * xr + oi * xim;  // Re conj(y) x
+            dots[j].yx_im += or_ * xim - oi * xr;  // Im conj(y) x
+        }
+    }
+}
+
+/// One element (P = 1): the SELL and row kernels.
 template <bool Dots, class V2>
 __device__ __forceinline__ void finish_element(double acc_re, double acc_im, V2 xi, double shift, std::int64_t index,
                                                V2* __restrict__ y, const SweepScalars& s, DotAccumulator& dots)
 {
-    const double xr = xi.x, xim = xi.y;
-    double yr = s.scale * (acc_re - shift * xr);
-    double yi = s.scale * (acc_im - shift * xim);
-    // beta == 0: y may hold anything (even NaN); never read it. The branch is uniform.
-    if (s.beta != 0.0) {
-        const V2 old = y[index];
-        yr += s.beta * static_cast<double>(old.x);
-        yi += s.beta * static_cast<double>(old.y);
-    }
-    const V2 out = Lanes<V2>::make(yr, yi);
-    y[index] = out;
-    if (Dots) {
-        const double or_ = out.x, oi = out.y;  // = yr, yi in double
-        dots.xx += xr * xr + xim * xim;
-        dots.yx_re += or_ * xr + oi * xim;  // Re conj(y) x
-        dots.yx_im += or_ * xim - oi * xr;  // Im conj(y) x
-    }
+    const double re[1] = {acc_re}, im[1] = {acc_im};
+    const V2 x1[1] = {xi};
+    DotAccumulator d[1] = {dots};
+    finish_columns<Dots, 1>(re, im, x1, shift, index, y, s, d);
+    dots = d[0];
 }
 
 /// acc += v * xv for complex numbers in (re, im) doubles.
@@ -145,24 +218,32 @@ __device__ __forceinline__ void complex_fma(float2 v, float2 xv, float& acc_re, 
 }
 
 /// Block-level reduction of the three dot quantities per column; writes
-/// partials[(q * gridDim.x + blockIdx.x) * W + c] for q = xx, Re yx, Im yx. All threads of
-/// the block must call it.
-template <int W>
-__device__ __forceinline__ void reduce_dots_to_partials(DotAccumulator d, double* __restrict__ partials)
+/// partials[(q * gridDim.x + blockIdx.x) * W + c] for q = xx, Re yx, Im yx. Thread t holds
+/// the sums of columns P (t % (W / P)) + j in d[j] (P = 1: column t % W). All threads of the
+/// block must call it.
+template <int W, int P = 1>
+__device__ __forceinline__ void reduce_dots_to_partials(DotAccumulator (&d)[P], double* __restrict__ partials)
 {
     static_assert(W >= 1 && W <= 32 && (32 % W) == 0, "W must divide the warp size");
+    static_assert(P >= 1 && W % P == 0, "P must divide W");
+    constexpr int T = W / P;  // threads per row: those of one column sit at lane distance T
 #pragma unroll
-    for (int offset = 16; offset >= W; offset >>= 1) {
-        d.xx += __shfl_xor_sync(0xffffffffu, d.xx, offset);
-        d.yx_re += __shfl_xor_sync(0xffffffffu, d.yx_re, offset);
-        d.yx_im += __shfl_xor_sync(0xffffffffu, d.yx_im, offset);
-    }
+    for (int j = 0; j < P; ++j)
+#pragma unroll
+        for (int offset = 16; offset >= T; offset >>= 1) {
+            d[j].xx += __shfl_xor_sync(0xffffffffu, d[j].xx, offset);
+            d[j].yx_re += __shfl_xor_sync(0xffffffffu, d[j].yx_re, offset);
+            d[j].yx_im += __shfl_xor_sync(0xffffffffu, d[j].yx_im, offset);
+        }
     __shared__ double shared[3][warps_per_block][W];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane < W) {
-        shared[0][warp][lane] = d.xx;
-        shared[1][warp][lane] = d.yx_re;
-        shared[2][warp][lane] = d.yx_im;
+    if (lane < T) {
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+            shared[0][warp][lane * P + j] = d[j].xx;
+            shared[1][warp][lane * P + j] = d[j].yx_re;
+            shared[2][warp][lane * P + j] = d[j].yx_im;
+        }
     }
     __syncthreads();
     if (threadIdx.x < 3 * W) {
@@ -172,6 +253,14 @@ __device__ __forceinline__ void reduce_dots_to_partials(DotAccumulator d, double
         for (int w = 0; w < warps_per_block; ++w) sum += shared[q][w][c];
         partials[(static_cast<std::int64_t>(q) * gridDim.x + blockIdx.x) * W + c] = sum;
     }
+}
+
+/// One column per thread (P = 1): the SELL, row and column-dot kernels.
+template <int W>
+__device__ __forceinline__ void reduce_dots_to_partials(DotAccumulator d, double* __restrict__ partials)
+{
+    DotAccumulator one[1] = {d};
+    reduce_dots_to_partials<W, 1>(one, partials);
 }
 
 }  // namespace topokpm::numerics::kernels::cuda::detail

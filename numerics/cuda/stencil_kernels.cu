@@ -12,6 +12,8 @@
 //   its B rows in registers. Each neighbour value x[(s + d, b), c] is loaded once and used by
 //   all B rows, which halves the x loads of ti (28 instead of 52 per site): at large R the
 //   sweep is bound by L2 -> SM traffic of x, not by DRAM (measured, see docs/cuda_backend.md).
+//   In single precision a thread owns two adjacent columns where the strip allows (P = 2,
+//   16-byte loads and stores), so the per-site work serves two columns.
 // * row kernel (any B <= 8, the generic fallback): a thread owns one (row, column) element
 //   and loops over the non-zero entries of its row orbital.
 //
@@ -24,6 +26,8 @@
 // times its Peierls factor (peierls_phase_entry, block_stencil.hpp), rounded to V2
 // (stencil_kernels.hpp says what it costs).
 
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "numerics/cuda/augmented_common.cuh"
@@ -172,13 +176,20 @@ inline std::size_t site_table_bytes(const BasicStencilView<V>& s)
            static_cast<std::size_t>(s.num_terms) * s.orbitals * s.orbitals * sizeof(V);
 }
 
-template <int W, int B, bool Dots, class V2>
+/// P = 2 (single precision, paired_columns): a thread owns two adjacent columns of its site,
+/// loaded and stored as 16-byte words, so W / 2 threads share a site: the per-site work of a
+/// thread (the neighbour's coordinates, the term and block values from shared memory, the
+/// branches) serves two columns, and a warp's x load moves 512 bytes as in double. Each
+/// element's products and epilogue are those of P = 1, in the same order.
+template <int W, int B, int P, bool Dots, class V2>
 __global__ void __launch_bounds__(block_threads)
     stencil_site_kernel(BasicStencilView<V2> st, const V2* __restrict__ x, V2* __restrict__ y, SweepScalars s,
                         double* __restrict__ partials)
 {
     using Acc = typename Lanes<V2>::real;
+    using Cols = detail::Columns<V2, P>;
     static_assert(B * B <= 32, "the mask of a block's non-zero entries is one int");
+    static_assert(W % P == 0, "P columns per thread must divide the strip");
     extern __shared__ __align__(16) unsigned char table[];
     const int4* terms = reinterpret_cast<const int4*>(table);
     V2* blocks = reinterpret_cast<V2*>(reinterpret_cast<int*>(table) + site_table_ints(st));
@@ -186,12 +197,13 @@ __global__ void __launch_bounds__(block_threads)
     for (int k = threadIdx.x; k < st.num_terms * B * B; k += block_threads) blocks[k] = st.dense_blocks[k];
     __syncthreads();
 
-    constexpr int sites_per_tile = block_threads / W;
-    const int c = threadIdx.x % W;
-    const int local = threadIdx.x / W;
+    constexpr int T = W / P;  // threads per site
+    constexpr int sites_per_tile = block_threads / T;
+    const int c = (threadIdx.x % T) * P;
+    const int local = threadIdx.x / T;
     const int num_sites = st.num_rows / B;
     const int num_tiles = (num_sites + sites_per_tile - 1) / sites_per_tile;
-    DotAccumulator dots;
+    DotAccumulator dots[P];
 
     detail::for_each_tile(num_tiles, s.tile_group, [&](int tile) {
         const int site = tile * sites_per_tile + local;
@@ -201,22 +213,25 @@ __global__ void __launch_bounds__(block_threads)
         const int py = rest % st.ny;
         const int px = rest / st.ny;
         const std::int64_t self = static_cast<std::int64_t>(site) * B * s.ld + s.c0 + c;
-        V2 xs[B];
-        Acc acc_re[B], acc_im[B];
+        V2 xs[B][P];
+        Acc acc_re[B][P], acc_im[B][P];
         double shift[B];
 #pragma unroll
         for (int o = 0; o < B; ++o) {
-            xs[o] = __ldg(&x[self + static_cast<std::int64_t>(o) * s.ld]);
+            Cols::load_read_only(&x[self + static_cast<std::int64_t>(o) * s.ld], xs[o]);
             const double v = __ldg(&st.potential[st.potential_per_row ? site * B + o : site]);
-            start_row(v, xs[o], acc_re[o], acc_im[o], shift[o], s.shift);
+#pragma unroll
+            for (int j = 0; j < P; ++j) start_row(v, xs[o][j], acc_re[o][j], acc_im[o][j], shift[o], s.shift);
         }
         for (int t = 0; t < st.num_terms; ++t) {
             const V2* blk = blocks + t * B * B;
             const int4 term = terms[t];
-            V2 xn[B];
+            V2 xn[B][P];
             if (t == 0) {  // on-site block: the site's own values, already loaded
 #pragma unroll
-                for (int b = 0; b < B; ++b) xn[b] = xs[b];
+                for (int b = 0; b < B; ++b)
+#pragma unroll
+                    for (int j = 0; j < P; ++j) xn[b][j] = xs[b][j];
             } else {
                 const int qx = neighbour(px, term.x, st.nx, st.periodic[0]);
                 const int qy = neighbour(py, term.y, st.ny, st.periodic[1]);
@@ -225,7 +240,7 @@ __global__ void __launch_bounds__(block_threads)
                 const std::int64_t first =
                     static_cast<std::int64_t>(qz + st.nz * (qy + st.ny * qx)) * B * s.ld + s.c0 + c;
 #pragma unroll
-                for (int b = 0; b < B; ++b) xn[b] = __ldg(&x[first + static_cast<std::int64_t>(b) * s.ld]);
+                for (int b = 0; b < B; ++b) Cols::load_read_only(&x[first + static_cast<std::int64_t>(b) * s.ld], xn[b]);
             }
             // Structural zeros (half of every ti block) are skipped by the mask, before their
             // value is loaded; the branch is the same for the whole warp. A row's products are
@@ -234,24 +249,53 @@ __global__ void __launch_bounds__(block_threads)
             for (int o = 0; o < B; ++o)
 #pragma unroll
                 for (int b = 0; b < B; ++b)
-                    if ((term.w >> (o * B + b)) & 1) detail::complex_fma(blk[o * B + b], xn[b], acc_re[o], acc_im[o]);
+                    if ((term.w >> (o * B + b)) & 1) {
+                        const V2 value = blk[o * B + b];
+#pragma unroll
+                        for (int j = 0; j < P; ++j) detail::complex_fma(value, xn[b][j], acc_re[o][j], acc_im[o][j]);
+                    }
         }
 #pragma unroll
         for (int o = 0; o < B; ++o)
-            detail::finish_element<Dots>(acc_re[o], acc_im[o], xs[o], shift[o],
-                                         self + static_cast<std::int64_t>(o) * s.ld, y, s, dots);
+            detail::finish_columns<Dots, P>(acc_re[o], acc_im[o], xs[o], shift[o],
+                                            self + static_cast<std::int64_t>(o) * s.ld, y, s, dots);
     });
-    if (Dots) detail::reduce_dots_to_partials<W>(dots, partials);
+    if (Dots) detail::reduce_dots_to_partials<W, P>(dots, partials);
 }
 
-template <int W, int B, bool Dots, class V2>
-int launch_site(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
+template <int W, int B, int P, bool Dots, class V2>
+int launch_site_columns(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s,
+                        DotWorkspace& workspace)
 {
-    auto kernel = stencil_site_kernel<W, B, Dots, V2>;
-    const int grid = detail::grid_for(st.num_rows / B, W, detail::resident_grid(kernel));
+    auto kernel = stencil_site_kernel<W, B, P, Dots, V2>;
+    const int grid = detail::grid_for(st.num_rows / B, W / P, detail::resident_grid(kernel));
     double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
     kernel<<<grid, block_threads, site_table_bytes(st)>>>(st, x, y, s, partials);
     return grid;
+}
+
+/// Whether single-precision site sweeps may pair columns: yes, unless the environment sets
+/// TOPOKPM_CUDA_PAIRED_COLUMNS=0. A measurement switch, read once: the device check runs the
+/// single R = 32 sweep both ways until an H200 has measured the pairing (written without a
+/// GPU); it then goes, with the losing variant.
+bool pairing_allowed()
+{
+    static const bool allowed = [] {
+        const char* v = std::getenv("TOPOKPM_CUDA_PAIRED_COLUMNS");
+        return v == nullptr || std::string(v) != "0";
+    }();
+    return allowed;
+}
+
+/// Single precision pairs the columns where it can (P = 2: W >= 2 and paired_columns); double
+/// and the rest take one column per thread.
+template <int W, int B, bool Dots, class V2>
+int launch_site(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
+{
+    if constexpr (std::is_same_v<V2, float2> && W >= 2)
+        if (pairing_allowed() && detail::paired_columns(s, x, y))
+            return launch_site_columns<W, B, 2, Dots>(st, x, y, s, workspace);
+    return launch_site_columns<W, B, 1, Dots>(st, x, y, s, workspace);
 }
 
 template <int W, bool Dots, class V2>
