@@ -14,8 +14,10 @@
 #      - ti 200x200x40, R = 8: Gflop/s of one GPU, of the 16-core CPU, and of mpirun -np 2
 #        --device cuda --weights auto (rank 0 the GPU, rank 1 the CPU; the default pinning
 #        gives each rank half of the cores);
-#      - GPU single vs double precision at R = 32 (free): both rates, their ratio (issue 36 asks
-#        >= 1.6) and the largest moment difference (single-precision rounding, ~1e-7);
+#      - GPU single vs double precision at R = 32 (free): both rates (the sweeps'; the start
+#        vectors' seconds beside them), their ratio (issue 36 asks >= 1.6), single with one
+#        column per thread (TOPOKPM_CUDA_PAIRED_COLUMNS=0) and the largest moment difference
+#        (single-precision rounding, ~1e-7);
 #      - dense-bench --device cuda potrf (seed 001's metric line and the GPU's share of the
 #        update flops under the cost-model placement) and sparse-lu-bench --halo
 #        model --device cuda (its speed-up line) when the benches build (optional step).
@@ -324,6 +326,11 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
         "x" "single / double Gflop/s, free R = 32, issue 36 asks >= 1.6" &&
       record moments_gpu_single_vs_double_r32 "$(compare_moments x "$OUT/r32_single.h5" "$OUT/r32_double.h5" 2>&1)" \
         relative "single-precision rounding, expected ~1e-7"
+    # the site kernel's paired columns (two per thread, written without a GPU) against one per thread
+    step rate_gpu_single_r32_unpaired env TOPOKPM_CUDA_PAIRED_COLUMNS=0 "$KPM" $RUN32 --precision single \
+      -o "$OUT/r32_single_unpaired.h5" &&
+      record rate_gpu_single_r32_unpaired "$(gflops "$OUT/r32_single_unpaired.h5")" Gflop/s \
+        "TOPOKPM_CUDA_PAIRED_COLUMNS=0: one column per thread (the kernel before pairing)"
   elif [ $DRY = 0 ]; then
     record rate_gpu_single_r32 "not available" "" "$(grep -m1 -o 'precision single[^;]*' "$OUT/logs/rate_gpu_single_r32.log")"
   fi

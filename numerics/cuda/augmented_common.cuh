@@ -67,6 +67,16 @@ struct Lanes<float2> {
 constexpr int block_threads = 256;
 constexpr int warps_per_block = block_threads / 32;
 
+#ifndef TOPOKPM_CUDA_EMULATION
+/// The launch's dynamic shared memory (16-byte aligned). The host emulation of the tests
+/// (tests/support/cuda_emulation) provides its own.
+__device__ __forceinline__ unsigned char* dynamic_shared_memory()
+{
+    extern __shared__ __align__(16) unsigned char memory[];
+    return memory;
+}
+#endif
+
 /// scale, shift, beta of the sweep and the column window of this launch (strip-mining).
 struct SweepScalars {
     double scale;
