@@ -27,6 +27,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 
@@ -76,6 +77,15 @@ __device__ __forceinline__ unsigned char* dynamic_shared_memory()
     return memory;
 }
 #endif
+
+/// Grid for `num_rows` rows (or sites) of w threads each: enough blocks to cover them once,
+/// at most `resident` (sweep_driver.cuh's resident_grid).
+inline int grid_for(std::int64_t num_rows, int w, int resident)
+{
+    const std::int64_t rows_per_tile = block_threads / w;
+    const std::int64_t tiles = (num_rows + rows_per_tile - 1) / rows_per_tile;
+    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, resident)));
+}
 
 /// scale, shift, beta of the sweep and the column window of this launch (strip-mining).
 struct SweepScalars {

@@ -144,89 +144,43 @@ public:
         TOPOKPM_USER_REQUIRE(num_rows_ < std::numeric_limits<local_index>::max(), "CUDA stencil operator: ",
                              num_rows_, " rows exceed the 32-bit row index of the kernels");
         num_nonzeros_ = stencil.num_nonzeros();
-        const int nb = stencil.orbitals;
-        // Term 0 is the on-site block; then the neighbour terms. Only non-zero entries are
-        // kept, grouped by (row orbital, term), so a row loops over its real couplings. In
-        // single precision the values are rounded to complex float (the zero test is on the
-        // double value, so the structure is the same in both precisions).
-        // Per term: dx, dy, dz and the mask of the same non-zero entries (bit o B + b), which
-        // the site kernel (B = 2, 4) reads instead of testing each block value.
-        std::vector<const std::vector<complex_type>*> blocks{&stencil.onsite};
-        std::vector<std::array<int, 3>> shifts{{0, 0, 0}};
-        for (const StencilTerm& t : stencil.terms) {
-            blocks.push_back(&t.block);
-            shifts.push_back({t.dx, t.dy, t.dz});
-        }
-        const int num_terms = static_cast<int>(blocks.size());
-        std::vector<int> begin{0}, column, mask(static_cast<std::size_t>(num_terms), 0);
-        std::vector<T> value;
-        for (int o = 0; o < nb; ++o)
-            for (int t = 0; t < num_terms; ++t) {
-                for (int b = 0; b < nb; ++b) {
-                    const complex_type v = (*blocks[t])[o * nb + b];
-                    if (v != complex_type(0.0, 0.0)) {
-                        column.push_back(b);
-                        value.push_back(T(v));
-                        if (nb * nb <= 32) mask[static_cast<std::size_t>(t)] |= 1 << (o * nb + b);
-                    }
-                }
-                begin.push_back(static_cast<int>(column.size()));
-            }
-        std::vector<int> offsets;
-        for (int t = 0; t < num_terms; ++t) {
-            const auto& d = shifts[static_cast<std::size_t>(t)];
-            offsets.insert(offsets.end(), {d[0], d[1], d[2], mask[static_cast<std::size_t>(t)]});
-        }
-        std::vector<T> dense;  // all blocks as they are (rounded in single), for the site kernel (B = 2, 4)
-        for (const auto* blk : blocks)
-            for (const complex_double& v : *blk) dense.push_back(T(v));
-        const double table_bytes = 4.0 * (offsets.size() + begin.size() + column.size() + 4) +
-                                   static_cast<double>(sizeof(T)) * (value.size() + dense.size());
-        TOPOKPM_USER_REQUIRE(table_bytes <= 48.0 * 1024, "CUDA stencil operator: ", num_terms, " terms of ", nb,
-                             "x", nb, " blocks need ", table_bytes,
+        // The tables of stencil_kernels.hpp (non-zero entries per row orbital and term, their
+        // masks, the dense blocks rounded to T; in a field the blocks in double as well),
+        // uploaded array by array; the view then points at the copies.
+        const kc::StencilTables<T> tables = kc::make_stencil_tables<T>(stencil);
+        const double table_bytes = tables.shared_bytes();
+        TOPOKPM_USER_REQUIRE(table_bytes <= 48.0 * 1024, "CUDA stencil operator: ", tables.terms.size() / 4,
+                             " terms of ", stencil.orbitals, "x", stencil.orbitals, " blocks need ", table_bytes,
                              " bytes of coupling tables; the kernel stages at most 48 KiB in shared memory");
-        // A field: its factor tables and the blocks in double (the kernel multiplies them in
-        // double in both precisions, stencil_kernels.hpp).
-        std::vector<complex_double> field_blocks;
-        if (stencil.field.active())
-            for (const auto* blk : blocks) field_blocks.insert(field_blocks.end(), blk->begin(), blk->end());
         const double field_bytes = 16.0 * static_cast<double>(stencil.field.along.size() +
-                                                              stencil.field.across.size() + field_blocks.size());
+                                                              stencil.field.across.size() + tables.field_blocks.size());
         device::set_device(device);
         device::require_device_memory(8.0 * stencil.potential.size() + table_bytes + field_bytes, device,
                                       ::topokpm::detail::concat("the ", stencil.name, " stencil potential (",
                                                      stencil.potential.size(), " values)"));
         potential_ = upload(stencil.potential, device, "stencil potential");
-        offsets_ = upload(offsets, device, "stencil term offsets");
-        begin_ = upload(begin, device, "stencil entry ranges");
-        column_ = upload(column, device, "stencil entry columns");
-        value_ = upload(value, device, "stencil entry values");
-        dense_ = upload(dense, device, "stencil blocks");
+        offsets_ = upload(tables.terms, device, "stencil term offsets");
+        begin_ = upload(tables.entry_begin, device, "stencil entry ranges");
+        column_ = upload(tables.entry_column, device, "stencil entry columns");
+        value_ = upload(tables.entry_value, device, "stencil entry values");
+        dense_ = upload(tables.dense_blocks, device, "stencil blocks");
         potential_bytes_ = 8.0 * static_cast<double>(stencil.potential.size());
         field_bytes_ = field_bytes;
+        view_ = kc::host_stencil_view(stencil, tables);
         if (stencil.field.active()) {
             along_ = upload(stencil.field.along, device, "stencil field factors along y");
             across_ = upload(stencil.field.across, device, "stencil field factors across the y wrap");
-            field_blocks_ = upload(field_blocks, device, "stencil blocks for the field");
-            view_.field = {static_cast<const double*>(along_.data()), static_cast<const double*>(across_.data()),
-                           stencil.nx, stencil.ny, nb};
+            field_blocks_ = upload(tables.field_blocks, device, "stencil blocks for the field");
+            view_.field.along = static_cast<const double*>(along_.data());
+            view_.field.across = static_cast<const double*>(across_.data());
             view_.field_blocks = static_cast<const double*>(field_blocks_.data());
         }
-        view_.nx = stencil.nx;
-        view_.ny = stencil.ny;
-        view_.nz = stencil.nz;
-        view_.orbitals = nb;
-        for (int k = 0; k < 3; ++k) view_.periodic[k] = stencil.periodic[k] ? 1 : 0;
-        view_.num_terms = num_terms;
-        view_.num_entries = static_cast<int>(column.size());
         view_.terms = static_cast<const int*>(offsets_.data());
         view_.entry_begin = static_cast<const int*>(begin_.data());
         view_.entry_column = static_cast<const int*>(column_.data());
         view_.entry_value = static_cast<const T*>(value_.data());
         view_.dense_blocks = static_cast<const T*>(dense_.data());
         view_.potential = static_cast<const double*>(potential_.data());
-        view_.potential_per_row = stencil.potential_per_row() ? 1 : 0;
-        view_.num_rows = static_cast<local_index>(num_rows_);
     }
 
     global_index num_rows() const override { return num_rows_; }

@@ -265,4 +265,53 @@ __global__ void __launch_bounds__(block_threads)
     if (Dots) detail::reduce_dots_to_partials<W, P>(dots, partials);
 }
 
+/// A view with host-typed values (complex_double, complex_single) as the kernels' (double2,
+/// float2): the same layout, the value pointers reinterpreted.
+template <class T>
+BasicStencilView<typename detail::DeviceComplex<T>::type> device_typed(const BasicStencilView<T>& v)
+{
+    using V2 = typename detail::DeviceComplex<T>::type;
+    BasicStencilView<V2> st;
+    st.nx = v.nx;
+    st.ny = v.ny;
+    st.nz = v.nz;
+    st.orbitals = v.orbitals;
+    for (int k = 0; k < 3; ++k) st.periodic[k] = v.periodic[k];
+    st.num_terms = v.num_terms;
+    st.num_entries = v.num_entries;
+    st.terms = v.terms;
+    st.entry_begin = v.entry_begin;
+    st.entry_column = v.entry_column;
+    st.entry_value = reinterpret_cast<const V2*>(v.entry_value);
+    st.dense_blocks = reinterpret_cast<const V2*>(v.dense_blocks);
+    st.potential = v.potential;
+    st.potential_per_row = v.potential_per_row;
+    st.num_rows = v.num_rows;
+    st.field = v.field;
+    st.field_blocks = v.field_blocks;
+    return st;
+}
+
+/// The kernel a strip of width W runs, handed to `launch(kernel, units, threads_per_unit,
+/// shared_bytes)` (every kernel of one V2 and Dots has the same type): the site kernel for
+/// B = 2, 4 without a field, over sites, with two columns per thread (W / 2 threads per
+/// site) in single precision where `pairing` is on and paired_columns() allows; otherwise
+/// the row kernel, over rows, W threads each. One choice for stencil_kernels.cu's launches
+/// and the host emulation's (tests/unit/cuda/emulated_kernels_test.cpp).
+template <int W, bool Dots, class V2, class Launch>
+auto with_stencil_kernel(const BasicStencilView<V2>& st, const SweepScalars& s, const V2* x, const V2* y,
+                         bool pairing, Launch&& launch)
+{
+    const bool field = st.field.along != nullptr;  // a field: the row kernel (stencil_kernels.hpp)
+    const std::int64_t sites = st.num_rows / (st.orbitals > 0 ? st.orbitals : 1);
+    if constexpr (std::is_same_v<V2, float2> && W >= 2)
+        if (!field && pairing && detail::paired_columns(s, x, y)) {
+            if (st.orbitals == 4) return launch(stencil_site_kernel<W, 4, 2, Dots, V2>, sites, W / 2, site_table_bytes(st));
+            if (st.orbitals == 2) return launch(stencil_site_kernel<W, 2, 2, Dots, V2>, sites, W / 2, site_table_bytes(st));
+        }
+    if (st.orbitals == 4 && !field) return launch(stencil_site_kernel<W, 4, 1, Dots, V2>, sites, W, site_table_bytes(st));
+    if (st.orbitals == 2 && !field) return launch(stencil_site_kernel<W, 2, 1, Dots, V2>, sites, W, site_table_bytes(st));
+    return launch(stencil_augmented_kernel<W, Dots, V2>, static_cast<std::int64_t>(st.num_rows), W, table_bytes(st));
+}
+
 }  // namespace topokpm::numerics::kernels::cuda::stencil

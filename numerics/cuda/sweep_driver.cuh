@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -22,28 +24,27 @@ namespace topokpm::numerics::kernels::cuda::detail {
 void launch_reduce_partials(const double* partials, int grid, int w, double* results, int num_cols, int c0);
 
 /// Resident blocks of `kernel` on the current device at block_threads threads: the grid
-/// of a grid-stride sweep. Cached per kernel (one device per process in this backend).
+/// of a grid-stride sweep. Cached per kernel, by its address: every instance of a kernel
+/// template with one parameter list has the same type, and their register counts differ
+/// (the single site kernel: 64 registers with one column per thread, 102 with two), so a
+/// cache per type gave every instance the occupancy of the first one launched. One device
+/// per process in this backend.
 template <class Kernel>
 int resident_grid(Kernel kernel)
 {
-    static const int blocks = [kernel] {
-        int device = 0, sms = 0, per_sm = 0;
-        TOPOKPM_CUDA_CHECK(cudaGetDevice(&device));
-        TOPOKPM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        TOPOKPM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
-        return sms * (per_sm > 0 ? per_sm : 1);
-    }();
-    return blocks;
+    static std::mutex mutex;
+    static std::map<const void*, int> blocks;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = blocks.find(key);
+    if (it != blocks.end()) return it->second;
+    int device = 0, sms = 0, per_sm = 0;
+    TOPOKPM_CUDA_CHECK(cudaGetDevice(&device));
+    TOPOKPM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    TOPOKPM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
+    return blocks[key] = sms * (per_sm > 0 ? per_sm : 1);
 }
 
-/// Grid for `num_rows` rows at width W: enough blocks to cover the rows once, at most the
-/// resident count.
-inline int grid_for(std::int64_t num_rows, int w, int resident)
-{
-    const std::int64_t rows_per_tile = block_threads / w;
-    const std::int64_t tiles = (num_rows + rows_per_tile - 1) / rows_per_tile;
-    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, resident)));
-}
 
 /// Consecutive tiles per block visit (for_each_tile). Measured on H100 (ti 200x200x40,
 /// docs/cuda_backend.md): pure grid-stride (1) is best or within 5 % for every width of both

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <memory>
+#include <vector>
 
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/base/operator.hpp"
@@ -158,6 +159,38 @@ struct BasicStencilView {
     const double* field_blocks = nullptr;
 };
 using StencilView = BasicStencilView<complex_double>;
+
+/// The tables a BasicStencilView points to, built on the host from a BlockStencil: term 0
+/// the on-site block, then stencil.terms in order; the non-zero entries grouped by (row
+/// orbital, term) with the per-term masks (the zero test on the double value, so both
+/// precisions have the same structure); every block dense (rounded to T); in a field the
+/// blocks again in double for the Peierls products. The CUDA stencil operator uploads them;
+/// tests/unit/cuda/emulated_kernels_test.cpp points a view at them in host memory.
+template <class T>
+struct StencilTables {
+    std::vector<int> terms;         ///< 4 per term: dx, dy, dz, mask
+    std::vector<int> entry_begin;   ///< B T + 1
+    std::vector<int> entry_column;
+    std::vector<T> entry_value;
+    std::vector<T> dense_blocks;    ///< T B B
+    std::vector<complex_double> field_blocks;  ///< T B B in a field, empty otherwise
+    /// Bytes the kernels stage in shared memory (at most 48 KiB; the operator checks).
+    double shared_bytes() const
+    {
+        return 4.0 * static_cast<double>(terms.size() + entry_begin.size() + entry_column.size() + 4) +
+               static_cast<double>(sizeof(T)) * static_cast<double>(entry_value.size() + dense_blocks.size());
+    }
+};
+
+/// Explicitly instantiated for complex_double and complex_single (stencil_tables.cpp, every
+/// build). Throws what stencil.validate() throws.
+template <class T>
+StencilTables<T> make_stencil_tables(const BlockStencil& stencil);
+
+/// A view of `tables`, and of the stencil's potential and field tables, in host memory: the
+/// CUDA operator replaces each pointer by its device copy's.
+template <class T>
+BasicStencilView<T> host_stencil_view(const BlockStencil& stencil, const StencilTables<T>& tables);
 
 /// The augmented SpMMV (reduce_kernels.hpp) with the matrix generated from a stencil (no
 /// stored matrix), T = complex_double or complex_single (both instantiated in

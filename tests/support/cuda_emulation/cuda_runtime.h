@@ -16,9 +16,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #define TOPOKPM_CUDA_EMULATION 1
@@ -96,31 +98,77 @@ struct BlockState {
 };
 inline BlockState state;
 
+/// The threads of one emulated block, started once per block size and kept: a launch hands
+/// them the block's work and waits (creating 256 threads per block cost most of the time).
+class ThreadTeam {
+public:
+    explicit ThreadTeam(int n) : n_(n), start_(n + 1), done_(n + 1)
+    {
+        for (int t = 0; t < n; ++t)
+            threads_.emplace_back([this, t] {
+                while (true) {
+                    start_.wait();
+                    if (quit_) return;
+                    work_(t);
+                    done_.wait();
+                }
+            });
+    }
+    ~ThreadTeam()
+    {
+        quit_ = true;
+        start_.wait();
+        for (auto& thread : threads_) thread.join();
+    }
+    /// Runs work(t) on thread t of the team, for every t, and returns when all are done.
+    template <class Work>
+    void run(Work&& work)
+    {
+        work_ = std::forward<Work>(work);
+        start_.wait();
+        done_.wait();
+    }
+    int size() const { return n_; }
+
+private:
+    const int n_;
+    Barrier start_, done_;
+    std::vector<std::thread> threads_;
+    std::function<void(int)> work_;
+    bool quit_ = false;  // written before start_.wait(), read after it
+};
+
+inline ThreadTeam& team(int n)
+{
+    static std::vector<std::unique_ptr<ThreadTeam>> teams;
+    for (auto& t : teams)
+        if (t->size() == n) return *t;
+    teams.emplace_back(new ThreadTeam(n));
+    return *teams.back();
+}
+
 /// Runs kernel(args...) on `grid` blocks of `block_threads` threads (a multiple of 32), one
-/// block after the other, with `shared_bytes` of dynamic shared memory.
+/// block after the other, with `shared_bytes` of dynamic shared memory. Not reentrant.
 template <class Kernel, class... Args>
 void emulate_launch(Kernel kernel, int grid, int block_threads, std::size_t shared_bytes, Args... args)
 {
     std::vector<std::max_align_t> shared(shared_bytes / sizeof(std::max_align_t) + 1);
     const int warps = block_threads / 32;
-    for (int b = 0; b < grid; ++b) {
-        Barrier block(block_threads);
-        state.block = &block;
-        state.warps.clear();
-        for (int w = 0; w < warps; ++w) state.warps.emplace_back(new Barrier(32));
-        state.slots.assign(static_cast<std::size_t>(warps) * 32, 0.0);
-        state.dynamic_shared = reinterpret_cast<unsigned char*>(shared.data());
-        std::vector<std::thread> threads;
-        for (int t = 0; t < block_threads; ++t)
-            threads.emplace_back([&, t] {
-                threadIdx.x = static_cast<unsigned>(t);
-                blockIdx.x = static_cast<unsigned>(b);
-                gridDim.x = static_cast<unsigned>(grid);
-                blockDim.x = static_cast<unsigned>(block_threads);
-                kernel(args...);
-            });
-        for (auto& thread : threads) thread.join();
-    }
+    Barrier block(block_threads);
+    state.block = &block;
+    state.warps.clear();
+    for (int w = 0; w < warps; ++w) state.warps.emplace_back(new Barrier(32));
+    state.slots.assign(static_cast<std::size_t>(warps) * 32, 0.0);
+    state.dynamic_shared = reinterpret_cast<unsigned char*>(shared.data());
+    ThreadTeam& threads = team(block_threads);
+    for (int b = 0; b < grid; ++b)
+        threads.run([&](int t) {
+            threadIdx.x = static_cast<unsigned>(t);
+            blockIdx.x = static_cast<unsigned>(b);
+            gridDim.x = static_cast<unsigned>(grid);
+            blockDim.x = static_cast<unsigned>(block_threads);
+            kernel(args...);
+        });
 }
 
 }  // namespace topokpm::testing::cuda_emulation

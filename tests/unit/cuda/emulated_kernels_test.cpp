@@ -10,13 +10,17 @@
 #include <cuda_runtime.h>  // tests/support/cuda_emulation: first on this test's include path
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "hamiltonians/model.hpp"
 #include "numerics/cuda/stencil_device.cuh"
+#include "numerics/spmmv/width_registry.hpp"
+#include "tests/support/random_stencil.hpp"
 
 namespace {
 
@@ -309,6 +313,230 @@ TEST(EmulatedStencilKernels, PairingNeedsEvenStridesAndAlignedBlocks)
     EXPECT_FALSE(paired_columns(SweepScalars{1, 0, 0, 37, 0, 1}, block, block + 4));  // R = 37
     EXPECT_FALSE(paired_columns(SweepScalars{1, 0, 0, 4, 1, 1}, block, block + 4));   // c0 odd
     EXPECT_FALSE(paired_columns(SweepScalars{1, 0, 0, 4, 0, 1}, block + 1, block + 4));  // x at 8 bytes
+}
+
+// ---- whole sweeps of model stencils: tables, kernel choice, strips, dots ----
+//
+// The CUDA stencil operator's path, on the host: make_stencil_tables and host_stencil_view
+// (what the operator uploads), device_typed, with_stencil_kernel (the launch's choice of
+// kernel and columns per thread), strip_widths, the kernels, the partials summed per column.
+// Against the CPU stencil operator of the same stencil in double (its checked path in a
+// field): two implementations of y_i differ by at most 4 (L_i + 4) u B_i with
+// B_i = |scale| (sum_k |a_ik| |x_k| + |shift| |x_i|) + |beta| |y_i| and L_i the row's entries
+// (cuda_spmmv_test derives it; a Peierls factor has modulus 1, so |a_ik| is the block
+// entry's). Single: u_f for u, plus u_f |y_i| for the one rounding of y; x and y_old are
+// floats, widened for the double runs, so every run starts from the same numbers. Dots: 2 n u
+// sum |terms| between two summation orders, plus the propagated y bound for <y|x>.
+
+using topokpm::BlockStencil;
+using topokpm::complex_double;
+using topokpm::complex_single;
+
+template <class T>
+struct SweepResult {
+    std::vector<T> y;
+    std::vector<double> xx;
+    std::vector<complex_double> yx;
+};
+
+template <class T>
+SweepResult<T> emulated_sweep(const BlockStencil& st, const std::vector<T>& x, const std::vector<T>& y0, int r,
+                              const topokpm::AugmentedOps& ops)
+{
+    namespace kc = topokpm::numerics::kernels::cuda;
+    using V2 = typename kc::detail::DeviceComplex<T>::type;
+    const kc::StencilTables<T> tables = kc::make_stencil_tables<T>(st);
+    const BasicStencilView<V2> view = stencil::device_typed(kc::host_stencil_view(st, tables));
+    SweepResult<T> out{y0, std::vector<double>(r, 0.0), std::vector<complex_double>(r)};
+    const V2* xd = reinterpret_cast<const V2*>(x.data());
+    V2* yd = reinterpret_cast<V2*>(out.y.data());
+    int c0 = 0;
+    for (const int w : topokpm::numerics::strip_widths(r)) {
+        const SweepScalars s{ops.scale, ops.shift, ops.beta, r, c0, 1};
+        topokpm::numerics::with_width(w, [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            if constexpr (W > 0)
+                stencil::with_stencil_kernel<W, true>(
+                    view, s, xd, yd, true, [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared) {
+                        const int grid = kc::detail::grid_for(units, per_unit, 3);  // grid-stride beyond 3 blocks
+                        std::vector<double> partials(3 * static_cast<std::size_t>(grid) * W, 0.0);
+                        emulate_launch(kernel, grid, block_threads, shared, view, xd, yd, s, partials.data());
+                        for (int g = 0; g < grid; ++g)
+                            for (int c = 0; c < W; ++c) {
+                                out.xx[c0 + c] += partials[(0 * grid + g) * W + c];
+                                out.yx[c0 + c] += complex_double(partials[(1 * grid + g) * W + c],
+                                                                  partials[(2 * grid + g) * W + c]);
+                            }
+                        return grid;
+                    });
+            return 0;
+        });
+        c0 += w;
+    }
+    return out;
+}
+
+/// B_i and L_i of the header comment, from the stencil's blocks (the definition's loop).
+void row_bounds(const BlockStencil& st, const std::vector<complex_double>& x, const std::vector<complex_double>& y0,
+                int r, const topokpm::AugmentedOps& ops, std::vector<double>& b, std::vector<int>& length)
+{
+    const int nb = st.orbitals;
+    const int ext[3] = {st.nx, st.ny, st.nz};
+    const auto sites = st.num_sites();
+    b.assign(static_cast<std::size_t>(st.num_rows()) * r, 0.0);
+    length.assign(static_cast<std::size_t>(st.num_rows()), 1);  // the potential
+    for (std::int64_t site = 0; site < sites; ++site) {
+        const int p[3] = {static_cast<int>(site / st.nz / st.ny), static_cast<int>(site / st.nz % st.ny),
+                          static_cast<int>(site % st.nz)};
+        for (int o = 0; o < nb; ++o) {
+            const std::int64_t row = site * nb + o;
+            const double v = st.potential[st.potential_per_row() ? row : site];
+            for (int c = 0; c < r; ++c) b[row * r + c] = (std::abs(v) + std::abs(ops.shift)) * std::abs(x[row * r + c]);
+            for (int t = 0; t <= static_cast<int>(st.terms.size()); ++t) {
+                const int d[3] = {t ? st.terms[t - 1].dx : 0, t ? st.terms[t - 1].dy : 0, t ? st.terms[t - 1].dz : 0};
+                const std::vector<complex_double>& block = t ? st.terms[t - 1].block : st.onsite;
+                int q[3];
+                bool dropped = false;
+                for (int k = 0; k < 3; ++k) {
+                    q[k] = p[k] + d[k];
+                    if (q[k] < 0 || q[k] >= ext[k]) {
+                        if (!st.periodic[k]) dropped = true;
+                        q[k] = (q[k] % ext[k] + ext[k]) % ext[k];
+                    }
+                }
+                if (dropped) continue;
+                const std::int64_t qs = q[2] + static_cast<std::int64_t>(st.nz) * (q[1] + static_cast<std::int64_t>(st.ny) * q[0]);
+                for (int col = 0; col < nb; ++col) {
+                    const double a = std::abs(block[o * nb + col]);
+                    if (a == 0) continue;
+                    ++length[row];
+                    for (int c = 0; c < r; ++c) b[row * r + c] += a * std::abs(x[(qs * nb + col) * r + c]);
+                }
+            }
+            for (int c = 0; c < r; ++c)
+                b[row * r + c] = std::abs(ops.scale) * b[row * r + c] + std::abs(ops.beta) * std::abs(y0[row * r + c]);
+        }
+    }
+}
+
+template <class T>
+std::vector<complex_double> widened(const std::vector<T>& v)
+{
+    return std::vector<complex_double>(v.begin(), v.end());
+}
+
+template <class T>
+void expect_sweep_matches_cpu(const BlockStencil& st, int r, double beta, const std::string& label)
+{
+    const std::int64_t n = st.num_rows();
+    std::mt19937 rng(static_cast<unsigned>(n * 31 + r));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<T> x(static_cast<std::size_t>(n) * r), y0(x.size());
+    for (T& v : x) v = T(u(rng), u(rng));
+    for (T& v : y0) v = beta == 0 ? T(std::numeric_limits<float>::quiet_NaN(), 0) : T(u(rng), u(rng));
+    const topokpm::AugmentedOps ops{0.37, -0.2, beta, true};
+    const SweepResult<T> got = emulated_sweep(st, x, y0, r, ops);
+
+    const std::vector<complex_double> xd = widened(x), y0d = widened(y0);
+    topokpm::BlockVector xb(n, r), yb(n, r);
+    std::copy(xd.begin(), xd.end(), xb.data());
+    std::copy(y0d.begin(), y0d.end(), yb.data());
+    topokpm::DotSums cpu_dots;
+    topokpm::numerics::make_cpu_stencil_operator(st)->apply(xb, yb, ops, &cpu_dots);
+
+    std::vector<double> b;
+    std::vector<int> length;
+    row_bounds(st, xd, beta == 0 ? std::vector<complex_double>(xd.size()) : y0d, r, ops, b, length);
+    const bool single = sizeof(T) == sizeof(complex_single);
+    const double u_sum = (single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon()) / 2;
+    const double u_d = std::numeric_limits<double>::epsilon() / 2;
+    std::vector<double> tol(b.size());
+    int failures = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+        for (int c = 0; c < r; ++c) {
+            const std::size_t k = static_cast<std::size_t>(i) * r + c;
+            const complex_double want = yb.data()[k];
+            tol[k] = 4.0 * (length[i] + 4) * u_sum * b[k] + (single ? u_sum * std::abs(want) : 0.0);
+            const double diff = std::abs(complex_double(got.y[k]) - want);
+            if (!(diff <= tol[k]) && failures++ < 5)
+                ADD_FAILURE() << label << ": y(" << i << ", " << c << ") differs from the CPU stencil's by " << diff
+                              << " > " << tol[k];
+        }
+    for (int c = 0; c < r; ++c) {
+        double sum_xx = 0, sum_yx = 0, propagated = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::size_t k = static_cast<std::size_t>(i) * r + c;
+            sum_xx += std::norm(xd[k]);
+            sum_yx += std::abs(yb.data()[k]) * std::abs(xd[k]);
+            propagated += tol[k] * std::abs(xd[k]);
+        }
+        EXPECT_NEAR(got.xx[c], cpu_dots.xx[c], 2.0 * n * u_d * sum_xx) << label << ": <x|x> of column " << c;
+        EXPECT_LE(std::abs(got.yx[c] - cpu_dots.yx[c]), 2.0 * n * u_d * sum_yx + 2.0 * propagated)
+            << label << ": <y|x> of column " << c;
+    }
+}
+
+topokpm::hamiltonians::ModelParams model(const char* name, int nx, int ny, int nz, const char* boundary)
+{
+    topokpm::hamiltonians::ModelParams p;
+    p.name = name;
+    p.nx = nx;
+    p.ny = ny;
+    p.nz = nz;
+    p.boundary = boundary;
+    return p;
+}
+
+struct NamedStencil {
+    std::string label;
+    BlockStencil stencil;
+};
+
+/// Both models with and without a field (the row kernel for every B in a field), and random
+/// stencils with diagonal, long-range and merging terms: B = 3 (the row kernel), B = 4 (the
+/// site kernel beyond nearest neighbours), the potential per row.
+std::vector<NamedStencil> stencils()
+{
+    std::vector<NamedStencil> out;
+    auto p = model("ti", 4, 6, 3, "ppo");
+    p.flux = {1, 24};
+    p.disorder = 0.8;
+    p.disorder_seed = 5;
+    out.push_back({"ti 4x6x3 ppo PHI=1/24 disorder", topokpm::hamiltonians::make_model(p)->block_stencil()});
+    p = model("graphene", 6, 9, 1, "op");
+    p.flux = {2, 9};
+    p.dot_potential = -0.3;
+    p.dot_radius = 1.5;
+    p.dot_period = 3;
+    out.push_back({"graphene 6x9 op PHI=2/9 dots", topokpm::hamiltonians::make_model(p)->block_stencil()});
+    p = model("ti", 6, 4, 3, "ppo");
+    p.dot_potential = 0.4;
+    p.dot_radius = 1.0;
+    p.dot_period = 2;
+    p.disorder = 0.8;
+    p.disorder_seed = 3;
+    out.push_back({"ti 6x4x3 ppo dots+disorder", topokpm::hamiltonians::make_model(p)->block_stencil()});
+    p = model("graphene", 6, 9, 1, "pp");
+    p.disorder = 0.5;
+    p.disorder_seed = 9;
+    out.push_back({"graphene 6x9 pp disorder", topokpm::hamiltonians::make_model(p)->block_stencil()});
+    out.push_back({"random B=3 4x3x5 per-row potential",
+                   topokpm::testing::relattice(topokpm::testing::random_stencil(3, 21), 4, 3, 5, {true, false, true}, true, 22)});
+    out.push_back({"random B=4 3x4x4", topokpm::testing::relattice(topokpm::testing::random_stencil(4, 23), 3, 4, 4,
+                                                                   {true, true, false}, false, 24)});
+    return out;
+}
+
+TEST(EmulatedStencilSweeps, EqualTheCpuStencilOperatorInBothPrecisions)
+{
+    for (const NamedStencil& k : stencils())
+        for (const int r : {1, 12, 32, 37})  // strips 8 + 4, 32 + 4 + 1: W 1, 4, 8, 32, paired or not
+            for (const double beta : {0.0, -1.0}) {
+                const std::string tail = " R=" + std::to_string(r) + " beta=" + std::to_string(beta);
+                expect_sweep_matches_cpu<complex_double>(k.stencil, r, beta, k.label + tail + " double");
+                expect_sweep_matches_cpu<complex_single>(k.stencil, r, beta, k.label + tail + " single");
+                if (::testing::Test::HasFailure()) return;
+            }
 }
 
 }  // namespace
