@@ -27,6 +27,7 @@
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/single_precision.hpp"
+#include "tests/support/model_params.hpp"
 
 using namespace topokpm;
 
@@ -41,13 +42,7 @@ struct Case {
 
 hamiltonians::ModelParams make(const char* name, int nx, int ny, int nz, const char* boundary)
 {
-    hamiltonians::ModelParams p;
-    p.name = name;
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    return p;
+    return topokpm::testing::lattice_params(name, nx, ny, nz, boundary);
 }
 
 std::vector<Case> cases()

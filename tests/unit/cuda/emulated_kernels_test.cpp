@@ -21,6 +21,7 @@
 #include "numerics/cuda/stencil_device.cuh"
 #include "numerics/spmmv/width_registry.hpp"
 #include "tests/support/random_stencil.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace {
 
@@ -476,17 +477,6 @@ void expect_sweep_matches_cpu(const BlockStencil& st, int r, double beta, const 
     }
 }
 
-topokpm::hamiltonians::ModelParams model(const char* name, int nx, int ny, int nz, const char* boundary)
-{
-    topokpm::hamiltonians::ModelParams p;
-    p.name = name;
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    return p;
-}
-
 struct NamedStencil {
     std::string label;
     BlockStencil stencil;
@@ -498,25 +488,25 @@ struct NamedStencil {
 std::vector<NamedStencil> stencils()
 {
     std::vector<NamedStencil> out;
-    auto p = model("ti", 4, 6, 3, "ppo");
+    auto p = topokpm::testing::lattice_params("ti", 4, 6, 3, "ppo");
     p.flux = {1, 24};
     p.disorder = 0.8;
     p.disorder_seed = 5;
     out.push_back({"ti 4x6x3 ppo PHI=1/24 disorder", topokpm::hamiltonians::make_model(p)->block_stencil()});
-    p = model("graphene", 6, 9, 1, "op");
+    p = topokpm::testing::lattice_params("graphene", 6, 9, 1, "op");
     p.flux = {2, 9};
     p.dot_potential = -0.3;
     p.dot_radius = 1.5;
     p.dot_period = 3;
     out.push_back({"graphene 6x9 op PHI=2/9 dots", topokpm::hamiltonians::make_model(p)->block_stencil()});
-    p = model("ti", 6, 4, 3, "ppo");
+    p = topokpm::testing::lattice_params("ti", 6, 4, 3, "ppo");
     p.dot_potential = 0.4;
     p.dot_radius = 1.0;
     p.dot_period = 2;
     p.disorder = 0.8;
     p.disorder_seed = 3;
     out.push_back({"ti 6x4x3 ppo dots+disorder", topokpm::hamiltonians::make_model(p)->block_stencil()});
-    p = model("graphene", 6, 9, 1, "pp");
+    p = topokpm::testing::lattice_params("graphene", 6, 9, 1, "pp");
     p.disorder = 0.5;
     p.disorder_seed = 9;
     out.push_back({"graphene 6x9 pp disorder", topokpm::hamiltonians::make_model(p)->block_stencil()});

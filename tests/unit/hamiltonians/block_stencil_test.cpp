@@ -20,6 +20,7 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
+#include "tests/support/model_params.hpp"
 
 using namespace topokpm;
 
@@ -27,13 +28,7 @@ namespace {
 
 hamiltonians::ModelParams params(const char* name, int nx, int ny, int nz, const char* boundary)
 {
-    hamiltonians::ModelParams p;
-    p.name = name;
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    return p;
+    return topokpm::testing::lattice_params(name, nx, ny, nz, boundary);
 }
 
 std::vector<hamiltonians::ModelParams> all_cases()

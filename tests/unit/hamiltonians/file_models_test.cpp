@@ -25,6 +25,7 @@
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/scratch_path.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace topokpm {
 namespace {
@@ -51,13 +52,8 @@ using topokpm::testing::input_error;
 
 ModelParams hr_params(const std::string& file, int nx, int ny, int nz, const std::string& boundary)
 {
-    ModelParams p;
-    p.name = "hr";
+    ModelParams p = topokpm::testing::lattice_params("hr", nx, ny, nz, boundary);
     p.file = file;
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
     return p;
 }
 

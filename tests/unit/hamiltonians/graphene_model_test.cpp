@@ -10,6 +10,7 @@
 #include "hamiltonians/model.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/unit/hamiltonians/spec_reference.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace topokpm {
 namespace {
@@ -19,13 +20,7 @@ using cplx = std::complex<double>;
 
 ModelParams graphene(int nx, int ny, const std::string& boundary = "pp")
 {
-    ModelParams p;
-    p.name = "graphene";
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = 1;
-    p.boundary = boundary;
-    return p;
+    return topokpm::testing::lattice_params("graphene", nx, ny, 1, boundary);
 }
 
 ModelParams graphene_dirty(const std::string& boundary = "pp")

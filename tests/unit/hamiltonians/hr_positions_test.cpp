@@ -24,6 +24,7 @@
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/scratch_path.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace topokpm {
 namespace {
@@ -68,12 +69,7 @@ std::string positions_file(const std::string& name, const std::vector<Vector3>& 
 /// with its vectors and the positions A, B shifted by `shift`.
 ModelParams graphene(int nx, int ny, const std::string& boundary, MagneticFlux flux)
 {
-    ModelParams p;
-    p.name = "graphene";
-    p.nx = nx;
-    p.ny = ny;
-    p.boundary = boundary;
-    p.flux = flux;
+    ModelParams p = topokpm::testing::lattice_params("graphene", nx, ny, 1, boundary, flux);
     p.disorder = 0.7;
     p.disorder_seed = 3;
     return p;
@@ -92,14 +88,7 @@ ModelParams graphene_hr(int nx, int ny, const std::string& boundary, MagneticFlu
 
 ModelParams ti(int nx, int ny, int nz, const std::string& boundary, MagneticFlux flux)
 {
-    ModelParams p;
-    p.name = "ti";
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    p.flux = flux;
-    return p;
+    return topokpm::testing::lattice_params("ti", nx, ny, nz, boundary, flux);
 }
 
 /// inputs/ti_hr.dat (clean: the built-in's disorder is per site) on a cubic lattice of

@@ -18,6 +18,7 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace topokpm {
 namespace {
@@ -29,25 +30,12 @@ const double pi = std::acos(-1.0);
 
 ModelParams graphene(int nx, int ny, const std::string& boundary, MagneticFlux flux)
 {
-    ModelParams p;
-    p.name = "graphene";
-    p.nx = nx;
-    p.ny = ny;
-    p.boundary = boundary;
-    p.flux = flux;
-    return p;
+    return topokpm::testing::lattice_params("graphene", nx, ny, 1, boundary, flux);
 }
 
 ModelParams ti(int nx, int ny, int nz, const std::string& boundary, MagneticFlux flux)
 {
-    ModelParams p;
-    p.name = "ti";
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    p.flux = flux;
-    return p;
+    return topokpm::testing::lattice_params("ti", nx, ny, nz, boundary, flux);
 }
 
 /// Dots and disorder on top (they act on the diagonal only, the field on the hops).

@@ -10,6 +10,7 @@
 #include "hamiltonians/model.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/unit/hamiltonians/spec_reference.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace topokpm {
 namespace {
@@ -19,13 +20,7 @@ using cplx = std::complex<double>;
 
 ModelParams ti(int nx, int ny, int nz, const std::string& boundary = "ppo")
 {
-    ModelParams p;
-    p.name = "ti";
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    return p;
+    return topokpm::testing::lattice_params("ti", nx, ny, nz, boundary);
 }
 
 /// A ti model with dots (P = 3) and disorder: every term of the Hamiltonian is active.

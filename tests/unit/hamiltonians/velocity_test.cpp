@@ -15,6 +15,7 @@
 #include "hamiltonians/velocity.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
+#include "tests/support/model_params.hpp"
 
 namespace topokpm {
 namespace {
@@ -25,12 +26,7 @@ using cplx = std::complex<double>;
 
 ModelParams graphene(int nx, int ny, const std::string& boundary, MagneticFlux flux)
 {
-    ModelParams p;
-    p.name = "graphene";
-    p.nx = nx;
-    p.ny = ny;
-    p.boundary = boundary;
-    p.flux = flux;
+    ModelParams p = topokpm::testing::lattice_params("graphene", nx, ny, 1, boundary, flux);
     p.disorder = 0.9;
     p.disorder_seed = 5;
     return p;
@@ -38,13 +34,7 @@ ModelParams graphene(int nx, int ny, const std::string& boundary, MagneticFlux f
 
 ModelParams ti(int nx, int ny, int nz, const std::string& boundary, MagneticFlux flux)
 {
-    ModelParams p;
-    p.name = "ti";
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
-    p.flux = flux;
+    ModelParams p = topokpm::testing::lattice_params("ti", nx, ny, nz, boundary, flux);
     p.disorder = 0.9;
     return p;
 }

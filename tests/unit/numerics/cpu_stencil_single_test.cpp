@@ -28,6 +28,7 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/random_stencil.hpp"
 #include "tests/support/single_precision.hpp"
+#include "tests/support/model_params.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
@@ -53,12 +54,7 @@ complex_single round_f(complex_type v)
 std::unique_ptr<hamiltonians::Model> model(const std::string& name, int nx, int ny, int nz,
                                            const std::string& boundary = "", double disorder = 0.5)
 {
-    hamiltonians::ModelParams p;
-    p.name = name;
-    p.nx = nx;
-    p.ny = ny;
-    p.nz = nz;
-    p.boundary = boundary;
+    hamiltonians::ModelParams p = topokpm::testing::lattice_params(name, nx, ny, nz, boundary);
     p.disorder = disorder;
     return hamiltonians::make_model(p);
 }
