@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "hamiltonians/model.hpp"
+#include "numerics/cuda/halo_kernels.cuh"
 #include "numerics/cuda/stencil_device.cuh"
+#include "numerics/distributed/halo_device.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "tests/support/random_stencil.hpp"
 #include "tests/support/model_params.hpp"
@@ -527,6 +529,119 @@ TEST(EmulatedStencilSweeps, EqualTheCpuStencilOperatorInBothPrecisions)
                 expect_sweep_matches_cpu<complex_single>(k.stencil, r, beta, k.label + tail + " single");
                 if (::testing::Test::HasFailure()) return;
             }
+}
+
+// ---- the halo of a GPU rank (halo_kernels.cuh): gather and remote correction ----
+//
+// Against the host loops the CPU ranks and the stand-in run (pack_rows_host,
+// remote_correction_host). The gather copies: equal bit for bit. The correction sums L_i
+// products in double in both precisions, each implementation in its own association, so the
+// d of the two differ by at most 2 (L_i + 2) u_d |scale| sum |v| |h|; in double y gains one
+// rounding of |y|; in single y + d is rounded once to float, so the two y may also differ by
+// one float ulp where the exact sums fall on either side of a rounding boundary. The dot
+// share <corr|x> (the change y took, against x) is compared with the host's within the
+// propagated bound.
+
+using topokpm::numerics::HaloPattern;
+
+HaloPattern random_pattern(std::int64_t local_rows, std::int64_t halo_rows, std::mt19937& rng)
+{
+    HaloPattern p;
+    p.halo_rows = halo_rows;
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> entries(1, 6);
+    std::uniform_int_distribution<topokpm::local_index> halo_row(0, static_cast<topokpm::local_index>(halo_rows - 1));
+    for (topokpm::local_index i = 0; i < local_rows; i += 1 + static_cast<topokpm::local_index>(rng() % 3)) {
+        p.remote_row.push_back(i);  // distinct rows, as the operator's
+        for (int e = entries(rng); e > 0; --e) {
+            p.remote_col.push_back(halo_row(rng));
+            p.remote_vals.emplace_back(u(rng), u(rng));
+        }
+        p.remote_ptr.push_back(static_cast<std::int64_t>(p.remote_col.size()));
+    }
+    for (topokpm::local_index i = 0; i < local_rows; i += 2) p.send_index.push_back(i);
+    return p;
+}
+
+template <class T>
+void check_halo(int r, std::mt19937& rng)
+{
+    namespace kc = topokpm::numerics::kernels::cuda;
+    using V2 = typename kc::detail::DeviceComplex<T>::type;
+    using Real = typename T::value_type;
+    const std::int64_t local_rows = 300, halo_rows = 70;
+    const HaloPattern p = random_pattern(local_rows, halo_rows, rng);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<T> x(local_rows * r), y(local_rows * r), halo(halo_rows * r);
+    for (auto* v : {&x, &y, &halo})
+        for (T& e : *v) e = T(u(rng), u(rng));
+    const std::string label = std::string(sizeof(Real) == 4 ? "single" : "double") + " R=" + std::to_string(r);
+
+    // gather: the rows other ranks need, in send_index order
+    std::vector<T> packed_host(p.send_index.size() * r), packed(packed_host.size());
+    topokpm::numerics::pack_rows_host(p, x.data(), r, packed_host.data());
+    const auto count = static_cast<std::int64_t>(p.send_index.size());
+    emulate_launch(kc::halo::gather_rows_kernel<V2>, 2, 256, 0, p.send_index.data(), count, r,
+                   reinterpret_cast<const V2*>(x.data()), reinterpret_cast<V2*>(packed.data()));
+    EXPECT_TRUE(bitwise_equal(packed, packed_host)) << label << ": gathered rows";
+
+    // remote correction
+    const double scale = 0.7;
+    std::vector<T> y_host = y, y_dev = y;
+    topokpm::DotSums host_dots;
+    host_dots.reset(r);
+    topokpm::numerics::remote_correction_host(p, halo.data(), x.data(), y_host.data(), r, scale, &host_dots);
+    const auto rows = static_cast<std::int64_t>(p.remote_row.size());
+    std::vector<complex_double> corr(rows * r), xg(rows * r);
+    emulate_launch(kc::halo::remote_correction_kernel<V2>, 3, 256, 0, rows, r, p.remote_row.data(),
+                   p.remote_ptr.data(), p.remote_col.data(), reinterpret_cast<const double2*>(p.remote_vals.data()),
+                   reinterpret_cast<const V2*>(halo.data()), reinterpret_cast<const V2*>(x.data()),
+                   reinterpret_cast<V2*>(y_dev.data()), scale, reinterpret_cast<double2*>(corr.data()),
+                   reinterpret_cast<double2*>(xg.data()));
+    const double ud = std::numeric_limits<double>::epsilon() / 2;
+    std::vector<complex_double> share(r);
+    std::vector<double> share_bound(r, 0.0);
+    int failures = 0;
+    std::vector<bool> remote(local_rows, false);
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const std::int64_t row = p.remote_row[i];
+        remote[row] = true;
+        for (int c = 0; c < r; ++c) {
+            double mag = 0;
+            for (std::int64_t e = p.remote_ptr[i]; e < p.remote_ptr[i + 1]; ++e)
+                mag += std::abs(p.remote_vals[e]) * std::abs(complex_double(halo[p.remote_col[e] * r + c]));
+            const int len = static_cast<int>(p.remote_ptr[i + 1] - p.remote_ptr[i]);
+            const complex_double got = y_dev[row * r + c], want = y_host[row * r + c];
+            const double ulp = sizeof(Real) == 4 ? 2.0 * std::numeric_limits<float>::epsilon() * std::abs(want) : 0.0;
+            const double bound = 2.0 * (len + 2) * ud * scale * mag + 2.0 * ud * std::abs(want) + ulp;
+            if (!(std::abs(got - want) <= bound) && failures++ < 5)
+                ADD_FAILURE() << label << ": y(" << row << ", " << c << ") = " << got << ", host " << want << ", bound "
+                              << bound;
+            EXPECT_EQ(xg[i * r + c], complex_double(x[row * r + c])) << label << ": x at the remote row";
+            // corr is the change y took: exactly y_new - y_old in single, d in double
+            const complex_double old = y[row * r + c];
+            if (sizeof(Real) == 4)
+                EXPECT_EQ(corr[i * r + c], got - old) << label << ": corr is y_new - y_old";
+            share[c] += std::conj(corr[i * r + c]) * xg[i * r + c];
+            share_bound[c] += (bound + 2.0 * ud * std::abs(corr[i * r + c])) * std::abs(xg[i * r + c]);
+        }
+    }
+    for (std::int64_t row = 0; row < local_rows; ++row)
+        if (!remote[row])
+            for (int c = 0; c < r; ++c)
+                EXPECT_TRUE(std::memcmp(&y_dev[row * r + c], &y[row * r + c], sizeof(T)) == 0)
+                    << label << ": row " << row << " has no remote entries and must stay";
+    for (int c = 0; c < r; ++c)
+        EXPECT_LE(std::abs(share[c] - host_dots.yx[c]), share_bound[c] + 1e-300) << label << ": remote dot share " << c;
+}
+
+TEST(EmulatedHaloKernels, GatherAndRemoteCorrectionEqualTheHostLoops)
+{
+    std::mt19937 rng(31);
+    for (const int r : {1, 3, 8}) {
+        check_halo<complex_double>(r, rng);
+        check_halo<complex_single>(r, rng);
+    }
 }
 
 }  // namespace
