@@ -349,14 +349,22 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
   # What limits single at R = 32 (issue 36: 1.3-1.4x double, not 1.6x): one stencil sweep of
   # each precision under Nsight Compute's speed-of-light, occupancy and warp-stall sections (the
   # site kernel's shared loads would show as MIO throttle: docs/cuda_backend.md, Kernels), where the
-  # image has ncu and lets it read the counters (logs/profile_*_r32.log; not recorded).
+  # image has ncu and lets it read the counters (logs/profile_*.log; not recorded).
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
   if [ -n "$NCU" ] || [ $DRY = 1 ]; then
-    for p in double single; do
-      step "profile_${p}_r32" "${NCU:-ncu}" --kernel-name regex:stencil_ --launch-skip 20 --launch-count 1 \
+    # single_unpaired: the site kernel with one column per thread (TOPOKPM_CUDA_PAIRED_COLUMNS=0)
+    for p in double single single_unpaired; do
+      step "profile_${p}_r32" env TOPOKPM_CUDA_PAIRED_COLUMNS=$([ $p = single_unpaired ] && echo 0 || echo 1) \
+        "${NCU:-ncu}" --kernel-name regex:stencil_ --launch-skip 20 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
-        "$KPM" ${RUN32/--moments 1024/--moments 64} --precision $p -o "$OUT/profile_$p.h5"
+        "$KPM" ${RUN32/--moments 1024/--moments 64} --precision ${p%_unpaired} -o "$OUT/profile_$p.h5"
     done
+    # SELL R = 1 (0.72 of the copy bandwidth on the H200): the achieved occupancy and DRAM
+    # throughput with the kernels capped at 48 registers (5 blocks per SM, sell_kernels.cu)
+    step profile_sell_r1 "${NCU:-ncu}" --kernel-name regex:sell_augmented --launch-skip 20 --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats \
+      "$KPM" --model ti --lattice $LATTICE --moments 64 --vectors 1 --block-width 1 --bounds gershgorin -q --matrix sell \
+      --device cuda -o "$OUT/profile_sell_r1.h5"
   else
     echo "no ncu in this image: GPU single not profiled"
   fi
