@@ -210,7 +210,8 @@ BasicStencilView<T> host_stencil_view(const BlockStencil& stencil, const Stencil
 /// (nx + ny) bytes, read through the caches) and a double complex product, and without the
 /// site kernel each neighbour's x is loaded once per entry instead of once per site (ti: 52
 /// instead of 28 loads). Not yet run on a GPU (CudaSpmmvField in tests/unit/cuda checks it
-/// where one is visible; scripts/device_check.sh runs it).
+/// where one is visible; scripts/device_check.sh runs it); its source runs on the host
+/// emulation in every build (cuda_emulated_kernels_test, against the CPU stencil operator).
 template <class T>
 SweepInfo stencil_spmmv(const BasicStencilView<T>& s, const T* x, T* y, int num_cols, const AugmentedOps& ops,
                         DotWorkspace& workspace, DotSums* dots);
