@@ -268,7 +268,7 @@ print(f"{float(np.max(np.abs(a - b)) / np.max(np.abs(b))):.3e}")
 PY
 }
 gflops() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['provenance'].attrs['gflops'])" "$1"; }
-# the start vectors' seconds (made on the host; gflops counts the sweeps only)
+# the start vectors' seconds (made on the GPU for the stochastic trace; gflops counts the sweeps only)
 start_seconds() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['provenance'].attrs['seconds_start_vectors'])" "$1"; }
 if [ $DRY = 1 ]; then  # nothing ran: nothing to read
   gflops() { echo dry-run; }
@@ -285,7 +285,8 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
       "relative" "max|mu_gpu - mu_cpu| / max|mu|, must be < 1e-12"
   done
   # ---- rates: one GPU, the CPU, GPU + CPU ranks (ti, R = 8) ----
-  # M = 1024: the start vectors' generation and upload (about 0.23 s on the H200) stay a small part
+  # M = 1024: the start vectors (0.23 s made on the host and uploaded on the H200; now made on the
+  # GPU, and outside gflops) stay a small part
   RUN="--model ti --lattice $LATTICE --moments 1024 --vectors 8 --block-width 8 --bounds gershgorin -q"
   for m in free sell; do
     step "rate_gpu_$m" "$KPM" $RUN --matrix $m --device cuda -o "$OUT/rate_gpu_$m.h5" &&
@@ -317,10 +318,10 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
   # ---- single vs double at R = 32 ----
   RUN32="--model ti --lattice $LATTICE --moments 1024 --vectors 32 --block-width 32 --bounds gershgorin -q --matrix free --device cuda"
   step rate_gpu_double_r32 "$KPM" $RUN32 -o "$OUT/r32_double.h5" && record rate_gpu_double_r32 "$(gflops "$OUT/r32_double.h5")" Gflop/s "" &&
-    record start_vectors_double_r32 "$(start_seconds "$OUT/r32_double.h5")" s "host generation and allocation, outside the rate"
+    record start_vectors_double_r32 "$(start_seconds "$OUT/r32_double.h5")" s "made on the GPU, outside the rate"
   if step rate_gpu_single_r32 "$KPM" $RUN32 --precision single -o "$OUT/r32_single.h5"; then
     record rate_gpu_single_r32 "$(gflops "$OUT/r32_single.h5")" Gflop/s ""
-    record start_vectors_single_r32 "$(start_seconds "$OUT/r32_single.h5")" s "host generation, rounding and allocation"
+    record start_vectors_single_r32 "$(start_seconds "$OUT/r32_single.h5")" s "made on the GPU in float, outside the rate"
     [ $DRY = 0 ] && [ -f "$OUT/r32_double.h5" ] &&
       record gpu_single_over_double_r32 "$(awk -v s="$(gflops "$OUT/r32_single.h5")" -v d="$(gflops "$OUT/r32_double.h5")" 'BEGIN{print s/d}')" \
         "x" "single / double Gflop/s, free R = 32, issue 36 asks >= 1.6" &&

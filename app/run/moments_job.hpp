@@ -85,7 +85,7 @@ struct JobResult {
     int checkpoints_written = 0;
     int checkpoints_failed = 0;                     ///< periodic ones that could not be written (warned)
     double checkpoint_seconds = 0.0;                ///< the longest checkpoint write
-    /// Spent making start vectors (BlockTrace::prepare: generated on the host, the
+    /// Spent making start vectors (BlockTrace::prepare: on the host or the operator's device, the
     /// recurrence's blocks allocated) by this process; the rest of the job is its sweeps.
     double start_vector_seconds = 0.0;
     /// The checkpoint file this run wrote last, as it was renamed into place: the only

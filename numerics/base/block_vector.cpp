@@ -30,6 +30,11 @@ public:
     void* data() override { return buffer_.data(); }
     void upload(const void* host, std::size_t bytes) override { buffer_.upload(host, bytes); }
     void download(void* host, std::size_t bytes) override { buffer_.download(host, bytes); }
+    void zero(std::size_t bytes) override
+    {
+        TOPOKPM_REQUIRE(bytes == buffer_.bytes(), "zero of ", bytes, " bytes of a ", buffer_.bytes(), "-byte mirror");
+        buffer_.zero();
+    }
 
 private:
     device::DeviceBuffer buffer_;
@@ -43,6 +48,7 @@ public:
     void* data() override { return memory_.data(); }
     void upload(const void* host, std::size_t bytes) override { std::memcpy(memory_.data(), host, bytes); }
     void download(void* host, std::size_t bytes) override { std::memcpy(host, memory_.data(), bytes); }
+    void zero(std::size_t bytes) override { std::memset(static_cast<void*>(memory_.data()), 0, bytes); }
 
 private:
     std::vector<complex_double> memory_;
@@ -79,6 +85,22 @@ BasicBlockVector<T>::BasicBlockVector(global_index num_rows, int num_cols)
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < num_rows; ++i)
         for (std::int64_t j = 0; j < per_row; ++j) new (p + i * per_row + j) T();
+}
+
+template <class T>
+BasicBlockVector<T> BasicBlockVector<T>::zeros_on(global_index num_rows, int num_cols, int device)
+{
+    if (device == device::no_device) return BasicBlockVector(num_rows, num_cols);
+    TOPOKPM_REQUIRE(num_rows >= 0 && num_cols >= 0, "block of ", num_rows, " x ", num_cols);
+    BasicBlockVector b;
+    b.num_rows_ = num_rows;
+    b.num_cols_ = num_cols;
+    b.data_ = allocate(b.size());  // not touched: its pages stay unmapped until a download
+    b.mirror_ = make_device_mirror(device, b.bytes());
+    b.sync_ = std::make_unique<Sync>();
+    b.mirror_->zero(b.bytes());
+    b.state_.store(MemoryState::device, std::memory_order_release);
+    return b;
 }
 
 template <class T>

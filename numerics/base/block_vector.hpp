@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "numerics/base/types.hpp"
 #include "runtime/base/system.hpp"
@@ -63,6 +64,9 @@ public:
     virtual void upload(const void* host, std::size_t bytes) = 0;
     /// Device -> host copy of `bytes` bytes.
     virtual void download(void* host, std::size_t bytes) = 0;
+    /// Sets the first `bytes` bytes of the copy to zero (here: by uploading zeros; the CUDA and
+    /// stand-in mirrors set them in place).
+    virtual void zero(std::size_t bytes) { upload(std::vector<unsigned char>(bytes, 0).data(), bytes); }
 };
 
 /// A device mirror of `bytes` bytes on CUDA device `device` (cudaMalloc). Throws
@@ -81,6 +85,12 @@ public:
     BasicBlockVector();
     /// N >= 0 rows, R >= 0 columns, zero-initialised in parallel (first touch), on the host.
     BasicBlockVector(global_index num_rows, int num_cols);
+    /// N x R zeros whose only copy is on `device` (device::no_device: the constructor above):
+    /// the host array is allocated but not touched, so no page of it is faulted in until a
+    /// host access downloads into it, and the device copy is set to zero in place. For the
+    /// blocks a device operator sweeps (the KPM's start and previous blocks on a GPU), whose
+    /// host arrays a run may never read. Throws ResourceError when the device lacks memory.
+    static BasicBlockVector zeros_on(global_index num_rows, int num_cols, int device);
     /// Copies the values (downloading from the device first if the device copy is the only
     /// valid one); the copy lives on the host and has no device mirror.
     BasicBlockVector(const BasicBlockVector& other);

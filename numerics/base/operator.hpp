@@ -15,6 +15,7 @@
 #include "numerics/base/block_vector.hpp"
 #include "numerics/base/row_source.hpp"
 #include "numerics/base/types.hpp"
+#include "runtime/device/device.hpp"
 
 namespace topokpm {
 
@@ -179,6 +180,12 @@ public:
     /// Algorithms that run many sweeps (the KPM recurrence) keep their vectors in this
     /// precision; dot products are double in both (docs/performance.md, "Single precision").
     virtual Precision precision() const { return Precision::Double; }
+
+    /// Where the blocks this operator sweeps live: device::no_device (the host arrays; every
+    /// CPU operator), device::host_standin, or a CUDA device index. Algorithms make their
+    /// blocks there (BasicBlockVector::zeros_on), so that a run on a device does not fault in
+    /// host copies it never reads.
+    virtual int blocks_device() const { return device::no_device; }
 
     // ---- Distribution (docs/scaling.md). Serial operators keep these defaults. ----
 

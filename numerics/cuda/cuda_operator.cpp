@@ -33,6 +33,9 @@ device::DeviceBuffer upload(const std::vector<T, Alloc>& host, int device, const
 /// Operator's two block types is TypedOperator's.
 template <class T>
 class CudaOperatorBase : public TypedOperator<T> {
+public:
+    int blocks_device() const override { return device_; }
+
 protected:
     explicit CudaOperatorBase(int device) : device_(device), workspace_(device) {}
 

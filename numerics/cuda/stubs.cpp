@@ -1,5 +1,6 @@
 // The CUDA operators in builds without the CUDA backend (TOPOKPM_CUDA=OFF or no nvcc):
 // the same entry points, so every call site compiles, throwing NotCompiled when reached.
+#include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
 #include "runtime/base/error.hpp"
 #include "topokpm/config.hpp"
@@ -24,3 +25,18 @@ std::unique_ptr<Operator> make_cuda_stencil_operator(const BlockStencil&, int, P
 }
 
 }  // namespace topokpm::numerics
+
+namespace topokpm::numerics::kernels::cuda {
+
+template <class T>
+void random_phase_values(T*, global_index, int, int, std::uint64_t, std::int64_t, global_index, global_index)
+{
+    throw NotCompiled("cuda", "random_phase_values");
+}
+
+template void random_phase_values(complex_double*, global_index, int, int, std::uint64_t, std::int64_t, global_index,
+                                  global_index);
+template void random_phase_values(complex_single*, global_index, int, int, std::uint64_t, std::int64_t, global_index,
+                                  global_index);
+
+}  // namespace topokpm::numerics::kernels::cuda

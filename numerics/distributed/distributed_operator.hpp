@@ -129,6 +129,8 @@ public:
     /// The local part's: a single-precision local operator gives a single-precision
     /// distributed one (float halo, double dots; docs/cluster.md).
     Precision precision() const override { return local_op_->precision(); }
+    /// DistributedOptions::device: where x and y live on this rank.
+    int blocks_device() const override { return opts_.device; }
 
     /// Rows of the halo buffer (distinct remote columns) and rows sent per sweep.
     global_index halo_rows() const { return static_cast<global_index>(halo_global_.size()); }

@@ -196,6 +196,7 @@ public:
     std::string name() const override { return "standin-" + cpu_->name(); }
     OperatorCost cost() const override { return cpu_->cost(); }
     Precision precision() const override { return cpu_->precision(); }
+    int blocks_device() const override { return device::host_standin; }
 
 protected:
     void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override

@@ -55,7 +55,7 @@ struct HaloPattern {
 };
 
 /// The device index of a rank without a device (its blocks are the host arrays).
-inline constexpr int no_device = -1;
+inline constexpr int no_device = device::no_device;
 
 /// T = complex_double or complex_single (--precision single, every device: the halo and the
 /// blocks in float, the remote correction's arithmetic and the dots in double, y rounded once

@@ -21,6 +21,30 @@ public:
         fill_random_phase_vectors(block, seed_, first_column, n_, row_begin);
         zero_columns_from(block, r_ - first_column);
     }
+    bool fills_on_device() const override { return true; }
+    void fill_on_device(BlockVector& block, global_index first_column, const RowRuns& runs, int device) const override
+    {
+        on_device(block, first_column, runs, device);
+    }
+    void fill_on_device(BasicBlockVector<complex_single>& block, global_index first_column, const RowRuns& runs,
+                        int device) const override
+    {
+        on_device(block, first_column, runs, device);
+    }
+    /// Each run's rows at their place in the block, columns from C on zero.
+    template <class T>
+    void on_device(BasicBlockVector<T>& block, global_index first_column, const RowRuns& runs, int device) const
+    {
+        const int w = block.num_cols();
+        const int valid = static_cast<int>(std::clamp<global_index>(r_ - first_column, 0, w));
+        T* data = block.device_data_overwrite(device);
+        global_index local = 0;
+        for (const auto& [b, e] : runs) {
+            random_phase_values_on(device, data + local * w, e - b, w, valid, seed_, first_column, n_, b);
+            local += e - b;
+        }
+        TOPOKPM_REQUIRE(local == block.num_rows(), "row runs of ", local, " rows for a block of ", block.num_rows());
+    }
     static void zero_columns_from(BlockVector& block, global_index first_zero)
     {
         if (first_zero >= block.num_cols()) return;
@@ -251,12 +275,37 @@ void StartVectorPlan::fill_runs(BlockVector& block, global_index first_column, c
     TOPOKPM_REQUIRE(local == block.num_rows(), "row runs of ", local, " rows for a block of ", block.num_rows());
 }
 
+void StartVectorPlan::fill_on_device(BlockVector&, global_index, const RowRuns&, int) const
+{
+    TOPOKPM_REQUIRE(false, "fill_on_device() of a plan that fills on the host only");
+}
+
+void StartVectorPlan::fill_on_device(BasicBlockVector<complex_single>&, global_index, const RowRuns&, int) const
+{
+    TOPOKPM_REQUIRE(false, "fill_on_device() of a plan that fills on the host only");
+}
+
 bool BlockTrace::prepare()
 {
     if (recurrence_ || done()) return false;
-    BlockVector start(op_->num_rows(), width_);
-    plan_->fill_runs(start, state_.blocks_done * width_, op_->row_runs());
-    recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
+    const global_index first = state_.blocks_done * width_;
+    const int device = op_->blocks_device();
+    if (device != device::no_device && plan_->fills_on_device()) {
+        // Made where the sweeps read them, in the operator's precision: no host array is
+        // touched and nothing crosses the bus.
+        auto made_on_device = [&](auto start) {
+            plan_->fill_on_device(start, first, op_->row_runs(), device);
+            recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
+        };
+        if (op_->precision() == Precision::Single)
+            made_on_device(BasicBlockVector<complex_single>::zeros_on(op_->num_rows(), width_, device));
+        else
+            made_on_device(BlockVector::zeros_on(op_->num_rows(), width_, device));
+    } else {
+        BlockVector start(op_->num_rows(), width_);
+        plan_->fill_runs(start, first, op_->row_runs());
+        recurrence_.emplace(*op_, std::move(start), num_moments_, scaling_);
+    }
     collect_reads();
     return true;
 }

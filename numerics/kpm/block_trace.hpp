@@ -53,6 +53,16 @@ public:
     /// block has at that global row, so moments do not depend on the decomposition. One
     /// run calls fill() directly; several fill each run's rows through fill() and copy.
     void fill_runs(BlockVector& block, global_index first_column, const RowRuns& runs) const;
+    /// True when fill_on_device() makes this plan's columns in device memory (random phases).
+    /// The other plans' blocks are filled on the host and uploaded by the first sweep.
+    virtual bool fills_on_device() const { return false; }
+    /// fill_runs's columns written straight into `block`'s copy on `device` (a CUDA device or
+    /// device::host_standin; the block's only valid copy afterwards), in the block's
+    /// precision: the same values up to the device's cos and sin, rounded to complex float
+    /// for a single block as convert_block rounds them. Only where fills_on_device().
+    virtual void fill_on_device(BlockVector& block, global_index first_column, const RowRuns& runs, int device) const;
+    virtual void fill_on_device(BasicBlockVector<complex_single>& block, global_index first_column,
+                                const RowRuns& runs, int device) const;
 
     /// One entry read off a swept column: slot += Re(conj(phase) <row|T_n(Ht)|column>).
     struct Read {

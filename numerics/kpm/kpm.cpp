@@ -51,16 +51,32 @@ ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, BlockVector start, 
                                          const KpmScaling& scaling)
     : op_(&op), num_moments_(num_moments), scaling_(scaling)
 {
-    TOPOKPM_USER_REQUIRE(num_moments >= 2, "{moments} ", num_moments, ": must be >= 2");
-    TOPOKPM_REQUIRE(start.num_rows() == op.num_rows() && start.num_cols() >= 1, "start vectors have ",
-                    start.num_rows(), " rows and ", start.num_cols(), " columns, operator ", op.num_rows(), " rows");
-    state_.raw.assign(static_cast<size_t>(start.num_cols()) * num_moments, 0.0);
-    if (op.precision() == Precision::Single) blocks_.emplace<Blocks<complex_single>>();
+    start_from(std::move(start));
+}
+
+ChebyshevRecurrence::ChebyshevRecurrence(const Operator& op, BasicBlockVector<complex_single> start, int num_moments,
+                                         const KpmScaling& scaling)
+    : op_(&op), num_moments_(num_moments), scaling_(scaling)
+{
+    TOPOKPM_USER_REQUIRE(op.precision() == Precision::Single, "complex-float start vectors on the double-precision ",
+                         op.name(), " operator");
+    start_from(std::move(start));
+}
+
+template <class S>
+void ChebyshevRecurrence::start_from(BasicBlockVector<S> start)
+{
+    TOPOKPM_USER_REQUIRE(num_moments_ >= 2, "{moments} ", num_moments_, ": must be >= 2");
+    TOPOKPM_REQUIRE(start.num_rows() == op_->num_rows() && start.num_cols() >= 1, "start vectors have ",
+                    start.num_rows(), " rows and ", start.num_cols(), " columns, operator ", op_->num_rows(), " rows");
+    state_.raw.assign(static_cast<size_t>(start.num_cols()) * num_moments_, 0.0);
+    if (op_->precision() == Precision::Single) blocks_.emplace<Blocks<complex_single>>();
     std::visit(
         [&](auto& b) {
             using T = typename std::decay_t<decltype(b.current)>::value_type;
-            b.previous = BasicBlockVector<T>(start.num_rows(), start.num_cols());
-            b.current = take_as<T>(std::move(start));  // single: the start vectors rounded to complex float
+            // The first sweep overwrites it (beta = 0): on a device its host array stays untouched.
+            b.previous = BasicBlockVector<T>::zeros_on(start.num_rows(), start.num_cols(), op_->blocks_device());
+            b.current = take_as<T>(std::move(start));  // double start, single operator: rounded to complex float
         },
         blocks_);
 }

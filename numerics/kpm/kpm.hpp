@@ -52,9 +52,13 @@ struct ChebyshevState {
 /// run, so the moments agree bit for bit (on the same operator and thread count).
 class ChebyshevRecurrence {
 public:
-    /// Starts from `start` (N x R, moved in; R >= 1). No sweep is made yet. M >= 2
-    /// (InputError naming --moments).
+    /// Starts from `start` (N x R, moved in; R >= 1): double, or already in complex float for
+    /// a single-precision operator (InputError for a float start on a double one). No sweep is
+    /// made yet. M >= 2 (InputError naming --moments). The second block is made where the
+    /// operator's blocks live (Operator::blocks_device, BasicBlockVector::zeros_on).
     ChebyshevRecurrence(const Operator& op, BlockVector start, int num_moments, const KpmScaling& scaling);
+    ChebyshevRecurrence(const Operator& op, BasicBlockVector<complex_single> start, int num_moments,
+                        const KpmScaling& scaling);
     /// Continues from a saved state; throws DimensionMismatch when its shapes do not fit
     /// the operator and M (e.g. a checkpoint of another run).
     ChebyshevRecurrence(const Operator& op, ChebyshevState state, int num_moments, const KpmScaling& scaling);
@@ -89,6 +93,8 @@ private:
         BasicBlockVector<T> current, previous;
     };
     void take_blocks(ChebyshevState& from);
+    template <class S>
+    void start_from(BasicBlockVector<S> start);
 
     const Operator* op_;
     int num_moments_;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "numerics/base/counter_rng.hpp"
+#include "runtime/device/device.hpp"
 
 #if defined(TOPOKPM_HAVE_LIBMVEC)
 // glibc's libmvec has SIMD sin and cos (within 1 ulp of libm's), but <math.h> declares them
@@ -39,18 +40,16 @@ __attribute__((noinline)) void cos_sin(const double* p, double* c, double* s)
 
 }  // namespace
 
-void fill_random_phase_vectors(BlockVector& block, std::uint64_t vector_seed,
-                               std::int64_t first_vector, global_index num_global_rows,
-                               global_index row_begin)
+template <class T>
+void random_phase_values(T* out, global_index rows, int cols, int valid_cols, std::uint64_t vector_seed,
+                         std::int64_t first_vector, global_index num_global_rows, global_index row_begin)
 {
     const std::uint64_t stream = vector_stream_seed(vector_seed);
-    const global_index n = block.num_rows();
-    const int r = block.num_cols();
+    const int r = cols;
     const double two_pi = 2.0 * M_PI;
     // Entries in chunks of the row-major block (flat index k = i r + c): the phases, then
-    // their cosines and sines as one SIMD loop.
-    const global_index total = n * r;
-    complex_type* out = block.data();
+    // their cosines and sines as one SIMD loop; columns from valid_cols on are zero.
+    const global_index total = rows * r;
 #pragma omp parallel
     {
         double phase[kChunk], re[kChunk], im[kChunk];
@@ -66,10 +65,44 @@ void fill_random_phase_vectors(BlockVector& block, std::uint64_t vector_seed,
             }
             for (int t = len; t < kChunk; ++t) phase[t] = 0.0;
             cos_sin(phase, re, im);
-            for (int t = 0; t < len; ++t) out[k0 + t] = complex_type(re[t], im[t]);
+            using Real = typename T::value_type;  // float: rounded to nearest, as convert_block rounds
+            for (int t = 0; t < len; ++t) out[k0 + t] = T(static_cast<Real>(re[t]), static_cast<Real>(im[t]));
+            if (valid_cols < r)
+                for (int t = 0; t < len; ++t)
+                    if (static_cast<int>((k0 + t) % r) >= valid_cols) out[k0 + t] = T(0, 0);
         }
     }
 }
+
+template void random_phase_values(complex_double*, global_index, int, int, std::uint64_t, std::int64_t, global_index,
+                                  global_index);
+template void random_phase_values(complex_single*, global_index, int, int, std::uint64_t, std::int64_t, global_index,
+                                  global_index);
+
+void fill_random_phase_vectors(BlockVector& block, std::uint64_t vector_seed,
+                               std::int64_t first_vector, global_index num_global_rows,
+                               global_index row_begin)
+{
+    random_phase_values(block.data(), block.num_rows(), block.num_cols(), block.num_cols(), vector_seed, first_vector,
+                        num_global_rows, row_begin);
+}
+
+template <class T>
+void random_phase_values_on(int device, T* out, global_index rows, int cols, int valid_cols,
+                            std::uint64_t vector_seed, std::int64_t first_vector, global_index num_global_rows,
+                            global_index row_begin)
+{
+    if (device == device::host_standin)
+        random_phase_values(out, rows, cols, valid_cols, vector_seed, first_vector, num_global_rows, row_begin);
+    else
+        kernels::cuda::random_phase_values(out, rows, cols, valid_cols, vector_seed, first_vector, num_global_rows,
+                                           row_begin);
+}
+
+template void random_phase_values_on(int, complex_double*, global_index, int, int, std::uint64_t, std::int64_t,
+                                     global_index, global_index);
+template void random_phase_values_on(int, complex_single*, global_index, int, int, std::uint64_t, std::int64_t,
+                                     global_index, global_index);
 
 void fill_unit_vectors(BlockVector& block, global_index first_row)
 {

@@ -37,6 +37,8 @@ bool cuda_compiled();
 /// run on it in every build, so tests check them on machines without a GPU. Never a CUDA
 /// device: no function of this header accepts it.
 inline constexpr int host_standin = -2;
+/// The "device" of blocks that live in host memory only (a CPU operator's, a CPU rank's).
+inline constexpr int no_device = -1;
 
 /// The CUDA device of MPI rank `node_rank` (its index among the ranks of its node) when
 /// `visible` devices are visible: one rank per GPU, rank k drives device k; -1 (the rank
@@ -108,6 +110,8 @@ public:
     /// Blocking copies between host memory and [offset, offset + bytes) of this buffer.
     void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
     void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+    /// Sets every byte to zero (cudaMemset; blocking).
+    void zero();
 
 private:
     void release() noexcept;

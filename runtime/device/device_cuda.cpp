@@ -174,6 +174,12 @@ void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) c
     TOPOKPM_CUDA_CHECK(cudaMemcpy(host, static_cast<const char*>(data_) + offset, bytes, cudaMemcpyDeviceToHost));
 }
 
+void DeviceBuffer::zero()
+{
+    if (bytes_ == 0) return;
+    TOPOKPM_CUDA_CHECK(cudaMemset(data_, 0, bytes_));
+}
+
 PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes)
 {
     if (bytes != 0) TOPOKPM_CUDA_CHECK(cudaMallocHost(&data_, bytes));

@@ -32,6 +32,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
 void DeviceBuffer::release() noexcept {}
 void DeviceBuffer::upload(const void*, std::size_t, std::size_t) { throw NotCompiled("cuda", __func__); }
 void DeviceBuffer::download(void*, std::size_t, std::size_t) const { throw NotCompiled("cuda", __func__); }
+void DeviceBuffer::zero() { throw NotCompiled("cuda", __func__); }
 PinnedBuffer::PinnedBuffer(std::size_t bytes)
 {
     if (bytes != 0) throw NotCompiled("cuda", __func__);

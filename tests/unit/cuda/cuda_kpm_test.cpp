@@ -16,6 +16,7 @@
 
 #include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
+#include "numerics/distributed/halo_device.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "numerics/lanczos/lanczos.hpp"
 #include "numerics/spmmv/cuda_operator.hpp"
@@ -67,6 +68,31 @@ void expect_same_moments(const topokpm::testing::TraceMoments& gpu, const topokp
 }
 
 }  // namespace
+
+// On an operator whose blocks live on a device (here the host stand-in, in every build), the
+// trace makes its random-phase start vectors in that device's memory, in the operator's
+// precision (BlockTrace::prepare, StartVectorPlan::fill_on_device) and the second block there
+// too. The stand-in's values are the host loop's, rounded to float as convert_block rounds the
+// host run's double start block, so the moments equal the CPU operator's bit for bit in both
+// precisions; with R = 5 in blocks of 3 the second block's last column is a zero column. On a
+// GPU the same path runs the kernel of numerics/cuda/start_vectors.cuh (the test above).
+TEST(KpmOnADevice, StartVectorsMadeOnTheStandinGiveTheHostMomentsBitForBit)
+{
+    for (const auto& params : {ti_params(), graphene_params()}) {
+        const auto model = hamiltonians::make_model(params);
+        const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(*model), 0.01);
+        for (const Precision precision : {Precision::Double, Precision::Single}) {
+            const std::shared_ptr<const Operator> cpu =
+                numerics::make_cpu_stencil_operator(model->block_stencil(), precision);
+            const auto standin = numerics::make_host_standin_operator(cpu);
+            ASSERT_EQ(standin->blocks_device(), device::host_standin);
+            const auto plan = numerics::random_phase_plan(cpu->global_rows(), 5, 23);
+            const auto want = numerics::run_block_trace(*cpu, *plan, 64, 3, scaling);
+            const auto got = numerics::run_block_trace(*standin, *plan, 64, 3, scaling);
+            EXPECT_EQ(got, want) << params.name << (precision == Precision::Single ? " single" : " double");
+        }
+    }
+}
 
 TEST(CudaKpm, StochasticTraceMomentsEqualTheCpuMoments)
 {

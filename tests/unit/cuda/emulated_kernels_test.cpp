@@ -19,8 +19,10 @@
 
 #include "hamiltonians/model.hpp"
 #include "numerics/cuda/halo_kernels.cuh"
+#include "numerics/cuda/start_vectors.cuh"
 #include "numerics/cuda/stencil_device.cuh"
 #include "numerics/distributed/halo_device.hpp"
+#include "numerics/kpm/start_vectors.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "tests/support/random_stencil.hpp"
 #include "tests/support/model_params.hpp"
@@ -620,17 +622,19 @@ void check_halo(int r, std::mt19937& rng)
             EXPECT_EQ(xg[i * r + c], complex_double(x[row * r + c])) << label << ": x at the remote row";
             // corr is the change y took: exactly y_new - y_old in single, d in double
             const complex_double old = y[row * r + c];
-            if (sizeof(Real) == 4)
+            if (sizeof(Real) == 4) {
                 EXPECT_EQ(corr[i * r + c], got - old) << label << ": corr is y_new - y_old";
+            }
             share[c] += std::conj(corr[i * r + c]) * xg[i * r + c];
             share_bound[c] += (bound + 2.0 * ud * std::abs(corr[i * r + c])) * std::abs(xg[i * r + c]);
         }
     }
     for (std::int64_t row = 0; row < local_rows; ++row)
-        if (!remote[row])
+        if (!remote[row]) {
             for (int c = 0; c < r; ++c)
                 EXPECT_TRUE(std::memcmp(&y_dev[row * r + c], &y[row * r + c], sizeof(T)) == 0)
                     << label << ": row " << row << " has no remote entries and must stay";
+        }
     for (int c = 0; c < r; ++c)
         EXPECT_LE(std::abs(share[c] - host_dots.yx[c]), share_bound[c] + 1e-300) << label << ": remote dot share " << c;
 }
@@ -642,6 +646,50 @@ TEST(EmulatedHaloKernels, GatherAndRemoteCorrectionEqualTheHostLoops)
         check_halo<complex_double>(r, rng);
         check_halo<complex_single>(r, rng);
     }
+}
+
+// ---- random-phase start vectors made on the device (start_vectors.cuh) ----
+//
+// The kernel's phases are the host's bit for bit (the same constexpr counter-based generator
+// and 2 pi); its cos and sin are the device's (here the host libm's scalar sincos, on the
+// host the SIMD libmvec's), each within an ulp or two of the exact value: entries differ by
+// at most 4 ulp of 1 in double; in single both round the double to float, so they differ
+// by at most one float ulp. Columns from valid_cols on are zero; a rank's rows (row_begin)
+// and later blocks (first_vector) take the serial block's numbers.
+
+template <class T>
+void check_start_vectors(std::int64_t rows, int cols, int valid, std::int64_t first_vector, std::int64_t row_begin)
+{
+    namespace kc = topokpm::numerics::kernels::cuda;
+    using V2 = typename kc::detail::DeviceComplex<T>::type;
+    const std::uint64_t seed = 77;
+    const std::int64_t global_rows = 5000;
+    std::vector<T> host(rows * cols), dev(rows * cols, T(-9, -9));
+    topokpm::numerics::random_phase_values(host.data(), rows, cols, valid, seed, first_vector, global_rows, row_begin);
+    emulate_launch(kc::start::random_phase_kernel<V2>, 3, 256, 0, reinterpret_cast<V2*>(dev.data()), rows, cols, valid,
+                   topokpm::vector_stream_seed(seed), static_cast<std::uint64_t>(first_vector),
+                   static_cast<std::uint64_t>(global_rows), static_cast<std::uint64_t>(row_begin));
+    const bool single = sizeof(T) == sizeof(complex_single);
+    const double tol = single ? std::numeric_limits<float>::epsilon() : 4 * std::numeric_limits<double>::epsilon();
+    int failures = 0;
+    for (std::int64_t i = 0; i < rows; ++i)
+        for (int c = 0; c < cols; ++c) {
+            const T d = dev[i * cols + c], h = host[i * cols + c];
+            const bool ok = c >= valid ? d == T(0, 0) && h == T(0, 0)
+                                       : std::abs(complex_double(d) - complex_double(h)) <= tol &&
+                                             std::abs(std::abs(complex_double(d)) - 1.0) <= tol;
+            if (!ok && failures++ < 5)
+                ADD_FAILURE() << (single ? "single" : "double") << " entry (" << i << ", " << c << "): device " << d
+                              << ", host " << h;
+        }
+}
+
+TEST(EmulatedStartVectors, EqualTheHostLoopToTheLastUlpsOfCosAndSin)
+{
+    check_start_vectors<complex_double>(700, 8, 8, 0, 0);
+    check_start_vectors<complex_double>(333, 3, 2, 6, 1200);  // a later block's zero column, a rank's rows
+    check_start_vectors<complex_single>(700, 8, 8, 0, 0);
+    check_start_vectors<complex_single>(250, 32, 27, 32, 4000);
 }
 
 }  // namespace
