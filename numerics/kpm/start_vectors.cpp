@@ -92,11 +92,13 @@ void random_phase_values_on(int device, T* out, global_index rows, int cols, int
                             std::uint64_t vector_seed, std::int64_t first_vector, global_index num_global_rows,
                             global_index row_begin)
 {
-    if (device == device::host_standin)
+    if (device == device::host_standin) {
         random_phase_values(out, rows, cols, valid_cols, vector_seed, first_vector, num_global_rows, row_begin);
-    else
-        kernels::cuda::random_phase_values(out, rows, cols, valid_cols, vector_seed, first_vector, num_global_rows,
-                                           row_begin);
+        return;
+    }
+    device::set_device(device);
+    kernels::cuda::random_phase_values(out, rows, cols, valid_cols, vector_seed, first_vector, num_global_rows,
+                                       row_begin);
 }
 
 template void random_phase_values_on(int, complex_double*, global_index, int, int, std::uint64_t, std::int64_t,
