@@ -41,11 +41,11 @@ def parse_kpm_log(path, wall):
     out["total_seconds"] = phases["total"]
     out["kernel_seconds"] = phases.get("moments", 0.0)
     out["kernel_fraction"] = out["kernel_seconds"] / out["total_seconds"]
-    m = re.search(r"^moments\s*:.* (\d+) augmented sweeps of width (\d+) in ([0-9.]+) s: ([0-9.]+) Gflop/s, ([0-9.]+) GB/s",
-                  text, re.M)
+    m = re.search(r"^moments\s*:.* (\d+) augmented sweeps of width (\d+) in ([0-9.]+) s"
+                  r"(?: \(and ([0-9.]+) s to make the start vectors\))?: ([0-9.]+) Gflop/s, ([0-9.]+) GB/s", text, re.M)
     if m:
-        out.update(sweeps=int(m.group(1)), width=int(m.group(2)), kernel_gflops=float(m.group(4)),
-                   kernel_gb_s=float(m.group(5)))
+        out.update(sweeps=int(m.group(1)), width=int(m.group(2)), kernel_gflops=float(m.group(5)),
+                   kernel_gb_s=float(m.group(6)))
     for key in ("model", "operator"):
         m = re.search(rf"^{key}\s*:\s*(.*)$", text, re.M)
         if m:
