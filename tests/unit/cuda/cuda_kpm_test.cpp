@@ -94,6 +94,63 @@ TEST(KpmOnADevice, StartVectorsMadeOnTheStandinGiveTheHostMomentsBitForBit)
     }
 }
 
+namespace {
+
+/// `inner` as a rank's tile: its rows are the global rows `runs` of a larger matrix (as a 2-D
+/// decomposition gives them), and its blocks live where inner's do.
+class TileOperator final : public Operator {
+public:
+    TileOperator(std::shared_ptr<const Operator> inner, RowRuns runs, global_index global_rows)
+        : inner_(std::move(inner)), runs_(std::move(runs)), global_rows_(global_rows)
+    {
+    }
+    global_index num_rows() const override { return inner_->num_rows(); }
+    std::string name() const override { return "tile-" + inner_->name(); }
+    OperatorCost cost() const override { return inner_->cost(); }
+    Precision precision() const override { return inner_->precision(); }
+    int blocks_device() const override { return inner_->blocks_device(); }
+    global_index global_rows() const override { return global_rows_; }
+    RowRuns row_runs() const override { return runs_; }
+
+protected:
+    void do_apply(const BlockVector& x, BlockVector& y, const AugmentedOps& ops, DotSums* dots) const override
+    {
+        inner_->apply(x, y, ops, dots);
+    }
+    void do_apply(const BasicBlockVector<complex_single>& x, BasicBlockVector<complex_single>& y,
+                  const AugmentedOps& ops, DotSums* dots) const override
+    {
+        inner_->apply(x, y, ops, dots);
+    }
+
+private:
+    std::shared_ptr<const Operator> inner_;
+    RowRuns runs_;
+    global_index global_rows_;
+};
+
+}  // namespace
+
+// A tile of several row runs (a 2-D decomposition's rank) gets each run's rows of the serial
+// start block at their place, on the device as on the host (the host path fills the runs
+// apart and copies them in).
+TEST(KpmOnADevice, StartVectorsOfATileTakeEachRunsRows)
+{
+    const auto model = hamiltonians::make_model(ti_params());
+    const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(*model), 0.01);
+    for (const Precision precision : {Precision::Double, Precision::Single}) {
+        const std::shared_ptr<const Operator> cpu = numerics::make_cpu_stencil_operator(model->block_stencil(), precision);
+        const global_index n = cpu->num_rows(), a = n / 3, b = n / 4;
+        const RowRuns runs{{7, 7 + a}, {a + 30, a + 30 + b}, {a + b + 90, n + 90}};
+        const TileOperator host(cpu, runs, n + 101), device(numerics::make_host_standin_operator(cpu), runs, n + 101);
+        ASSERT_EQ(device.blocks_device(), device::host_standin);
+        const auto plan = numerics::random_phase_plan(n + 101, 4, 5);
+        EXPECT_EQ(numerics::run_block_trace(device, *plan, 32, 4, scaling),
+                  numerics::run_block_trace(host, *plan, 32, 4, scaling))
+            << (precision == Precision::Single ? "single" : "double");
+    }
+}
+
 TEST(CudaKpm, StochasticTraceMomentsEqualTheCpuMoments)
 {
     TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
