@@ -2,8 +2,6 @@
 // (what they compute, their thread mapping and precision rules are stated there), the choice
 // between them, and the stencil_spmmv entry of numerics/spmmv/stencil_kernels.hpp.
 
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "numerics/cuda/stencil_device.cuh"
@@ -18,24 +16,11 @@ using detail::block_threads;
 using detail::SweepScalars;
 using namespace stencil;
 
-/// Whether single-precision site sweeps may pair columns: yes, unless the environment sets
-/// TOPOKPM_CUDA_PAIRED_COLUMNS=0. A measurement switch, read once: the device check runs the
-/// single R = 32 sweep both ways until an H200 has measured the pairing (written without a
-/// GPU); it then goes, with the losing variant.
-bool pairing_allowed()
-{
-    static const bool allowed = [] {
-        const char* v = std::getenv("TOPOKPM_CUDA_PAIRED_COLUMNS");
-        return v == nullptr || std::string(v) != "0";
-    }();
-    return allowed;
-}
-
 template <int W, bool Dots, class V2>
 int launch(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
 {
     return with_stencil_kernel<W, Dots>(
-        st, s, x, y, pairing_allowed(), [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared_bytes) {
+        st, s, x, y, detail::pairing_allowed(), [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared_bytes) {
             const int grid = detail::grid_for(units, per_unit, detail::resident_grid(kernel));
             double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
             kernel<<<grid, block_threads, shared_bytes>>>(st, x, y, s, partials);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -45,6 +46,20 @@ int resident_grid(Kernel kernel)
     return blocks[key] = sms * (per_sm > 0 ? per_sm : 1);
 }
 
+
+/// Whether single-precision sweeps may pair columns (two per thread: the site kernel of
+/// stencil_device.cuh, the SELL kernel of sell_device.cuh): yes, unless the environment sets
+/// TOPOKPM_CUDA_PAIRED_COLUMNS=0. A measurement switch, read once: the device check runs the
+/// single R = 32 sweep both ways until a GPU has measured the pairing (written without one);
+/// it then goes, with the losing variant.
+inline bool pairing_allowed()
+{
+    static const bool allowed = [] {
+        const char* v = std::getenv("TOPOKPM_CUDA_PAIRED_COLUMNS");
+        return v == nullptr || std::string(v) != "0";
+    }();
+    return allowed;
+}
 
 /// Consecutive tiles per block visit (for_each_tile). Measured on H100 (ti 200x200x40,
 /// docs/cuda_backend.md): pure grid-stride (1) is best or within 5 % for every width of both

@@ -19,10 +19,12 @@
 
 #include "hamiltonians/model.hpp"
 #include "numerics/cuda/halo_kernels.cuh"
+#include "numerics/cuda/sell_device.cuh"
 #include "numerics/cuda/start_vectors.cuh"
 #include "numerics/cuda/stencil_device.cuh"
 #include "numerics/distributed/halo_device.hpp"
 #include "numerics/kpm/start_vectors.hpp"
+#include "numerics/sparse/sell_matrix.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "tests/support/random_stencil.hpp"
 #include "tests/support/model_params.hpp"
@@ -430,8 +432,10 @@ std::vector<complex_double> widened(const std::vector<T>& v)
     return std::vector<complex_double>(v.begin(), v.end());
 }
 
-template <class T>
-void expect_sweep_matches_cpu(const BlockStencil& st, int r, double beta, const std::string& label)
+/// `sweep(x, y0, r, ops)` (an emulated CUDA sweep of the stencil's matrix) against the CPU
+/// stencil operator of `st`.
+template <class T, class Sweep>
+void expect_sweep_matches_cpu(const BlockStencil& st, int r, double beta, const std::string& label, Sweep&& sweep)
 {
     const std::int64_t n = st.num_rows();
     std::mt19937 rng(static_cast<unsigned>(n * 31 + r));
@@ -440,7 +444,7 @@ void expect_sweep_matches_cpu(const BlockStencil& st, int r, double beta, const 
     for (T& v : x) v = T(u(rng), u(rng));
     for (T& v : y0) v = beta == 0 ? T(std::numeric_limits<float>::quiet_NaN(), 0) : T(u(rng), u(rng));
     const topokpm::AugmentedOps ops{0.37, -0.2, beta, true};
-    const SweepResult<T> got = emulated_sweep(st, x, y0, r, ops);
+    const SweepResult<T> got = sweep(x, y0, r, ops);
 
     const std::vector<complex_double> xd = widened(x), y0d = widened(y0);
     topokpm::BlockVector xb(n, r), yb(n, r);
@@ -527,10 +531,97 @@ TEST(EmulatedStencilSweeps, EqualTheCpuStencilOperatorInBothPrecisions)
         for (const int r : {1, 12, 32, 37})  // strips 8 + 4, 32 + 4 + 1: W 1, 4, 8, 32, paired or not
             for (const double beta : {0.0, -1.0}) {
                 const std::string tail = " R=" + std::to_string(r) + " beta=" + std::to_string(beta);
-                expect_sweep_matches_cpu<complex_double>(k.stencil, r, beta, k.label + tail + " double");
-                expect_sweep_matches_cpu<complex_single>(k.stencil, r, beta, k.label + tail + " single");
+                const auto emulated = [&](const auto& x, const auto& y0, int w, const topokpm::AugmentedOps& ops) {
+                    return emulated_sweep(k.stencil, x, y0, w, ops);
+                };
+                expect_sweep_matches_cpu<complex_double>(k.stencil, r, beta, k.label + tail + " double", emulated);
+                expect_sweep_matches_cpu<complex_single>(k.stencil, r, beta, k.label + tail + " single", emulated);
                 if (::testing::Test::HasFailure()) return;
             }
+}
+
+// ---- SELL-C-σ sweeps (sell_device.cuh) ----
+//
+// The SELL matrix of a model (in single: its values rounded to complex float, as the single
+// CUDA operator stores them) swept the CUDA operator's way (with_sell_kernel, strips,
+// partials) against the CPU stencil operator of the same model (the same rows) within the
+// bound above; in single, two columns per thread bit for bit against one.
+
+template <class T>
+SweepResult<T> emulated_sell_sweep(const topokpm::numerics::BasicSellMatrix<T>& m, const std::vector<T>& x,
+                                   const std::vector<T>& y0, int r, const topokpm::AugmentedOps& ops, bool pairing)
+{
+    namespace kc = topokpm::numerics::kernels::cuda;
+    using V2 = typename kc::detail::DeviceComplex<T>::type;
+    kc::BasicSellView<V2> view;
+    view.num_rows = static_cast<topokpm::local_index>(m.num_rows());
+    view.num_chunks = static_cast<topokpm::local_index>(m.num_chunks());
+    view.chunk_height = m.chunk_height();
+    view.chunk_start = m.chunk_start().data();
+    view.chunk_length = m.chunk_length().data();
+    view.columns = m.columns().data();
+    view.values = reinterpret_cast<const V2*>(m.values().data());
+    view.row_of_slot = m.row_of_slot().data();
+    SweepResult<T> out{y0, std::vector<double>(r, 0.0), std::vector<complex_double>(r)};
+    const V2* xd = reinterpret_cast<const V2*>(x.data());
+    V2* yd = reinterpret_cast<V2*>(out.y.data());
+    int c0 = 0;
+    for (const int w : topokpm::numerics::strip_widths(r)) {
+        const SweepScalars s{ops.scale, ops.shift, ops.beta, r, c0, 1};
+        topokpm::numerics::with_width(w, [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            if constexpr (W > 0)
+                kc::sell::with_sell_kernel<W, true>(view, s, xd, yd, pairing,
+                                                    [&](auto kernel, std::int64_t units, int per_unit) {
+                    const int grid = kc::detail::grid_for(units, per_unit, 3);
+                    std::vector<double> partials(3 * static_cast<std::size_t>(grid) * W, 0.0);
+                    emulate_launch(kernel, grid, block_threads, 0, view, xd, yd, s, partials.data());
+                    for (int g = 0; g < grid; ++g)
+                        for (int c = 0; c < W; ++c) {
+                            out.xx[c0 + c] += partials[(0 * grid + g) * W + c];
+                            out.yx[c0 + c] += complex_double(partials[(1 * grid + g) * W + c],
+                                                              partials[(2 * grid + g) * W + c]);
+                        }
+                    return grid;
+                });
+            return 0;
+        });
+        c0 += w;
+    }
+    return out;
+}
+
+TEST(EmulatedSellSweeps, EqualTheCpuOperatorAndPairColumnsWithoutChangingAnElement)
+{
+    using topokpm::numerics::SellMatrix;
+    for (const char* name : {"ti", "graphene"}) {
+        auto p = topokpm::testing::lattice_params(name, 6, 4, name[0] == 't' ? 3 : 1, name[0] == 't' ? "ppo" : "pp");
+        p.flux = {1, 24};
+        p.disorder = 0.7;
+        p.disorder_seed = 2;
+        const auto model = topokpm::hamiltonians::make_model(p);
+        const BlockStencil st = model->block_stencil();
+        const auto n = model->num_rows();
+        const SellMatrix md = SellMatrix::build(*model, 0, n, {32, 64});
+        const auto ms = topokpm::numerics::convert_values<complex_single>(md);
+        for (const int r : {1, 12, 32, 37})
+            for (const double beta : {0.0, -1.0}) {
+                const std::string label = std::string(name) + " SELL-32-64 in a field R=" + std::to_string(r) +
+                                          " beta=" + std::to_string(beta);
+                expect_sweep_matches_cpu<complex_double>(st, r, beta, label + " double",
+                    [&](const auto& x, const auto& y0, int w, const topokpm::AugmentedOps& ops) {
+                        return emulated_sell_sweep(md, x, y0, w, ops, true);
+                    });
+                expect_sweep_matches_cpu<complex_single>(st, r, beta, label + " single",
+                    [&](const auto& x, const auto& y0, int w, const topokpm::AugmentedOps& ops) {
+                        const SweepResult<complex_single> paired = emulated_sell_sweep(ms, x, y0, w, ops, true);
+                        EXPECT_TRUE(bitwise_equal(paired.y, emulated_sell_sweep(ms, x, y0, w, ops, false).y))
+                            << label << ": two columns per thread change no element's arithmetic";
+                        return paired;
+                    });
+                if (::testing::Test::HasFailure()) return;
+            }
+    }
 }
 
 // ---- the halo of a GPU rank (halo_kernels.cuh): gather and remote correction ----
