@@ -241,3 +241,21 @@ TEST(BlockVectorMirrorCuda, TooLargeForTheDeviceIsAResourceErrorBeforeAllocating
     }
     EXPECT_THROW(device::DeviceBuffer(std::size_t(1) << 50, 0, "huge"), ResourceError);
 }
+
+// A block made on a device (the host stand-in here; a GPU the same way): its only copy is the
+// device's, zero, and a host read downloads those zeros; on no device it is a plain host block.
+TEST(BlockVectorMirror, ZerosOnADeviceLiveThereUntilTheHostReads)
+{
+    BasicBlockVector<complex_single> b = BasicBlockVector<complex_single>::zeros_on(37, 3, device::host_standin);
+    EXPECT_EQ(b.memory_state(), MemoryState::device);
+    ASSERT_TRUE(b.has_device_mirror());
+    const complex_single* d = b.device_data_read(device::host_standin);
+    for (std::size_t k = 0; k < b.size(); ++k) ASSERT_EQ(d[k], complex_single(0, 0)) << k;
+    const auto& host = b;
+    EXPECT_EQ(host(36, 2), complex_single(0, 0));
+    EXPECT_EQ(b.memory_state(), MemoryState::both);
+    const BlockVector plain = BlockVector::zeros_on(5, 2, device::no_device);
+    EXPECT_FALSE(plain.has_device_mirror());
+    EXPECT_EQ(plain.memory_state(), MemoryState::host);
+    EXPECT_EQ(plain(4, 1), complex_type(0, 0));
+}
