@@ -95,9 +95,7 @@ public:
         chunk_start_ = upload(m.chunk_start(), device, "SELL chunk starts");
         chunk_length_ = upload(m.chunk_length(), device, "SELL chunk lengths");
         row_of_slot_ = upload(m.row_of_slot(), device, "SELL row permutation");
-        view_.num_rows = m.num_rows();
-        view_.num_chunks = m.num_chunks();
-        view_.chunk_height = m.chunk_height();
+        view_ = kc::host_sell_view(m);
         view_.chunk_start = static_cast<const std::int64_t*>(chunk_start_.data());
         view_.chunk_length = static_cast<const local_index*>(chunk_length_.data());
         view_.columns = static_cast<const local_index*>(columns_.data());

@@ -93,7 +93,26 @@ __global__ void __launch_bounds__(block_threads, sell_min_blocks_per_sm)
     if (Dots) detail::reduce_dots_to_partials<W, P>(dots, partials);
 }
 
-/// The kernel a strip of width W runs, handed to `launch(kernel, units, threads_per_unit)`:
+/// A view with host-typed values (complex_double, complex_single) as the kernel's (double2,
+/// float2): the same layout, the value pointer reinterpreted.
+template <class T>
+BasicSellView<typename detail::DeviceComplex<T>::type> device_typed(const BasicSellView<T>& v)
+{
+    using V2 = typename detail::DeviceComplex<T>::type;
+    BasicSellView<V2> a;
+    a.num_rows = v.num_rows;
+    a.num_chunks = v.num_chunks;
+    a.chunk_height = v.chunk_height;
+    a.chunk_start = v.chunk_start;
+    a.chunk_length = v.chunk_length;
+    a.columns = v.columns;
+    a.values = reinterpret_cast<const V2*>(v.values);
+    a.row_of_slot = v.row_of_slot;
+    return a;
+}
+
+/// The kernel a strip of width W runs, handed to `launch(kernel, units, threads_per_unit,
+/// shared_bytes)` (the stencil's launch shape; no dynamic shared memory here):
 /// two columns per thread in single precision where `pairing` is on and paired_columns()
 /// allows, else one. One choice for sell_kernels.cu's launches and the host emulation.
 template <int W, bool Dots, class V2, class Launch>
@@ -102,8 +121,9 @@ auto with_sell_kernel(const BasicSellView<V2>& a, const SweepScalars& s, const V
 {
     const std::int64_t slots = static_cast<std::int64_t>(a.num_chunks) * a.chunk_height;
     if constexpr (std::is_same_v<V2, float2> && W >= 2)
-        if (pairing && detail::paired_columns(s, x, y)) return launch(sell_augmented_kernel<W, 2, Dots, V2>, slots, W / 2);
-    return launch(sell_augmented_kernel<W, 1, Dots, V2>, slots, W);
+        if (pairing && detail::paired_columns(s, x, y))
+            return launch(sell_augmented_kernel<W, 2, Dots, V2>, slots, W / 2, std::size_t(0));
+    return launch(sell_augmented_kernel<W, 1, Dots, V2>, slots, W, std::size_t(0));
 }
 
 }  // namespace topokpm::numerics::kernels::cuda::sell

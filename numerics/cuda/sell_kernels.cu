@@ -20,10 +20,10 @@ template <int W, bool Dots, class V2>
 int launch(const BasicSellView<V2>& a, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
 {
     return with_sell_kernel<W, Dots>(
-        a, s, x, y, detail::pairing_allowed(), [&](auto kernel, std::int64_t units, int per_unit) {
+        a, s, x, y, detail::pairing_allowed(), [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared) {
             const int grid = detail::grid_for(units, per_unit, detail::resident_grid(kernel));
             double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
-            kernel<<<grid, block_threads>>>(a, x, y, s, partials);
+            kernel<<<grid, block_threads, shared>>>(a, x, y, s, partials);
             return grid;
         });
 }
@@ -39,15 +39,7 @@ SweepInfo sell_spmmv(const BasicSellView<T>& host_view, const T* x, T* y, int nu
     TOPOKPM_REQUIRE(x != y, "sell_spmmv: x and y are the same block (", x, ")");
     using V2 = typename detail::DeviceComplex<T>::type;
     TOPOKPM_REQUIRE(host_view.chunk_height >= 1, "sell_spmmv: chunk height ", host_view.chunk_height);
-    BasicSellView<V2> a;
-    a.num_rows = host_view.num_rows;
-    a.num_chunks = host_view.num_chunks;
-    a.chunk_height = host_view.chunk_height;
-    a.chunk_start = host_view.chunk_start;
-    a.chunk_length = host_view.chunk_length;
-    a.columns = host_view.columns;
-    a.values = reinterpret_cast<const V2*>(host_view.values);
-    a.row_of_slot = host_view.row_of_slot;
+    const BasicSellView<V2> a = device_typed(host_view);
     const auto* xd = reinterpret_cast<const V2*>(x);
     auto* yd = reinterpret_cast<V2*>(y);
     constexpr bool single = std::is_same_v<T, complex_single>;

@@ -94,6 +94,23 @@ struct BasicSellView {
 };
 using SellView = BasicSellView<complex_double>;
 
+/// A view of `m`'s arrays in host memory: the CUDA operator replaces each pointer by its
+/// device copy's; tests/unit/cuda/emulated_kernels_test.cpp sweeps it on the host emulation.
+template <class T>
+BasicSellView<T> host_sell_view(const BasicSellMatrix<T>& m)
+{
+    BasicSellView<T> view;
+    view.num_rows = static_cast<local_index>(m.num_rows());
+    view.num_chunks = static_cast<local_index>(m.num_chunks());
+    view.chunk_height = m.chunk_height();
+    view.chunk_start = m.chunk_start().data();
+    view.chunk_length = m.chunk_length().data();
+    view.columns = m.columns().data();
+    view.values = m.values().data();
+    view.row_of_slot = m.row_of_slot().data();
+    return view;
+}
+
 /// The augmented SpMMV over a SELL-C-σ matrix, T = complex_double or complex_single (both
 /// instantiated in sell_kernels.cu). x and y are device pointers to N x R blocks
 /// (N = a.num_rows) that must not alias.

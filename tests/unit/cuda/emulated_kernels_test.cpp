@@ -346,14 +346,16 @@ struct SweepResult {
     std::vector<complex_double> yx;
 };
 
-template <class T>
-SweepResult<T> emulated_sweep(const BlockStencil& st, const std::vector<T>& x, const std::vector<T>& y0, int r,
-                              const topokpm::AugmentedOps& ops)
+/// One sweep of `view` the CUDA operators' way on the host emulation: strip_widths, the
+/// kernel `with_kernel<W>(view, s, x, y, pairing, launch)` chooses (with_stencil_kernel,
+/// with_sell_kernel), a grid of at most 3 blocks (grid-stride beyond), the partials summed per
+/// column in block order as reduce_partials sums them.
+template <class T, class View, class WithKernel>
+SweepResult<T> emulated_strips(const View& view, const std::vector<T>& x, const std::vector<T>& y0, int r,
+                               const topokpm::AugmentedOps& ops, bool pairing, WithKernel&& with_kernel)
 {
     namespace kc = topokpm::numerics::kernels::cuda;
     using V2 = typename kc::detail::DeviceComplex<T>::type;
-    const kc::StencilTables<T> tables = kc::make_stencil_tables<T>(st);
-    const BasicStencilView<V2> view = stencil::device_typed(kc::host_stencil_view(st, tables));
     SweepResult<T> out{y0, std::vector<double>(r, 0.0), std::vector<complex_double>(r)};
     const V2* xd = reinterpret_cast<const V2*>(x.data());
     V2* yd = reinterpret_cast<V2*>(out.y.data());
@@ -363,24 +365,39 @@ SweepResult<T> emulated_sweep(const BlockStencil& st, const std::vector<T>& x, c
         topokpm::numerics::with_width(w, [&](auto width) {
             constexpr int W = decltype(width)::value;
             if constexpr (W > 0)
-                stencil::with_stencil_kernel<W, true>(
-                    view, s, xd, yd, true, [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared) {
-                        const int grid = kc::detail::grid_for(units, per_unit, 3);  // grid-stride beyond 3 blocks
-                        std::vector<double> partials(3 * static_cast<std::size_t>(grid) * W, 0.0);
-                        emulate_launch(kernel, grid, block_threads, shared, view, xd, yd, s, partials.data());
-                        for (int g = 0; g < grid; ++g)
-                            for (int c = 0; c < W; ++c) {
-                                out.xx[c0 + c] += partials[(0 * grid + g) * W + c];
-                                out.yx[c0 + c] += complex_double(partials[(1 * grid + g) * W + c],
-                                                                  partials[(2 * grid + g) * W + c]);
-                            }
-                        return grid;
-                    });
+                with_kernel(width, view, s, xd, yd, pairing,
+                            [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared) {
+                                const int grid = kc::detail::grid_for(units, per_unit, 3);
+                                std::vector<double> partials(3 * static_cast<std::size_t>(grid) * W, 0.0);
+                                emulate_launch(kernel, grid, block_threads, shared, view, xd, yd, s, partials.data());
+                                for (int g = 0; g < grid; ++g)
+                                    for (int c = 0; c < W; ++c) {
+                                        out.xx[c0 + c] += partials[(0 * grid + g) * W + c];
+                                        out.yx[c0 + c] += complex_double(partials[(1 * grid + g) * W + c],
+                                                                          partials[(2 * grid + g) * W + c]);
+                                    }
+                                return grid;
+                            });
             return 0;
         });
         c0 += w;
     }
     return out;
+}
+
+/// The stencil operator's sweep: its tables (make_stencil_tables, what it uploads) as a view.
+template <class T>
+SweepResult<T> emulated_sweep(const BlockStencil& st, const std::vector<T>& x, const std::vector<T>& y0, int r,
+                              const topokpm::AugmentedOps& ops)
+{
+    namespace kc = topokpm::numerics::kernels::cuda;
+    const kc::StencilTables<T> tables = kc::make_stencil_tables<T>(st);
+    return emulated_strips(stencil::device_typed(kc::host_stencil_view(st, tables)), x, y0, r, ops, true,
+                           [](auto width, const auto& view, const SweepScalars& s, auto xd, auto yd, bool pairing,
+                              auto&& launch) {
+                               return stencil::with_stencil_kernel<decltype(width)::value, true>(view, s, xd, yd,
+                                                                                                 pairing, launch);
+                           });
 }
 
 /// B_i and L_i of the header comment, from the stencil's blocks (the definition's loop).
@@ -552,43 +569,12 @@ SweepResult<T> emulated_sell_sweep(const topokpm::numerics::BasicSellMatrix<T>& 
                                    const std::vector<T>& y0, int r, const topokpm::AugmentedOps& ops, bool pairing)
 {
     namespace kc = topokpm::numerics::kernels::cuda;
-    using V2 = typename kc::detail::DeviceComplex<T>::type;
-    kc::BasicSellView<V2> view;
-    view.num_rows = static_cast<topokpm::local_index>(m.num_rows());
-    view.num_chunks = static_cast<topokpm::local_index>(m.num_chunks());
-    view.chunk_height = m.chunk_height();
-    view.chunk_start = m.chunk_start().data();
-    view.chunk_length = m.chunk_length().data();
-    view.columns = m.columns().data();
-    view.values = reinterpret_cast<const V2*>(m.values().data());
-    view.row_of_slot = m.row_of_slot().data();
-    SweepResult<T> out{y0, std::vector<double>(r, 0.0), std::vector<complex_double>(r)};
-    const V2* xd = reinterpret_cast<const V2*>(x.data());
-    V2* yd = reinterpret_cast<V2*>(out.y.data());
-    int c0 = 0;
-    for (const int w : topokpm::numerics::strip_widths(r)) {
-        const SweepScalars s{ops.scale, ops.shift, ops.beta, r, c0, 1};
-        topokpm::numerics::with_width(w, [&](auto width) {
-            constexpr int W = decltype(width)::value;
-            if constexpr (W > 0)
-                kc::sell::with_sell_kernel<W, true>(view, s, xd, yd, pairing,
-                                                    [&](auto kernel, std::int64_t units, int per_unit) {
-                    const int grid = kc::detail::grid_for(units, per_unit, 3);
-                    std::vector<double> partials(3 * static_cast<std::size_t>(grid) * W, 0.0);
-                    emulate_launch(kernel, grid, block_threads, 0, view, xd, yd, s, partials.data());
-                    for (int g = 0; g < grid; ++g)
-                        for (int c = 0; c < W; ++c) {
-                            out.xx[c0 + c] += partials[(0 * grid + g) * W + c];
-                            out.yx[c0 + c] += complex_double(partials[(1 * grid + g) * W + c],
-                                                              partials[(2 * grid + g) * W + c]);
-                        }
-                    return grid;
-                });
-            return 0;
-        });
-        c0 += w;
-    }
-    return out;
+    return emulated_strips(kc::sell::device_typed(kc::host_sell_view(m)), x, y0, r, ops, pairing,
+                           [](auto width, const auto& view, const SweepScalars& s, auto xd, auto yd, bool pair,
+                              auto&& launch) {
+                               return kc::sell::with_sell_kernel<decltype(width)::value, true>(view, s, xd, yd, pair,
+                                                                                              launch);
+                           });
 }
 
 TEST(EmulatedSellSweeps, EqualTheCpuOperatorAndPairColumnsWithoutChangingAnElement)
