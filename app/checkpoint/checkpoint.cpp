@@ -849,13 +849,6 @@ void read_checkpoint_state(const std::string& path, const CheckpointRun& run, Ch
     });
 }
 
-CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run)
-{
-    CheckpointData d = read_checkpoint_header(path);
-    read_checkpoint_state(path, run, d);
-    return d;
-}
-
 double checkpoint_file_bytes(const CheckpointRun& run, int ranks)
 {
     const double w = static_cast<double>(std::min<std::int64_t>(run.block_width, run.num_columns));

@@ -166,7 +166,4 @@ CheckpointData read_checkpoint_header(const std::string& path);
 void read_checkpoint_state(const std::string& path, const CheckpointRun& run, CheckpointData& data,
                            const CheckpointRanks& ranks = {});
 
-/// Both of the above.
-CheckpointData read_checkpoint(const std::string& path, const CheckpointRun& run);
-
 }  // namespace topokpm::app

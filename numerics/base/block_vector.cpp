@@ -220,15 +220,6 @@ T* BasicBlockVector<T>::device_data_overwrite(int device)
 }
 
 template <class T>
-void BasicBlockVector<T>::release_device_mirror()
-{
-    prepare_host_read();
-    mirror_.reset();
-    sync_.reset();
-    state_.store(MemoryState::host, std::memory_order_release);
-}
-
-template <class T>
 void BasicBlockVector<T>::attach_device_mirror(std::unique_ptr<DeviceMirror> mirror)
 {
     TOPOKPM_REQUIRE(mirror != nullptr, "attach_device_mirror: null mirror");

@@ -145,10 +145,6 @@ public:
     /// marks the host copy stale (state `device`).
     T* device_data_overwrite(int device);
 
-    /// Makes the host array valid (downloads if the state is `device`); no-op otherwise.
-    void sync_to_host() const { prepare_host_read(); }
-    /// Downloads if needed and releases the device copy (state `host`).
-    void release_device_mirror();
     /// Attaches a caller-made mirror (tests, custom allocators); the host array stays the
     /// valid copy (state `host`). `mirror` must hold at least bytes() bytes.
     void attach_device_mirror(std::unique_ptr<DeviceMirror> mirror);

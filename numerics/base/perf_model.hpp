@@ -25,13 +25,6 @@ inline double sweep_bytes(double matrix_bytes, double rows, int num_cols, double
     return matrix_bytes + 3.0 * value_bytes * rows * num_cols;
 }
 
-/// B_min(R) of seed 004 for complex double and 13 entries per row, bytes/flop.
-inline double code_balance_13(int num_cols) { return (260.0 / num_cols + 48.0) / 138.0; }
-
-/// The same for complex float (--precision single): 8-byte values, 4-byte columns,
-/// B_min(R) = (156/R + 24) / 138 bytes/flop.
-inline double code_balance_13_single(int num_cols) { return (156.0 / num_cols + 24.0) / 138.0; }
-
 /// Roofline P* = min(peak, bandwidth / balance) in Gflop/s (peak <= 0: no compute cap).
 inline double roofline_gflops(double bandwidth_gb_s, double balance_bytes_per_flop, double peak_gflops = 0.0)
 {

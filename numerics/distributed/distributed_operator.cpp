@@ -535,11 +535,6 @@ void DistributedOperator::sweep(const BasicBlockVector<T>& x, BasicBlockVector<T
     }
 }
 
-std::int64_t DistributedOperator::local_nonzeros() const
-{
-    return static_cast<std::int64_t>(local_op_->cost().nonzeros);
-}
-
 std::string DistributedOperator::name() const
 {
     return detail::concat("mpi-", local_op_->name(), "-", comm_mode_name(opts_.mode));

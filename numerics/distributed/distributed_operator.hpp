@@ -137,9 +137,6 @@ public:
     global_index send_rows() const { return static_cast<global_index>(pattern().send_index.size()); }
     /// Global column of halo position h (ascending in h), for tests.
     const std::vector<global_index>& halo_columns() const { return halo_global_; }
-    /// Entries of the local and the remote part.
-    std::int64_t local_nonzeros() const;
-    std::int64_t remote_nonzeros() const { return static_cast<std::int64_t>(pattern().remote_vals.size()); }
     /// Where the pack and the remote part run ("host", "host-standin", "cuda:D").
     std::string halo_device() const
     {

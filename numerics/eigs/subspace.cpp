@@ -353,19 +353,6 @@ bool reorthonormalize(const Operator& op, Columns& x)
     return orthonormalize(op, x);
 }
 
-bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k)
-{
-    TOPOKPM_REQUIRE(block.size() == static_cast<std::size_t>(op.num_rows()) * k, "block of ", block.size(),
-                    " entries for ", op.num_rows(), " x ", k);
-    Columns x;
-    x.n = static_cast<int>(op.num_rows());
-    x.cols = k;
-    x.data.swap(block);
-    const bool tsqr = orthonormalize(op, x);
-    block.swap(x.data);
-    return tsqr;
-}
-
 void apply_columns(const Operator& op, const Columns& x, Columns& y)
 {
     op.for_each_strip(x.cols, [&](int first, int w) {

@@ -104,9 +104,6 @@ bool orthonormalize(const Operator& op, Columns& x);
 /// taken.
 bool reorthonormalize(const Operator& op, Columns& x);
 
-/// orthonormalize() on a flat block (this rank's rows, column-major, op.num_rows() x k).
-bool orthonormalize_columns(const Operator& op, std::vector<complex_double>& block, int k);
-
 /// y = H x for every column of x (y sized like x), in strips of the registered widths;
 /// x.cols applications of H to one vector.
 void apply_columns(const Operator& op, const Columns& x, Columns& y);

@@ -356,19 +356,4 @@ std::vector<double> BlockTrace::slot_moments() const
     return out;
 }
 
-std::vector<double> run_block_trace(const Operator& op, const StartVectorPlan& plan, int num_moments,
-                                    int block_width, const KpmScaling& scaling, const KpmProgress& progress)
-{
-    BlockTrace trace(op, plan, num_moments, block_width, scaling);
-    const std::int64_t total = trace.num_sweeps();
-    while (!trace.done()) {
-        trace.step();
-        if (progress) {
-            // Whole-trace progress expressed in moments of one block (what users read).
-            progress(static_cast<int>(trace.sweeps_done() * num_moments / total), num_moments);
-        }
-    }
-    return trace.slot_moments();
-}
-
 }  // namespace topokpm::numerics

@@ -314,8 +314,4 @@ private:
     void read_rows(int first_moment);
 };
 
-/// Runs `plan` to the end; progress (moments done of M) is scaled to the whole trace.
-std::vector<double> run_block_trace(const Operator& op, const StartVectorPlan& plan, int num_moments,
-                                    int block_width, const KpmScaling& scaling, const KpmProgress& progress = {});
-
 }  // namespace topokpm::numerics

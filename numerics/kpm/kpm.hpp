@@ -6,7 +6,6 @@
 /// for every quantity, is BlockTrace (block_trace.hpp).
 
 #include <cstdint>
-#include <functional>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -26,9 +25,6 @@ struct KpmScaling {
 /// a = (Emax - Emin) / (2 - epsilon), b = (Emax + Emin) / 2. Throws InputError if
 /// Emax <= Emin or epsilon is not in [0, 1).
 KpmScaling kpm_scaling(const SpectralBounds& bounds, double epsilon);
-
-/// Called after every sweep with (moments done, moments total); may be empty.
-using KpmProgress = std::function<void(int moments_done, int num_moments)>;
 
 /// Number of augmented sweeps a recurrence makes for M moments: 1 + floor((M-1)/2).
 int kpm_num_sweeps(int num_moments);

@@ -23,20 +23,6 @@ ChunkRange static_chunk_range(local_index n, int num_threads, int thread)
     return {first, first + q};
 }
 
-ChunkSchedule static_chunk_schedule(local_index num_chunks, int num_threads)
-{
-    ChunkSchedule s;
-    s.num_threads = num_threads;
-    s.num_chunks = num_chunks;
-    s.thread_begin.push_back(0);
-    for (int t = 0; t < num_threads; ++t) {
-        s.ranges.push_back(static_chunk_range(num_chunks, num_threads, t));
-        s.thread_begin.push_back(s.ranges.size());
-    }
-    s.note = "static";
-    return s;
-}
-
 // Why the rounded segments partition the chunks exactly once.
 // Thread t owns the chunks [c0, c1) of the static split, i.e. (apart from the σ windows
 // that straddle c0 C or c1 C, which stay split as in the builder's static fill) the rows

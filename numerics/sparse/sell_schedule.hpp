@@ -68,8 +68,6 @@ struct ChunkSchedule {
 
     const ChunkRange* begin(int thread) const { return ranges.data() + thread_begin[thread]; }
     const ChunkRange* end(int thread) const { return ranges.data() + thread_begin[thread + 1]; }
-    /// True when every thread has one range, i.e. the plain static split.
-    bool is_static() const { return ranges.size() == static_cast<std::size_t>(num_threads); }
 };
 
 /// Chunks [first, last) of thread t of `num_threads` under `omp for schedule(static)` over
@@ -77,9 +75,6 @@ struct ChunkSchedule {
 /// (The OpenMP standard leaves the exact split to the implementation; the tests check it
 /// against the runtime.)
 ChunkRange static_chunk_range(local_index n, int num_threads, int thread);
-
-/// The plain static split as a schedule: thread t gets static_chunk_range(n, T, t).
-ChunkSchedule static_chunk_schedule(local_index num_chunks, int num_threads);
 
 /// Generic builder: thread t visits the row segments segments[t] in their order; each thread's
 /// segments must partition its rows of the static split (rows [C first, min(C last, N)) of

@@ -191,13 +191,6 @@ ProcessGrid choose_decomposition(const std::string& mode, int ranks, bool weight
     return grid;
 }
 
-std::uint64_t ti_nnz(std::uint64_t nx, std::uint64_t ny, std::uint64_t nz)
-{
-    const std::uint64_t per_layer = nx * ny * 4;
-    if (nz == 1) return 9 * per_layer;
-    return 13 * per_layer * nz - 2 * 2 * per_layer;
-}
-
 Plan make_plan(const PlanInput& in)
 {
     TOPOKPM_USER_REQUIRE(in.ranks >= 1, "{ranks} ", in.ranks, " must be at least 1");

@@ -189,11 +189,6 @@ Plan make_plan(const PlanInput& input);
 /// exceeds `gpu_bytes_per_rank` (0: not checked).
 void require_fits(const Plan& plan, const MemoryLimit& host, double gpu_bytes_per_rank = 0);
 
-/// Nonzeros of the TI model on nx*ny*nz sites, periodic in x and y, open in z:
-/// 13 per row, minus 2 per row on the two open z surfaces (nz == 1: one surface layer
-/// with both neighbours missing, 9 per row).
-std::uint64_t ti_nnz(std::uint64_t nx, std::uint64_t ny, std::uint64_t nz);
-
 /// Printable table with units in every column: one line per rank for P <= 16, else
 /// min / max / mean over the ranks of each kind (cpu, gpu); then the totals.
 std::string format_plan(const Plan& plan);

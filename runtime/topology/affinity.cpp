@@ -120,14 +120,6 @@ std::vector<std::vector<unsigned>> pin_openmp_threads(const Topology& topology, 
     return bound;
 }
 
-std::vector<std::vector<unsigned>> read_openmp_affinity(const Topology& topology, int threads)
-{
-    std::vector<std::vector<unsigned>> bound(static_cast<std::size_t>(std::max(threads, 1)));
-#pragma omp parallel num_threads(threads)
-    bound[static_cast<std::size_t>(omp_get_thread_num())] = topology.thread_binding();
-    return bound;
-}
-
 std::string threads_warning(int threads, int pus, const std::string& whose)
 {
     if (threads <= pus) return "";

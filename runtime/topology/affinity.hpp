@@ -63,9 +63,6 @@ std::vector<unsigned> thread_pus(const std::vector<std::vector<unsigned>>& cores
 std::vector<std::vector<unsigned>> pin_openmp_threads(const Topology& topology, const std::vector<unsigned>& cpuset,
                                                       int threads);
 
-/// Each thread's binding in an OpenMP region of `threads` threads (index = thread).
-std::vector<std::vector<unsigned>> read_openmp_affinity(const Topology& topology, int threads);
-
 /// What layout_warnings() needs to know about one rank.
 struct LayoutFacts {
     int ranks_per_node = 1;

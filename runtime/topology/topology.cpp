@@ -144,13 +144,6 @@ std::vector<std::vector<unsigned>> Topology::cores() const
     return out;
 }
 
-std::vector<unsigned> Topology::numa_pus(int node) const
-{
-    hwloc_obj_t obj = hwloc_get_obj_by_type(impl_->topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(node));
-    TOPOKPM_REQUIRE(obj != nullptr, "NUMA node ", node, " out of range (", info_.numa_nodes, " nodes)");
-    return to_list(obj->cpuset);
-}
-
 int Topology::numa_node_of(unsigned pu) const
 {
     const int nodes = hwloc_get_nbobjs_by_type(impl_->topo, HWLOC_OBJ_NUMANODE);

@@ -50,8 +50,6 @@ public:
     std::vector<unsigned> all_pus() const;
     /// The PUs of each core, cores in hwloc's logical order (locality order).
     std::vector<std::vector<unsigned>> cores() const;
-    /// The PUs of NUMA domain `node` (logical index 0 .. numa_nodes-1).
-    std::vector<unsigned> numa_pus(int node) const;
     /// Logical index of the NUMA domain holding PU `pu`; 0 when hwloc knows none.
     int numa_node_of(unsigned pu) const;
     /// How many NUMA domains the PUs of `pus` touch.

@@ -19,6 +19,7 @@
 #include "analysis/result_file.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/check.hpp"
 
 namespace mpi = topokpm::mpi;
 using topokpm::analysis::ResultReader;
@@ -28,14 +29,8 @@ const topokpm::analysis::Meaning kMeaning{"1", "A value of the check."};
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", mpi::rank(), what.c_str());
-    ++failures;
-}
+using topokpm::testing::mpi_check::expect;
+using topokpm::testing::mpi_check::verdict;
 
 double value(std::uint64_t row, int j) { return 1000.0 * double(row) + j + 0.25; }
 
@@ -80,23 +75,19 @@ int check_files(const std::string& path)
     std::vector<double> mine(local.size(), -1.0);
     in.read_rows("/check/vectors", {kRows, 2, 2}, runs, mine.data(), mine.size());
     expect(mine == local, "read_rows of this rank's runs");
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (r == 0 && total == 0) std::printf("files check on %d ranks: ok\n", p);
+    const int rc = verdict("files check");  // collective: every rank has read the file
     if (r == 0) std::remove(path.c_str());
-    return total == 0 ? 0 : 1;
+    return rc;
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    mpi::Environment env(&argc, &argv);
-    return mpi::run_guarded([&] {
+    return topokpm::testing::mpi_check::run_check(argc, argv, mpi::ThreadLevel::funneled, [] {
         // One file per job (ctest may run the rank counts at once in this directory).
         long pid = long(::getpid());
         MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-        const std::string path = "collective_file_check-" + std::to_string(pid) + ".h5";
-        if (check_files(path) != 0) throw topokpm::Error("files check failed");
+        return check_files("collective_file_check-" + std::to_string(pid) + ".h5");
     });
 }

@@ -27,6 +27,7 @@
 #include "numerics/dense/cholesky.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/check.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics::dense;
@@ -34,14 +35,8 @@ namespace mpi = topokpm::mpi;
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", mpi::rank(), what.c_str());
-    ++failures;
-}
+using topokpm::testing::mpi_check::expect;
+using topokpm::testing::mpi_check::verdict;
 
 /// A = X X^H / n + I (every rank builds the same matrix from the same seed).
 std::vector<complex_double> random_hpd(int n, unsigned seed)
@@ -115,21 +110,12 @@ int run()
         message = e.what();
     }
     expect(message.find("column 97,") != std::string::npos, "not-HPD error names column 97, got '" + message + "'");
-    const int all = [] {
-        int f = failures, total = 0;
-        MPI_Allreduce(&f, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        return total;
-    }();
-    if (mpi::rank() == 0 && all == 0) std::printf("dense check on %d ranks: ok\n", mpi::size());
-    return all == 0 ? 0 : 1;
+    return verdict("dense check");
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::funneled);
-    int rc = 0;
-    const int guarded = mpi::run_guarded([&] { rc = run(); });
-    return guarded != 0 ? guarded : rc;
+    return topokpm::testing::mpi_check::run_check(argc, argv, topokpm::mpi::ThreadLevel::funneled, run);
 }

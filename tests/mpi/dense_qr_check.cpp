@@ -36,6 +36,7 @@
 #include "numerics/dense/qr.hpp"
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/check.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics::dense;
@@ -43,14 +44,8 @@ namespace mpi = topokpm::mpi;
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", mpi::rank(), what.c_str());
-    ++failures;
-}
+using topokpm::testing::mpi_check::expect;
+using topokpm::testing::mpi_check::verdict;
 
 constexpr int b = 40, ib = 16;
 
@@ -204,21 +199,12 @@ int run()
     check<complex_double>(tall, m, n, 2, ex, "tall 310 x 230, double, D 2");
     check<complex_single>(tall, m, n, 3, device, "tall 310 x 230, float, D 3, 2 workers + device, window 5");
     check_flat_tree(tall, m, n, ex, "tall 310 x 230");
-    const int all = [] {
-        int f = failures, total = 0;
-        MPI_Allreduce(&f, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        return total;
-    }();
-    if (mpi::rank() == 0 && all == 0) std::printf("dense qr check on %d ranks: ok\n", mpi::size());
-    return all == 0 ? 0 : 1;
+    return verdict("dense qr check");
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::funneled);
-    int rc = 0;
-    const int guarded = mpi::run_guarded([&] { rc = run(); });
-    return guarded != 0 ? guarded : rc;
+    return topokpm::testing::mpi_check::run_check(argc, argv, topokpm::mpi::ThreadLevel::funneled, run);
 }

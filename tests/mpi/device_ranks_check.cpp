@@ -48,10 +48,10 @@ namespace {
 
 namespace mpi_check = topokpm::testing::mpi_check;
 using mpi_check::expect;
-using mpi_check::failures;
 using mpi_check::graphene_params;
 using mpi_check::my_rank;
 using mpi_check::ti_params;
+using mpi_check::verdict;
 
 
 void check_sweep(const hamiltonians::Model& model, const Operator& serial, const numerics::DistributedOperator& dist,
@@ -125,18 +125,12 @@ int run()
             }
         }
     }
-    const int total = mpi::allreduce_sum(failures);
-    if (total == 0 && my_rank == 0) std::printf("device check on %d ranks: ok\n", p);
-    return total == 0 ? 0 : 1;
+    return verdict("device check");
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::multiple);
-    env.require(mpi::ThreadLevel::serialized, "the task communication mode");
-    int rc = 0;
-    const int guarded = mpi::run_guarded([&] { rc = run(); });
-    return guarded != 0 ? guarded : rc;
+    return topokpm::testing::mpi_check::run_check(argc, argv, topokpm::mpi::ThreadLevel::multiple, run);
 }

@@ -195,8 +195,10 @@ void check_orthonormalize(const Operator& dist, const std::string& tag)
             a[i + c * n] = c == k / 2 ? complex_type(0.0)
                                       : (r(i, c) * std::pow(10.0, -10.0 * c / (k - 1)) + (c > 0 ? r(i, 0) : complex_type(0.0))) /
                                             std::sqrt(double(big_n));
-    std::vector<complex_type> q = a;
-    const bool tsqr = numerics::orthonormalize_columns(dist, q, k);
+    numerics::Columns qc(static_cast<int>(n), k);
+    qc.data = a;
+    const bool tsqr = numerics::orthonormalize(dist, qc);
+    const std::vector<complex_type>& q = qc.data;
     expect(tsqr, tag + ": a block with a zero column did not take the TSQR fallback");
     std::vector<double> g(2 * k * k + 2 * k * k, 0.0);  // Q^H Q, then Q^H A
     for (int x = 0; x < k; ++x)
@@ -246,8 +248,8 @@ void check_kpm(const hamiltonians::Model& model, const Operator& serial, const O
     const global_index n = model.num_rows();
     const std::vector<global_index> rows{0, n / 3, n / 2 + 1, n - 1};
     const auto plan = numerics::unit_vector_plan(n, rows);
-    const auto ref_ldos = numerics::run_block_trace(serial, *plan, m_small, 2, scaling);
-    const auto got_ldos = numerics::run_block_trace(dist, *plan, m_small, 2, scaling);
+    const auto ref_ldos = topokpm::testing::run_block_trace(serial, *plan, m_small, 2, scaling);
+    const auto got_ldos = topokpm::testing::run_block_trace(dist, *plan, m_small, 2, scaling);
     expect(max_diff(got_ldos, ref_ldos) < 1e-12, tag + ": local-DOS moments differ");
 
     const auto lref = numerics::lanczos_bounds(serial, 30, 4, 0.005, 1e-4);
@@ -437,18 +439,12 @@ int run()
             }
         }
     }
-    const int total = mpi::allreduce_sum(failures);
-    if (total == 0 && my_rank == 0) std::printf("distributed check on %d ranks: ok\n", p);
-    return total == 0 ? 0 : 1;
+    return verdict("distributed check");
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::multiple);
-    env.require(mpi::ThreadLevel::serialized, "the task communication mode");
-    int rc = 0;
-    const int guarded = mpi::run_guarded([&] { rc = run(); });
-    return guarded != 0 ? guarded : rc;
+    return topokpm::testing::mpi_check::run_check(argc, argv, topokpm::mpi::ThreadLevel::multiple, run);
 }

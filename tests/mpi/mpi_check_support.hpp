@@ -1,9 +1,10 @@
 #pragma once
 /// @file mpi_check_support.hpp
-/// What the MPI check programs (distributed_kpm_check, device_ranks_check) share: failure
-/// counting, the two small test models, equal or weighted row bounds, and the comparison of
-/// one distributed augmented sweep with the serial sweep (y to 1e-13; the dot sums, reduced
-/// over the ranks, to 1e-12 N: each is a sum of N products of O(1) numbers).
+/// What the operator MPI checks (distributed_kpm_check, device_ranks_check) share beyond
+/// check.hpp (failure counting, the verdict): the two small test models, equal or weighted
+/// row bounds, and the comparison of one distributed augmented sweep with the serial sweep
+/// (y to 1e-13; the dot sums, reduced over the ranks, to 1e-12 N: each is a sum of N
+/// products of O(1) numbers).
 
 #include <algorithm>
 #include <cmath>
@@ -17,19 +18,11 @@
 #include "numerics/base/operator.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "runtime/hetero/work_split.hpp"
+#include "tests/mpi/check.hpp"
 
 namespace topokpm::testing::mpi_check {
 
-inline int failures = 0;
-inline int my_rank = 0;
-
-/// Counts a failure and prints it with the rank.
-inline void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", my_rank, what.c_str());
-    ++failures;
-}
+inline int my_rank = 0;  ///< this rank, set by the check's run()
 
 /// ti 6x3x4 (288 rows, 72 sites: up to 4 ranks with room for uneven shares), dots, disorder.
 inline hamiltonians::ModelParams ti_params()

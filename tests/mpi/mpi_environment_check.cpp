@@ -21,19 +21,14 @@
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/check.hpp"
 
 namespace mpi = topokpm::mpi;
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", mpi::rank(), what.c_str());
-    ++failures;
-}
+using topokpm::testing::mpi_check::expect;
+using topokpm::testing::mpi_check::verdict;
 
 int check_collectives()
 {
@@ -72,9 +67,7 @@ int check_collectives()
     expect(mpi::all_ok(true), "all_ok(true)");
     expect(!mpi::all_ok(r != p - 1), "all_ok with the last rank failing");
 
-    const int total = mpi::allreduce_sum(failures);
-    if (r == 0) std::printf("collectives check on %d ranks: %s\n", p, total == 0 ? "ok" : "FAILED");
-    return total == 0 ? 0 : 1;
+    return verdict("collectives check");
 }
 
 }  // namespace

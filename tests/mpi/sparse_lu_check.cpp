@@ -34,6 +34,7 @@
 #include "runtime/base/error.hpp"
 #include "runtime/mpi/communicator.hpp"
 #include "runtime/mpi/environment.hpp"
+#include "tests/mpi/check.hpp"
 
 using namespace topokpm;
 using namespace topokpm::sparse_direct;
@@ -41,16 +42,12 @@ namespace mpi = topokpm::mpi;
 
 namespace {
 
-int failures = 0;
+using topokpm::testing::mpi_check::expect;
+using topokpm::testing::mpi_check::verdict;
+
 constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
 using cvec = std::vector<complex_double>;
 
-void expect(bool ok, const std::string& what)
-{
-    if (ok) return;
-    std::fprintf(stderr, "rank %d: FAILED %s\n", mpi::rank(), what.c_str());
-    ++failures;
-}
 
 /// Dense P (A - zI) P^T, column major.
 cvec dense_permuted(const CsrMatrix& a, const std::vector<global_index>& perm, complex_double z)
@@ -271,17 +268,12 @@ int run()
     }
     expect(threw, "zero pivot with {pivot_scale} = 0 did not throw NumericalError on this rank");
 
-    const int all = mpi::allreduce_sum(failures);
-    if (mpi::rank() == 0 && all == 0) std::printf("sparse lu check on %d ranks: ok\n", mpi::size());
-    return all == 0 ? 0 : 1;
+    return verdict("sparse lu check");
 }
 
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    mpi::Environment env(&argc, &argv, mpi::ThreadLevel::funneled);
-    int rc = 0;
-    const int guarded = mpi::run_guarded([&] { rc = run(); });
-    return guarded != 0 ? guarded : rc;
+    return topokpm::testing::mpi_check::run_check(argc, argv, topokpm::mpi::ThreadLevel::funneled, run);
 }

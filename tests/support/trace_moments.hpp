@@ -1,8 +1,9 @@
 #pragma once
 /// @file trace_moments.hpp
-/// The DOS moments of a whole trace for tests, through the one trace driver the runs use
-/// (numerics::run_block_trace over a StartVectorPlan, numerics/kpm/block_trace.hpp): the
-/// stochastic trace's per-vector moments and their mean, or the exact trace.
+/// The DOS moments of a whole trace for tests, through the trace the runs use
+/// (numerics::BlockTrace over a StartVectorPlan, numerics/kpm/block_trace.hpp, stepped to
+/// the end as app/run/moments_job.cpp does between its checkpoints): the slot moments of any
+/// plan, the stochastic trace's per-vector moments and their mean, or the exact trace.
 
 #include <cstdint>
 #include <vector>
@@ -10,6 +11,15 @@
 #include "numerics/kpm/block_trace.hpp"
 
 namespace topokpm::testing {
+
+/// `plan` run to the end in blocks of `block_width`: BlockTrace::slot_moments().
+inline std::vector<double> run_block_trace(const Operator& op, const numerics::StartVectorPlan& plan, int num_moments,
+                                           int block_width, const numerics::KpmScaling& scaling)
+{
+    numerics::BlockTrace trace(op, plan, num_moments, block_width, scaling);
+    while (!trace.done()) trace.step();
+    return trace.slot_moments();
+}
 
 struct TraceMoments {
     std::vector<double> moments;     ///< mu_n, n = 0..M-1
@@ -22,7 +32,7 @@ inline TraceMoments stochastic_trace(const Operator& op, int num_moments, int nu
 {
     const auto plan = numerics::random_phase_plan(op.global_rows(), num_vectors, seed);
     TraceMoments out;
-    out.per_vector = numerics::run_block_trace(op, *plan, num_moments, num_vectors, scaling);
+    out.per_vector = run_block_trace(op, *plan, num_moments, num_vectors, scaling);
     out.moments.assign(num_moments, 0.0);
     for (int c = 0; c < num_vectors; ++c)
         for (int k = 0; k < num_moments; ++k) out.moments[k] += out.per_vector[static_cast<size_t>(c) * num_moments + k];
@@ -35,7 +45,7 @@ inline TraceMoments exact_trace(const Operator& op, int num_moments, int block_w
                                 const numerics::KpmScaling& scaling)
 {
     const auto plan = numerics::exact_trace_plan(op.global_rows());
-    return {numerics::run_block_trace(op, *plan, num_moments, block_width, scaling), {}};
+    return {run_block_trace(op, *plan, num_moments, block_width, scaling), {}};
 }
 
 }  // namespace topokpm::testing

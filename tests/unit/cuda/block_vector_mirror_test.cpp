@@ -190,17 +190,6 @@ TEST(BlockVectorMirror, MovesAndSwapsCarryTheStateAndTheMirror)
     EXPECT_EQ(counts.downloads, 1);
 }
 
-TEST(BlockVectorMirror, ReleasingTheMirrorKeepsTheValues)
-{
-    TransferCounts counts;
-    BlockVector y = with_fake_mirror(3, 2, 0.0, &counts);
-    device_fill(y.device_data_overwrite(0), y.size(), complex_type(0.0, 1.0));
-    y.release_device_mirror();
-    EXPECT_FALSE(y.has_device_mirror());
-    EXPECT_EQ(y.memory_state(), MemoryState::host);
-    EXPECT_EQ(y(2, 1), complex_type(0.0, 1.0));
-}
-
 // ---- the real CUDA mirror ------------------------------------------------------------------
 
 TEST(BlockVectorMirrorCuda, RoundTripThroughTheDeviceKeepsEveryValue)

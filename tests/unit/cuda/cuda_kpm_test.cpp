@@ -1,4 +1,4 @@
-// The unchanged KPM loop (numerics::run_block_trace) through the CUDA operators gives
+// The unchanged KPM loop (topokpm::testing::run_block_trace) through the CUDA operators gives
 // the CPU moments: same seeds, same start vectors, same recurrence; only the summation
 // order of each sweep differs.
 //
@@ -87,8 +87,8 @@ TEST(KpmOnADevice, StartVectorsMadeOnTheStandinGiveTheHostMomentsBitForBit)
             const auto standin = numerics::make_host_standin_operator(cpu);
             ASSERT_EQ(standin->blocks_device(), device::host_standin);
             const auto plan = numerics::random_phase_plan(cpu->global_rows(), 5, 23);
-            const auto want = numerics::run_block_trace(*cpu, *plan, 64, 3, scaling);
-            const auto got = numerics::run_block_trace(*standin, *plan, 64, 3, scaling);
+            const auto want = topokpm::testing::run_block_trace(*cpu, *plan, 64, 3, scaling);
+            const auto got = topokpm::testing::run_block_trace(*standin, *plan, 64, 3, scaling);
             EXPECT_EQ(got, want) << params.name << (precision == Precision::Single ? " single" : " double");
         }
     }
@@ -145,8 +145,8 @@ TEST(KpmOnADevice, StartVectorsOfATileTakeEachRunsRows)
         const TileOperator host(cpu, runs, n + 101), device(numerics::make_host_standin_operator(cpu), runs, n + 101);
         ASSERT_EQ(device.blocks_device(), device::host_standin);
         const auto plan = numerics::random_phase_plan(n + 101, 4, 5);
-        EXPECT_EQ(numerics::run_block_trace(device, *plan, 32, 4, scaling),
-                  numerics::run_block_trace(host, *plan, 32, 4, scaling))
+        EXPECT_EQ(topokpm::testing::run_block_trace(device, *plan, 32, 4, scaling),
+                  topokpm::testing::run_block_trace(host, *plan, 32, 4, scaling))
             << (precision == Precision::Single ? "single" : "double");
     }
 }

@@ -15,9 +15,11 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
+#include "tests/support/trace_moments.hpp"
 
 using namespace topokpm;
 using namespace topokpm::numerics;
+using topokpm::testing::run_block_trace;
 using topokpm::testing::DenseOperator;
 using topokpm::testing::RandomHermitianSource;
 

@@ -36,6 +36,7 @@
 #include "runtime/base/error.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/random_stencil.hpp"
+#include "tests/support/trace_moments.hpp"
 
 using namespace topokpm;
 using topokpm::testing::complex_plane_stencil;
@@ -858,7 +859,7 @@ TEST(CpuStencilTwoSteps, ResumedTraceIsBitIdentical)
         const numerics::KpmScaling scaling = numerics::kpm_scaling(gershgorin_bounds(s), 0.01);
         const auto plan = numerics::random_phase_plan(s.num_rows(), width == 1 ? 3 : 8, 11);
         const int m = 21;  // 11 sweeps per block: the first, then 5 pairs
-        const auto reference = numerics::run_block_trace(*op, *plan, m, width, scaling);
+        const auto reference = topokpm::testing::run_block_trace(*op, *plan, m, width, scaling);
         for (int stop = 0;; ++stop) {
             numerics::BlockTrace first(*op, *plan, m, width, scaling);
             for (int k = 0; k < stop && !first.done(); ++k) first.step();
