@@ -193,9 +193,4 @@ BlockStencil x_slab(const BlockStencil& stencil, int x_begin, int x_end);
 /// operator's remote part). A field's tables are sliced to the tile's x and y.
 BlockStencil xy_tile(const BlockStencil& stencil, int x_begin, int x_end, int y_begin, int y_end);
 
-/// The naive loop over sites, orbitals, terms and columns (the reference backend):
-/// y = scale (H - shift) x + beta y with the DotSums of operator.hpp. Readable, not fast;
-/// the oracle for the CUDA stencil kernel and the models' block_stencil().
-std::unique_ptr<Operator> make_block_stencil_reference_operator(BlockStencil stencil);
-
 }  // namespace topokpm

@@ -19,8 +19,8 @@ namespace topokpm::numerics {
 /// The fused, matrix-free augmented SpMMV of a BlockStencil on the CPU:
 ///     y := scale (H - shift) x + beta y        (beta == 0: y is never read)
 /// and, with ops.want_dots, dots->xx[c] = <x_c|x_c>, dots->yx[c] = <y_c|x_c> (new y), with
-/// H the matrix block_stencil.hpp defines; the same results as
-/// make_block_stencil_reference_operator up to rounding.
+/// H the matrix block_stencil.hpp defines; the same results as the naive loop the tests
+/// compare with (tests/support/block_stencil_reference.hpp) up to rounding.
 ///
 /// How (stencil_kernels.cpp): the non-zero entries of each orbital's row (on-site
 /// block and every term, equal offsets merged) are compiled once into a table of (relative

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/block_stencil_reference.hpp"
 #include "tests/support/trace_moments.hpp"
 #include "analysis/reconstruct.hpp"
 #include "hamiltonians/model.hpp"
@@ -68,6 +69,7 @@
 #include "tests/support/single_precision.hpp"
 
 using namespace topokpm;
+using topokpm::testing::make_block_stencil_reference_operator;
 
 namespace {
 

@@ -18,11 +18,13 @@
 #include "numerics/kpm/bloch.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/block_stencil_reference.hpp"
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/model_params.hpp"
 
 using namespace topokpm;
+using topokpm::testing::make_block_stencil_reference_operator;
 
 namespace {
 

@@ -21,6 +21,7 @@
 #include "numerics/base/block_stencil.hpp"
 #include "numerics/kpm/start_vectors.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/block_stencil_reference.hpp"
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/input_error.hpp"
@@ -32,6 +33,7 @@ namespace {
 
 using hamiltonians::ModelParams;
 using hamiltonians::file_models::Sha256;
+using testing::make_block_stencil_reference_operator;
 using cplx = std::complex<double>;
 
 std::string sha256(const std::string& text, std::size_t piece)

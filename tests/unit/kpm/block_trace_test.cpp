@@ -13,11 +13,13 @@
 #include "numerics/kpm/bloch.hpp"
 #include "numerics/kpm/kpm.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/block_stencil_reference.hpp"
 #include "tests/support/dense_operator.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/trace_moments.hpp"
 
 using namespace topokpm;
+using topokpm::testing::make_block_stencil_reference_operator;
 using namespace topokpm::numerics;
 using topokpm::testing::run_block_trace;
 using topokpm::testing::DenseOperator;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/block_stencil_reference.hpp"
 #include "tests/support/trace_moments.hpp"
 #include "hamiltonians/model.hpp"
 #include "numerics/base/block_stencil.hpp"
@@ -31,6 +32,7 @@
 #include "tests/support/model_params.hpp"
 
 using namespace topokpm;
+using topokpm::testing::make_block_stencil_reference_operator;
 using namespace topokpm::numerics;
 using topokpm::testing::SingleBlock;
 using topokpm::testing::complex_plane_stencil;

@@ -34,11 +34,13 @@
 #include "numerics/spmmv/operator_factory.hpp"
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/block_stencil_reference.hpp"
 #include "tests/support/dense_oracle.hpp"
 #include "tests/support/random_stencil.hpp"
 #include "tests/support/trace_moments.hpp"
 
 using namespace topokpm;
+using topokpm::testing::make_block_stencil_reference_operator;
 using topokpm::testing::complex_plane_stencil;
 using topokpm::testing::random_stencil;
 using topokpm::testing::relattice;

@@ -18,8 +18,10 @@
 #include "numerics/spmmv/stencil_kernels.hpp"
 #include "numerics/spmmv/width_registry.hpp"
 #include "runtime/base/error.hpp"
+#include "tests/support/block_stencil_reference.hpp"
 
 using namespace topokpm;
+using topokpm::testing::make_block_stencil_reference_operator;
 
 namespace {
 

@@ -1,13 +1,14 @@
 // The reference (naive) matrix-free operator of a BlockStencil: plain loops in the order
-// the formula of block_stencil.hpp is written, a field's Peierls phases on each entry. The
-// oracle for optimized stencil kernels.
+// the formula of block_stencil.hpp is written, a field's Peierls phases on each entry.
+#include "tests/support/block_stencil_reference.hpp"
+
 #include <array>
 #include <cstdlib>
 
 #include "numerics/base/block_stencil.hpp"
 #include "runtime/base/error.hpp"
 
-namespace topokpm {
+namespace topokpm::testing {
 namespace {
 
 class BlockStencilReference final : public Operator {
@@ -90,4 +91,4 @@ std::unique_ptr<Operator> make_block_stencil_reference_operator(BlockStencil ste
     return std::make_unique<BlockStencilReference>(std::move(stencil));
 }
 
-}  // namespace topokpm
+}  // namespace topokpm::testing
