@@ -57,12 +57,23 @@ Distribution Distribution::from_mpi(const RunConfig& cfg)
     // One CPU set per rank of the node (the launcher's binding when it gave one), the
     // rank's OpenMP threads pinned inside it, and GHOST's PERFWARNINGs for odd layouts.
     const int local_rank = mpi::node_rank(), local_ranks = mpi::node_size();  // collective: on every rank
+    // --device cuda: the node ranks that drive a GPU (operator_spec() below, the same rule).
+    // Beside CPU ranks each occupies one core (rank_cpuset) and runs no more threads than
+    // that core has PUs: it queues kernels and copies, and the CPU ranks get the other cores.
+    int gpu_ranks = 0;
+    if (cfg.storage.device == DeviceKind::Cuda)
+        for (int r = 0, visible = device::visible_device_count(); r < local_ranks; ++r)
+            gpu_ranks += device::rank_device(r, visible) >= 0 ? 1 : 0;
     std::unique_ptr<const topology::Topology> topo;
     std::vector<unsigned> set;
-    const int threads = use_threads(cfg);  // the team that runs (--threads), not OpenMP's default
+    int threads = use_threads(cfg);  // the team that runs (--threads), not OpenMP's default
     d.agree([&] {  // a binding refused on one rank is one message, not an abort
         topo = std::make_unique<const topology::Topology>();
-        set = topology::rank_cpuset(*topo, local_rank, local_ranks);
+        set = topology::rank_cpuset(*topo, local_rank, local_ranks, gpu_ranks);
+        if (local_rank < gpu_ranks && gpu_ranks < local_ranks && threads > static_cast<int>(set.size())) {
+            threads = static_cast<int>(set.size());
+            omp_set_num_threads(threads);
+        }
         topology::pin_openmp_threads(*topo, set, threads);
     });
     d.cpuset_ = topology::format_pus(set);

@@ -76,12 +76,65 @@ std::vector<unsigned> split_cpuset(const std::vector<std::vector<unsigned>>& cor
     return set;
 }
 
-std::vector<unsigned> rank_cpuset(const Topology& topology, int local_rank, int local_ranks)
+std::vector<std::vector<unsigned>> node_cpusets(const std::vector<std::vector<unsigned>>& cores,
+                                                const std::vector<int>& core_domains, int local_ranks,
+                                                int gpu_ranks, const std::vector<int>& gpu_domains)
+{
+    TOPOKPM_REQUIRE(gpu_ranks >= 0 && gpu_ranks <= local_ranks, "GPU ranks ", gpu_ranks, " of ", local_ranks);
+    TOPOKPM_REQUIRE(core_domains.empty() || core_domains.size() == cores.size(), "NUMA domains of ",
+                    core_domains.size(), " cores for ", cores.size());
+    std::vector<std::vector<unsigned>> sets(static_cast<std::size_t>(local_ranks));
+    const int cpu_ranks = local_ranks - gpu_ranks;
+    if (gpu_ranks == 0 || cpu_ranks == 0 || cores.size() < static_cast<std::size_t>(local_ranks)) {
+        for (int r = 0; r < local_ranks; ++r) sets[r] = split_cpuset(cores, r, local_ranks);
+        return sets;
+    }
+    const auto domain_of = [&](std::size_t i) { return core_domains.empty() ? 0 : core_domains[i]; };
+    int domains = 1;
+    for (std::size_t i = 0; i < cores.size(); ++i) domains = std::max(domains, domain_of(i) + 1);
+    std::vector<bool> taken(cores.size(), false);
+    for (int g = 0; g < gpu_ranks; ++g) {
+        const int want = static_cast<std::size_t>(g) < gpu_domains.size() && gpu_domains[g] >= 0 ? gpu_domains[g]
+                                                                                                : g % domains;
+        std::size_t pick = cores.size();
+        for (int pass = 0; pass < 2 && pick == cores.size(); ++pass)
+            for (std::size_t i = cores.size(); i-- > 0;)
+                if (!taken[i] && (pass == 1 || domain_of(i) == want)) {
+                    pick = i;
+                    break;
+                }
+        taken[pick] = true;
+        sets[g] = cores[pick];
+        std::sort(sets[g].begin(), sets[g].end());
+    }
+    std::vector<std::vector<unsigned>> free_all;
+    std::vector<std::vector<std::vector<unsigned>>> free_in(static_cast<std::size_t>(domains));
+    for (std::size_t i = 0; i < cores.size(); ++i)
+        if (!taken[i]) {
+            free_all.push_back(cores[i]);
+            free_in[domain_of(i)].push_back(cores[i]);
+        }
+    const int per_domain = cpu_ranks % domains == 0 ? cpu_ranks / domains : 0;
+    const bool by_domain = per_domain > 0 && std::all_of(free_in.begin(), free_in.end(), [&](const auto& f) {
+                               return f.size() >= static_cast<std::size_t>(per_domain);
+                           });
+    for (int c = 0; c < cpu_ranks; ++c)
+        sets[gpu_ranks + c] = by_domain ? split_cpuset(free_in[c / per_domain], c % per_domain, per_domain)
+                                        : split_cpuset(free_all, c, cpu_ranks);
+    return sets;
+}
+
+std::vector<unsigned> rank_cpuset(const Topology& topology, int local_rank, int local_ranks, int gpu_ranks)
 {
     const std::vector<unsigned> all = topology.all_pus();
     const std::vector<unsigned> bound = topology.process_binding();
     if (!bound.empty() && bound.size() < all.size()) return bound;  // given from outside: keep it
-    return split_cpuset(cores_within(topology.cores(), all), local_rank, local_ranks);
+    TOPOKPM_REQUIRE(local_rank >= 0 && local_rank < local_ranks, "local rank ", local_rank, " of ", local_ranks);
+    const std::vector<std::vector<unsigned>> cores = cores_within(topology.cores(), all);
+    std::vector<int> core_domains, gpu_domains;
+    for (const auto& core : cores) core_domains.push_back(topology.numa_node_of(core.front()));
+    for (const GpuInfo& g : topology.info().gpus) gpu_domains.push_back(g.numa_node);
+    return node_cpusets(cores, core_domains, local_ranks, gpu_ranks, gpu_domains)[local_rank];
 }
 
 std::vector<unsigned> thread_pus(const std::vector<std::vector<unsigned>>& cores_in_set, int threads)

@@ -5,9 +5,11 @@
 /// - the recommended layout: one rank per NUMA domain plus one per GPU (GHOST's
 ///   "NUMA domains + GPUs"), so no rank's memory spans a socket interconnect;
 /// - each rank of a node gets its own disjoint CPU set: whole cores split as evenly as
-///   possible, in hwloc's locality order. A binding given from outside (mpirun
-///   --bind-to, taskset, the batch system) is respected: when the process is bound to
-///   less than the whole machine, that binding is the rank's set;
+///   possible, in hwloc's locality order, except that a rank driving a GPU beside CPU ranks
+///   occupies one core, as GHOST's GPU process does, and the CPU ranks share the rest. A
+///   binding given from outside (mpirun --bind-to, taskset, the batch system) is
+///   respected: when the process is bound to less than the whole machine, that binding is
+///   the rank's set;
 /// - OpenMP thread t of a rank is pinned to one PU of the set, one per core first
 ///   (SMT siblings only once every core has a thread), and the binding is read back;
 /// - PERFWARNINGs for layouts that cost bandwidth: a rank spanning NUMA domains, more
@@ -45,10 +47,28 @@ std::vector<std::vector<unsigned>> cores_within(const std::vector<std::vector<un
 /// r mod PUs (shared: layout_warnings() flags it). Sorted ascending.
 std::vector<unsigned> split_cpuset(const std::vector<std::vector<unsigned>>& cores, int local_rank, int local_ranks);
 
-/// The CPU set rank `local_rank` of `local_ranks` on this node should use. If the
-/// process binding is narrower than all_pus() (bound from outside), that binding;
-/// otherwise split_cpuset() of the machine's cores.
-std::vector<unsigned> rank_cpuset(const Topology& topology, int local_rank, int local_ranks);
+/// Every node-local rank's CPU set (index = local rank) when the first `gpu_ranks` of the
+/// `local_ranks` ranks drive a GPU each and the others compute on the CPU (seed 000 §4.1:
+/// the process that drives a GPU occupies one core of the host, on the GPU's socket, and
+/// the CPU processes share the rest). GPU rank g takes one core: the last free one of NUMA
+/// domain `gpu_domains[g]` (missing or -1: domain g mod D), or the last free core when that
+/// domain has none. The CPU ranks split the free cores: when their count C is a multiple of
+/// the D domains and each domain has at least C / D free cores, CPU rank c takes part
+/// c mod (C / D) of domain c / (C / D)'s free cores (so no CPU rank spans a domain), else
+/// part c of all free cores; parts as split_cpuset() cuts them. `core_domains[i]` is the
+/// NUMA domain of cores[i], 0 .. D-1 (empty: one domain). With no GPU rank, no CPU rank, or
+/// fewer cores than ranks, every rank's split_cpuset(). Sets sorted ascending.
+/// Throws DimensionMismatch when gpu_ranks is not in [0, local_ranks] or the domain list's
+/// size is neither 0 nor cores.size().
+std::vector<std::vector<unsigned>> node_cpusets(const std::vector<std::vector<unsigned>>& cores,
+                                                const std::vector<int>& core_domains, int local_ranks,
+                                                int gpu_ranks, const std::vector<int>& gpu_domains);
+
+/// The CPU set rank `local_rank` of `local_ranks` on this node should use, the first
+/// `gpu_ranks` of them driving a GPU. If the process binding is narrower than all_pus()
+/// (bound from outside), that binding; otherwise node_cpusets() of the machine's cores,
+/// their NUMA domains and its GPUs' (MachineInfo::gpus, in PCI order).
+std::vector<unsigned> rank_cpuset(const Topology& topology, int local_rank, int local_ranks, int gpu_ranks = 0);
 
 /// The PU for each of `threads` threads on the cores `cores_in_set`: thread t goes to
 /// core t mod C, taking that core's (t / C)-th PU (wrapping when a core has fewer):

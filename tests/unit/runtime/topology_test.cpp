@@ -95,6 +95,37 @@ TEST(Affinity, SplitCpusetGivesDisjointWholeCores)
     EXPECT_THROW(split_cpuset(cores, 2, 2), topokpm::DimensionMismatch);
 }
 
+TEST(Affinity, AGpuRankOccupiesOneCoreOfItsDomain)
+{
+    using Sets = std::vector<std::vector<unsigned>>;
+    // 8 cores, one PU each, two NUMA domains of 4: cores 0-3 on domain 0, 4-7 on domain 1.
+    Sets cores;
+    for (unsigned c = 0; c < 8; ++c) cores.push_back({c});
+    const std::vector<int> domains = {0, 0, 0, 0, 1, 1, 1, 1};
+    // GHOST's layout (1 GPU on domain 1 + one CPU rank per domain): the GPU rank drives
+    // from the last core of its domain, each CPU rank keeps to its domain.
+    EXPECT_EQ(node_cpusets(cores, domains, 3, 1, {1}), (Sets{{7}, {0, 1, 2, 3}, {4, 5, 6}}));
+    // GPU on domain 0, or its domain unknown (-1, or not listed: GPU g on domain g mod 2).
+    EXPECT_EQ(node_cpusets(cores, domains, 3, 1, {0}), (Sets{{3}, {0, 1, 2}, {4, 5, 6, 7}}));
+    EXPECT_EQ(node_cpusets(cores, domains, 3, 1, {-1}), node_cpusets(cores, domains, 3, 1, {0}));
+    EXPECT_EQ(node_cpusets(cores, domains, 4, 2, {}), (Sets{{3}, {7}, {0, 1, 2}, {4, 5, 6}}));
+    // One CPU rank for two domains: it takes every free core; three CPU ranks do not divide
+    // into the domains, so the free cores are cut in locality order.
+    EXPECT_EQ(node_cpusets(cores, domains, 2, 1, {1}), (Sets{{7}, {0, 1, 2, 3, 4, 5, 6}}));
+    EXPECT_EQ(node_cpusets(cores, domains, 4, 1, {1}), (Sets{{7}, {0, 1, 2}, {3, 4}, {5, 6}}));
+    // One domain, SMT siblings: the GPU rank takes the last whole core.
+    const Sets smt = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+    EXPECT_EQ(node_cpusets(smt, {}, 2, 1, {}), (Sets{{3, 7}, {0, 1, 2, 4, 5, 6}}));
+    // No GPU rank, only GPU ranks, or fewer cores than ranks: the even split.
+    for (int gpus : {0, 2})
+        EXPECT_EQ(node_cpusets(smt, {}, 2, gpus, {}), (Sets{{0, 1, 4, 5}, {2, 3, 6, 7}})) << gpus;
+    EXPECT_EQ(node_cpusets(smt, {}, 5, 1, {})[4], split_cpuset(smt, 4, 5));
+    // A domain without a free core for its GPU: the last free core anywhere.
+    EXPECT_EQ(node_cpusets({{0}, {1}, {2}}, {0, 0, 1}, 3, 2, {1, 1}), (Sets{{2}, {1}, {0}}));
+    EXPECT_THROW(node_cpusets(smt, {}, 2, 3, {}), topokpm::DimensionMismatch);
+    EXPECT_THROW(node_cpusets(smt, {0, 1}, 2, 1, {}), topokpm::DimensionMismatch);
+}
+
 TEST(Affinity, ExternalCpusetIsRespected)
 {
     const std::vector<std::vector<unsigned>> cores = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
