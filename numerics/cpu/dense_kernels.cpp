@@ -630,7 +630,7 @@ void q_times_top(int m, int k, T* a, int lda, const T* t, int ldt, const T* c, i
     if (k == 0) return;
     // Rows of V_2 staged per GEMM: 128 KiB of them, so that those rows, their staged copy,
     // OpenBLAS's packed copy and W stay in a 1 MiB L2 (128 rows at k = 64 in complex double),
-    // but at least 64, for each call repacks W (k x k; docs/dense.md, "s28-tsqr").
+    // but at least 64, for each call repacks W (k x k; docs/dense.md, "TSQR: the leaf Q's 128 KiB stage").
     const int chunk = std::clamp(int((std::size_t(128) << 10) / (std::size_t(k) * sizeof(T))), 64, 1024);
     const std::size_t kk = std::size_t(k) * k;
     T* w = workspace<T>(2 * kk + std::size_t(chunk) * k);
