@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
-
 #include "runtime/base/error.hpp"
 #include "runtime/hetero/plan.hpp"
 
@@ -256,12 +254,25 @@ TEST(Plan, RejectsInconsistentInput)
     EXPECT_THROW(make_plan(in), InputError);
 }
 
+TEST(Plan, CostsNothingProportionalToTheLattice)
+{
+    // 100000 x 100000 x 40 sites: 1.6e12 rows, 26 TB of vector blocks on each of the 1024
+    // ranks. Planned from the extents alone; a plan that allocated or looped per row or site
+    // would end in std::bad_alloc or the test's timeout.
+    PlanInput in = ti_input(1024);
+    in.nx = in.ny = 100000;
+    in.rows = in.nx * in.ny * in.nz * in.block;
+    in.nnz = 13 * in.rows - 2 * 2 * in.nx * in.ny * in.block;
+    const Plan p = make_plan(in);
+    ASSERT_EQ(p.ranks.size(), 1024u);
+    std::uint64_t rows = 0;
+    for (const RankPlan& r : p.ranks) rows += r.range.size();
+    EXPECT_EQ(rows, in.rows);
+}
+
 TEST(Plan, Ti1600x1600x40On1024Ranks)
 {
-    const auto t0 = std::chrono::steady_clock::now();
     const Plan p = make_plan(ti_input(1024));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_LT(seconds, 1.0);
     ASSERT_EQ(p.ranks.size(), 1024u);
     EXPECT_EQ(p.input.rows, 409600000u);
     const std::uint64_t plane = 1600 * 40 * 4;
@@ -312,9 +323,7 @@ TEST(Plan, Ti1600x1600x40PizDaintEquivalent)
     in.gpus = 1024;
     in.gpu_memory_gbs = 170.0;
     in.host_device_gbs = 6.0;
-    const auto t0 = std::chrono::steady_clock::now();
     const Plan p = make_plan(in);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
     std::uint64_t cpu_rows = 0, gpu_rows = 0;
     for (const RankPlan& r : p.ranks) (r.gpu ? gpu_rows : cpu_rows) += r.range.size();
     EXPECT_EQ(cpu_rows + gpu_rows, 409600000u);
