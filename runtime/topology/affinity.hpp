@@ -67,7 +67,8 @@ std::vector<std::vector<unsigned>> node_cpusets(const std::vector<std::vector<un
 /// The CPU set rank `local_rank` of `local_ranks` on this node should use, the first
 /// `gpu_ranks` of them driving a GPU. If the process binding is narrower than all_pus()
 /// (bound from outside), that binding; otherwise node_cpusets() of the machine's cores,
-/// their NUMA domains and its GPUs' (MachineInfo::gpus, in PCI order).
+/// their NUMA domains and its GPUs' (MachineInfo::gpus in PCI order, taken as CUDA's
+/// device order, which it is for identical GPUs; CUDA_VISIBLE_DEVICES is not consulted).
 std::vector<unsigned> rank_cpuset(const Topology& topology, int local_rank, int local_ranks, int gpu_ranks = 0);
 
 /// The PU for each of `threads` threads on the cores `cores_in_set`: thread t goes to
