@@ -267,12 +267,14 @@ b = h5py.File(sys.argv[3], "r")["kpm/moments"][()]
 print(f"{float(np.max(np.abs(a - b)) / np.max(np.abs(b))):.3e}")
 PY
 }
-gflops() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['provenance'].attrs['gflops'])" "$1"; }
+provenance() {  # provenance FILE.h5 ATTRIBUTE
+  "$PY" -c "import h5py,sys; v=h5py.File(sys.argv[1],'r')['provenance'].attrs[sys.argv[2]]; print(v.decode() if isinstance(v, bytes) else v)" "$1" "$2"
+}
+gflops() { provenance "$1" gflops; }
 # the start vectors' seconds (made on the GPU for the stochastic trace; gflops counts the sweeps only)
-start_seconds() { "$PY" -c "import h5py,sys; print(h5py.File(sys.argv[1],'r')['provenance'].attrs['seconds_start_vectors'])" "$1"; }
+start_seconds() { provenance "$1" seconds_start_vectors; }
 if [ $DRY = 1 ]; then  # nothing ran: nothing to read
-  gflops() { echo dry-run; }
-  start_seconds() { echo dry-run; }
+  provenance() { echo dry-run; }
   compare_moments() { echo dry-run; }
 fi
 if [ $DRY = 1 ] || [ -x "$KPM" ]; then
@@ -297,7 +299,8 @@ if [ $DRY = 1 ] || [ -x "$KPM" ]; then
     step "rate_gpu_cpu_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=15 "$KPM" ${RUN% -q} --matrix $m \
       --device cuda --weights auto -o "$OUT/rate_mixed_$m.h5" &&
       record "rate_gpu_plus_cpu_$m" "$(gflops "$OUT/rate_mixed_$m.h5")" Gflop/s "mpirun -np 2: GPU rank + CPU rank (default pinning: the GPU rank 1 core, the CPU rank 15), --weights auto" &&
-      record "rank_lines_$m" "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_$m.log" | tr '\n' ';')" "" "per sweep"
+      record "rank_lines_$m" "$(grep -sE '^rank [0-9]' "$OUT/logs/rate_gpu_cpu_$m.log" | tr '\n' ';')" "" "per sweep" &&
+      record "cpusets_gpu_cpu_$m" "$(provenance "$OUT/rate_mixed_$m.h5" cpusets)" "PUs" "rank 0 (GPU) one core, rank 1 the rest"
     # the split of the rates alone (before the halo was charged: 3 of 200 planes free, 5 sell)
     SPLIT=$([ $m = free ] && echo 197:3 || echo 195:5)
     step "rate_gpu_cpu_ratesplit_$m" "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=15 "$KPM" ${RUN% -q} \
