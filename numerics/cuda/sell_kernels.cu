@@ -10,25 +10,6 @@
 #include "numerics/spmmv/width_registry.hpp"
 
 namespace topokpm::numerics::kernels::cuda {
-namespace {
-
-using detail::block_threads;
-using detail::SweepScalars;
-using namespace sell;
-
-template <int W, bool Dots, class V2>
-int launch(const BasicSellView<V2>& a, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
-{
-    return with_sell_kernel<W, Dots>(
-        a, s, x, y, detail::pairing_allowed(), [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared) {
-            const int grid = detail::grid_for(units, per_unit, detail::resident_grid(kernel));
-            double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
-            kernel<<<grid, block_threads, shared>>>(a, x, y, s, partials);
-            return grid;
-        });
-}
-
-}  // namespace
 
 /// Both precisions: T the host complex type, the view and blocks reinterpreted as its
 /// device type (same size and layout).
@@ -39,13 +20,17 @@ SweepInfo sell_spmmv(const BasicSellView<T>& host_view, const T* x, T* y, int nu
     TOPOKPM_REQUIRE(x != y, "sell_spmmv: x and y are the same block (", x, ")");
     using V2 = typename detail::DeviceComplex<T>::type;
     TOPOKPM_REQUIRE(host_view.chunk_height >= 1, "sell_spmmv: chunk height ", host_view.chunk_height);
-    const BasicSellView<V2> a = device_typed(host_view);
+    const BasicSellView<V2> a = sell::device_typed(host_view);
     const auto* xd = reinterpret_cast<const V2*>(x);
     auto* yd = reinterpret_cast<V2*>(y);
     constexpr bool single = std::is_same_v<T, complex_single>;
-    return detail::run_strips<single>(num_cols, ops, workspace, dots, [&](auto w, const SweepScalars& s, auto d) {
-        return launch<decltype(w)::value, decltype(d)::value>(a, xd, yd, s, workspace);
-    });
+    return detail::run_strips<single>(
+        num_cols, ops, workspace, dots, [&](auto w, const detail::SweepScalars& s, auto d) {
+            constexpr int W = decltype(w)::value;
+            constexpr bool Dots = decltype(d)::value;
+            return sell::with_sell_kernel<W, Dots>(a, s, xd, yd, detail::pairing_allowed(),
+                                                   detail::grid_launch<W, Dots>(a, xd, yd, s, workspace));
+        });
 }
 
 template SweepInfo sell_spmmv(const BasicSellView<complex_double>&, const complex_double*, complex_double*, int,

@@ -10,25 +10,6 @@
 #include "numerics/spmmv/width_registry.hpp"
 
 namespace topokpm::numerics::kernels::cuda {
-namespace {
-
-using detail::block_threads;
-using detail::SweepScalars;
-using namespace stencil;
-
-template <int W, bool Dots, class V2>
-int launch(const BasicStencilView<V2>& st, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
-{
-    return with_stencil_kernel<W, Dots>(
-        st, s, x, y, detail::pairing_allowed(), [&](auto kernel, std::int64_t units, int per_unit, std::size_t shared_bytes) {
-            const int grid = detail::grid_for(units, per_unit, detail::resident_grid(kernel));
-            double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
-            kernel<<<grid, block_threads, shared_bytes>>>(st, x, y, s, partials);
-            return grid;
-        });
-}
-
-}  // namespace
 
 /// Both precisions: T the host complex type, the view and blocks reinterpreted as its
 /// device type (same size and layout).
@@ -38,16 +19,20 @@ SweepInfo stencil_spmmv(const BasicStencilView<T>& host_view, const T* x, T* y, 
 {
     TOPOKPM_REQUIRE(x != y, "stencil_spmmv: x and y are the same block (", x, ")");
     using V2 = typename detail::DeviceComplex<T>::type;
-    const BasicStencilView<V2> st = device_typed(host_view);
+    const BasicStencilView<V2> st = stencil::device_typed(host_view);
     // The tables must fit the default 48 KiB of shared memory (checked by the operator too).
-    TOPOKPM_REQUIRE(table_bytes(st) <= 48 * 1024 && site_table_bytes(st) <= 48 * 1024, "stencil tables of ",
-                    table_bytes(st), " / ", site_table_bytes(st), " bytes");
+    TOPOKPM_REQUIRE(stencil::table_bytes(st) <= 48 * 1024 && stencil::site_table_bytes(st) <= 48 * 1024,
+                    "stencil tables of ", stencil::table_bytes(st), " / ", stencil::site_table_bytes(st), " bytes");
     const auto* xd = reinterpret_cast<const V2*>(x);
     auto* yd = reinterpret_cast<V2*>(y);
     constexpr bool single = std::is_same_v<T, complex_single>;
-    return detail::run_strips<single>(num_cols, ops, workspace, dots, [&](auto w, const SweepScalars& s, auto d) {
-        return launch<decltype(w)::value, decltype(d)::value>(st, xd, yd, s, workspace);
-    });
+    return detail::run_strips<single>(
+        num_cols, ops, workspace, dots, [&](auto w, const detail::SweepScalars& s, auto d) {
+            constexpr int W = decltype(w)::value;
+            constexpr bool Dots = decltype(d)::value;
+            return stencil::with_stencil_kernel<W, Dots>(st, s, xd, yd, detail::pairing_allowed(),
+                                                         detail::grid_launch<W, Dots>(st, xd, yd, s, workspace));
+        });
 }
 
 template SweepInfo stencil_spmmv(const BasicStencilView<complex_double>&, const complex_double*, complex_double*, int,

@@ -46,6 +46,21 @@ int resident_grid(Kernel kernel)
     return blocks[key] = sms * (per_sm > 0 ? per_sm : 1);
 }
 
+/// The launch the kernel choosers (sell::with_sell_kernel, stencil::with_stencil_kernel) hand
+/// their kernel to: `kernel(view, x, y, s, partials)` over `units` of `per_unit` threads, on
+/// the grid of its resident blocks (the kernels stride over their tiles), with `shared` bytes
+/// of dynamic shared memory and, where Dots, the workspace's dot partials (3 x grid x W);
+/// returns the grid, as run_strips' launch does.
+template <int W, bool Dots, class View, class V2>
+auto grid_launch(const View& view, const V2* x, V2* y, const SweepScalars& s, DotWorkspace& workspace)
+{
+    return [&view, x, y, &s, &workspace](auto kernel, std::int64_t units, int per_unit, std::size_t shared) {
+        const int grid = grid_for(units, per_unit, resident_grid(kernel));
+        double* partials = Dots ? workspace.partials(3 * static_cast<std::size_t>(grid) * W) : nullptr;
+        kernel<<<grid, block_threads, shared>>>(view, x, y, s, partials);
+        return grid;
+    };
+}
 
 /// Whether single-precision sweeps may pair columns (two per thread: the site kernel of
 /// stencil_device.cuh, the SELL kernel of sell_device.cuh): yes, unless the environment sets
