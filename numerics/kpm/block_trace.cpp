@@ -18,8 +18,8 @@ public:
     double divisor() const override { return static_cast<double>(n_); }
     void fill(BlockVector& block, global_index first_column, global_index row_begin) const override
     {
-        fill_random_phase_vectors(block, seed_, first_column, n_, row_begin);
-        zero_columns_from(block, r_ - first_column);
+        random_phase_values(block.data(), block.num_rows(), block.num_cols(), valid_columns(block, first_column), seed_,
+                            first_column, n_, row_begin);
     }
     bool fills_on_device() const override { return true; }
     void fill_on_device(BlockVector& block, global_index first_column, const RowRuns& runs, int device) const override
@@ -31,12 +31,18 @@ public:
     {
         on_device(block, first_column, runs, device);
     }
+    /// Columns of the block at `first_column` that are vectors of the plan; the rest are zero.
+    template <class T>
+    int valid_columns(const BasicBlockVector<T>& block, global_index first_column) const
+    {
+        return static_cast<int>(std::clamp<global_index>(r_ - first_column, 0, block.num_cols()));
+    }
     /// Each run's rows at their place in the block, columns from C on zero.
     template <class T>
     void on_device(BasicBlockVector<T>& block, global_index first_column, const RowRuns& runs, int device) const
     {
         const int w = block.num_cols();
-        const int valid = static_cast<int>(std::clamp<global_index>(r_ - first_column, 0, w));
+        const int valid = valid_columns(block, first_column);
         T* data = block.device_data_overwrite(device);
         global_index local = 0;
         for (const auto& [b, e] : runs) {
@@ -44,13 +50,6 @@ public:
             local += e - b;
         }
         TOPOKPM_REQUIRE(local == block.num_rows(), "row runs of ", local, " rows for a block of ", block.num_rows());
-    }
-    static void zero_columns_from(BlockVector& block, global_index first_zero)
-    {
-        if (first_zero >= block.num_cols()) return;
-        for (global_index i = 0; i < block.num_rows(); ++i)
-            for (int c = static_cast<int>(std::max<global_index>(first_zero, 0)); c < block.num_cols(); ++c)
-                block(i, c) = 0.0;
     }
 
 private:
