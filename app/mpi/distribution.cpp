@@ -290,7 +290,7 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const R
     opts.mode = numerics::parse_comm_mode(cfg.runtime.comm_mode);
     opts.reduce_every_sweep = cfg.runtime.reduce_every_sweep;
     const numerics::OperatorSpec spec = operator_spec(cfg);  // the halo lives where `local` does
-    opts.device = spec.device == numerics::Backend::Cuda ? spec.device_index : numerics::no_device;
+    opts.device = spec.device == numerics::Backend::Cuda ? spec.device_index : device::no_device;
     std::shared_ptr<const numerics::DistributedOperator> op;
     if (!order_) {
         op = std::make_shared<numerics::DistributedOperator>(matrix, bounds_, opts, std::move(local));
@@ -301,7 +301,7 @@ std::shared_ptr<const Operator> Distribution::wrap(const RunConfig& cfg, const R
         const numerics::PermutedRows permuted(matrix, *order_);
         op = std::make_shared<numerics::DistributedOperator>(permuted, bounds_, opts, std::move(local));
     }
-    if (judge_halo) warn_about_halo(*op, opts.device != numerics::no_device);
+    if (judge_halo) warn_about_halo(*op, opts.device != device::no_device);
     return op;
 }
 

@@ -247,7 +247,7 @@ DistributedOperator::DistributedOperator(const RowSource& source, std::vector<gl
     // communication thread drives the exchange meanwhile (the H200 node: an 8 MB halo moved
     // only in the final wait, 2.2 ms after a 1.3 ms sweep); needs MPI_THREAD_SERIALIZED.
     sweep_mode_ = opts_.mode;
-    if (opts_.mode == CommMode::Overlap && opts_.device != no_device) {
+    if (opts_.mode == CommMode::Overlap && opts_.device != device::no_device) {
         int provided = MPI_THREAD_SINGLE;
         mpi::check(MPI_Query_thread(&provided), "MPI_Query_thread");
         if (provided >= MPI_THREAD_SERIALIZED) sweep_mode_ = CommMode::Task;

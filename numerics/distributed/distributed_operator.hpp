@@ -78,10 +78,10 @@ struct DistributedOptions {
     /// decomposition: PermutedRows of row_permutation.hpp, bounds = RowPermutation::bounds());
     /// what row_runs() reports. Empty: the source is in canonical order.
     RowRuns canonical_runs;
-    /// Where the local operator keeps x and y: no_device (the host arrays), a CUDA device
-    /// index (the local operator is a CUDA one on it) or device::host_standin (the local
-    /// operator is make_host_standin_operator's). See halo_device.hpp.
-    int device = no_device;
+    /// Where the local operator keeps x and y: device::no_device (the host arrays), a CUDA
+    /// device index (the local operator is a CUDA one on it) or device::host_standin (the
+    /// local operator is make_host_standin_operator's). See halo_device.hpp.
+    int device = device::no_device;
     /// Peers on this node (MPI_COMM_TYPE_SHARED) exchange through a shared window instead
     /// of messages: each rank packs into its segment of the window (two alternating
     /// buffers), a zero-byte message says "packed", the peer copies its rows straight out

@@ -138,7 +138,7 @@ public:
     using Block = BasicBlockVector<T>;
     explicit HostHalo(HaloPattern pattern) : HostStagedHalo<T>(std::move(pattern)) {}
     std::string name() const override { return "host"; }
-    int device() const override { return no_device; }
+    int device() const override { return device::no_device; }
     const T* x_values(const Block& x) const override { return x.data(); }
     T* y_values(Block& y) const override { return y.data(); }
     void pack(const T* x, int r, T* send) override { pack_rows_host(this->pattern_, x, r, send); }
@@ -250,9 +250,9 @@ private:
 template <class T>
 std::unique_ptr<BasicHaloDevice<T>> make_halo_device(int device, HaloPattern pattern)
 {
-    if (device == no_device) return std::make_unique<HostHalo<T>>(std::move(pattern));
+    if (device == device::no_device) return std::make_unique<HostHalo<T>>(std::move(pattern));
     if (device == device::host_standin) return std::make_unique<StandinHalo<T>>(std::move(pattern));
-    TOPOKPM_USER_REQUIRE(device >= 0, "halo device ", device, ": allowed are ", no_device, " (host), ",
+    TOPOKPM_USER_REQUIRE(device >= 0, "halo device ", device, ": allowed are ", device::no_device, " (host), ",
                          device::host_standin, " (host stand-in) or a CUDA device index >= 0");
     return kernels::cuda::make_cuda_halo_device<T>(std::move(pattern), device);
 }

@@ -15,17 +15,17 @@
 ///                 over the remote rows i (d = the correction just added).
 ///
 /// Three implementations, chosen by make_halo_device(device):
-///   no_device (-1)         the rank runs on the CPU: x and y are the host arrays, the
-///                          staging buffers are the device buffers (no copies);
-///   device::host_standin   the host stand-in: x and y are BlockVector's host-standin
-///                          mirror, packing gathers into a separate "device" buffer copied
-///                          to the staging buffer, the halo is copied from staging into a
-///                          "device" buffer; the same CPU loops as no_device. Every build;
-///                          what the tests run the device path on without a GPU;
-///   a CUDA device d >= 0   x and y are the CUDA mirrors on d, gather and remote-correction
-///                          kernels (numerics/cuda/halo_kernels.cu, contract halo_kernels.hpp),
-///                          page-locked staging buffers, the dots by the deterministic
-///                          column_dots of reduce_kernels.hpp. NotCompiled in CPU-only builds.
+///   device::no_device (-1)   the rank runs on the CPU: x and y are the host arrays, the
+///                            staging buffers are the device buffers (no copies);
+///   device::host_standin     the host stand-in: x and y are BlockVector's host-standin
+///                            mirror, packing gathers into a separate "device" buffer copied
+///                            to the staging buffer, the halo is copied from staging into a
+///                            "device" buffer; the same CPU loops as device::no_device. Every
+///                            build; what the tests run the device path on without a GPU;
+///   a CUDA device d >= 0     x and y are the CUDA mirrors on d, gather and remote-correction
+///                            kernels (numerics/cuda/halo_kernels.cu, contract halo_kernels.hpp),
+///                            page-locked staging buffers, the dots by the deterministic
+///                            column_dots of reduce_kernels.hpp. NotCompiled in CPU-only builds.
 /// Dots are this rank's; DistributedOperator sums them over the ranks as on the CPU.
 /// Threads: wait_packed and unpack may run on the communication thread of --comm-mode task
 /// while the calling thread runs the local operator; the CUDA implementation queues the
@@ -54,9 +54,6 @@ struct HaloPattern {
     std::vector<complex_type> remote_vals;
 };
 
-/// The device index of a rank without a device (its blocks are the host arrays).
-inline constexpr int no_device = device::no_device;
-
 /// T = complex_double or complex_single (--precision single, every device: the halo and the
 /// blocks in float, the remote correction's arithmetic and the dots in double, y rounded once
 /// per entry).
@@ -67,7 +64,7 @@ public:
     virtual ~BasicHaloDevice() = default;
     /// "host", "host-standin" or "cuda:D".
     virtual std::string name() const = 0;
-    /// The device index (no_device, device::host_standin or a CUDA device).
+    /// The device index (device::no_device, device::host_standin or a CUDA device).
     virtual int device() const = 0;
     const HaloPattern& pattern() const { return pattern_; }
 
@@ -123,7 +120,7 @@ using HaloDevice = BasicHaloDevice<complex_double>;
 template <class T>
 std::unique_ptr<BasicHaloDevice<T>> make_halo_device(int device, HaloPattern pattern);
 
-/// The CPU loops no_device and the host stand-in run (and the tests compare the CUDA
+/// The CPU loops device::no_device and the host stand-in run (and the tests compare the CUDA
 /// kernels with): the gather, and the remote correction reading `halo`. In single precision
 /// the correction d = scale sum_h H_ih halo_h is formed in double, y_i + d is rounded once to
 /// float, and the dot share is conj(y_new - y_old) x in double (the change y really took).

@@ -13,7 +13,7 @@
 /// order whatever the store.
 ///
 ///   device                  store    the kept vectors                 transposes, ZGEMM
-///   -1 (numerics::no_device) host    host arrays                       CPU loops on data(), cblas_zgemm
+///   device::no_device (-1)  host     host arrays                       CPU loops on data(), cblas_zgemm
 ///   device::host_standin    standin  separate host arrays ("device")   the same, reading the blocks'
 ///                                                                     host-standin mirrors (never their
 ///                                                                     host arrays): the device path's

@@ -107,7 +107,7 @@ int run()
                         numerics::DistributedOptions opts;
                         opts.mode = mode;
                         opts.reduce_every_sweep = every;
-                        opts.device = on_device ? device::host_standin : numerics::no_device;
+                        opts.device = on_device ? device::host_standin : device::no_device;
                         const numerics::DistributedOperator dist(*model, bounds, opts, local);
                         const std::string tag = params.name + (free ? " free" : " sell") +
                                                 (all ? " all-device " : " mixed ") + numerics::comm_mode_name(mode) +

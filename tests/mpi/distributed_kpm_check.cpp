@@ -321,7 +321,7 @@ void check_single(const hamiltonians::Model& model, const std::vector<double>& w
         const bool on_device = my_rank < devices;
         numerics::DistributedOptions opts;
         opts.mode = mode;
-        opts.device = on_device ? device::host_standin : numerics::no_device;
+        opts.device = on_device ? device::host_standin : device::no_device;
         const numerics::DistributedOperator dist(model, bounds, opts,
                                                  on_device ? numerics::make_host_standin_operator(local) : local);
         const std::string t = tag + " single " + numerics::comm_mode_name(mode) +

@@ -1,6 +1,6 @@
 // The device side of the distributed operator's halo (numerics/distributed/halo_device.hpp):
 // the host stand-in and, where a GPU is visible, the CUDA implementation, against the CPU
-// halo (no_device) on one hand-made pattern: what pack() leaves in the send staging buffer
+// halo (device::no_device) on one hand-made pattern: what pack() leaves in the send staging buffer
 // (bitwise: a gather), and what apply_remote() makes of a staged halo (y and the remote dot
 // share). The stand-in runs the CPU loops on its own buffers: bitwise equal. The GPU sums
 // each row's <= 3 products in the same order but may contract them into FMAs, and reduces
@@ -77,7 +77,7 @@ Outcome<T> run_on(int device)
     halo->unpack(width, {{staged, 0, 2}, {peer.data(), 2, 3}});
     out.dots.reset(width);
     halo->apply_remote(halo->x_values(x), halo->y_values(y), width, 0.75, &out.dots);
-    if (device != numerics::no_device) {
+    if (device != device::no_device) {
         EXPECT_EQ(y.memory_state(), MemoryState::device) << "y left the device in apply_remote";
         EXPECT_EQ(x.memory_state(), MemoryState::both);
     }
@@ -97,7 +97,7 @@ double max_abs(const std::vector<T>& v)
 
 TEST(HaloDevice, CpuHaloPacksTheSendRowsAndAddsTheRemoteCorrection)
 {
-    const Outcome cpu = run_on(numerics::no_device);
+    const Outcome cpu = run_on(device::no_device);
     const BlockVector x = block(1.0), y0 = block(2.0);
     const HaloPattern p = pattern();
     for (size_t k = 0; k < p.send_index.size(); ++k)
@@ -114,7 +114,7 @@ TEST(HaloDevice, CpuHaloPacksTheSendRowsAndAddsTheRemoteCorrection)
 
 TEST(HaloDevice, HostStandinEqualsTheCpuHaloBitwise)
 {
-    const Outcome<complex_type> cpu = run_on(numerics::no_device), standin = run_on(device::host_standin);
+    const Outcome<complex_type> cpu = run_on(device::no_device), standin = run_on(device::host_standin);
     EXPECT_EQ(standin.sent, cpu.sent);
     EXPECT_EQ(standin.y, cpu.y);
     EXPECT_EQ(standin.dots.yx, cpu.dots.yx);
@@ -124,7 +124,7 @@ TEST(HaloDevice, HostStandinEqualsTheCpuHaloBitwise)
 TEST(HaloDevice, CudaEqualsTheCpuHalo)
 {
     TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
-    const Outcome<complex_type> cpu = run_on(numerics::no_device), gpu = run_on(0);
+    const Outcome<complex_type> cpu = run_on(device::no_device), gpu = run_on(0);
     EXPECT_EQ(gpu.sent, cpu.sent) << "the gather is a copy";
     double dy = 0.0, dd = 0.0;
     for (size_t k = 0; k < cpu.y.size(); ++k) dy = std::max(dy, std::abs(gpu.y[k] - cpu.y[k]));
@@ -141,7 +141,7 @@ TEST(HaloDevice, CudaEqualsTheCpuHalo)
 TEST(HaloDevice, CudaEqualsTheCpuHaloInSinglePrecision)
 {
     TOPOKPM_SKIP_UNLESS_CUDA_DEVICE();
-    const Outcome<complex_single> cpu = run_on<complex_single>(numerics::no_device), gpu = run_on<complex_single>(0);
+    const Outcome<complex_single> cpu = run_on<complex_single>(device::no_device), gpu = run_on<complex_single>(0);
     EXPECT_EQ(gpu.sent, cpu.sent) << "the gather is a copy";
     double dy = 0.0, dd = 0.0;
     for (size_t k = 0; k < cpu.y.size(); ++k) dy = std::max(dy, double(std::abs(gpu.y[k] - cpu.y[k])));
@@ -212,7 +212,7 @@ TEST(HaloDevice, StandinOperatorWorksOnTheMirrorOnly)
 TEST(HaloDevice, SinglePrecisionHostHaloRoundsEachCorrectedEntryOnce)
 {
     const HaloPattern p = pattern();
-    auto halo = numerics::make_halo_device<complex_single>(numerics::no_device, p);
+    auto halo = numerics::make_halo_device<complex_single>(device::no_device, p);
     const auto x = convert_block<complex_single>(block(1.0));
     auto y = convert_block<complex_single>(block(2.0));
     const auto y_old = y;
@@ -258,7 +258,7 @@ TEST(HaloDevice, SinglePrecisionHostHaloRoundsEachCorrectedEntryOnce)
     EXPECT_EQ(dots.xx, std::vector<double>(width, 0.0));
 
     // The host stand-in runs the same loops on its own buffers: bitwise the CPU halo's.
-    const Outcome<complex_single> cpu = run_on<complex_single>(numerics::no_device);
+    const Outcome<complex_single> cpu = run_on<complex_single>(device::no_device);
     const Outcome<complex_single> standin = run_on<complex_single>(device::host_standin);
     EXPECT_EQ(standin.sent, cpu.sent);
     EXPECT_EQ(standin.y, cpu.y);
